@@ -1,0 +1,3 @@
+//! Benchmarks of the decode stage.
+
+fn main() {}

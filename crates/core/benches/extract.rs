@@ -1,0 +1,3 @@
+//! Benchmarks of the extract stage.
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! Benchmarks of the validate stage.
+
+fn main() {}

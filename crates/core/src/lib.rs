@@ -1,0 +1,41 @@
+//! # agentshape-core
+//!
+//! The pure heart of agentshape: it turns what an LLM agent said into a value a
+//! program can trust. Bytes go through four stages, each a module:
+//!
+//! - [`decode`]: agent transcripts (Claude Code stream-json, Codex JSONL, provider
+//!   response bodies, plain text) into normalized [`Event`]s and a [`RunSummary`],
+//!   incrementally and in bounded memory;
+//! - [`extract`]: the structured value out of a run or a reply, trying native
+//!   structured output, fenced JSON, bare JSON, repaired JSON and legacy markers
+//!   in that order, recording which step won and every repair applied;
+//! - [`validate`]: JSON Schema validation (draft-07, 2019-09, 2020-12) with
+//!   optional schema-aligned coercion;
+//! - [`profile`]: built-in bundles of schema and marker grammar.
+//!
+//! The crate does no I/O of its own: it never opens files, spawns processes,
+//! reads the environment or the clock. Callers hand it readers and bytes.
+//!
+//! ```
+//! use agentshape_core::extract::{extract_text, ExtractOptions};
+//! use agentshape_core::Method;
+//!
+//! let reply = "Sure! Here it is:\n```json\n{\"action\": \"complete\", \"confidence\": 90,}\n```";
+//! let got = extract_text(reply, &ExtractOptions::default());
+//! assert_eq!(got.method, Method::Fenced);
+//! assert_eq!(got.value.unwrap()["confidence"], 90);
+//! ```
+
+pub mod decode;
+pub mod error;
+pub mod event;
+pub mod extract;
+pub mod outcome;
+pub mod profile;
+pub mod summary;
+pub mod validate;
+
+pub use error::{Error, Result};
+pub use event::Event;
+pub use outcome::{Extraction, Method, Violation};
+pub use summary::{ErrorCategory, RunSummary};
