@@ -30,7 +30,7 @@ pub enum Method {
 }
 
 impl Method {
-    /// The snake_case name used in JSON output.
+    /// The `snake_case` name used in JSON output.
     pub fn as_str(self) -> &'static str {
         match self {
             Method::Structured => "structured",

@@ -107,7 +107,9 @@ mod tests {
 
     #[test]
     fn invalid_schema_is_one_line_error() {
-        let err = Validator::new(&json!({"type": 12})).unwrap_err().to_string();
+        let err = Validator::new(&json!({"type": 12}))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("invalid schema: "), "{err}");
         assert!(!err.contains('\n'));
     }

@@ -1,0 +1,169 @@
+//! One module per subcommand; this one parses the arguments and dispatches.
+
+mod extract;
+mod parse;
+mod validate;
+
+use std::ffi::OsString;
+use std::io::{self, BufRead};
+
+use agentshape_core::decode::Format;
+use clap::Parser;
+use clap::error::ErrorKind;
+
+use crate::args::{Cli, Command, FormatArg};
+use crate::exit::Exit;
+
+/// Parse `args` and run the command.
+///
+/// clap exits with 2 on a usage error, which would collide with our "no
+/// structured output" code, so usage errors are mapped to 64 here; `--help` and
+/// `--version` print to stdout and exit 0.
+///
+/// # Errors
+/// Any error of the command; `exit::report` maps it to an exit code.
+pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Exit::Ok,
+                _ => Exit::Usage,
+            };
+            // Help goes to stdout, errors to stderr; a failure to print is moot.
+            let _ = e.print();
+            return Ok(code);
+        }
+    };
+    match cli.command {
+        Command::Parse(a) => parse::run(&a),
+        Command::Extract(a) => extract::run(&a),
+        Command::Validate(a) => validate::run(&a),
+    }
+}
+
+/// The core format for a `--format` value.
+pub fn format_of(arg: FormatArg) -> Format {
+    match arg {
+        FormatArg::Auto => Format::Auto,
+        FormatArg::Claude => Format::Claude,
+        FormatArg::Codex => Format::Codex,
+        FormatArg::Anthropic => Format::Anthropic,
+        FormatArg::OpenaiChat => Format::OpenaiChat,
+        FormatArg::OpenaiResponses => Format::OpenaiResponses,
+        FormatArg::Ollama => Format::Ollama,
+        FormatArg::Gemini => Format::Gemini,
+        FormatArg::Text => Format::Text,
+    }
+}
+
+/// What reading one line gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRead {
+    /// A line (without its terminator) is in the buffer.
+    Line,
+    /// The line was longer than the limit; the buffer holds only its first bytes.
+    TooLong,
+    /// End of input.
+    Eof,
+}
+
+/// Read one line into `buf` (cleared first), holding at most `limit` bytes of
+/// it: the rest of an over-long line is read and dropped, so memory stays bounded.
+///
+/// # Errors
+/// When the reader fails.
+pub fn read_line_limited<R: BufRead + ?Sized>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<LineRead> {
+    buf.clear();
+    let mut seen_any = false;
+    let mut too_long = false;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        seen_any = true;
+        let (take, done) = match memchr_newline(chunk) {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if !too_long {
+            let room = limit.saturating_sub(buf.len());
+            if take > room {
+                buf.extend_from_slice(&chunk[..room]);
+                too_long = true;
+            } else {
+                buf.extend_from_slice(&chunk[..take]);
+            }
+        }
+        let consumed = if done { take + 1 } else { take };
+        reader.consume(consumed);
+        if done {
+            break;
+        }
+    }
+    if !seen_any {
+        return Ok(LineRead::Eof);
+    }
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    Ok(if too_long {
+        LineRead::TooLong
+    } else {
+        LineRead::Line
+    })
+}
+
+fn memchr_newline(haystack: &[u8]) -> Option<usize> {
+    memchr::memchr(b'\n', haystack)
+}
+
+/// Lines per parallel batch: large enough to amortize the fork/join, small
+/// enough that a batch of typical replies stays a few megabytes.
+pub const BATCH_LINES: usize = 4096;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], limit: usize) -> Vec<(LineRead, Vec<u8>)> {
+        let mut r = io::BufReader::with_capacity(3, input);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            let got = read_line_limited(&mut r, &mut buf, limit).unwrap();
+            if got == LineRead::Eof {
+                return out;
+            }
+            out.push((got, buf.clone()));
+        }
+    }
+
+    #[test]
+    fn splits_lines_across_small_reads_and_strips_crlf() {
+        let got = lines(b"ab\r\ncdefg\n\nh", 100);
+        let want: Vec<(LineRead, Vec<u8>)> = vec![
+            (LineRead::Line, b"ab".to_vec()),
+            (LineRead::Line, b"cdefg".to_vec()),
+            (LineRead::Line, b"".to_vec()),
+            (LineRead::Line, b"h".to_vec()),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn over_long_line_is_cut_and_flagged_and_the_next_line_survives() {
+        let got = lines(b"0123456789\nok\n", 4);
+        assert_eq!(got[0], (LineRead::TooLong, b"0123".to_vec()));
+        assert_eq!(got[1], (LineRead::Line, b"ok".to_vec()));
+    }
+}

@@ -1,0 +1,144 @@
+//! `agentshape parse`: one run summary per transcript file.
+
+use agentshape_core::RunSummary;
+use agentshape_core::decode::{DecodeOptions, summarize_reader};
+use rayon::prelude::*;
+
+use crate::args::ParseArgs;
+use crate::commands::format_of;
+use crate::exit::{CliError, Exit};
+use crate::input;
+use crate::output::{Out, Style};
+
+/// Run `parse`.
+///
+/// Files are decoded in parallel (every core) in windows, and printed in the
+/// order given, so output is deterministic whatever the scheduling.
+///
+/// # Errors
+/// A missing file (before any work), or a failing stdout.
+pub fn run(args: &ParseArgs) -> anyhow::Result<Exit> {
+    input::check_exist(&args.files)?;
+    let opts = DecodeOptions {
+        max_line_bytes: args.max_line_bytes,
+        ..DecodeOptions::default()
+    };
+    let format = format_of(args.format);
+    let mut out = Out::new(args.output);
+    let bar = out.progress(args.files.len() as u64, "files");
+    let mut exit = Exit::Ok;
+    let window = rayon::current_num_threads().max(1) * 8;
+    for chunk in args.files.chunks(window) {
+        let results: Vec<Result<RunSummary, CliError>> = chunk
+            .par_iter()
+            .map(|path| summarize(path, format, &opts))
+            .collect();
+        for result in results {
+            bar.inc(1);
+            match result {
+                Ok(summary) => {
+                    exit = exit.worst(outcome(&summary));
+                    if out.json {
+                        out.json_line(&summary)?;
+                    } else {
+                        human(&mut out, &summary)?;
+                    }
+                }
+                Err(e) => {
+                    bar.suspend(|| eprintln!("agentshape: {e}"));
+                    exit = exit.worst(Exit::NoInput);
+                }
+            }
+        }
+    }
+    bar.finish_and_clear();
+    out.flush()?;
+    Ok(exit)
+}
+
+fn summarize(
+    path: &std::path::Path,
+    format: agentshape_core::decode::Format,
+    opts: &DecodeOptions,
+) -> Result<RunSummary, CliError> {
+    let reader = input::open(path)?;
+    let mut summary = summarize_reader(reader, format, opts).map_err(|e| CliError::NoInput {
+        path: input::display(path),
+        source: std::io::Error::other(e),
+    })?;
+    summary.file = Some(input::display(path));
+    Ok(summary)
+}
+
+/// The exit code a run summary alone implies: 3 when the agent reported an error.
+pub fn outcome(summary: &RunSummary) -> Exit {
+    match summary.error_category {
+        Some(c) if !c.is_heuristic() => Exit::AgentError,
+        _ => Exit::Ok,
+    }
+}
+
+/// A few readable lines about one run.
+pub fn human(out: &mut Out, s: &RunSummary) -> std::io::Result<()> {
+    let name = s.file.as_deref().unwrap_or("-");
+    let mut head = vec![format!("{:?}", s.format).to_lowercase()];
+    if let Some(m) = &s.model {
+        head.push(m.clone());
+    }
+    if let Some(r) = &s.result {
+        if let Some(t) = r.num_turns {
+            head.push(format!("{t} turns"));
+        }
+        if let Some(ms) = r.duration_ms {
+            head.push(format!("{:.1} s", ms as f64 / 1000.0));
+        }
+        if let Some(c) = r.total_cost_usd {
+            head.push(format!("${c:.4}"));
+        }
+        head.push(format!(
+            "{} in / {} out tokens",
+            r.usage.input_tokens, r.usage.output_tokens
+        ));
+    }
+    head.push(format!("{} tool uses", s.tool_uses));
+    let status = match (&s.error, s.error_category, s.saw_result) {
+        (Some(_), Some(c), _) => out.paint(Style::Bad, &format!("error ({})", c.as_str())),
+        (Some(_), None, _) => out.paint(Style::Bad, "error"),
+        (None, Some(c), _) => out.paint(Style::Warn, &format!("suspect ({})", c.as_str())),
+        (None, None, true) => out.paint(Style::Ok, "ok"),
+        (None, None, false) => out.paint(Style::Warn, "no result"),
+    };
+    let title = out.paint(Style::Bold, name);
+    out.line(&format!("{title}  {status}  {}", head.join(" · ")))?;
+    if let Some(e) = &s.error {
+        out.line(&format!("  error: {}", truncate(e, 160)))?;
+    }
+    if s.skipped_lines > 0 || s.blank_lines > 0 {
+        let detail = format!(
+            "  skipped {} of {} lines ({} malformed, {} non-object, {} too long), {} blank",
+            s.skipped_lines,
+            s.lines,
+            s.malformed_lines,
+            s.non_object_lines,
+            s.too_long_lines,
+            s.blank_lines
+        );
+        out.line(&out.paint(Style::Dim, &detail))?;
+    }
+    for w in &s.warnings {
+        out.line(&out.paint(Style::Warn, &format!("  warning: {}", truncate(w, 160))))?;
+    }
+    Ok(())
+}
+
+/// At most `max` characters of `s`, with an ellipsis when cut, on one line.
+pub fn truncate(s: &str, max: usize) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match flat.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &flat[..i]),
+        None => flat,
+    }
+}

@@ -1,0 +1,231 @@
+//! `agentshape validate`: one verdict per instance.
+
+use std::io::Read;
+
+use agentshape_core::Violation;
+use agentshape_core::validate::{Coercion, Validator};
+use rayon::prelude::*;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::args::ValidateArgs;
+use crate::commands::parse::truncate;
+use crate::commands::{BATCH_LINES, LineRead, read_line_limited};
+use crate::exit::{CliError, Exit};
+use crate::input;
+use crate::output::{Out, Style};
+
+/// Instances longer than this are not loaded (JSONL mode); 64 MiB like transcripts.
+const MAX_LINE: usize = 64 << 20;
+
+/// One verdict, as printed with `--json`.
+#[derive(Debug, Serialize)]
+struct Verdict {
+    /// 1-based input line (`--jsonl` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u64>,
+    valid: bool,
+    errors: Vec<Violation>,
+    /// Coercions applied (`--coerce` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    coercions: Option<Vec<Coercion>>,
+    /// The coerced instance (`--coerce` only, when something changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Value>,
+}
+
+/// Run `validate`.
+///
+/// # Errors
+/// A missing input, a bad schema, or a failing stdout.
+pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
+    let validator = input::load_schema(&args.schema)?;
+    let path = args
+        .file
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("-"));
+    input::check_exist(std::slice::from_ref(&path))?;
+    let mut reader = input::open(&path)?;
+    let mut out = Out::new(args.output);
+    if !args.jsonl {
+        let mut text = Vec::new();
+        reader
+            .read_to_end(&mut text)
+            .map_err(|source| CliError::NoInput {
+                path: input::display(&path),
+                source,
+            })?;
+        let verdict = judge(&validator, &text, None, args.coerce);
+        let code = if verdict.valid {
+            Exit::Ok
+        } else {
+            Exit::Invalid
+        };
+        write_verdict(&mut out, &verdict)?;
+        out.flush()?;
+        return Ok(code);
+    }
+    let mut exit = Exit::Ok;
+    let (mut total, mut valid) = (0u64, 0u64);
+    let mut batch: Vec<(u64, Vec<u8>, LineRead)> = Vec::with_capacity(BATCH_LINES);
+    let mut buf = Vec::new();
+    let mut line_no = 0u64;
+    loop {
+        batch.clear();
+        let mut eof = false;
+        while batch.len() < BATCH_LINES {
+            let got = read_line_limited(&mut *reader, &mut buf, MAX_LINE)?;
+            if got == LineRead::Eof {
+                eof = true;
+                break;
+            }
+            line_no += 1;
+            if buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            batch.push((line_no, std::mem::take(&mut buf), got));
+        }
+        let json = out.json;
+        let rendered: Vec<(bool, Vec<u8>)> = batch
+            .par_iter()
+            .map(|(n, line, got)| {
+                let verdict = if *got == LineRead::TooLong {
+                    failed(Some(*n), "instance longer than 64 MiB; skipped")
+                } else {
+                    judge(&validator, line, Some(*n), args.coerce)
+                };
+                (verdict.valid, render(&verdict, json))
+            })
+            .collect();
+        for (ok, bytes) in rendered {
+            total += 1;
+            valid += u64::from(ok);
+            if !ok {
+                exit = Exit::Invalid;
+            }
+            out.raw(&bytes)?;
+        }
+        if eof {
+            break;
+        }
+    }
+    if !out.json {
+        let line = format!(
+            "{total} instances: {valid} valid, {} invalid",
+            total - valid
+        );
+        let style = if valid == total {
+            Style::Ok
+        } else {
+            Style::Bad
+        };
+        out.line(&out.paint(style, &line))?;
+    }
+    out.flush()?;
+    Ok(exit)
+}
+
+/// Parse and validate one instance.
+fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -> Verdict {
+    let instance: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => return failed(line, &format!("not valid JSON: {e}")),
+    };
+    if coerce {
+        let (value, coercions) = validator.coerce(instance);
+        let errors = validator.errors(&value);
+        let changed = !coercions.is_empty();
+        return Verdict {
+            line,
+            valid: errors.is_empty(),
+            errors,
+            coercions: Some(coercions),
+            value: changed.then_some(value),
+        };
+    }
+    // Fast path: most instances are valid, and `is_valid` does not allocate.
+    let errors = if validator.is_valid(&instance) {
+        Vec::new()
+    } else {
+        validator.errors(&instance)
+    };
+    Verdict {
+        line,
+        valid: errors.is_empty(),
+        errors,
+        coercions: None,
+        value: None,
+    }
+}
+
+fn failed(line: Option<u64>, message: &str) -> Verdict {
+    Verdict {
+        line,
+        valid: false,
+        errors: vec![Violation {
+            instance_path: String::new(),
+            schema_path: String::new(),
+            message: message.to_owned(),
+            kind: None,
+        }],
+        coercions: None,
+        value: None,
+    }
+}
+
+/// The bytes printed for one JSONL verdict: a JSON line, or (for people) a
+/// line per invalid instance only.
+fn render(v: &Verdict, json: bool) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if json {
+        // Serializing plain data cannot fail.
+        let _ = serde_json::to_writer(&mut bytes, v);
+        bytes.push(b'\n');
+    } else if !v.valid {
+        let first = v.errors.first().map_or(String::new(), |e| {
+            let at = if e.instance_path.is_empty() {
+                "(root)"
+            } else {
+                &e.instance_path
+            };
+            format!("{at}: {}", truncate(&e.message, 120))
+        });
+        let more = if v.errors.len() > 1 {
+            format!(" (+{} more)", v.errors.len() - 1)
+        } else {
+            String::new()
+        };
+        bytes.extend_from_slice(
+            format!("line {}: invalid: {first}{more}\n", v.line.unwrap_or(0)).as_bytes(),
+        );
+    }
+    bytes
+}
+
+fn write_verdict(out: &mut Out, v: &Verdict) -> std::io::Result<()> {
+    if out.json {
+        return out.json_line(v);
+    }
+    if v.valid {
+        out.line(&out.paint(Style::Ok, "valid"))?;
+    } else {
+        out.line(&out.paint(Style::Bad, &format!("invalid ({} errors)", v.errors.len())))?;
+        for e in &v.errors {
+            let at = if e.instance_path.is_empty() {
+                "(root)"
+            } else {
+                &e.instance_path
+            };
+            out.line(&format!("  ✗ {at}: {}", e.message))?;
+        }
+    }
+    if let Some(c) = &v.coercions {
+        for c in c {
+            out.line(&out.paint(
+                Style::Dim,
+                &format!("  coerced {} ({})", c.instance_path, c.kind),
+            ))?;
+        }
+    }
+    Ok(())
+}

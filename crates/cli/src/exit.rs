@@ -1,0 +1,108 @@
+//! Exit codes: one place maps every outcome and error class to DESIGN.md's codes.
+//!
+//! 0 ok · 1 found but invalid, or the run failed · 2 no structured output
+//! found · 3 the agent or provider reported an error · 64 usage, bad schema or
+//! bad config · 66 input file missing · 127 agent executable not found.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Exit {
+    /// Everything was found and valid.
+    Ok = 0,
+    /// Found but invalid.
+    Invalid = 1,
+    /// No structured output found.
+    NoOutput = 2,
+    /// The agent or provider reported an error.
+    AgentError = 3,
+    /// Usage error, bad schema or bad config.
+    Usage = 64,
+    /// An input file is missing or unreadable.
+    NoInput = 66,
+}
+
+impl Exit {
+    /// Combine the outcomes of several items: the most severe wins.
+    ///
+    /// Note [Batch exit codes]: for many files or lines we report the highest
+    /// code among the items (3 > 2 > 1 > 0), so `0` means every item was found
+    /// and valid, and a script can still tell "some had no output" from "some
+    /// were invalid". Usage and missing-input errors are decided before any item runs.
+    pub fn worst(self, other: Exit) -> Exit {
+        self.max(other)
+    }
+}
+
+/// An error that carries its own exit code (anything else is a usage error).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A file named on the command line does not exist or cannot be read.
+    #[error("cannot read `{path}`: {source}")]
+    NoInput {
+        /// The path as given.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Bad arguments, schema or configuration.
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// Turn the command's result into a process exit code, printing errors on stderr.
+pub fn report(result: anyhow::Result<Exit>) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                // The reader went away (`| head`): that is not our failure.
+                return ExitCode::SUCCESS;
+            }
+            let code = classify(&err);
+            let _ = writeln!(std::io::stderr(), "agentshape: {}", one_line(&err));
+            ExitCode::from(code as u8)
+        }
+    }
+}
+
+fn classify(err: &anyhow::Error) -> Exit {
+    for cause in err.chain() {
+        if let Some(cli) = cause.downcast_ref::<CliError>() {
+            return match cli {
+                CliError::NoInput { .. } => Exit::NoInput,
+                CliError::Usage(_) => Exit::Usage,
+            };
+        }
+        if cause.downcast_ref::<agentshape_core::Error>().is_some() {
+            return match cause.downcast_ref::<agentshape_core::Error>() {
+                Some(agentshape_core::Error::Io(_)) => Exit::NoInput,
+                _ => Exit::Usage,
+            };
+        }
+    }
+    Exit::Usage
+}
+
+/// Whether any cause in the chain is a broken pipe.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The error and its causes on one line, deduplicated.
+fn one_line(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+    }
+    parts.join(": ").replace('\n', " ")
+}
