@@ -1,0 +1,42 @@
+//! CLI tests: the `agentshape` binary run as a user runs it, exit codes and
+//! output shapes checked against DESIGN.md. One integration binary for the crate.
+
+// In tests a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used, clippy::panic, clippy::missing_panics_doc)]
+
+mod exit_codes;
+mod extract;
+mod parse;
+mod validate;
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+/// The binary under test, run from the repository root so `examples/` resolve.
+pub(crate) fn agentshape() -> Command {
+    let mut cmd = Command::cargo_bin("agentshape").expect("binary built");
+    cmd.current_dir(repo_root());
+    cmd.env_remove("NO_COLOR");
+    cmd
+}
+
+/// The repository root.
+pub(crate) fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Stdout parsed as JSON lines.
+pub(crate) fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+/// A temporary file holding `content`.
+pub(crate) fn temp_file(content: &str) -> tempfile::NamedTempFile {
+    let f = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(f.path(), content).expect("write temp file");
+    f
+}

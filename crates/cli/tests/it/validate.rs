@@ -1,0 +1,75 @@
+//! `agentshape validate`: verdicts, JSONL order, malformed lines.
+
+use serde_json::json;
+
+use crate::{agentshape, json_lines, temp_file};
+
+#[test]
+fn one_verdict_per_jsonl_line_in_order() {
+    let input = "{\"action\": \"complete\"}\n{\"action\": 5}\n\nnot json\n{\"action\": \"skip\", \"confidence\": 101}\n";
+    let out = agentshape()
+        .args([
+            "validate",
+            "--schema",
+            "schemas/loop-action.json",
+            "--jsonl",
+            "--json",
+            "-",
+        ])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v = json_lines(&out.stdout);
+    let got: Vec<(u64, bool)> = v
+        .iter()
+        .map(|l| (l["line"].as_u64().unwrap(), l["valid"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(got, [(1, true), (2, false), (4, false), (5, false)]);
+    assert_eq!(v[1]["errors"][0]["instance_path"], "/action");
+    assert!(
+        v[2]["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("not valid JSON")
+    );
+    assert_eq!(
+        v[3]["errors"][0]["schema_path"],
+        "/properties/confidence/maximum"
+    );
+}
+
+#[test]
+fn single_document_verdict() {
+    let doc = temp_file(
+        r#"{"findings": [], "counts": {"blocker": 0, "major": 0, "minor": 0, "nit": 0}}"#,
+    );
+    let out = agentshape()
+        .args(["validate", "--json", "--schema", "schemas/code-review.json"])
+        .arg(doc.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        json_lines(&out.stdout),
+        [json!({"valid": true, "errors": []})]
+    );
+}
+
+#[test]
+fn human_summary_counts_instances() {
+    let out = agentshape()
+        .args([
+            "validate",
+            "--schema",
+            "schemas/loop-action.json",
+            "--jsonl",
+            "-",
+        ])
+        .write_stdin("{\"action\": \"complete\"}\n{}\n")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("line 2: invalid"), "{text}");
+    assert!(text.contains("2 instances: 1 valid, 1 invalid"), "{text}");
+}

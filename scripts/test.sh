@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every check CI runs: formatting, lints, all tests (unit, integration, CLI,
+# conformance against ../shared when present), docs, and the purity of core.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+echo "== fmt"
+cargo fmt --all --check
+echo "== clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== tests"
+cargo test --workspace --locked
+echo "== docs"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+echo "== core stays pure (no tokio, reqwest or database in agentshape-core)"
+if cargo tree -p agentshape-core -e normal --locked | grep -qiE 'tokio|reqwest|rusqlite|hyper'; then
+  echo "agentshape-core depends on an I/O crate:" >&2
+  cargo tree -p agentshape-core -e normal --locked | grep -iE 'tokio|reqwest|rusqlite|hyper' >&2
+  exit 1
+fi
+echo "all checks passed"
