@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Race agentshape against the peer baselines of ../shared/bench on the same
+# generated corpus, and check everyone's answers against the ground truth.
+#
+#   bench/compare.sh            full corpus (~330 MB, generated once into bench/data)
+#   SMALL=1 bench/compare.sh    the small corpus (smoke test, seconds)
+#   RUNS=5 ONLY="stream repair validate" bench/compare.sh
+#
+# Prints, per task, the median whole-process wall time of each command
+# (hyperfine, 1 warm-up), agentshape's throughput ratio to each peer, and the
+# correct counts. Ratios compare runs made in the same hyperfine call.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+peer="$(cd "$root/../shared/bench" 2>/dev/null && pwd)" || {
+  echo "skipped: ../shared/bench not found next to the repository" >&2; exit 0; }
+runs="${RUNS:-5}"
+only="${ONLY:-stream repair validate}"
+if [ -n "${SMALL:-}" ]; then data="$here/data-small"; gen=(--small); else data="$here/data"; gen=(); fi
+res="$data/results"
+
+"$here/setup.sh"
+export NODE_PATH="$here/.deps/node_modules"
+if [ ! -f "$data/CORPUS.json" ]; then
+  echo "generating the corpus into $data ..." >&2
+  python3 "$peer/gen_corpus.py" "$data" "${gen[@]}"
+fi
+(cd "$root" && cargo build --release --locked --quiet -p agentshape)
+bin="$root/target/release/agentshape"
+mkdir -p "$res"
+
+race() { # task ours-command peer-name peer-command [peer-name peer-command ...]
+  local task="$1" ours="$2"; shift 2
+  local args=(--style basic --warmup 1 --runs "$runs" --export-json "$res/$task.json"
+              --command-name "agentshape" "$ours")
+  while [ $# -gt 0 ]; do args+=(--command-name "$1" "$2"); shift 2; done
+  echo "== $task" >&2
+  hyperfine "${args[@]}" >&2
+}
+
+: >"$res/checks.jsonl"
+check() { # name check-output-line
+  python3 -c 'import json,sys; r=json.loads(sys.argv[2]); r["name"]=sys.argv[1]; print(json.dumps(r))' "$1" "$2" >>"$res/checks.jsonl"
+}
+
+if [[ " $only " == *" stream "* ]]; then
+  race stream "$bin parse --json --quiet $data/streams/stream-*.ndjson > $res/ours-streams.jsonl || true" \
+    python-clauditor "python3 $peer/base_stream_py.py $data --no-check" \
+    python-orjson "python3 $peer/base_stream_py.py $data --json orjson --no-check"
+  python3 "$here/adapt.py" streams "$res/ours-streams.jsonl" "$res/ours-streams.adapted.jsonl"
+  check agentshape-stream "$(python3 "$peer/check_outputs.py" streams "$data" "$res/ours-streams.adapted.jsonl" || true)"
+  check python-clauditor-stream "$(python3 "$peer/base_stream_py.py" "$data" | tail -n 1)"
+fi
+if [[ " $only " == *" repair "* ]]; then
+  race repair "$bin extract --jsonl --json --quiet $data/replies/replies.jsonl > $res/ours-replies.jsonl || true" \
+    json_repair "python3 $peer/base_repair_py.py $data --pick last --no-check"
+  python3 "$here/adapt.py" replies "$res/ours-replies.jsonl" "$res/ours-replies.adapted.jsonl"
+  check agentshape-repair "$(python3 "$peer/check_outputs.py" replies "$data" "$res/ours-replies.adapted.jsonl" || true)"
+  check json_repair-repair "$(python3 "$peer/base_repair_py.py" "$data" --pick last | tail -n 1)"
+fi
+if [[ " $only " == *" validate "* ]]; then
+  race validate "$bin validate --schema $data/schemas/agent-response.json --jsonl --json --quiet $data/instances/instances.jsonl > $res/ours-verdicts.jsonl || true" \
+    ajv "node $peer/base_validate_ajv.js $data --no-check" \
+    fastjsonschema "python3 $peer/base_validate_py.py $data --impl fastjsonschema --no-check"
+  python3 "$here/adapt.py" instances "$res/ours-verdicts.jsonl" "$res/ours-verdicts.txt"
+  check agentshape-validate "$(python3 "$peer/check_outputs.py" instances "$data" "$res/ours-verdicts.txt" || true)"
+  check ajv-validate "$(node "$peer/base_validate_ajv.js" "$data" | tail -n 1)"
+fi
+
+python3 - "$res" <<'PY'
+import glob, json, os, sys
+res = sys.argv[1]
+print("| task | command | median s (min-max) | agentshape speed-up |")
+print("|---|---|---|---|")
+for path in sorted(glob.glob(os.path.join(res, "*.json"))):
+    task = os.path.basename(path)[:-5]
+    rows = json.load(open(path))["results"]
+    ours = next(r for r in rows if r["command"] == "agentshape")
+    for r in rows:
+        ratio = "" if r is ours else f'{r["median"] / ours["median"]:.1f}x'
+        print(f'| {task} | {r["command"]} | {r["median"]:.3f} ({r["min"]:.3f}-{r["max"]:.3f}) | {ratio} |')
+print()
+print("| checked | correct |")
+print("|---|---|")
+for line in open(os.path.join(res, "checks.jsonl")):
+    r = json.loads(line)
+    extra = ""
+    if r.get("first_mismatches"):
+        extra = f' first mismatch: {r["first_mismatches"][0]}'
+    print(f'| {r["name"]} | {r.get("correct")}/{r.get("checked")}{extra} |')
+PY
