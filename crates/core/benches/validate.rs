@@ -1,3 +1,44 @@
-//! Benchmarks of the validate stage.
+//! Benchmarks of the validate stage: compile once, then many instances.
 
-fn main() {}
+use std::hint::black_box;
+
+use agentshape_core::validate::Validator;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::{Value, json};
+
+fn bench_validate(c: &mut Criterion) {
+    let mut group = c.benchmark_group("validate");
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schemas/agent-response.json")).expect("schema");
+    group.bench_function("compile/agent-response", |b| {
+        b.iter(|| black_box(Validator::new(black_box(&schema))));
+    });
+    let v = Validator::new(&schema).expect("compiles");
+    let valid = json!({
+        "summary": "All services healthy",
+        "events": (0..8).map(|i| json!({"level": "info", "service": format!("svc-{i}"), "message": "ok \"quoted\" \\ café"})).collect::<Vec<_>>(),
+        "memories": [{"key": "jellyfin:timing", "value": "Takes 60s to restart"}],
+        "escalation": {"needed": false},
+        "services_checked": (0..8).map(|i| json!({"name": format!("svc-{i}"), "status": "healthy"})).collect::<Vec<_>>(),
+    });
+    let mut invalid = valid.clone();
+    invalid["events"][3]["level"] = json!("error");
+    let text = valid.to_string();
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("is_valid/agent-response", |b| {
+        b.iter(|| black_box(v.is_valid(black_box(&valid))));
+    });
+    group.bench_function("errors/agent-response-invalid", |b| {
+        b.iter(|| black_box(v.errors(black_box(&invalid))));
+    });
+    group.bench_function("parse+is_valid/agent-response", |b| {
+        b.iter(|| {
+            let inst: Value = serde_json::from_str(black_box(&text)).expect("json");
+            black_box(v.is_valid(&inst))
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_validate);
+criterion_main!(benches);
