@@ -122,31 +122,28 @@ fn scan_fences(text: &str) -> Vec<Fence> {
             .unwrap_or_default()
             .trim_start_matches('`')
             .trim();
-        match open {
-            Some((tag, block_start, content_start)) => {
-                if info.is_empty() {
-                    out.push(Fence {
-                        tag,
-                        content: (content_start, line_start.max(content_start)),
-                        block: (block_start, line_end),
-                    });
-                    open = None;
-                }
+        if let Some((tag, block_start, content_start)) = open {
+            if info.is_empty() {
+                out.push(Fence {
+                    tag,
+                    content: (content_start, line_start.max(content_start)),
+                    block: (block_start, line_end),
+                });
+                open = None;
             }
-            None => {
-                let word = info.split_whitespace().next().unwrap_or("");
-                let tag = if word.is_empty() {
-                    Tag::Untagged
-                } else if ["json", "jsonc", "json5"]
-                    .iter()
-                    .any(|t| word.eq_ignore_ascii_case(t))
-                {
-                    Tag::Json
-                } else {
-                    Tag::Other
-                };
-                open = Some((tag, line_start, (line_end + 1).min(bytes.len())));
-            }
+        } else {
+            let word = info.split_whitespace().next().unwrap_or("");
+            let tag = if word.is_empty() {
+                Tag::Untagged
+            } else if ["json", "jsonc", "json5"]
+                .iter()
+                .any(|t| word.eq_ignore_ascii_case(t))
+            {
+                Tag::Json
+            } else {
+                Tag::Other
+            };
+            open = Some((tag, line_start, (line_end + 1).min(bytes.len())));
         }
         pos = line_end.max(p + 3);
     }

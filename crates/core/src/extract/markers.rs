@@ -146,12 +146,12 @@ fn claude_ops(text: &str) -> Option<Value> {
 }
 
 /// Offset of the next `[EVENT:` or `[MEMORY:` in `s`.
-fn next_marker(s: &str) -> Option<usize> {
-    let e = memchr::memmem::find(s.as_bytes(), EVENT.as_bytes());
-    let m = memchr::memmem::find(s.as_bytes(), MEMORY.as_bytes());
-    match (e, m) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+fn next_marker(text: &str) -> Option<usize> {
+    let event = memchr::memmem::find(text.as_bytes(), EVENT.as_bytes());
+    let memory = memchr::memmem::find(text.as_bytes(), MEMORY.as_bytes());
+    match (event, memory) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
     }
 }
 

@@ -51,7 +51,7 @@ pub enum Repair {
     UnquotedKey,
     /// An unquoted word in value position, read as a string.
     UnquotedString,
-    /// `True`, `False`, `None`.
+    /// `True`, `False`, `None` (and other-case spellings such as `TRUE`, `Null`).
     PythonLiteral,
     /// `undefined`, `NaN`, `Infinity` (all become `null`; JSON has no NaN).
     JsLiteral,
@@ -75,6 +75,8 @@ pub enum Repair {
     DanglingKeyDropped,
     /// A character that cannot continue the value ended it there.
     UnexpectedChar,
+    /// An `...` elision inside an array was dropped.
+    EllipsisDropped,
     /// Nesting deeper than [`repair::MAX_DEPTH`] was cut off.
     DepthLimit,
 }
@@ -205,7 +207,14 @@ fn text_chain(chooser: &mut Chooser<'_, '_>, text: &str, weak: &mut Vec<Deferred
     // fence (a fence line cannot be inside valid JSON) and no other candidate.
     let trimmed = text.trim();
     let b = trimmed.as_bytes();
-    if matches!(b.first(), Some(b'{' | b'[')) && matches!(b.last(), Some(b'}' | b']')) {
+    // A whole reply that is a strict JSON scalar (`42`, `"done"`) counts too;
+    // a lax scalar does not (it is more likely prose).
+    let whole = matches!(b.first(), Some(b'{' | b'[')) && matches!(b.last(), Some(b'}' | b']'));
+    let scalar = matches!(
+        b.first(),
+        Some(b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+    );
+    if whole || scalar {
         if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
             return chooser.offer(v, Method::Bare, Vec::new());
         }

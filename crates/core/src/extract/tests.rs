@@ -34,7 +34,7 @@ fn repair_table() {
     #[rustfmt::skip]
     let rows: &[Row] = &[
         (r#"{"a": 1,}"#, json!({"a": 1}), R, &[TrailingComma]),
-        (r#"[1, 2,]"#, json!([1, 2]), R, &[TrailingComma]),
+        ("[1, 2,]", json!([1, 2]), R, &[TrailingComma]),
         (r#"{"a": [1,,2]}"#, json!({"a": [1, 2]}), R, &[TrailingComma]),
         (r"{'a': 'b'}", json!({"a": "b"}), R, &[SingleQuotes]),
         (r"{'a': 'it\'s'}", json!({"a": "it's"}), R, &[SingleQuotes]),
@@ -67,7 +67,7 @@ fn repair_table() {
         (r#"{"a": "\x41"}"#, json!({"a": "x41"}), R, &[InvalidEscape]),
         (r#"{"a": "\ud83d\ude00"}"#, json!({"a": "😀"}), Method::Bare, &[]),
     ];
-    check(&rows);
+    check(rows);
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn candidate_order_table() {
         ("", Value::Null, Method::None, &[]),
         ("See [1].", json!([1]), Bare, &[]),
     ];
-    check(&rows);
+    check(rows);
 }
 
 #[test]
@@ -288,5 +288,25 @@ mod prop {
             ], 0..40)) {
             super::super::fuzz_extract(parts.concat().as_bytes());
         }
+    }
+}
+
+/// Bench helper: `BENCH_REPLIES=in.jsonl BENCH_OUT=out.jsonl cargo test -p
+/// agentshape-core --lib bench_replies -- --ignored` writes one extracted
+/// value per reply, for `check_outputs.py replies`.
+#[test]
+#[ignore = "manual: needs BENCH_REPLIES and BENCH_OUT"]
+#[allow(clippy::disallowed_methods)] // a manual tool reading the bench corpus
+fn bench_replies() {
+    use std::io::Write;
+    let input = std::env::var("BENCH_REPLIES").unwrap();
+    let out = std::env::var("BENCH_OUT").unwrap();
+    let data = std::fs::read_to_string(input).unwrap();
+    let mut w = std::io::BufWriter::new(std::fs::File::create(out).unwrap());
+    for line in data.lines() {
+        let row: Value = serde_json::from_str(line).unwrap();
+        let got = ex(row["text"].as_str().unwrap());
+        let v = json!({"id": row["id"], "value": got.value});
+        writeln!(w, "{v}").unwrap();
     }
 }

@@ -44,13 +44,10 @@ impl<'a> Parser<'a> {
     /// comments; text before it is skipped).
     pub(crate) fn parse_top(mut self) -> Option<(Value, Vec<Repair>)> {
         self.skip_ws();
-        match self.peek() {
-            Some(b'{' | b'[') => {}
-            _ => {
-                let rest = self.src.get(self.pos..)?;
-                let off = memchr::memchr2(b'{', b'[', rest)?;
-                self.pos += off;
-            }
+        if !matches!(self.peek(), Some(b'{' | b'[')) {
+            let rest = self.src.get(self.pos..)?;
+            let off = memchr::memchr2(b'{', b'[', rest)?;
+            self.pos += off;
         }
         let v = self.value()?;
         Some((v, self.repairs))
@@ -214,17 +211,14 @@ impl<'a> Parser<'a> {
                 }
                 Some(_) => {}
             }
-            match self.value() {
-                Some(v) => {
-                    map.insert(key, v);
+            if let Some(v) = self.value() {
+                map.insert(key, v);
+            } else {
+                if !self.stopped {
+                    self.note(Repair::DanglingKeyDropped);
+                    self.note(Repair::UnexpectedChar);
                 }
-                None => {
-                    if !self.stopped {
-                        self.note(Repair::DanglingKeyDropped);
-                        self.note(Repair::UnexpectedChar);
-                    }
-                    break End::Open;
-                }
+                break End::Open;
             }
         };
         if matches!(end, End::Open) {
@@ -267,24 +261,27 @@ impl<'a> Parser<'a> {
                     self.note(Repair::MismatchedBracket);
                     break End::Closed;
                 }
+                // `[1, 2, ...]`: an elision, not an element.
+                b'.' if self.src.get(self.pos..self.pos + 3) == Some(b"...") => {
+                    self.pos += 3;
+                    self.note(Repair::EllipsisDropped);
+                    continue;
+                }
                 _ => {}
             }
             let had_comma = after_comma;
             let was_empty = items.is_empty();
-            match self.value() {
-                Some(v) => {
-                    if !was_empty && !had_comma {
-                        self.note(Repair::MissingComma);
-                    }
-                    items.push(v);
-                    after_comma = false;
+            if let Some(v) = self.value() {
+                if !was_empty && !had_comma {
+                    self.note(Repair::MissingComma);
                 }
-                None => {
-                    if !self.stopped {
-                        self.note(Repair::UnexpectedChar);
-                    }
-                    break End::Open;
+                items.push(v);
+                after_comma = false;
+            } else {
+                if !self.stopped {
+                    self.note(Repair::UnexpectedChar);
                 }
+                break End::Open;
             }
         };
         if matches!(end, End::Open) {
@@ -381,7 +378,14 @@ impl<'a> Parser<'a> {
         }
         if c == b'u' {
             let Some(hi) = self.hex4() else {
-                self.note(Repair::InvalidEscape);
+                let rest = self.src.get(self.pos..).unwrap_or_default();
+                if rest.len() < 4 && rest.iter().all(u8::is_ascii_hexdigit) {
+                    // Cut inside `\uXXXX`: drop the partial escape.
+                    self.pos = self.src.len();
+                    self.note(Repair::Truncated);
+                } else {
+                    self.note(Repair::InvalidEscape);
+                }
                 return;
             };
             let ch = if (0xD800..0xDC00).contains(&hi) {
@@ -504,6 +508,18 @@ impl<'a> Parser<'a> {
             }
             // Note [Non-finite numbers]: JSON has no NaN or Infinity, and a
             // value we print must stay JSON, so these become `null`.
+            _ if w.eq_ignore_ascii_case(b"true") => {
+                self.note(Repair::PythonLiteral);
+                Value::Bool(true)
+            }
+            _ if w.eq_ignore_ascii_case(b"false") => {
+                self.note(Repair::PythonLiteral);
+                Value::Bool(false)
+            }
+            _ if w.eq_ignore_ascii_case(b"null") || w.eq_ignore_ascii_case(b"none") => {
+                self.note(Repair::PythonLiteral);
+                Value::Null
+            }
             b"undefined" | b"NaN" | b"Infinity" => {
                 self.note(Repair::JsLiteral);
                 Value::Null
