@@ -4,25 +4,81 @@
 //! output → fenced blocks → balanced JSON in prose → repaired JSON → the
 //! profile's legacy markers → none. Given a schema, the first candidate that
 //! validates wins, else the one with the fewest errors.
+//!
+//! The candidates of one text come from [`candidates`] (fenced blocks, then
+//! bare values); each is parsed strictly with `serde_json` first (method
+//! `fenced`/`bare`) and, failing that, with the tolerant parser of [`repair`]
+//! (method `repaired`, with every repair listed).
+//!
+//! Note [Weak candidates]: a bare value in prose that only a lax reading makes
+//! into JSON (`{service}` becomes `{}`, `[1]` and `[EVENT:info] x` become
+//! arrays of scalars, unquoted words become strings) is more likely prose than
+//! an answer. Such *weak* candidates are tried last: after every other JSON
+//! candidate and after the markers. A whole reply that is strictly valid JSON
+//! (`[1, 2, 3]`) is never weak.
+//!
+//! Note [Markers and schemas]: without a schema, markers are used only when no
+//! (non-weak) JSON candidate yields a value. With a schema, markers are tried
+//! after every JSON candidate failed to validate, and win when their value
+//! validates; otherwise the candidate (JSON or markers) with the fewest errors
+//! is returned, earlier candidates winning ties.
 
+mod candidates;
 pub mod markers;
 pub mod repair;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::outcome::{Extraction, Method};
 use crate::summary::RunSummary;
 use crate::validate::Validator;
 
-pub use markers::MarkerGrammar;
+use candidates::Source;
+pub use markers::{MarkerGrammar, parse_markers};
+pub use repair::{Repaired, repair_json};
 
 /// One repair applied by the tolerant parser; listed, never hidden.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Repair {
-    /// `,}` or `,]`.
+    /// `,}` or `,]`, or a doubled or leading comma.
     TrailingComma,
+    /// `'…'` strings or keys.
+    SingleQuotes,
+    /// `{summary: …}`.
+    UnquotedKey,
+    /// An unquoted word in value position, read as a string.
+    UnquotedString,
+    /// `True`, `False`, `None` (and other-case spellings such as `TRUE`, `Null`).
+    PythonLiteral,
+    /// `undefined`, `NaN`, `Infinity` (all become `null`; JSON has no NaN).
+    JsLiteral,
+    /// `//`, `/* */` or `#` comments.
+    Comment,
+    /// A raw newline, tab or other control character inside a string.
+    RawControlCharInString,
+    /// A `"` inside a string that cannot be its end, kept as a character.
+    UnescapedQuote,
+    /// An unknown escape such as `\x` or a bad `\u`, kept literally.
+    InvalidEscape,
+    /// Two members or elements with no comma between them.
+    MissingComma,
+    /// A key followed directly by its value.
+    MissingColon,
+    /// A `]` closing an object or a `}` closing an array.
+    MismatchedBracket,
+    /// The text ended inside the value: strings and containers were closed.
+    Truncated,
+    /// A key with no value (cut, `{"a":}` or `{key}`) was dropped.
+    DanglingKeyDropped,
+    /// A character that cannot continue the value ended it there.
+    UnexpectedChar,
+    /// An `...` elision inside an array was dropped.
+    EllipsisDropped,
+    /// Nesting deeper than [`repair::MAX_DEPTH`] was cut off.
+    DepthLimit,
 }
 
 /// Extraction settings.
@@ -37,16 +93,251 @@ pub struct ExtractOptions<'a> {
 }
 
 /// Extract from one reply text.
+///
+/// Fenced blocks, then bare values, each strict then repaired; then the
+/// markers of `opts.markers`; see the module docs for the order and the rule
+/// used with a schema.
 pub fn extract_text(text: &str, opts: &ExtractOptions<'_>) -> Extraction {
-    let _ = (text, opts);
-    let mut e = Extraction::none();
-    e.method = Method::None;
-    e
+    let mut chooser = Chooser::new(opts);
+    run_chain(&mut chooser, None, &[text], text);
+    chooser.finish()
 }
 
 /// Extract from a decoded run: native structured output first, then the
 /// `StructuredOutput` tool input, then the result text and the assistant text.
+///
+/// Markers are scanned over the assistant output plus the result text (when
+/// the output does not already hold it).
 pub fn extract_run(run: &RunSummary, opts: &ExtractOptions<'_>) -> Extraction {
-    let _ = (run, opts);
-    Extraction::none()
+    let mut chooser = Chooser::new(opts);
+    let structured = run
+        .structured_output
+        .as_ref()
+        .or(run.structured_tool_input.as_ref());
+    let result_text = run.result.as_ref().and_then(|r| r.text.as_deref());
+    let mut texts: Vec<&str> = Vec::with_capacity(2);
+    if let Some(r) = result_text {
+        texts.push(r);
+    }
+    if result_text != Some(run.output.as_str()) {
+        texts.push(&run.output);
+    }
+    let marker_text;
+    let marker_src: &str = match result_text {
+        Some(r) if !run.output.contains(r) => {
+            marker_text = format!("{}\n{r}", run.output);
+            &marker_text
+        }
+        _ => &run.output,
+    };
+    run_chain(&mut chooser, structured, &texts, marker_src);
+    chooser.finish()
 }
+
+/// Run the whole chain on arbitrary bytes (lossy UTF-8), with and without
+/// markers and a schema; for fuzzers and property tests. Never panics.
+#[doc(hidden)]
+pub fn fuzz_extract(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let schema = serde_json::json!({"type": "object", "required": ["summary"]});
+    let validator = Validator::new(&schema).ok();
+    for markers in [
+        None,
+        Some(MarkerGrammar::ClaudeOps),
+        Some(MarkerGrammar::ClaudeLoop),
+    ] {
+        let opts = ExtractOptions {
+            validator: None,
+            markers,
+            coerce: false,
+        };
+        let _ = extract_text(&text, &opts);
+        let opts = ExtractOptions {
+            validator: validator.as_ref(),
+            markers,
+            coerce: true,
+        };
+        let _ = extract_text(&text, &opts);
+    }
+    let _ = repair_json(&text);
+}
+
+/// A weak candidate kept for later (see Note [Weak candidates]).
+struct Deferred {
+    value: Value,
+    method: Method,
+    repairs: Vec<Repair>,
+}
+
+/// The chain over one run's pieces.
+fn run_chain(
+    chooser: &mut Chooser<'_, '_>,
+    structured: Option<&Value>,
+    texts: &[&str],
+    marker_src: &str,
+) {
+    if let Some(v) = structured {
+        if chooser.offer(v.clone(), Method::Structured, Vec::new()) {
+            return;
+        }
+    }
+    let mut weak: Vec<Deferred> = Vec::new();
+    for text in texts {
+        if text_chain(chooser, text, &mut weak) {
+            return;
+        }
+    }
+    if let Some(grammar) = chooser.opts.markers {
+        if let Some(v) = parse_markers(marker_src, grammar) {
+            if chooser.offer(v, Method::Markers, Vec::new()) {
+                return;
+            }
+        }
+    }
+    for d in weak {
+        if chooser.offer(d.value, d.method, d.repairs) {
+            return;
+        }
+    }
+}
+
+/// The JSON candidates of one text; `true` when one won.
+fn text_chain(chooser: &mut Chooser<'_, '_>, text: &str, weak: &mut Vec<Deferred>) -> bool {
+    // Fast path: the whole reply is one strict JSON value. It then holds no
+    // fence (a fence line cannot be inside valid JSON) and no other candidate.
+    let trimmed = text.trim();
+    let b = trimmed.as_bytes();
+    // A whole reply that is a strict JSON scalar (`42`, `"done"`) counts too;
+    // a lax scalar does not (it is more likely prose).
+    let whole = matches!(b.first(), Some(b'{' | b'[')) && matches!(b.last(), Some(b'}' | b']'));
+    let scalar = matches!(
+        b.first(),
+        Some(b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+    );
+    if whole || scalar {
+        if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
+            return chooser.offer(v, Method::Bare, Vec::new());
+        }
+    }
+    for (source, span) in candidates::candidates(text) {
+        let span = span.trim();
+        if let Ok(v) = serde_json::from_str::<Value>(span) {
+            let method = match source {
+                Source::Fenced => Method::Fenced,
+                Source::Bare => Method::Bare,
+            };
+            if source == Source::Bare && is_weak(&v, span, &[]) {
+                weak.push(Deferred {
+                    value: v,
+                    method,
+                    repairs: Vec::new(),
+                });
+                continue;
+            }
+            if chooser.offer(v, method, Vec::new()) {
+                return true;
+            }
+            continue;
+        }
+        let Some(r) = repair_json(span) else { continue };
+        if source == Source::Bare && is_weak(&r.value, span, &r.repairs) {
+            weak.push(Deferred {
+                value: r.value,
+                method: Method::Repaired,
+                repairs: r.repairs,
+            });
+            continue;
+        }
+        if chooser.offer(r.value, Method::Repaired, r.repairs) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Is this bare candidate more likely prose than an answer? See Note [Weak candidates].
+fn is_weak(v: &Value, span: &str, repairs: &[Repair]) -> bool {
+    if repairs.iter().any(|r| {
+        matches!(
+            r,
+            Repair::UnquotedString
+                | Repair::DanglingKeyDropped
+                | Repair::MissingColon
+                | Repair::UnexpectedChar
+        )
+    }) {
+        return true;
+    }
+    let inner_blank = span.len() <= 2
+        || span
+            .get(1..span.len() - 1)
+            .is_some_and(|s| s.trim().is_empty());
+    match v {
+        Value::Array(items) => {
+            (items.is_empty() && !inner_blank)
+                || (!items.is_empty() && items.iter().all(|x| !x.is_object() && !x.is_array()))
+        }
+        Value::Object(m) => m.is_empty() && !inner_blank,
+        _ => true,
+    }
+}
+
+/// Picks the winner among offered values (see the module docs).
+struct Chooser<'o, 'v> {
+    opts: &'o ExtractOptions<'v>,
+    winner: Option<Extraction>,
+    best: Option<(usize, Extraction)>,
+}
+
+impl<'o, 'v> Chooser<'o, 'v> {
+    fn new(opts: &'o ExtractOptions<'v>) -> Self {
+        Chooser {
+            opts,
+            winner: None,
+            best: None,
+        }
+    }
+
+    /// Offer a value; `true` when it wins (the chain stops).
+    fn offer(&mut self, value: Value, method: Method, repairs: Vec<Repair>) -> bool {
+        let mut e = Extraction::none();
+        e.method = method;
+        e.repairs = repairs;
+        let Some(validator) = self.opts.validator else {
+            e.value = Some(value);
+            e.valid = true;
+            self.winner = Some(e);
+            return true;
+        };
+        let value = if self.opts.coerce {
+            let (v, coercions) = validator.coerce(value);
+            e.coercions = coercions;
+            v
+        } else {
+            value
+        };
+        if validator.is_valid(&value) {
+            e.value = Some(value);
+            e.valid = true;
+            self.winner = Some(e);
+            return true;
+        }
+        let errors = validator.errors(&value);
+        let n = errors.len();
+        if self.best.as_ref().is_none_or(|(m, _)| n < *m) {
+            e.value = Some(value);
+            e.errors = errors;
+            self.best = Some((n, e));
+        }
+        false
+    }
+
+    fn finish(self) -> Extraction {
+        self.winner
+            .or_else(|| self.best.map(|(_, e)| e))
+            .unwrap_or_else(Extraction::none)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,44 @@
 //! The tolerant JSON parser: repairs what LLMs get wrong, and lists each repair.
+//!
+//! Our own code, no dependency: a recursive-descent state machine
+//! ([`parser`]) that accepts trailing commas, single quotes, unquoted keys,
+//! Python and JS literals, comments, raw control characters in strings,
+//! unescaped inner quotes, missing commas and colons, and truncated input
+//! (closing open strings and containers), and reports each fix as a
+//! [`Repair`]. It knows no schema (BAML's `jsonish` split): choosing among
+//! candidates is the caller's job.
+//!
+//! Note [Truncation]: a reply cut by a token limit is closed up as the
+//! bench's truncation rule says: a cut string keeps the characters before the
+//! cut, a trailing comma is dropped, a dangling key (with or without `:`) is
+//! dropped, every open container is closed, and a value that ends exactly at
+//! the cut (`"hours": 30.0`) is complete. A number cut mid-way (`1.`, `2e`)
+//! keeps what parses.
+
+mod parser;
+
+use serde_json::Value;
+
+use super::Repair;
+
+pub use parser::MAX_DEPTH;
+
+/// A value the tolerant parser produced, with the repairs it needed (in order
+/// of first use, each once).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repaired {
+    /// The value.
+    pub value: Value,
+    /// What was fixed; empty when the text was already valid JSON.
+    pub repairs: Vec<Repair>,
+}
+
+/// Parse `text` tolerantly: the first `{…}` or `[…]` in it (text before is
+/// skipped, text after is ignored). `None` when `text` holds no bracket.
+///
+/// Linear time, bounded depth ([`MAX_DEPTH`]), never panics.
+pub fn repair_json(text: &str) -> Option<Repaired> {
+    parser::Parser::new(text)
+        .parse_top()
+        .map(|(value, repairs)| Repaired { value, repairs })
+}

@@ -1,0 +1,254 @@
+//! Where a JSON value may sit in a reply: fenced code blocks and balanced
+//! brackets in prose, in the order DESIGN.md gives.
+//!
+//! Order: fenced blocks tagged `json` (any case; `jsonc`/`json5` too) from the
+//! last to the first, then untagged fenced blocks holding `{` or `[`, last
+//! first, then balanced values in the prose outside fenced blocks, first first.
+//! Each scan is a single linear pass using memchr.
+//!
+//! Note [Fences]: a fence is a line whose first non-blank characters are three
+//! backticks. An opening fence's info string (its first word) is the tag. A
+//! closing fence is a fence line with nothing after its backticks, so
+//! `"```bash\n…\n```"` inside a JSON string on one line never closes a block,
+//! and a `` ```bash `` line inside an open block is content. A block that never
+//! closes runs to the end of the text (a reply cut by a token limit).
+//!
+//! Note [Bare values]: bare values are searched only outside fenced blocks:
+//! json/untagged blocks were already candidates, and blocks in other languages
+//! (`bash`, `python`) are code, whose `[ -f x ]` and `${VAR}` are not JSON.
+
+/// How a fenced block was tagged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
+    Json,
+    Untagged,
+    Other,
+}
+
+/// One fenced block: its tag, its content, and the whole block's extent.
+#[derive(Debug, Clone, Copy)]
+struct Fence {
+    tag: Tag,
+    content: (usize, usize),
+    block: (usize, usize),
+}
+
+/// Where a candidate came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The content of a fenced block.
+    Fenced,
+    /// A balanced value in prose.
+    Bare,
+}
+
+/// At most this many candidates are tried per text.
+///
+/// Note [Candidate cap]: a hostile text such as `{}{}{}…` holds one candidate
+/// per two bytes; with a schema, each would be validated. Real replies hold a
+/// handful, so a cap keeps the work bounded without changing any real outcome.
+pub(crate) const MAX_CANDIDATES: usize = 64;
+
+/// The candidate spans of `text`, in trial order.
+pub(crate) fn candidates(text: &str) -> Vec<(Source, &str)> {
+    let fences = scan_fences(text);
+    let mut out = Vec::new();
+    for tag in [Tag::Json, Tag::Untagged] {
+        for f in fences.iter().rev().filter(|f| f.tag == tag) {
+            let Some(content) = text.get(f.content.0..f.content.1) else {
+                continue;
+            };
+            if tag == Tag::Untagged && memchr::memchr2(b'{', b'[', content.as_bytes()).is_none() {
+                continue;
+            }
+            out.push((Source::Fenced, content));
+        }
+    }
+    let mut pos = 0;
+    let bytes = text.as_bytes();
+    let mut regions = fences.iter().map(|f| f.block).peekable();
+    while out.len() < MAX_CANDIDATES {
+        let Some(rest) = bytes.get(pos..) else { break };
+        let Some(off) = memchr::memchr2(b'{', b'[', rest) else {
+            break;
+        };
+        let start = pos + off;
+        // Skip fenced regions.
+        while regions.peek().is_some_and(|r| r.1 <= start) {
+            regions.next();
+        }
+        if let Some(&(rs, re)) = regions.peek() {
+            if rs <= start && start < re {
+                pos = re;
+                continue;
+            }
+        }
+        let end = balanced_end(bytes, start);
+        if let Some(s) = text.get(start..end) {
+            out.push((Source::Bare, s));
+        }
+        pos = end.max(start + 1);
+    }
+    out.truncate(MAX_CANDIDATES);
+    out
+}
+
+/// Every fenced block of `text`, in order.
+fn scan_fences(text: &str) -> Vec<Fence> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut open: Option<(Tag, usize, usize)> = None; // tag, block start, content start
+    let finder = memchr::memmem::Finder::new(b"```");
+    let mut pos = 0;
+    while let Some(off) = bytes.get(pos..).and_then(|r| finder.find(r)) {
+        let p = pos + off;
+        let line_start = bytes
+            .get(..p)
+            .and_then(|b| memchr::memrchr(b'\n', b))
+            .map_or(0, |i| i + 1);
+        let line_end = bytes
+            .get(p..)
+            .and_then(|b| memchr::memchr(b'\n', b))
+            .map_or(bytes.len(), |i| p + i);
+        let indent_ok = bytes
+            .get(line_start..p)
+            .is_some_and(|s| s.iter().all(|&b| b == b' ' || b == b'\t'));
+        if !indent_ok {
+            pos = p + 3;
+            continue;
+        }
+        let info = text
+            .get(p..line_end)
+            .unwrap_or_default()
+            .trim_start_matches('`')
+            .trim();
+        if let Some((tag, block_start, content_start)) = open {
+            if info.is_empty() {
+                out.push(Fence {
+                    tag,
+                    content: (content_start, line_start.max(content_start)),
+                    block: (block_start, line_end),
+                });
+                open = None;
+            }
+        } else {
+            let word = info.split_whitespace().next().unwrap_or("");
+            let tag = if word.is_empty() {
+                Tag::Untagged
+            } else if ["json", "jsonc", "json5"]
+                .iter()
+                .any(|t| word.eq_ignore_ascii_case(t))
+            {
+                Tag::Json
+            } else {
+                Tag::Other
+            };
+            open = Some((tag, line_start, (line_end + 1).min(bytes.len())));
+        }
+        pos = line_end.max(p + 3);
+    }
+    if let Some((tag, block_start, content_start)) = open {
+        out.push(Fence {
+            tag,
+            content: (content_start, bytes.len()),
+            block: (block_start, bytes.len()),
+        });
+    }
+    out
+}
+
+/// The end (exclusive) of the balanced value opening at `start`, or the end of
+/// the text when it never closes. Brackets inside strings do not count.
+///
+/// Note [Quotes in prose]: a `'` opens a string only where a value or key can
+/// start (after `{`, `[`, `,` or `:`), so an apostrophe in an unquoted word or
+/// a comment (`don't`) does not swallow the rest of the value.
+pub(crate) fn balanced_end(bytes: &[u8], start: usize) -> usize {
+    let mut depth: usize = 0;
+    let mut i = start;
+    let mut prev = b'{';
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' | b'\'' if b == b'"' || matches!(prev, b'{' | b'[' | b',' | b':') => {
+                i = string_end(bytes, i + 1, b);
+                prev = b;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        if !b.is_ascii_whitespace() {
+            prev = b;
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// The index just past the closing quote `q` of a string whose content starts
+/// at `i`, or the end of the text.
+fn string_end(bytes: &[u8], mut i: usize, q: u8) -> usize {
+    while let Some(off) = bytes.get(i..).and_then(|r| memchr::memchr2(q, b'\\', r)) {
+        let at = i + off;
+        if bytes.get(at) == Some(&b'\\') {
+            i = at + 2;
+        } else {
+            return at + 1;
+        }
+    }
+    bytes.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(text: &str) -> Vec<(Source, &str)> {
+        candidates(text)
+    }
+
+    #[test]
+    fn candidate_order_table() {
+        use Source::{Bare, Fenced};
+        let rows: &[(&str, &[(Source, &str)])] = &[
+            ("x {\"a\":1} y [2]", &[(Bare, "{\"a\":1}"), (Bare, "[2]")]),
+            (
+                "```json\n{\"a\":1}\n```\n```JSON\n{\"a\":2}\n```",
+                &[(Fenced, "{\"a\":2}\n"), (Fenced, "{\"a\":1}\n")],
+            ),
+            (
+                "```\n{\"u\":1}\n```\n```json\n{\"j\":1}\n```",
+                &[(Fenced, "{\"j\":1}\n"), (Fenced, "{\"u\":1}\n")],
+            ),
+            ("```\nplain\n```\n{\"b\":1}", &[(Bare, "{\"b\":1}")]),
+            ("```bash\n[ -f x ]\n```\n", &[]),
+            ("intro\n```json\n{\"a\": [1,", &[(Fenced, "{\"a\": [1,")]),
+            ("{\"s\": \"a } b\"} tail", &[(Bare, "{\"s\": \"a } b\"}")]),
+            ("{'s': 'a } b'} tail", &[(Bare, "{'s': 'a } b'}")]),
+            ("{a: don't } x", &[(Bare, "{a: don't }")]),
+            ("open { never", &[(Bare, "{ never")]),
+            (
+                "```json\n{\"r\": \"```bash\\nx\\n```\"}\n```",
+                &[(Fenced, "{\"r\": \"```bash\\nx\\n```\"}\n")],
+            ),
+            ("text ```json not a fence", &[]),
+        ];
+        for (input, want) in rows {
+            assert_eq!(&spans(input), want, "input: {input:?}");
+        }
+    }
+
+    #[test]
+    fn many_braces_are_capped_and_linear() {
+        let s = "{}".repeat(100_000);
+        assert_eq!(candidates(&s).len(), MAX_CANDIDATES);
+        let s = "{".repeat(1_000_000);
+        assert_eq!(candidates(&s).len(), 1);
+    }
+}
