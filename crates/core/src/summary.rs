@@ -63,7 +63,10 @@ impl ErrorCategory {
 
     /// Whether this category is an advisory heuristic (a warning, not an error).
     pub fn is_heuristic(self) -> bool {
-        matches!(self, ErrorCategory::Interactive | ErrorCategory::BackgroundTask)
+        matches!(
+            self,
+            ErrorCategory::Interactive | ErrorCategory::BackgroundTask
+        )
     }
 }
 

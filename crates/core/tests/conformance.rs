@@ -26,7 +26,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 
 use agentshape_core::validate::{Draft, ValidateOptions, Validator};
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -34,6 +34,9 @@ use serde_json::Value;
 
 /// Test cases we do not run, by trial-name prefix, each with the reason.
 const EXCLUDED: &[(&str, &str)] = &[];
+
+/// A case's schema, compiled once and shared by its tests (or why it did not compile).
+type Compiled = Result<Arc<Validator>, String>;
 
 /// The suite's directories we run, with the draft forced for each.
 const DRAFTS: &[(&str, Draft)] = &[
@@ -135,8 +138,7 @@ fn suite_trials(
             let case = group["description"].as_str().unwrap_or("?").to_owned();
             let schema = Arc::new(group["schema"].clone());
             // Compiled once per case, on first use, shared by its tests.
-            let compiled: Arc<Mutex<Option<Result<Arc<Validator>, String>>>> =
-                Arc::new(Mutex::new(None));
+            let compiled: Arc<OnceLock<Compiled>> = Arc::new(OnceLock::new());
             for test in group["tests"].as_array().into_iter().flatten() {
                 let name = format!(
                     "{label}/{file_name}/{case}/{}",
@@ -156,9 +158,7 @@ fn suite_trials(
                 }
                 let trial = Trial::test(name, move || {
                     let validator = compiled
-                        .lock()
-                        .unwrap()
-                        .get_or_insert_with(|| {
+                        .get_or_init(|| {
                             options
                                 .build(&schema)
                                 .map(Arc::new)
