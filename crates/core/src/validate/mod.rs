@@ -128,7 +128,7 @@ impl ValidateOptions {
             .jsonschema_options(draft, None)
             .build(schema)
             .map_err(|e| Error::InvalidSchema {
-                message: one_line(&e.to_string()),
+                message: schema_error_message(&e),
             })?;
         Ok(Validator {
             schema: schema.clone(),
@@ -312,6 +312,22 @@ fn fragment_encode(pointer: &str) -> String {
     out
 }
 
+/// One line saying what is wrong with a schema and where: meta-schema
+/// violations name the place in the schema, reference failures say so.
+fn schema_error_message(e: &jsonschema::ValidationError<'_>) -> String {
+    let what = one_line(&e.to_string());
+    if matches!(
+        e.kind(),
+        jsonschema::error::ValidationErrorKind::Referencing(_)
+    ) {
+        return format!("unresolvable `$ref`: {what}");
+    }
+    match e.instance_path().as_str() {
+        "" => what,
+        at => format!("at `{at}`: {what}"),
+    }
+}
+
 /// Collapse a multi-line message into one line (schema errors are printed as one).
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -341,8 +357,22 @@ mod tests {
         let err = Validator::new(&json!({"type": 12}))
             .unwrap_err()
             .to_string();
-        assert!(err.starts_with("invalid schema: "), "{err}");
+        assert!(err.starts_with("invalid schema: at `/type`: "), "{err}");
         assert!(!err.contains('\n'));
+        let err = Validator::new(&json!({"properties": {"a": {"pattern": "(("}}}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("invalid schema: at `/properties/a/pattern`: "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn validator_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Validator>();
+        check::<ValidateOptions>();
     }
 
     #[test]
@@ -381,7 +411,10 @@ mod tests {
         let err = Validator::new(&json!({"$ref": "#/$defs/missing"}))
             .unwrap_err()
             .to_string();
-        assert!(err.starts_with("invalid schema: "), "{err}");
+        assert!(
+            err.starts_with("invalid schema: unresolvable `$ref`: "),
+            "{err}"
+        );
         assert!(!err.contains('\n'));
         let err = Validator::new(&json!({"$ref": "https://example.com/s.json"}))
             .unwrap_err()
