@@ -180,7 +180,15 @@ impl<'v> Walk<'v> {
         }
         for keyword in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = obj.get(keyword) {
-                self.union(&format!("{sp}/{keyword}"), branches, value, ip, depth);
+                let exclusive = keyword == "oneOf";
+                self.union(
+                    &format!("{sp}/{keyword}"),
+                    branches,
+                    exclusive,
+                    value,
+                    ip,
+                    depth,
+                );
                 if self.fits(sp, value) {
                     return;
                 }
@@ -203,11 +211,13 @@ impl<'v> Walk<'v> {
     }
 
     /// `anyOf`/`oneOf`: when no branch accepts `value` as it is, coerce a copy
-    /// toward each branch in order and keep the first that then fits.
+    /// toward each branch in order and keep the first that then fits (for
+    /// `oneOf`, only if no other branch fits it too).
     fn union(
         &mut self,
         sp: &str,
         branches: &'v [Value],
+        exclusive: bool,
         value: &mut Value,
         ip: &str,
         depth: usize,
@@ -220,7 +230,10 @@ impl<'v> Walk<'v> {
             let mark = self.out.len();
             let mut trial = value.clone();
             self.node(pointer, branch, &mut trial, ip, depth + 1);
-            if self.out.len() > mark && self.fits(pointer, &trial) {
+            if self.out.len() > mark
+                && self.fits(pointer, &trial)
+                && (!exclusive || pointers.iter().filter(|p| self.fits(p, &trial)).count() == 1)
+            {
                 *value = trial;
                 return;
             }
@@ -711,6 +724,13 @@ mod tests {
                 json!({"type": "array", "items": {"type": "integer"}}),
                 json!("x"),
                 json!("x"),
+                &[],
+            ),
+            // oneOf: a coercion that would satisfy two branches is not applied
+            (
+                json!({"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]}),
+                json!("5"),
+                json!("5"),
                 &[],
             ),
             // boolean words are not numbers
