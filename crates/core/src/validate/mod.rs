@@ -1,54 +1,223 @@
 //! Validate: JSON Schema (draft-07, 2019-09, 2020-12) compiled once, many instances.
 //!
 //! A thin layer over the maintained `jsonschema` crate: the draft comes from
-//! `$schema` (default 2020-12), errors are converted to the project-wide
-//! [`Violation`] shape, and [`Validator::is_valid`] is the allocation-free fast
-//! path used when choosing among extraction candidates.
+//! `$schema` (default 2020-12, or forced with [`ValidateOptions::draft`]), errors
+//! are converted to the project-wide [`Violation`] shape in a deterministic order,
+//! and [`Validator::is_valid`] is the allocation-free fast path used when choosing
+//! among extraction candidates.
+//!
+//! Core does no I/O: a `$ref` to another document is resolved only through a
+//! [`Retriever`] the caller supplies; without one such a schema is
+//! [`Error::InvalidSchema`].
+//!
+//! `format` follows each draft's rule unless [`ValidateOptions::assert_formats`]
+//! says otherwise: an assertion in draft-04/06/07, an annotation (not checked)
+//! in 2019-09 and 2020-12. Agent output is usually written against 2020-12 (the
+//! default), where `"format": "date"` alone does not reject `"yesterday"`; a
+//! caller that wants that opts in.
+//!
+//! [`Validator::coerce`] applies schema-aligned coercions (see [`coerce`]).
 
-use serde::{Deserialize, Serialize};
+pub mod coerce;
+mod draft;
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::outcome::Violation;
 
-/// One schema-aligned coercion, reported so nothing is changed silently.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Coercion {
-    /// What was done.
-    pub kind: String,
-    /// Where, as a JSON Pointer into the instance.
-    pub instance_path: String,
+pub use coerce::{Coercion, CoercionKind};
+pub use draft::Draft;
+
+/// Supplies the documents behind `$ref`s to other URIs (`http://…/defs.json`).
+///
+/// Core never fetches anything itself; a CLI maps URIs to files, a test maps
+/// `http://localhost:1234/…` to the suite's `remotes/`. Any
+/// `Fn(&str) -> Result<Value, String> + Send + Sync` closure is a retriever.
+pub trait Retriever: Send + Sync {
+    /// The JSON document at `uri` (absolute, without fragment).
+    ///
+    /// # Errors
+    /// A one-line reason when the document is unknown or unreadable; schema
+    /// compilation then fails with [`Error::InvalidSchema`] naming the URI.
+    fn retrieve(&self, uri: &str) -> std::result::Result<Value, String>;
 }
 
-/// A compiled schema.
+impl<F> Retriever for F
+where
+    F: Fn(&str) -> std::result::Result<Value, String> + Send + Sync,
+{
+    fn retrieve(&self, uri: &str) -> std::result::Result<Value, String> {
+        self(uri)
+    }
+}
+
+/// How to compile a schema: the builder behind [`Validator`].
+///
+/// `ValidateOptions::default().build(&schema)` is what [`Validator::new`] does.
+#[derive(Clone, Default)]
+pub struct ValidateOptions {
+    draft: Option<Draft>,
+    assert_formats: Option<bool>,
+    retriever: Option<Arc<dyn Retriever>>,
+}
+
+impl std::fmt::Debug for ValidateOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ValidateOptions")
+            .field("draft", &self.draft)
+            .field("assert_formats", &self.assert_formats)
+            .field("retriever", &self.retriever.as_ref().map(|_| "<retriever>"))
+            .finish()
+    }
+}
+
+impl ValidateOptions {
+    /// Options with every default: draft from `$schema`, draft's `format`
+    /// rule, no external documents.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Use `draft` whatever `$schema` says (or when it is absent); an unknown
+    /// `$schema` is then not an error.
+    #[must_use]
+    pub fn draft(mut self, draft: Draft) -> Self {
+        self.draft = Some(draft);
+        self
+    }
+
+    /// Treat `format` as an assertion (`true`) or an annotation (`false`) in
+    /// every draft, instead of the draft's own rule.
+    #[must_use]
+    pub fn assert_formats(mut self, yes: bool) -> Self {
+        self.assert_formats = Some(yes);
+        self
+    }
+
+    /// Resolve `$ref`s to other documents through `retriever`.
+    #[must_use]
+    pub fn retriever(mut self, retriever: impl Retriever + 'static) -> Self {
+        self.retriever = Some(Arc::new(retriever));
+        self
+    }
+
+    /// Compile `schema`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSchema`], with one line, when the schema is not valid for
+    /// its draft, declares an unknown `$schema`, or has a `$ref` that cannot be
+    /// resolved.
+    pub fn build(&self, schema: &Value) -> Result<Validator> {
+        let draft = match self.draft {
+            Some(d) => d,
+            None => Draft::declared(schema)
+                .map_err(|uri| Error::InvalidSchema {
+                    message: format!(
+                        "unknown `$schema` `{uri}` (known: draft-04, draft-06, draft-07, \
+                         2019-09, 2020-12)"
+                    ),
+                })?
+                .unwrap_or_default(),
+        };
+        let inner = self
+            .jsonschema_options(draft, None)
+            .build(schema)
+            .map_err(|e| Error::InvalidSchema {
+                message: schema_error_message(&e),
+            })?;
+        Ok(Validator {
+            schema: schema.clone(),
+            draft,
+            options: self.clone(),
+            inner,
+            subschemas: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn jsonschema_options(
+        &self,
+        draft: Draft,
+        root: Option<Arc<Value>>,
+    ) -> jsonschema::ValidationOptions<'_> {
+        let mut opts = jsonschema::options()
+            .with_draft(draft.to_jsonschema())
+            .with_retriever(Fetch {
+                root,
+                user: self.retriever.clone(),
+            });
+        if let Some(yes) = self.assert_formats {
+            opts = opts.should_validate_formats(yes);
+        }
+        opts
+    }
+}
+
+/// The URI under which the root schema is served to subschema validators.
+const ROOT_URI: &str = "urn:agentshape:root";
+
+/// Adapts [`Retriever`] to the crate's trait, and serves the root schema to
+/// the per-subschema validators used by coercion.
+struct Fetch {
+    root: Option<Arc<Value>>,
+    user: Option<Arc<dyn Retriever>>,
+}
+
+impl jsonschema::Retrieve for Fetch {
+    fn retrieve(
+        &self,
+        uri: &jsonschema::Uri<String>,
+    ) -> std::result::Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        let uri = uri.as_str();
+        if uri == ROOT_URI {
+            if let Some(root) = &self.root {
+                return Ok(Value::clone(root));
+            }
+        }
+        match &self.user {
+            Some(r) => r.retrieve(uri).map_err(Into::into),
+            None => Err(format!(
+                "`{uri}` is another document and no retriever was configured (core does no I/O)"
+            )
+            .into()),
+        }
+    }
+}
+
+/// A compiled schema: compile once, validate and coerce many instances.
 pub struct Validator {
     schema: Value,
+    draft: Draft,
+    options: ValidateOptions,
     inner: jsonschema::Validator,
+    /// Validators for subschemas by JSON Pointer, compiled lazily by
+    /// [`Validator::coerce`] to decide whether a coerced value fits; `None`
+    /// when the subschema does not compile on its own.
+    subschemas: Mutex<HashMap<String, Option<Arc<jsonschema::Validator>>>>,
 }
 
 impl std::fmt::Debug for Validator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Validator")
+            .field("draft", &self.draft)
             .field("schema", &self.schema)
             .finish_non_exhaustive()
     }
 }
 
 impl Validator {
-    /// Compile `schema`; the draft comes from `$schema` (default 2020-12).
+    /// Compile `schema` with default options; the draft comes from `$schema`
+    /// (default 2020-12).
     ///
     /// # Errors
-    /// [`Error::InvalidSchema`] when the schema is not valid for its draft.
+    /// [`Error::InvalidSchema`] when the schema is not valid for its draft,
+    /// declares an unknown `$schema`, or has a `$ref` to another document.
     pub fn new(schema: &Value) -> Result<Self> {
-        let inner = jsonschema::options()
-            .build(schema)
-            .map_err(|e| Error::InvalidSchema {
-                message: one_line(&e.to_string()),
-            })?;
-        Ok(Validator {
-            schema: schema.clone(),
-            inner,
-        })
+        ValidateOptions::default().build(schema)
     }
 
     /// The schema as given.
@@ -56,28 +225,106 @@ impl Validator {
         &self.schema
     }
 
-    /// Fast check without collecting errors.
+    /// The draft the schema was compiled as.
+    pub fn draft(&self) -> Draft {
+        self.draft
+    }
+
+    /// Fast check without collecting errors; does not allocate.
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.inner.is_valid(instance)
     }
 
-    /// Every violation of `instance`.
+    /// Every violation of `instance`, sorted by instance path, then schema
+    /// path, then message, so output is stable across runs.
     pub fn errors(&self, instance: &Value) -> Vec<Violation> {
-        self.inner
+        let mut errors: Vec<Violation> = self
+            .inner
             .iter_errors(instance)
             .map(|e| Violation {
                 instance_path: e.instance_path().as_str().to_owned(),
                 schema_path: e.schema_path().as_str().to_owned(),
-                message: e.to_string(),
+                message: one_line(&e.to_string()),
                 kind: None,
             })
-            .collect()
+            .collect();
+        errors.sort_by(|a, b| {
+            (&a.instance_path, &a.schema_path, &a.message).cmp(&(
+                &b.instance_path,
+                &b.schema_path,
+                &b.message,
+            ))
+        });
+        errors.dedup();
+        errors
     }
 
-    /// Apply schema-aligned coercions to `instance`, returning the new value and
-    /// what was done.
+    /// Apply schema-aligned coercions to `instance`, returning the new value
+    /// and every coercion applied, in order. An instance that already
+    /// validates is returned untouched. The result may still be invalid:
+    /// re-check it with [`Validator::errors`].
     pub fn coerce(&self, instance: Value) -> (Value, Vec<Coercion>) {
-        (instance, Vec::new())
+        coerce::coerce(self, instance)
+    }
+
+    /// Whether `value` is valid against the subschema at JSON Pointer
+    /// `pointer` of the root schema (`""` is the root). `false` when that
+    /// subschema cannot be compiled on its own.
+    pub(crate) fn fits(&self, pointer: &str, value: &Value) -> bool {
+        if pointer.is_empty() {
+            return self.inner.is_valid(value);
+        }
+        self.subschema(pointer).is_some_and(|v| v.is_valid(value))
+    }
+
+    fn subschema(&self, pointer: &str) -> Option<Arc<jsonschema::Validator>> {
+        let mut cache = self
+            .subschemas
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(hit) = cache.get(pointer) {
+            return hit.clone();
+        }
+        let wrapper = serde_json::json!({
+            "$ref": format!("{ROOT_URI}#{}", fragment_encode(pointer))
+        });
+        let compiled = self
+            .options
+            .jsonschema_options(self.draft, Some(Arc::new(self.schema.clone())))
+            .build(&wrapper)
+            .ok()
+            .map(Arc::new);
+        cache.insert(pointer.to_owned(), compiled.clone());
+        compiled
+    }
+}
+
+/// Percent-encode a JSON Pointer for use as a URI fragment.
+fn fragment_encode(pointer: &str) -> String {
+    let mut out = String::with_capacity(pointer.len());
+    for b in pointer.bytes() {
+        if b.is_ascii_alphanumeric() || b"/~-._!$&'()*+,;=:@".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// One line saying what is wrong with a schema and where: meta-schema
+/// violations name the place in the schema, reference failures say so.
+fn schema_error_message(e: &jsonschema::ValidationError<'_>) -> String {
+    let what = one_line(&e.to_string());
+    if matches!(
+        e.kind(),
+        jsonschema::error::ValidationErrorKind::Referencing(_)
+    ) {
+        return format!("unresolvable `$ref`: {what}");
+    }
+    match e.instance_path().as_str() {
+        "" => what,
+        at => format!("at `{at}`: {what}"),
     }
 }
 
@@ -110,7 +357,131 @@ mod tests {
         let err = Validator::new(&json!({"type": 12}))
             .unwrap_err()
             .to_string();
-        assert!(err.starts_with("invalid schema: "), "{err}");
+        assert!(err.starts_with("invalid schema: at `/type`: "), "{err}");
         assert!(!err.contains('\n'));
+        let err = Validator::new(&json!({"properties": {"a": {"pattern": "(("}}}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("invalid schema: at `/properties/a/pattern`: "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn validator_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Validator>();
+        check::<ValidateOptions>();
+    }
+
+    #[test]
+    fn unknown_dollar_schema_is_invalid_unless_draft_forced() {
+        let schema = json!({"$schema": "https://example.com/meta", "type": "string"});
+        let err = Validator::new(&schema).unwrap_err().to_string();
+        assert!(err.contains("unknown `$schema`"), "{err}");
+        let v = ValidateOptions::new()
+            .draft(Draft::Draft7)
+            .build(&schema)
+            .unwrap();
+        assert_eq!(v.draft(), Draft::Draft7);
+        assert!(v.is_valid(&json!("x")));
+    }
+
+    #[test]
+    fn draft_comes_from_dollar_schema() {
+        let v =
+            Validator::new(&json!({"$schema": "http://json-schema.org/draft-07/schema#"})).unwrap();
+        assert_eq!(v.draft(), Draft::Draft7);
+        assert_eq!(
+            Validator::new(&json!({})).unwrap().draft(),
+            Draft::Draft202012
+        );
+        // draft-07: `items` as an array is a tuple.
+        let v = Validator::new(&json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "items": [{"type": "integer"}]
+        }))
+        .unwrap();
+        assert!(!v.is_valid(&json!(["a"])));
+    }
+
+    #[test]
+    fn unresolvable_ref_is_invalid_schema() {
+        let err = Validator::new(&json!({"$ref": "#/$defs/missing"}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("invalid schema: unresolvable `$ref`: "),
+            "{err}"
+        );
+        assert!(!err.contains('\n'));
+        let err = Validator::new(&json!({"$ref": "https://example.com/s.json"}))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("example.com"), "{err}");
+    }
+
+    #[test]
+    fn retriever_resolves_external_refs() {
+        let schema = json!({"$ref": "https://example.com/s.json"});
+        let v = ValidateOptions::new()
+            .retriever(|uri: &str| {
+                if uri == "https://example.com/s.json" {
+                    Ok(json!({"type": "integer"}))
+                } else {
+                    Err(format!("unknown {uri}"))
+                }
+            })
+            .build(&schema)
+            .unwrap();
+        assert!(v.is_valid(&json!(3)));
+        assert!(!v.is_valid(&json!("3")));
+    }
+
+    #[test]
+    fn format_is_annotation_in_2020_12_and_assertion_in_draft7() {
+        let v = Validator::new(&json!({"format": "date"})).unwrap();
+        assert!(v.is_valid(&json!("yesterday")));
+        let v = ValidateOptions::new()
+            .assert_formats(true)
+            .build(&json!({"format": "date"}))
+            .unwrap();
+        assert!(!v.is_valid(&json!("yesterday")));
+        let v = Validator::new(&json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "format": "date"
+        }))
+        .unwrap();
+        assert!(!v.is_valid(&json!("yesterday")));
+        assert!(v.is_valid(&json!("2024-01-31")));
+    }
+
+    #[test]
+    fn errors_are_sorted_and_deterministic() {
+        let v = Validator::new(&json!({
+            "type": "object",
+            "required": ["a"],
+            "properties": {"b": {"type": "integer"}, "c": {"type": "string"}}
+        }))
+        .unwrap();
+        let inst = json!({"c": 1, "b": "x"});
+        let errs = v.errors(&inst);
+        let paths: Vec<_> = errs.iter().map(|e| e.instance_path.as_str()).collect();
+        assert_eq!(paths, ["", "/b", "/c"]);
+        assert_eq!(errs, v.errors(&inst));
+    }
+
+    #[test]
+    fn subschema_fit_uses_local_refs() {
+        let v = Validator::new(&json!({
+            "$defs": {"n": {"type": "integer"}},
+            "properties": {"x": {"$ref": "#/$defs/n"}, "a b%": {"type": "string"}}
+        }))
+        .unwrap();
+        assert!(v.fits("/properties/x", &json!(1)));
+        assert!(!v.fits("/properties/x", &json!("1")));
+        assert!(v.fits("/properties/a b%", &json!("s")));
+        assert!(!v.fits("/properties/a b%", &json!(1)));
     }
 }
