@@ -108,6 +108,10 @@ pub struct ResultInfo {
     /// The HTTP status of the API error behind an error result, when reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_error_status: Option<Value>,
+    /// The session id the result line reports (the run summary's
+    /// `session_id` prefers the first `system/init`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     /// The model's stop reason, for formats that report one (`end_turn`, `max_tokens`, `refusal`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
@@ -334,7 +338,7 @@ impl SummaryBuilder {
             s.error = Some(text);
         }
         if s.session_id.is_none() {
-            s.session_id = result.session_id;
+            s.session_id = result.session_id.or_else(|| info.session_id.clone());
         }
         s.structured_output = result.structured_output;
         s.result = Some(info);

@@ -326,6 +326,7 @@ fn result(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
         terminal_reason: raw::string_of(parsed.terminal_reason),
         api_error_status: raw::value_of(parsed.api_error_status),
         stop_reason: raw::string_of(parsed.stop_reason),
+        session_id: raw::string_of(parsed.session_id),
     };
     sink(Event::Result(Box::new(ResultEvent {
         info,

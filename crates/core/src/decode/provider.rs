@@ -293,7 +293,7 @@ fn openai_responses(obj: &Map<String, Value>, b: &mut Body) {
                     };
                     match part.get("type").and_then(Value::as_str) {
                         Some("output_text") => {
-                            b.text(part.get("text").and_then(Value::as_str).unwrap_or(""))
+                            b.text(part.get("text").and_then(Value::as_str).unwrap_or(""));
                         }
                         Some("refusal") => b.refusal = str_at(part, "refusal"),
                         _ => {}
