@@ -1,6 +1,6 @@
 //! The run summary: what one agent run said and how it ended.
 //!
-//! Built by folding decoded [`Event`](crate::Event)s through a
+//! Built by folding decoded [`Event`]s through a
 //! [`SummaryBuilder`]; its JSON form is DESIGN.md's "Run summary", plus line
 //! counters and per-tool counts that batch users and benchmarks need.
 

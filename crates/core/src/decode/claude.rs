@@ -6,7 +6,7 @@
 //! messages (`stream_event`), and the control / keep-alive / rate-limit lines
 //! the CLI interleaves, which are tolerated as [`Event::Other`].
 //!
-//! Each line is deserialized once into [`Line`], a struct of borrowed raw
+//! Each line is deserialized once into `Line`, a struct of borrowed raw
 //! values: `serde_json` validates the whole line (a malformed line is caught
 //! even in parts nobody reads), but nothing is built for `user` tool results,
 //! which dominate the bytes of real transcripts. Fields are parsed on demand

@@ -2,7 +2,7 @@
 //!
 //! Decoding is sans-IO: a [`Decoder`] is fed bytes in chunks of any size (one
 //! byte at a time works) and pushes events into a sink; a
-//! [`SummaryBuilder`](crate::summary::SummaryBuilder) folds them into a
+//! [`SummaryBuilder`] folds them into a
 //! [`RunSummary`]; [`summarize_reader`] and [`decode_body`] are the thin
 //! conveniences on top. Memory stays bounded: a line is held only up to
 //! [`DecodeOptions::max_line_bytes`]; a longer one is skipped and counted
