@@ -325,6 +325,13 @@ impl Decoder {
             let start = self.detect_cursor;
             let end = start + i;
             self.detect_cursor = end + 1;
+            // Held bytes are capped at `max_line_bytes`; deciding by where a
+            // line ends (not by chunk boundaries) keeps the decision the same
+            // however the input is chunked.
+            if self.detect_cursor > self.opts.max_line_bytes {
+                self.switch(Format::Text, sink);
+                return;
+            }
             if let Some(format) = self.probe_line(start, end) {
                 self.switch(format, sink);
                 return;

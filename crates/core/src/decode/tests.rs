@@ -1169,6 +1169,17 @@ fn auto_detection_table() {
 }
 
 #[test]
+fn auto_detection_does_not_depend_on_chunking_at_the_limit() {
+    for max_line_bytes in 14..24 {
+        let opts = DecodeOptions {
+            max_line_bytes,
+            ..DecodeOptions::default()
+        };
+        three_ways(b"{\"type\":\"result\"}\nmore\n", Format::Auto, &opts);
+    }
+}
+
+#[test]
 fn auto_detection_replays_skipped_leading_lines() {
     let s = three_ways(
         b"npm WARN x\n\n{\"type\":\"result\"}\n",
