@@ -4,10 +4,67 @@
 //! this one vocabulary, so everything downstream (the run summary, the live hub,
 //! the store) is written once.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-use crate::summary::ResultInfo;
+use crate::summary::{ErrorCategory, ResultInfo};
+
+/// A JSON value kept as its raw text, parsed only when someone asks.
+///
+/// Tool inputs can be large (whole files for `Write`) and are rarely needed,
+/// so decoders copy the bytes instead of building a [`Value`] tree per call.
+#[derive(Debug, Clone)]
+pub struct RawJson(Box<RawValue>);
+
+impl RawJson {
+    /// Wrap an already validated raw value.
+    pub fn new(raw: Box<RawValue>) -> Self {
+        RawJson(raw)
+    }
+
+    /// Copy a borrowed raw value.
+    pub fn from_raw(raw: &RawValue) -> Self {
+        RawJson(raw.to_owned())
+    }
+
+    /// The JSON `null`, for calls that carried no input.
+    pub fn null() -> Self {
+        Self::from_value(&Value::Null)
+    }
+
+    /// Serialize a value (used by decoders that synthesize an input).
+    pub fn from_value(value: &Value) -> Self {
+        let text = value.to_string();
+        match RawValue::from_string(text) {
+            Ok(raw) => RawJson(raw),
+            // A `Value` always serializes to valid JSON; keep a null otherwise.
+            Err(_) => RawJson(Box::<RawValue>::default()),
+        }
+    }
+
+    /// The raw JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Parse into a [`Value`] (`Value::Null` if that fails, which valid raw text never does).
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+}
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Serialize for RawJson {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
 
 /// Why a line produced no event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -64,8 +121,8 @@ pub enum Event {
         id: Option<String>,
         /// Tool name (`Bash`, `Task`, `StructuredOutput`, ...).
         name: String,
-        /// The tool's input.
-        input: Value,
+        /// The tool's input, as raw JSON (parse on demand with [`RawJson::to_value`]).
+        input: RawJson,
     },
     /// A tool's result.
     ToolResult {
@@ -94,6 +151,21 @@ pub enum Event {
         /// Why.
         reason: SkipReason,
     },
+    /// Something the summary should warn about that is not a line skip
+    /// (a body over the size limit, plain text cut at the limit, a Codex
+    /// `error` item).
+    Warning {
+        /// The warning text.
+        message: String,
+    },
+    /// End of input: how many physical lines were read and how many decoded
+    /// to a JSON object. Always the last event a decoder emits.
+    End {
+        /// Physical lines read (blank and skipped ones included).
+        lines: u64,
+        /// Lines (or bodies) that decoded to a JSON object.
+        objects: u64,
+    },
     /// A recognized object of a type we do not interpret (`system/hook`,
     /// `rate_limit_event`, `keep_alive`, `control_*`, unknown types).
     Other {
@@ -111,4 +183,12 @@ pub struct ResultEvent {
     pub structured_output: Option<Value>,
     /// Session id as the result line reports it.
     pub session_id: Option<String>,
+    /// An error the decoder derived from the result's shape when the agent did
+    /// not flag `is_error` (a provider refusal, output cut at the token limit).
+    pub error: Option<String>,
+    /// The category the result's shape implies (subtype, provider stop
+    /// reason, error type). For an `is_error` result the error text's
+    /// keywords win over it, except for `refusal` and `max_tokens`, which a
+    /// decoder sets only from unambiguous fields.
+    pub category: Option<ErrorCategory>,
 }

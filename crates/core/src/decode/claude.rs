@@ -1,0 +1,374 @@
+//! Claude Code `--output-format stream-json` lines into events.
+//!
+//! The contract is seed 004 (clauditor's parser), extended with the fields of
+//! Claude Code 2.1.x: `structured_output`, the `error_*` result subtypes with
+//! their `errors` list, `terminal_reason`, `api_error_status`, partial
+//! messages (`stream_event`), and the control / keep-alive / rate-limit lines
+//! the CLI interleaves, which are tolerated as [`Event::Other`].
+//!
+//! Each line is deserialized once into `Line`, a struct of borrowed raw
+//! values: `serde_json` validates the whole line (a malformed line is caught
+//! even in parts nobody reads), but nothing is built for `user` tool results,
+//! which dominate the bytes of real transcripts. Fields are parsed on demand
+//! and leniently: a field of an unexpected type reads as absent.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::DecodeOptions;
+use super::raw;
+use crate::event::{Event, RawJson, ResultEvent};
+use crate::summary::{ErrorCategory, ResultInfo, Usage};
+
+/// The top-level fields of one stream-json line that any decoder reads.
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    subtype: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    message: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    parent_tool_use_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    session_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    model: Option<&'a RawValue>,
+    #[serde(rename = "apiKeySource", borrow, default)]
+    api_key_source: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    cwd: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    is_error: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    num_turns: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    duration_ms: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    total_cost_usd: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    structured_output: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    errors: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    terminal_reason: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    api_error_status: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    stop_reason: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    event: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    stop_reason: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    thinking: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    is_error: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct UsageFields<'a> {
+    #[serde(borrow, default)]
+    input_tokens: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    output_tokens: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct StreamEvent<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    index: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    delta: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    partial_json: Option<&'a RawValue>,
+}
+
+/// The stream-json `type`s Claude Code writes, for format detection.
+pub const CLAUDE_TYPES: &[&str] = &[
+    "system",
+    "assistant",
+    "user",
+    "result",
+    "stream_event",
+    "rate_limit_event",
+    "keep_alive",
+    "control_request",
+    "control_response",
+    "control_cancel_request",
+    "tool_progress",
+    "auth_status",
+];
+
+/// Decode one object line (the caller has checked it starts with `{`).
+///
+/// Returns `false` when the line is not valid JSON (the caller counts it).
+pub fn decode_line(line: &[u8], opts: &DecodeOptions, sink: &mut dyn FnMut(Event)) -> bool {
+    let Ok(parsed) = serde_json::from_slice::<Line<'_>>(line) else {
+        return false;
+    };
+    let kind = raw::str_of(parsed.kind);
+    match kind.as_deref() {
+        Some("assistant") => assistant(&parsed, sink),
+        Some("result") => result(&parsed, sink),
+        Some("system") => system(&parsed, sink),
+        Some("user") => user(&parsed, opts, sink),
+        Some("stream_event") => stream_event(&parsed, sink),
+        other => sink(Event::Other {
+            kind: other_kind(other, &parsed),
+        }),
+    }
+    true
+}
+
+fn other_kind(kind: Option<&str>, parsed: &Line<'_>) -> String {
+    let mut out = kind.unwrap_or("").to_owned();
+    if let Some(sub) = raw::str_of(parsed.subtype) {
+        out.push('/');
+        out.push_str(&sub);
+    }
+    out
+}
+
+fn assistant(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
+    let message: Option<Message<'_>> = raw::object_of(parsed.message);
+    let parent_tool_use_id = raw::string_of(parsed.parent_tool_use_id);
+    let Some(message) = message else {
+        sink(Event::Message {
+            id: None,
+            stop_reason: None,
+            parent_tool_use_id,
+        });
+        return;
+    };
+    sink(Event::Message {
+        id: raw::string_of(message.id),
+        stop_reason: raw::string_of(message.stop_reason),
+        parent_tool_use_id,
+    });
+    // Seed 004: a `content` that is missing or not a list contributes nothing.
+    for block in raw::elements(message.content) {
+        let Some(block) = raw::object_of::<Block<'_>>(Some(block)) else {
+            continue;
+        };
+        match raw::str_of(block.kind).as_deref() {
+            // Seed 004: a text block without `text` contributes "".
+            Some("text") => sink(Event::Text {
+                text: raw::string_of(block.text).unwrap_or_default(),
+            }),
+            Some("thinking") => sink(Event::Thinking {
+                text: raw::string_of(block.thinking).unwrap_or_default(),
+            }),
+            Some("tool_use" | "server_tool_use") => sink(Event::ToolUse {
+                id: raw::string_of(block.id),
+                name: raw::string_of(block.name).unwrap_or_default(),
+                input: block.input.map_or_else(RawJson::null, RawJson::from_raw),
+            }),
+            _ => {}
+        }
+    }
+}
+
+fn user(parsed: &Line<'_>, opts: &DecodeOptions, sink: &mut dyn FnMut(Event)) {
+    // Note [Tool results are not re-read]: `user` lines carry tool output and
+    // make up most of a transcript's bytes. The line parse has validated them;
+    // reading the blocks again costs a second pass, so it happens only when
+    // the caller asked for the content.
+    if !opts.keep_tool_results {
+        sink(Event::Other {
+            kind: "user".to_owned(),
+        });
+        return;
+    }
+    let Some(message) = raw::object_of::<Message<'_>>(parsed.message) else {
+        sink(Event::Other {
+            kind: "user".to_owned(),
+        });
+        return;
+    };
+    for block in raw::elements(message.content) {
+        let Some(block) = raw::object_of::<Block<'_>>(Some(block)) else {
+            continue;
+        };
+        if raw::str_of(block.kind).as_deref() != Some("tool_result") {
+            continue;
+        }
+        sink(Event::ToolResult {
+            tool_use_id: raw::string_of(block.tool_use_id),
+            is_error: raw::is_true(block.is_error),
+            content: Some(tool_result_text(block.content)),
+        });
+    }
+}
+
+/// A tool result's content as text: a string as is, a list of text blocks
+/// joined with `\n`, anything else as its JSON text.
+pub fn tool_result_text(content: Option<&RawValue>) -> String {
+    if let Some(text) = raw::string_of(content) {
+        return text;
+    }
+    if raw::is_array(content) {
+        let mut out = String::new();
+        for (i, part) in raw::elements(content).into_iter().enumerate() {
+            let Some(part) = raw::object_of::<Block<'_>>(Some(part)) else {
+                continue;
+            };
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&raw::str_of(part.text).unwrap_or_default());
+        }
+        return out;
+    }
+    content.map(|c| c.get().to_owned()).unwrap_or_default()
+}
+
+fn system(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
+    if raw::str_of(parsed.subtype).as_deref() == Some("init") {
+        sink(Event::Init {
+            session_id: raw::string_of(parsed.session_id),
+            model: raw::string_of(parsed.model),
+            // Seed 004: a non-string apiKeySource is ignored.
+            api_key_source: raw::string_of(parsed.api_key_source),
+            cwd: raw::string_of(parsed.cwd),
+        });
+    } else {
+        sink(Event::Other {
+            kind: other_kind(Some("system"), parsed),
+        });
+    }
+}
+
+/// Token usage as seed 004 reads it: missing or broken counts are 0.
+pub fn usage_of(raw_usage: Option<&RawValue>) -> Usage {
+    match raw::object_of::<UsageFields<'_>>(raw_usage) {
+        Some(u) => Usage {
+            input_tokens: raw::token_count(u.input_tokens),
+            output_tokens: raw::token_count(u.output_tokens),
+        },
+        None => Usage::default(),
+    }
+}
+
+/// The category a Claude result subtype implies.
+pub fn subtype_category(subtype: &str) -> Option<ErrorCategory> {
+    match subtype {
+        "error_max_turns" => Some(ErrorCategory::MaxTurns),
+        "error_max_structured_output_retries" => Some(ErrorCategory::StructuredOutputRetries),
+        "error_max_budget_usd" => Some(ErrorCategory::Budget),
+        "error_during_execution" => Some(ErrorCategory::Api),
+        _ => None,
+    }
+}
+
+fn result(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
+    let subtype = raw::string_of(parsed.subtype);
+    let is_error = raw::is_true(parsed.is_error);
+    let category = if is_error {
+        subtype.as_deref().and_then(subtype_category)
+    } else {
+        None
+    };
+    let errors = raw::elements(parsed.errors)
+        .into_iter()
+        .filter_map(|e| raw::string_of(Some(e)))
+        .collect();
+    let info = ResultInfo {
+        subtype,
+        is_error,
+        duration_ms: raw::u64_of(parsed.duration_ms),
+        num_turns: raw::u64_of(parsed.num_turns),
+        total_cost_usd: raw::f64_of(parsed.total_cost_usd),
+        usage: usage_of(parsed.usage),
+        text: raw::string_of(parsed.result),
+        errors,
+        terminal_reason: raw::string_of(parsed.terminal_reason),
+        api_error_status: raw::value_of(parsed.api_error_status),
+        stop_reason: raw::string_of(parsed.stop_reason),
+        session_id: raw::string_of(parsed.session_id),
+    };
+    sink(Event::Result(Box::new(ResultEvent {
+        info,
+        structured_output: raw::value_of(parsed.structured_output),
+        session_id: raw::string_of(parsed.session_id),
+        error: None,
+        category,
+    })));
+}
+
+fn stream_event(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
+    let Some(event) = raw::object_of::<StreamEvent<'_>>(parsed.event) else {
+        sink(Event::Other {
+            kind: "stream_event".to_owned(),
+        });
+        return;
+    };
+    let kind = raw::str_of(event.kind);
+    if kind.as_deref() == Some("content_block_delta") {
+        if let Some(delta) = raw::object_of::<Delta<'_>>(event.delta) {
+            match raw::str_of(delta.kind).as_deref() {
+                Some("text_delta") => {
+                    sink(Event::Partial {
+                        index: raw::u64_of(event.index),
+                        text: Some(raw::string_of(delta.text).unwrap_or_default()),
+                        partial_json: None,
+                    });
+                    return;
+                }
+                Some("input_json_delta") => {
+                    sink(Event::Partial {
+                        index: raw::u64_of(event.index),
+                        text: None,
+                        partial_json: Some(raw::string_of(delta.partial_json).unwrap_or_default()),
+                    });
+                    return;
+                }
+                _ => {}
+            }
+        }
+    }
+    sink(Event::Other {
+        kind: format!("stream_event/{}", kind.as_deref().unwrap_or("")),
+    });
+}
