@@ -20,7 +20,7 @@
 //! use agentshape_core::extract::{extract_text, ExtractOptions};
 //! use agentshape_core::Method;
 //!
-//! let reply = "Sure! Here it is:\n```json\n{\"action\": \"complete\", \"confidence\": 90,}\n```";
+//! let reply = "Sure! Here it is:\n```json\n{\"action\": \"complete\", \"confidence\": 90}\n```";
 //! let got = extract_text(reply, &ExtractOptions::default());
 //! assert_eq!(got.method, Method::Fenced);
 //! assert_eq!(got.value.unwrap()["confidence"], 90);
