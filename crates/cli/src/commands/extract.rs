@@ -48,7 +48,8 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<Exit> {
     let format = format_of(args.format);
     let bar = out.progress(files.len() as u64, "files");
     let mut exit = Exit::Ok;
-    let window = rayon::current_num_threads().max(1) * 8;
+    // Large windows keep every core busy: a window waits for its slowest file.
+    let window = (rayon::current_num_threads().max(1) * 64).max(256);
     for chunk in files.chunks(window) {
         let results: Vec<Result<Extraction, CliError>> = chunk
             .par_iter()

@@ -27,7 +27,8 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<Exit> {
     let mut out = Out::new(args.output);
     let bar = out.progress(args.files.len() as u64, "files");
     let mut exit = Exit::Ok;
-    let window = rayon::current_num_threads().max(1) * 8;
+    // Large windows keep every core busy: a window waits for its slowest file.
+    let window = (rayon::current_num_threads().max(1) * 64).max(256);
     for chunk in args.files.chunks(window) {
         let results: Vec<Result<RunSummary, CliError>> = chunk
             .par_iter()

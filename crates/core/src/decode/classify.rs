@@ -99,10 +99,12 @@ const BACKGROUND_PHRASES: &[&str] = &[
 /// stands in for Python's `\w`. Every occurrence is tried, so
 /// "continuingly ... continuing." still matches on the second one.
 pub fn has_background_phrase(text: &str) -> bool {
-    let hay = text.as_bytes();
+    // ASCII lowercasing keeps byte offsets, so positions found in `lower` are
+    // valid in `text`; the phrases are ASCII. `memmem` keeps this linear and
+    // vectorized: the text can be a whole run's output.
+    let lower = text.to_ascii_lowercase();
     BACKGROUND_PHRASES.iter().any(|phrase| {
-        let mut from = 0;
-        while let Some(at) = find_ignore_ascii_case(hay, phrase.as_bytes(), from) {
+        memchr::memmem::find_iter(lower.as_bytes(), phrase.as_bytes()).any(|at| {
             let end = at + phrase.len();
             let before_ok = text
                 .get(..at)
@@ -112,12 +114,8 @@ pub fn has_background_phrase(text: &str) -> bool {
                 .get(end..)
                 .and_then(|s| s.chars().next())
                 .is_none_or(|c| !is_word_char(c));
-            if before_ok && after_ok {
-                return true;
-            }
-            from = at + 1;
-        }
-        false
+            before_ok && after_ok
+        })
     })
 }
 

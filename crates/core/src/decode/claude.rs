@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 
 use super::DecodeOptions;
 use super::raw;
+use super::skim::{Skim, skim};
 use crate::event::{Event, RawJson, ResultEvent};
 use crate::summary::{ErrorCategory, ResultInfo, Usage};
 
@@ -145,6 +146,20 @@ pub const CLAUDE_TYPES: &[&str] = &[
 ///
 /// Returns `false` when the line is not valid JSON (the caller counts it).
 pub fn decode_line(line: &[u8], opts: &DecodeOptions, sink: &mut dyn FnMut(Event)) -> bool {
+    // Note [Skimming tool results] (skim.rs): a `user` line whose content
+    // nobody reads is validated by the fast skimmer and not parsed at all.
+    if !opts.keep_tool_results {
+        match skim(line) {
+            Skim::Invalid | Skim::NonObject => return false,
+            Skim::Object(Some(b"user")) => {
+                sink(Event::Other {
+                    kind: "user".to_owned(),
+                });
+                return true;
+            }
+            Skim::Object(_) => {}
+        }
+    }
     let Ok(parsed) = serde_json::from_slice::<Line<'_>>(line) else {
         return false;
     };

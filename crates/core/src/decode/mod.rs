@@ -18,6 +18,7 @@ pub mod claude;
 pub mod codex;
 pub mod provider;
 pub mod raw;
+mod skim;
 
 use std::io::{BufRead, ErrorKind};
 
