@@ -71,7 +71,7 @@ enum Open {
     Array,
 }
 
-impl<'a> Parser<'a> {
+impl Parser<'_> {
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
@@ -258,11 +258,11 @@ mod tests {
             r#"{"a":1,"type":"result","b":[1,2,{"c":null}]}"#,
             r#"  {"type" : "x"}  "#,
             r#"{"type":1}"#,
-            r#"{}"#,
-            r#"[]"#,
-            r#"42"#,
+            r"{}",
+            r"[]",
+            r"42",
             r#""keepalive""#,
-            r#"null"#,
+            r"null",
             r#"{"type":"user","message":{"content":"cut"#,
             r#"{"a":1,}"#,
             r#"{"a":1 "b":2}"#,
@@ -278,10 +278,10 @@ mod tests {
             "{\"a\":\"\\\"\"}",
             r#"{"a":tru}"#,
             r#"{"a":true}x"#,
-            r#"{'a':1}"#,
+            r"{'a':1}",
             r#"{"a":[1,2]]"#,
             r#"{"a":[1,2}"#,
-            r#"npm WARN deprecated"#,
+            r"npm WARN deprecated",
             r#"{"a":{"type":"inner"},"type":"outer"}"#,
             r#"[{"type":"x"}]"#,
             "",
