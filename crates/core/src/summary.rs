@@ -319,7 +319,17 @@ impl SummaryBuilder {
         s.saw_result = true;
         let info = result.info;
         if info.is_error {
-            let text = classify::truncate_error(info.text.as_deref().unwrap_or(NO_DETAIL));
+            // Seed 004: no `result` string means "API error (no detail)";
+            // 2.1.x results carry an `errors` list that says more, so it is
+            // used when present (`error_max_turns` → "Reached maximum number
+            // of turns (3)").
+            let joined = (!info.errors.is_empty()).then(|| info.errors.join("; "));
+            let detail = info
+                .text
+                .as_deref()
+                .or(joined.as_deref())
+                .unwrap_or(NO_DETAIL);
+            let text = classify::truncate_error(detail);
             let category = match result.category {
                 Some(c @ (ErrorCategory::Refusal | ErrorCategory::MaxTokens)) => c,
                 hint => classify::keyword_category(&text)

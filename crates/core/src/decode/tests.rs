@@ -1269,7 +1269,10 @@ fn example_rate_limit_429() {
 fn example_max_turns() {
     let s = example(include_bytes!("../../../../examples/max-turns.ndjson"));
     assert_eq!(s.error_category, Some(ErrorCategory::MaxTurns));
-    assert_eq!(s.error.as_deref(), Some("API error (no detail)"));
+    assert_eq!(
+        s.error.as_deref(),
+        Some("Reached maximum number of turns (3)")
+    );
     let r = s.result.unwrap();
     assert_eq!(
         r.errors,
@@ -1377,4 +1380,14 @@ proptest! {
     fn fuzz_json_ish_lines_never_panic(lines in prop::collection::vec(json_ish_line(), 0..12)) {
         fuzz_decode(lines.join("\n").as_bytes());
     }
+}
+
+#[test]
+fn error_without_result_string_uses_the_errors_list_before_no_detail() {
+    let s = claude(&[
+        r#"{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["tool crashed","Rate limit reached"]}"#,
+    ]);
+    assert_eq!(s.error.as_deref(), Some("tool crashed; Rate limit reached"));
+    // The text decides first, as for a `result` string.
+    assert_eq!(s.error_category, Some(ErrorCategory::RateLimit));
 }
