@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::args::ExtractArgs;
 use crate::commands::parse::truncate;
-use crate::commands::{BATCH_LINES, LineRead, format_of, parse, read_line_limited};
+use crate::commands::{LineRead, format_of, par_lines, parse};
 use crate::exit::{CliError, Exit};
 use crate::input;
 use crate::output::{Out, Style};
@@ -125,37 +125,17 @@ fn jsonl(
     let mut reader = input::open(path)?;
     let mut exit = Exit::Ok;
     let mut counts = Tally::default();
-    let mut batch: Vec<(u64, Vec<u8>, LineRead)> = Vec::with_capacity(BATCH_LINES);
-    let mut line_no = 0u64;
-    let mut buf = Vec::new();
-    loop {
-        batch.clear();
-        let mut eof = false;
-        while batch.len() < BATCH_LINES {
-            let got = read_line_limited(&mut *reader, &mut buf, args.max_line_bytes)?;
-            if got == LineRead::Eof {
-                eof = true;
-                break;
-            }
-            line_no += 1;
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            batch.push((line_no, std::mem::take(&mut buf), got));
-        }
-        let rendered: Vec<(Exit, Method, bool, Vec<u8>)> = batch
-            .par_iter()
-            .map(|(n, line, got)| one_line(*n, line, *got, opts, out.json))
-            .collect();
-        for (code, method, valid, bytes) in rendered {
+    let json = out.json;
+    par_lines(
+        &mut *reader,
+        args.max_line_bytes,
+        |n, line, got| one_line(n, line, got, opts, json),
+        |(code, method, valid, bytes)| {
             exit = exit.worst(code);
             counts.add(method, valid);
-            out.raw(&bytes)?;
-        }
-        if eof {
-            break;
-        }
-    }
+            out.raw(&bytes)
+        },
+    )?;
     if !out.json {
         let summary = counts.render();
         out.line(&summary)?;

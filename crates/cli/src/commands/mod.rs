@@ -131,6 +131,53 @@ fn memchr_newline(haystack: &[u8]) -> Option<usize> {
 /// enough that a batch of typical replies stays a few megabytes.
 pub const BATCH_LINES: usize = 4096;
 
+/// Process the non-blank lines of `reader` in parallel batches, handing each
+/// line's result to `emit` in input order.
+///
+/// `work` gets the 1-based line number, the line (at most `limit` bytes) and
+/// whether it was cut. Memory holds one batch of lines and their results.
+///
+/// # Errors
+/// When the reader or `emit` fails.
+pub fn par_lines<R, T, W, E>(reader: &mut R, limit: usize, work: W, mut emit: E) -> io::Result<()>
+where
+    R: BufRead + ?Sized,
+    T: Send,
+    W: Fn(u64, &[u8], LineRead) -> T + Sync,
+    E: FnMut(T) -> io::Result<()>,
+{
+    use rayon::prelude::*;
+    let mut batch: Vec<(u64, Vec<u8>, LineRead)> = Vec::with_capacity(BATCH_LINES);
+    let mut buf = Vec::new();
+    let mut line_no = 0u64;
+    loop {
+        batch.clear();
+        let mut eof = false;
+        while batch.len() < BATCH_LINES {
+            let got = read_line_limited(reader, &mut buf, limit)?;
+            if got == LineRead::Eof {
+                eof = true;
+                break;
+            }
+            line_no += 1;
+            if buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            batch.push((line_no, std::mem::take(&mut buf), got));
+        }
+        let results: Vec<T> = batch
+            .par_iter()
+            .map(|(n, line, got)| work(*n, line, *got))
+            .collect();
+        for r in results {
+            emit(r)?;
+        }
+        if eof {
+            return Ok(());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

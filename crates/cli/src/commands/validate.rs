@@ -4,13 +4,12 @@ use std::io::Read;
 
 use agentshape_core::Violation;
 use agentshape_core::validate::{Coercion, Validator};
-use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::args::ValidateArgs;
 use crate::commands::parse::truncate;
-use crate::commands::{BATCH_LINES, LineRead, read_line_limited};
+use crate::commands::{LineRead, par_lines};
 use crate::exit::{CliError, Exit};
 use crate::input;
 use crate::output::{Out, Style};
@@ -67,48 +66,27 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
     }
     let mut exit = Exit::Ok;
     let (mut total, mut valid) = (0u64, 0u64);
-    let mut batch: Vec<(u64, Vec<u8>, LineRead)> = Vec::with_capacity(BATCH_LINES);
-    let mut buf = Vec::new();
-    let mut line_no = 0u64;
-    loop {
-        batch.clear();
-        let mut eof = false;
-        while batch.len() < BATCH_LINES {
-            let got = read_line_limited(&mut *reader, &mut buf, MAX_LINE)?;
-            if got == LineRead::Eof {
-                eof = true;
-                break;
-            }
-            line_no += 1;
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            batch.push((line_no, std::mem::take(&mut buf), got));
-        }
-        let json = out.json;
-        let rendered: Vec<(bool, Vec<u8>)> = batch
-            .par_iter()
-            .map(|(n, line, got)| {
-                let verdict = if *got == LineRead::TooLong {
-                    failed(Some(*n), "instance longer than 64 MiB; skipped")
-                } else {
-                    judge(&validator, line, Some(*n), args.coerce)
-                };
-                (verdict.valid, render(&verdict, json))
-            })
-            .collect();
-        for (ok, bytes) in rendered {
+    let json = out.json;
+    par_lines(
+        &mut *reader,
+        MAX_LINE,
+        |n, line, got| {
+            let verdict = if got == LineRead::TooLong {
+                failed(Some(n), "instance longer than 64 MiB; skipped")
+            } else {
+                judge(&validator, line, Some(n), args.coerce)
+            };
+            (verdict.valid, render(&verdict, json))
+        },
+        |(ok, bytes)| {
             total += 1;
             valid += u64::from(ok);
             if !ok {
                 exit = Exit::Invalid;
             }
-            out.raw(&bytes)?;
-        }
-        if eof {
-            break;
-        }
-    }
+            out.raw(&bytes)
+        },
+    )?;
     if !out.json {
         let line = format!(
             "{total} instances: {valid} valid, {} invalid",
