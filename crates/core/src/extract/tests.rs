@@ -271,6 +271,15 @@ fn adversarial_inputs_are_linear_and_safe() {
         "{}".repeat(200_000),
         "'".repeat(100_000),
         "\" ".repeat(100_000),
+        // Note [Missing quotes]: every quote is ambiguous; look-ahead is capped.
+        "[\"a, \"b".repeat(100_000),
+        "{\"a\": \"x, \"k\" ".repeat(50_000),
+        format!("{{\"a\": \"{}", " ".repeat(1 << 20)),
+        format!("{{\"a\": \"{}", "}".repeat(1 << 20)),
+        "“".repeat(100_000),
+        "(".repeat(1 << 20),
+        "[2e ".repeat(100_000),
+        format!("{{\\\"a\\\": {}", "\\\"".repeat(100_000)),
     ] {
         fuzz_extract(s.as_bytes());
     }
@@ -324,17 +333,35 @@ mod prop {
 /// value per reply, for `check_outputs.py replies`.
 #[test]
 #[ignore = "manual: needs BENCH_REPLIES and BENCH_OUT"]
-#[allow(clippy::disallowed_methods)] // a manual tool reading the bench corpus
+/// Prints the extraction throughput (reply text bytes over time spent in
+/// `extract_text` only) to stderr.
+#[allow(clippy::disallowed_methods, clippy::print_stderr)] // a manual tool reading the bench corpus
 fn bench_replies() {
     use std::io::Write;
     let input = std::env::var("BENCH_REPLIES").unwrap();
     let out = std::env::var("BENCH_OUT").unwrap();
     let data = std::fs::read_to_string(input).unwrap();
+    let rows: Vec<Value> = data
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let mut w = std::io::BufWriter::new(std::fs::File::create(out).unwrap());
-    for line in data.lines() {
-        let row: Value = serde_json::from_str(line).unwrap();
-        let got = ex(row["text"].as_str().unwrap());
+    let mut bytes = 0usize;
+    let mut spent = std::time::Duration::ZERO;
+    for row in &rows {
+        let text = row["text"].as_str().unwrap();
+        bytes += text.len();
+        let t = std::time::Instant::now();
+        let got = ex(text);
+        spent += t.elapsed();
         let v = json!({"id": row["id"], "value": got.value});
         writeln!(w, "{v}").unwrap();
     }
+    let mb = bytes as f64 / 1e6;
+    eprintln!(
+        "bench_replies: {} replies, {mb:.1} MB in {:.3} s: {:.1} MB/s",
+        rows.len(),
+        spent.as_secs_f64(),
+        mb / spent.as_secs_f64()
+    );
 }

@@ -577,7 +577,10 @@ impl<'a> Parser<'a> {
         let Quote::Ascii(qb) = q else { return false };
         // Back over whitespace (copied verbatim into `out`) to a comma.
         let mut c = quote_at;
-        while c > start && self.src.get(c - 1).is_some_and(u8::is_ascii_whitespace) {
+        while c > start
+            && quote_at - c <= LOOKAHEAD
+            && self.src.get(c - 1).is_some_and(u8::is_ascii_whitespace)
+        {
             c -= 1;
         }
         if c <= start || self.src.get(c - 1) != Some(&b',') || quote_at - c > LOOKAHEAD {
