@@ -3,7 +3,9 @@
 //! Our own code, no dependency: a recursive-descent state machine
 //! ([`parser`]) that accepts trailing commas, single quotes, unquoted keys,
 //! Python and JS literals, comments, raw control characters in strings,
-//! unescaped inner quotes, missing commas and colons, and truncated input
+//! unescaped inner quotes, missing quotes (by bounded look-ahead), smart
+//! quotes, Unicode spaces, Python tuples, unquoted URLs and regexes, cut
+//! numbers, escaped JSON, missing commas and colons, and truncated input
 //! (closing open strings and containers), and reports each fix as a
 //! [`Repair`]. It knows no schema (BAML's `jsonish` split): choosing among
 //! candidates is the caller's job.
