@@ -174,6 +174,22 @@ pub(crate) fn balanced_end(bytes: &[u8], start: usize) -> usize {
                 prev = b;
                 continue;
             }
+            // Note [Comments in values]: `//` and `/*` start a comment only
+            // after whitespace or `{` `[` `,`, so `https://x` is not one.
+            b'/' if matches!(bytes.get(i + 1), Some(b'/' | b'*'))
+                && (matches!(prev, b'{' | b'[' | b',')
+                    || i.checked_sub(1)
+                        .and_then(|j| bytes.get(j))
+                        .is_some_and(u8::is_ascii_whitespace)) =>
+            {
+                let rest = bytes.get(i + 2..).unwrap_or_default();
+                i = if bytes.get(i + 1) == Some(&b'/') {
+                    memchr::memchr(b'\n', rest).map_or(bytes.len(), |k| i + 2 + k)
+                } else {
+                    memchr::memmem::find(rest, b"*/").map_or(bytes.len(), |k| i + 2 + k + 2)
+                };
+                continue;
+            }
             b'{' | b'[' => depth += 1,
             b'}' | b']' => {
                 depth = depth.saturating_sub(1);

@@ -79,6 +79,19 @@ pub enum Repair {
     EllipsisDropped,
     /// Nesting deeper than [`repair::MAX_DEPTH`] was cut off.
     DepthLimit,
+    /// A string lost a quote: its closing quote was placed before the `,`
+    /// or the closers that follow it, or a stray `"` after a value was dropped.
+    MissingQuote,
+    /// `“…”` or `‘…’` typographic quotes used as string delimiters.
+    SmartQuotes,
+    /// A no-break, zero-width or other Unicode space between tokens.
+    UnicodeWhitespace,
+    /// A Python tuple `(1, 2)`, read as an array.
+    PythonTuple,
+    /// A number cut mid-way (`2e`, `-`, `1.`) before a delimiter, kept as what parses.
+    IncompleteNumber,
+    /// The whole value was itself JSON-escaped (`{\"a\": 1}`) and was unescaped once.
+    EscapedJson,
 }
 
 /// Extraction settings.

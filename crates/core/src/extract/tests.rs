@@ -59,7 +59,35 @@ fn repair_table() {
         (r#"{"a": 1,"#, json!({"a": 1}), R, &[TrailingComma, Truncated]),
         (r#"{"hours": 30.0"#, json!({"hours": 30.0}), R, &[Truncated]),
         (r#"{"n": 1."#, json!({"n": 1.0}), R, &[Truncated]),
-        (r#"{"n": 2e"#, json!({"n": 2}), R, &[Truncated]),
+        (r#"{"n": 2e"#, json!({"n": 2.0}), R, &[Truncated]),
+        ("[2e, -, 1.]", json!([2.0, 0, 1.0]), R, &[IncompleteNumber]),
+        (r#"{"zip": 0789, "n": -05}"#, json!({"zip": "0789", "n": "-05"}), R, &[UnquotedString]),
+        (r#"{"r": 12345/67890, "t": 12:30}"#, json!({"r": "12345/67890", "t": "12:30"}), R, &[UnquotedString]),
+        // Note [Missing quotes]
+        (r#"{"name": "John", "city": "New York, "gender": "male"}"#, json!({"name": "John", "city": "New York", "gender": "male"}), R, &[MissingQuote]),
+        (r#"{"url": "https://x.example/,"id": 2}"#, json!({"url": "https://x.example/", "id": 2}), R, &[MissingQuote]),
+        ("[\"abc,\n\"def\"\n]", json!(["abc", "def"]), R, &[MissingQuote]),
+        (r#"{"a": "He said, "hi" to me"}"#, json!({"a": "He said, \"hi\" to me"}), R, &[UnescapedQuote]),
+        (r#"{"a": "b}"#, json!({"a": "b"}), R, &[MissingQuote]),
+        (r#"{"key": ["value]}"#, json!({"key": ["value"]}), R, &[MissingQuote]),
+        ("[\"abc  ]\n", json!(["abc"]), R, &[MissingQuote]),
+        (r#"{"s": "Restarted {svc}"#, json!({"s": "Restarted {svc}"}), R, &[Truncated]),
+        (r#"{"a": {"b": "x]"#, json!({"a": {"b": "x]"}}), R, &[Truncated]),
+        (r#"{ "w": abcdef", "n": 12345" }"#, json!({"w": "abcdef", "n": 12345}), R, &[UnquotedString, MissingQuote]),
+        (r#"{"a":"foo",b":"bar"}"#, json!({"a": "foo", "b": "bar"}), R, &[UnquotedKey, MissingQuote]),
+        (r#"["a" 2]"#, json!(["a", 2]), R, &[MissingComma]),
+        ("{\"k\": \"v, w\"```", json!({"k": "v, w"}), R, &[MissingComma, UnexpectedChar, Truncated]),
+        // Mismatched closers: a typo when a comma follows and the next token fits the parent.
+        (r#"{"k1": ["a", "b"}, "k2": ["c"]}"#, json!({"k1": ["a", "b"], "k2": ["c"]}), R, &[MismatchedBracket]),
+        (r#"{"arr": [{"k": "v"], "k2": "v2"}"#, json!({"arr": [{"k": "v"}], "k2": "v2"}), R, &[MismatchedBracket]),
+        // Smart quotes, Unicode spaces, URLs and regexes, tuples, escaped JSON.
+        ("{‘a’: ‘it’s’}", json!({"a": "it’s"}), R, &[SmartQuotes, UnescapedQuote]),
+        ("{“a” “b”}", json!({"a": "b"}), R, &[SmartQuotes, MissingColon]),
+        ("{\"a\":\u{a0}\"foo\",\u{200b}\"b\": 1}", json!({"a": "foo", "b": 1}), R, &[UnicodeWhitespace]),
+        ("{url: https://x.example/a, re: /a+b/}", json!({"url": "https://x.example/a", "re": "/a+b/"}), R, &[UnquotedKey, UnquotedString]),
+        (r#"{"c": (1, 2), "e": (), "s": (3)}"#, json!({"c": [1, 2], "e": [], "s": 3}), R, &[PythonTuple]),
+        (r#"{\"key\": \"va\\\"l\"}"#, json!({"key": "va\"l"}), R, &[EscapedJson]),
+        ("{\n \"c\": [\n  {\"a\": 1},\n  // b ]\n  {\"a\": 2}\n ]\n}", json!({"c": [{"a": 1}, {"a": 2}]}), R, &[Comment]),
         (r#"{"a": "x\"#, json!({"a": "x"}), R, &[Truncated]),
         (r#"{"a": 1]"#, json!({"a": 1}), R, &[MismatchedBracket]),
         (r#"Here: {"a": "b",} thanks"#, json!({"a": "b"}), R, &[TrailingComma]),
@@ -243,6 +271,15 @@ fn adversarial_inputs_are_linear_and_safe() {
         "{}".repeat(200_000),
         "'".repeat(100_000),
         "\" ".repeat(100_000),
+        // Note [Missing quotes]: every quote is ambiguous; look-ahead is capped.
+        "[\"a, \"b".repeat(100_000),
+        "{\"a\": \"x, \"k\" ".repeat(50_000),
+        format!("{{\"a\": \"{}", " ".repeat(1 << 20)),
+        format!("{{\"a\": \"{}", "}".repeat(1 << 20)),
+        "“".repeat(100_000),
+        "(".repeat(1 << 20),
+        "[2e ".repeat(100_000),
+        format!("{{\\\"a\\\": {}", "\\\"".repeat(100_000)),
     ] {
         fuzz_extract(s.as_bytes());
     }
@@ -296,17 +333,35 @@ mod prop {
 /// value per reply, for `check_outputs.py replies`.
 #[test]
 #[ignore = "manual: needs BENCH_REPLIES and BENCH_OUT"]
-#[allow(clippy::disallowed_methods)] // a manual tool reading the bench corpus
+/// Prints the extraction throughput (reply text bytes over time spent in
+/// `extract_text` only) to stderr.
+#[allow(clippy::disallowed_methods, clippy::print_stderr)] // a manual tool reading the bench corpus
 fn bench_replies() {
     use std::io::Write;
     let input = std::env::var("BENCH_REPLIES").unwrap();
     let out = std::env::var("BENCH_OUT").unwrap();
     let data = std::fs::read_to_string(input).unwrap();
+    let rows: Vec<Value> = data
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let mut w = std::io::BufWriter::new(std::fs::File::create(out).unwrap());
-    for line in data.lines() {
-        let row: Value = serde_json::from_str(line).unwrap();
-        let got = ex(row["text"].as_str().unwrap());
+    let mut bytes = 0usize;
+    let mut spent = std::time::Duration::ZERO;
+    for row in &rows {
+        let text = row["text"].as_str().unwrap();
+        bytes += text.len();
+        let t = std::time::Instant::now();
+        let got = ex(text);
+        spent += t.elapsed();
         let v = json!({"id": row["id"], "value": got.value});
         writeln!(w, "{v}").unwrap();
     }
+    let mb = bytes as f64 / 1e6;
+    eprintln!(
+        "bench_replies: {} replies, {mb:.1} MB in {:.3} s: {:.1} MB/s",
+        rows.len(),
+        spent.as_secs_f64(),
+        mb / spent.as_secs_f64()
+    );
 }

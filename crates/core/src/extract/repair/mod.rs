@@ -3,7 +3,9 @@
 //! Our own code, no dependency: a recursive-descent state machine
 //! ([`parser`]) that accepts trailing commas, single quotes, unquoted keys,
 //! Python and JS literals, comments, raw control characters in strings,
-//! unescaped inner quotes, missing commas and colons, and truncated input
+//! unescaped inner quotes, missing quotes (by bounded look-ahead), smart
+//! quotes, Unicode spaces, Python tuples, unquoted URLs and regexes, cut
+//! numbers, escaped JSON, missing commas and colons, and truncated input
 //! (closing open strings and containers), and reports each fix as a
 //! [`Repair`]. It knows no schema (BAML's `jsonish` split): choosing among
 //! candidates is the caller's job.
@@ -38,7 +40,48 @@ pub struct Repaired {
 ///
 /// Linear time, bounded depth ([`MAX_DEPTH`]), never panics.
 pub fn repair_json(text: &str) -> Option<Repaired> {
+    if let Some(unescaped) = escaped_json(text) {
+        if let Some((value, mut repairs)) = parser::Parser::new(&unescaped).parse_top() {
+            repairs.insert(0, Repair::EscapedJson);
+            return Some(Repaired { value, repairs });
+        }
+    }
     parser::Parser::new(text)
         .parse_top()
         .map(|(value, repairs)| Repaired { value, repairs })
+}
+
+/// Note [Escaped JSON]: a reply that is a JSON document escaped as a string
+/// body (`{\"a\": \"b\"}`, as printed by a tool that double-encodes) has
+/// `\"` where its first key or element starts. It is unescaped once (as a
+/// JSON string body when that is valid, else just `\"` → `"` and `\\` →
+/// `\`) and parsed. Only that opening shape triggers it, so one pass decides.
+fn escaped_json(text: &str) -> Option<String> {
+    let start = text.find(['{', '['])?;
+    let body = text.get(start..)?;
+    let after = body.get(1..)?.trim_start();
+    if !after.starts_with("\\\"") {
+        return None;
+    }
+    let quoted = format!("\"{body}\"");
+    if let Ok(s) = serde_json::from_str::<String>(&quoted) {
+        return Some(s);
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(n @ ('"' | '\\')) => out.push(n),
+                Some(n) => {
+                    out.push(c);
+                    out.push(n);
+                }
+                None => out.push(c),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
 }

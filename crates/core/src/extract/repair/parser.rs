@@ -21,7 +21,34 @@ pub(crate) struct Parser<'a> {
     /// Set once the depth cap is hit: everything unwinds, closing containers.
     stopped: bool,
     repairs: Vec<Repair>,
+    /// The closers of the open containers, outermost first (`}` `]` `)`).
+    closers: Vec<u8>,
 }
+
+/// Where a string sits: it decides what may follow its closing quote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Key,
+    /// A member value (or a top-level value).
+    Object,
+    Array,
+    Tuple,
+}
+
+/// A string's opening quote: ASCII `"`/`'`, or a typographic pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    Ascii(u8),
+    /// `“` or `”` (either closes).
+    SmartDouble,
+    /// `‘` or `’` (either closes).
+    SmartSingle,
+}
+
+/// Bytes of look-ahead spent on one ambiguous quote (Note [Missing quotes]).
+const LOOKAHEAD: usize = 64;
+/// Bytes looked back from the end of the input for closers (Note [Missing quotes]).
+const TAIL_LOOKBACK: usize = 1024;
 
 /// What stopped a container: its own closer, or something else.
 enum End {
@@ -37,6 +64,7 @@ impl<'a> Parser<'a> {
             depth: 0,
             stopped: false,
             repairs: Vec::new(),
+            closers: Vec::new(),
         }
     }
 
@@ -49,7 +77,7 @@ impl<'a> Parser<'a> {
             let off = memchr::memchr2(b'{', b'[', rest)?;
             self.pos += off;
         }
-        let v = self.value()?;
+        let v = self.value(Ctx::Object)?;
         Some((v, self.repairs))
     }
 
@@ -88,9 +116,41 @@ impl<'a> Parser<'a> {
                         None => self.src.len(),
                     };
                 }
+                0xC2..=0xEF => {
+                    match unicode_space_len(self.src.get(self.pos..).unwrap_or_default()) {
+                        Some(n) => {
+                            self.note(Repair::UnicodeWhitespace);
+                            self.pos += n;
+                        }
+                        None => break,
+                    }
+                }
                 _ => break,
             }
         }
+    }
+
+    /// Skip spaces, tabs and line breaks, at most `max` bytes; the index reached.
+    fn skip_plain_ws(&self, mut i: usize, max: usize) -> usize {
+        let stop = i.saturating_add(max);
+        while i < stop && self.src.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    }
+
+    /// Push a container's closer, parse it, pop.
+    fn container(&mut self, closer: u8) -> Value {
+        self.pos += 1;
+        self.depth += 1;
+        self.closers.push(closer);
+        let v = match closer {
+            b'}' => self.object(),
+            _ => self.array(closer),
+        };
+        self.closers.pop();
+        self.depth -= 1;
+        v
     }
 
     fn skip_line(&mut self) {
@@ -102,34 +162,33 @@ impl<'a> Parser<'a> {
     }
 
     /// One value at the cursor; `None` at end of input or on a byte that
-    /// cannot start a value (the cursor is then unchanged).
-    fn value(&mut self) -> Option<Value> {
+    /// cannot start a value (the cursor is then unchanged). `ctx` is where it sits.
+    fn value(&mut self, ctx: Ctx) -> Option<Value> {
         self.skip_ws();
         let b = self.peek()?;
         match b {
-            b'{' | b'[' if self.depth >= MAX_DEPTH || self.stopped => {
+            b'{' | b'[' | b'(' if self.depth >= MAX_DEPTH || self.stopped => {
                 self.stopped = true;
                 self.note(Repair::DepthLimit);
                 None
             }
-            b'{' => {
-                self.pos += 1;
-                self.depth += 1;
-                let v = self.object();
-                self.depth -= 1;
-                Some(v)
+            b'{' => Some(self.container(b'}')),
+            b'[' => Some(self.container(b']')),
+            // Note [Tuples]: `(1, 2)` is a Python tuple: an array; `()` is
+            // empty; `(x)` without a comma is just `x` parenthesized.
+            b'(' => {
+                self.note(Repair::PythonTuple);
+                Some(self.container(b')'))
             }
-            b'[' => {
-                self.pos += 1;
-                self.depth += 1;
-                let v = self.array();
-                self.depth -= 1;
-                Some(v)
-            }
-            b'"' | b'\'' => Some(Value::String(self.string(b, false))),
+            b'"' | b'\'' => Some(Value::String(self.string(Quote::Ascii(b), ctx))),
+            // Note [Regex values]: `/re/` is a JS regex literal, kept as text.
+            b'/' if !matches!(self.peek_at(1), Some(b'/' | b'*')) => Some(self.unquoted_string()),
             b'-' | b'+' | b'.' | b'0'..=b'9' => Some(self.number_or_word()),
             _ if is_ident_start(b) => Some(self.word()),
-            _ => None,
+            _ => {
+                let q = smart_quote(self.src.get(self.pos..).unwrap_or_default())?;
+                Some(Value::String(self.string(q, ctx)))
+            }
         }
     }
 
@@ -160,9 +219,13 @@ impl<'a> Parser<'a> {
                     after_comma = true;
                     continue;
                 }
-                b']' => {
-                    // A mismatched closer: end this object, let the parent see it.
+                b']' | b')' => {
+                    // A mismatched closer: a typo for `}` when a member
+                    // follows, else it ends this object and the parent sees it.
                     self.note(Repair::MismatchedBracket);
+                    if self.typo_closer() {
+                        self.pos += 1;
+                    }
                     break End::Closed;
                 }
                 _ => {}
@@ -172,11 +235,19 @@ impl<'a> Parser<'a> {
             }
             after_comma = false;
             // Key.
+            let smart = smart_quote(self.src.get(self.pos..).unwrap_or_default());
             let key = match b {
-                b'"' | b'\'' => self.string(b, true),
+                b'"' | b'\'' => self.string(Quote::Ascii(b), Ctx::Key),
+                _ if smart.is_some() => self.string(smart.unwrap_or(Quote::SmartDouble), Ctx::Key),
                 _ if is_key_byte(b) => {
                     self.note(Repair::UnquotedKey);
-                    self.unquoted_key()
+                    let k = self.unquoted_key();
+                    // `b":` — a key missing only its opening quote.
+                    if self.peek() == Some(b'"') && self.peek_at(1) == Some(b':') {
+                        self.note(Repair::MissingQuote);
+                        self.pos += 1;
+                    }
+                    k
                 }
                 _ => {
                     // Nothing that can start a key: the object ends here.
@@ -211,7 +282,8 @@ impl<'a> Parser<'a> {
                 }
                 Some(_) => {}
             }
-            if let Some(v) = self.value() {
+            if let Some(v) = self.value(Ctx::Object) {
+                self.skip_stray_quote();
                 map.insert(key, v);
             } else {
                 if !self.stopped {
@@ -230,9 +302,16 @@ impl<'a> Parser<'a> {
         Value::Object(map)
     }
 
-    fn array(&mut self) -> Value {
+    /// An array, or a tuple when `closer` is `)` (Note [Tuples]).
+    fn array(&mut self, closer: u8) -> Value {
         let mut items = Vec::new();
         let mut after_comma = false;
+        let mut commas = 0usize;
+        let ctx = if closer == b')' {
+            Ctx::Tuple
+        } else {
+            Ctx::Array
+        };
         let end = loop {
             self.skip_ws();
             let Some(b) = self.peek() else {
@@ -242,23 +321,29 @@ impl<'a> Parser<'a> {
                 break End::Open;
             }
             match b {
-                b']' => {
+                _ if b == closer => {
                     self.pos += 1;
-                    if after_comma {
+                    if after_comma && closer == b']' {
                         self.note(Repair::TrailingComma);
                     }
                     break End::Closed;
                 }
                 b',' => {
                     self.pos += 1;
+                    commas += 1;
                     if after_comma || items.is_empty() {
                         self.note(Repair::TrailingComma);
                     }
                     after_comma = true;
                     continue;
                 }
-                b'}' => {
+                b'}' | b']' | b')' => {
+                    // A mismatched closer: a typo for ours when an element
+                    // follows, else it ends this array and the parent sees it.
                     self.note(Repair::MismatchedBracket);
+                    if self.typo_closer() {
+                        self.pos += 1;
+                    }
                     break End::Closed;
                 }
                 // `[1, 2, ...]`: an elision, not an element.
@@ -271,7 +356,8 @@ impl<'a> Parser<'a> {
             }
             let had_comma = after_comma;
             let was_empty = items.is_empty();
-            if let Some(v) = self.value() {
+            if let Some(v) = self.value(ctx) {
+                self.skip_stray_quote();
                 if !was_empty && !had_comma {
                     self.note(Repair::MissingComma);
                 }
@@ -290,66 +376,300 @@ impl<'a> Parser<'a> {
             }
             self.note(Repair::Truncated);
         }
+        if closer == b')' && commas == 0 && items.len() == 1 {
+            return items.pop().unwrap_or(Value::Null);
+        }
         Value::Array(items)
+    }
+
+    /// On a mismatched closer: is it a typo for ours? When a `,` follows, the
+    /// next token says which container it belongs in (a `key:` wants an
+    /// object, anything else an array): a typo when our parent is of that
+    /// kind (`{"a": [1, 2}, "b": 3}`), else ours ends and the parent sees the
+    /// closer (`[{"a": 1], "b": 2}` closes the array too).
+    fn typo_closer(&self) -> bool {
+        let Some(&parent) = self
+            .closers
+            .len()
+            .checked_sub(2)
+            .and_then(|i| self.closers.get(i))
+        else {
+            return false;
+        };
+        let i = self.skip_plain_ws(self.pos + 1, LOOKAHEAD);
+        if self.src.get(i) != Some(&b',') {
+            return false;
+        }
+        let wants_object = self.key_ahead(self.skip_plain_ws(i + 1, LOOKAHEAD));
+        wants_object == (parent == b'}')
+    }
+
+    /// Does a `key:` (quoted or bare, within [`LOOKAHEAD`] bytes) start at `i`?
+    fn key_ahead(&self, i: usize) -> bool {
+        let end = (i + LOOKAHEAD).min(self.src.len());
+        let ahead = self.src.get(i..end).unwrap_or_default();
+        let after = match ahead.first() {
+            Some(&q @ (b'"' | b'\'')) => ahead
+                .iter()
+                .skip(1)
+                .position(|&b| b == q || b == b'\n')
+                .filter(|&j| ahead.get(j + 1) == Some(&q))
+                .map(|j| i + j + 2),
+            Some(&b) if is_ident_start(b) => {
+                ahead.iter().position(|&b| !is_key_byte(b)).map(|j| i + j)
+            }
+            _ => None,
+        };
+        after.is_some_and(|k| self.src.get(self.skip_plain_ws(k, 16)) == Some(&b':'))
+    }
+
+    /// After a value: a stray `"` that closes nothing (`abc"`, `12345"`)
+    /// before `,` `}` `]` or the line end is dropped.
+    fn skip_stray_quote(&mut self) {
+        if self.peek() != Some(b'"') {
+            return;
+        }
+        let mut i = self.pos + 1;
+        while matches!(self.src.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        if matches!(
+            self.src.get(i),
+            None | Some(b',' | b'}' | b']' | b'\n' | b'\r')
+        ) {
+            self.note(Repair::MissingQuote);
+            self.pos += 1;
+        }
     }
 
     /// A quoted string; the cursor is on the opening quote `q`.
     ///
     /// Note [Inner quotes]: a closing quote followed (after spaces and tabs)
-    /// by something that cannot follow a string (`,` `}` `]` `:`, a line end,
-    /// another quote, a comment, the end of input) ends the string; any other
-    /// quote of the same kind is taken as a literal character
-    /// ([`Repair::UnescapedQuote`]). Keys end at the first matching quote.
-    fn string(&mut self, q: u8, is_key: bool) -> String {
-        if q == b'\'' {
-            self.note(Repair::SingleQuotes);
-        }
-        self.pos += 1;
+    /// by something that can follow a string (`,` `}` `]` `:`, a line end,
+    /// another quote, a comment, a fence, the end of input; in an array also
+    /// a digit, in a tuple `)`) ends the string; any other quote of the same
+    /// kind is taken as a literal character ([`Repair::UnescapedQuote`]),
+    /// unless Note [Missing quotes] applies. Keys end at the first matching quote.
+    ///
+    /// Note [Missing quotes]: two shapes say a value string lost its closing
+    /// quote, and both are checked with bounded look-ahead, so the whole parse
+    /// stays linear:
+    /// - a literal-looking quote right after `,` (spaces and line breaks
+    ///   between) that opens what looks like the next member (`"key":`, within
+    ///   [`LOOKAHEAD`] bytes) or the next element (`"x",` `"x"]`): the string
+    ///   ended before that comma (`"New York, "gender": "male"`);
+    /// - a string running to the end of the input whose last bytes (at most
+    ///   [`TAIL_LOOKBACK`]) are only whitespace and closers that close the
+    ///   open containers innermost first (`{"a": "b}`, `["abc  ]`): the string
+    ///   ended before them, unless the kept text opens a bracket they would
+    ///   close (`"Restarted {svc}` stays whole). A cut string without such a
+    ///   tail keeps everything (Note [Truncation]).
+    ///
+    /// Each is reported as [`Repair::MissingQuote`].
+    fn string(&mut self, q: Quote, ctx: Ctx) -> String {
+        let (open_len, first) = match q {
+            Quote::Ascii(b'\'') => {
+                self.note(Repair::SingleQuotes);
+                (1, b'\'')
+            }
+            Quote::Ascii(b) => (1, b),
+            Quote::SmartDouble | Quote::SmartSingle => {
+                self.note(Repair::SmartQuotes);
+                (3, 0xE2)
+            }
+        };
+        self.pos += open_len;
+        let start = self.pos;
         let mut out: Vec<u8> = Vec::new();
+        let mut first_raw: Option<usize> = None;
         loop {
             let rest = self.src.get(self.pos..).unwrap_or_default();
-            let Some(i) = rest.iter().position(|&b| b == q || b == b'\\' || b < 0x20) else {
+            let Some(i) = rest
+                .iter()
+                .position(|&b| b == first || b == b'\\' || b < 0x20)
+            else {
                 out.extend_from_slice(rest);
                 self.pos = self.src.len();
-                self.note(Repair::Truncated);
+                if ctx == Ctx::Key || !self.cut_before_tail(start, &mut out) {
+                    self.note(Repair::Truncated);
+                }
                 break;
             };
             out.extend_from_slice(rest.get(..i).unwrap_or_default());
             self.pos += i;
             let Some(b) = self.peek() else { break };
-            match b {
-                b'\\' => self.escape(&mut out),
-                _ if b == q => {
-                    self.pos += 1;
-                    if is_key || self.ends_string() {
-                        break;
-                    }
-                    self.note(Repair::UnescapedQuote);
-                    out.push(q);
-                }
-                _ => {
-                    // A raw control character (newline, tab, ...).
-                    self.note(Repair::RawControlCharInString);
+            if b == b'\\' {
+                self.escape(&mut out);
+            } else if b == first {
+                let close = self.closing_len(q);
+                if close == 0 {
+                    // `0xE2` starting some other character.
                     out.push(b);
                     self.pos += 1;
+                    continue;
                 }
+                let quote_at = self.pos;
+                self.pos += close;
+                if ctx == Ctx::Key || self.ends_string(ctx) {
+                    break;
+                }
+                if self.cut_before_comma(start, quote_at, q, ctx, &mut out) {
+                    break;
+                }
+                self.note(Repair::UnescapedQuote);
+                out.extend_from_slice(self.src.get(quote_at..self.pos).unwrap_or_default());
+            } else {
+                // A raw control character (newline, tab, ...); noted below
+                // unless a missing-quote cut drops it.
+                first_raw.get_or_insert(self.pos);
+                out.push(b);
+                self.pos += 1;
             }
+        }
+        if first_raw.is_some_and(|r| r < self.pos) {
+            self.note(Repair::RawControlCharInString);
         }
         String::from_utf8(out)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
+    /// The length of a closing quote of kind `q` at the cursor, 0 if none.
+    fn closing_len(&self, q: Quote) -> usize {
+        match q {
+            Quote::Ascii(b) => usize::from(self.peek() == Some(b)),
+            Quote::SmartDouble | Quote::SmartSingle => {
+                match smart_quote(self.src.get(self.pos..).unwrap_or_default()) {
+                    Some(k) if k == q => 3,
+                    _ => 0,
+                }
+            }
+        }
+    }
+
     /// After a candidate closing quote: does what follows end the string?
-    fn ends_string(&self) -> bool {
+    fn ends_string(&self, ctx: Ctx) -> bool {
         let mut i = self.pos;
         while let Some(&b) = self.src.get(i) {
             match b {
                 b' ' | b'\t' => i += 1,
                 b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'"' | b'\'' => return true,
                 b'/' => return matches!(self.src.get(i + 1), Some(b'/' | b'*')),
-                _ => return false,
+                b'`' => return self.src.get(i..i + 3) == Some(b"```"),
+                b'0'..=b'9' => return ctx == Ctx::Array,
+                b')' => return ctx == Ctx::Tuple,
+                _ => return smart_quote(self.src.get(i..).unwrap_or_default()).is_some(),
             }
         }
+        true
+    }
+
+    /// Note [Missing quotes], first shape: the quote at `quote_at` follows a
+    /// comma and opens the next member or element, so the string ended before
+    /// the comma. On `true`, `out` is cut there and the cursor is on the comma.
+    fn cut_before_comma(
+        &mut self,
+        start: usize,
+        quote_at: usize,
+        q: Quote,
+        ctx: Ctx,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let Quote::Ascii(qb) = q else { return false };
+        // Back over whitespace (copied verbatim into `out`) to a comma.
+        let mut c = quote_at;
+        while c > start
+            && quote_at - c <= LOOKAHEAD
+            && self.src.get(c - 1).is_some_and(u8::is_ascii_whitespace)
+        {
+            c -= 1;
+        }
+        if c <= start || self.src.get(c - 1) != Some(&b',') || quote_at - c > LOOKAHEAD {
+            return false;
+        }
+        let comma = c - 1;
+        if comma > start && self.src.get(comma - 1) == Some(&b'\\') {
+            return false;
+        }
+        // Ahead: `"word"` then `:` (object) or `,` `]` `}` (array).
+        let ahead_end = (self.pos + LOOKAHEAD).min(self.src.len());
+        let ahead = self.src.get(self.pos..ahead_end).unwrap_or_default();
+        let Some(j) = ahead
+            .iter()
+            .position(|&b| b == qb || b == b'\\' || b == b'\n')
+        else {
+            return false;
+        };
+        if ahead.get(j) != Some(&qb) || j == 0 {
+            return false;
+        }
+        let k = self.skip_plain_ws(self.pos + j + 1, 16);
+        let follows = match ctx {
+            Ctx::Object => self.src.get(k) == Some(&b':'),
+            Ctx::Array => matches!(self.src.get(k), Some(b',' | b']')),
+            Ctx::Tuple => matches!(self.src.get(k), Some(b',' | b')')),
+            Ctx::Key => false,
+        };
+        if !follows {
+            return false;
+        }
+        let keep = out.len().saturating_sub(quote_at - comma);
+        out.truncate(keep);
+        trim_end_ws(out);
+        self.pos = comma;
+        self.note(Repair::MissingQuote);
+        true
+    }
+
+    /// Note [Missing quotes], second shape: the string ran to the end of the
+    /// input; when the input ends in closers for the open containers, the
+    /// string ended before them. On `true`, `out` is cut and the cursor is on
+    /// the first byte of that tail.
+    fn cut_before_tail(&mut self, start: usize, out: &mut Vec<u8>) -> bool {
+        let end = self.src.len();
+        let floor = end.saturating_sub(TAIL_LOOKBACK).max(start);
+        let mut p = end;
+        while p > floor
+            && self
+                .src
+                .get(p - 1)
+                .is_some_and(|&b| b.is_ascii_whitespace() || matches!(b, b'}' | b']' | b')'))
+        {
+            p -= 1;
+        }
+        let tail = self.src.get(p..end).unwrap_or_default();
+        // The closers, innermost first, must match the open containers.
+        let mut expected = self.closers.iter().rev();
+        let mut any = false;
+        for &b in tail {
+            if b.is_ascii_whitespace() {
+                continue;
+            }
+            if expected.next() != Some(&b) {
+                return false;
+            }
+            any = true;
+        }
+        if !any {
+            return false;
+        }
+        let keep = out.len().saturating_sub(end - p);
+        let kept = out.get(..keep).unwrap_or_default();
+        // An opener left open in the kept text claims the first closer.
+        let mut depth = 0i64;
+        for &b in kept {
+            match b {
+                b'{' | b'[' | b'(' => depth += 1,
+                b'}' | b']' | b')' => depth -= 1,
+                _ => {}
+            }
+        }
+        if depth > 0 {
+            return false;
+        }
+        out.truncate(keep);
+        trim_end_ws(out);
+        self.pos = p;
+        self.note(Repair::MissingQuote);
         true
     }
 
@@ -460,24 +780,55 @@ impl<'a> Parser<'a> {
         {
             self.pos += 1;
         }
-        // A number glued to letters is a word (`3rd`, `1h`).
-        if self.peek().is_some_and(|b| is_ident_start(b) || b >= 0x80) {
+        // A number glued to letters is a word (`3rd`, `1h`); one glued to a
+        // `/` or a `:` and a digit is text too (`12345/67890`, `12:30`).
+        let glued = self.peek().is_some_and(|b| {
+            is_ident_start(b)
+                || b >= 0x80
+                || (b == b'/' && !matches!(self.peek_at(1), Some(b'/' | b'*')))
+                || (b == b':' && self.peek_at(1).is_some_and(|c| c.is_ascii_digit()))
+        });
+        let lexeme = std::str::from_utf8(self.src.get(start..self.pos).unwrap_or_default())
+            .unwrap_or_default();
+        // Note [Leading zeros]: `0789` is an identifier (a zip code, an id),
+        // not the number 789: kept as text.
+        let digits = lexeme.trim_start_matches(['-', '+']).as_bytes();
+        let leading_zero =
+            digits.first() == Some(&b'0') && digits.get(1).is_some_and(u8::is_ascii_digit);
+        if glued || leading_zero {
             self.pos = start;
             return self.unquoted_string();
         }
-        let lexeme = std::str::from_utf8(self.src.get(start..self.pos).unwrap_or_default())
-            .unwrap_or_default();
         if let Some(n) = parse_number(lexeme) {
             return n;
         }
-        // Cut inside a number (`1.`, `2e`, `-`): keep what parses.
+        // Note [Cut numbers]: a number cut mid-way (`1.`, `2e`, `-`) before
+        // the end of the input, a delimiter or a space keeps what parses
+        // (`2e` → `2.0`, `-` → `0`).
         let trimmed = lexeme.trim_end_matches(['.', 'e', 'E', '+', '-']);
-        if trimmed.len() < lexeme.len() && self.pos == self.src.len() {
-            self.note(Repair::Truncated);
-            if let Some(n) = parse_number(trimmed) {
-                return n;
-            }
-            return Value::Null;
+        let delimited = matches!(
+            self.peek(),
+            None | Some(b',' | b'}' | b']' | b')' | b' ' | b'\t' | b'\n' | b'\r')
+        );
+        if trimmed.len() < lexeme.len() && delimited {
+            let at_end = self.skip_plain_ws(self.pos, usize::MAX) >= self.src.len();
+            self.note(if at_end {
+                Repair::Truncated
+            } else {
+                Repair::IncompleteNumber
+            });
+            let cut_exp = lexeme
+                .get(trimmed.len()..)
+                .is_some_and(|t| t.contains(['e', 'E']));
+            return match trimmed {
+                "" | "-" | "+" => Value::Number(0.into()),
+                _ if cut_exp => trimmed
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(Number::from_f64)
+                    .map_or(Value::Null, Value::Number),
+                _ => parse_number(trimmed).unwrap_or(Value::Null),
+            };
         }
         self.pos = start;
         self.unquoted_string()
@@ -532,6 +883,9 @@ impl<'a> Parser<'a> {
     }
 
     /// Unquoted text in value position, up to `,` `}` `]` or the line end.
+    ///
+    /// Note [Slashes in unquoted text]: `//` or `/*` starts a comment only at
+    /// the start or after a space, so `https://x.example/a` and `/re/` stay whole.
     fn unquoted_string(&mut self) -> Value {
         self.note(Repair::UnquotedString);
         let start = self.pos;
@@ -539,13 +893,60 @@ impl<'a> Parser<'a> {
             if matches!(b, b',' | b'}' | b']' | b'\n' | b'\r') {
                 break;
             }
-            if b == b'/' && matches!(self.peek_at(1), Some(b'/' | b'*')) {
+            if b == b'/'
+                && matches!(self.peek_at(1), Some(b'/' | b'*'))
+                && (self.pos == start
+                    || self
+                        .src
+                        .get(self.pos - 1)
+                        .is_some_and(|&p| p == b' ' || p == b'\t'))
+            {
                 break;
             }
             self.pos += 1;
         }
-        let s = String::from_utf8_lossy(self.src.get(start..self.pos).unwrap_or_default());
-        Value::String(s.trim().to_owned())
+        let raw = self.src.get(start..self.pos).unwrap_or_default();
+        let mut s = String::from_utf8_lossy(raw).trim().to_owned();
+        // `abcdef"`: a value that lost its opening quote.
+        if s.len() > 1 && s.ends_with('"') && s.matches('"').count() == 1 {
+            s.pop();
+            self.note(Repair::MissingQuote);
+        }
+        Value::String(s)
+    }
+}
+
+/// The kind of the typographic quote `“ ” ‘ ’` at the start of `b`, if any.
+fn smart_quote(b: &[u8]) -> Option<Quote> {
+    match b.get(..3)? {
+        [0xE2, 0x80, 0x9C | 0x9D] => Some(Quote::SmartDouble),
+        [0xE2, 0x80, 0x98 | 0x99] => Some(Quote::SmartSingle),
+        _ => None,
+    }
+}
+
+/// The length of the Unicode space at the start of `b` (no-break space,
+/// the U+2000 block, zero-width space, narrow and math spaces, ideographic
+/// space, BOM), if any.
+fn unicode_space_len(b: &[u8]) -> Option<usize> {
+    match b.get(..2)? {
+        [0xC2, 0xA0] => return Some(2),
+        [0xE2 | 0xE3 | 0xEF, _] => {}
+        _ => return None,
+    }
+    match b.get(..3)? {
+        [0xE2, 0x80, 0x80..=0x8B | 0xAF]
+        | [0xE2, 0x81, 0x9F]
+        | [0xE3, 0x80, 0x80]
+        | [0xEF, 0xBB, 0xBF] => Some(3),
+        _ => None,
+    }
+}
+
+/// Drop trailing ASCII whitespace.
+fn trim_end_ws(out: &mut Vec<u8>) {
+    while out.last().is_some_and(u8::is_ascii_whitespace) {
+        out.pop();
     }
 }
 
