@@ -5,7 +5,7 @@
 //! profile's legacy markers → none. Given a schema, the first candidate that
 //! validates wins, else the one with the fewest errors.
 //!
-//! The candidates of one text come from [`candidates`] (fenced blocks, then
+//! The candidates of one text come from `candidates` (fenced blocks, then
 //! bare values); each is parsed strictly with `serde_json` first (method
 //! `fenced`/`bare`) and, failing that, with the tolerant parser of [`repair`]
 //! (method `repaired`, with every repair listed).

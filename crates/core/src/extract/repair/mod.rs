@@ -1,7 +1,7 @@
 //! The tolerant JSON parser: repairs what LLMs get wrong, and lists each repair.
 //!
 //! Our own code, no dependency: a recursive-descent state machine
-//! ([`parser`]) that accepts trailing commas, single quotes, unquoted keys,
+//! (`parser`) that accepts trailing commas, single quotes, unquoted keys,
 //! Python and JS literals, comments, raw control characters in strings,
 //! unescaped inner quotes, missing quotes (by bounded look-ahead), smart
 //! quotes, Unicode spaces, Python tuples, unquoted URLs and regexes, cut
@@ -10,7 +10,7 @@
 //! [`Repair`]. It knows no schema (BAML's `jsonish` split): choosing among
 //! candidates is the caller's job.
 //!
-//! Note [Truncation]: a reply cut by a token limit is closed up as the
+//! Note \[Truncation\]: a reply cut by a token limit is closed up as the
 //! bench's truncation rule says: a cut string keeps the characters before the
 //! cut, a trailing comma is dropped, a dangling key (with or without `:`) is
 //! dropped, every open container is closed, and a value that ends exactly at
