@@ -10,7 +10,9 @@ cargo fmt --all --check
 echo "== clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== tests"
-cargo test --workspace --locked
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+cargo test --workspace --locked 2>&1 | tee "$log"
 echo "== docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 echo "== core stays pure (no tokio, reqwest or database in agentshape-core)"
@@ -19,4 +21,6 @@ if cargo tree -p agentshape-core -e normal --locked | grep -qiE 'tokio|reqwest|r
   cargo tree -p agentshape-core -e normal --locked | grep -iE 'tokio|reqwest|rusqlite|hyper' >&2
   exit 1
 fi
-echo "all checks passed"
+# One closing line for the whole run, summed over every test binary.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
+     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
