@@ -148,19 +148,33 @@ pub const CLAUDE_TYPES: &[&str] = &[
 pub fn decode_line(line: &[u8], opts: &DecodeOptions, sink: &mut dyn FnMut(Event)) -> bool {
     // Note [Skimming tool results] (skim.rs): a `user` line whose content
     // nobody reads is validated by the fast skimmer and not parsed at all.
+    // Claude Code writes `type` first, so most lines are sorted by a prefix
+    // check; other lines are skimmed to find their `type`. Lines that will be
+    // parsed anyway are not skimmed: `serde_json` validates them.
     if !opts.keep_tool_results {
-        match skim(line) {
-            Skim::Invalid | Skim::NonObject => return false,
-            Skim::Object(Some(b"user")) => {
-                sink(Event::Other {
-                    kind: "user".to_owned(),
-                });
-                return true;
+        let skim_it = match leading_type(line) {
+            Some(kind) => kind == b"user",
+            None => true,
+        };
+        if skim_it {
+            match skim(line) {
+                Skim::Invalid | Skim::NonObject => return false,
+                Skim::Object(Some(b"user")) => {
+                    sink(Event::Other {
+                        kind: "user".to_owned(),
+                    });
+                    return true;
+                }
+                Skim::Object(_) => {}
             }
-            Skim::Object(_) => {}
         }
     }
-    let Ok(parsed) = serde_json::from_slice::<Line<'_>>(line) else {
+    // One UTF-8 check for the whole line; parsing from `&str` then borrows
+    // raw values without checking them again.
+    let Ok(text) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let Ok(parsed) = serde_json::from_str::<Line<'_>>(text) else {
         return false;
     };
     let kind = raw::str_of(parsed.kind);
@@ -175,6 +189,15 @@ pub fn decode_line(line: &[u8], opts: &DecodeOptions, sink: &mut dyn FnMut(Event
         }),
     }
     true
+}
+
+/// The `type` of a line that starts `{"type":"<kind>"` (how Claude Code
+/// writes every line), without validating the rest.
+fn leading_type(line: &[u8]) -> Option<&[u8]> {
+    let rest = line.strip_prefix(br#"{"type":""#)?;
+    let end = memchr::memchr(b'"', rest)?;
+    let kind = rest.get(..end)?;
+    (!kind.contains(&b'\\')).then_some(kind)
 }
 
 fn other_kind(kind: Option<&str>, parsed: &Line<'_>) -> String {
