@@ -1,0 +1,22 @@
+//! Errors of the runtime crate.
+
+/// An error of the runtime.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O failure, with what was being done.
+    #[error("{context}")]
+    Io {
+        /// What was being done (`spawning `claude``, `writing the forensic log`).
+        context: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A core error (bad schema, unknown profile, ...).
+    #[error(transparent)]
+    Core(#[from] agentshape_core::Error),
+}
+
+/// The result type of the runtime crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

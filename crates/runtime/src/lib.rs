@@ -1,0 +1,10 @@
+//! # agentshape-runtime
+//!
+//! Everything at the edges that talks to the world: agent processes, provider
+//! HTTP clients, retry and escalation policy, the ops supervisor and the live
+//! hub. It depends on `agentshape-core` for every decision about data; the
+//! core never depends on this crate.
+
+pub mod error;
+
+pub use error::{Error, Result};
