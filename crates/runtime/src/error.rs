@@ -7,7 +7,7 @@ pub enum Error {
     /// An I/O failure, with what was being done.
     #[error("{context}")]
     Io {
-        /// What was being done (`spawning `claude``, `writing the forensic log`).
+        /// What was being done ("spawning `claude`", "writing the forensic log").
         context: String,
         /// The cause.
         #[source]
