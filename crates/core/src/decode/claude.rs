@@ -29,7 +29,7 @@ struct Line<'a> {
     #[serde(borrow, default)]
     subtype: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    message: Option<&'a RawValue>,
+    message: raw::Lenient<Message<'a>>,
     #[serde(borrow, default)]
     parent_tool_use_id: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -71,7 +71,7 @@ struct Message<'a> {
     #[serde(borrow, default)]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    content: raw::LenientList<Block<'a>>,
     #[serde(borrow, default)]
     stop_reason: Option<&'a RawValue>,
 }
@@ -210,7 +210,7 @@ fn other_kind(kind: Option<&str>, parsed: &Line<'_>) -> String {
 }
 
 fn assistant(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
-    let message: Option<Message<'_>> = raw::object_of(parsed.message);
+    let message = parsed.message.0.as_ref();
     let parent_tool_use_id = raw::string_of(parsed.parent_tool_use_id);
     let Some(message) = message else {
         sink(Event::Message {
@@ -226,10 +226,7 @@ fn assistant(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
         parent_tool_use_id,
     });
     // Seed 004: a `content` that is missing or not a list contributes nothing.
-    for block in raw::elements(message.content) {
-        let Some(block) = raw::object_of::<Block<'_>>(Some(block)) else {
-            continue;
-        };
+    for block in message.content.0.iter().filter_map(|b| b.0.as_ref()) {
         match raw::str_of(block.kind).as_deref() {
             // Seed 004: a text block without `text` contributes "".
             Some("text") => sink(Event::Text {
@@ -259,16 +256,13 @@ fn user(parsed: &Line<'_>, opts: &DecodeOptions, sink: &mut dyn FnMut(Event)) {
         });
         return;
     }
-    let Some(message) = raw::object_of::<Message<'_>>(parsed.message) else {
+    let Some(message) = parsed.message.0.as_ref() else {
         sink(Event::Other {
             kind: "user".to_owned(),
         });
         return;
     };
-    for block in raw::elements(message.content) {
-        let Some(block) = raw::object_of::<Block<'_>>(Some(block)) else {
-            continue;
-        };
+    for block in message.content.0.iter().filter_map(|b| b.0.as_ref()) {
         if raw::str_of(block.kind).as_deref() != Some("tool_result") {
             continue;
         }

@@ -120,6 +120,130 @@ pub fn object_of<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T>
     raw.and_then(|r| serde_json::from_str::<T>(r.get()).ok())
 }
 
+/// An object read in the same pass as the line around it; a value of any
+/// other JSON type reads as absent instead of failing the line.
+///
+/// Note [One pass over assistant lines]: reading `message` as a raw value and
+/// parsing it again (then `content`, then each block) scanned the bytes of a
+/// tool input three times. `Lenient` and [`LenientList`] keep seed 004's
+/// leniency ("`message.content` tolerated-if-missing / non-list") while
+/// `serde_json` walks each byte once.
+#[derive(Debug)]
+pub struct Lenient<T>(pub Option<T>);
+
+impl<T> Default for Lenient<T> {
+    fn default() -> Self {
+        Lenient(None)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LenientVisitor(std::marker::PhantomData))
+    }
+}
+
+struct LenientVisitor<T>(std::marker::PhantomData<T>);
+
+/// Every non-object value is accepted and read as absent.
+macro_rules! absent {
+    ($($name:ident: $ty:ty),*) => {
+        $(fn $name<E: serde::de::Error>(self, _: $ty) -> Result<Self::Value, E> {
+            Ok(Lenient(None))
+        })*
+    };
+}
+
+impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for LenientVisitor<T> {
+    type Value = Lenient<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(|t| Lenient(Some(t)))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Lenient(None))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
+
+    absent!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
+}
+
+/// A list of objects read in the same pass as the line around it: a non-list
+/// reads as empty, a non-object element as absent (see [`Lenient`]).
+#[derive(Debug)]
+pub struct LenientList<T>(pub Vec<Lenient<T>>);
+
+impl<T> Default for LenientList<T> {
+    fn default() -> Self {
+        LenientList(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for LenientList<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LenientListVisitor(std::marker::PhantomData))
+    }
+}
+
+struct LenientListVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for LenientListVisitor<T> {
+    type Value = LenientList<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(item) = seq.next_element::<Lenient<T>>()? {
+            out.push(item);
+        }
+        Ok(LenientList(out))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(LenientList(Vec::new()))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(LenientList(Vec::new()))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(LenientList(Vec::new()))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(LenientList(Vec::new()))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(LenientList(Vec::new()))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(LenientList(Vec::new()))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(LenientList(Vec::new()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
