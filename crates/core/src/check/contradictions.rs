@@ -30,6 +30,7 @@
 //! Items of one source that disagree with each other are reported as well.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -334,7 +335,7 @@ fn contradiction(
         .join(" vs ");
     let mut message = format!("{compared} differs for {at}: {said}");
     if let Some(s) = similarity {
-        message.push_str(&format!("; description similarity {s:.2}"));
+        let _ = write!(message, "; description similarity {s:.2}");
     }
     Some(Contradiction {
         instance_path: pointer(first),

@@ -88,7 +88,9 @@ impl std::fmt::Debug for Invariants {
             .flat_map(|n| n.rules.iter())
             .map(|r| (r.schema_path.as_str(), r.source.as_str()))
             .collect();
-        f.debug_struct("Invariants").field("rules", &rules).finish()
+        f.debug_struct("Invariants")
+            .field("rules", &rules)
+            .finish_non_exhaustive()
     }
 }
 
@@ -190,6 +192,8 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     /// The node of the subschema at `pointer`; `None` for boolean schemas.
+    // `pointer` is moved into the index; clippy misses the move through `clone`.
+    #[allow(clippy::needless_pass_by_value)]
     fn node(&mut self, pointer: String, schema: &Value) -> Result<Option<usize>> {
         let Some(obj) = schema.as_object() else {
             return Ok(None);
@@ -248,12 +252,11 @@ impl Builder<'_> {
         for (i, sub) in subs.iter().enumerate() {
             // Keep positions aligned: a boolean schema gets no node, so it is
             // represented by a node without rules.
-            match self.node(format!("{pointer}/{keyword}/{i}"), sub)? {
-                Some(c) => out.push(c),
-                None => {
-                    out.push(self.nodes.len());
-                    self.nodes.push(Node::default());
-                }
+            if let Some(c) = self.node(format!("{pointer}/{keyword}/{i}"), sub)? {
+                out.push(c);
+            } else {
+                out.push(self.nodes.len());
+                self.nodes.push(Node::default());
             }
         }
         Ok(out)
