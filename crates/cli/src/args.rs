@@ -52,6 +52,13 @@ pub enum Command {
         agentshape validate --schema schemas/agent-response.json --jsonl --json instances.jsonl\n  \
         echo '{\"action\":\"complete\"}' | agentshape validate --schema schemas/loop-action.json -")]
     Validate(ValidateArgs),
+    /// Check `x-invariants` per file and contradictions across sibling outputs.
+    #[command(after_help = "Examples:\n  \
+        agentshape check --profile code-review writer.json\n  \
+        agentshape check --profile code-review --contradictions security.json conventions.json\n  \
+        agentshape check --schema schemas/code-review.json --contradictions --near-lines 3 \
+        --out contradictions.json --json specialists/*.json")]
+    Check(CheckArgs),
 }
 
 /// Transcript formats accepted by `--format`.
@@ -141,6 +148,39 @@ pub struct ValidateArgs {
     /// Instance file (`-` or nothing for stdin).
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    /// Group items across the files by identity and report differing verdicts.
+    #[arg(long)]
+    pub contradictions: bool,
+    /// JSON Pointer to the items in each output [default: /findings]; implies --contradictions.
+    #[arg(long, value_name = "POINTER")]
+    pub items: Option<String>,
+    /// Identity fields, comma-separated [default: file,line]; implies --contradictions.
+    #[arg(long, value_delimiter = ',', value_name = "FIELDS")]
+    pub key: Option<Vec<String>>,
+    /// Verdict fields, comma-separated [default: severity]; implies --contradictions.
+    #[arg(long, value_delimiter = ',', value_name = "FIELDS")]
+    pub compare: Option<Vec<String>>,
+    /// Also group items of the same file whose `line` differs by at most N, with the
+    /// token-set similarity of their descriptions; implies --contradictions.
+    #[arg(long, value_name = "N")]
+    pub near_lines: Option<u64>,
+    /// Write the contradictions report, items attached, as JSON to FILE; implies --contradictions.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Transcript format of each input (a JSON file or a reply is read as text).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: FormatArg,
+    /// Agent outputs: JSON files, replies or transcripts (`-` for stdin).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

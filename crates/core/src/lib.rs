@@ -11,6 +11,8 @@
 //!   in that order, recording which step won and every repair applied;
 //! - [`validate`]: JSON Schema validation (draft-07, 2019-09, 2020-12) with
 //!   optional schema-aligned coercion;
+//! - [`check`]: `x-invariants` rules (CEL) in the schema and contradictions
+//!   across sibling outputs, surfaced as findings;
 //! - [`profile`]: built-in bundles of schema and marker grammar.
 //!
 //! The crate does no I/O of its own: it never opens files, spawns processes,
@@ -26,6 +28,7 @@
 //! assert_eq!(got.value.unwrap()["confidence"], 90);
 //! ```
 
+pub mod check;
 pub mod decode;
 pub mod error;
 pub mod event;

@@ -67,6 +67,9 @@ pub struct Violation {
     /// DESIGN.md's three-field shape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<ViolationKind>,
+    /// The CEL source of the failed `x-invariants` rule (invariants only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 /// The outcome of extracting (and, given a schema, validating) one reply or run.

@@ -73,7 +73,7 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<Exit> {
 
 /// Decode one input; a transcript goes through `extract_run`, plain text
 /// through `extract_text`.
-fn one_file(
+pub(crate) fn one_file(
     path: &Path,
     format: Format,
     decode: &DecodeOptions,

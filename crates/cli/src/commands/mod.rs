@@ -1,5 +1,6 @@
 //! One module per subcommand; this one parses the arguments and dispatches.
 
+mod check;
 mod extract;
 mod parse;
 mod validate;
@@ -39,6 +40,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Parse(a) => parse::run(&a),
         Command::Extract(a) => extract::run(&a),
         Command::Validate(a) => validate::run(&a),
+        Command::Check(a) => check::run(&a),
     }
 }
 

@@ -111,7 +111,7 @@ fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -
     };
     if coerce {
         let (value, coercions) = validator.coerce(instance);
-        let errors = validator.errors(&value);
+        let errors = validator.errors_and_invariants(&value);
         let changed = !coercions.is_empty();
         return Verdict {
             line,
@@ -121,12 +121,9 @@ fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -
             value: changed.then_some(value),
         };
     }
-    // Fast path: most instances are valid, and `is_valid` does not allocate.
-    let errors = if validator.is_valid(&instance) {
-        Vec::new()
-    } else {
-        validator.errors(&instance)
-    };
+    // Fast path inside: most instances are valid, and `is_valid` does not
+    // allocate; `x-invariants` rules run after the schema (kind `invariant`).
+    let errors = validator.errors_and_invariants(&instance);
     Verdict {
         line,
         valid: errors.is_empty(),
@@ -145,6 +142,7 @@ fn failed(line: Option<u64>, message: &str) -> Verdict {
             schema_path: String::new(),
             message: message.to_owned(),
             kind: None,
+            rule: None,
         }],
         coercions: None,
         value: None,

@@ -4,6 +4,7 @@
 // In tests a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::missing_panics_doc)]
 
+mod check;
 mod exit_codes;
 mod extract;
 mod parse;

@@ -113,7 +113,20 @@ pub struct ExtractOptions<'a> {
 pub fn extract_text(text: &str, opts: &ExtractOptions<'_>) -> Extraction {
     let mut chooser = Chooser::new(opts);
     run_chain(&mut chooser, None, &[text], text);
-    chooser.finish()
+    with_invariants(chooser.finish(), opts)
+}
+
+/// The check stage on the chosen value: the validator's `x-invariants`
+/// (Note [Invariants after the choice]).
+///
+/// Note [Invariants after the choice]: invariants do not take part in choosing
+/// among candidates (that is the schema's job); they are evaluated once on the
+/// winner and reported in `errors` with `kind: "invariant"`, making it invalid.
+fn with_invariants(mut extraction: Extraction, opts: &ExtractOptions<'_>) -> Extraction {
+    if let Some(v) = opts.validator {
+        crate::check::check_extraction(&mut extraction, v.invariants());
+    }
+    extraction
 }
 
 /// Extract from a decoded run: native structured output first, then the
@@ -144,7 +157,7 @@ pub fn extract_run(run: &RunSummary, opts: &ExtractOptions<'_>) -> Extraction {
         _ => &run.output,
     };
     run_chain(&mut chooser, structured, &texts, marker_src);
-    chooser.finish()
+    with_invariants(chooser.finish(), opts)
 }
 
 /// Run the whole chain on arbitrary bytes (lossy UTF-8), with and without

@@ -17,6 +17,10 @@
 //! caller that wants that opts in.
 //!
 //! [`Validator::coerce`] applies schema-aligned coercions (see [`coerce`]).
+//!
+//! A schema's `x-invariants` rules (CEL, see [`crate::check`]) are compiled
+//! with it: a rule that does not compile makes the schema invalid. The
+//! validator itself ignores the keyword; [`Validator::invariants`] evaluates them.
 
 pub mod coerce;
 mod draft;
@@ -27,6 +31,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
+use crate::check::Invariants;
 use crate::error::{Error, Result};
 use crate::outcome::Violation;
 
@@ -110,8 +115,8 @@ impl ValidateOptions {
     ///
     /// # Errors
     /// [`Error::InvalidSchema`], with one line, when the schema is not valid for
-    /// its draft, declares an unknown `$schema`, or has a `$ref` that cannot be
-    /// resolved.
+    /// its draft, declares an unknown `$schema`, has a `$ref` that cannot be
+    /// resolved, or has an `x-invariants` rule that does not compile.
     pub fn build(&self, schema: &Value) -> Result<Validator> {
         let draft = match self.draft {
             Some(d) => d,
@@ -130,7 +135,9 @@ impl ValidateOptions {
             .map_err(|e| Error::InvalidSchema {
                 message: schema_error_message(&e),
             })?;
+        let invariants = Invariants::compile(schema)?;
         Ok(Validator {
+            invariants,
             schema: schema.clone(),
             draft,
             options: self.clone(),
@@ -194,6 +201,8 @@ pub struct Validator {
     draft: Draft,
     options: ValidateOptions,
     inner: jsonschema::Validator,
+    /// The schema's `x-invariants`, compiled with it.
+    invariants: Invariants,
     /// Validators for subschemas by JSON Pointer, compiled lazily by
     /// [`Validator::coerce`] to decide whether a coerced value fits; `None`
     /// when the subschema does not compile on its own.
@@ -246,6 +255,7 @@ impl Validator {
                 schema_path: e.schema_path().as_str().to_owned(),
                 message: one_line(&e.to_string()),
                 kind: None,
+                rule: None,
             })
             .collect();
         errors.sort_by(|a, b| {
@@ -256,6 +266,26 @@ impl Validator {
             ))
         });
         errors.dedup();
+        errors
+    }
+
+    /// The schema's compiled `x-invariants` rules (empty when it has none).
+    /// Evaluate them after validation: `invariants().evaluate(&instance,
+    /// &errors)`, or [`check_extraction`](crate::check::check_extraction).
+    pub fn invariants(&self) -> &Invariants {
+        &self.invariants
+    }
+
+    /// Schema errors followed by invariant violations: the whole verdict of
+    /// the validate and check stages on one instance.
+    pub fn errors_and_invariants(&self, instance: &Value) -> Vec<Violation> {
+        let mut errors = if self.inner.is_valid(instance) {
+            Vec::new()
+        } else {
+            self.errors(instance)
+        };
+        let found = self.invariants.evaluate(instance, &errors);
+        errors.extend(found);
         errors
     }
 

@@ -1,0 +1,592 @@
+//! `x-invariants`: CEL rules over `self`, written into the schema.
+//!
+//! Any subschema may hold `"x-invariants": [{"rule": "<CEL>", "message": "..."}]`,
+//! the way Kubernetes writes `x-kubernetes-validations`. `self` is the instance
+//! at that subschema's location; a rule must evaluate to `true`. `message` is
+//! optional (default `failed rule: <rule>`). The JSON Schema validator ignores the
+//! unknown keyword; [`Invariants::compile`] compiles every rule once, and a rule
+//! that does not compile, or an `x-invariants` that is not a list of
+//! `{rule, message}`, is [`Error::InvalidSchema`] naming the rule and its
+//! location as a JSON Pointer.
+//!
+//! Note [Which subschemas are followed]: evaluation walks the schema alongside
+//! the instance through `properties`, `additionalProperties` (members not named
+//! in `properties`), `prefixItems` and `items` (the draft-07 tuple form `items:
+//! [...]` with `additionalItems` too), `allOf`, and local `$ref`s (`#/...`
+//! JSON Pointers, `#` for the root). These are the keywords that say, without
+//! evaluating anything, which subschema applies to which part of the instance.
+//! Conditional and alternative keywords (`anyOf`, `oneOf`, `not`, `if`/`then`/
+//! `else`, `dependentSchemas`, `patternProperties`, `contains`, `propertyNames`,
+//! `unevaluated*`) are not followed: which branch applies is itself a question
+//! of validation. Rules placed under them would never run, so compiling such a
+//! schema fails instead of silently ignoring them. `$ref`s to other documents
+//! or to `$anchor`/`$id` names are not followed either.
+//!
+//! Note [When a rule runs]: a location's rules run only when JSON Schema
+//! validation passed there, that is when no schema error has an instance path
+//! at or under that location; a rule over `self.counts.blocker` would otherwise
+//! mostly report the schema error again. The walk still descends below a failed
+//! location, so a valid sibling's rules still run. A rule that cannot be
+//! evaluated (a missing field, a type mismatch, a non-boolean result) is itself
+//! a finding, with the CEL error in its message: data is not an error.
+
+use std::collections::{HashMap, HashSet};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use cel::objects::{Key, Map};
+use cel::{Context, Env, Program, Value as Cel};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::outcome::{Extraction, Method, Violation, ViolationKind};
+
+/// The schema keyword holding the rules.
+pub const KEYWORD: &str = "x-invariants";
+
+/// One compiled rule.
+struct Rule {
+    /// The CEL source, as written.
+    source: String,
+    /// The message reported when the rule is false.
+    message: String,
+    /// Where the rule sits: `.../x-invariants/<i>`.
+    schema_path: String,
+    program: Program,
+}
+
+/// One subschema on a path that leads to rules.
+#[derive(Default)]
+struct Node {
+    rules: Vec<Rule>,
+    properties: Vec<(String, usize)>,
+    additional: Option<usize>,
+    prefix_items: Vec<usize>,
+    items: Option<usize>,
+    all_of: Vec<usize>,
+    reference: Option<usize>,
+    /// Whether this node or anything it leads to holds rules.
+    live: bool,
+}
+
+/// The `x-invariants` of one schema, compiled once; evaluate many instances.
+///
+/// Every [`Validator`](crate::validate::Validator) compiles its schema's
+/// invariants ([`Validator::invariants`](crate::validate::Validator::invariants)),
+/// so loading a schema with a broken rule fails wherever schemas are loaded.
+pub struct Invariants {
+    env: Arc<Env>,
+    nodes: Vec<Node>,
+    count: usize,
+}
+
+impl std::fmt::Debug for Invariants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rules: Vec<(&str, &str)> = self
+            .nodes
+            .iter()
+            .flat_map(|n| n.rules.iter())
+            .map(|r| (r.schema_path.as_str(), r.source.as_str()))
+            .collect();
+        f.debug_struct("Invariants")
+            .field("rules", &rules)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Invariants {
+    /// Compile every `x-invariants` rule of `schema`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSchema`] naming the rule and its JSON Pointer when a
+    /// rule does not compile, when `x-invariants` is not a list of `{rule,
+    /// message}`, or when rules sit where they would never run (see Note
+    /// [Which subschemas are followed]).
+    pub fn compile(schema: &Value) -> Result<Invariants> {
+        let env = Arc::new(Env::stdlib());
+        let mut b = Builder {
+            root: schema,
+            env: &env,
+            nodes: Vec::new(),
+            index: HashMap::new(),
+            count: 0,
+        };
+        b.node(String::new(), schema)?;
+        let reached: HashSet<String> = b.index.keys().cloned().collect();
+        unreached_rules(schema, "", &reached)?;
+        let Builder {
+            mut nodes, count, ..
+        } = b;
+        prune(&mut nodes);
+        Ok(Invariants { env, nodes, count })
+    }
+
+    /// No rules at all (the common case: evaluation is then free).
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// How many rules were compiled.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// The violations of `instance`'s invariants, sorted by instance path then
+    /// schema path. `schema_errors` are the instance's JSON Schema errors (as
+    /// from [`Validator::errors`](crate::validate::Validator::errors); empty
+    /// when it is valid): a location's rules run only where validation passed
+    /// (Note [When a rule runs]). Each violation has kind
+    /// [`ViolationKind::Invariant`] and its `rule`.
+    pub fn evaluate(&self, instance: &Value, schema_errors: &[Violation]) -> Vec<Violation> {
+        if self.count == 0 || self.nodes.is_empty() {
+            return Vec::new();
+        }
+        let failed: Vec<&str> = schema_errors
+            .iter()
+            .filter(|e| e.kind != Some(ViolationKind::Invariant))
+            .map(|e| e.instance_path.as_str())
+            .collect();
+        let mut walk = Walk {
+            inv: self,
+            failed: &failed,
+            out: Vec::new(),
+            stack: Vec::new(),
+        };
+        let mut path = String::new();
+        walk.visit(0, instance, &mut path);
+        let mut out = walk.out;
+        out.sort_by(|a, b| {
+            (&a.instance_path, &a.schema_path).cmp(&(&b.instance_path, &b.schema_path))
+        });
+        out.dedup();
+        out
+    }
+}
+
+/// Evaluate `invariants` on an extraction's value and add their violations to
+/// its `errors` (making it invalid). Nothing happens when nothing was
+/// extracted. This is the helper for every pipeline edge (`extract` uses it
+/// through [`Validator::invariants`](crate::validate::Validator::invariants);
+/// `run` and `ask` can call it, or read the `kind: invariant` errors it adds).
+pub fn check_extraction(extraction: &mut Extraction, invariants: &Invariants) {
+    if invariants.is_empty() || extraction.method == Method::None {
+        return;
+    }
+    let Some(value) = &extraction.value else {
+        return;
+    };
+    let found = invariants.evaluate(value, &extraction.errors);
+    if !found.is_empty() {
+        extraction.valid = false;
+        extraction.errors.extend(found);
+    }
+}
+
+struct Builder<'a> {
+    root: &'a Value,
+    env: &'a Arc<Env>,
+    nodes: Vec<Node>,
+    index: HashMap<String, usize>,
+    count: usize,
+}
+
+impl Builder<'_> {
+    /// The node of the subschema at `pointer`; `None` for boolean schemas.
+    // `pointer` is moved into the index; clippy misses the move through `clone`.
+    #[allow(clippy::needless_pass_by_value)]
+    fn node(&mut self, pointer: String, schema: &Value) -> Result<Option<usize>> {
+        let Some(obj) = schema.as_object() else {
+            return Ok(None);
+        };
+        if let Some(&i) = self.index.get(&pointer) {
+            return Ok(Some(i));
+        }
+        let id = self.nodes.len();
+        self.nodes.push(Node::default());
+        self.index.insert(pointer.clone(), id);
+        let mut node = Node {
+            rules: self.rules(&pointer, obj.get(KEYWORD))?,
+            ..Node::default()
+        };
+        self.count += node.rules.len();
+        if let Some(Value::Object(props)) = obj.get("properties") {
+            for (name, sub) in props {
+                let at = format!("{pointer}/properties/{}", escape(name));
+                if let Some(c) = self.node(at, sub)? {
+                    node.properties.push((name.clone(), c));
+                }
+            }
+        }
+        if let Some(sub) = obj.get("additionalProperties") {
+            node.additional = self.node(format!("{pointer}/additionalProperties"), sub)?;
+        }
+        if let Some(Value::Array(subs)) = obj.get("prefixItems") {
+            node.prefix_items = self.list(&pointer, "prefixItems", subs)?;
+        }
+        match obj.get("items") {
+            Some(Value::Array(subs)) => {
+                node.prefix_items = self.list(&pointer, "items", subs)?;
+                if let Some(sub) = obj.get("additionalItems") {
+                    node.items = self.node(format!("{pointer}/additionalItems"), sub)?;
+                }
+            }
+            Some(sub) => node.items = self.node(format!("{pointer}/items"), sub)?,
+            None => {}
+        }
+        if let Some(Value::Array(subs)) = obj.get("allOf") {
+            node.all_of = self.list(&pointer, "allOf", subs)?;
+        }
+        if let Some(Value::String(r)) = obj.get("$ref") {
+            if let Some(target) = local_ref(r) {
+                if let Some(sub) = self.root.pointer(&target) {
+                    node.reference = self.node(target, sub)?;
+                }
+            }
+        }
+        self.nodes[id] = node;
+        Ok(Some(id))
+    }
+
+    fn list(&mut self, pointer: &str, keyword: &str, subs: &[Value]) -> Result<Vec<usize>> {
+        let mut out = Vec::with_capacity(subs.len());
+        for (i, sub) in subs.iter().enumerate() {
+            // Keep positions aligned: a boolean schema gets no node, so it is
+            // represented by a node without rules.
+            if let Some(c) = self.node(format!("{pointer}/{keyword}/{i}"), sub)? {
+                out.push(c);
+            } else {
+                out.push(self.nodes.len());
+                self.nodes.push(Node::default());
+            }
+        }
+        Ok(out)
+    }
+
+    fn rules(&self, pointer: &str, list: Option<&Value>) -> Result<Vec<Rule>> {
+        let Some(list) = list else {
+            return Ok(Vec::new());
+        };
+        let bad = |at: &str, what: &str| Error::InvalidSchema {
+            message: format!("`{KEYWORD}` at `{at}`: {what}"),
+        };
+        let Value::Array(items) = list else {
+            return Err(bad(
+                &format!("{pointer}/{KEYWORD}"),
+                "expected a list of {\"rule\", \"message\"} objects",
+            ));
+        };
+        let mut rules = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("{pointer}/{KEYWORD}/{i}");
+            let Some(Value::String(source)) = item.get("rule") else {
+                return Err(bad(&at, "expected an object with a string `rule`"));
+            };
+            let message = match item.get("message") {
+                None => format!("failed rule: {source}"),
+                Some(Value::String(m)) => m.clone(),
+                Some(_) => return Err(bad(&at, "`message` must be a string")),
+            };
+            let program = self.env.compile(source).map_err(|e| Error::InvalidSchema {
+                message: format!(
+                    "`{KEYWORD}` rule `{source}` at `{at}` does not compile: {}",
+                    one_line(&e.to_string())
+                ),
+            })?;
+            rules.push(Rule {
+                source: source.clone(),
+                message,
+                schema_path: at,
+                program,
+            });
+        }
+        Ok(rules)
+    }
+}
+
+/// Keywords whose values are subschemas (or maps or lists of them), for the
+/// search of rules that would never run.
+const SUBSCHEMA_MAPS: &[&str] = &["properties", "patternProperties", "dependentSchemas"];
+const SUBSCHEMA_LISTS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+const SUBSCHEMA_ONE: &[&str] = &[
+    "additionalProperties",
+    "additionalItems",
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+
+/// Fail on `x-invariants` in a subschema the walk never reaches (`$defs`
+/// are reached through `$ref` only and are not searched: an unused
+/// definition's rules are as unused as the definition).
+fn unreached_rules(schema: &Value, pointer: &str, reached: &HashSet<String>) -> Result<()> {
+    let Some(obj) = schema.as_object() else {
+        return Ok(());
+    };
+    if obj.contains_key(KEYWORD) && !reached.contains(pointer) {
+        return Err(Error::InvalidSchema {
+            message: format!(
+                "`{KEYWORD}` at `{pointer}/{KEYWORD}` would never run: rules are evaluated \
+                 only under properties, additionalProperties, items, prefixItems, allOf and \
+                 local `$ref`"
+            ),
+        });
+    }
+    for kw in SUBSCHEMA_MAPS {
+        if let Some(Value::Object(m)) = obj.get(*kw) {
+            for (name, sub) in m {
+                unreached_rules(sub, &format!("{pointer}/{kw}/{}", escape(name)), reached)?;
+            }
+        }
+    }
+    for kw in SUBSCHEMA_LISTS {
+        if let Some(Value::Array(l)) = obj.get(*kw) {
+            for (i, sub) in l.iter().enumerate() {
+                unreached_rules(sub, &format!("{pointer}/{kw}/{i}"), reached)?;
+            }
+        }
+    }
+    for kw in SUBSCHEMA_ONE {
+        if let Some(sub @ Value::Object(_)) = obj.get(*kw) {
+            unreached_rules(sub, &format!("{pointer}/{kw}"), reached)?;
+        }
+    }
+    Ok(())
+}
+
+/// Mark the nodes that hold rules or lead to some (a fixed point, since
+/// `$ref`s may form cycles).
+fn prune(nodes: &mut [Node]) {
+    for n in nodes.iter_mut() {
+        n.live = !n.rules.is_empty();
+    }
+    loop {
+        let mut changed = false;
+        for i in 0..nodes.len() {
+            if nodes[i].live {
+                continue;
+            }
+            let n = &nodes[i];
+            let live = n
+                .properties
+                .iter()
+                .map(|(_, c)| *c)
+                .chain(n.additional)
+                .chain(n.prefix_items.iter().copied())
+                .chain(n.items)
+                .chain(n.all_of.iter().copied())
+                .chain(n.reference)
+                .any(|c| nodes[c].live);
+            if live {
+                nodes[i].live = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+}
+
+struct Walk<'a> {
+    inv: &'a Invariants,
+    failed: &'a [&'a str],
+    out: Vec<Violation>,
+    /// (node, instance) pairs on the current path: a `$ref` or `allOf` cycle
+    /// that does not descend into the instance is cut here.
+    stack: Vec<(usize, *const Value)>,
+}
+
+impl Walk<'_> {
+    fn visit(&mut self, id: usize, value: &Value, path: &mut String) {
+        let inv = self.inv;
+        let node = &inv.nodes[id];
+        if !node.live {
+            return;
+        }
+        let key = (id, std::ptr::from_ref(value));
+        if self.stack.contains(&key) {
+            return;
+        }
+        self.stack.push(key);
+        if !node.rules.is_empty() && self.passed(path) {
+            self.run_rules(node, value, path);
+        }
+        for &c in node.all_of.iter().chain(node.reference.iter()) {
+            self.visit(c, value, path);
+        }
+        match value {
+            Value::Object(members) => {
+                for (name, c) in &node.properties {
+                    if let Some(v) = members.get(name) {
+                        self.descend(*c, v, path, name);
+                    }
+                }
+                if let Some(c) = node.additional {
+                    for (name, v) in members {
+                        if !node.properties.iter().any(|(n, _)| n == name) {
+                            self.descend(c, v, path, name);
+                        }
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    let c = node.prefix_items.get(i).copied().or(node.items);
+                    if let Some(c) = c {
+                        self.descend(c, v, path, &i.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.stack.pop();
+    }
+
+    fn descend(&mut self, id: usize, value: &Value, path: &mut String, token: &str) {
+        if !self.inv.nodes[id].live {
+            return;
+        }
+        let len = path.len();
+        path.push('/');
+        path.push_str(&escape(token));
+        self.visit(id, value, path);
+        path.truncate(len);
+    }
+
+    /// No schema error at or under `path` (Note [When a rule runs]).
+    fn passed(&self, path: &str) -> bool {
+        !self.failed.iter().any(|e| {
+            e.strip_prefix(path)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+    }
+
+    fn run_rules(&mut self, node: &Node, value: &Value, path: &str) {
+        let mut ctx = Context::with_env(Arc::clone(&self.inv.env));
+        ctx.add_variable_from_value("self", to_cel(value));
+        for rule in &node.rules {
+            // Note: a panic inside the CEL interpreter would be its bug; it is
+            // caught so bad input can never bring the caller down.
+            let got = catch_unwind(AssertUnwindSafe(|| rule.program.execute(&ctx)));
+            let message = match got {
+                Ok(Ok(Cel::Bool(true))) => continue,
+                Ok(Ok(Cel::Bool(false))) => rule.message.clone(),
+                Ok(Ok(other)) => format!(
+                    "{}: the rule gave {} instead of a boolean",
+                    rule.message,
+                    cel_type(&other)
+                ),
+                Ok(Err(e)) => format!(
+                    "{}: the rule could not be evaluated: {}",
+                    rule.message,
+                    one_line(&e.to_string())
+                ),
+                Err(_) => format!(
+                    "{}: the rule could not be evaluated: the CEL interpreter failed",
+                    rule.message
+                ),
+            };
+            self.out.push(Violation {
+                instance_path: path.to_owned(),
+                schema_path: rule.schema_path.clone(),
+                message,
+                kind: Some(ViolationKind::Invariant),
+                rule: Some(rule.source.clone()),
+            });
+        }
+    }
+}
+
+/// The CEL value of a JSON value: integers that fit are `int` (so
+/// `self.n == list.size()` compares like with like), larger ones `uint`,
+/// others `double`; objects are maps with string keys.
+fn to_cel(v: &Value) -> Cel {
+    match v {
+        Value::Null => Cel::Null,
+        Value::Bool(b) => Cel::Bool(*b),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Cel::Int(i)
+            } else if let Some(u) = n.as_u64() {
+                Cel::UInt(u)
+            } else {
+                Cel::Float(n.as_f64().unwrap_or(f64::NAN))
+            }
+        }
+        Value::String(s) => Cel::String(Arc::new(s.clone())),
+        Value::Array(a) => Cel::List(Arc::new(a.iter().map(to_cel).collect())),
+        Value::Object(m) => Cel::Map(Map {
+            map: Arc::new(
+                m.iter()
+                    .map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v)))
+                    .collect(),
+            ),
+        }),
+    }
+}
+
+/// CEL's name for the type of a result.
+fn cel_type(v: &Cel) -> &'static str {
+    match v {
+        Cel::List(_) => "a list",
+        Cel::Map(_) => "a map",
+        Cel::Int(_) => "an int",
+        Cel::UInt(_) => "a uint",
+        Cel::Float(_) => "a double",
+        Cel::String(_) => "a string",
+        Cel::Bytes(_) => "bytes",
+        Cel::Null => "null",
+        _ => "a non-boolean value",
+    }
+}
+
+/// The target pointer of a local `$ref` (`#`, `#/a/b`, percent-decoded).
+fn local_ref(r: &str) -> Option<String> {
+    let frag = r.strip_prefix('#')?;
+    if !(frag.is_empty() || frag.starts_with('/')) {
+        return None;
+    }
+    Some(percent_decode(frag))
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = |b: u8| char::from(b).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                // Two hex digits make one byte.
+                out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Escape one JSON Pointer token.
+fn escape(token: &str) -> String {
+    if token.contains(['~', '/']) {
+        token.replace('~', "~0").replace('/', "~1")
+    } else {
+        token.to_owned()
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,294 @@
+use serde_json::json;
+
+use super::*;
+use crate::validate::Validator;
+
+/// `(instance_path, schema_path, rule, message)` of each violation.
+fn found(schema: &Value, instance: &Value) -> Vec<(String, String, String, String)> {
+    let v = Validator::new(schema).unwrap();
+    v.errors_and_invariants(instance)
+        .into_iter()
+        .map(|e| {
+            (
+                e.instance_path,
+                e.schema_path,
+                e.rule
+                    .unwrap_or_else(|| format!("<schema, kind {:?}>", e.kind)),
+                e.message,
+            )
+        })
+        .collect()
+}
+
+fn code_review() -> Value {
+    crate::profile::Profile::builtin("code-review")
+        .unwrap()
+        .schema
+}
+
+#[test]
+fn code_review_counts_must_match_findings() {
+    let schema = code_review();
+    let inv = Invariants::compile(&schema).unwrap();
+    assert_eq!(inv.len(), 4);
+    let ok = json!({"findings": [
+        {"severity": "blocker", "file": "a.rs", "line": 3, "description": "d", "raisedBy": "s"}
+    ], "counts": {"blocker": 1, "major": 0, "minor": 0, "nit": 0}});
+    assert_eq!(found(&schema, &ok), []);
+    // Seed 002, journal 09: "3 blockers" while the findings list none.
+    let writer = json!({"findings": [
+        {"severity": "minor", "file": "a.rs", "line": 3, "description": "d", "raisedBy": "s"}
+    ], "counts": {"blocker": 3, "major": 0, "minor": 1, "nit": 0}});
+    let got = found(&schema, &writer);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, "");
+    assert_eq!(got[0].1, "/x-invariants/0");
+    assert_eq!(
+        got[0].2,
+        "self.counts.blocker == self.findings.filter(f, f.severity == 'blocker').size()"
+    );
+    assert_eq!(
+        got[0].3,
+        "counts.blocker must equal the number of findings with severity blocker"
+    );
+}
+
+#[test]
+fn rules_over_arrays_nested_objects_and_optional_fields() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "x-invariants": [{"rule": "self.all(i, i.qty > 0)", "message": "quantities are positive"}],
+                "items": {
+                    "type": "object",
+                    "x-invariants": [
+                        {"rule": "!has(self.discount) || self.discount <= self.price",
+                         "message": "a discount never exceeds the price"}
+                    ]
+                }
+            },
+            "range": {
+                "type": "object",
+                "properties": {"inner": {"x-invariants": [{"rule": "self.lo <= self.hi"}]}}
+            }
+        }
+    });
+    let ok = json!({"items": [{"qty": 1, "price": 5}, {"qty": 2, "price": 5, "discount": 1}],
+                    "range": {"inner": {"lo": 1, "hi": 2}}});
+    assert_eq!(found(&schema, &ok), []);
+    let bad = json!({"items": [{"qty": 0, "price": 5}, {"qty": 2, "price": 5, "discount": 9}],
+                     "range": {"inner": {"lo": 3, "hi": 2}}});
+    let got: Vec<(String, String, String)> = found(&schema, &bad)
+        .into_iter()
+        .map(|(i, s, _, m)| (i, s, m))
+        .collect();
+    let want: Vec<(String, String, String)> = [
+        (
+            "/items",
+            "/properties/items/x-invariants/0",
+            "quantities are positive",
+        ),
+        (
+            "/items/1",
+            "/properties/items/items/x-invariants/0",
+            "a discount never exceeds the price",
+        ),
+        (
+            "/range/inner",
+            "/properties/range/properties/inner/x-invariants/0",
+            "failed rule: self.lo <= self.hi",
+        ),
+    ]
+    .into_iter()
+    .map(|(a, b, c)| (a.into(), b.into(), c.into()))
+    .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn runtime_errors_are_findings_not_panics() {
+    let schema = json!({"x-invariants": [
+        {"rule": "self.missing > 0", "message": "missing must be positive"},
+        {"rule": "self.name + 1 == 2", "message": "type error"},
+        {"rule": "self.n / 0 == 1", "message": "division"},
+        {"rule": "self.n", "message": "not a boolean"}
+    ]});
+    let got = found(&schema, &json!({"name": "x", "n": 4}));
+    let messages: Vec<&str> = got.iter().map(|g| g.3.as_str()).collect();
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    assert_eq!(
+        messages[0],
+        "missing must be positive: the rule could not be evaluated: No such key: missing"
+    );
+    assert!(
+        messages[1].starts_with("type error: the rule could not be evaluated: "),
+        "{}",
+        messages[1]
+    );
+    assert!(
+        messages[2].starts_with("division: the rule could not be evaluated: "),
+        "{}",
+        messages[2]
+    );
+    assert_eq!(
+        messages[3],
+        "not a boolean: the rule gave an int instead of a boolean"
+    );
+    // Every one carries kind and rule.
+    let v = Validator::new(&schema).unwrap();
+    for e in v.errors_and_invariants(&json!({"name": "x", "n": 4})) {
+        assert_eq!(e.kind, Some(ViolationKind::Invariant));
+        assert!(e.rule.is_some());
+    }
+}
+
+#[test]
+fn rules_run_only_where_schema_validation_passed() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "object", "required": ["n"], "x-invariants": [{"rule": "self.n > 0"}]},
+            "b": {"type": "object", "x-invariants": [{"rule": "self.n > 0"}]}
+        },
+        "x-invariants": [{"rule": "false", "message": "root"}]
+    });
+    // `a` fails its schema, so neither `a`'s rule nor the root's runs; `b`'s does.
+    let got = found(&schema, &json!({"a": {}, "b": {"n": 0}}));
+    let got: Vec<(&str, &str)> = got.iter().map(|g| (g.0.as_str(), g.2.as_str())).collect();
+    assert_eq!(got, [("/a", "<schema, kind None>"), ("/b", "self.n > 0"),]);
+}
+
+#[test]
+fn local_refs_all_of_additional_properties_and_tuples_are_followed() {
+    let schema = json!({
+        "$defs": {"pos": {"x-invariants": [{"rule": "self > 0", "message": "positive"}]}},
+        "type": "object",
+        "properties": {
+            "r": {"$ref": "#/$defs/pos"},
+            "t": {"prefixItems": [{"$ref": "#/$defs/pos"}], "items": {"x-invariants": [{"rule": "self < 0", "message": "negative"}]}}
+        },
+        "additionalProperties": {"x-invariants": [{"rule": "self == 'x'", "message": "x only"}]}
+    });
+    let got = found(&schema, &json!({"r": 0, "t": [0, 1], "extra": "y"}));
+    let got: Vec<(&str, &str, &str)> = got
+        .iter()
+        .map(|g| (g.0.as_str(), g.1.as_str(), g.3.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("/extra", "/additionalProperties/x-invariants/0", "x only"),
+            ("/r", "/$defs/pos/x-invariants/0", "positive"),
+            ("/t/0", "/$defs/pos/x-invariants/0", "positive"),
+            ("/t/1", "/properties/t/items/x-invariants/0", "negative"),
+        ]
+    );
+}
+
+#[test]
+fn draft7_tuples_and_additional_items_are_followed() {
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {"pos": {"x-invariants": [{"rule": "self > 0", "message": "positive"}]}},
+        "items": [{}, {"allOf": [{"$ref": "#/definitions/pos"}]}],
+        "additionalItems": {"x-invariants": [{"rule": "self < 0", "message": "negative"}]}
+    });
+    let got = found(&schema, &json!([0, 0, 0]));
+    let got: Vec<(&str, &str)> = got.iter().map(|g| (g.0.as_str(), g.1.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            ("/1", "/definitions/pos/x-invariants/0"),
+            ("/2", "/additionalItems/x-invariants/0"),
+        ]
+    );
+}
+
+#[test]
+fn recursive_refs_terminate() {
+    let schema = json!({
+        "$defs": {"node": {
+            "type": "object",
+            "x-invariants": [{"rule": "self.v >= 0", "message": "non-negative"}],
+            "properties": {"next": {"$ref": "#/$defs/node"}},
+            "allOf": [{"$ref": "#/$defs/node"}]
+        }},
+        "$ref": "#/$defs/node"
+    });
+    let got = found(
+        &schema,
+        &json!({"v": 1, "next": {"v": -1, "next": {"v": 2}}}),
+    );
+    let got: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+    assert_eq!(got, ["/next"]);
+}
+
+#[test]
+fn bad_rules_are_schema_errors_naming_rule_and_location() {
+    for (schema, want) in [
+        (
+            json!({"properties": {"c": {"x-invariants": [{"rule": "self.a ==", "message": "m"}]}}}),
+            "invalid schema: `x-invariants` rule `self.a ==` at `/properties/c/x-invariants/0` \
+             does not compile: ",
+        ),
+        (
+            json!({"x-invariants": {"rule": "true"}}),
+            "invalid schema: `x-invariants` at `/x-invariants`: expected a list of",
+        ),
+        (
+            json!({"x-invariants": [{"message": "no rule"}]}),
+            "invalid schema: `x-invariants` at `/x-invariants/0`: expected an object with a \
+             string `rule`",
+        ),
+        (
+            json!({"anyOf": [{"x-invariants": [{"rule": "true"}]}]}),
+            "invalid schema: `x-invariants` at `/anyOf/0/x-invariants` would never run",
+        ),
+    ] {
+        let err = Validator::new(&schema).unwrap_err().to_string();
+        assert!(err.starts_with(want), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+    }
+}
+
+#[test]
+fn the_schema_validator_ignores_the_keyword() {
+    let schema = json!({"type": "integer", "x-invariants": [{"rule": "self > 10"}]});
+    let v = Validator::new(&schema).unwrap();
+    assert!(v.is_valid(&json!(3)));
+    assert_eq!(v.errors(&json!(3)), []);
+    assert_eq!(v.errors_and_invariants(&json!(3)).len(), 1);
+    // A property named like the keyword is data, not rules.
+    let v = Validator::new(&json!({"properties": {"x-invariants": {"type": "string"}}})).unwrap();
+    assert!(v.invariants().is_empty());
+}
+
+#[test]
+fn check_extraction_marks_invalid_and_skips_nothing_found() {
+    let inv = Invariants::compile(&json!({"x-invariants": [{"rule": "self.ok"}]})).unwrap();
+    let mut e = Extraction::none();
+    check_extraction(&mut e, &inv);
+    assert!(e.errors.is_empty());
+    let mut e = Extraction {
+        value: Some(json!({"ok": false})),
+        method: Method::Bare,
+        valid: true,
+        ..Extraction::none()
+    };
+    check_extraction(&mut e, &inv);
+    assert!(!e.valid);
+    assert_eq!(e.errors[0].rule.as_deref(), Some("self.ok"));
+    assert_eq!(
+        serde_json::to_value(&e.errors[0]).unwrap(),
+        json!({"instance_path": "", "schema_path": "/x-invariants/0",
+               "message": "failed rule: self.ok", "kind": "invariant", "rule": "self.ok"})
+    );
+}
+
+#[test]
+fn invariants_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Invariants>();
+}
