@@ -97,7 +97,8 @@ pub fn fix(schema: &Value, dialect: Dialect) -> Fixed {
             }
         }
         let root_ok = root.as_object().is_some_and(|o| {
-            o.get("type").and_then(Value::as_str) == Some("object") && !o.contains_key("anyOf") && !o.contains_key("oneOf")
+            o.get("type").and_then(Value::as_str) == Some("object")
+                && !["anyOf", "oneOf", "allOf", "$ref"].iter().any(|k| o.contains_key(*k))
         });
         if !root_ok {
             root = wrap(root);
@@ -114,8 +115,11 @@ pub fn fix(schema: &Value, dialect: Dialect) -> Fixed {
         root: &snapshot,
         changes,
         optional_all,
+        inlining: Vec::new(),
+        moved: Vec::new(),
     };
     fx.node(&mut root, "");
+    follow_moves(&mut root, &fx.moved, dialect.closed_objects(), &mut fx.changes);
     let schema = strip_markers(root.clone());
     Fixed {
         dialect,
@@ -128,6 +132,7 @@ pub fn fix(schema: &Value, dialect: Dialect) -> Fixed {
 
 fn wrap(root: Value) -> Value {
     let mut inner = root;
+    rebase_refs(&mut inner);
     let mut outer = Map::new();
     if let Value::Object(obj) = &mut inner {
         for key in ["$schema", "$defs", "definitions", "$id", "id"] {
@@ -143,11 +148,41 @@ fn wrap(root: Value) -> Value {
     Value::Object(outer)
 }
 
+/// Point local `$ref`s of a root about to be wrapped at its new place
+/// (`#/x` → `#/properties/value/x`), except into the definitions that move
+/// to the wrapper.
+fn rebase_refs(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if k == "$ref" {
+                    if let Value::String(r) = x {
+                        let moved = ["#/$defs/", "#/definitions/"].iter().any(|p| r.starts_with(p));
+                        if !moved && (r == "#" || r.starts_with("#/")) {
+                            *r = format!("#/properties/{WRAP}{}", &r[1..]);
+                        }
+                    }
+                } else if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                    rebase_refs(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(rebase_refs),
+        _ => {}
+    }
+}
+
 struct Fixer<'a> {
     dialect: Dialect,
     root: &'a Value,
     changes: Vec<String>,
     optional_all: bool,
+    /// `$ref` targets being inlined by `allOf` merges above this node, so a
+    /// recursive `allOf` is not inlined forever.
+    inlining: Vec<String>,
+    /// Subschemas that moved (old pointer, new pointer), in order, so local
+    /// `$ref`s can follow them.
+    moved: Vec<(String, String)>,
 }
 
 impl Fixer<'_> {
@@ -156,9 +191,11 @@ impl Fixer<'_> {
             return;
         };
         let rules = self.dialect.rules();
-        if self.dialect == Dialect::Openai {
-            self.merge_all_of(obj, ptr);
-        }
+        let inlined = if self.dialect == Dialect::Openai {
+            self.merge_all_of(obj, ptr)
+        } else {
+            0
+        };
         let mut notes: Vec<String> = Vec::new();
         let keys: Vec<String> = obj.keys().cloned().collect();
         for key in keys {
@@ -178,6 +215,7 @@ impl Fixer<'_> {
                     let members = obj.remove("items").unwrap_or(Value::Null);
                     obj.remove("additionalItems");
                     obj.insert("items".into(), json!({ "anyOf": members }));
+                    self.moved.push((format!("{ptr}/items"), format!("{ptr}/items/anyOf")));
                     self.changes.push(format!("{ptr}: tuple `items` became `items: {{anyOf: [...]}}`"));
                 }
                 continue;
@@ -195,6 +233,7 @@ impl Fixer<'_> {
             if key == "oneOf" && !obj.contains_key("anyOf") && !matches!(verdict, Some((Severity::Ignored, _))) {
                 if let Some(v) = obj.remove("oneOf") {
                     obj.insert("anyOf".into(), v);
+                    self.moved.push((format!("{ptr}/oneOf"), format!("{ptr}/anyOf")));
                     self.changes.push(format!("{ptr}: `oneOf` became `anyOf`"));
                 }
                 continue;
@@ -204,7 +243,7 @@ impl Fixer<'_> {
                 self.changes.push(format!("{ptr}: `{key}` moved into description"));
             }
         }
-        if walk::is_object_node(obj) {
+        if walk::is_object_node(obj) && !obj.contains_key("$ref") {
             if self.dialect.closed_objects() && obj.get("additionalProperties") != Some(&Value::Bool(false)) {
                 if let Some(v) = obj.insert("additionalProperties".into(), Value::Bool(false)) {
                     if v != Value::Bool(true) {
@@ -249,17 +288,31 @@ impl Fixer<'_> {
                 self.node(value, &format!("{ptr}/{}", walk::escape(k)));
             }
         }
+        let keep = self.inlining.len() - inlined;
+        self.inlining.truncate(keep);
     }
 
     /// Merge `allOf` members (local `$ref`s inlined) into `obj`.
-    fn merge_all_of(&mut self, obj: &mut Map<String, Value>, ptr: &str) {
+    ///
+    /// Returns how many targets were pushed on `self.inlining`.
+    fn merge_all_of(&mut self, obj: &mut Map<String, Value>, ptr: &str) -> usize {
+        let mut pushed = 0;
         for _ in 0..8 {
             let Some(Value::Array(members)) = obj.remove("allOf") else {
-                return;
+                return pushed;
             };
             for member in members {
                 let member = match member.get("$ref").and_then(Value::as_str).and_then(walk::local_target) {
-                    Some(target) => self.root.pointer(&target).cloned().unwrap_or(member),
+                    Some(target) if self.inlining.contains(&target) => {
+                        self.changes.push(format!("{ptr}: recursive `allOf` member `#{target}` dropped"));
+                        continue;
+                    }
+                    Some(target) => {
+                        let inlined = self.root.pointer(&target).cloned().unwrap_or(member);
+                        self.inlining.push(target);
+                        pushed += 1;
+                        inlined
+                    }
                     None => member,
                 };
                 let Value::Object(m) = member else { continue };
@@ -290,6 +343,7 @@ impl Fixer<'_> {
             }
             self.changes.push(format!("{ptr}: `allOf` merged into its parent"));
         }
+        pushed
     }
 
     /// Make every property required; the optional ones nullable and marked.
@@ -305,6 +359,12 @@ impl Fixer<'_> {
                 continue;
             }
             *sub = nullable(std::mem::take(sub));
+            if sub.get("anyOf").and_then(Value::as_array).is_some_and(|b| b.len() == 2 && b[1] == json!({"type": "null"})) && sub.get("anyOf").and_then(|b| b.get(0)).is_some_and(|b| b.get("anyOf").is_some() || b.get("$ref").is_some() || b.get("const").is_some() || b.is_object()) && sub.get("type").is_none() {
+                let at = format!("{ptr}/properties/{}", walk::escape(name));
+                if sub.pointer("/anyOf/0") != Some(&json!({"type": "null"})) && nested_wrapped(sub) {
+                    self.moved.push((at.clone(), format!("{at}/anyOf/0")));
+                }
+            }
             if let Value::Object(s) = sub {
                 s.insert(OPTIONAL.into(), Value::Bool(true));
             }
@@ -320,7 +380,12 @@ impl Fixer<'_> {
                 list.push(Value::String(name));
             }
         }
-        obj.insert("required".into(), Value::Array(list));
+        // Draft-04 forbids an empty `required`.
+        if list.is_empty() {
+            obj.remove("required");
+        } else {
+            obj.insert("required".into(), Value::Array(list));
+        }
     }
 }
 
@@ -384,6 +449,72 @@ fn nullable(schema: Value) -> Value {
     }
     outer.insert("anyOf".into(), json!([Value::Object(obj), {"type": "null"}]));
     Value::Object(outer)
+}
+
+/// Whether `nullable` wrapped the schema as `anyOf: [<schema>, null]` (the
+/// original then lives at `/anyOf/0`).
+fn nested_wrapped(sub: &Value) -> bool {
+    sub.get("anyOf")
+        .and_then(Value::as_array)
+        .is_some_and(|b| b.len() == 2 && b[1] == json!({"type": "null"}) && b[0].is_object())
+        && sub.as_object().is_some_and(|o| o.keys().all(|k| k == "anyOf" || k == "description" || k == OPTIONAL))
+}
+
+/// Rewrite local `$ref`s whose target moved; a reference whose target no
+/// longer exists (it was inside a keyword moved into a description) becomes
+/// `{}` with a note, so the fixed schema still compiles: the original schema
+/// still judges the answer.
+fn follow_moves(root: &mut Value, moved: &[(String, String)], close: bool, changes: &mut Vec<String>) {
+    fn collect(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    out.push((at.to_owned(), r.clone()));
+                }
+                for (k, x) in m {
+                    if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                        collect(x, &format!("{at}/{}", walk::escape(k)), out);
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    collect(x, &format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut refs = Vec::new();
+    collect(root, "", &mut refs);
+    for (at, reference) in refs {
+        let Some(mut target) = walk::local_target(&reference) else { continue };
+        for (old, new) in moved {
+            if target == *old || target.starts_with(&format!("{old}/")) {
+                target = format!("{new}{}", &target[old.len()..]);
+            }
+        }
+        let exists = root.pointer(&target).is_some();
+        let Some(Value::Object(node)) = root.pointer_mut(&at) else { continue };
+        if exists {
+            let fresh = format!("#{}", target.replace('%', "%25"));
+            if fresh != reference {
+                node.insert("$ref".into(), Value::String(fresh));
+            }
+        } else {
+            node.remove("$ref");
+            let mut text = node.get("description").and_then(Value::as_str).unwrap_or("").to_owned();
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&format!("(see `{reference}` of the original schema)"));
+            node.insert("description".into(), Value::String(text));
+            if close && walk::is_object_node(node) {
+                node.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            changes.push(format!("{at}: `$ref: {reference}` pointed into a removed keyword; dropped"));
+        }
+    }
 }
 
 fn strip_markers(mut v: Value) -> Value {

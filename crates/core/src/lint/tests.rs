@@ -168,3 +168,4 @@ fn an_accepted_schema_is_left_unchanged() {
         assert_eq!(fixed.schema, schema);
     }
 }
+

@@ -169,7 +169,8 @@ impl Walk<'_> {
                     format!("nesting depth {depth} exceeds the documented limit of {max} levels ({src})"), false);
             }
         }
-        if is_object_node(obj) {
+        // A `$ref` sibling defers to the target, which is checked where it is defined.
+        if is_object_node(obj) && !obj.contains_key("$ref") {
             self.object(obj, ptr);
         }
         for (key, value) in obj {
@@ -354,7 +355,8 @@ pub(crate) fn lint(schema: &Value, dialect: Dialect) -> Vec<Finding> {
     let src = rules.source;
     if rules.root_object {
         let root_ok = schema.as_object().is_some_and(|o| {
-            o.get("type").and_then(Value::as_str) == Some("object") && !o.contains_key("anyOf")
+            o.get("type").and_then(Value::as_str) == Some("object")
+                && !["anyOf", "oneOf", "allOf", "$ref"].iter().any(|k| o.contains_key(*k))
         });
         if !root_ok {
             w.push("", Severity::Error, "root_object",
