@@ -1,6 +1,8 @@
 //! One module per subcommand; this one parses the arguments and dispatches.
 
+mod ask;
 mod extract;
+mod lint;
 mod parse;
 mod validate;
 
@@ -39,6 +41,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Parse(a) => parse::run(&a),
         Command::Extract(a) => extract::run(&a),
         Command::Validate(a) => validate::run(&a),
+        Command::Ask(a) => ask::run(&a),
+        Command::Lint(a) => lint::run(&a),
     }
 }
 
