@@ -10,7 +10,12 @@
 //! against the ORIGINAL schema.
 
 // Reads files and prints a report; a failed unwrap is a failed test.
-#![allow(clippy::disallowed_methods, clippy::print_stdout, clippy::unwrap_used, clippy::panic)]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::print_stdout,
+    clippy::unwrap_used,
+    clippy::panic
+)]
 
 use std::path::PathBuf;
 
@@ -19,7 +24,8 @@ use agentshape_core::validate::Validator;
 use serde_json::Value;
 
 fn corpus() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/jsonschemabench");
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/jsonschemabench");
     dir.is_dir().then_some(dir)
 }
 
@@ -48,7 +54,9 @@ fn jsonschemabench_acceptance_before_and_after_fix() {
     for path in &files {
         let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         let schema = &doc["schema"];
-        let Ok(original) = Validator::new(schema) else { continue };
+        let Ok(original) = Validator::new(schema) else {
+            continue;
+        };
         compiled += 1;
         let valid: Vec<&Value> = doc["tests"]
             .as_array()
@@ -59,18 +67,31 @@ fn jsonschemabench_acceptance_before_and_after_fix() {
             .filter(|d| original.is_valid(d))
             .collect();
         for (i, d) in Dialect::ALL.into_iter().enumerate() {
-            let errors = |s: &Value| lint(s, d).into_iter().filter(|f| f.severity == Severity::Error).collect::<Vec<_>>();
+            let errors = |s: &Value| {
+                lint(s, d)
+                    .into_iter()
+                    .filter(|f| f.severity == Severity::Error)
+                    .collect::<Vec<_>>()
+            };
             if errors(schema).is_empty() {
                 before[i] += 1;
             }
             let fixed = fix(schema, d);
             if let Err(e) = Validator::new(&fixed.schema) {
-                failures.push(format!("{} {d:?}: fixed schema does not compile: {e}", path.display()));
+                failures.push(format!(
+                    "{} {d:?}: fixed schema does not compile: {e}",
+                    path.display()
+                ));
                 continue;
             }
             let left = errors(&fixed.schema);
             if let Some(f) = left.iter().find(|f| f.fixable) {
-                failures.push(format!("{} {d:?}: fixable error left at {}: {}", path.display(), f.pointer, f.message));
+                failures.push(format!(
+                    "{} {d:?}: fixable error left at {}: {}",
+                    path.display(),
+                    f.pointer,
+                    f.message
+                ));
             }
             if left.is_empty() {
                 after[i] += 1;
@@ -82,16 +103,26 @@ fn jsonschemabench_acceptance_before_and_after_fix() {
                 if original.is_valid(&back) {
                     round_trips += 1;
                 } else {
-                    failures.push(format!("{} {d:?}: round trip invalid: {:?}", path.display(), original.errors(&back).first()));
+                    failures.push(format!(
+                        "{} {d:?}: round trip invalid: {:?}",
+                        path.display(),
+                        original.errors(&back).first()
+                    ));
                 }
             }
         }
     }
-    println!("jsonschemabench: {} files, {compiled} compile with our Validator", files.len());
+    println!(
+        "jsonschemabench: {} files, {compiled} compile with our Validator",
+        files.len()
+    );
     for (i, d) in Dialect::ALL.into_iter().enumerate() {
         println!(
             "  {:<9} accepted before fix {:>4} / {compiled}, after fix {:>4} / {compiled} ({} left with documented limits no rewrite meets)",
-            d.as_str(), before[i], after[i], unfixable[i]
+            d.as_str(),
+            before[i],
+            after[i],
+            unfixable[i]
         );
     }
     println!("  valid instances round-tripped through the fixed shape: {round_trips}");

@@ -50,7 +50,8 @@ impl Backoff {
             return after.min(self.max);
         }
         let exp = self.base.saturating_mul(1u32 << n.min(16));
-        exp.mul_f64(0.5 + 0.5 * jitter.clamp(0.0, 1.0)).min(self.max)
+        exp.mul_f64(0.5 + 0.5 * jitter.clamp(0.0, 1.0))
+            .min(self.max)
     }
 }
 
@@ -153,7 +154,11 @@ pub fn feedback(extraction: &Extraction, empty: bool) -> String {
     }
     let mut text = String::from("Your previous reply did not validate against the JSON Schema:\n");
     for e in extraction.errors.iter().take(20) {
-        let at = if e.instance_path.is_empty() { "(root)" } else { &e.instance_path };
+        let at = if e.instance_path.is_empty() {
+            "(root)"
+        } else {
+            &e.instance_path
+        };
         text.push_str(&format!("- {at}: {}\n", e.message));
     }
     text.push_str("Reply again with only the corrected JSON value.");
@@ -161,7 +166,10 @@ pub fn feedback(extraction: &Extraction, empty: bool) -> String {
 }
 
 fn usage_of(s: &RunSummary) -> Usage {
-    s.result.as_ref().map(|r| r.usage.clone()).unwrap_or_default()
+    s.result
+        .as_ref()
+        .map(|r| r.usage.clone())
+        .unwrap_or_default()
 }
 
 /// Extract and validate one decoded answer.
@@ -177,7 +185,13 @@ fn judge(summary: &RunSummary, opts: &AskOptions<'_>) -> Extraction {
     }
     match (opts.fixed, opts.fixed_validator) {
         (Some(fixed), Some(fv)) => {
-            let mut e = extract_run(&summary, &ExtractOptions { validator: Some(fv), ..ExtractOptions::default() });
+            let mut e = extract_run(
+                &summary,
+                &ExtractOptions {
+                    validator: Some(fv),
+                    ..ExtractOptions::default()
+                },
+            );
             if let Some(v) = e.value.take() {
                 let back = fixed.map_back(v);
                 e.errors = opts.validator.errors(&back);
@@ -186,7 +200,13 @@ fn judge(summary: &RunSummary, opts: &AskOptions<'_>) -> Extraction {
             }
             e
         }
-        _ => extract_run(&summary, &ExtractOptions { validator: Some(opts.validator), ..ExtractOptions::default() }),
+        _ => extract_run(
+            &summary,
+            &ExtractOptions {
+                validator: Some(opts.validator),
+                ..ExtractOptions::default()
+            },
+        ),
     }
 }
 
@@ -209,7 +229,9 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
     let mut validation_retries = 0u32;
     let mut last = Extraction::none();
     loop {
-        let n = u32::try_from(attempts.len()).unwrap_or(u32::MAX).saturating_add(1);
+        let n = u32::try_from(attempts.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(1);
         let reply = provider.call(&req).await;
         let (status, retry_after, summary) = match reply {
             Err(e) => {
@@ -218,7 +240,14 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
                     _ => ErrorCategory::Api,
                 };
                 let transient = matches!(e, ProviderError::Transport { .. });
-                let mut a = attempt(n, None, &Extraction::none(), Some(e.to_string()), Some(category), Usage::default());
+                let mut a = attempt(
+                    n,
+                    None,
+                    &Extraction::none(),
+                    Some(e.to_string()),
+                    Some(category),
+                    Usage::default(),
+                );
                 if transient && http_failures < opts.http_retries {
                     let d = opts.backoff.delay(http_failures, None, fastrand::f64());
                     http_failures += 1;
@@ -241,12 +270,28 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
                 Some(c) if !c.is_heuristic() && c != ErrorCategory::Api => c,
                 _ => status_category(code),
             };
-            let text = summary.result.as_ref().and_then(|r| r.text.clone()).or_else(|| summary.error.clone());
-            let error = format!("HTTP {code}{}", text.map(|t| format!(": {t}")).unwrap_or_default());
-            let mut a = attempt(n, status, &Extraction::none(), Some(error.clone()), Some(category), this_usage);
+            let text = summary
+                .result
+                .as_ref()
+                .and_then(|r| r.text.clone())
+                .or_else(|| summary.error.clone());
+            let error = format!(
+                "HTTP {code}{}",
+                text.map(|t| format!(": {t}")).unwrap_or_default()
+            );
+            let mut a = attempt(
+                n,
+                status,
+                &Extraction::none(),
+                Some(error.clone()),
+                Some(category),
+                this_usage,
+            );
             let transient = code == 429 || code >= 500 || code == 408;
             if transient && http_failures < opts.http_retries {
-                let d = opts.backoff.delay(http_failures, retry_after, fastrand::f64());
+                let d = opts
+                    .backoff
+                    .delay(http_failures, retry_after, fastrand::f64());
                 http_failures += 1;
                 a.delay_ms = Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
                 attempts.push(a);
@@ -261,7 +306,13 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
         let empty = summary.output.trim().is_empty();
         let stop = summary.error_category.filter(|c| !c.is_heuristic());
         let error = summary.error.clone().or_else(|| {
-            stop.map(|_| summary.result.as_ref().and_then(|r| r.text.clone()).unwrap_or_default())
+            stop.map(|_| {
+                summary
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.text.clone())
+                    .unwrap_or_default()
+            })
         });
         let mut a = attempt(n, status, &extraction, error.clone(), stop, this_usage);
         let reply_text = summary.output.clone();
@@ -300,7 +351,11 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
         validation_retries += 1;
         req.messages.push(Message {
             role: Role::Assistant,
-            content: if empty { "(empty reply)".to_owned() } else { reply_text },
+            content: if empty {
+                "(empty reply)".to_owned()
+            } else {
+                reply_text
+            },
         });
         req.messages.push(Message {
             role: Role::User,
@@ -366,7 +421,11 @@ mod tests {
             (0, Some(Duration::from_secs(60)), 0.0, 1000),
         ];
         for (n, after, jitter, want_ms) in cases {
-            assert_eq!(b.delay(n, after, jitter), Duration::from_millis(want_ms), "{n} {after:?} {jitter}");
+            assert_eq!(
+                b.delay(n, after, jitter),
+                Duration::from_millis(want_ms),
+                "{n} {after:?} {jitter}"
+            );
         }
     }
 }

@@ -225,61 +225,131 @@ fn check(api: Api, r: &Recorded) -> Vec<String> {
         v.as_array().is_some_and(|m| {
             !m.is_empty()
                 && m.iter().all(|x| {
-                    x["role"].as_str().is_some_and(|r| roles.contains(&r)) && x["content"].is_string()
+                    x["role"].as_str().is_some_and(|r| roles.contains(&r))
+                        && x["content"].is_string()
                 })
         })
     };
     match api {
         Api::Anthropic => {
             need(r.path == "/v1/messages", "path must be /v1/messages");
-            need(r.header("x-api-key").is_some_and(|k| !k.is_empty()), "x-api-key header missing");
-            need(r.header("anthropic-version").is_some(), "anthropic-version header missing");
+            need(
+                r.header("x-api-key").is_some_and(|k| !k.is_empty()),
+                "x-api-key header missing",
+            );
+            need(
+                r.header("anthropic-version").is_some(),
+                "anthropic-version header missing",
+            );
             need(b["model"].is_string(), "model must be a string");
             need(b["max_tokens"].is_u64(), "max_tokens must be an integer");
-            need(messages_ok(&b["messages"], &["user", "assistant"]), "messages must be [{role: user|assistant, content}]");
-            need(b["messages"][0]["role"] == "user", "the first message must be a user turn");
-            need(b["output_config"]["format"]["type"] == "json_schema", "output_config.format.type must be json_schema");
-            need(is_obj(&b["output_config"]["format"]["schema"]), "output_config.format.schema must be an object");
+            need(
+                messages_ok(&b["messages"], &["user", "assistant"]),
+                "messages must be [{role: user|assistant, content}]",
+            );
+            need(
+                b["messages"][0]["role"] == "user",
+                "the first message must be a user turn",
+            );
+            need(
+                b["output_config"]["format"]["type"] == "json_schema",
+                "output_config.format.type must be json_schema",
+            );
+            need(
+                is_obj(&b["output_config"]["format"]["schema"]),
+                "output_config.format.schema must be an object",
+            );
         }
         Api::OpenaiChat => {
-            need(r.path == "/chat/completions", "path must be /chat/completions");
-            need(r.header("authorization").is_some_and(|a| a.starts_with("Bearer ")), "Authorization: Bearer missing");
+            need(
+                r.path == "/chat/completions",
+                "path must be /chat/completions",
+            );
+            need(
+                r.header("authorization")
+                    .is_some_and(|a| a.starts_with("Bearer ")),
+                "Authorization: Bearer missing",
+            );
             need(b["model"].is_string(), "model must be a string");
-            need(messages_ok(&b["messages"], &["system", "user", "assistant"]), "messages must be [{role, content}]");
+            need(
+                messages_ok(&b["messages"], &["system", "user", "assistant"]),
+                "messages must be [{role, content}]",
+            );
             let rf = &b["response_format"];
-            need(rf["type"] == "json_schema", "response_format.type must be json_schema");
-            need(rf["json_schema"]["name"].is_string(), "response_format.json_schema.name missing");
-            need(is_obj(&rf["json_schema"]["schema"]), "response_format.json_schema.schema must be an object");
-            need(rf["json_schema"]["strict"] == true, "response_format.json_schema.strict must be true");
+            need(
+                rf["type"] == "json_schema",
+                "response_format.type must be json_schema",
+            );
+            need(
+                rf["json_schema"]["name"].is_string(),
+                "response_format.json_schema.name missing",
+            );
+            need(
+                is_obj(&rf["json_schema"]["schema"]),
+                "response_format.json_schema.schema must be an object",
+            );
+            need(
+                rf["json_schema"]["strict"] == true,
+                "response_format.json_schema.strict must be true",
+            );
         }
         Api::OpenaiResponses => {
             need(r.path == "/responses", "path must be /responses");
-            need(r.header("authorization").is_some_and(|a| a.starts_with("Bearer ")), "Authorization: Bearer missing");
+            need(
+                r.header("authorization")
+                    .is_some_and(|a| a.starts_with("Bearer ")),
+                "Authorization: Bearer missing",
+            );
             need(b["model"].is_string(), "model must be a string");
-            need(messages_ok(&b["input"], &["user", "assistant", "system", "developer"]), "input must be [{role, content}]");
+            need(
+                messages_ok(&b["input"], &["user", "assistant", "system", "developer"]),
+                "input must be [{role, content}]",
+            );
             let f = &b["text"]["format"];
-            need(f["type"] == "json_schema", "text.format.type must be json_schema");
+            need(
+                f["type"] == "json_schema",
+                "text.format.type must be json_schema",
+            );
             need(f["name"].is_string(), "text.format.name missing");
             need(is_obj(&f["schema"]), "text.format.schema must be an object");
         }
         Api::Gemini => {
-            need(r.path.starts_with("/v1beta/models/") && r.path.ends_with(":generateContent"), "path must be /v1beta/models/{model}:generateContent");
+            need(
+                r.path.starts_with("/v1beta/models/") && r.path.ends_with(":generateContent"),
+                "path must be /v1beta/models/{model}:generateContent",
+            );
             need(!r.path.contains("key="), "the key must not be in the URL");
-            need(r.header("x-goog-api-key").is_some_and(|k| !k.is_empty()), "x-goog-api-key header missing");
+            need(
+                r.header("x-goog-api-key").is_some_and(|k| !k.is_empty()),
+                "x-goog-api-key header missing",
+            );
             let ok = b["contents"].as_array().is_some_and(|c| {
-                !c.is_empty() && c.iter().all(|x| {
-                    x["role"].as_str().is_some_and(|r| r == "user" || r == "model") && x["parts"][0]["text"].is_string()
-                })
+                !c.is_empty()
+                    && c.iter().all(|x| {
+                        x["role"]
+                            .as_str()
+                            .is_some_and(|r| r == "user" || r == "model")
+                            && x["parts"][0]["text"].is_string()
+                    })
             });
             need(ok, "contents must be [{role: user|model, parts: [{text}]}]");
             let g = &b["generationConfig"];
-            need(g["responseMimeType"] == "application/json", "generationConfig.responseMimeType must be application/json");
-            need(is_obj(&g["responseJsonSchema"]), "generationConfig.responseJsonSchema must be an object");
+            need(
+                g["responseMimeType"] == "application/json",
+                "generationConfig.responseMimeType must be application/json",
+            );
+            need(
+                is_obj(&g["responseJsonSchema"]),
+                "generationConfig.responseJsonSchema must be an object",
+            );
         }
         Api::Ollama => {
             need(r.path == "/api/chat", "path must be /api/chat");
             need(b["model"].is_string(), "model must be a string");
-            need(messages_ok(&b["messages"], &["system", "user", "assistant"]), "messages must be [{role, content}]");
+            need(
+                messages_ok(&b["messages"], &["system", "user", "assistant"]),
+                "messages must be [{role, content}]",
+            );
             need(is_obj(&b["format"]), "format must be the schema object");
             need(b["stream"] == false, "stream must be false");
         }
@@ -342,7 +412,13 @@ pub enum Stop {
 
 /// A 200 answer in `api`'s documented shape holding `text`, with the given
 /// usage and stop.
-pub fn text_reply(api: Api, text: &str, stop: Stop, input_tokens: u64, output_tokens: u64) -> Scripted {
+pub fn text_reply(
+    api: Api,
+    text: &str,
+    stop: Stop,
+    input_tokens: u64,
+    output_tokens: u64,
+) -> Scripted {
     let body = match api {
         Api::Anthropic => {
             let reason = match stop {
@@ -350,7 +426,11 @@ pub fn text_reply(api: Api, text: &str, stop: Stop, input_tokens: u64, output_to
                 Stop::MaxTokens => "max_tokens",
                 Stop::Refusal => "refusal",
             };
-            let content = if text.is_empty() { json!([]) } else { json!([{"type": "text", "text": text}]) };
+            let content = if text.is_empty() {
+                json!([])
+            } else {
+                json!([{"type": "text", "text": text}])
+            };
             json!({"id": "msg_standin", "type": "message", "role": "assistant", "model": "claude-standin",
                    "content": content, "stop_reason": reason, "stop_sequence": null,
                    "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}})
@@ -388,7 +468,11 @@ pub fn text_reply(api: Api, text: &str, stop: Stop, input_tokens: u64, output_to
                 Stop::MaxTokens => "MAX_TOKENS",
                 Stop::Refusal => "SAFETY",
             };
-            let parts = if text.is_empty() || stop == Stop::Refusal { json!([]) } else { json!([{"text": text}]) };
+            let parts = if text.is_empty() || stop == Stop::Refusal {
+                json!([])
+            } else {
+                json!([{"text": text}])
+            };
             json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": reason, "index": 0}],
                    "usageMetadata": {"promptTokenCount": input_tokens, "candidatesTokenCount": output_tokens,
                                      "totalTokenCount": input_tokens + output_tokens},
@@ -414,6 +498,7 @@ pub fn text_reply(api: Api, text: &str, stop: Stop, input_tokens: u64, output_to
 /// A 429 in `api`'s shape with `retry-after: seconds`.
 pub fn rate_limited(api: Api, seconds: u32) -> Scripted {
     let mut s = error_reply(api, 429, "rate limit exceeded, please slow down");
-    s.headers.push(("retry-after".to_owned(), seconds.to_string()));
+    s.headers
+        .push(("retry-after".to_owned(), seconds.to_string()));
     s
 }

@@ -56,8 +56,12 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
     }
     // Fix the schema only when the provider would reject it as written.
     let dialect = kind.dialect();
-    let rejects = lint(&schema, dialect).iter().any(|f| f.severity == Severity::Error);
-    let fixed = rejects.then(|| fix(&schema, dialect)).filter(|f| f.changed());
+    let rejects = lint(&schema, dialect)
+        .iter()
+        .any(|f| f.severity == Severity::Error);
+    let fixed = rejects
+        .then(|| fix(&schema, dialect))
+        .filter(|f| f.changed());
     let fixed_validator = match &fixed {
         Some(f) => Some(Validator::new(&f.schema).map_err(|e| {
             CliError::Usage(format!("the schema fixed for {}: {e}", dialect.as_str()))
@@ -77,7 +81,9 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
             role: Role::User,
             content: prompt,
         }],
-        schema: fixed.as_ref().map_or_else(|| schema.clone(), |f| f.schema.clone()),
+        schema: fixed
+            .as_ref()
+            .map_or_else(|| schema.clone(), |f| f.schema.clone()),
         schema_name: schema_name(&args.schema),
         max_tokens: args.max_tokens,
         tools: Vec::new(),
@@ -114,14 +120,20 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         obj.insert("provider".into(), json!(kind.as_str()));
         obj.insert("model".into(), json!(args.model));
         obj.insert("error".into(), json!(outcome.error));
-        obj.insert("error_category".into(), json!(outcome.error_category.map(|c| c.as_str())));
+        obj.insert(
+            "error_category".into(),
+            json!(outcome.error_category.map(|c| c.as_str())),
+        );
         obj.insert("schema_fixed".into(), json!(fixed.is_some()));
         out.json_line(&Value::Object(obj))?;
     } else {
         let e = &outcome.extraction;
         let verdict = match exit {
             Exit::Ok => out.paint(Style::Ok, "valid"),
-            _ => out.paint(Style::Bad, outcome.error_category.map_or("invalid", |c| c.as_str())),
+            _ => out.paint(
+                Style::Bad,
+                outcome.error_category.map_or("invalid", |c| c.as_str()),
+            ),
         };
         let mut err = std::io::stderr();
         let _ = writeln!(
@@ -133,7 +145,11 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
             outcome.attempts.len(),
             outcome.usage.input_tokens,
             outcome.usage.output_tokens,
-            outcome.error.as_ref().map(|m| format!(": {m}")).unwrap_or_default()
+            outcome
+                .error
+                .as_ref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default()
         );
         for v in e.errors.iter().take(10) {
             let _ = writeln!(err, "  {} {}", v.instance_path, v.message);
@@ -148,11 +164,24 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
 
 /// A schema name providers accept (`[A-Za-z0-9_-]`, at most 64 characters).
 fn schema_name(path: &std::path::Path) -> String {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("answer");
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("answer");
     let name: String = stem
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(64)
         .collect();
-    if name.is_empty() { "answer".to_owned() } else { name }
+    if name.is_empty() {
+        "answer".to_owned()
+    } else {
+        name
+    }
 }

@@ -62,10 +62,17 @@ pub fn run(args: &LintArgs) -> anyhow::Result<Exit> {
                 Severity::Error => out.paint(Style::Bad, "error"),
                 Severity::Ignored => out.paint(Style::Bold, "ignored"),
             };
-            let at = if f.pointer.is_empty() { "(root)" } else { &f.pointer };
+            let at = if f.pointer.is_empty() {
+                "(root)"
+            } else {
+                &f.pointer
+            };
             out.line(&format!("{sev} {at} [{}] {}", f.rule, f.message))?;
         }
-        let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
         out.line(&format!(
             "{}: {errors} errors, {} ignored{}",
             dialect.as_str(),
@@ -88,6 +95,15 @@ fn exit_of(findings: &[Finding]) -> Exit {
 /// Findings left after `--fix` go to stderr, so stdout stays the schema.
 fn eprintln_finding(_out: &Out, f: &Finding) {
     use std::io::Write;
-    let at = if f.pointer.is_empty() { "(root)" } else { &f.pointer };
-    let _ = writeln!(std::io::stderr(), "agentshape: after fix: {at} [{}] {}", f.rule, f.message);
+    let at = if f.pointer.is_empty() {
+        "(root)"
+    } else {
+        &f.pointer
+    };
+    let _ = writeln!(
+        std::io::stderr(),
+        "agentshape: after fix: {at} [{}] {}",
+        f.rule,
+        f.message
+    );
 }

@@ -91,24 +91,33 @@ pub fn fix(schema: &Value, dialect: Dialect) -> Fixed {
     let mut wrapped = false;
     if dialect.rules().root_object {
         if let Value::Object(obj) = &mut root {
-            if !obj.contains_key("type") && obj.contains_key("properties") && !obj.contains_key("anyOf") && !obj.contains_key("oneOf") {
+            if !obj.contains_key("type")
+                && obj.contains_key("properties")
+                && !obj.contains_key("anyOf")
+                && !obj.contains_key("oneOf")
+            {
                 obj.insert("type".into(), json!("object"));
                 changes.push(": `type: object` added to the root".to_owned());
             }
         }
         let root_ok = root.as_object().is_some_and(|o| {
             o.get("type").and_then(Value::as_str) == Some("object")
-                && !["anyOf", "oneOf", "allOf", "$ref"].iter().any(|k| o.contains_key(*k))
+                && !["anyOf", "oneOf", "allOf", "$ref"]
+                    .iter()
+                    .any(|k| o.contains_key(*k))
         });
         if !root_ok {
             root = wrap(root);
             wrapped = true;
-            changes.push(": root wrapped as {\"value\": ...} (the root must be an object)".to_owned());
+            changes
+                .push(": root wrapped as {\"value\": ...} (the root must be an object)".to_owned());
         }
     }
     let optional_all = dialect.all_required()
         || (dialect == Dialect::Anthropic
-            && lint(schema, dialect).iter().any(|f| f.rule == "optional_count"));
+            && lint(schema, dialect)
+                .iter()
+                .any(|f| f.rule == "optional_count"));
     let snapshot = root.clone();
     let mut fx = Fixer {
         dialect,
@@ -119,7 +128,12 @@ pub fn fix(schema: &Value, dialect: Dialect) -> Fixed {
         moved: Vec::new(),
     };
     fx.node(&mut root, "");
-    follow_moves(&mut root, &fx.moved, dialect.closed_objects(), &mut fx.changes);
+    follow_moves(
+        &mut root,
+        &fx.moved,
+        dialect.closed_objects(),
+        &mut fx.changes,
+    );
     let schema = strip_markers(root.clone());
     Fixed {
         dialect,
@@ -157,7 +171,9 @@ fn rebase_refs(v: &mut Value) {
             for (k, x) in m.iter_mut() {
                 if k == "$ref" {
                     if let Value::String(r) = x {
-                        let moved = ["#/$defs/", "#/definitions/"].iter().any(|p| r.starts_with(p));
+                        let moved = ["#/$defs/", "#/definitions/"]
+                            .iter()
+                            .any(|p| r.starts_with(p));
                         if !moved && (r == "#" || r.starts_with("#/")) {
                             *r = format!("#/properties/{WRAP}{}", &r[1..]);
                         }
@@ -206,7 +222,8 @@ impl Fixer<'_> {
             if !KNOWN.contains(&key.as_str()) {
                 if self.dialect == Dialect::Openai {
                     obj.remove(&key);
-                    self.changes.push(format!("{ptr}: vendor keyword `{key}` dropped"));
+                    self.changes
+                        .push(format!("{ptr}: vendor keyword `{key}` dropped"));
                 }
                 continue;
             }
@@ -215,49 +232,74 @@ impl Fixer<'_> {
                     let members = obj.remove("items").unwrap_or(Value::Null);
                     obj.remove("additionalItems");
                     obj.insert("items".into(), json!({ "anyOf": members }));
-                    self.moved.push((format!("{ptr}/items"), format!("{ptr}/items/anyOf")));
-                    self.changes.push(format!("{ptr}: tuple `items` became `items: {{anyOf: [...]}}`"));
+                    self.moved
+                        .push((format!("{ptr}/items"), format!("{ptr}/items/anyOf")));
+                    self.changes.push(format!(
+                        "{ptr}: tuple `items` became `items: {{anyOf: [...]}}`"
+                    ));
                 }
                 continue;
             }
             let special = match key.as_str() {
-                "enum" => rules.scalar_enums && value.as_array().is_some_and(|v| v.iter().any(|x| x.is_object() || x.is_array())),
-                "minItems" => matches!((rules.min_items_max, value.as_u64()), (Some(max), Some(n)) if n > max),
-                "pattern" => rules.simple_patterns && value.as_str().is_some_and(walk::has_lookaround_or_backref),
+                "enum" => {
+                    rules.scalar_enums
+                        && value
+                            .as_array()
+                            .is_some_and(|v| v.iter().any(|x| x.is_object() || x.is_array()))
+                }
+                "minItems" => {
+                    matches!((rules.min_items_max, value.as_u64()), (Some(max), Some(n)) if n > max)
+                }
+                "pattern" => {
+                    rules.simple_patterns
+                        && value.as_str().is_some_and(walk::has_lookaround_or_backref)
+                }
                 _ => false,
             };
             let verdict = (rules.keyword)(&key, value);
             if verdict.is_none() && !special {
                 continue;
             }
-            if key == "oneOf" && !obj.contains_key("anyOf") && !matches!(verdict, Some((Severity::Ignored, _))) {
+            if key == "oneOf"
+                && !obj.contains_key("anyOf")
+                && !matches!(verdict, Some((Severity::Ignored, _)))
+            {
                 if let Some(v) = obj.remove("oneOf") {
                     obj.insert("anyOf".into(), v);
-                    self.moved.push((format!("{ptr}/oneOf"), format!("{ptr}/anyOf")));
+                    self.moved
+                        .push((format!("{ptr}/oneOf"), format!("{ptr}/anyOf")));
                     self.changes.push(format!("{ptr}: `oneOf` became `anyOf`"));
                 }
                 continue;
             }
             if let Some(v) = obj.remove(&key) {
                 notes.push(describe(&key, &v));
-                self.changes.push(format!("{ptr}: `{key}` moved into description"));
+                self.changes
+                    .push(format!("{ptr}: `{key}` moved into description"));
             }
         }
         if walk::is_object_node(obj) && !obj.contains_key("$ref") {
-            if self.dialect.closed_objects() && obj.get("additionalProperties") != Some(&Value::Bool(false)) {
+            if self.dialect.closed_objects()
+                && obj.get("additionalProperties") != Some(&Value::Bool(false))
+            {
                 if let Some(v) = obj.insert("additionalProperties".into(), Value::Bool(false)) {
                     if v != Value::Bool(true) {
                         notes.push(describe("additionalProperties", &v));
                     }
                 }
-                self.changes.push(format!("{ptr}: `additionalProperties: false` set"));
+                self.changes
+                    .push(format!("{ptr}: `additionalProperties: false` set"));
             }
             if self.optional_all {
                 self.require_all(obj, ptr);
             }
         }
         if !notes.is_empty() {
-            let mut text = obj.get("description").and_then(Value::as_str).unwrap_or("").to_owned();
+            let mut text = obj
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
             if !text.is_empty() {
                 text.push(' ');
             }
@@ -271,7 +313,10 @@ impl Fixer<'_> {
             if SCHEMA_MAPS.contains(&k) {
                 if let Value::Object(map) = value {
                     for (name, sub) in map.iter_mut() {
-                        self.node(sub, &format!("{ptr}/{}/{}", walk::escape(k), walk::escape(name)));
+                        self.node(
+                            sub,
+                            &format!("{ptr}/{}/{}", walk::escape(k), walk::escape(name)),
+                        );
                     }
                 }
             } else if SCHEMA_ARRAYS.contains(&k) || k == "items" {
@@ -302,9 +347,15 @@ impl Fixer<'_> {
                 return pushed;
             };
             for member in members {
-                let member = match member.get("$ref").and_then(Value::as_str).and_then(walk::local_target) {
+                let member = match member
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(walk::local_target)
+                {
                     Some(target) if self.inlining.contains(&target) => {
-                        self.changes.push(format!("{ptr}: recursive `allOf` member `#{target}` dropped"));
+                        self.changes.push(format!(
+                            "{ptr}: recursive `allOf` member `#{target}` dropped"
+                        ));
                         continue;
                     }
                     Some(target) => {
@@ -341,14 +392,18 @@ impl Fixer<'_> {
                     }
                 }
             }
-            self.changes.push(format!("{ptr}: `allOf` merged into its parent"));
+            self.changes
+                .push(format!("{ptr}: `allOf` merged into its parent"));
         }
         pushed
     }
 
     /// Make every property required; the optional ones nullable and marked.
     fn require_all(&mut self, obj: &mut Map<String, Value>, ptr: &str) {
-        let required: BTreeSet<String> = walk::required_of(obj).into_iter().map(str::to_owned).collect();
+        let required: BTreeSet<String> = walk::required_of(obj)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         let Some(Value::Object(props)) = obj.get_mut("properties") else {
             return;
         };
@@ -359,16 +414,31 @@ impl Fixer<'_> {
                 continue;
             }
             *sub = nullable(std::mem::take(sub));
-            if sub.get("anyOf").and_then(Value::as_array).is_some_and(|b| b.len() == 2 && b[1] == json!({"type": "null"})) && sub.get("anyOf").and_then(|b| b.get(0)).is_some_and(|b| b.get("anyOf").is_some() || b.get("$ref").is_some() || b.get("const").is_some() || b.is_object()) && sub.get("type").is_none() {
+            if sub
+                .get("anyOf")
+                .and_then(Value::as_array)
+                .is_some_and(|b| b.len() == 2 && b[1] == json!({"type": "null"}))
+                && sub.get("anyOf").and_then(|b| b.get(0)).is_some_and(|b| {
+                    b.get("anyOf").is_some()
+                        || b.get("$ref").is_some()
+                        || b.get("const").is_some()
+                        || b.is_object()
+                })
+                && sub.get("type").is_none()
+            {
                 let at = format!("{ptr}/properties/{}", walk::escape(name));
-                if sub.pointer("/anyOf/0") != Some(&json!({"type": "null"})) && nested_wrapped(sub) {
+                if sub.pointer("/anyOf/0") != Some(&json!({"type": "null"})) && nested_wrapped(sub)
+                {
                     self.moved.push((at.clone(), format!("{at}/anyOf/0")));
                 }
             }
             if let Value::Object(s) = sub {
                 s.insert(OPTIONAL.into(), Value::Bool(true));
             }
-            self.changes.push(format!("{ptr}/properties/{}: optional, made required and nullable", walk::escape(name)));
+            self.changes.push(format!(
+                "{ptr}/properties/{}: optional, made required and nullable",
+                walk::escape(name)
+            ));
         }
         let mut list: Vec<Value> = obj
             .get("required")
@@ -406,9 +476,17 @@ fn describe(key: &str, value: &Value) -> String {
 fn nullable(schema: Value) -> Value {
     let Value::Object(mut obj) = schema else {
         // `true` (anything) already allows null; `false` becomes "only null".
-        return if schema == Value::Bool(false) { json!({"type": "null"}) } else { json!({}) };
+        return if schema == Value::Bool(false) {
+            json!({"type": "null"})
+        } else {
+            json!({})
+        };
     };
-    let simple = !obj.contains_key("anyOf") && !obj.contains_key("$ref") && !obj.contains_key("const") && !obj.contains_key("oneOf") && !obj.contains_key("allOf");
+    let simple = !obj.contains_key("anyOf")
+        && !obj.contains_key("$ref")
+        && !obj.contains_key("const")
+        && !obj.contains_key("oneOf")
+        && !obj.contains_key("allOf");
     if simple {
         match obj.get_mut("type") {
             Some(Value::String(t)) => {
@@ -447,7 +525,10 @@ fn nullable(schema: Value) -> Value {
     if let Some(d) = obj.remove("description") {
         outer.insert("description".into(), d);
     }
-    outer.insert("anyOf".into(), json!([Value::Object(obj), {"type": "null"}]));
+    outer.insert(
+        "anyOf".into(),
+        json!([Value::Object(obj), {"type": "null"}]),
+    );
     Value::Object(outer)
 }
 
@@ -457,14 +538,22 @@ fn nested_wrapped(sub: &Value) -> bool {
     sub.get("anyOf")
         .and_then(Value::as_array)
         .is_some_and(|b| b.len() == 2 && b[1] == json!({"type": "null"}) && b[0].is_object())
-        && sub.as_object().is_some_and(|o| o.keys().all(|k| k == "anyOf" || k == "description" || k == OPTIONAL))
+        && sub.as_object().is_some_and(|o| {
+            o.keys()
+                .all(|k| k == "anyOf" || k == "description" || k == OPTIONAL)
+        })
 }
 
 /// Rewrite local `$ref`s whose target moved; a reference whose target no
 /// longer exists (it was inside a keyword moved into a description) becomes
 /// `{}` with a note, so the fixed schema still compiles: the original schema
 /// still judges the answer.
-fn follow_moves(root: &mut Value, moved: &[(String, String)], close: bool, changes: &mut Vec<String>) {
+fn follow_moves(
+    root: &mut Value,
+    moved: &[(String, String)],
+    close: bool,
+    changes: &mut Vec<String>,
+) {
     fn collect(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
         match v {
             Value::Object(m) => {
@@ -488,14 +577,18 @@ fn follow_moves(root: &mut Value, moved: &[(String, String)], close: bool, chang
     let mut refs = Vec::new();
     collect(root, "", &mut refs);
     for (at, reference) in refs {
-        let Some(mut target) = walk::local_target(&reference) else { continue };
+        let Some(mut target) = walk::local_target(&reference) else {
+            continue;
+        };
         for (old, new) in moved {
             if target == *old || target.starts_with(&format!("{old}/")) {
                 target = format!("{new}{}", &target[old.len()..]);
             }
         }
         let exists = root.pointer(&target).is_some();
-        let Some(Value::Object(node)) = root.pointer_mut(&at) else { continue };
+        let Some(Value::Object(node)) = root.pointer_mut(&at) else {
+            continue;
+        };
         if exists {
             let fresh = format!("#{}", target.replace('%', "%25"));
             if fresh != reference {
@@ -503,7 +596,11 @@ fn follow_moves(root: &mut Value, moved: &[(String, String)], close: bool, chang
             }
         } else {
             node.remove("$ref");
-            let mut text = node.get("description").and_then(Value::as_str).unwrap_or("").to_owned();
+            let mut text = node
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
             if !text.is_empty() {
                 text.push(' ');
             }
@@ -512,7 +609,9 @@ fn follow_moves(root: &mut Value, moved: &[(String, String)], close: bool, chang
             if close && walk::is_object_node(node) {
                 node.insert("additionalProperties".into(), Value::Bool(false));
             }
-            changes.push(format!("{at}: `$ref: {reference}` pointed into a removed keyword; dropped"));
+            changes.push(format!(
+                "{at}: `$ref: {reference}` pointed into a removed keyword; dropped"
+            ));
         }
     }
 }
@@ -537,7 +636,11 @@ fn strip_markers(mut v: Value) -> Value {
 /// Follow local `$ref`s from `schema`, at most [`MAX_REF_HOPS`] times.
 fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> &'a Value {
     for _ in 0..MAX_REF_HOPS {
-        let Some(target) = schema.get("$ref").and_then(Value::as_str).and_then(walk::local_target) else {
+        let Some(target) = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(walk::local_target)
+        else {
             return schema;
         };
         match root.pointer(&target) {

@@ -132,7 +132,8 @@ pub struct Finding {
 /// Every finding for `schema` under `dialect`, sorted by pointer then rule.
 pub fn lint(schema: &Value, dialect: Dialect) -> Vec<Finding> {
     let mut findings = walk::lint(schema, dialect);
-    findings.sort_by(|a, b| (&a.pointer, a.rule, &a.message).cmp(&(&b.pointer, b.rule, &b.message)));
+    findings
+        .sort_by(|a, b| (&a.pointer, a.rule, &a.message).cmp(&(&b.pointer, b.rule, &b.message)));
     findings.dedup();
     findings
 }

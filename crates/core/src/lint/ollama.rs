@@ -21,11 +21,31 @@ const SOURCE: &str = "llama.cpp json-schema-to-grammar, used by Ollama `format`"
 
 /// Keywords the grammar converter silently skips.
 pub const IGNORED: &[&str] = &[
-    "uniqueItems", "contains", "minContains", "maxContains", "not", "if", "then", "else",
-    "dependentRequired", "dependentSchemas", "dependencies", "patternProperties",
-    "propertyNames", "unevaluatedProperties", "unevaluatedItems", "multipleOf",
-    "minProperties", "maxProperties", "exclusiveMinimum", "exclusiveMaximum",
-    "$dynamicRef", "$recursiveRef", "contentEncoding", "contentMediaType", "contentSchema",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "patternProperties",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "multipleOf",
+    "minProperties",
+    "maxProperties",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "$dynamicRef",
+    "$recursiveRef",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
 ];
 
 /// The formats the grammar converter knows.

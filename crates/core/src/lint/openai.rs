@@ -30,26 +30,61 @@ const SOURCE: &str = "OpenAI structured outputs, supported schemas";
 
 /// The formats strict mode accepts.
 pub const FORMATS: &[&str] = &[
-    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 
 /// Keywords strict mode permits (anything else is rejected).
 pub const SUPPORTED: &[&str] = &[
-    "$schema", "$id", "$ref", "$defs", "definitions", "$comment", "type", "enum", "const",
-    "properties", "required", "additionalProperties", "items", "anyOf", "title",
-    "description", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
+    "$schema",
+    "$id",
+    "$ref",
+    "$defs",
+    "definitions",
+    "$comment",
+    "type",
+    "enum",
+    "const",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "anyOf",
+    "title",
+    "description",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
 ];
 
 fn keyword(key: &str, value: &Value) -> Option<(Severity, &'static str)> {
     if key == "format" {
         return match value.as_str() {
             Some(f) if FORMATS.contains(&f) => None,
-            _ => Some((Severity::Error, "this format is not one strict mode supports")),
+            _ => Some((
+                Severity::Error,
+                "this format is not one strict mode supports",
+            )),
         };
     }
     if matches!(key, "exclusiveMinimum" | "exclusiveMaximum") && value.is_boolean() {
-        return Some((Severity::Error, "the draft-04 boolean form is not supported"));
+        return Some((
+            Severity::Error,
+            "the draft-04 boolean form is not supported",
+        ));
     }
     if SUPPORTED.contains(&key) {
         None

@@ -26,47 +26,82 @@ fn hook() -> Value {
 fn each_dialect_flags_what_it_rejects_or_ignores() {
     use Severity::{Error, Ignored};
     let cases: Vec<(Dialect, Value, Vec<(&str, &str, Severity)>)> = vec![
-        (Dialect::Openai, hook(), vec![
-            ("/properties/reason", "optional_property", Error),
-            ("/properties/reason/minLength", "unsupported_keyword", Error),
-        ]),
-        (Dialect::Anthropic, hook(), vec![
-            ("/properties/reason/minLength", "unsupported_keyword", Error),
-        ]),
+        (
+            Dialect::Openai,
+            hook(),
+            vec![
+                ("/properties/reason", "optional_property", Error),
+                ("/properties/reason/minLength", "unsupported_keyword", Error),
+            ],
+        ),
+        (
+            Dialect::Anthropic,
+            hook(),
+            vec![("/properties/reason/minLength", "unsupported_keyword", Error)],
+        ),
         (Dialect::Gemini, hook(), vec![]),
         (Dialect::Ollama, hook(), vec![]),
-        (Dialect::Anthropic, json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}), vec![
-            ("", "additional_properties", Error),
-            ("/properties/n/minimum", "unsupported_keyword", Error),
-        ]),
-        (Dialect::Openai, json!({"type": "array", "items": {"type": "string"}}), vec![
-            ("", "root_object", Error),
-        ]),
-        (Dialect::Openai, json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false, "oneOf": [{}, {}], "default": {}}), vec![
-            ("/default", "unsupported_keyword", Error),
-            ("/oneOf", "unsupported_keyword", Error),
-        ]),
-        (Dialect::Gemini, json!({"type": "array", "uniqueItems": true, "items": {"not": {"type": "null"}}}), vec![
-            ("/items/not", "ignored_keyword", Ignored),
-            ("/uniqueItems", "ignored_keyword", Ignored),
-        ]),
-        (Dialect::Ollama, json!({"type": "number", "multipleOf": 5, "format": "email"}), vec![
-            ("/format", "ignored_keyword", Ignored),
-            ("/multipleOf", "ignored_keyword", Ignored),
-        ]),
-        (Dialect::Anthropic, json!({"$defs": {"node": {"type": "object", "additionalProperties": false, "properties": {"next": {"$ref": "#/$defs/node"}}}}, "$ref": "#/$defs/node"}), vec![
-            ("/$defs/node/properties/next/$ref", "recursion", Error),
-        ]),
-        (Dialect::Anthropic, json!({"type": "array", "minItems": 2, "items": {"enum": [[1], 2]}}), vec![
-            ("/items/enum", "complex_enum", Error),
-            ("/minItems", "min_items", Error),
-        ]),
-        (Dialect::Openai, json!({"type": "object", "properties": {"a": {"$ref": "other.json#/x"}}, "required": ["a"], "additionalProperties": false}), vec![
-            ("/properties/a/$ref", "remote_ref", Error),
-        ]),
+        (
+            Dialect::Anthropic,
+            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}),
+            vec![
+                ("", "additional_properties", Error),
+                ("/properties/n/minimum", "unsupported_keyword", Error),
+            ],
+        ),
+        (
+            Dialect::Openai,
+            json!({"type": "array", "items": {"type": "string"}}),
+            vec![("", "root_object", Error)],
+        ),
+        (
+            Dialect::Openai,
+            json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false, "oneOf": [{}, {}], "default": {}}),
+            vec![
+                ("/default", "unsupported_keyword", Error),
+                ("/oneOf", "unsupported_keyword", Error),
+            ],
+        ),
+        (
+            Dialect::Gemini,
+            json!({"type": "array", "uniqueItems": true, "items": {"not": {"type": "null"}}}),
+            vec![
+                ("/items/not", "ignored_keyword", Ignored),
+                ("/uniqueItems", "ignored_keyword", Ignored),
+            ],
+        ),
+        (
+            Dialect::Ollama,
+            json!({"type": "number", "multipleOf": 5, "format": "email"}),
+            vec![
+                ("/format", "ignored_keyword", Ignored),
+                ("/multipleOf", "ignored_keyword", Ignored),
+            ],
+        ),
+        (
+            Dialect::Anthropic,
+            json!({"$defs": {"node": {"type": "object", "additionalProperties": false, "properties": {"next": {"$ref": "#/$defs/node"}}}}, "$ref": "#/$defs/node"}),
+            vec![("/$defs/node/properties/next/$ref", "recursion", Error)],
+        ),
+        (
+            Dialect::Anthropic,
+            json!({"type": "array", "minItems": 2, "items": {"enum": [[1], 2]}}),
+            vec![
+                ("/items/enum", "complex_enum", Error),
+                ("/minItems", "min_items", Error),
+            ],
+        ),
+        (
+            Dialect::Openai,
+            json!({"type": "object", "properties": {"a": {"$ref": "other.json#/x"}}, "required": ["a"], "additionalProperties": false}),
+            vec![("/properties/a/$ref", "remote_ref", Error)],
+        ),
     ];
     for (d, schema, want) in cases {
-        let want: Vec<(String, &str, Severity)> = want.into_iter().map(|(p, r, s)| (p.to_owned(), r, s)).collect();
+        let want: Vec<(String, &str, Severity)> = want
+            .into_iter()
+            .map(|(p, r, s)| (p.to_owned(), r, s))
+            .collect();
         assert_eq!(rules_at(&schema, d), want, "{d:?} {schema}");
     }
 }
@@ -78,14 +113,31 @@ fn openai_limits_are_checked() {
         deep = json!({"type": "object", "properties": {"a": deep}, "required": ["a"], "additionalProperties": false});
     }
     let f = lint(&deep, Dialect::Openai);
-    assert_eq!(f.iter().map(|f| f.rule).collect::<Vec<_>>(), vec!["nesting_depth"]);
+    assert_eq!(
+        f.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        vec!["nesting_depth"]
+    );
     assert!(!f[0].fixable);
     let values: Vec<Value> = (0..1001).map(|i| json!(i)).collect();
     let big = json!({"type": "object", "properties": {"a": {"enum": values}}, "required": ["a"], "additionalProperties": false});
-    assert_eq!(lint(&big, Dialect::Openai).iter().map(|f| f.rule).collect::<Vec<_>>(), vec!["enum_values"]);
-    let props: serde_json::Map<String, Value> = (0..25).map(|i| (format!("p{i}"), json!({"type": "string"}))).collect();
+    assert_eq!(
+        lint(&big, Dialect::Openai)
+            .iter()
+            .map(|f| f.rule)
+            .collect::<Vec<_>>(),
+        vec!["enum_values"]
+    );
+    let props: serde_json::Map<String, Value> = (0..25)
+        .map(|i| (format!("p{i}"), json!({"type": "string"})))
+        .collect();
     let many = json!({"type": "object", "properties": props, "additionalProperties": false});
-    assert_eq!(lint(&many, Dialect::Anthropic).iter().map(|f| f.rule).collect::<Vec<_>>(), vec!["optional_count"]);
+    assert_eq!(
+        lint(&many, Dialect::Anthropic)
+            .iter()
+            .map(|f| f.rule)
+            .collect::<Vec<_>>(),
+        vec!["optional_count"]
+    );
 }
 
 #[test]
@@ -108,7 +160,10 @@ fn openai_fix_makes_optional_nullable_and_maps_back() {
     let back = fixed.map_back(json!({"ok": true, "reason": null}));
     assert_eq!(back, json!({"ok": true}));
     assert!(original.is_valid(&back));
-    assert_eq!(fixed.to_fixed_shape(json!({"ok": false})), json!({"ok": false, "reason": null}));
+    assert_eq!(
+        fixed.to_fixed_shape(json!({"ok": false})),
+        json!({"ok": false, "reason": null})
+    );
 }
 
 #[test]
@@ -117,7 +172,10 @@ fn openai_fix_wraps_a_non_object_root_and_merges_all_of() {
     let fixed = fix(&schema, Dialect::Openai);
     assert!(fixed.wrapped);
     assert_eq!(lint(&fixed.schema, Dialect::Openai), vec![]);
-    assert_eq!(fixed.schema["properties"]["value"]["items"]["properties"]["b"], json!({"type": ["integer", "null"]}));
+    assert_eq!(
+        fixed.schema["properties"]["value"]["items"]["properties"]["b"],
+        json!({"type": ["integer", "null"]})
+    );
     let answer = json!({"value": [{"a": "x", "b": null}]});
     assert_eq!(fixed.map_back(answer), json!([{"a": "x"}]));
 }
@@ -132,8 +190,14 @@ fn nullable_covers_enums_refs_and_unions() {
     let fixed = fix(&schema, Dialect::Openai);
     let p = &fixed.schema["properties"];
     assert_eq!(p["e"], json!({"enum": ["a", "b", null]}));
-    assert_eq!(p["r"], json!({"description": "d", "anyOf": [{"$ref": "#/$defs/x"}, {"type": "null"}]}));
-    assert_eq!(p["u"], json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}));
+    assert_eq!(
+        p["r"],
+        json!({"description": "d", "anyOf": [{"$ref": "#/$defs/x"}, {"type": "null"}]})
+    );
+    assert_eq!(
+        p["u"],
+        json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]})
+    );
     assert_eq!(lint(&fixed.schema, Dialect::Openai), vec![]);
     Validator::new(&fixed.schema).unwrap();
 }
@@ -142,8 +206,14 @@ fn nullable_covers_enums_refs_and_unions() {
 fn anthropic_fix_moves_constraints_into_descriptions_and_closes_objects() {
     let schema = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "description": "count"}, "tags": {"type": "array", "minItems": 2, "items": {"type": "string"}}}, "oneOf": [{"required": ["n"]}, {"required": ["tags"]}]});
     let fixed = fix(&schema, Dialect::Anthropic);
-    assert_eq!(fixed.schema["properties"]["n"], json!({"type": "integer", "description": "count (minimum: 1)"}));
-    assert_eq!(fixed.schema["properties"]["tags"]["description"], json!("(minItems: 2)"));
+    assert_eq!(
+        fixed.schema["properties"]["n"],
+        json!({"type": "integer", "description": "count (minimum: 1)"})
+    );
+    assert_eq!(
+        fixed.schema["properties"]["tags"]["description"],
+        json!("(minItems: 2)")
+    );
     assert_eq!(fixed.schema["additionalProperties"], json!(false));
     assert!(fixed.schema.get("anyOf").is_some());
     assert_eq!(lint(&fixed.schema, Dialect::Anthropic), vec![]);
@@ -151,7 +221,8 @@ fn anthropic_fix_moves_constraints_into_descriptions_and_closes_objects() {
 
 #[test]
 fn gemini_and_ollama_fixes_clear_ignored_keywords() {
-    let schema = json!({"type": "array", "uniqueItems": true, "items": {"type": "number", "multipleOf": 2}});
+    let schema =
+        json!({"type": "array", "uniqueItems": true, "items": {"type": "number", "multipleOf": 2}});
     for d in [Dialect::Gemini, Dialect::Ollama] {
         let fixed = fix(&schema, d);
         assert_eq!(lint(&fixed.schema, d), vec![], "{d:?}");
@@ -168,4 +239,3 @@ fn an_accepted_schema_is_left_unchanged() {
         assert_eq!(fixed.schema, schema);
     }
 }
-

@@ -46,32 +46,103 @@ pub(crate) struct Rules {
 /// Every keyword of JSON Schema (drafts 4 to 2020-12) that can hold a subschema
 /// or constrain an instance; other keys are annotations or vendor extensions.
 pub(crate) const KNOWN: &[&str] = &[
-    "$schema", "$id", "id", "$ref", "$defs", "definitions", "$anchor", "$dynamicRef",
-    "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor", "$vocabulary", "$comment",
-    "type", "enum", "const", "properties", "required", "additionalProperties",
-    "patternProperties", "propertyNames", "minProperties", "maxProperties",
-    "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties",
-    "items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains",
-    "minItems", "maxItems", "uniqueItems", "unevaluatedItems", "minLength", "maxLength",
-    "pattern", "format", "contentEncoding", "contentMediaType", "contentSchema",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-    "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "title", "description",
-    "default", "examples", "deprecated", "readOnly", "writeOnly",
+    "$schema",
+    "$id",
+    "id",
+    "$ref",
+    "$defs",
+    "definitions",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "$vocabulary",
+    "$comment",
+    "type",
+    "enum",
+    "const",
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedProperties",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "unevaluatedItems",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
 ];
 
 /// Keys whose value is a map of name → subschema.
 pub(crate) const SCHEMA_MAPS: &[&str] = &[
-    "properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
 ];
 /// Keys whose value is an array of subschemas.
 pub(crate) const SCHEMA_ARRAYS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
 /// Keys whose value is one subschema.
 pub(crate) const SCHEMA_ONE: &[&str] = &[
-    "additionalProperties", "additionalItems", "not", "if", "then", "else", "contains",
-    "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contentSchema",
+    "additionalProperties",
+    "additionalItems",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contentSchema",
 ];
 /// Keys that nest the instance one level deeper.
-const DATA_NESTING: &[&str] = &["properties", "items", "prefixItems", "additionalProperties", "patternProperties"];
+const DATA_NESTING: &[&str] = &[
+    "properties",
+    "items",
+    "prefixItems",
+    "additionalProperties",
+    "patternProperties",
+];
 
 /// JSON Pointer escaping of one reference token.
 pub(crate) fn escape(token: &str) -> String {
@@ -147,7 +218,14 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn push(&mut self, pointer: &str, severity: Severity, rule: &'static str, message: String, fixable: bool) {
+    fn push(
+        &mut self,
+        pointer: &str,
+        severity: Severity,
+        rule: &'static str,
+        message: String,
+        fixable: bool,
+    ) {
         self.out.push(Finding {
             pointer: pointer.to_owned(),
             severity,
@@ -165,8 +243,15 @@ impl Walk<'_> {
         if let Some(max) = self.rules.max_depth {
             if depth > max && !self.depth_reported {
                 self.depth_reported = true;
-                self.push(ptr, Severity::Error, "nesting_depth",
-                    format!("nesting depth {depth} exceeds the documented limit of {max} levels ({src})"), false);
+                self.push(
+                    ptr,
+                    Severity::Error,
+                    "nesting_depth",
+                    format!(
+                        "nesting depth {depth} exceeds the documented limit of {max} levels ({src})"
+                    ),
+                    false,
+                );
             }
         }
         // A `$ref` sibling defers to the target, which is checked where it is defined.
@@ -185,7 +270,11 @@ impl Walk<'_> {
                         if key == "$defs" || key == "definitions" || key == "properties" {
                             self.stats.name_chars += name.chars().count();
                         }
-                        let d = if key == "$defs" || key == "definitions" { 1 } else { depth + nest };
+                        let d = if key == "$defs" || key == "definitions" {
+                            1
+                        } else {
+                            depth + nest
+                        };
                         self.visit(sub, &format!("{ptr}/{}/{}", escape(key), escape(name)), d);
                     }
                 }
@@ -196,7 +285,9 @@ impl Walk<'_> {
                             self.visit(sub, &format!("{ptr}/{}/{i}", escape(key)), depth + nest);
                         }
                     }
-                    v @ Value::Object(_) => self.visit(v, &format!("{ptr}/{}", escape(key)), depth + nest),
+                    v @ Value::Object(_) => {
+                        self.visit(v, &format!("{ptr}/{}", escape(key)), depth + nest)
+                    }
                     _ => {}
                 }
             } else if SCHEMA_ONE.contains(&key.as_str()) {
@@ -227,8 +318,14 @@ impl Walk<'_> {
                 }
             }
         }
-        if self.dialect.closed_objects() && obj.get("additionalProperties") != Some(&Value::Bool(false)) {
-            let what = if obj.contains_key("additionalProperties") { "is not `false`" } else { "is missing" };
+        if self.dialect.closed_objects()
+            && obj.get("additionalProperties") != Some(&Value::Bool(false))
+        {
+            let what = if obj.contains_key("additionalProperties") {
+                "is not `false`"
+            } else {
+                "is missing"
+            };
             self.push(ptr, Severity::Error, "additional_properties",
                 format!("`additionalProperties: false` is required on every object; here it {what} ({})", self.rules.source), true);
         }
@@ -249,7 +346,11 @@ impl Walk<'_> {
             "enum" => {
                 if let Some(values) = value.as_array() {
                     self.stats.enum_values += values.len();
-                    let chars: usize = values.iter().filter_map(Value::as_str).map(|s| s.chars().count()).sum();
+                    let chars: usize = values
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(|s| s.chars().count())
+                        .sum();
                     self.stats.name_chars += chars;
                     if let Some((n, max)) = self.rules.large_enum {
                         if values.len() > n && chars > max {
@@ -257,9 +358,16 @@ impl Walk<'_> {
                                 format!("an enum of {} values (more than {n}) may hold at most {max} characters, this one holds {chars} ({src})", values.len()), false);
                         }
                     }
-                    if self.rules.scalar_enums && values.iter().any(|v| v.is_object() || v.is_array()) {
-                        self.push(at, Severity::Error, "complex_enum",
-                            format!("enum values must be scalars ({src})"), true);
+                    if self.rules.scalar_enums
+                        && values.iter().any(|v| v.is_object() || v.is_array())
+                    {
+                        self.push(
+                            at,
+                            Severity::Error,
+                            "complex_enum",
+                            format!("enum values must be scalars ({src})"),
+                            true,
+                        );
                     }
                 }
             }
@@ -277,8 +385,13 @@ impl Walk<'_> {
             "minItems" => {
                 if let (Some(max), Some(n)) = (self.rules.min_items_max, value.as_u64()) {
                     if n > max {
-                        self.push(at, Severity::Error, "min_items",
-                            format!("`minItems: {n}`: only 0 or 1 is supported ({src})"), true);
+                        self.push(
+                            at,
+                            Severity::Error,
+                            "min_items",
+                            format!("`minItems: {n}`: only 0 or 1 is supported ({src})"),
+                            true,
+                        );
                     }
                 }
             }
@@ -297,20 +410,37 @@ impl Walk<'_> {
         // `items` as an array is the pre-2020 tuple form.
         if key == "items" && value.is_array() {
             if let Some((sev, why)) = (self.rules.keyword)("prefixItems", value) {
-                self.push(at, sev, rule_of(sev), format!("tuple `items` (an array): {why} ({src})"), true);
+                self.push(
+                    at,
+                    sev,
+                    rule_of(sev),
+                    format!("tuple `items` (an array): {why} ({src})"),
+                    true,
+                );
             }
             return;
         }
         if !KNOWN.contains(&key) {
             if self.dialect == Dialect::Openai {
-                self.push(at, Severity::Error, "unknown_keyword",
-                    format!("`{key}` is not a JSON Schema keyword strict mode permits ({src})"), true);
+                self.push(
+                    at,
+                    Severity::Error,
+                    "unknown_keyword",
+                    format!("`{key}` is not a JSON Schema keyword strict mode permits ({src})"),
+                    true,
+                );
             }
             return;
         }
         let _ = obj;
         if let Some((sev, why)) = (self.rules.keyword)(key, value) {
-            self.push(at, sev, rule_of(sev), format!("`{key}`: {why} ({src})"), true);
+            self.push(
+                at,
+                sev,
+                rule_of(sev),
+                format!("`{key}`: {why} ({src})"),
+                true,
+            );
         }
     }
 }
@@ -356,34 +486,83 @@ pub(crate) fn lint(schema: &Value, dialect: Dialect) -> Vec<Finding> {
     if rules.root_object {
         let root_ok = schema.as_object().is_some_and(|o| {
             o.get("type").and_then(Value::as_str) == Some("object")
-                && !["anyOf", "oneOf", "allOf", "$ref"].iter().any(|k| o.contains_key(*k))
+                && !["anyOf", "oneOf", "allOf", "$ref"]
+                    .iter()
+                    .any(|k| o.contains_key(*k))
         });
         if !root_ok {
-            w.push("", Severity::Error, "root_object",
-                format!("the root must be an object schema (`type: object`, no root `anyOf`) ({src})"), true);
+            w.push(
+                "",
+                Severity::Error,
+                "root_object",
+                format!(
+                    "the root must be an object schema (`type: object`, no root `anyOf`) ({src})"
+                ),
+                true,
+            );
         }
     }
     w.visit(schema, "", 1);
     let s = std::mem::take(&mut w.stats);
     let limits = [
-        (rules.max_properties, s.properties, "properties", "object properties", false),
-        (rules.max_enum_values, s.enum_values, "enum_values", "enum values", false),
-        (rules.max_name_chars, s.name_chars, "name_chars", "characters of property names, definition names, enum and const values", false),
-        (rules.max_optional, s.optional, "optional_count", "optional properties", true),
-        (rules.max_unions, s.unions, "union_count", "subschemas with union types (`anyOf` or a type array)", false),
+        (
+            rules.max_properties,
+            s.properties,
+            "properties",
+            "object properties",
+            false,
+        ),
+        (
+            rules.max_enum_values,
+            s.enum_values,
+            "enum_values",
+            "enum values",
+            false,
+        ),
+        (
+            rules.max_name_chars,
+            s.name_chars,
+            "name_chars",
+            "characters of property names, definition names, enum and const values",
+            false,
+        ),
+        (
+            rules.max_optional,
+            s.optional,
+            "optional_count",
+            "optional properties",
+            true,
+        ),
+        (
+            rules.max_unions,
+            s.unions,
+            "union_count",
+            "subschemas with union types (`anyOf` or a type array)",
+            false,
+        ),
     ];
     for (limit, count, rule, what, fixable) in limits {
         if let Some(max) = limit {
             if count > max {
-                w.push("", Severity::Error, rule,
-                    format!("{count} {what}; the documented limit is {max} ({src})"), fixable);
+                w.push(
+                    "",
+                    Severity::Error,
+                    rule,
+                    format!("{count} {what}; the documented limit is {max} ({src})"),
+                    fixable,
+                );
             }
         }
     }
     if !rules.recursion {
         for at in recursive_refs(schema, &s.refs) {
-            w.push(&at, Severity::Error, "recursion",
-                format!("recursive `$ref`: recursive schemas are not supported ({src})"), false);
+            w.push(
+                &at,
+                Severity::Error,
+                "recursion",
+                format!("recursive `$ref`: recursive schemas are not supported ({src})"),
+                false,
+            );
         }
     }
     w.out
@@ -430,7 +609,12 @@ pub(crate) fn recursive_refs(_schema: &Value, refs: &[(String, String)]) -> Vec<
         false
     };
     refs.iter()
-        .filter(|(at, target)| reaches(target, &owner(at)) || at == target || at.starts_with(&format!("{target}/")) || target.is_empty())
+        .filter(|(at, target)| {
+            reaches(target, &owner(at))
+                || at == target
+                || at.starts_with(&format!("{target}/"))
+                || target.is_empty()
+        })
         .map(|(at, _)| format!("{at}/$ref"))
         .collect()
 }

@@ -13,8 +13,8 @@
 //! are sent only in the provider's auth header and never appear in errors.
 
 pub mod anthropic;
-mod http;
 pub mod gemini;
+mod http;
 pub mod ollama;
 pub mod openai;
 
@@ -273,7 +273,10 @@ pub struct Config {
 /// [`ProviderError::MissingKey`] when the provider needs a key and none was given.
 pub fn build(kind: Kind, config: Config) -> Result<Box<dyn Provider>, ProviderError> {
     let base = normalize_base(
-        config.base_url.as_deref().unwrap_or(kind.default_base_url()),
+        config
+            .base_url
+            .as_deref()
+            .unwrap_or(kind.default_base_url()),
     );
     let key = match (kind.key_var(), config.key) {
         (Some(var), None) => {
@@ -287,9 +290,12 @@ pub fn build(kind: Kind, config: Config) -> Result<Box<dyn Provider>, ProviderEr
     let http = http::Http::new(kind, config.timeout);
     Ok(match kind {
         Kind::Anthropic => Box::new(anthropic::Anthropic::new(http, base, key)),
-        Kind::OpenaiChat | Kind::OpenaiResponses => {
-            Box::new(openai::OpenAi::new(http, base, key, kind == Kind::OpenaiResponses))
-        }
+        Kind::OpenaiChat | Kind::OpenaiResponses => Box::new(openai::OpenAi::new(
+            http,
+            base,
+            key,
+            kind == Kind::OpenaiResponses,
+        )),
         Kind::Gemini => Box::new(gemini::Gemini::new(http, base, key)),
         Kind::Ollama => Box::new(ollama::Ollama::new(http, base)),
     })
@@ -337,7 +343,9 @@ mod tests {
             key: None,
             timeout: Duration::from_secs(1),
         };
-        let err = build(Kind::Gemini, cfg.clone()).err().map(|e| e.to_string());
+        let err = build(Kind::Gemini, cfg.clone())
+            .err()
+            .map(|e| e.to_string());
         assert_eq!(err.as_deref(), Some("gemini: GEMINI_API_KEY is not set"));
         assert!(build(Kind::Ollama, cfg).is_ok());
     }

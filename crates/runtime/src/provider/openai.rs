@@ -130,7 +130,11 @@ impl Provider for OpenAi {
                     headers.insert(AUTHORIZATION, v);
                 }
             }
-            let path = if self.responses { "responses" } else { "chat/completions" };
+            let path = if self.responses {
+                "responses"
+            } else {
+                "chat/completions"
+            };
             let url = format!("{}/{path}", self.base);
             self.http.post(&url, headers, &self.body(req)).await
         })
