@@ -98,7 +98,7 @@ pub struct AskArgs {
     /// Retries with the validation errors fed back, when the answer is missing or invalid.
     #[arg(long, default_value_t = 2)]
     pub retries: u32,
-    /// Base URL (default: $ANTHROPIC_BASE_URL, $OPENAI_BASE_URL, $GEMINI_BASE_URL or $OLLAMA_HOST, else the public endpoint).
+    /// Base URL (default: $`ANTHROPIC_BASE_URL`, $`OPENAI_BASE_URL`, $`GEMINI_BASE_URL` or $`OLLAMA_HOST`, else the public endpoint).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Output token limit.

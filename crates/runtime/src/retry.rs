@@ -11,6 +11,7 @@
 //! and a cut at the token limit end the call at once: repeating the same
 //! request cannot fix them.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use agentshape_core::extract::{ExtractOptions, extract_run};
@@ -159,7 +160,7 @@ pub fn feedback(extraction: &Extraction, empty: bool) -> String {
         } else {
             &e.instance_path
         };
-        text.push_str(&format!("- {at}: {}\n", e.message));
+        let _ = writeln!(text, "- {at}: {}", e.message);
     }
     text.push_str("Reply again with only the corrected JSON value.");
     text

@@ -61,7 +61,7 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         .any(|f| f.severity == Severity::Error);
     let fixed = rejects
         .then(|| fix(&schema, dialect))
-        .filter(|f| f.changed());
+        .filter(agentshape_core::lint::Fixed::changed);
     let fixed_validator = match &fixed {
         Some(f) => Some(Validator::new(&f.schema).map_err(|e| {
             CliError::Usage(format!("the schema fixed for {}: {e}", dialect.as_str()))
@@ -122,7 +122,11 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         obj.insert("error".into(), json!(outcome.error));
         obj.insert(
             "error_category".into(),
-            json!(outcome.error_category.map(|c| c.as_str())),
+            json!(
+                outcome
+                    .error_category
+                    .map(agentshape_core::ErrorCategory::as_str)
+            ),
         );
         obj.insert("schema_fixed".into(), json!(fixed.is_some()));
         out.json_line(&Value::Object(obj))?;

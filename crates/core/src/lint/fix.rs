@@ -20,6 +20,7 @@
 //! then validated against the original schema.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
 
@@ -489,16 +490,12 @@ fn nullable(schema: Value) -> Value {
         && !obj.contains_key("allOf");
     if simple {
         match obj.get_mut("type") {
-            Some(Value::String(t)) => {
-                if t != "null" {
-                    let t = std::mem::take(t);
-                    obj.insert("type".into(), json!([t, "null"]));
-                }
+            Some(Value::String(t)) if t != "null" => {
+                let t = std::mem::take(t);
+                obj.insert("type".into(), json!([t, "null"]));
             }
-            Some(Value::Array(ts)) => {
-                if !ts.iter().any(|t| t == "null") {
-                    ts.push(json!("null"));
-                }
+            Some(Value::Array(ts)) if !ts.iter().any(|t| t == "null") => {
+                ts.push(json!("null"));
             }
             _ => {}
         }
@@ -604,7 +601,7 @@ fn follow_moves(
             if !text.is_empty() {
                 text.push(' ');
             }
-            text.push_str(&format!("(see `{reference}` of the original schema)"));
+            let _ = write!(text, "(see `{reference}` of the original schema)");
             node.insert("description".into(), Value::String(text));
             if close && walk::is_object_node(node) {
                 node.insert("additionalProperties".into(), Value::Bool(false));

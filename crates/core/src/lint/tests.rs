@@ -25,7 +25,8 @@ fn hook() -> Value {
 #[test]
 fn each_dialect_flags_what_it_rejects_or_ignores() {
     use Severity::{Error, Ignored};
-    let cases: Vec<(Dialect, Value, Vec<(&str, &str, Severity)>)> = vec![
+    type Row = (Dialect, Value, Vec<(&'static str, &'static str, Severity)>);
+    let cases: Vec<Row> = vec![
         (
             Dialect::Openai,
             hook(),

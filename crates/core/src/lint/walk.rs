@@ -286,7 +286,7 @@ impl Walk<'_> {
                         }
                     }
                     v @ Value::Object(_) => {
-                        self.visit(v, &format!("{ptr}/{}", escape(key)), depth + nest)
+                        self.visit(v, &format!("{ptr}/{}", escape(key)), depth + nest);
                     }
                     _ => {}
                 }
@@ -377,10 +377,8 @@ impl Walk<'_> {
                 }
             }
             "anyOf" => self.stats.unions += 1,
-            "type" => {
-                if value.as_array().is_some_and(|t| t.len() > 1) {
-                    self.stats.unions += 1;
-                }
+            "type" if value.as_array().is_some_and(|t| t.len() > 1) => {
+                self.stats.unions += 1;
             }
             "minItems" => {
                 if let (Some(max), Some(n)) = (self.rules.min_items_max, value.as_u64()) {
@@ -395,13 +393,11 @@ impl Walk<'_> {
                     }
                 }
             }
-            "pattern" => {
-                if self.rules.simple_patterns {
-                    if let Some(p) = value.as_str() {
-                        if has_lookaround_or_backref(p) {
-                            self.push(at, Severity::Error, "pattern",
+            "pattern" if self.rules.simple_patterns => {
+                if let Some(p) = value.as_str() {
+                    if has_lookaround_or_backref(p) {
+                        self.push(at, Severity::Error, "pattern",
                                 format!("pattern `{p}` uses look-around or a backreference, which is not supported ({src})"), true);
-                        }
                     }
                 }
             }
