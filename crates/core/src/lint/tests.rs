@@ -59,6 +59,7 @@ fn each_dialect_flags_what_it_rejects_or_ignores() {
             Dialect::Openai,
             json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false, "oneOf": [{}, {}], "default": {}}),
             vec![
+                ("", "root_object", Error),
                 ("/default", "unsupported_keyword", Error),
                 ("/oneOf", "unsupported_keyword", Error),
             ],
