@@ -59,6 +59,90 @@ pub enum Command {
         agentshape check --schema schemas/code-review.json --contradictions --near-lines 3 \
         --out contradictions.json --json specialists/*.json")]
     Check(CheckArgs),
+    /// One provider call with native structured output, validation and bounded retry.
+    #[command(after_help = "Examples:\n  \
+        agentshape ask --provider anthropic --model claude-sonnet-4-5 --schema schemas/loop-action.json 'Is the build green?'\n  \
+        echo 'Summarize the incident' | agentshape ask --provider openai --model gpt-4o-mini --schema s.json --json -\n  \
+        agentshape ask --provider ollama --model llama3.2 --schema s.json --retries 4 --base-url http://127.0.0.1:11434 'hi'")]
+    Ask(AskArgs),
+    /// What a provider will reject or ignore in a schema; --fix prints a schema it accepts.
+    #[command(after_help = "Examples:\n  \
+        agentshape lint --schema schemas/agent-response.json --provider openai\n  \
+        agentshape lint --schema schemas/code-review.json --provider anthropic --fix > fixed.json\n  \
+        agentshape lint --schema s.json --provider gemini --json")]
+    Lint(LintArgs),
+}
+
+/// `--provider` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderArg {
+    /// Anthropic Messages API.
+    Anthropic,
+    /// OpenAI Chat Completions.
+    Openai,
+    /// OpenAI Responses API.
+    OpenaiResponses,
+    /// Gemini generateContent.
+    Gemini,
+    /// Ollama /api/chat.
+    Ollama,
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// Provider API.
+    #[arg(long, value_enum)]
+    pub provider: ProviderArg,
+    /// Model name.
+    #[arg(long)]
+    pub model: String,
+    /// JSON Schema the answer must match.
+    #[arg(long, value_name = "SCHEMA")]
+    pub schema: PathBuf,
+    /// System prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
+    /// Retries with the validation errors fed back, when the answer is missing or invalid.
+    #[arg(long, default_value_t = 2)]
+    pub retries: u32,
+    /// Base URL (default: $`ANTHROPIC_BASE_URL`, $`OPENAI_BASE_URL`, $`GEMINI_BASE_URL` or $`OLLAMA_HOST`, else the public endpoint).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Output token limit.
+    #[arg(long, default_value_t = 4096)]
+    pub max_tokens: u32,
+    /// Retries of 429, 5xx and connection failures.
+    #[arg(long, default_value_t = 3)]
+    pub http_retries: u32,
+    /// First backoff delay in milliseconds (doubles per retry, jittered).
+    #[arg(long, default_value_t = 500, value_name = "MS")]
+    pub backoff_ms: u64,
+    /// Longest backoff delay in milliseconds, retry-after included.
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub max_backoff_ms: u64,
+    /// Request timeout in seconds.
+    #[arg(long, default_value_t = 120, value_name = "SECS")]
+    pub timeout: u64,
+    /// The prompt (`-` for stdin).
+    #[arg(value_name = "PROMPT")]
+    pub prompt: String,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// JSON Schema file.
+    #[arg(long, value_name = "SCHEMA")]
+    pub schema: PathBuf,
+    /// Provider dialect.
+    #[arg(long, value_enum)]
+    pub provider: ProviderArg,
+    /// Print the transformed schema the provider accepts.
+    #[arg(long)]
+    pub fix: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Transcript formats accepted by `--format`.

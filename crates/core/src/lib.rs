@@ -33,6 +33,7 @@ pub mod decode;
 pub mod error;
 pub mod event;
 pub mod extract;
+pub mod lint;
 pub mod outcome;
 pub mod profile;
 pub mod summary;

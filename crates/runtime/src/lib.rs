@@ -8,3 +8,5 @@
 pub mod error;
 
 pub use error::{Error, Result};
+pub mod provider;
+pub mod retry;

@@ -1,7 +1,9 @@
 //! One module per subcommand; this one parses the arguments and dispatches.
 
+mod ask;
 mod check;
 mod extract;
+mod lint;
 mod parse;
 mod validate;
 
@@ -41,6 +43,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Extract(a) => extract::run(&a),
         Command::Validate(a) => validate::run(&a),
         Command::Check(a) => check::run(&a),
+        Command::Ask(a) => ask::run(&a),
+        Command::Lint(a) => lint::run(&a),
     }
 }
 

@@ -4,9 +4,11 @@
 // In tests a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::missing_panics_doc)]
 
+mod ask;
 mod check;
 mod exit_codes;
 mod extract;
+mod lint;
 mod parse;
 mod validate;
 

@@ -1,0 +1,352 @@
+//! Provider clients with native structured output: one module per provider,
+//! one [`Provider`] trait.
+//!
+//! Each client threads the schema into its provider's native field
+//! (Anthropic `output_config.format`, `OpenAI` `response_format` /
+//! `text.format`, Gemini `responseJsonSchema`, Ollama `format`) and returns
+//! the raw body decoded by core's provider decoders. Nothing here trusts the
+//! answer: [`crate::retry::ask`] extracts and validates it (seed 003's belt
+//! and suspenders). The Claude Code CLI (`claude -p --json-schema`) is not a
+//! provider here: it runs through the agent runner of `agentshape run`.
+//!
+//! Keys live in a [`Secret`], whose `Debug` and `Display` are redacted; they
+//! are sent only in the provider's auth header and never appear in errors.
+
+pub mod anthropic;
+pub mod gemini;
+mod http;
+pub mod ollama;
+pub mod openai;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use agentshape_core::RunSummary;
+use agentshape_core::decode::Format;
+use agentshape_core::lint::Dialect;
+use serde_json::Value;
+
+/// An API key: redacted in `Debug` and `Display`, readable only through [`Secret::expose`].
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wrap a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Secret(key.into())
+    }
+
+    /// The key, for the auth header and nowhere else.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// Which provider API to call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Anthropic Messages API.
+    Anthropic,
+    /// `OpenAI` Chat Completions.
+    OpenaiChat,
+    /// `OpenAI` Responses API.
+    OpenaiResponses,
+    /// Gemini `generateContent`.
+    Gemini,
+    /// Ollama `/api/chat`.
+    Ollama,
+}
+
+impl Kind {
+    /// Parse a `--provider` name (`openai` means Chat Completions).
+    pub fn from_name(name: &str) -> Option<Kind> {
+        match name {
+            "anthropic" => Some(Kind::Anthropic),
+            "openai" | "openai-chat" => Some(Kind::OpenaiChat),
+            "openai-responses" => Some(Kind::OpenaiResponses),
+            "gemini" => Some(Kind::Gemini),
+            "ollama" => Some(Kind::Ollama),
+            _ => None,
+        }
+    }
+
+    /// The name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Anthropic => "anthropic",
+            Kind::OpenaiChat => "openai-chat",
+            Kind::OpenaiResponses => "openai-responses",
+            Kind::Gemini => "gemini",
+            Kind::Ollama => "ollama",
+        }
+    }
+
+    /// The schema dialect the provider accepts.
+    pub fn dialect(self) -> Dialect {
+        match self {
+            Kind::Anthropic => Dialect::Anthropic,
+            Kind::OpenaiChat | Kind::OpenaiResponses => Dialect::Openai,
+            Kind::Gemini => Dialect::Gemini,
+            Kind::Ollama => Dialect::Ollama,
+        }
+    }
+
+    /// How core decodes the response body.
+    pub fn format(self) -> Format {
+        match self {
+            Kind::Anthropic => Format::Anthropic,
+            Kind::OpenaiChat => Format::OpenaiChat,
+            Kind::OpenaiResponses => Format::OpenaiResponses,
+            Kind::Gemini => Format::Gemini,
+            Kind::Ollama => Format::Ollama,
+        }
+    }
+
+    /// The environment variable naming the base URL.
+    pub fn base_url_var(self) -> &'static str {
+        match self {
+            Kind::Anthropic => "ANTHROPIC_BASE_URL",
+            Kind::OpenaiChat | Kind::OpenaiResponses => "OPENAI_BASE_URL",
+            Kind::Gemini => "GEMINI_BASE_URL",
+            Kind::Ollama => "OLLAMA_HOST",
+        }
+    }
+
+    /// The environment variable holding the key (`None`: no key needed).
+    pub fn key_var(self) -> Option<&'static str> {
+        match self {
+            Kind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            Kind::OpenaiChat | Kind::OpenaiResponses => Some("OPENAI_API_KEY"),
+            Kind::Gemini => Some("GEMINI_API_KEY"),
+            Kind::Ollama => None,
+        }
+    }
+
+    /// The public endpoint used when no base URL is given.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Kind::Anthropic => "https://api.anthropic.com",
+            Kind::OpenaiChat | Kind::OpenaiResponses => "https://api.openai.com/v1",
+            Kind::Gemini => "https://generativelanguage.googleapis.com",
+            Kind::Ollama => "http://localhost:11434",
+        }
+    }
+}
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The caller (the prompt, and the validation feedback of a retry).
+    User,
+    /// The model (its previous reply, on a retry).
+    Assistant,
+}
+
+/// One turn of the conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// What was said.
+    pub content: String,
+}
+
+/// A tool offered to the model; sent with strict schema enforcement where the
+/// provider has it (Anthropic and `OpenAI` `strict: true`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// Tool name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON Schema of its input.
+    pub input_schema: Value,
+}
+
+/// One structured-output request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// Model name.
+    pub model: String,
+    /// System prompt.
+    pub system: Option<String>,
+    /// The conversation so far (the prompt first).
+    pub messages: Vec<Message>,
+    /// The schema to put in the provider's native structured-output field
+    /// (already fixed for the provider's dialect by the caller when needed).
+    pub schema: Value,
+    /// Schema name, where the provider wants one (`OpenAI`).
+    pub schema_name: String,
+    /// Output token limit.
+    pub max_tokens: u32,
+    /// Tools, sent strict.
+    pub tools: Vec<Tool>,
+}
+
+/// What one call returned.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The HTTP status (`None` for an in-process model).
+    pub status: Option<u16>,
+    /// The server's `retry-after` (or `retry-after-ms`), when sent.
+    pub retry_after: Option<Duration>,
+    /// The body decoded by core (text, usage, stop reason, error category).
+    pub summary: RunSummary,
+}
+
+/// Why a call produced no reply at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// The connection failed or timed out (the key is never part of this text).
+    #[error("{provider}: request failed: {message}")]
+    Transport {
+        /// Provider name.
+        provider: &'static str,
+        /// What went wrong.
+        message: String,
+        /// Whether it was a timeout.
+        timeout: bool,
+    },
+    /// The key variable is not set.
+    #[error("{provider}: {var} is not set")]
+    MissingKey {
+        /// Provider name.
+        provider: &'static str,
+        /// The variable.
+        var: &'static str,
+    },
+}
+
+/// A boxed future, so [`Provider`] stays object-safe.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A model that answers a [`Request`] with structured output.
+///
+/// HTTP providers send one request and decode the body with core's
+/// provider decoders. The trait is shaped so an in-process local model fits
+/// beside them later: `call` takes the whole conversation and the schema, so
+/// such a model would compile `Request::schema` into a decoding constraint
+/// (a grammar over tokens), sample under it on the CPU, stream tokens to a
+/// sink it is constructed with, and return a [`Reply`] with `status: None`
+/// and a summary built from the sampled text (core's `SummaryBuilder` over
+/// `Event::Text`). The validate-and-retry loop needs nothing else.
+pub trait Provider: Send + Sync {
+    /// Which API this is.
+    fn kind(&self) -> Kind;
+
+    /// The exact JSON body this provider would send for `req`.
+    fn body(&self, req: &Request) -> Value;
+
+    /// Send `req` and decode the answer.
+    fn call<'a>(&'a self, req: &'a Request) -> BoxFuture<'a, Result<Reply, ProviderError>>;
+}
+
+/// How to reach a provider.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Base URL (`None`: the provider's public endpoint).
+    pub base_url: Option<String>,
+    /// API key (required except for Ollama).
+    pub key: Option<Secret>,
+    /// Whole-request timeout.
+    pub timeout: Duration,
+}
+
+/// Build the client for `kind`.
+///
+/// # Errors
+/// [`ProviderError::MissingKey`] when the provider needs a key and none was given.
+pub fn build(kind: Kind, config: Config) -> Result<Box<dyn Provider>, ProviderError> {
+    let base = normalize_base(
+        config
+            .base_url
+            .as_deref()
+            .unwrap_or(kind.default_base_url()),
+    );
+    let key = match (kind.key_var(), config.key) {
+        (Some(var), None) => {
+            return Err(ProviderError::MissingKey {
+                provider: kind.as_str(),
+                var,
+            });
+        }
+        (_, key) => key,
+    };
+    let http = http::Http::new(kind, config.timeout);
+    Ok(match kind {
+        Kind::Anthropic => Box::new(anthropic::Anthropic::new(http, base, key)),
+        Kind::OpenaiChat | Kind::OpenaiResponses => Box::new(openai::OpenAi::new(
+            http,
+            base,
+            key,
+            kind == Kind::OpenaiResponses,
+        )),
+        Kind::Gemini => Box::new(gemini::Gemini::new(http, base, key)),
+        Kind::Ollama => Box::new(ollama::Ollama::new(http, base)),
+    })
+}
+
+/// A base URL without a trailing `/`, with `http://` added to a bare
+/// `host:port` (how `OLLAMA_HOST` is usually written).
+pub fn normalize_base(base: &str) -> String {
+    let base = base.trim().trim_end_matches('/');
+    if base.contains("://") {
+        base.to_owned()
+    } else {
+        format!("http://{base}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted() {
+        let s = Secret::new("sk-very-secret");
+        assert_eq!(format!("{s}"), "[redacted]");
+        assert_eq!(format!("{s:?}"), "Secret([redacted])");
+        assert_eq!(s.expose(), "sk-very-secret");
+    }
+
+    #[test]
+    fn base_urls_are_normalized() {
+        let cases = [
+            ("http://127.0.0.1:9/", "http://127.0.0.1:9"),
+            ("0.0.0.0:11434", "http://0.0.0.0:11434"),
+            ("https://api.openai.com/v1", "https://api.openai.com/v1"),
+        ];
+        for (given, want) in cases {
+            assert_eq!(normalize_base(given), want);
+        }
+    }
+
+    #[test]
+    fn a_missing_key_is_an_error_that_names_the_variable() {
+        let cfg = Config {
+            base_url: None,
+            key: None,
+            timeout: Duration::from_secs(1),
+        };
+        let err = build(Kind::Gemini, cfg.clone())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(err.as_deref(), Some("gemini: GEMINI_API_KEY is not set"));
+        assert!(build(Kind::Ollama, cfg).is_ok());
+    }
+}
