@@ -136,9 +136,10 @@ impl ForensicLog {
         self.buf.clear();
         self.buf.extend_from_slice(line);
         self.buf.push(b'\n');
-        self.out
-            .write_all(&self.buf)
-            .map_err(io(format!("writing forensic log `{}`", self.path().display())))
+        self.out.write_all(&self.buf).map_err(io(format!(
+            "writing forensic log `{}`",
+            self.path().display()
+        )))
     }
 
     /// Write the meta sidecar (replacing it).

@@ -52,18 +52,20 @@ pub fn ingest(
     items.sort_by(|a, b| (&a.0.started_at, &a.0.id).cmp(&(&b.0.started_at, &b.0.id)));
     let mut out = Vec::with_capacity(items.len());
     for (mut meta, path) in items {
-        let profile_name = meta.profile.clone().unwrap_or_else(|| default_profile.to_owned());
+        let profile_name = meta
+            .profile
+            .clone()
+            .unwrap_or_else(|| default_profile.to_owned());
         let profile = Profile::builtin(&profile_name)?;
         let validator = Validator::new(&profile.schema)?;
-        let format = meta
-            .agent
-            .as_deref()
-            .and_then(AgentKind::from_name)
-            .map_or(Format::Auto, |k| match k {
+        let format = meta.agent.as_deref().and_then(AgentKind::from_name).map_or(
+            Format::Auto,
+            |k| match k {
                 AgentKind::Claude => Format::Claude,
                 AgentKind::Codex => Format::Codex,
                 _ => Format::Auto,
-            });
+            },
+        );
         let file = File::open(&path).map_err(|source| Error::Io {
             context: format!("opening forensic log `{}`", path.display()),
             source,

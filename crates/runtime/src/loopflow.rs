@@ -67,7 +67,12 @@ pub struct LoopVerdict {
 }
 
 /// Judge an extraction (Note [Loop exit status]).
-pub fn judge(extraction: &Extraction, story: Option<&str>, session_id: &str, timestamp: &str) -> LoopVerdict {
+pub fn judge(
+    extraction: &Extraction,
+    story: Option<&str>,
+    session_id: &str,
+    timestamp: &str,
+) -> LoopVerdict {
     let v = extraction.value.as_ref();
     let get = |k: &str| v.and_then(|v| v.get(k));
     let action = get("action")
@@ -103,12 +108,18 @@ pub fn judge(extraction: &Extraction, story: Option<&str>, session_id: &str, tim
             .to_owned(),
         confidence,
         files: get("files").cloned().unwrap_or(Value::Array(Vec::new())),
-        metadata: get("metadata").cloned().unwrap_or(Value::Object(serde_json::Map::new())),
+        metadata: get("metadata")
+            .cloned()
+            .unwrap_or(Value::Object(serde_json::Map::new())),
         session_id: session_id.to_owned(),
         extraction_method: extraction.method.as_str().to_owned(),
         clarification_requested: low,
     };
-    LoopVerdict { entry, code, warning }
+    LoopVerdict {
+        entry,
+        code,
+        warning,
+    }
 }
 
 /// Append an entry to the actions log (creating its directory).
@@ -139,23 +150,55 @@ mod tests {
     use agentshape_core::extract::{ExtractOptions, MarkerGrammar, extract_text};
 
     fn verdict(reply: &str) -> (Option<String>, u8, bool, String) {
-        let opts = ExtractOptions { markers: Some(MarkerGrammar::ClaudeLoop), ..ExtractOptions::default() };
+        let opts = ExtractOptions {
+            markers: Some(MarkerGrammar::ClaudeLoop),
+            ..ExtractOptions::default()
+        };
         let v = judge(&extract_text(reply, &opts), Some("US-003"), "s", "t");
-        (v.entry.action, v.code, v.entry.clarification_requested, v.entry.extraction_method)
+        (
+            v.entry.action,
+            v.code,
+            v.entry.clarification_requested,
+            v.entry.extraction_method,
+        )
     }
 
     #[test]
     fn action_and_confidence_decide_the_exit_code() {
         let s = |a: &str| Some(a.to_owned());
         let cases = [
-            (r#"{"action":"complete","confidence":95}"#, (s("complete"), 0, false, "bare".to_owned())),
-            ("```json\n{\"action\":\"commit\",\"confidence\":80}\n```", (s("commit"), 0, false, "fenced".to_owned())),
-            (r#"{"action":"implement","confidence":35}"#, (s("implement"), 1, true, "bare".to_owned())),
-            (r#"{"action":"complete","confidence":49}"#, (s("complete"), 1, true, "bare".to_owned())),
-            (r#"{"action":"skip","confidence":100}"#, (s("skip"), 1, false, "bare".to_owned())),
-            ("done\n<loop>COMPLETE</loop>", (s("complete"), 0, false, "markers".to_owned())),
-            ("WORKER_FAILURE: US-003: tests fail", (s("skip"), 1, false, "markers".to_owned())),
-            ("I am not sure what to do.", (None, 2, false, "none".to_owned())),
+            (
+                r#"{"action":"complete","confidence":95}"#,
+                (s("complete"), 0, false, "bare".to_owned()),
+            ),
+            (
+                "```json\n{\"action\":\"commit\",\"confidence\":80}\n```",
+                (s("commit"), 0, false, "fenced".to_owned()),
+            ),
+            (
+                r#"{"action":"implement","confidence":35}"#,
+                (s("implement"), 1, true, "bare".to_owned()),
+            ),
+            (
+                r#"{"action":"complete","confidence":49}"#,
+                (s("complete"), 1, true, "bare".to_owned()),
+            ),
+            (
+                r#"{"action":"skip","confidence":100}"#,
+                (s("skip"), 1, false, "bare".to_owned()),
+            ),
+            (
+                "done\n<loop>COMPLETE</loop>",
+                (s("complete"), 0, false, "markers".to_owned()),
+            ),
+            (
+                "WORKER_FAILURE: US-003: tests fail",
+                (s("skip"), 1, false, "markers".to_owned()),
+            ),
+            (
+                "I am not sure what to do.",
+                (None, 2, false, "none".to_owned()),
+            ),
         ];
         for (reply, want) in cases {
             assert_eq!(verdict(reply), want, "{reply}");

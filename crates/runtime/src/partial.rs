@@ -219,26 +219,43 @@ mod tests {
         assert_eq!(s1.value, json!({"summary": "jellyfin is do"}));
         let pending = |s: &Snapshot, k: &str| s.fields[k] == FieldState::Pending;
         assert!(pending(&s1, "summary") && pending(&s1, "events") && pending(&s1, "escalation"));
-        let s2 = t.feed(&delta(r#"wn", "events": [{"level": "crit"#)).unwrap();
-        assert_eq!(s2.value, json!({"summary": "jellyfin is down", "events": [{"level": "crit"}]}));
+        let s2 = t
+            .feed(&delta(r#"wn", "events": [{"level": "crit"#))
+            .unwrap();
+        assert_eq!(
+            s2.value,
+            json!({"summary": "jellyfin is down", "events": [{"level": "crit"}]})
+        );
         assert_eq!(s2.fields["summary"], FieldState::Complete);
         assert!(pending(&s2, "events"));
         assert!(t.feed(&delta(r#"ical""#)).is_some());
         // A fragment that changes nothing publishes nothing.
         assert_eq!(t.feed(&delta("}")), None);
-        let s3 = t.feed(&delta(r#"], "escalation": {"needed": false}}"#)).unwrap();
+        let s3 = t
+            .feed(&delta(r#"], "escalation": {"needed": false}}"#))
+            .unwrap();
         assert!(s3.fields.values().all(|f| *f == FieldState::Complete));
         // Fragments of another block are ignored once the StructuredOutput block is known.
-        let other = Event::Partial { index: Some(0), text: None, partial_json: Some("{\"command\": \"ls\"}".into()) };
+        let other = Event::Partial {
+            index: Some(0),
+            text: None,
+            partial_json: Some("{\"command\": \"ls\"}".into()),
+        };
         assert_eq!(t.feed(&other), None);
     }
 
     #[test]
     fn text_deltas_are_used_when_no_structured_block_exists() {
         let mut t = PartialTracker::new(None);
-        let text = |s: &str| Event::Partial { index: Some(0), text: Some(s.to_owned()), partial_json: None };
+        let text = |s: &str| Event::Partial {
+            index: Some(0),
+            text: Some(s.to_owned()),
+            partial_json: None,
+        };
         assert_eq!(t.feed(&text("Here is the report: ")), None);
-        let s = t.feed(&text("{\"action\": \"complete\", \"confidence\": 9")).unwrap();
+        let s = t
+            .feed(&text("{\"action\": \"complete\", \"confidence\": 9"))
+            .unwrap();
         assert_eq!(s.value, json!({"action": "complete", "confidence": 9}));
         assert_eq!(s.fields["action"], FieldState::Complete);
         assert_eq!(s.fields["confidence"], FieldState::Pending);

@@ -94,10 +94,12 @@ async fn replay(
     timeout: Option<Duration>,
     sink: &mut dyn LineSink,
 ) -> Result<Ending> {
-    let file = tokio::fs::File::open(path).await.map_err(|source| Error::Io {
-        context: format!("opening transcript `{}`", path.display()),
-        source,
-    })?;
+    let file = tokio::fs::File::open(path)
+        .await
+        .map_err(|source| Error::Io {
+            context: format!("opening transcript `{}`", path.display()),
+            source,
+        })?;
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut reader = BufReader::with_capacity(256 << 10, file);
     let mut buf = Vec::with_capacity(64 << 10);
@@ -109,10 +111,13 @@ async fn replay(
             return Ok(Ending::TimedOut);
         }
         buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).await.map_err(|source| Error::Io {
-            context: format!("reading transcript `{}`", path.display()),
-            source,
-        })?;
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .await
+            .map_err(|source| Error::Io {
+                context: format!("reading transcript `{}`", path.display()),
+                source,
+            })?;
         if n == 0 {
             return Ok(Ending::Replayed);
         }

@@ -83,7 +83,12 @@ impl AgentKind {
 /// Claude gets `--output-format stream-json`, `--verbose` and (with a schema)
 /// `--json-schema <schema as compact JSON>`; with `partial`,
 /// `--include-partial-messages`. Codex gets `--json`.
-pub fn agent_args(kind: AgentKind, args: &[String], schema: Option<&Value>, partial: bool) -> Vec<String> {
+pub fn agent_args(
+    kind: AgentKind,
+    args: &[String],
+    schema: Option<&Value>,
+    partial: bool,
+) -> Vec<String> {
     let mut out = args.to_vec();
     let has = |flag: &str| {
         args.iter()
@@ -211,7 +216,8 @@ impl Pipeline<'_> {
             }
         }
         if self.hub.has_subscribers() {
-            self.hub.publish(&self.id, HubBody::Event { event: e.clone() });
+            self.hub
+                .publish(&self.id, HubBody::Event { event: e.clone() });
         }
         self.builder.push(e);
     }
@@ -241,7 +247,9 @@ pub async fn run_session(
         agent: Some(spec.agent.as_str().to_owned()),
         model: spec.model.clone(),
         command: match &spec.source {
-            Source::Spawn(c) => std::iter::once(c.program.clone()).chain(c.args.iter().cloned()).collect(),
+            Source::Spawn(c) => std::iter::once(c.program.clone())
+                .chain(c.args.iter().cloned())
+                .collect(),
             Source::Replay { path, .. } => vec![path.display().to_string()],
         },
         started_at: started_at.clone(),
@@ -352,9 +360,7 @@ fn status_of(meta: &SessionMeta, summary: &RunSummary) -> &'static str {
         return "failed";
     }
     let is_error = summary.result.as_ref().is_some_and(|r| r.is_error)
-        || summary
-            .error_category
-            .is_some_and(|c| !c.is_heuristic());
+        || summary.error_category.is_some_and(|c| !c.is_heuristic());
     if is_error { "error" } else { "completed" }
 }
 
@@ -380,7 +386,10 @@ fn take_handoff(path: &Path, started_ms: i64) -> Option<Value> {
 
 /// The escalation object a legacy handoff file implies.
 fn escalation_from_handoff(h: &Value) -> Value {
-    let needed = h.get("needed").or_else(|| h.get("escalate")).and_then(Value::as_bool);
+    let needed = h
+        .get("needed")
+        .or_else(|| h.get("escalate"))
+        .and_then(Value::as_bool);
     let tier = h.get("recommended_tier").and_then(Value::as_u64);
     let reason = h.get("reason").and_then(Value::as_str);
     let context = h
@@ -392,7 +401,8 @@ fn escalation_from_handoff(h: &Value) -> Value {
         .or_else(|| h.get("services_affected"))
         .cloned()
         .unwrap_or_else(|| json!([]));
-    let mut esc = json!({"needed": needed.unwrap_or(tier.is_some_and(|t| t > 1) || reason.is_some())});
+    let mut esc =
+        json!({"needed": needed.unwrap_or(tier.is_some_and(|t| t > 1) || reason.is_some())});
     if let Some(r) = reason {
         esc["reason"] = json!(r);
     }
@@ -433,10 +443,11 @@ pub fn build_record(
         r.output_tokens = res.usage.output_tokens;
     }
     r.error = meta.process_error.clone().or_else(|| summary.error.clone());
-    r.error_category = meta
-        .process_error_category
-        .clone()
-        .or_else(|| summary.error_category.map(|c| ErrorCategory::as_str(c).to_owned()));
+    r.error_category = meta.process_error_category.clone().or_else(|| {
+        summary
+            .error_category
+            .map(|c| ErrorCategory::as_str(c).to_owned())
+    });
     if r.error.is_none() && meta.status == "failed" {
         r.error = Some(match (meta.signal, meta.exit_code) {
             (Some(s), _) => format!("agent killed by signal {s} before a result"),
@@ -468,14 +479,24 @@ pub fn build_record(
     if meta.status != "completed" {
         return r;
     }
-    for e in v.get("events").and_then(Value::as_array).into_iter().flatten() {
+    for e in v
+        .get("events")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         r.events.push(NewEvent {
             level: str_field(e, "level").unwrap_or_default(),
             service: str_field(e, "service"),
             message: str_field(e, "message").unwrap_or_default(),
         });
     }
-    for m in v.get("memories").and_then(Value::as_array).into_iter().flatten() {
+    for m in v
+        .get("memories")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         r.memories.push(NewMemory {
             key: str_field(m, "key").unwrap_or_default(),
             value: str_field(m, "value").unwrap_or_default(),

@@ -1,7 +1,11 @@
 //! One module per subcommand; this one parses the arguments and dispatches.
 
 mod extract;
+mod ingest;
+mod memories;
+mod ops;
 mod parse;
+mod run;
 mod validate;
 
 use std::ffi::OsString;
@@ -39,6 +43,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Parse(a) => parse::run(&a),
         Command::Extract(a) => extract::run(&a),
         Command::Validate(a) => validate::run(&a),
+        Command::Run(a) => run::run(&a),
+        Command::Ops(a) => ops::run(&a),
+        Command::Ingest(a) => ingest::run(&a),
+        Command::Memories(a) => memories::run(&a),
     }
 }
 

@@ -7,6 +7,7 @@
 mod exit_codes;
 mod extract;
 mod parse;
+mod run;
 mod validate;
 
 use std::path::PathBuf;
