@@ -6,6 +6,8 @@
 
 mod exit_codes;
 mod extract;
+mod flows;
+mod ops;
 mod parse;
 mod run;
 mod validate;
