@@ -73,14 +73,14 @@ pub fn ingest(
         let summary = summarize_reader(BufReader::new(file), format, &DecodeOptions::default())?;
         if meta.status == "running" || meta.status.is_empty() {
             // No sidecar, or agentshape died before the session ended.
-            meta.status = if !summary.saw_result {
+            let status = if !summary.saw_result {
                 "failed"
             } else if summary.result.as_ref().is_some_and(|r| r.is_error) {
                 "error"
             } else {
                 "completed"
-            }
-            .to_owned();
+            };
+            status.clone_into(&mut meta.status);
         }
         let extraction = extract_run(
             &summary,

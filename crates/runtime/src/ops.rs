@@ -428,7 +428,9 @@ impl Supervisor<'_> {
                 sessions.push(outcome);
                 break;
             }
-            let window_ms = (cfg.policy.cooldown_hours * 3_600_000.0) as i64;
+            // Hours to whole milliseconds; a window longer than ~290 million years saturates.
+            #[allow(clippy::cast_possible_truncation)]
+            let window_ms = (cfg.policy.cooldown_hours.max(0.0) * 3_600_000.0) as i64;
             let since = time::format_ms(time::now_ms().saturating_sub(window_ms));
             let mut blocked = None;
             for s in &services {

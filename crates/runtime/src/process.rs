@@ -8,6 +8,7 @@
 //! Arguments are passed as a vector, never through a shell, so a prompt can
 //! never be shell-interpreted.
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -190,13 +191,13 @@ async fn spawn(
     loop {
         let read = reader.read_until(b'\n', &mut buf);
         let got = match deadline {
-            Some(d) => match tokio::time::timeout_at(d, read).await {
-                Ok(r) => r,
-                Err(_) => {
+            Some(d) => {
+                let Ok(r) = tokio::time::timeout_at(d, read).await else {
                     timed_out = true;
                     break;
-                }
-            },
+                };
+                r
+            }
             None => read.await,
         };
         match got {
@@ -250,7 +251,6 @@ async fn spawn(
     if timed_out {
         return Ok(Ending::TimedOut);
     }
-    use std::os::unix::process::ExitStatusExt;
     Ok(Ending::Exited {
         code: status.code(),
         signal: status.signal(),

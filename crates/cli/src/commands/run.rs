@@ -90,7 +90,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             )
             .into());
         };
-        let schema = selection.validator.as_ref().map(|v| v.schema());
+        let schema = selection
+            .validator
+            .as_ref()
+            .map(agentshape_core::validate::Validator::schema);
         (
             kind,
             Source::Spawn(AgentCommand {

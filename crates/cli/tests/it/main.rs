@@ -3,6 +3,12 @@
 
 // In tests a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::missing_panics_doc)]
+// Tests read better with `use` next to their first use, short similar names and inline string building.
+#![allow(
+    clippy::items_after_statements,
+    clippy::similar_names,
+    clippy::format_collect
+)]
 
 mod exit_codes;
 mod extract;
