@@ -6,7 +6,7 @@
 //! run and how it ended), which is what `agentshape ingest` needs to rebuild the
 //! session exactly.
 //!
-//! Note [Write before decode]: each stdout line is appended with one
+//! Note \[Write before decode\]: each stdout line is appended with one
 //! `write_all` of the line and its newline on an unbuffered file, so it is in
 //! the kernel before the decoder, the hub or the store see it. A crash of
 //! agentshape itself therefore loses nothing the agent printed.

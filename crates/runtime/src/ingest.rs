@@ -1,6 +1,6 @@
 //! Rebuild sessions from forensic logs (`agentshape ingest LOG.ndjson...`).
 //!
-//! Note [Ingest]: the session id is the log's file stem; the sidecar
+//! Note \[Ingest\]: the session id is the log's file stem; the sidecar
 //! `<id>.meta.json` says how the session was run and ended (tier, parent,
 //! profile, times, exit, the consumed handoff). The log is decoded and
 //! extracted again and the record built by the same

@@ -1,7 +1,7 @@
 //! The claude-loop flow (seed 001): a worker's action and confidence decide
 //! the exit status and are appended to `actions.jsonl`.
 //!
-//! Note [Loop exit status]: `complete` and `commit` mean the story is done
+//! Note \[Loop exit status\]: `complete` and `commit` mean the story is done
 //! (exit 0); `implement`, `skip` and `delegate` mean the loop goes on with
 //! something else (exit 1); no action found, neither as JSON nor as a sigil,
 //! is "unclear" (exit 2), seed 001's `check_completion` codes. A confidence
@@ -60,13 +60,13 @@ pub struct ActionEntry {
 pub struct LoopVerdict {
     /// The entry appended.
     pub entry: ActionEntry,
-    /// 0 done, 1 continue / clarify, 2 unclear (Note [Loop exit status]).
+    /// 0 done, 1 continue / clarify, 2 unclear (Note \[Loop exit status\]).
     pub code: u8,
     /// The warning to print, for low confidence.
     pub warning: Option<String>,
 }
 
-/// Judge an extraction (Note [Loop exit status]).
+/// Judge an extraction (Note \[Loop exit status\]).
 pub fn judge(
     extraction: &Extraction,
     story: Option<&str>,

@@ -5,10 +5,10 @@
 //! `escalation.needed`, the policies are checked in order, max tier, dry
 //! run, cooldown, and if all allow it a child session runs at tier + 1 with
 //! `parent_id` set and the escalation context appended to its system prompt
-//! (Note [Escalation context]). Without `--once` cycles repeat every
+//! (Note \[Escalation context\]). Without `--once` cycles repeat every
 //! `interval_secs`.
 //!
-//! Note [Cooldown]: each escalation writes one `escalations` row per affected
+//! Note \[Cooldown\]: each escalation writes one `escalations` row per affected
 //! service (in the child session's transaction). Before escalating, the rows
 //! for each affected service within the window (default 4 h) are counted; at
 //! `max_escalations_per_service` (default 2) the escalation is blocked. The
@@ -213,7 +213,7 @@ pub enum OpsReport<'a> {
 
 /// The escalation context for the next tier.
 ///
-/// Note [Escalation context]: seed 000's mapping, one line each, in order,
+/// Note \[Escalation context\]: seed 000's mapping, one line each, in order,
 /// only for what is present: `Escalation reason: ...`, `Investigation
 /// findings: ...`, `Failed checks: a, b`, `Service status: name: status
 /// (detail); ...`.
@@ -249,7 +249,7 @@ pub fn escalation_context(escalation: &Value, record: &SessionRecord) -> String 
     lines.join("\n")
 }
 
-/// The services an escalation is for (Note [Cooldown]).
+/// The services an escalation is for (Note \[Cooldown\]).
 pub fn affected_services(escalation: &Value, record: &SessionRecord) -> Vec<String> {
     let mut out: Vec<String> = record
         .services

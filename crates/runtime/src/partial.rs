@@ -1,7 +1,7 @@
 //! The growing structured object, while the agent is still writing it
 //! (`run --partial`, which passes `--include-partial-messages` to Claude).
 //!
-//! Note [Partial objects]: Claude streams a tool call's input as
+//! Note \[Partial objects\]: Claude streams a tool call's input as
 //! `input_json_delta` fragments of one content block. When a
 //! `content_block_start` names the `StructuredOutput` tool, that block's
 //! fragments are the structured output being written; otherwise text deltas

@@ -1,7 +1,7 @@
 //! Agent processes: spawn without a shell, read stdout line by line, capture
 //! stderr, enforce a timeout on the whole process group.
 //!
-//! Note [Process groups]: the agent is started in a new process group
+//! Note \[Process groups\]: the agent is started in a new process group
 //! (`process_group(0)`, so its pgid is its pid). On timeout the whole group
 //! gets SIGKILL (`killpg`), so tools the agent started (a `sleep`, an `npm`,
 //! a shell pipeline) die with it instead of holding the stdout pipe open.
@@ -131,7 +131,7 @@ fn trim_eol(buf: &[u8]) -> &[u8] {
     b.strip_suffix(b"\r").unwrap_or(b)
 }
 
-/// Kill a whole process group with SIGKILL (see Note [Process groups]).
+/// Kill a whole process group with SIGKILL (see Note \[Process groups\]).
 fn kill_group(pid: u32) {
     if let Ok(pid) = i32::try_from(pid) {
         // ESRCH (already gone) is fine: the group is dead either way.

@@ -1,7 +1,7 @@
 //! One agent session, end to end: stream → forensic log → decode → live hub
 //! → extract + validate → session record → store.
 //!
-//! Note [Session status]: a session ends as exactly one of
+//! Note \[Session status\]: a session ends as exactly one of
 //! - `completed`: the agent wrote a result that is not an error (the
 //!   extraction's validity is reported separately);
 //! - `error`: the result said `is_error` (api, rate limit, auth, max turns...);
@@ -186,7 +186,7 @@ struct Pipeline<'h> {
 
 impl LineSink for Pipeline<'_> {
     fn line(&mut self, line: &[u8]) -> Result<()> {
-        // Note [Write before decode] in `forensic`.
+        // Note \[Write before decode\] in `forensic`.
         self.log.append(line)?;
         if let Some(p) = &mut self.partial {
             p.observe_line(line);
@@ -313,7 +313,7 @@ pub async fn run_session(
         coerce: false,
     };
     let extraction = extract_run(&summary, &opts);
-    // Note [Handoff fallback]: only when structured output is absent.
+    // Note \[Handoff fallback\]: only when structured output is absent.
     if extraction.method != Method::Structured {
         if let Some(path) = &spec.handoff {
             meta.handoff = take_handoff(path, started_ms);
@@ -349,7 +349,7 @@ pub async fn run_session(
     })
 }
 
-/// The final status (Note [Session status]).
+/// The final status (Note \[Session status\]).
 fn status_of(meta: &SessionMeta, summary: &RunSummary) -> &'static str {
     match meta.process_error_category.as_deref() {
         Some("timeout") => return "timeout",
@@ -364,7 +364,7 @@ fn status_of(meta: &SessionMeta, summary: &RunSummary) -> &'static str {
     if is_error { "error" } else { "completed" }
 }
 
-/// Note [Handoff fallback]: the legacy `handoff.json` is read once and
+/// Note \[Handoff fallback\]: the legacy `handoff.json` is read once and
 /// removed, whatever it holds, so it can never be read by a later cycle; one
 /// last modified before this session started is from an earlier cycle and is
 /// ignored (seed 000's race: "file from previous cycle").

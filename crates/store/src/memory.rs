@@ -1,6 +1,6 @@
 //! Memory keys: `service:category` or `category` (seed 000).
 //!
-//! Note [Memory keys]: the schema types a memory key as any string, so the
+//! Note \[Memory keys\]: the schema types a memory key as any string, so the
 //! store is where the format is enforced. A key is one or two parts split on
 //! `:`; each part is trimmed and must be a non-empty run of ASCII letters,
 //! digits, `-`, `_`, `.` or `/` (service names like `pg-replica`,
@@ -27,7 +27,7 @@ fn token(part: &str) -> Option<&str> {
     ok.then_some(t)
 }
 
-/// Parse a memory key; `None` when it cannot be mapped (see Note [Memory keys]).
+/// Parse a memory key; `None` when it cannot be mapped (see Note \[Memory keys\]).
 pub fn parse_memory_key(key: &str) -> Option<MemoryKey> {
     let mut parts = key.split(':');
     let first = token(parts.next()?)?;

@@ -1,7 +1,7 @@
 //! The SQLite backend: one file (`agentshape.db` by default), WAL, migrations
 //! embedded and applied on open.
 //!
-//! Note [Migrations]: each file in `migrations/` is compiled in and applied
+//! Note \[Migrations\]: each file in `migrations/` is compiled in and applied
 //! in order inside one transaction; `PRAGMA user_version` records how many
 //! have run. A database from a newer build (higher version) is refused
 //! rather than guessed at.

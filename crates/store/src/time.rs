@@ -1,6 +1,6 @@
 //! UTC timestamps as RFC 3339 text (`2025-07-14T03:12:09.123Z`).
 //!
-//! Note [Text timestamps]: timestamps are stored as fixed-width UTC RFC 3339
+//! Note \[Text timestamps\]: timestamps are stored as fixed-width UTC RFC 3339
 //! strings with milliseconds, so they read well in `sqlite3` and compare
 //! correctly as text (`created_at >= ?` works for windows and pruning). The
 //! formatting is ours (days-to-civil, Howard Hinnant's algorithm), to keep a
