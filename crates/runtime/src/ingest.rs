@@ -4,7 +4,7 @@
 //! `<id>.meta.json` says how the session was run and ended (tier, parent,
 //! profile, times, exit, the consumed handoff). The log is decoded and
 //! extracted again and the record built by the same
-//! [`build_record`](crate::runner::build_record) that `run` uses, so the rows
+//! [`crate::runner::build_record`] that `run` uses, so the rows
 //! are identical. Logs are applied oldest first (memory reinforcement depends
 //! on order), and a session already in the store is skipped, so ingesting
 //! twice adds nothing. A log without a sidecar is ingested as a tier-1 session
