@@ -5,6 +5,8 @@
 //! The producer stamps each line just before printing it (a `date` call in a
 //! shell loop), so the figure is an upper bound on what agentshape adds.
 #![allow(clippy::unwrap_used, missing_docs, clippy::print_stdout)] // a bench binary
+// Percentile indexes and nanosecond counts are small, non-negative numbers.
+#![allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
