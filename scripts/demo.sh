@@ -1,22 +1,35 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: every bundled example transcript goes
-# through decode -> extract -> validate with the claude-ops profile, and a
-# readable summary is printed. (The store and `run --replay` come with the
-# runtime; until then this is the whole pipeline that exists.)
+# The main job on the embedded default: every bundled Claude transcript is
+# replayed through `agentshape run` (forensic log -> decode -> extract ->
+# validate with the claude-ops profile) into the SQLite store ./agentshape.db,
+# then a readable summary of the sessions, events and memories it stored.
+# No agent needs to be installed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet -p agentshape || exit 1
 bin=target/release/agentshape
+db=agentshape.db
+logs=logs
 
-echo "== run summaries (agentshape parse)"
-"$bin" parse examples/*.ndjson examples/*.jsonl examples/*.json
+for t in examples/*.ndjson; do
+  echo "== agentshape run --replay $t --profile claude-ops"
+  "$bin" run --replay "$t" --profile claude-ops --store "$db" --log-dir "$logs"
+  code=$?
+  case $code in
+    0) ;;
+    1|2|3) echo "   (exit $code: expected, this example is a failed or legacy run on purpose)" ;;
+    *) echo "agentshape failed with exit code $code" >&2; exit "$code" ;;
+  esac
+done
+
 echo
-echo "== extracted and validated against the claude-ops profile (agentshape extract)"
-"$bin" extract --profile claude-ops examples/*.ndjson
-code=$?
+echo "== what ./$db holds"
+if command -v sqlite3 >/dev/null 2>&1; then
+  sqlite3 -header -column "$db" \
+    "SELECT status, COUNT(*) AS sessions FROM sessions GROUP BY status;" \
+    "SELECT level, COUNT(*) AS events FROM events GROUP BY level;" \
+    "SELECT substr(s.id, 1, 8) AS session, s.status, s.extraction_method AS method, e.level, e.service, substr(e.message, 1, 60) AS message FROM events e JOIN sessions s ON s.id = e.session_id ORDER BY e.id DESC LIMIT 8;"
+fi
 echo
-case $code in
-  0) echo "every example produced a valid agent response" ;;
-  1|2|3) echo "exit code $code: expected here, some examples are failed runs on purpose (429, max turns); see above" ;;
-  *) echo "agentshape failed with exit code $code" >&2; exit "$code" ;;
-esac
+echo "== memories (agentshape memories list)"
+"$bin" memories list --store "$db"

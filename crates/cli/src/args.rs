@@ -71,6 +71,30 @@ pub enum Command {
         agentshape lint --schema schemas/code-review.json --provider anthropic --fix > fixed.json\n  \
         agentshape lint --schema s.json --provider gemini --json")]
     Lint(LintArgs),
+    /// Run an agent (or replay a transcript): stream, log, extract, validate, store.
+    #[command(after_help = "Examples:\n  \
+        agentshape run --replay examples/healthy-structured.ndjson --profile claude-ops\n  \
+        agentshape run --profile claude-ops --timeout 600 -- claude --model sonnet -p 'check the homelab'\n  \
+        agentshape run --profile claude-loop --story US-004 --json -- claude -p \"$(cat prompt.md)\"")]
+    Run(RunArgs),
+    /// The tiered supervisor: observe, investigate, remediate, escalating on request.
+    #[command(after_help = "Examples:\n  \
+        agentshape ops --config examples/ops.toml --once\n  \
+        agentshape ops --config examples/ops.toml --once --dry-run --json\n  \
+        agentshape ops --config /etc/agentshape/ops.toml")]
+    Ops(OpsArgs),
+    /// Rebuild sessions in the store from forensic logs (idempotent).
+    #[command(after_help = "Examples:\n  \
+        agentshape ingest logs/*.ndjson\n  \
+        agentshape ingest --store rebuilt.db --json logs/*.ndjson\n  \
+        agentshape ingest --profile claude-ops old-transcripts/*.ndjson")]
+    Ingest(IngestArgs),
+    /// Show or prune the operational memories in the store.
+    #[command(after_help = "Examples:\n  \
+        agentshape memories list\n  \
+        agentshape memories prune --older-than 30d\n  \
+        agentshape memories list --store ops.db --json")]
+    Memories(MemoriesArgs),
 }
 
 /// `--provider` values.
@@ -267,4 +291,127 @@ pub struct CheckArgs {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// Agent kinds accepted by `run --agent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentArg {
+    /// Claude Code: adds `--output-format stream-json --verbose --json-schema <schema>`.
+    Claude,
+    /// Codex CLI: adds `--json`.
+    Codex,
+    /// Any program printing a transcript; the format is detected.
+    Raw,
+    /// Replay a recorded transcript (`--replay FILE`).
+    Replay,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    /// SQLite database to write the session to.
+    #[arg(long, value_name = "DB", default_value = "agentshape.db")]
+    pub store: PathBuf,
+    /// Do not write to any store.
+    #[arg(long, conflicts_with = "store")]
+    pub no_store: bool,
+    /// Directory of the forensic logs (`<session-id>.ndjson`, `.stderr.log`, `.meta.json`).
+    #[arg(long, value_name = "DIR", default_value = "logs")]
+    pub log_dir: PathBuf,
+    /// Kill the agent's process group after this many seconds (status `timeout`).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// The agent CLI; decides the flags added and the decoder.
+    #[arg(long, value_enum, default_value = "claude")]
+    pub agent: AgentArg,
+    /// Replay a recorded transcript instead of running an agent.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// With --replay: wait this many milliseconds before each line.
+    #[arg(long, value_name = "MS", requires = "replay")]
+    pub pace: Option<u64>,
+    /// Ask Claude for partial messages and publish the growing structured object live.
+    #[arg(long)]
+    pub partial: bool,
+    /// Print the live feed (hub messages) as JSON lines on stderr.
+    #[arg(long)]
+    pub live: bool,
+    /// Session id (default: a random UUID).
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+    /// claude-loop: the story id recorded in actions.jsonl.
+    #[arg(long, value_name = "ID")]
+    pub story: Option<String>,
+    /// claude-loop: where actions are appended.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = ".claude-loop/logs/actions.jsonl"
+    )]
+    pub actions_log: PathBuf,
+    /// The agent command and its arguments (after `--`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct OpsArgs {
+    /// The supervisor's TOML configuration.
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// Run one cycle (tier 1 and any escalations) and exit.
+    #[arg(long)]
+    pub once: bool,
+    /// Log escalation decisions without spawning the next tier.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// SQLite database to rebuild into.
+    #[arg(long, value_name = "DB", default_value = "agentshape.db")]
+    pub store: PathBuf,
+    /// Profile for logs without a `.meta.json` sidecar.
+    #[arg(long, value_name = "PROFILE", default_value = "claude-ops")]
+    pub profile: String,
+    /// Forensic logs (`<session-id>.ndjson`).
+    #[arg(required = true, value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct MemoriesArgs {
+    #[command(subcommand)]
+    pub action: MemoriesAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoriesAction {
+    /// List active memories, most confident first.
+    List {
+        /// SQLite database.
+        #[arg(long, value_name = "DB", default_value = "agentshape.db")]
+        store: PathBuf,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Deactivate memories not reinforced within the given age.
+    Prune {
+        /// SQLite database.
+        #[arg(long, value_name = "DB", default_value = "agentshape.db")]
+        store: PathBuf,
+        /// Age such as `30d`, `12h`, `90m`.
+        #[arg(long, value_name = "AGE")]
+        older_than: String,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 }

@@ -22,6 +22,8 @@ pub enum Exit {
     Usage = 64,
     /// An input file is missing or unreadable.
     NoInput = 66,
+    /// The agent executable was not found.
+    NotFound = 127,
 }
 
 impl Exit {

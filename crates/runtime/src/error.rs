@@ -16,6 +16,17 @@ pub enum Error {
     /// A core error (bad schema, unknown profile, ...).
     #[error(transparent)]
     Core(#[from] agentshape_core::Error),
+    /// A store error.
+    #[error(transparent)]
+    Store(#[from] agentshape_store::Error),
+    /// A bad ops configuration.
+    #[error("config `{path}`: {message}")]
+    Config {
+        /// The config file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// The result type of the runtime crate.

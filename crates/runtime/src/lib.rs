@@ -6,6 +6,14 @@
 //! core never depends on this crate.
 
 pub mod error;
+pub mod forensic;
+pub mod hub;
+pub mod ingest;
+pub mod loopflow;
+pub mod ops;
+pub mod partial;
+pub mod process;
+pub mod runner;
 
 pub use error::{Error, Result};
 pub mod provider;

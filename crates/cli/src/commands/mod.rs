@@ -3,8 +3,12 @@
 mod ask;
 mod check;
 mod extract;
+mod ingest;
 mod lint;
+mod memories;
+mod ops;
 mod parse;
+mod run;
 mod validate;
 
 use std::ffi::OsString;
@@ -45,6 +49,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Check(a) => check::run(&a),
         Command::Ask(a) => ask::run(&a),
         Command::Lint(a) => lint::run(&a),
+        Command::Run(a) => run::run(&a),
+        Command::Ops(a) => ops::run(&a),
+        Command::Ingest(a) => ingest::run(&a),
+        Command::Memories(a) => memories::run(&a),
     }
 }
 

@@ -3,13 +3,22 @@
 
 // In tests a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::missing_panics_doc)]
+// Tests read better with `use` next to their first use, short similar names and inline string building.
+#![allow(
+    clippy::items_after_statements,
+    clippy::similar_names,
+    clippy::format_collect
+)]
 
 mod ask;
 mod check;
 mod exit_codes;
 mod extract;
+mod flows;
 mod lint;
+mod ops;
 mod parse;
+mod run;
 mod validate;
 
 use std::path::PathBuf;

@@ -1,0 +1,106 @@
+//! `agentshape ops`: the tiered supervisor (seed 000).
+
+use std::io::Write;
+use std::time::Duration;
+
+use agentshape_runtime::hub::Hub;
+use agentshape_runtime::ops::{OpsConfig, OpsReport, Supervisor};
+use agentshape_store::SqliteStore;
+
+use crate::args::OpsArgs;
+use crate::commands::run::{runtime, session_exit};
+use crate::exit::{CliError, Exit};
+use crate::output::Out;
+
+/// Run `ops`.
+///
+/// # Errors
+/// A bad config (exit 64), or log, spawn or store failures.
+pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
+    if !args.config.is_file() {
+        return Err(CliError::NoInput {
+            path: args.config.display().to_string(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        }
+        .into());
+    }
+    let config = OpsConfig::load(&args.config).map_err(|e| CliError::Usage(e.to_string()))?;
+    let mut store = SqliteStore::open(&config.store)?;
+    let mut out = Out::new(args.output);
+    let rt = runtime()?;
+    let hub = Hub::default();
+    let sup = Supervisor {
+        config: &config,
+        dry_run: args.dry_run,
+        hub: &hub,
+    };
+    let mut exit = Exit::Ok;
+    rt.block_on(async {
+        loop {
+            let mut failed: Option<std::io::Error> = None;
+            let mut print = |r: &OpsReport<'_>| {
+                let res = if out.json {
+                    out.json_line(r)
+                } else {
+                    out.line(&human(r))
+                };
+                if let Err(e) = res.and_then(|()| out.flush()) {
+                    failed.get_or_insert(e);
+                }
+            };
+            let sessions = sup.cycle(&mut store, &mut print).await?;
+            if let Some(e) = failed {
+                return Err(anyhow::Error::from(e));
+            }
+            for s in &sessions {
+                exit = exit.worst(session_exit(s));
+            }
+            if args.once {
+                return Ok(());
+            }
+            let _ = writeln!(
+                std::io::stderr(),
+                "agentshape ops: next cycle in {} s",
+                config.interval_secs
+            );
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_secs(config.interval_secs)) => {}
+                _ = tokio::signal::ctrl_c() => return Ok(()),
+            }
+        }
+    })?;
+    Ok(exit)
+}
+
+fn human(r: &OpsReport<'_>) -> String {
+    match r {
+        OpsReport::Session {
+            id,
+            parent_id,
+            tier,
+            status,
+            extraction_method,
+            summary,
+            ..
+        } => {
+            let parent = parent_id
+                .map(|p| format!(", parent {p}"))
+                .unwrap_or_default();
+            format!(
+                "tier {tier} session {id}{parent}: {status} ({}) {}",
+                extraction_method.unwrap_or("none"),
+                summary.unwrap_or("")
+            )
+        }
+        OpsReport::Decision {
+            tier,
+            decision,
+            services,
+            detail,
+            ..
+        } => format!(
+            "tier {tier} asked to escalate [{}]: {decision}: {detail}",
+            services.join(", ")
+        ),
+    }
+}

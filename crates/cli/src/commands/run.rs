@@ -1,0 +1,249 @@
+//! `agentshape run`: run an agent (or replay a transcript) through the whole
+//! pipeline: forensic log, live hub, extract + validate, store.
+
+use std::io::Write;
+use std::time::Duration;
+
+use agentshape_runtime::hub::Hub;
+use agentshape_runtime::loopflow;
+use agentshape_runtime::process::{AgentCommand, Source};
+use agentshape_runtime::runner::{
+    AgentKind, SessionOutcome, SessionSpec, agent_args, new_session_id, run_session,
+};
+use agentshape_store::{SqliteStore, Store};
+use serde_json::{Value, json};
+
+use crate::args::{AgentArg, RunArgs};
+use crate::commands::extract;
+use crate::commands::parse::truncate;
+use crate::exit::{CliError, Exit};
+use crate::input;
+use crate::output::{Out, Style};
+
+/// The runtime all agent commands use: one thread is plenty for one agent's pipes.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Print every hub message as a JSON line on stderr until the hub closes.
+pub fn spawn_live_printer(hub: &Hub) -> tokio::task::JoinHandle<()> {
+    let mut rx = hub.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match rx.recv().await {
+                Ok(msg) => {
+                    let mut err = std::io::stderr().lock();
+                    if serde_json::to_writer(&mut err, &*msg).is_ok() {
+                        let _ = err.write_all(b"\n");
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    })
+}
+
+/// The exit code of a finished session (runtime's Note [Session status]).
+pub fn session_exit(outcome: &SessionOutcome) -> Exit {
+    match outcome.record.status.as_str() {
+        "not_found" => Exit::NotFound,
+        "timeout" | "error" => Exit::AgentError,
+        "failed" => Exit::Invalid,
+        _ => extract::outcome(&outcome.extraction),
+    }
+}
+
+/// Run `run`.
+///
+/// # Errors
+/// Usage errors, a missing transcript, forensic log or store failures.
+pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
+    let selection = input::select(&args.schema)?;
+    let profile = args.schema.profile.clone();
+    let kind = match args.agent {
+        AgentArg::Claude => AgentKind::Claude,
+        AgentArg::Codex => AgentKind::Codex,
+        AgentArg::Raw => AgentKind::Raw,
+        AgentArg::Replay => AgentKind::Replay,
+    };
+    let (kind, source) = if let Some(path) = &args.replay {
+        input::check_exist(std::slice::from_ref(path))?;
+        if !args.command.is_empty() {
+            return Err(CliError::Usage("--replay takes no command after `--`".into()).into());
+        }
+        (
+            AgentKind::Replay,
+            Source::Replay {
+                path: path.clone(),
+                pace: args.pace.map(Duration::from_millis),
+            },
+        )
+    } else if kind == AgentKind::Replay {
+        return Err(CliError::Usage("--agent replay needs --replay FILE".into()).into());
+    } else {
+        let Some((program, rest)) = args.command.split_first() else {
+            return Err(CliError::Usage(
+                "no agent command: give one after `--` (or --replay FILE)".into(),
+            )
+            .into());
+        };
+        let schema = selection
+            .validator
+            .as_ref()
+            .map(agentshape_core::validate::Validator::schema);
+        (
+            kind,
+            Source::Spawn(AgentCommand {
+                program: program.clone(),
+                args: agent_args(kind, rest, schema, args.partial),
+                env: Vec::new(),
+            }),
+        )
+    };
+    let timeout = match args.timeout {
+        Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
+        Some(_) => {
+            return Err(
+                CliError::Usage("--timeout must be a positive number of seconds".into()).into(),
+            );
+        }
+        None => None,
+    };
+    let mut store = if args.no_store {
+        None
+    } else {
+        Some(SqliteStore::open(&args.store)?)
+    };
+    let id = args.session_id.clone().unwrap_or_else(new_session_id);
+    let spec = SessionSpec {
+        id,
+        parent_id: None,
+        tier: 1,
+        profile: profile.clone(),
+        validator: selection.validator.as_ref(),
+        markers: selection.markers,
+        agent: kind,
+        model: None,
+        source,
+        log_dir: args.log_dir.clone(),
+        timeout,
+        partial: args.partial,
+        handoff: None,
+        escalated_for: Vec::new(),
+    };
+    let rt = runtime()?;
+    let outcome = rt.block_on(async {
+        let hub = Hub::default();
+        let printer = args.live.then(|| spawn_live_printer(&hub));
+        let result = run_session(&spec, store.as_mut().map(|s| s as &mut dyn Store), &hub).await;
+        drop(hub);
+        if let Some(p) = printer {
+            let _ = p.await;
+        }
+        result
+    })?;
+    let mut exit = session_exit(&outcome);
+    let mut out = Out::new(args.output);
+    let mut loop_entry: Option<Value> = None;
+    if profile.as_deref() == Some("claude-loop") && outcome.record.status == "completed" {
+        let verdict = loopflow::judge(
+            &outcome.extraction,
+            args.story.as_deref(),
+            &outcome.record.id,
+            &agentshape_store::time::now(),
+        );
+        loopflow::append(&args.actions_log, &verdict.entry)?;
+        if let Some(w) = &verdict.warning {
+            for line in w.lines() {
+                let _ = writeln!(std::io::stderr(), "[WARN] {line}");
+            }
+        }
+        exit = match verdict.code {
+            0 => Exit::Ok,
+            1 => Exit::Invalid,
+            _ => Exit::NoOutput,
+        };
+        loop_entry = serde_json::to_value(&verdict.entry).ok();
+    }
+    if let Some(name) = &outcome.not_found {
+        let _ = writeln!(
+            std::io::stderr(),
+            "agentshape: agent executable not found: {name}"
+        );
+    }
+    if out.json {
+        let mut v = serde_json::to_value(&outcome.extraction)?;
+        v["session"] = session_json(&outcome);
+        if let Some(e) = loop_entry {
+            v["action"] = e;
+        }
+        out.json_line(&v)?;
+    } else {
+        human(&mut out, &outcome)?;
+    }
+    out.flush()?;
+    Ok(exit)
+}
+
+/// The `session` object of `run --json`.
+pub fn session_json(o: &SessionOutcome) -> Value {
+    let r = &o.record;
+    json!({
+        "id": r.id, "parent_id": r.parent_id, "tier": r.tier, "status": r.status,
+        "exit_code": r.exit_code, "error": r.error, "error_category": r.error_category,
+        "extraction_method": r.extraction_method, "raw_log_path": r.raw_log_path,
+        "store": o.report,
+    })
+}
+
+/// A readable summary of one session.
+pub fn human(out: &mut Out, o: &SessionOutcome) -> std::io::Result<()> {
+    let r = &o.record;
+    let style = match r.status.as_str() {
+        "completed" if o.extraction.valid => Style::Ok,
+        "completed" => Style::Warn,
+        _ => Style::Bad,
+    };
+    let status = out.paint(style, &r.status);
+    let method = r.extraction_method.as_deref().unwrap_or("none");
+    let valid = if o.extraction.valid {
+        "valid"
+    } else {
+        "invalid"
+    };
+    out.line(&format!(
+        "session {} (tier {}): {status}, {method}, {valid}",
+        r.id, r.tier
+    ))?;
+    if let Some(s) = &r.summary {
+        out.line(&format!("  summary: {}", truncate(s, 160)))?;
+    }
+    if let Some(e) = &r.error {
+        out.line(&format!(
+            "  error [{}]: {}",
+            r.error_category.as_deref().unwrap_or("?"),
+            truncate(e, 160)
+        ))?;
+    }
+    if let Some(rep) = &o.report {
+        if rep.inserted {
+            out.line(&format!(
+                "  stored: {} events ({} rejected), {} new memories, {} reinforced ({} rejected), {} services",
+                rep.events, rep.events_rejected, rep.memories_new, rep.memories_reinforced,
+                rep.memories_rejected, rep.services
+            ))?;
+        } else {
+            out.line("  stored: already in the store, nothing added")?;
+        }
+        for w in &rep.warnings {
+            out.line(&format!("  warning: {w}"))?;
+        }
+    }
+    for e in o.extraction.errors.iter().take(5) {
+        out.line(&format!("  {}: {}", e.instance_path, e.message))?;
+    }
+    out.line(&format!("  log: {}", o.log_path.display()))
+}

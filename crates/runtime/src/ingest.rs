@@ -1,0 +1,132 @@
+//! Rebuild sessions from forensic logs (`agentshape ingest LOG.ndjson...`).
+//!
+//! Note \[Ingest\]: the session id is the log's file stem; the sidecar
+//! `<id>.meta.json` says how the session was run and ended (tier, parent,
+//! profile, times, exit, the consumed handoff). The log is decoded and
+//! extracted again and the record built by the same
+//! [`crate::runner::build_record`] that `run` uses, so the rows
+//! are identical. Logs are applied oldest first (memory reinforcement depends
+//! on order), and a session already in the store is skipped, so ingesting
+//! twice adds nothing. A log without a sidecar is ingested as a tier-1 session
+//! of the given profile, `completed` when it holds a result.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use agentshape_core::decode::{DecodeOptions, Format, summarize_reader};
+use agentshape_core::extract::{ExtractOptions, extract_run};
+use agentshape_core::profile::Profile;
+use agentshape_core::validate::Validator;
+use agentshape_store::{Store, WriteReport, time};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::forensic::{SessionMeta, meta_path_of, read_meta};
+use crate::runner::{AgentKind, build_record};
+
+/// What ingesting one log did.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestReport {
+    /// The log.
+    pub path: PathBuf,
+    /// The session id.
+    pub session_id: String,
+    /// The store's report (`inserted: false` when it was already there).
+    pub report: WriteReport,
+}
+
+/// Ingest forensic logs into `store`, oldest first.
+///
+/// # Errors
+/// A log that cannot be read, an unknown profile, or a store error.
+pub fn ingest(
+    paths: &[PathBuf],
+    default_profile: &str,
+    store: &mut dyn Store,
+) -> Result<Vec<IngestReport>> {
+    let mut items: Vec<(SessionMeta, PathBuf)> = paths
+        .iter()
+        .map(|p| (meta_for(p, default_profile), p.clone()))
+        .collect();
+    items.sort_by(|a, b| (&a.0.started_at, &a.0.id).cmp(&(&b.0.started_at, &b.0.id)));
+    let mut out = Vec::with_capacity(items.len());
+    for (mut meta, path) in items {
+        let profile_name = meta
+            .profile
+            .clone()
+            .unwrap_or_else(|| default_profile.to_owned());
+        let profile = Profile::builtin(&profile_name)?;
+        let validator = Validator::new(&profile.schema)?;
+        let format = meta.agent.as_deref().and_then(AgentKind::from_name).map_or(
+            Format::Auto,
+            |k| match k {
+                AgentKind::Claude => Format::Claude,
+                AgentKind::Codex => Format::Codex,
+                _ => Format::Auto,
+            },
+        );
+        let file = File::open(&path).map_err(|source| Error::Io {
+            context: format!("opening forensic log `{}`", path.display()),
+            source,
+        })?;
+        let summary = summarize_reader(BufReader::new(file), format, &DecodeOptions::default())?;
+        if meta.status == "running" || meta.status.is_empty() {
+            // No sidecar, or agentshape died before the session ended.
+            let status = if !summary.saw_result {
+                "failed"
+            } else if summary.result.as_ref().is_some_and(|r| r.is_error) {
+                "error"
+            } else {
+                "completed"
+            };
+            status.clone_into(&mut meta.status);
+        }
+        let extraction = extract_run(
+            &summary,
+            &ExtractOptions {
+                validator: Some(&validator),
+                markers: profile.markers,
+                coerce: false,
+            },
+        );
+        let log_path = meta
+            .log_path
+            .as_ref()
+            .map_or_else(|| path.clone(), PathBuf::from);
+        let mut record = build_record(&meta, &summary, &extraction, &log_path);
+        if meta.profile.is_none() {
+            record.profile = Some(profile_name);
+        }
+        let report = store.write_session(&record)?;
+        out.push(IngestReport {
+            path,
+            session_id: meta.id,
+            report,
+        });
+    }
+    Ok(out)
+}
+
+fn meta_for(path: &Path, profile: &str) -> SessionMeta {
+    read_meta(&meta_path_of(path)).unwrap_or_else(|| {
+        let id = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let at = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(0));
+        SessionMeta {
+            id,
+            tier: 1,
+            profile: Some(profile.to_owned()),
+            started_at: time::format_ms(at),
+            ended_at: Some(time::format_ms(at)),
+            status: String::new(),
+            ..SessionMeta::default()
+        }
+    })
+}

@@ -1,0 +1,464 @@
+//! The tiered supervisor of seed 000 (`agentshape ops`): observe →
+//! investigate → remediate, escalating when an agent asks to.
+//!
+//! A cycle runs tier 1. When its structured output says
+//! `escalation.needed`, the policies are checked in order, max tier, dry
+//! run, cooldown, and if all allow it a child session runs at tier + 1 with
+//! `parent_id` set and the escalation context appended to its system prompt
+//! (Note \[Escalation context\]). Without `--once` cycles repeat every
+//! `interval_secs`.
+//!
+//! Note \[Cooldown\]: each escalation writes one `escalations` row per affected
+//! service (in the child session's transaction). Before escalating, the rows
+//! for each affected service within the window (default 4 h) are counted; at
+//! `max_escalations_per_service` (default 2) the escalation is blocked. The
+//! affected services are those `services_checked` reports not healthy, else
+//! the services of warning and critical events, else the failed checks.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agentshape_core::extract::MarkerGrammar;
+use agentshape_core::profile::Profile;
+use agentshape_core::validate::Validator;
+use agentshape_store::{SessionRecord, Store, time};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::hub::Hub;
+use crate::process::{AgentCommand, Source};
+use crate::runner::{
+    AgentKind, SessionOutcome, SessionSpec, agent_args, new_session_id, run_session,
+};
+
+/// One tier of the supervisor.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierConfig {
+    /// Name (`observe`, `investigate`, `remediate`).
+    pub name: String,
+    /// Model passed as `--model`.
+    pub model: String,
+    /// Prompt file (relative to the config file), passed as `-p <contents>`.
+    pub prompt: PathBuf,
+    /// `--allowedTools`.
+    #[serde(default)]
+    pub allowed_tools: Vec<String>,
+    /// `--disallowedTools`.
+    #[serde(default)]
+    pub disallowed_tools: Vec<String>,
+}
+
+/// The supervisor's policies.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Policy {
+    /// Highest tier that may run.
+    pub max_tier: u32,
+    /// Cooldown window, hours.
+    pub cooldown_hours: f64,
+    /// Escalations per service per window.
+    pub max_escalations_per_service: u64,
+    /// Timeout of each session, seconds.
+    pub timeout_secs: Option<f64>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            max_tier: 3,
+            cooldown_hours: 4.0,
+            max_escalations_per_service: 2,
+            timeout_secs: None,
+        }
+    }
+}
+
+/// The `ops.toml` configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpsConfig {
+    /// Seconds between cycles.
+    #[serde(default = "default_interval")]
+    pub interval_secs: u64,
+    /// The agent program and fixed arguments.
+    #[serde(default = "default_command")]
+    pub command: Vec<String>,
+    /// Agent kind (`claude`, `codex`, `raw`).
+    #[serde(default = "default_agent")]
+    pub agent: String,
+    /// Profile (schema + markers).
+    #[serde(default = "default_profile")]
+    pub profile: String,
+    /// SQLite database.
+    #[serde(default = "default_store")]
+    pub store: PathBuf,
+    /// Forensic logs.
+    #[serde(default = "default_logs")]
+    pub log_dir: PathBuf,
+    /// Where a legacy agent writes `handoff.json`.
+    #[serde(default)]
+    pub state_dir: Option<PathBuf>,
+    /// `Environment: ...` line appended to every tier's system prompt.
+    #[serde(default)]
+    pub environment: Option<String>,
+    /// Policies.
+    #[serde(default)]
+    pub policy: Policy,
+    /// Tiers, 1 first.
+    pub tiers: Vec<TierConfig>,
+    /// The directory of the config file (prompt paths are relative to it).
+    #[serde(skip)]
+    pub base: PathBuf,
+}
+
+fn default_interval() -> u64 {
+    3600
+}
+fn default_command() -> Vec<String> {
+    vec!["claude".to_owned()]
+}
+fn default_agent() -> String {
+    "claude".to_owned()
+}
+fn default_profile() -> String {
+    "claude-ops".to_owned()
+}
+fn default_store() -> PathBuf {
+    PathBuf::from(agentshape_store::DEFAULT_DB)
+}
+fn default_logs() -> PathBuf {
+    PathBuf::from("logs")
+}
+
+impl OpsConfig {
+    /// Load and check a config file.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for unreadable, malformed or inconsistent configs.
+    pub fn load(path: &Path) -> Result<Self> {
+        let bad = |message: String| Error::Config {
+            path: path.display().to_string(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let mut cfg: OpsConfig = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        cfg.base = path.parent().map(Path::to_owned).unwrap_or_default();
+        if cfg.tiers.is_empty() {
+            return Err(bad("at least one [[tiers]] entry is needed".into()));
+        }
+        if cfg.command.is_empty() {
+            return Err(bad("`command` is empty".into()));
+        }
+        if AgentKind::from_name(&cfg.agent).is_none_or(|k| k == AgentKind::Replay) {
+            return Err(bad(format!(
+                "agent `{}`: expected claude, codex or raw",
+                cfg.agent
+            )));
+        }
+        Profile::builtin(&cfg.profile).map_err(|e| bad(e.to_string()))?;
+        for t in &cfg.tiers {
+            let p = cfg.base.join(&t.prompt);
+            if !p.is_file() {
+                return Err(bad(format!(
+                    "tier `{}`: prompt `{}` not found",
+                    t.name,
+                    p.display()
+                )));
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// What the supervisor reports as it goes.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OpsReport<'a> {
+    /// A session finished.
+    Session {
+        /// The session.
+        #[serde(skip)]
+        outcome: &'a SessionOutcome,
+        /// Its id.
+        id: &'a str,
+        /// Parent.
+        parent_id: Option<&'a str>,
+        /// Tier.
+        tier: u32,
+        /// Status.
+        status: &'a str,
+        /// Extraction method.
+        extraction_method: Option<&'a str>,
+        /// Summary.
+        summary: Option<&'a str>,
+    },
+    /// An escalation decision.
+    Decision {
+        /// The session that asked.
+        session_id: &'a str,
+        /// Its tier.
+        tier: u32,
+        /// Whether the next tier runs.
+        escalate: bool,
+        /// `escalate`, `max_tier`, `dry_run` or `cooldown`.
+        decision: &'a str,
+        /// The affected services.
+        services: &'a [String],
+        /// Why.
+        detail: String,
+    },
+}
+
+/// The escalation context for the next tier.
+///
+/// Note \[Escalation context\]: seed 000's mapping, one line each, in order,
+/// only for what is present: `Escalation reason: ...`, `Investigation
+/// findings: ...`, `Failed checks: a, b`, `Service status: name: status
+/// (detail); ...`.
+pub fn escalation_context(escalation: &Value, record: &SessionRecord) -> String {
+    let mut lines = Vec::new();
+    if let Some(r) = escalation.get("reason").and_then(Value::as_str) {
+        lines.push(format!("Escalation reason: {r}"));
+    }
+    if let Some(c) = escalation.get("context").and_then(Value::as_str) {
+        lines.push(format!("Investigation findings: {c}"));
+    }
+    let failed: Vec<&str> = escalation
+        .get("failed_checks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if !failed.is_empty() {
+        lines.push(format!("Failed checks: {}", failed.join(", ")));
+    }
+    if !record.services.is_empty() {
+        let status: Vec<String> = record
+            .services
+            .iter()
+            .map(|s| match &s.detail {
+                Some(d) => format!("{}: {} ({d})", s.name, s.status),
+                None => format!("{}: {}", s.name, s.status),
+            })
+            .collect();
+        lines.push(format!("Service status: {}", status.join("; ")));
+    }
+    lines.join("\n")
+}
+
+/// The services an escalation is for (Note \[Cooldown\]).
+pub fn affected_services(escalation: &Value, record: &SessionRecord) -> Vec<String> {
+    let mut out: Vec<String> = record
+        .services
+        .iter()
+        .filter(|s| s.status != "healthy")
+        .map(|s| s.name.clone())
+        .collect();
+    if out.is_empty() {
+        out = record
+            .events
+            .iter()
+            .filter(|e| e.level != "info")
+            .filter_map(|e| e.service.clone())
+            .collect();
+    }
+    if out.is_empty() {
+        out = escalation
+            .get("failed_checks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect();
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The supervisor.
+pub struct Supervisor<'a> {
+    /// Configuration.
+    pub config: &'a OpsConfig,
+    /// Log decisions without escalating.
+    pub dry_run: bool,
+    /// The live hub.
+    pub hub: &'a Hub,
+}
+
+impl Supervisor<'_> {
+    fn tier_spec<'v>(
+        &self,
+        tier: u32,
+        validator: &'v Validator,
+        markers: Option<MarkerGrammar>,
+        context: Option<&str>,
+    ) -> Result<SessionSpec<'v>> {
+        let cfg = self.config;
+        let t = &cfg.tiers[usize::try_from(tier - 1).unwrap_or(0)];
+        let prompt_path = cfg.base.join(&t.prompt);
+        let prompt = std::fs::read_to_string(&prompt_path).map_err(|source| Error::Io {
+            context: format!("reading prompt `{}`", prompt_path.display()),
+            source,
+        })?;
+        let kind = AgentKind::from_name(&cfg.agent).unwrap_or(AgentKind::Claude);
+        let mut args: Vec<String> = cfg.command[1..].to_vec();
+        args.extend([
+            "--model".to_owned(),
+            t.model.clone(),
+            "-p".to_owned(),
+            prompt,
+        ]);
+        if !t.allowed_tools.is_empty() {
+            args.extend(["--allowedTools".to_owned(), t.allowed_tools.join(",")]);
+        }
+        if !t.disallowed_tools.is_empty() {
+            args.extend(["--disallowedTools".to_owned(), t.disallowed_tools.join(",")]);
+        }
+        let mut system = Vec::new();
+        if let Some(env) = &cfg.environment {
+            system.push(format!("Environment: {env}"));
+        }
+        if let Some(c) = context.filter(|c| !c.is_empty()) {
+            system.push(c.to_owned());
+        }
+        if !system.is_empty() {
+            args.extend(["--append-system-prompt".to_owned(), system.join("\n\n")]);
+        }
+        Ok(SessionSpec {
+            id: new_session_id(),
+            parent_id: None,
+            tier,
+            profile: Some(cfg.profile.clone()),
+            validator: Some(validator),
+            markers,
+            agent: kind,
+            model: Some(t.model.clone()),
+            source: Source::Spawn(AgentCommand {
+                program: cfg.command[0].clone(),
+                args: agent_args(kind, &args, Some(validator.schema()), false),
+                env: Vec::new(),
+            }),
+            log_dir: cfg.log_dir.clone(),
+            timeout: cfg
+                .policy
+                .timeout_secs
+                .filter(|t| t.is_finite() && *t > 0.0)
+                .map(Duration::from_secs_f64),
+            partial: false,
+            handoff: cfg.state_dir.as_ref().map(|d| d.join("handoff.json")),
+            escalated_for: Vec::new(),
+        })
+    }
+
+    /// Run one cycle: tier 1 and every escalation the policies allow.
+    /// Returns the sessions run, in order.
+    ///
+    /// # Errors
+    /// Forensic log, spawn or store failures.
+    pub async fn cycle(
+        &self,
+        store: &mut dyn Store,
+        report: &mut dyn FnMut(&OpsReport<'_>),
+    ) -> Result<Vec<SessionOutcome>> {
+        let cfg = self.config;
+        let profile = Profile::builtin(&cfg.profile)?;
+        let validator = Validator::new(&profile.schema)?;
+        let max_tier = cfg
+            .policy
+            .max_tier
+            .min(u32::try_from(cfg.tiers.len()).unwrap_or(u32::MAX))
+            .max(1);
+        let mut sessions = Vec::new();
+        let mut tier = 1u32;
+        let mut parent: Option<String> = None;
+        let mut context: Option<String> = None;
+        let mut escalated_for: Vec<String> = Vec::new();
+        loop {
+            let mut spec = self.tier_spec(tier, &validator, profile.markers, context.as_deref())?;
+            spec.parent_id = parent.take();
+            spec.escalated_for = std::mem::take(&mut escalated_for);
+            let outcome = run_session(&spec, Some(store), self.hub).await?;
+            let r = &outcome.record;
+            report(&OpsReport::Session {
+                outcome: &outcome,
+                id: &r.id,
+                parent_id: r.parent_id.as_deref(),
+                tier,
+                status: &r.status,
+                extraction_method: r.extraction_method.as_deref(),
+                summary: r.summary.as_deref(),
+            });
+            let escalation = r.escalation.clone().unwrap_or(Value::Null);
+            let needed =
+                r.status == "completed" && escalation.get("needed") == Some(&Value::Bool(true));
+            if !needed {
+                sessions.push(outcome);
+                break;
+            }
+            let services = affected_services(&escalation, r);
+            let decide =
+                |escalate: bool, decision: &'static str, detail: String| OpsReport::Decision {
+                    session_id: &r.id,
+                    tier,
+                    escalate,
+                    decision,
+                    services: &services,
+                    detail,
+                };
+            if tier >= max_tier {
+                report(&decide(
+                    false,
+                    "max_tier",
+                    format!("tier {tier} is the highest allowed ({max_tier})"),
+                ));
+                sessions.push(outcome);
+                break;
+            }
+            if self.dry_run {
+                report(&decide(
+                    false,
+                    "dry_run",
+                    format!("would escalate to tier {}", tier + 1),
+                ));
+                sessions.push(outcome);
+                break;
+            }
+            // Hours to whole milliseconds; a window longer than ~290 million years saturates.
+            #[allow(clippy::cast_possible_truncation)]
+            let window_ms = (cfg.policy.cooldown_hours.max(0.0) * 3_600_000.0) as i64;
+            let since = time::format_ms(time::now_ms().saturating_sub(window_ms));
+            let mut blocked = None;
+            for s in &services {
+                let n = store.escalations_since(s, &since)?;
+                if n >= cfg.policy.max_escalations_per_service {
+                    blocked = Some(format!(
+                        "`{s}` was escalated {n} times in the last {} h (max {})",
+                        cfg.policy.cooldown_hours, cfg.policy.max_escalations_per_service
+                    ));
+                    break;
+                }
+            }
+            if let Some(detail) = blocked {
+                report(&decide(false, "cooldown", detail));
+                sessions.push(outcome);
+                break;
+            }
+            report(&decide(
+                true,
+                "escalate",
+                format!("tier {} with parent {}", tier + 1, r.id),
+            ));
+            context = Some(escalation_context(&escalation, r));
+            parent = Some(r.id.clone());
+            escalated_for.clone_from(&services);
+            tier += 1;
+            sessions.push(outcome);
+        }
+        Ok(sessions)
+    }
+}

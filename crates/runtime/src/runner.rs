@@ -1,0 +1,520 @@
+//! One agent session, end to end: stream → forensic log → decode → live hub
+//! → extract + validate → session record → store.
+//!
+//! Note \[Session status\]: a session ends as exactly one of
+//! - `completed`: the agent wrote a result that is not an error (the
+//!   extraction's validity is reported separately);
+//! - `error`: the result said `is_error` (api, rate limit, auth, max turns...);
+//! - `failed`: no result before the stream ended: the agent crashed, was
+//!   killed, or exited without finishing; what it printed is kept;
+//! - `timeout`: the timeout expired and the process group was killed;
+//! - `not_found`: the executable does not exist.
+//!
+//! Events, memories and services are stored only for `completed` sessions: a
+//! half-written answer must not teach the store anything. The session row,
+//! its extraction method and the forensic log are kept for every status.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agentshape_core::decode::{DecodeOptions, Decoder, Format};
+use agentshape_core::extract::{ExtractOptions, MarkerGrammar, extract_run};
+use agentshape_core::summary::SummaryBuilder;
+use agentshape_core::validate::Validator;
+use agentshape_core::{ErrorCategory, Extraction, Method, RunSummary};
+use agentshape_store::{
+    NewEvent, NewMemory, ServiceCheck, SessionRecord, Store, WriteReport, time,
+};
+use serde_json::{Value, json};
+
+use crate::error::Result;
+use crate::forensic::{ForensicLog, SessionMeta};
+use crate::hub::{Hub, HubBody};
+use crate::partial::PartialTracker;
+use crate::process::{self, Ending, LineSink, Source};
+
+/// Which agent CLI is run; decides the decoder and the flags added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentKind {
+    /// Claude Code: `--output-format stream-json --verbose --json-schema <schema>` are added.
+    Claude,
+    /// Codex CLI: `--json` is added.
+    Codex,
+    /// Any program printing a transcript; the format is detected.
+    Raw,
+    /// A recorded transcript replayed.
+    Replay,
+}
+
+impl AgentKind {
+    /// The name stored in `sessions.agent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentKind::Claude => "claude",
+            AgentKind::Codex => "codex",
+            AgentKind::Raw => "raw",
+            AgentKind::Replay => "replay",
+        }
+    }
+
+    /// Parse a stored name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "claude" => AgentKind::Claude,
+            "codex" => AgentKind::Codex,
+            "raw" => AgentKind::Raw,
+            "replay" => AgentKind::Replay,
+            _ => return None,
+        })
+    }
+
+    fn format(self) -> Format {
+        match self {
+            AgentKind::Claude => Format::Claude,
+            AgentKind::Codex => Format::Codex,
+            AgentKind::Raw | AgentKind::Replay => Format::Auto,
+        }
+    }
+}
+
+/// Add the flags an agent needs to stream structured output, unless the
+/// caller already gave them.
+///
+/// Claude gets `--output-format stream-json`, `--verbose` and (with a schema)
+/// `--json-schema <schema as compact JSON>`; with `partial`,
+/// `--include-partial-messages`. Codex gets `--json`.
+pub fn agent_args(
+    kind: AgentKind,
+    args: &[String],
+    schema: Option<&Value>,
+    partial: bool,
+) -> Vec<String> {
+    let mut out = args.to_vec();
+    let has = |flag: &str| {
+        args.iter()
+            .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+    };
+    match kind {
+        AgentKind::Claude => {
+            if !has("--output-format") {
+                out.extend(["--output-format".to_owned(), "stream-json".to_owned()]);
+            }
+            if !has("--verbose") {
+                out.push("--verbose".to_owned());
+            }
+            if let Some(schema) = schema {
+                if !has("--json-schema") {
+                    out.extend(["--json-schema".to_owned(), schema.to_string()]);
+                }
+            }
+            if partial && !has("--include-partial-messages") {
+                out.push("--include-partial-messages".to_owned());
+            }
+        }
+        AgentKind::Codex => {
+            if !has("--json") {
+                out.push("--json".to_owned());
+            }
+        }
+        AgentKind::Raw | AgentKind::Replay => {}
+    }
+    out
+}
+
+/// A new session id (random UUID v4).
+pub fn new_session_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Everything needed to run one session.
+#[derive(Debug)]
+pub struct SessionSpec<'a> {
+    /// Session id (names the forensic log).
+    pub id: String,
+    /// Parent session (escalation).
+    pub parent_id: Option<String>,
+    /// Tier.
+    pub tier: u32,
+    /// Profile name, recorded.
+    pub profile: Option<String>,
+    /// Schema to validate with.
+    pub validator: Option<&'a Validator>,
+    /// Legacy marker grammar.
+    pub markers: Option<MarkerGrammar>,
+    /// Agent kind.
+    pub agent: AgentKind,
+    /// Configured model (recorded when the agent does not report one).
+    pub model: Option<String>,
+    /// The stream's source (flags already added).
+    pub source: Source,
+    /// Directory of the forensic logs.
+    pub log_dir: PathBuf,
+    /// Overall timeout.
+    pub timeout: Option<Duration>,
+    /// Publish the growing structured object.
+    pub partial: bool,
+    /// The legacy `handoff.json` to honour when structured output is absent.
+    pub handoff: Option<PathBuf>,
+    /// Services the parent escalated for.
+    pub escalated_for: Vec<String>,
+}
+
+/// What a session produced.
+#[derive(Debug)]
+pub struct SessionOutcome {
+    /// The record written (or that would be written without a store).
+    pub record: SessionRecord,
+    /// The extraction.
+    pub extraction: Extraction,
+    /// The store's report, when a store was given.
+    pub report: Option<WriteReport>,
+    /// The forensic log.
+    pub log_path: PathBuf,
+    /// The missing executable, for [`Ending::NotFound`].
+    pub not_found: Option<String>,
+}
+
+struct Pipeline<'h> {
+    log: ForensicLog,
+    decoder: Decoder,
+    builder: SummaryBuilder,
+    hub: &'h Hub,
+    id: String,
+    partial: Option<PartialTracker>,
+    events: Vec<agentshape_core::Event>,
+}
+
+impl LineSink for Pipeline<'_> {
+    fn line(&mut self, line: &[u8]) -> Result<()> {
+        // Note \[Write before decode\] in `forensic`.
+        self.log.append(line)?;
+        if let Some(p) = &mut self.partial {
+            p.observe_line(line);
+        }
+        let mut events = std::mem::take(&mut self.events);
+        self.decoder.feed(line, &mut |e| events.push(e));
+        self.decoder.feed(b"\n", &mut |e| events.push(e));
+        for e in events.drain(..) {
+            self.publish(e);
+        }
+        self.events = events;
+        Ok(())
+    }
+}
+
+impl Pipeline<'_> {
+    fn publish(&mut self, e: agentshape_core::Event) {
+        if let Some(p) = &mut self.partial {
+            if let Some(snap) = p.feed(&e) {
+                self.hub.publish(
+                    &self.id,
+                    HubBody::Partial {
+                        value: snap.value,
+                        fields: snap.fields,
+                    },
+                );
+            }
+        }
+        if self.hub.has_subscribers() {
+            self.hub
+                .publish(&self.id, HubBody::Event { event: e.clone() });
+        }
+        self.builder.push(e);
+    }
+}
+
+/// Run one session; write it to `store` when given.
+///
+/// # Errors
+/// I/O errors (the forensic log, spawning for reasons other than a missing
+/// executable) and store errors. Agent failures are data: they are in the
+/// outcome's status.
+pub async fn run_session(
+    spec: &SessionSpec<'_>,
+    store: Option<&mut dyn Store>,
+    hub: &Hub,
+) -> Result<SessionOutcome> {
+    let started_ms = time::now_ms();
+    let started_at = time::format_ms(started_ms);
+    let log = ForensicLog::create(&spec.log_dir, &spec.id)?;
+    let log_path = log.path();
+    let stderr_path = log.stderr_path();
+    let mut meta = SessionMeta {
+        id: spec.id.clone(),
+        parent_id: spec.parent_id.clone(),
+        tier: spec.tier,
+        profile: spec.profile.clone(),
+        agent: Some(spec.agent.as_str().to_owned()),
+        model: spec.model.clone(),
+        command: match &spec.source {
+            Source::Spawn(c) => std::iter::once(c.program.clone())
+                .chain(c.args.iter().cloned())
+                .collect(),
+            Source::Replay { path, .. } => vec![path.display().to_string()],
+        },
+        started_at: started_at.clone(),
+        status: "running".to_owned(),
+        escalated_for: spec.escalated_for.clone(),
+        log_path: Some(log_path.display().to_string()),
+        ..SessionMeta::default()
+    };
+    log.write_meta(&meta)?;
+    hub.publish(
+        &spec.id,
+        HubBody::Started {
+            tier: spec.tier,
+            parent_id: spec.parent_id.clone(),
+        },
+    );
+    let mut pipe = Pipeline {
+        log,
+        decoder: Decoder::new(spec.agent.format(), DecodeOptions::default()),
+        builder: SummaryBuilder::new(),
+        hub,
+        id: spec.id.clone(),
+        partial: spec
+            .partial
+            .then(|| PartialTracker::new(spec.validator.map(Validator::schema))),
+        events: Vec::new(),
+    };
+    let ending = process::stream(&spec.source, spec.timeout, &stderr_path, &mut pipe).await?;
+    let mut tail = Vec::new();
+    pipe.decoder.finish(&mut |e| tail.push(e));
+    for e in tail {
+        pipe.publish(e);
+    }
+    let format = pipe.decoder.format();
+    let summary = pipe.builder.finish(format);
+    let ended_at = time::now();
+    meta.ended_at = Some(ended_at);
+    match ending {
+        Ending::Exited { code, signal } => {
+            meta.exit_code = code;
+            meta.signal = signal;
+        }
+        Ending::TimedOut => {
+            meta.process_error = Some("timeout".to_owned());
+            meta.process_error_category = Some("timeout".to_owned());
+        }
+        Ending::NotFound => {
+            let name = match &spec.source {
+                Source::Spawn(c) => c.program.clone(),
+                Source::Replay { path, .. } => path.display().to_string(),
+            };
+            meta.process_error = Some(format!("agent executable not found: {name}"));
+            meta.process_error_category = Some("not_found".to_owned());
+            meta.exit_code = Some(127);
+        }
+        Ending::Replayed => {}
+    }
+    let opts = ExtractOptions {
+        validator: spec.validator,
+        markers: spec.markers,
+        coerce: false,
+    };
+    let extraction = extract_run(&summary, &opts);
+    // Note \[Handoff fallback\]: only when structured output is absent.
+    if extraction.method != Method::Structured {
+        if let Some(path) = &spec.handoff {
+            meta.handoff = take_handoff(path, started_ms);
+        }
+    }
+    meta.status = status_of(&meta, &summary).to_owned();
+    let record = build_record(&meta, &summary, &extraction, &log_path);
+    pipe.log.write_meta(&meta)?;
+    hub.publish(
+        &spec.id,
+        HubBody::Ended {
+            status: record.status.clone(),
+            extraction_method: record.extraction_method.clone(),
+        },
+    );
+    let report = match store {
+        Some(s) => Some(s.write_session(&record).map_err(crate::Error::from)?),
+        None => None,
+    };
+    let not_found = (ending == Ending::NotFound).then(|| match &spec.source {
+        Source::Spawn(c) => c.program.clone(),
+        Source::Replay { path, .. } => path.display().to_string(),
+    });
+    Ok(SessionOutcome {
+        record,
+        extraction: Extraction {
+            run: Some(Box::new(summary)),
+            ..extraction
+        },
+        report,
+        log_path,
+        not_found,
+    })
+}
+
+/// The final status (Note \[Session status\]).
+fn status_of(meta: &SessionMeta, summary: &RunSummary) -> &'static str {
+    match meta.process_error_category.as_deref() {
+        Some("timeout") => return "timeout",
+        Some("not_found") => return "not_found",
+        _ => {}
+    }
+    if meta.signal.is_some() || !summary.saw_result {
+        return "failed";
+    }
+    let is_error = summary.result.as_ref().is_some_and(|r| r.is_error)
+        || summary.error_category.is_some_and(|c| !c.is_heuristic());
+    if is_error { "error" } else { "completed" }
+}
+
+/// Note \[Handoff fallback\]: the legacy `handoff.json` is read once and
+/// removed, whatever it holds, so it can never be read by a later cycle; one
+/// last modified before this session started is from an earlier cycle and is
+/// ignored (seed 000's race: "file from previous cycle").
+fn take_handoff(path: &Path, started_ms: i64) -> Option<Value> {
+    let modified_ms = std::fs::metadata(path)
+        .ok()?
+        .modified()
+        .ok()
+        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(0));
+    let text = std::fs::read(path).ok();
+    let _ = std::fs::remove_file(path);
+    // File times have coarser resolution than our clock on some filesystems: allow 1 s.
+    if modified_ms + 1000 < started_ms {
+        return None;
+    }
+    serde_json::from_slice(&text?).ok()
+}
+
+/// The escalation object a legacy handoff file implies.
+fn escalation_from_handoff(h: &Value) -> Value {
+    let needed = h
+        .get("needed")
+        .or_else(|| h.get("escalate"))
+        .and_then(Value::as_bool);
+    let tier = h.get("recommended_tier").and_then(Value::as_u64);
+    let reason = h.get("reason").and_then(Value::as_str);
+    let context = h
+        .get("context")
+        .or_else(|| h.get("investigation_findings"))
+        .and_then(Value::as_str);
+    let failed = h
+        .get("failed_checks")
+        .or_else(|| h.get("services_affected"))
+        .cloned()
+        .unwrap_or_else(|| json!([]));
+    let mut esc =
+        json!({"needed": needed.unwrap_or(tier.is_some_and(|t| t > 1) || reason.is_some())});
+    if let Some(r) = reason {
+        esc["reason"] = json!(r);
+    }
+    if let Some(c) = context {
+        esc["context"] = json!(c);
+    }
+    if failed.is_array() {
+        esc["failed_checks"] = failed;
+    }
+    esc
+}
+
+fn str_field(v: &Value, k: &str) -> Option<String> {
+    v.get(k).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// Build the session record from what the session produced. Deterministic in
+/// its inputs, so `ingest` rebuilds exactly what `run` wrote.
+pub fn build_record(
+    meta: &SessionMeta,
+    summary: &RunSummary,
+    extraction: &Extraction,
+    log_path: &Path,
+) -> SessionRecord {
+    let mut r = SessionRecord::new(&meta.id, &meta.started_at, &meta.status);
+    r.parent_id.clone_from(&meta.parent_id);
+    r.tier = meta.tier;
+    r.profile.clone_from(&meta.profile);
+    r.agent.clone_from(&meta.agent);
+    r.model = summary.model.clone().or_else(|| meta.model.clone());
+    r.exit_code = meta.exit_code;
+    r.ended_at.clone_from(&meta.ended_at);
+    if let Some(res) = &summary.result {
+        r.cost_usd = res.total_cost_usd;
+        r.duration_ms = res.duration_ms;
+        r.num_turns = res.num_turns;
+        r.input_tokens = res.usage.input_tokens;
+        r.output_tokens = res.usage.output_tokens;
+    }
+    r.error = meta.process_error.clone().or_else(|| summary.error.clone());
+    r.error_category = meta.process_error_category.clone().or_else(|| {
+        summary
+            .error_category
+            .map(|c| ErrorCategory::as_str(c).to_owned())
+    });
+    if r.error.is_none() && meta.status == "failed" {
+        r.error = Some(match (meta.signal, meta.exit_code) {
+            (Some(s), _) => format!("agent killed by signal {s} before a result"),
+            (None, Some(c)) => format!("agent exited with code {c} before a result"),
+            (None, None) => "stream ended before a result".to_owned(),
+        });
+    }
+    r.raw_log_path = Some(log_path.display().to_string());
+    r.escalated_for.clone_from(&meta.escalated_for);
+    let mut method = extraction.method.as_str().to_owned();
+    let mut value = extraction.value.clone();
+    if let Some(h) = &meta.handoff {
+        method = if extraction.method == Method::None {
+            "handoff".to_owned()
+        } else {
+            format!("{method}+handoff")
+        };
+        let v = value.get_or_insert_with(|| {
+            json!({"summary": "", "events": [], "escalation": {"needed": false}, "services_checked": []})
+        });
+        if v.is_object() {
+            v["escalation"] = escalation_from_handoff(h);
+        }
+    }
+    r.extraction_method = Some(method);
+    let Some(v) = value else { return r };
+    r.summary = str_field(&v, "summary").or_else(|| str_field(&v, "reasoning"));
+    r.escalation = v.get("escalation").cloned();
+    if meta.status != "completed" {
+        return r;
+    }
+    for e in v
+        .get("events")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        r.events.push(NewEvent {
+            level: str_field(e, "level").unwrap_or_default(),
+            service: str_field(e, "service"),
+            message: str_field(e, "message").unwrap_or_default(),
+        });
+    }
+    for m in v
+        .get("memories")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        r.memories.push(NewMemory {
+            key: str_field(m, "key").unwrap_or_default(),
+            value: str_field(m, "value").unwrap_or_default(),
+        });
+    }
+    for s in v
+        .get("services_checked")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let (Some(name), Some(status)) = (str_field(s, "name"), str_field(s, "status")) {
+            r.services.push(ServiceCheck {
+                name,
+                status,
+                detail: str_field(s, "detail"),
+            });
+        }
+    }
+    r
+}

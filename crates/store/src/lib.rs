@@ -1,0 +1,283 @@
+//! # agentshape-store
+//!
+//! Persistence for agent sessions: what each run was, the events it reported,
+//! the operational memories it taught us, the services it checked, and the
+//! escalations made from it (seed 000's tables). SQLite is the default,
+//! embedded backend ([`SqliteStore`]); everything goes through the [`Store`]
+//! trait so a Postgres backend can be added without touching callers.
+//!
+//! Each session is written in one transaction: either the session and all its
+//! rows are there, or none are. The forensic log written by the runtime holds
+//! everything needed to rebuild a session, so a crash loses nothing.
+//!
+//! ```
+//! use agentshape_store::{SessionRecord, SqliteStore, Store, NewEvent};
+//!
+//! let mut store = SqliteStore::open_in_memory().unwrap();
+//! let mut rec = SessionRecord::new("s1", "2025-07-14T03:12:09.000Z", "completed");
+//! rec.events.push(NewEvent { level: "critical".into(), service: Some("jellyfin".into()), message: "HTTP 502".into() });
+//! let report = store.write_session(&rec).unwrap();
+//! assert_eq!(report.events, 1);
+//! ```
+
+pub mod error;
+pub mod memory;
+pub mod sqlite;
+pub mod time;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use error::{Error, Result};
+pub use memory::{MemoryKey, parse_memory_key};
+pub use sqlite::SqliteStore;
+
+/// The default database file, relative to the working directory.
+pub const DEFAULT_DB: &str = "agentshape.db";
+
+/// The event levels the store accepts (seed 000's schema enum).
+pub const LEVELS: &[&str] = &["info", "warning", "critical"];
+
+/// The confidence of a newly learned memory.
+pub const NEW_MEMORY_CONFIDENCE: f64 = 0.7;
+
+/// How much one reinforcement raises a memory's confidence (capped at 1.0).
+pub const REINFORCE_STEP: f64 = 0.1;
+
+/// One event reported by an agent (`structured_output.events[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewEvent {
+    /// `info`, `warning` or `critical`; anything else is rejected at insertion.
+    pub level: String,
+    /// The service it concerns, if any.
+    pub service: Option<String>,
+    /// What happened.
+    pub message: String,
+}
+
+/// One memory reported by an agent (`structured_output.memories[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewMemory {
+    /// `service:category` or `category`.
+    pub key: String,
+    /// The observation.
+    pub value: String,
+}
+
+/// One checked service (`structured_output.services_checked[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServiceCheck {
+    /// Service name.
+    pub name: String,
+    /// `healthy`, `degraded`, `down` or `unreachable`.
+    pub status: String,
+    /// Extra detail.
+    pub detail: Option<String>,
+}
+
+/// Everything one session writes, applied in one transaction by [`Store::write_session`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// Session id (ours, not the agent's: several runs may replay one transcript).
+    pub id: String,
+    /// The session that escalated to this one.
+    pub parent_id: Option<String>,
+    /// Tier (1 observe, 2 investigate, 3 remediate).
+    pub tier: u32,
+    /// Profile used to extract.
+    pub profile: Option<String>,
+    /// Agent kind (`claude`, `codex`, `raw`, `replay`).
+    pub agent: Option<String>,
+    /// Model, as the agent reported it (or as configured).
+    pub model: Option<String>,
+    /// `completed`, `error`, `failed`, `timeout` or `not_found`.
+    pub status: String,
+    /// The agent's exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// Start time (RFC 3339 UTC).
+    pub started_at: String,
+    /// End time (RFC 3339 UTC); also the `created_at` of the session's rows.
+    pub ended_at: Option<String>,
+    /// Cost the agent reported.
+    pub cost_usd: Option<f64>,
+    /// Duration the agent reported.
+    pub duration_ms: Option<u64>,
+    /// Turns the agent reported.
+    pub num_turns: Option<u64>,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Which extraction path won (`structured`, `fenced`, `markers`, `markers+handoff`, ...).
+    pub extraction_method: Option<String>,
+    /// Error text.
+    pub error: Option<String>,
+    /// Error category.
+    pub error_category: Option<String>,
+    /// The agent's summary.
+    pub summary: Option<String>,
+    /// The escalation object, as JSON.
+    pub escalation: Option<Value>,
+    /// Path of the forensic log.
+    pub raw_log_path: Option<String>,
+    /// Events to insert.
+    pub events: Vec<NewEvent>,
+    /// Memories to insert or reinforce.
+    pub memories: Vec<NewMemory>,
+    /// Services checked.
+    pub services: Vec<ServiceCheck>,
+    /// For a child session: the services its parent escalated for (one
+    /// `escalations` row each, which the cooldown policy counts).
+    #[serde(default)]
+    pub escalated_for: Vec<String>,
+}
+
+impl SessionRecord {
+    /// A record with only the required fields set (tier 1).
+    pub fn new(id: &str, started_at: &str, status: &str) -> Self {
+        SessionRecord {
+            id: id.to_owned(),
+            parent_id: None,
+            tier: 1,
+            profile: None,
+            agent: None,
+            model: None,
+            status: status.to_owned(),
+            exit_code: None,
+            started_at: started_at.to_owned(),
+            ended_at: None,
+            cost_usd: None,
+            duration_ms: None,
+            num_turns: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            extraction_method: None,
+            error: None,
+            error_category: None,
+            summary: None,
+            escalation: None,
+            raw_log_path: None,
+            events: Vec::new(),
+            memories: Vec::new(),
+            services: Vec::new(),
+            escalated_for: Vec::new(),
+        }
+    }
+}
+
+/// What writing one session did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WriteReport {
+    /// False when a session with that id already existed (nothing was written).
+    pub inserted: bool,
+    /// Events inserted.
+    pub events: usize,
+    /// Events rejected (bad level).
+    pub events_rejected: usize,
+    /// Memories inserted new.
+    pub memories_new: usize,
+    /// Existing memories reinforced.
+    pub memories_reinforced: usize,
+    /// Memories skipped because their key could not be mapped.
+    pub memories_rejected: usize,
+    /// Services rows inserted.
+    pub services: usize,
+    /// Why rows were rejected, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Counts of every table, and the latest rows, for a readable summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Overview {
+    /// Sessions by status, sorted by status.
+    pub sessions_by_status: Vec<(String, u64)>,
+    /// Event counts by level, sorted by level.
+    pub events_by_level: Vec<(String, u64)>,
+    /// Active memories.
+    pub active_memories: u64,
+    /// Inactive (pruned) memories.
+    pub inactive_memories: u64,
+    /// `services_checked` rows.
+    pub services_checked: u64,
+    /// Escalations made.
+    pub escalations: u64,
+    /// Sessions, oldest first: (id, tier, status, extraction method, summary).
+    pub sessions: Vec<SessionLine>,
+    /// Active memories, most confident first.
+    pub memories: Vec<MemoryLine>,
+}
+
+/// One session in an [`Overview`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SessionLine {
+    /// Session id.
+    pub id: String,
+    /// Parent session id.
+    pub parent_id: Option<String>,
+    /// Tier.
+    pub tier: u32,
+    /// Status.
+    pub status: String,
+    /// Extraction method.
+    pub extraction_method: Option<String>,
+    /// Error category.
+    pub error_category: Option<String>,
+    /// Events stored for it.
+    pub events: u64,
+    /// Summary.
+    pub summary: Option<String>,
+}
+
+/// One memory in an [`Overview`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MemoryLine {
+    /// Service, when the key named one.
+    pub service: Option<String>,
+    /// Category.
+    pub category: String,
+    /// Observation.
+    pub observation: String,
+    /// Confidence 0..=1.
+    pub confidence: f64,
+}
+
+/// A place sessions are persisted. SQLite implements it; a Postgres backend can too.
+pub trait Store {
+    /// Write a session and all its rows in one transaction. Idempotent: when a
+    /// session with the same id exists nothing is written and
+    /// [`WriteReport::inserted`] is false.
+    ///
+    /// Events with a level outside [`LEVELS`] are rejected (defense in depth:
+    /// the schema already says so); memories whose key is not
+    /// `service:category` or `category` are rejected; an active memory with
+    /// the same service and category is reinforced instead of duplicated.
+    ///
+    /// # Errors
+    /// When the database cannot be written.
+    fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport>;
+
+    /// Whether a session with this id exists.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn has_session(&self, id: &str) -> Result<bool>;
+
+    /// How many escalations were made for `service` at or after `since` (RFC 3339).
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn escalations_since(&self, service: &str, since: &str) -> Result<u64>;
+
+    /// Deactivate active memories not reinforced since `before` (RFC 3339);
+    /// returns how many.
+    ///
+    /// # Errors
+    /// When the database cannot be written.
+    fn prune_memories(&mut self, before: &str) -> Result<u64>;
+
+    /// Counts and latest rows for a readable summary.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn overview(&self) -> Result<Overview>;
+}

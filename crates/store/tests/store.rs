@@ -1,0 +1,254 @@
+//! The SQLite store checked with SQL queries.
+#![allow(clippy::unwrap_used)] // tests unwrap: a failure is the test failing
+
+use agentshape_store::{NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store};
+
+fn record(id: &str, at: &str) -> SessionRecord {
+    let mut r = SessionRecord::new(id, at, "completed");
+    r.ended_at = Some(at.to_owned());
+    r.events = vec![
+        NewEvent {
+            level: "critical".into(),
+            service: Some("jellyfin".into()),
+            message: "HTTP 502".into(),
+        },
+        NewEvent {
+            level: "info".into(),
+            service: None,
+            message: "backup done".into(),
+        },
+        NewEvent {
+            level: "Critical".into(),
+            service: None,
+            message: "bad level".into(),
+        },
+    ];
+    r.memories = vec![
+        NewMemory {
+            key: "jellyfin:timing".into(),
+            value: "takes 60s to restart".into(),
+        },
+        NewMemory {
+            key: "remediation".into(),
+            value: "restart before redeploy".into(),
+        },
+        NewMemory {
+            key: "some random string".into(),
+            value: "unmappable".into(),
+        },
+    ];
+    r.services = vec![ServiceCheck {
+        name: "jellyfin".into(),
+        status: "down".into(),
+        detail: Some("502".into()),
+    }];
+    r
+}
+
+fn rows(store: &SqliteStore, sql: &str) -> Vec<Vec<String>> {
+    let c = store.connection();
+    let mut stmt = c.prepare(sql).unwrap();
+    let n = stmt.column_count();
+    stmt.query_map([], |r| {
+        Ok((0..n)
+            .map(|i| match r.get_ref(i).unwrap() {
+                rusqlite::types::ValueRef::Null => "NULL".to_owned(),
+                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                rusqlite::types::ValueRef::Real(v) => v.to_string(),
+                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                rusqlite::types::ValueRef::Blob(_) => "BLOB".to_owned(),
+            })
+            .collect())
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+#[test]
+fn one_session_inserts_rows_and_rejects_bad_levels_and_keys() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let rep = store
+        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+        .unwrap();
+    assert!(rep.inserted);
+    assert_eq!((rep.events, rep.events_rejected), (2, 1));
+    assert_eq!(
+        (
+            rep.memories_new,
+            rep.memories_reinforced,
+            rep.memories_rejected
+        ),
+        (2, 0, 1)
+    );
+    assert_eq!(
+        rows(
+            &store,
+            "SELECT session_id, level, service, message, created_at FROM events ORDER BY id"
+        ),
+        vec![
+            vec![
+                "s1",
+                "critical",
+                "jellyfin",
+                "HTTP 502",
+                "2025-07-14T03:00:00.000Z"
+            ],
+            vec![
+                "s1",
+                "info",
+                "NULL",
+                "backup done",
+                "2025-07-14T03:00:00.000Z"
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &store,
+            "SELECT service, category, observation, confidence, active, session_id, tier FROM memories ORDER BY id"
+        ),
+        vec![
+            vec![
+                "jellyfin",
+                "timing",
+                "takes 60s to restart",
+                "0.7",
+                "1",
+                "s1",
+                "1"
+            ],
+            vec![
+                "NULL",
+                "remediation",
+                "restart before redeploy",
+                "0.7",
+                "1",
+                "s1",
+                "1"
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &store,
+            "SELECT session_id, name, status, detail FROM services_checked"
+        ),
+        vec![vec!["s1", "jellyfin", "down", "502"]]
+    );
+}
+
+#[test]
+fn same_memories_again_reinforce_up_to_one_and_same_id_is_idempotent() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    store
+        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+        .unwrap();
+    // Writing the same session id again adds nothing.
+    let again = store
+        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+        .unwrap();
+    assert!(!again.inserted);
+    assert_eq!(rows(&store, "SELECT COUNT(*) FROM events"), vec![vec!["2"]]);
+    let mut want = vec![0.8, 0.9, 1.0, 1.0];
+    for (i, conf) in want.drain(..).enumerate() {
+        let id = format!("s{}", i + 2);
+        let rep = store
+            .write_session(&record(&id, "2025-07-14T04:00:00.000Z"))
+            .unwrap();
+        assert_eq!((rep.memories_new, rep.memories_reinforced), (0, 2));
+        assert_eq!(
+            rows(
+                &store,
+                "SELECT confidence, session_id FROM memories WHERE category = 'timing'"
+            ),
+            vec![vec![conf.to_string(), id.clone()]]
+        );
+    }
+    assert_eq!(
+        rows(&store, "SELECT COUNT(*) FROM memories"),
+        vec![vec!["2"]]
+    );
+}
+
+#[test]
+fn prune_deactivates_stale_memories_and_a_new_one_starts_fresh() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    store
+        .write_session(&record("old", "2025-01-01T00:00:00.000Z"))
+        .unwrap();
+    let mut fresh = SessionRecord::new("new", "2025-07-01T00:00:00.000Z", "completed");
+    fresh.memories = vec![NewMemory {
+        key: "postgres:dependency".into(),
+        value: "replica".into(),
+    }];
+    store.write_session(&fresh).unwrap();
+    assert_eq!(store.prune_memories("2025-06-01T00:00:00.000Z").unwrap(), 2);
+    assert_eq!(
+        rows(&store, "SELECT category, active FROM memories ORDER BY id"),
+        vec![
+            vec!["timing", "0"],
+            vec!["remediation", "0"],
+            vec!["dependency", "1"]
+        ]
+    );
+    let rep = store
+        .write_session(&record("later", "2025-07-02T00:00:00.000Z"))
+        .unwrap();
+    assert_eq!((rep.memories_new, rep.memories_reinforced), (2, 0));
+}
+
+#[test]
+fn escalations_are_counted_per_service_within_a_window() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    store
+        .write_session(&record("p", "2025-07-14T01:00:00.000Z"))
+        .unwrap();
+    for (id, at) in [
+        ("c1", "2025-07-14T01:00:00.000Z"),
+        ("c2", "2025-07-14T03:00:00.000Z"),
+    ] {
+        let mut child = SessionRecord::new(id, at, "completed");
+        child.parent_id = Some("p".into());
+        child.tier = 2;
+        child.escalated_for = vec!["jellyfin".into()];
+        store.write_session(&child).unwrap();
+    }
+    assert_eq!(
+        store
+            .escalations_since("jellyfin", "2025-07-14T00:00:00.000Z")
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        store
+            .escalations_since("jellyfin", "2025-07-14T02:00:00.000Z")
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .escalations_since("nginx", "2025-07-14T00:00:00.000Z")
+            .unwrap(),
+        0
+    );
+}
+
+#[test]
+fn file_store_uses_wal_and_reopens_without_remigrating() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agentshape.db");
+    {
+        let mut store = SqliteStore::open(&path).unwrap();
+        store
+            .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+            .unwrap();
+        assert_eq!(rows(&store, "PRAGMA journal_mode"), vec![vec!["wal"]]);
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(rows(&store, "PRAGMA user_version"), vec![vec!["1"]]);
+    assert!(store.has_session("s1").unwrap());
+    let o = store.overview().unwrap();
+    assert_eq!(o.sessions_by_status, vec![("completed".to_owned(), 1)]);
+    assert_eq!(o.active_memories, 2);
+}
