@@ -9,7 +9,8 @@
 //! is checked for raw control characters in a second, auto-vectorized pass.
 //! The grammar is RFC 8259's: same answers as `serde_json` on every input,
 //! except that nesting is not capped here (the caller re-parses every line it
-//! reads with `serde_json`, whose cap then applies).
+//! reads with `serde_json`, whose cap then applies), and, as `serde_json` does
+//! for ignored strings, the UTF-8 of string contents is not checked.
 
 use memchr::memchr2_iter;
 
@@ -26,10 +27,11 @@ pub enum Skim<'a> {
 }
 
 /// Validate `line` as one JSON text (surrounding whitespace allowed).
+///
+/// The grammar is checked over bytes; the UTF-8 of string contents is not
+/// (nobody reads them), which is what `serde_json` does for the strings it
+/// ignores. Lines that are read are parsed from a checked `&str`.
 pub fn skim(line: &[u8]) -> Skim<'_> {
-    if std::str::from_utf8(line).is_err() {
-        return Skim::Invalid;
-    }
     // Compact JSON has no byte below 0x20 anywhere; only when some exists
     // (pretty-printed whitespace, or a raw control character in a string) do
     // string spans need checking. The min-reduction vectorizes.
@@ -310,7 +312,11 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_is_invalid() {
-        assert_eq!(skim(b"{\"a\":\"\xff\"}"), Skim::Invalid);
+    fn invalid_utf8_only_matters_outside_strings() {
+        // Inside a string nobody reads, as serde_json ignores it.
+        assert_eq!(skim(b"{\"a\":\"\xff\"}"), Skim::Object(None));
+        // Anywhere else it breaks the grammar.
+        assert_eq!(skim(b"{\"a\":\xff}"), Skim::Invalid);
+        assert_eq!(skim(b"\xff{}"), Skim::Invalid);
     }
 }
