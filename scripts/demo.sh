@@ -23,13 +23,8 @@ for t in examples/*.ndjson; do
 done
 
 echo
-echo "== what ./$db holds"
-if command -v sqlite3 >/dev/null 2>&1; then
-  sqlite3 -header -column "$db" \
-    "SELECT status, COUNT(*) AS sessions FROM sessions GROUP BY status;" \
-    "SELECT level, COUNT(*) AS events FROM events GROUP BY level;" \
-    "SELECT substr(s.id, 1, 8) AS session, s.status, s.extraction_method AS method, e.level, e.service, substr(e.message, 1, 60) AS message FROM events e JOIN sessions s ON s.id = e.session_id ORDER BY e.id DESC LIMIT 8;"
-fi
+echo "== what ./$db holds (agentshape sessions)"
+"$bin" sessions --store "$db"
 echo
 echo "== memories (agentshape memories list)"
 "$bin" memories list --store "$db"

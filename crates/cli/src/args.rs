@@ -95,6 +95,12 @@ pub enum Command {
         agentshape memories prune --older-than 30d\n  \
         agentshape memories list --store ops.db --json")]
     Memories(MemoriesArgs),
+    /// What the store holds: sessions by status, events by level, each session, memories.
+    #[command(after_help = "Examples:\n  \
+        agentshape sessions\n  \
+        agentshape sessions --store ops.db --json\n  \
+        agentshape run --replay examples/fenced-only.ndjson --profile claude-ops && agentshape sessions")]
+    Sessions(SessionsArgs),
 }
 
 /// `--provider` values.
@@ -414,4 +420,13 @@ pub enum MemoriesAction {
         #[command(flatten)]
         output: OutputArgs,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// SQLite database.
+    #[arg(long, value_name = "DB", default_value = "agentshape.db")]
+    pub store: PathBuf,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

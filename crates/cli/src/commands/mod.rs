@@ -9,6 +9,7 @@ mod memories;
 mod ops;
 mod parse;
 mod run;
+mod sessions;
 mod validate;
 
 use std::ffi::OsString;
@@ -53,6 +54,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Ops(a) => ops::run(&a),
         Command::Ingest(a) => ingest::run(&a),
         Command::Memories(a) => memories::run(&a),
+        Command::Sessions(a) => sessions::run(&a),
     }
 }
 

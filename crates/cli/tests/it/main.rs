@@ -19,6 +19,7 @@ mod lint;
 mod ops;
 mod parse;
 mod run;
+mod sessions;
 mod validate;
 
 use std::path::PathBuf;
