@@ -142,6 +142,18 @@ impl ForensicLog {
         )))
     }
 
+    /// Append a piece of a line longer than the reader's piece size, without
+    /// a line end: the rest follows in more pieces and a final [`Self::append`].
+    ///
+    /// # Errors
+    /// When the write fails.
+    pub fn append_part(&mut self, bytes: &[u8]) -> Result<()> {
+        self.out.write_all(bytes).map_err(io(format!(
+            "writing forensic log `{}`",
+            self.path().display()
+        )))
+    }
+
     /// Write the meta sidecar (replacing it).
     ///
     /// # Errors

@@ -70,6 +70,45 @@ pub trait LineSink {
     /// Stops the stream (the process is killed) when the sink cannot go on,
     /// for example when the forensic log cannot be written.
     fn line(&mut self, line: &[u8]) -> Result<()>;
+
+    /// A piece of a line longer than [`PIECE`] bytes, handed on as it arrives
+    /// so no line is ever held whole; the rest follows in more pieces and a
+    /// final [`Self::line`].
+    ///
+    /// # Errors
+    /// As [`Self::line`].
+    fn part(&mut self, bytes: &[u8]) -> Result<()>;
+}
+
+/// The most of one line held in memory while streaming an agent's stdout.
+///
+/// Note \[Bounded lines\]: an agent can print a single line of any size (a
+/// tool result of a gigabyte). Reading stops at this many bytes without a
+/// line end and hands the piece to [`LineSink::part`]: the forensic log gets
+/// every byte, and the decoder, fed the same pieces, skips a line over its
+/// own `max_line_bytes` without loading it.
+pub const PIECE: u64 = 1 << 20;
+
+/// Read up to the next line end, or [`PIECE`] bytes, into `buf`.
+async fn read_piece<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    use tokio::io::AsyncReadExt;
+    reader.take(PIECE).read_until(b'\n', buf).await
+}
+
+/// What to do with what [`read_piece`] read.
+fn hand_on(buf: &mut Vec<u8>, sink: &mut dyn LineSink) -> Result<()> {
+    if buf.last() == Some(&b'\n') {
+        sink.line(trim_eol(buf))?;
+        buf.clear();
+    } else if buf.len() as u64 >= PIECE {
+        sink.part(buf)?;
+        buf.clear();
+    }
+    // Otherwise the stream ended mid-line: the caller hands on the rest.
+    Ok(())
 }
 
 /// Stream `source` into `sink`, writing the agent's stderr to `stderr_path`.
@@ -111,18 +150,19 @@ async fn replay(
         if deadline.is_some_and(|d| Instant::now() >= d) {
             return Ok(Ending::TimedOut);
         }
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
+        let n = read_piece(&mut reader, &mut buf)
             .await
             .map_err(|source| Error::Io {
                 context: format!("reading transcript `{}`", path.display()),
                 source,
             })?;
         if n == 0 {
+            if !buf.is_empty() {
+                sink.line(&buf)?;
+            }
             return Ok(Ending::Replayed);
         }
-        sink.line(trim_eol(&buf))?;
+        hand_on(&mut buf, sink)?;
     }
 }
 
@@ -189,7 +229,7 @@ async fn spawn(
     let mut buf = Vec::with_capacity(64 << 10);
     let mut timed_out = false;
     loop {
-        let read = reader.read_until(b'\n', &mut buf);
+        let read = read_piece(&mut reader, &mut buf);
         let got = match deadline {
             Some(d) => {
                 let Ok(r) = tokio::time::timeout_at(d, read).await else {
@@ -203,12 +243,11 @@ async fn spawn(
         match got {
             Ok(0) => break,
             Ok(_) => {
-                if let Err(e) = sink.line(trim_eol(&buf)) {
+                if let Err(e) = hand_on(&mut buf, sink) {
                     kill_group(pid);
                     let _ = child.wait().await;
                     return Err(e);
                 }
-                buf.clear();
             }
             Err(source) => {
                 kill_group(pid);
@@ -226,11 +265,12 @@ async fn spawn(
         // pipe (bounded, in case something outside the group still holds it).
         let drain = async {
             loop {
-                match reader.read_until(b'\n', &mut buf).await {
+                match read_piece(&mut reader, &mut buf).await {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {
-                        let _ = sink.line(trim_eol(&buf));
-                        buf.clear();
+                        if hand_on(&mut buf, sink).is_err() {
+                            break;
+                        }
                     }
                 }
             }

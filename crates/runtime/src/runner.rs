@@ -200,6 +200,19 @@ impl LineSink for Pipeline<'_> {
         self.events = events;
         Ok(())
     }
+
+    fn part(&mut self, bytes: &[u8]) -> Result<()> {
+        // Note \[Bounded lines\] in `process`: logged first, then decoded;
+        // the decoder skips a line over its limit without holding it.
+        self.log.append_part(bytes)?;
+        let mut events = std::mem::take(&mut self.events);
+        self.decoder.feed(bytes, &mut |e| events.push(e));
+        for e in events.drain(..) {
+            self.publish(e);
+        }
+        self.events = events;
+        Ok(())
+    }
 }
 
 impl Pipeline<'_> {

@@ -463,3 +463,46 @@ fn legacy_markers_are_stored_with_method_markers() {
         vec![vec!["1"]]
     );
 }
+
+#[test]
+fn a_line_longer_than_the_read_piece_is_logged_whole_and_decoded() {
+    // Note [Bounded lines]: a 3 MB tool-result line streams through in pieces.
+    let env = Env::new();
+    let transcript = example("healthy-structured.ndjson");
+    let script = format!(
+        "printf '{{\"type\":\"user\",\"message\":{{\"content\":\"'; \
+         head -c 3000000 /dev/zero | tr '\\0' a; printf '\"}}}}\\n'; cat '{transcript}'"
+    );
+    let out = env
+        .run()
+        .args([
+            "--profile",
+            "claude-ops",
+            "--agent",
+            "raw",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["method"], "structured");
+    assert_eq!(v["run"]["skipped_lines"], 0);
+    let log = std::fs::read(v["session"]["raw_log_path"].as_str().unwrap()).unwrap();
+    let first = log.split(|&b| b == b'\n').next().unwrap();
+    let want = format!(
+        "{{\"type\":\"user\",\"message\":{{\"content\":\"{}\"}}}}",
+        "a".repeat(3_000_000)
+    );
+    assert!(first == want.as_bytes(), "the long line is logged whole");
+    assert!(log.ends_with(&std::fs::read(&transcript).unwrap()));
+}
