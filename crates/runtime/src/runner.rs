@@ -504,6 +504,22 @@ pub fn build_record(
             message: str_field(e, "message").unwrap_or_default(),
         });
     }
+    // Issue 5: a failed `x-invariants` rule is a finding, never blocking:
+    // stored as a warning event beside the agent's own events.
+    for err in &extraction.errors {
+        if err.kind == Some(agentshape_core::outcome::ViolationKind::Invariant) {
+            let at = if err.instance_path.is_empty() {
+                "(root)"
+            } else {
+                &err.instance_path
+            };
+            r.events.push(NewEvent {
+                level: "warning".to_owned(),
+                service: None,
+                message: format!("invariant failed at {at}: {}", err.message),
+            });
+        }
+    }
     for m in v
         .get("memories")
         .and_then(Value::as_array)

@@ -506,3 +506,28 @@ fn a_line_longer_than_the_read_piece_is_logged_whole_and_decoded() {
     assert!(first == want.as_bytes(), "the long line is logged whole");
     assert!(log.ends_with(&std::fs::read(&transcript).unwrap()));
 }
+
+#[test]
+fn failed_invariants_are_stored_as_warning_events() {
+    // Seed 002's writer: "3 blockers" while the findings list none.
+    let env = Env::new();
+    let output = r#"{"findings":[],"counts":{"blocker":3,"major":0,"minor":0,"nit":0}}"#;
+    let transcript = crate::temp_file(&format!(
+        "{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"w\"}}\n\
+         {{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\",\"structured_output\":{output}}}\n"
+    ));
+    let out = env
+        .run()
+        .args(["--profile", "code-review", "--replay"])
+        .arg(transcript.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "found but invalid");
+    let rows = sql(&env.db(), "SELECT level, message FROM events");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0][0], "warning");
+    assert!(
+        rows[0][1].starts_with("invariant failed at (root): "),
+        "{rows:?}"
+    );
+}
