@@ -79,6 +79,19 @@ fn classify(err: &anyhow::Error) -> Exit {
                 CliError::Usage(_) => Exit::Usage,
             };
         }
+        if let Some(e) = cause.downcast_ref::<agentshape_store::Error>() {
+            // A database from a newer version is a configuration problem; one
+            // that cannot be opened is an unreadable input; any other SQLite
+            // failure means the run could not be recorded.
+            return match e {
+                agentshape_store::Error::TooNew { .. } => Exit::Usage,
+                agentshape_store::Error::Sqlite {
+                    source: rusqlite_error,
+                    ..
+                } if is_cannot_open(rusqlite_error) => Exit::NoInput,
+                _ => Exit::Invalid,
+            };
+        }
         if cause.downcast_ref::<agentshape_core::Error>().is_some() {
             return match cause.downcast_ref::<agentshape_core::Error>() {
                 Some(agentshape_core::Error::Io(_)) => Exit::NoInput,
@@ -87,6 +100,11 @@ fn classify(err: &anyhow::Error) -> Exit {
         }
     }
     Exit::Usage
+}
+
+fn is_cannot_open(e: &dyn std::error::Error) -> bool {
+    let text = e.to_string();
+    text.contains("unable to open") || text.contains("not a database")
 }
 
 /// Whether any cause in the chain is a broken pipe.

@@ -178,3 +178,18 @@ fn a_broken_pipe_exits_quietly() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+#[test]
+fn a_store_that_is_not_a_database_is_66() {
+    let not_db = temp_file("hello, not sqlite\n");
+    let out = agentshape()
+        .args(["sessions", "--store"])
+        .arg(not_db.path())
+        .assert()
+        .code(66)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not a database"), "{err}");
+}
