@@ -89,3 +89,48 @@ impl Provider for Anthropic {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{Message, Role, Tool};
+
+    #[test]
+    fn tools_are_sent_strict_beside_the_output_format() {
+        let req = Request {
+            model: "claude-sonnet-4-5".into(),
+            system: None,
+            messages: vec![Message {
+                role: Role::User,
+                content: "hi".into(),
+            }],
+            schema: json!({"type": "object"}),
+            schema_name: "answer".into(),
+            max_tokens: 64,
+            tools: vec![Tool {
+                name: "lookup".into(),
+                description: "Look a service up".into(),
+                input_schema: json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}),
+            }],
+        };
+        let body = body(&req);
+        assert_eq!(
+            body["tools"],
+            json!([{
+                "name": "lookup",
+                "description": "Look a service up",
+                "input_schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false},
+                "strict": true,
+            }])
+        );
+        assert_eq!(
+            body["output_config"],
+            json!({"format": {"type": "json_schema", "schema": {"type": "object"}}})
+        );
+        let none = Request {
+            tools: Vec::new(),
+            ..req
+        };
+        assert!(super::body(&none).get("tools").is_none());
+    }
+}

@@ -140,3 +140,48 @@ impl Provider for OpenAi {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{Message, Role, Tool};
+
+    fn req() -> Request {
+        Request {
+            model: "gpt-4o-mini".into(),
+            system: None,
+            messages: vec![Message {
+                role: Role::User,
+                content: "hi".into(),
+            }],
+            schema: json!({"type": "object"}),
+            schema_name: "answer".into(),
+            max_tokens: 64,
+            tools: vec![Tool {
+                name: "lookup".into(),
+                description: "Look a service up".into(),
+                input_schema: json!({"type": "object"}),
+            }],
+        }
+    }
+
+    #[test]
+    fn chat_tools_are_strict_functions() {
+        assert_eq!(
+            chat_body(&req())["tools"],
+            json!([{"type": "function", "function": {
+                "name": "lookup", "description": "Look a service up",
+                "parameters": {"type": "object"}, "strict": true,
+            }}])
+        );
+    }
+
+    #[test]
+    fn responses_tools_are_strict_functions() {
+        assert_eq!(
+            responses_body(&req())["tools"],
+            json!([{"type": "function", "name": "lookup", "description": "Look a service up",
+                    "parameters": {"type": "object"}, "strict": true}])
+        );
+    }
+}
