@@ -194,7 +194,15 @@ fn agent_errors_end_in_their_category_and_exit_code() {
     // (env, extra args, exit code, error_category, error contains, attempts)
     let rate = example("rate-limit-429.ndjson");
     let empty_path = empty.path().display().to_string();
-    let cases: [(Vec<(&str, &str)>, Vec<&str>, i32, &str, &str, usize); 3] = [
+    type Case<'a> = (
+        Vec<(&'a str, &'a str)>,
+        Vec<&'a str>,
+        i32,
+        &'a str,
+        &'a str,
+        usize,
+    );
+    let cases: [Case; 3] = [
         (
             vec![("FAKE_TRANSCRIPT", &rate)],
             vec![],

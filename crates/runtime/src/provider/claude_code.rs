@@ -23,6 +23,7 @@
 //! one argument of an argument vector, never shell text, but Linux caps one
 //! argument at 128 KiB: a longer prompt fails to spawn with an I/O error.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -101,10 +102,8 @@ pub fn render_prompt(messages: &[Message]) -> String {
         match m.role {
             Role::Assistant => {
                 reply += 1;
-                out.push_str(&format!(
-                    "\n\n--- Your previous reply (attempt {reply}) ---\n{}",
-                    m.content
-                ));
+                let _ = write!(out, "\n\n--- Your previous reply (attempt {reply}) ---\n");
+                out.push_str(&m.content);
             }
             Role::User => {
                 out.push_str("\n\n--- Feedback on that reply ---\n");
