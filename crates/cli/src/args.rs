@@ -63,7 +63,8 @@ pub enum Command {
     #[command(after_help = "Examples:\n  \
         agentshape ask --provider anthropic --model claude-sonnet-4-5 --schema schemas/loop-action.json 'Is the build green?'\n  \
         echo 'Summarize the incident' | agentshape ask --provider openai --model gpt-4o-mini --schema s.json --json -\n  \
-        agentshape ask --provider ollama --model llama3.2 --schema s.json --retries 4 --base-url http://127.0.0.1:11434 'hi'")]
+        agentshape ask --provider ollama --model llama3.2 --schema s.json --retries 4 --base-url http://127.0.0.1:11434 'hi'\n  \
+        agentshape ask --provider claude-code --model sonnet --schema schemas/loop-action.json --timeout 900 'Is the build green?'")]
     Ask(AskArgs),
     /// What a provider will reject or ignore in a schema; --fix prints a schema it accepts.
     #[command(after_help = "Examples:\n  \
@@ -116,6 +117,8 @@ pub enum ProviderArg {
     Gemini,
     /// Ollama /api/chat.
     Ollama,
+    /// The Claude Code CLI: `claude -p PROMPT --json-schema SCHEMA --model M` (ask only; lint: Anthropic's dialect).
+    ClaudeCode,
 }
 
 #[derive(Debug, Args)]
@@ -150,9 +153,15 @@ pub struct AskArgs {
     /// Longest backoff delay in milliseconds, retry-after included.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub max_backoff_ms: u64,
-    /// Request timeout in seconds.
-    #[arg(long, default_value_t = 120, value_name = "SECS")]
-    pub timeout: u64,
+    /// Request timeout in seconds (default 120; claude-code: each agent run, default 600).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// claude-code: the Claude Code executable.
+    #[arg(long, value_name = "PATH", default_value = "claude")]
+    pub claude_bin: String,
+    /// claude-code: keep each attempt's forensic log here (default: a temporary directory, removed).
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
     /// The prompt (`-` for stdin).
     #[arg(value_name = "PROMPT")]
     pub prompt: String,

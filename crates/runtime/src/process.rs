@@ -62,8 +62,9 @@ pub enum Ending {
     Replayed,
 }
 
-/// Receives each raw stdout line (without terminator) in order.
-pub trait LineSink {
+/// Receives each raw stdout line (without terminator) in order. `Send`, so
+/// streaming an agent is a `Send` future (see `provider::claude_code`).
+pub trait LineSink: Send {
     /// One line; a final line cut by the end of the stream arrives unterminated.
     ///
     /// # Errors

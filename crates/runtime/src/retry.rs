@@ -9,7 +9,10 @@
 //! invalid is retried up to `retries` times by appending the model's reply and
 //! a user turn listing the validation errors. 401/403, other 4xx, a refusal
 //! and a cut at the token limit end the call at once: repeating the same
-//! request cannot fix them.
+//! request cannot fix them. Neither are an agent process's failures (a
+//! missing executable, a timeout, a crash before its result, an `is_error`
+//! result): the agent CLI retries its own API calls, and it already had its
+//! whole turn.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -93,6 +96,9 @@ pub struct Attempt {
     pub error_category: Option<ErrorCategory>,
     /// Token usage of this call.
     pub usage: Usage,
+    /// Cost of this call, when the provider reports one (Claude Code's result line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     /// How long we waited before the next call, when we did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
@@ -108,6 +114,10 @@ pub struct AskOutcome {
     pub attempts: Vec<Attempt>,
     /// Usage summed over every call.
     pub usage: Usage,
+    /// Cost summed over every call that reported one (`None` when none did).
+    pub cost_usd: Option<f64>,
+    /// The agent executable that does not exist, when that ended the ask.
+    pub not_found: Option<String>,
     /// Why the ask failed, when it did.
     pub error: Option<String>,
     /// The category (DESIGN.md's list): provider errors, `refusal`,
@@ -164,6 +174,10 @@ pub fn feedback(extraction: &Extraction, empty: bool) -> String {
     }
     text.push_str("Reply again with only the corrected JSON value.");
     text
+}
+
+fn cost_of(s: &RunSummary) -> Option<f64> {
+    s.result.as_ref().and_then(|r| r.total_cost_usd)
 }
 
 fn usage_of(s: &RunSummary) -> Usage {
@@ -226,6 +240,7 @@ fn status_category(status: u16) -> ErrorCategory {
 pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_>) -> AskOutcome {
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut usage = Usage::default();
+    let mut cost: Option<f64> = None;
     let mut http_failures = 0u32;
     let mut validation_retries = 0u32;
     let mut last = Extraction::none();
@@ -238,6 +253,8 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
             Err(e) => {
                 let category = match &e {
                     ProviderError::Transport { timeout: true, .. } => ErrorCategory::Timeout,
+                    ProviderError::NotFound { .. } => ErrorCategory::NotFound,
+                    ProviderError::Agent { category, .. } => *category,
                     _ => ErrorCategory::Api,
                 };
                 let transient = matches!(e, ProviderError::Transport { .. });
@@ -258,13 +275,22 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
                     continue;
                 }
                 attempts.push(a);
-                return done(last, attempts, usage, Some(e.to_string()), Some(category));
+                let mut out = done(last, attempts, usage, Some(e.to_string()), Some(category));
+                out.cost_usd = cost;
+                if let ProviderError::NotFound { program } = e {
+                    out.not_found = Some(program);
+                }
+                return out;
             }
             Ok(r) => (r.status, r.retry_after, r.summary),
         };
         let this_usage = usage_of(&summary);
         usage.input_tokens += this_usage.input_tokens;
         usage.output_tokens += this_usage.output_tokens;
+        let this_cost = cost_of(&summary);
+        if let Some(c) = this_cost {
+            cost = Some(cost.unwrap_or(0.0) + c);
+        }
         let code = status.unwrap_or(200);
         if !(200..300).contains(&code) {
             let category = match summary.error_category {
@@ -295,16 +321,22 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
                     .delay(http_failures, retry_after, fastrand::f64());
                 http_failures += 1;
                 a.delay_ms = Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                a.cost_usd = this_cost;
                 attempts.push(a);
                 tokio::time::sleep(d).await;
                 continue;
             }
+            a.cost_usd = this_cost;
             attempts.push(a);
             last.run = Some(Box::new(summary));
-            return done(last, attempts, usage, Some(error), Some(category));
+            return with_cost(
+                done(last, attempts, usage, Some(error), Some(category)),
+                cost,
+            );
         }
         let mut extraction = judge(&summary, opts);
-        let empty = summary.output.trim().is_empty();
+        // A native structured output with no text (Claude Code) is not empty.
+        let empty = summary.output.trim().is_empty() && summary.structured_output.is_none();
         let stop = summary.error_category.filter(|c| !c.is_heuristic());
         let error = summary.error.clone().or_else(|| {
             stop.map(|_| {
@@ -316,16 +348,25 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
             })
         });
         let mut a = attempt(n, status, &extraction, error.clone(), stop, this_usage);
-        let reply_text = summary.output.clone();
+        a.cost_usd = this_cost;
+        // The reply fed back is the value the model gave natively when it
+        // gave one (Claude Code's `structured_output`; its text is prose).
+        let reply_text = summary
+            .structured_output
+            .as_ref()
+            .map_or_else(|| summary.output.clone(), Value::to_string);
         extraction.run = Some(Box::new(summary));
         if let Some(category) = stop {
             // Refusal, token limit, or an error reported in a 2xx body.
             attempts.push(a);
-            return done(extraction, attempts, usage, error, Some(category));
+            return with_cost(
+                done(extraction, attempts, usage, error, Some(category)),
+                cost,
+            );
         }
         if extraction.valid {
             attempts.push(a);
-            return done(extraction, attempts, usage, None, None);
+            return with_cost(done(extraction, attempts, usage, None, None), cost);
         }
         if empty {
             a.error = Some("empty content".to_owned());
@@ -347,7 +388,7 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
                     Some(ErrorCategory::StructuredOutputRetries),
                 )
             };
-            return done(extraction, attempts, usage, error, category);
+            return with_cost(done(extraction, attempts, usage, error, category), cost);
         }
         validation_retries += 1;
         req.messages.push(Message {
@@ -383,8 +424,14 @@ fn attempt(
         error,
         error_category,
         usage,
+        cost_usd: None,
         delay_ms: None,
     }
+}
+
+fn with_cost(mut outcome: AskOutcome, cost: Option<f64>) -> AskOutcome {
+    outcome.cost_usd = cost;
+    outcome
 }
 
 fn done(
@@ -398,6 +445,8 @@ fn done(
         extraction,
         attempts,
         usage,
+        cost_usd: None,
+        not_found: None,
         error,
         error_category,
     }

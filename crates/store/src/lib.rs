@@ -242,7 +242,9 @@ pub struct MemoryLine {
 }
 
 /// A place sessions are persisted. SQLite implements it; a Postgres backend can too.
-pub trait Store {
+/// `Send`, so a session that writes to it is a `Send` future (the Claude Code
+/// provider runs sessions behind the object-safe `Provider` trait).
+pub trait Store: Send {
     /// Write a session and all its rows in one transaction. Idempotent: when a
     /// session with the same id exists nothing is written and
     /// [`WriteReport::inserted`] is false.

@@ -1,5 +1,7 @@
 //! `agentshape ask`: one provider call with native structured output,
 //! extraction, validation against the original schema, and bounded retry.
+//! `--provider claude-code` runs the Claude Code CLI through the agent runner
+//! instead of an HTTP call; the retry loop is the same.
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -7,7 +9,8 @@ use std::time::Duration;
 use agentshape_core::Method;
 use agentshape_core::lint::{Severity, fix, lint};
 use agentshape_core::validate::Validator;
-use agentshape_runtime::provider::{self, Config, Kind, Message, Request, Role, Secret};
+use agentshape_runtime::provider::claude_code::ClaudeCode;
+use agentshape_runtime::provider::{self, Config, Kind, Message, Provider, Request, Role, Secret};
 use agentshape_runtime::retry::{AskOptions, Backoff, Verdict, ask};
 use serde_json::{Value, json};
 
@@ -23,6 +26,7 @@ fn kind_of(p: ProviderArg) -> Kind {
         ProviderArg::OpenaiResponses => Kind::OpenaiResponses,
         ProviderArg::Gemini => Kind::Gemini,
         ProviderArg::Ollama => Kind::Ollama,
+        ProviderArg::ClaudeCode => Kind::ClaudeCode,
     }
 }
 
@@ -34,7 +38,9 @@ fn env(name: &str) -> Option<String> {
 ///
 /// Exit codes: 0 valid; 1 still invalid after the retries; 2 nothing found
 /// after the retries; 3 the provider failed (auth, rate limit, api, timeout),
-/// refused, or stopped at the token limit; 64 bad arguments or missing key.
+/// refused, or stopped at the token limit (claude-code: an `is_error` result,
+/// a timeout, a crash before the result); 64 bad arguments or missing key;
+/// 127 the claude-code executable does not exist.
 ///
 /// # Errors
 /// A missing or bad schema, a missing key, an unreadable prompt, or a failing stdout.
@@ -68,12 +74,22 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         })?),
         None => None,
     };
-    let config = Config {
-        base_url: args.base_url.clone().or_else(|| env(kind.base_url_var())),
-        key: kind.key_var().and_then(env).map(Secret::new),
-        timeout: Duration::from_secs(args.timeout.max(1)),
+    let default_timeout = if kind == Kind::ClaudeCode { 600 } else { 120 };
+    let timeout = Duration::from_secs(args.timeout.unwrap_or(default_timeout).max(1));
+    let client: Box<dyn Provider> = if kind == Kind::ClaudeCode {
+        Box::new(ClaudeCode::new(
+            args.claude_bin.clone(),
+            Some(timeout),
+            args.log_dir.clone(),
+        ))
+    } else {
+        let config = Config {
+            base_url: args.base_url.clone().or_else(|| env(kind.base_url_var())),
+            key: kind.key_var().and_then(env).map(Secret::new),
+            timeout,
+        };
+        provider::build(kind, config).map_err(|e| CliError::Usage(e.to_string()))?
     };
-    let client = provider::build(kind, config).map_err(|e| CliError::Usage(e.to_string()))?;
     let req = Request {
         model: args.model.clone(),
         system: args.system.clone(),
@@ -104,11 +120,18 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         .build()?;
     let outcome = rt.block_on(ask(client.as_ref(), req, &opts));
     let exit = match outcome.verdict() {
+        _ if outcome.not_found.is_some() => Exit::NotFound,
         Verdict::Valid => Exit::Ok,
         Verdict::Invalid => Exit::Invalid,
         Verdict::Nothing => Exit::NoOutput,
         Verdict::ProviderError => Exit::AgentError,
     };
+    if let Some(name) = &outcome.not_found {
+        let _ = writeln!(
+            std::io::stderr(),
+            "agentshape: agent executable not found: {name}"
+        );
+    }
     let mut out = Out::new(args.output);
     if out.json {
         let mut obj = match serde_json::to_value(&outcome.extraction) {
@@ -117,6 +140,7 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         };
         obj.insert("attempts".into(), serde_json::to_value(&outcome.attempts)?);
         obj.insert("usage".into(), serde_json::to_value(&outcome.usage)?);
+        obj.insert("cost_usd".into(), json!(outcome.cost_usd));
         obj.insert("provider".into(), json!(kind.as_str()));
         obj.insert("model".into(), json!(args.model));
         obj.insert("error".into(), json!(outcome.error));
@@ -142,13 +166,17 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         let mut err = std::io::stderr();
         let _ = writeln!(
             err,
-            "{} {}: {verdict} via {} after {} attempt(s), {} in / {} out tokens{}",
+            "{} {}: {verdict} via {} after {} attempt(s), {} in / {} out tokens{}{}",
             kind.as_str(),
             args.model,
             e.method.as_str(),
             outcome.attempts.len(),
             outcome.usage.input_tokens,
             outcome.usage.output_tokens,
+            outcome
+                .cost_usd
+                .map(|c| format!(", ${c:.4}"))
+                .unwrap_or_default(),
             outcome
                 .error
                 .as_ref()

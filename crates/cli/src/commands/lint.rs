@@ -12,7 +12,8 @@ use crate::output::{Out, Style};
 /// The lint dialect of a `--provider` value.
 pub fn dialect_of(p: ProviderArg) -> Dialect {
     match p {
-        ProviderArg::Anthropic => Dialect::Anthropic,
+        // Claude Code hands the schema to the same models.
+        ProviderArg::Anthropic | ProviderArg::ClaudeCode => Dialect::Anthropic,
         ProviderArg::Openai | ProviderArg::OpenaiResponses => Dialect::Openai,
         ProviderArg::Gemini => Dialect::Gemini,
         ProviderArg::Ollama => Dialect::Ollama,

@@ -11,6 +11,7 @@
 )]
 
 mod ask;
+mod ask_claude;
 mod check;
 mod exit_codes;
 mod extract;

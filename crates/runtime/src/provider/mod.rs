@@ -6,13 +6,15 @@
 //! `text.format`, Gemini `responseJsonSchema`, Ollama `format`) and returns
 //! the raw body decoded by core's provider decoders. Nothing here trusts the
 //! answer: [`crate::retry::ask`] extracts and validates it (seed 003's belt
-//! and suspenders). The Claude Code CLI (`claude -p --json-schema`) is not a
-//! provider here: it runs through the agent runner of `agentshape run`.
+//! and suspenders). The Claude Code CLI (`claude -p --json-schema`) is the
+//! one provider that is not HTTP: [`claude_code`] runs it through the agent
+//! runner of `agentshape run` and hands the decoded stream to the same loop.
 //!
 //! Keys live in a [`Secret`], whose `Debug` and `Display` are redacted; they
 //! are sent only in the provider's auth header and never appear in errors.
 
 pub mod anthropic;
+pub mod claude_code;
 pub mod gemini;
 mod http;
 pub mod ollama;
@@ -69,6 +71,8 @@ pub enum Kind {
     Gemini,
     /// Ollama `/api/chat`.
     Ollama,
+    /// The Claude Code CLI (`claude -p --json-schema`), run as an agent process.
+    ClaudeCode,
 }
 
 impl Kind {
@@ -80,6 +84,7 @@ impl Kind {
             "openai-responses" => Some(Kind::OpenaiResponses),
             "gemini" => Some(Kind::Gemini),
             "ollama" => Some(Kind::Ollama),
+            "claude-code" => Some(Kind::ClaudeCode),
             _ => None,
         }
     }
@@ -92,13 +97,15 @@ impl Kind {
             Kind::OpenaiResponses => "openai-responses",
             Kind::Gemini => "gemini",
             Kind::Ollama => "ollama",
+            Kind::ClaudeCode => "claude-code",
         }
     }
 
-    /// The schema dialect the provider accepts.
+    /// The schema dialect the provider accepts (Claude Code's is taken to
+    /// be Anthropic's: the schema reaches the same models through it).
     pub fn dialect(self) -> Dialect {
         match self {
-            Kind::Anthropic => Dialect::Anthropic,
+            Kind::Anthropic | Kind::ClaudeCode => Dialect::Anthropic,
             Kind::OpenaiChat | Kind::OpenaiResponses => Dialect::Openai,
             Kind::Gemini => Dialect::Gemini,
             Kind::Ollama => Dialect::Ollama,
@@ -113,33 +120,36 @@ impl Kind {
             Kind::OpenaiResponses => Format::OpenaiResponses,
             Kind::Gemini => Format::Gemini,
             Kind::Ollama => Format::Ollama,
+            Kind::ClaudeCode => Format::Claude,
         }
     }
 
-    /// The environment variable naming the base URL.
+    /// The environment variable naming the base URL (Claude Code reads
+    /// `ANTHROPIC_BASE_URL` itself).
     pub fn base_url_var(self) -> &'static str {
         match self {
-            Kind::Anthropic => "ANTHROPIC_BASE_URL",
+            Kind::Anthropic | Kind::ClaudeCode => "ANTHROPIC_BASE_URL",
             Kind::OpenaiChat | Kind::OpenaiResponses => "OPENAI_BASE_URL",
             Kind::Gemini => "GEMINI_BASE_URL",
             Kind::Ollama => "OLLAMA_HOST",
         }
     }
 
-    /// The environment variable holding the key (`None`: no key needed).
+    /// The environment variable holding the key (`None`: no key needed, or,
+    /// for Claude Code, the CLI's own login).
     pub fn key_var(self) -> Option<&'static str> {
         match self {
             Kind::Anthropic => Some("ANTHROPIC_API_KEY"),
             Kind::OpenaiChat | Kind::OpenaiResponses => Some("OPENAI_API_KEY"),
             Kind::Gemini => Some("GEMINI_API_KEY"),
-            Kind::Ollama => None,
+            Kind::Ollama | Kind::ClaudeCode => None,
         }
     }
 
     /// The public endpoint used when no base URL is given.
     pub fn default_base_url(self) -> &'static str {
         match self {
-            Kind::Anthropic => "https://api.anthropic.com",
+            Kind::Anthropic | Kind::ClaudeCode => "https://api.anthropic.com",
             Kind::OpenaiChat | Kind::OpenaiResponses => "https://api.openai.com/v1",
             Kind::Gemini => "https://generativelanguage.googleapis.com",
             Kind::Ollama => "http://localhost:11434",
@@ -200,7 +210,7 @@ pub struct Request {
 /// What one call returned.
 #[derive(Debug, Clone)]
 pub struct Reply {
-    /// The HTTP status (`None` for an in-process model).
+    /// The HTTP status (`None` for an in-process model or an agent process).
     pub status: Option<u16>,
     /// The server's `retry-after` (or `retry-after-ms`), when sent.
     pub retry_after: Option<Duration>,
@@ -230,6 +240,23 @@ pub enum ProviderError {
         /// The variable.
         var: &'static str,
     },
+    /// The agent executable does not exist (exit 127, as for `agentshape run`).
+    #[error("agent executable not found: {program}")]
+    NotFound {
+        /// The executable as given.
+        program: String,
+    },
+    /// The agent process ended without an answer: it timed out, died before
+    /// its result, or could not be run. Not retried: it already had its turn.
+    #[error("{provider}: {message}")]
+    Agent {
+        /// Provider name.
+        provider: &'static str,
+        /// What happened.
+        message: String,
+        /// Its category (`timeout`, `api`).
+        category: agentshape_core::ErrorCategory,
+    },
 }
 
 /// A boxed future, so [`Provider`] stays object-safe.
@@ -249,7 +276,9 @@ pub trait Provider: Send + Sync {
     /// Which API this is.
     fn kind(&self) -> Kind;
 
-    /// The exact JSON body this provider would send for `req`.
+    /// The exact request this provider would send for `req`: the JSON body
+    /// of an HTTP provider; the argument vector (a JSON array of strings) of
+    /// an agent CLI.
     fn body(&self, req: &Request) -> Value;
 
     /// Send `req` and decode the answer.
@@ -267,7 +296,9 @@ pub struct Config {
     pub timeout: Duration,
 }
 
-/// Build the client for `kind`.
+/// Build the HTTP client for `kind`; Claude Code, an agent process, is built
+/// with [`claude_code::ClaudeCode::new`] (asked for here, it runs `claude` from
+/// `PATH` with the configured timeout).
 ///
 /// # Errors
 /// [`ProviderError::MissingKey`] when the provider needs a key and none was given.
@@ -287,17 +318,23 @@ pub fn build(kind: Kind, config: Config) -> Result<Box<dyn Provider>, ProviderEr
         }
         (_, key) => key,
     };
-    let http = http::Http::new(kind, config.timeout);
+    let timeout = config.timeout;
+    let http = || http::Http::new(kind, timeout);
     Ok(match kind {
-        Kind::Anthropic => Box::new(anthropic::Anthropic::new(http, base, key)),
+        Kind::Anthropic => Box::new(anthropic::Anthropic::new(http(), base, key)),
         Kind::OpenaiChat | Kind::OpenaiResponses => Box::new(openai::OpenAi::new(
-            http,
+            http(),
             base,
             key,
             kind == Kind::OpenaiResponses,
         )),
-        Kind::Gemini => Box::new(gemini::Gemini::new(http, base, key)),
-        Kind::Ollama => Box::new(ollama::Ollama::new(http, base)),
+        Kind::Gemini => Box::new(gemini::Gemini::new(http(), base, key)),
+        Kind::Ollama => Box::new(ollama::Ollama::new(http(), base)),
+        Kind::ClaudeCode => Box::new(claude_code::ClaudeCode::new(
+            "claude",
+            Some(config.timeout),
+            None,
+        )),
     })
 }
 
