@@ -4,7 +4,7 @@
 //! with `strict: true`
 //! (<https://platform.claude.com/docs/en/build-with-claude/structured-outputs>).
 
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
 use super::http::Http;
@@ -76,13 +76,10 @@ impl Provider for Anthropic {
 
     fn call<'a>(&'a self, req: &'a Request) -> BoxFuture<'a, Result<Reply, ProviderError>> {
         Box::pin(async move {
-            let mut headers = HeaderMap::new();
-            if let Some(key) = &self.key {
-                if let Ok(mut v) = HeaderValue::from_str(key.expose()) {
-                    v.set_sensitive(true);
-                    headers.insert("x-api-key", v);
-                }
-            }
+            let mut headers = super::http::key_headers(
+                HeaderName::from_static("x-api-key"),
+                self.key.as_ref().map(|key| key.expose().to_owned()),
+            );
             headers.insert("anthropic-version", HeaderValue::from_static(VERSION));
             let url = format!("{}/v1/messages", self.base);
             self.http.post(&url, headers, &body(req)).await

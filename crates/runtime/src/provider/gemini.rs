@@ -4,7 +4,7 @@
 //! application/json` (<https://ai.google.dev/gemini-api/docs/structured-output>).
 //! The key is sent as a header, never in the URL.
 
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
 use super::http::Http;
@@ -61,13 +61,10 @@ impl Provider for Gemini {
 
     fn call<'a>(&'a self, req: &'a Request) -> BoxFuture<'a, Result<Reply, ProviderError>> {
         Box::pin(async move {
-            let mut headers = HeaderMap::new();
-            if let Some(key) = &self.key {
-                if let Ok(mut v) = HeaderValue::from_str(key.expose()) {
-                    v.set_sensitive(true);
-                    headers.insert("x-goog-api-key", v);
-                }
-            }
+            let headers = super::http::key_headers(
+                HeaderName::from_static("x-goog-api-key"),
+                self.key.as_ref().map(|key| key.expose().to_owned()),
+            );
             let url = format!("{}/v1beta/models/{}:generateContent", self.base, req.model);
             self.http.post(&url, headers, &body(req)).await
         })

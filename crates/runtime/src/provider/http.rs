@@ -69,6 +69,17 @@ impl Http {
 }
 
 /// `retry-after-ms` (milliseconds) or `retry-after` (seconds); an HTTP date is ignored.
+/// Headers carrying an API key, marked sensitive so they never show in
+/// `Debug` output; no header when there is no key or it is not a valid value.
+pub(crate) fn key_headers(name: reqwest::header::HeaderName, value: Option<String>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    if let Some(Ok(mut v)) = value.map(|v| reqwest::header::HeaderValue::from_str(&v)) {
+        v.set_sensitive(true);
+        headers.insert(name, v);
+    }
+    headers
+}
+
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let get = |name: &str| {
         headers

@@ -5,7 +5,7 @@
 //! with `Authorization: Bearer <key>`
 //! (<https://platform.openai.com/docs/guides/structured-outputs>).
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::AUTHORIZATION;
 use serde_json::{Value, json};
 
 use super::http::Http;
@@ -123,13 +123,12 @@ impl Provider for OpenAi {
 
     fn call<'a>(&'a self, req: &'a Request) -> BoxFuture<'a, Result<Reply, ProviderError>> {
         Box::pin(async move {
-            let mut headers = HeaderMap::new();
-            if let Some(key) = &self.key {
-                if let Ok(mut v) = HeaderValue::from_str(&format!("Bearer {}", key.expose())) {
-                    v.set_sensitive(true);
-                    headers.insert(AUTHORIZATION, v);
-                }
-            }
+            let headers = super::http::key_headers(
+                AUTHORIZATION,
+                self.key
+                    .as_ref()
+                    .map(|key| format!("Bearer {}", key.expose())),
+            );
             let path = if self.responses {
                 "responses"
             } else {
