@@ -36,7 +36,7 @@ use serde_json::Value;
 /// regression fails.
 const FLOORS: &[(&str, f64)] = &[
     ("jsonrepair", 69.5),
-    ("json_repair", 62.5),
+    ("json_repair", 63.0),
     ("baml", 53.0),
     ("ai-fixjson", 67.5),
 ];
@@ -103,8 +103,7 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "structural_guess",
         "real gap: missing `[` in a list of rows, an extra `}` before more members \
-         (the candidate ends at the balanced `}`), Python sets `{'a', 'b'}`, bare words before a \
-         key (`COMMENT \"k\": 1`)",
+         (the candidate ends at the balanced `}`), bare words before a key (`COMMENT \"k\": 1`)",
     ),
     (
         "other_heuristic",
@@ -176,7 +175,6 @@ const RESIDUAL: &[(&str, &[&str])] = &[
             "json_repair-0050",
             "json_repair-0108",
             "json_repair-0131",
-            "json_repair-0140",
             "json_repair-0143",
             "json_repair-0149",
             "json_repair-0150",

@@ -92,6 +92,8 @@ pub enum Repair {
     IncompleteNumber,
     /// The whole value was itself JSON-escaped (`{\"a\": 1}`) and was unescaped once.
     EscapedJson,
+    /// A Python set `{'a', 'b'}` (quoted items, no values), read as an array.
+    PythonSet,
 }
 
 /// Extraction settings.

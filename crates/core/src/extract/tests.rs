@@ -86,6 +86,7 @@ fn repair_table() {
         ("{\"a\":\u{a0}\"foo\",\u{200b}\"b\": 1}", json!({"a": "foo", "b": 1}), R, &[UnicodeWhitespace]),
         ("{url: https://x.example/a, re: /a+b/}", json!({"url": "https://x.example/a", "re": "/a+b/"}), R, &[UnquotedKey, UnquotedString]),
         (r#"{"c": (1, 2), "e": (), "s": (3)}"#, json!({"c": [1, 2], "e": [], "s": 3}), R, &[PythonTuple]),
+        (r#"{"s": {'a', 'b', "c"}, "k": {"x", "y": 1}}"#, json!({"s": ["a", "b", "c"], "k": {"y": 1}}), R, &[SingleQuotes, PythonSet, DanglingKeyDropped]),
         (r#"{\"key\": \"va\\\"l\"}"#, json!({"key": "va\"l"}), R, &[EscapedJson]),
         ("{\n \"c\": [\n  {\"a\": 1},\n  // b ]\n  {\"a\": 2}\n ]\n}", json!({"c": [{"a": 1}, {"a": 2}]}), R, &[Comment]),
         (r#"{"a": "x\"#, json!({"a": "x"}), R, &[Truncated]),

@@ -192,9 +192,17 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// An object, or a Python set (Note [Python sets]).
+    ///
+    /// Note [Python sets]: `{'a', 'b'}` is a Python set literal: quoted
+    /// items with no values. An object that closes with `}` having read no
+    /// member, only two or more quoted keys each followed by `,` or `}`, is
+    /// that set, read as an array of its items ([`Repair::PythonSet`]); else
+    /// those keys are dangling and dropped.
     fn object(&mut self) -> Value {
         let mut map = Map::new();
         let mut after_comma = false;
+        let mut set_items: Vec<Value> = Vec::new();
         let end = loop {
             self.skip_ws();
             let Some(b) = self.peek() else {
@@ -213,7 +221,7 @@ impl<'a> Parser<'a> {
                 }
                 b',' => {
                     self.pos += 1;
-                    if after_comma || map.is_empty() {
+                    if after_comma || (map.is_empty() && set_items.is_empty()) {
                         self.note(Repair::TrailingComma);
                     }
                     after_comma = true;
@@ -236,6 +244,7 @@ impl<'a> Parser<'a> {
             after_comma = false;
             // Key.
             let smart = smart_quote(self.src.get(self.pos..).unwrap_or_default());
+            let quoted = matches!(b, b'"' | b'\'') || smart.is_some();
             let key = match b {
                 b'"' | b'\'' => self.string(Quote::Ascii(b), Ctx::Key),
                 _ if smart.is_some() => self.string(smart.unwrap_or(Quote::SmartDouble), Ctx::Key),
@@ -263,6 +272,10 @@ impl<'a> Parser<'a> {
                 }
                 Some(b':' | b'=') => {
                     self.pos += 1;
+                }
+                Some(b',' | b'}') if quoted && map.is_empty() => {
+                    set_items.push(Value::String(key));
+                    continue;
                 }
                 Some(b',' | b'}' | b']') => {
                     self.note(Repair::DanglingKeyDropped);
@@ -293,11 +306,19 @@ impl<'a> Parser<'a> {
                 break End::Open;
             }
         };
-        if matches!(end, End::Open) {
+        let closed = matches!(end, End::Closed);
+        if !closed {
             if after_comma {
                 self.note(Repair::TrailingComma);
             }
             self.note(Repair::Truncated);
+        }
+        if closed && map.is_empty() && set_items.len() >= 2 {
+            self.note(Repair::PythonSet);
+            return Value::Array(set_items);
+        }
+        if !set_items.is_empty() {
+            self.note(Repair::DanglingKeyDropped);
         }
         Value::Object(map)
     }
