@@ -36,7 +36,7 @@ use serde_json::Value;
 /// regression fails.
 const FLOORS: &[(&str, f64)] = &[
     ("jsonrepair", 69.5),
-    ("json_repair", 63.0),
+    ("json_repair", 64.0),
     ("baml", 53.0),
     ("ai-fixjson", 67.5),
 ];
@@ -107,7 +107,7 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     ),
     (
         "other_heuristic",
-        "real gap: `ObjectId(\"x\")` calls, `1_234` digit separators, braces inside unquoted \
+        "real gap: `ObjectId(\"x\")` calls, braces inside unquoted \
          values, backtick/acute quotes, `[{5}s`",
     ),
 ];
@@ -186,7 +186,6 @@ const RESIDUAL: &[(&str, &[&str])] = &[
         &[
             "jsonrepair-0156",
             "jsonrepair-0310",
-            "json_repair-0081",
             "json_repair-0123",
             "json_repair-0124",
             "json_repair-0142",

@@ -94,6 +94,8 @@ pub enum Repair {
     EscapedJson,
     /// A Python set `{'a', 'b'}` (quoted items, no values), read as an array.
     PythonSet,
+    /// `1_234.5_6`: underscores between digits (Python, Rust, JS) dropped.
+    DigitSeparator,
 }
 
 /// Extraction settings.

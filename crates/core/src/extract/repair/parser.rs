@@ -795,10 +795,18 @@ impl<'a> Parser<'a> {
                 other => other,
             };
         }
-        while self
-            .peek()
-            .is_some_and(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
-        {
+        // Note [Digit separators]: `1_234.5_6` is a number with Python/JS
+        // digit separators; an `_` counts only between two digits.
+        let mut separated = false;
+        while let Some(b) = self.peek() {
+            let separator = b == b'_'
+                && self.pos > start
+                && self.src.get(self.pos - 1).is_some_and(u8::is_ascii_digit)
+                && self.peek_at(1).is_some_and(|c| c.is_ascii_digit());
+            if !(separator || matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) {
+                break;
+            }
+            separated |= separator;
             self.pos += 1;
         }
         // A number glued to letters is a word (`3rd`, `1h`); one glued to a
@@ -809,8 +817,15 @@ impl<'a> Parser<'a> {
                 || (b == b'/' && !matches!(self.peek_at(1), Some(b'/' | b'*')))
                 || (b == b':' && self.peek_at(1).is_some_and(|c| c.is_ascii_digit()))
         });
-        let lexeme = std::str::from_utf8(self.src.get(start..self.pos).unwrap_or_default())
+        let raw = std::str::from_utf8(self.src.get(start..self.pos).unwrap_or_default())
             .unwrap_or_default();
+        let joined;
+        let lexeme = if separated {
+            joined = raw.replace('_', "");
+            joined.as_str()
+        } else {
+            raw
+        };
         // Note [Leading zeros]: `0789` is an identifier (a zip code, an id),
         // not the number 789: kept as text.
         let digits = lexeme.trim_start_matches(['-', '+']).as_bytes();
@@ -821,6 +836,9 @@ impl<'a> Parser<'a> {
             return self.unquoted_string();
         }
         if let Some(n) = parse_number(lexeme) {
+            if separated {
+                self.note(Repair::DigitSeparator);
+            }
             return n;
         }
         // Note [Cut numbers]: a number cut mid-way (`1.`, `2e`, `-`) before
@@ -832,6 +850,9 @@ impl<'a> Parser<'a> {
             None | Some(b',' | b'}' | b']' | b')' | b' ' | b'\t' | b'\n' | b'\r')
         );
         if trimmed.len() < lexeme.len() && delimited {
+            if separated {
+                self.note(Repair::DigitSeparator);
+            }
             let at_end = self.skip_plain_ws(self.pos, usize::MAX) >= self.src.len();
             self.note(if at_end {
                 Repair::Truncated
