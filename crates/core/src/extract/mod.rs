@@ -96,6 +96,9 @@ pub enum Repair {
     PythonSet,
     /// `1_234.5_6`: underscores between digits (Python, Rust, JS) dropped.
     DigitSeparator,
+    /// `ObjectId("x")`, `new Date("x")`: a constructor call around one
+    /// literal (MongoDB shell, JS), read as that literal.
+    WrapperCall,
 }
 
 /// Extraction settings.

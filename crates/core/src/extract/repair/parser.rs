@@ -47,6 +47,8 @@ enum Quote {
 
 /// Bytes of look-ahead spent on one ambiguous quote (Note [Missing quotes]).
 const LOOKAHEAD: usize = 64;
+/// Bytes looked ahead for the `)` of a wrapper call (Note [Wrapper calls]).
+const WRAPPER_SPAN: usize = 256;
 /// Bytes looked back from the end of the input for closers (Note [Missing quotes]).
 const TAIL_LOOKBACK: usize = 1024;
 
@@ -918,10 +920,80 @@ impl<'a> Parser<'a> {
                 Value::Null
             }
             _ => {
+                if let Some(v) = self.wrapper_call(start) {
+                    return v;
+                }
                 self.pos = start;
                 self.unquoted_string()
             }
         }
+    }
+
+    /// Note [Wrapper calls]: `ObjectId("5f1")`, `ISODate("2024-01-01")`,
+    /// `NumberLong(2)`, `new Date("x")` are MongoDB-shell and JS constructor
+    /// calls around one literal; the value is that literal
+    /// ([`Repair::WrapperCall`]). Only a capitalized name (a constructor, by
+    /// convention), optionally after `new`, directly followed by `(`, one
+    /// quoted string or number, and `)` on the same line within
+    /// [`WRAPPER_SPAN`] bytes; anything else stays unquoted text, so the
+    /// look-ahead is bounded. The cursor is after the word at `start`.
+    fn wrapper_call(&mut self, start: usize) -> Option<Value> {
+        let save = (self.pos, self.repairs.len());
+        let v = self.wrapper_call_inner(start);
+        if v.is_none() {
+            self.pos = save.0;
+            self.repairs.truncate(save.1);
+        }
+        v
+    }
+
+    fn wrapper_call_inner(&mut self, start: usize) -> Option<Value> {
+        let word = self.src.get(start..self.pos)?;
+        if word == b"new" {
+            while self.peek() == Some(b' ') && self.pos - start < 16 {
+                self.pos += 1;
+            }
+            let name = self.pos;
+            while self.peek().is_some_and(is_ident_byte) {
+                self.pos += 1;
+            }
+            if self.pos == name || !self.src.get(name)?.is_ascii_uppercase() {
+                return None;
+            }
+        } else if !word.first()?.is_ascii_uppercase() {
+            return None;
+        }
+        if self.peek() != Some(b'(') {
+            return None;
+        }
+        let open = self.pos + 1;
+        let span = self
+            .src
+            .get(open..(open + WRAPPER_SPAN).min(self.src.len()))?;
+        let close = open + span.iter().position(|&b| b == b')' || b == b'\n')?;
+        if self.src.get(close) != Some(&b')') {
+            return None;
+        }
+        let inner = std::str::from_utf8(self.src.get(open..close)?).ok()?;
+        let trimmed = inner.trim();
+        let v = match trimmed.as_bytes() {
+            [q @ (b'"' | b'\''), .., last, end] if end == q && *last != b'\\' => {
+                self.pos = open + (inner.len() - inner.trim_start().len());
+                let v = Value::String(self.string(Quote::Ascii(*q), Ctx::Tuple));
+                while self.peek() == Some(b' ') {
+                    self.pos += 1;
+                }
+                if self.pos != close {
+                    return None;
+                }
+                v
+            }
+            [b'0'..=b'9' | b'-', ..] => parse_number(trimmed)?,
+            _ => return None,
+        };
+        self.pos = close + 1;
+        self.note(Repair::WrapperCall);
+        Some(v)
     }
 
     /// Unquoted text in value position, up to `,` `}` `]` or the line end.
