@@ -36,7 +36,7 @@ use serde_json::Value;
 /// regression fails.
 const FLOORS: &[(&str, f64)] = &[
     ("jsonrepair", 70.0),
-    ("json_repair", 64.0),
+    ("json_repair", 64.5),
     ("baml", 53.0),
     ("ai-fixjson", 67.5),
 ];
@@ -103,7 +103,7 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "structural_guess",
         "real gap: missing `[` in a list of rows, an extra `}` before more members \
-         (the candidate ends at the balanced `}`), bare words before a key (`COMMENT \"k\": 1`)",
+         (the candidate ends at the balanced `}`), arrays continued after their `]`",
     ),
     (
         "other_heuristic",
@@ -167,18 +167,17 @@ const RESIDUAL: &[(&str, &[&str])] = &[
             "json_repair-0217",
             "json_repair-0237",
             "json_repair-0241",
+            "json_repair-0164",
         ],
     ),
     (
         "structural_guess",
         &[
             "json_repair-0050",
-            "json_repair-0108",
             "json_repair-0131",
             "json_repair-0143",
             "json_repair-0149",
             "json_repair-0150",
-            "json_repair-0164",
         ],
     ),
     (

@@ -99,6 +99,8 @@ pub enum Repair {
     /// `ObjectId("x")`, `new Date("x")`: a constructor call around one
     /// literal (MongoDB shell, JS), read as that literal.
     WrapperCall,
+    /// A bare word before a quoted key (`COMMENT "k": 1`) was dropped.
+    StrayWord,
 }
 
 /// Extraction settings.

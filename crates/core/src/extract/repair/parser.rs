@@ -251,14 +251,22 @@ impl<'a> Parser<'a> {
                 b'"' | b'\'' => self.string(Quote::Ascii(b), Ctx::Key),
                 _ if smart.is_some() => self.string(smart.unwrap_or(Quote::SmartDouble), Ctx::Key),
                 _ if is_key_byte(b) => {
-                    self.note(Repair::UnquotedKey);
                     let k = self.unquoted_key();
-                    // `b":` — a key missing only its opening quote.
-                    if self.peek() == Some(b'"') && self.peek_at(1) == Some(b':') {
-                        self.note(Repair::MissingQuote);
-                        self.pos += 1;
+                    if let Some(q) = self.quoted_key_follows() {
+                        // Note [Stray words]
+                        self.note(Repair::StrayWord);
+                        self.pos = q;
+                        let quote = self.src.get(q).copied().unwrap_or(b'"');
+                        self.string(Quote::Ascii(quote), Ctx::Key)
+                    } else {
+                        self.note(Repair::UnquotedKey);
+                        // `b":` — a key missing only its opening quote.
+                        if self.peek() == Some(b'"') && self.peek_at(1) == Some(b':') {
+                            self.note(Repair::MissingQuote);
+                            self.pos += 1;
+                        }
+                        k
                     }
-                    k
                 }
                 _ => {
                     // Nothing that can start a key: the object ends here.
@@ -444,6 +452,34 @@ impl<'a> Parser<'a> {
             _ => None,
         };
         after.is_some_and(|k| self.src.get(self.skip_plain_ws(k, 16)) == Some(&b':'))
+    }
+
+    /// Note [Stray words]: a bare word where a key starts, then spaces and a
+    /// quoted key with its `:` (`{"a": 1, COMMENT "b": 2}`), is a note or
+    /// label left in the text: the word is dropped ([`Repair::StrayWord`])
+    /// and the quoted key read. The quoted key must close within
+    /// [`LOOKAHEAD`] bytes on the same line. The cursor is after the word;
+    /// returns where the quoted key starts.
+    fn quoted_key_follows(&self) -> Option<usize> {
+        let mut i = self.pos;
+        while matches!(self.src.get(i), Some(b' ' | b'\t')) && i - self.pos < 16 {
+            i += 1;
+        }
+        let q = *self.src.get(i)?;
+        if i == self.pos || !matches!(q, b'"' | b'\'') {
+            return None;
+        }
+        let body = self
+            .src
+            .get(i + 1..(i + 1 + LOOKAHEAD).min(self.src.len()))?;
+        let j = body
+            .iter()
+            .position(|&b| b == q || b == b'\\' || b == b'\n')?;
+        if body.get(j) != Some(&q) || j == 0 {
+            return None;
+        }
+        let k = self.skip_plain_ws(i + 1 + j + 1, 16);
+        (self.src.get(k) == Some(&b':')).then_some(i)
     }
 
     /// After a value: a stray `"` that closes nothing (`abc"`, `12345"`)
