@@ -36,7 +36,7 @@ use serde_json::Value;
 /// regression fails.
 const FLOORS: &[(&str, f64)] = &[
     ("jsonrepair", 70.0),
-    ("json_repair", 64.5),
+    ("json_repair", 66.5),
     ("baml", 53.0),
     ("ai-fixjson", 67.5),
 ];
@@ -107,8 +107,7 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     ),
     (
         "other_heuristic",
-        "real gap: braces inside unquoted \
-         values, backtick/acute quotes, `[{5}s`",
+        "real gap: backtick/acute quotes, `[{5}s`",
     ),
 ];
 
@@ -180,15 +179,7 @@ const RESIDUAL: &[(&str, &[&str])] = &[
             "json_repair-0150",
         ],
     ),
-    (
-        "other_heuristic",
-        &[
-            "jsonrepair-0156",
-            "json_repair-0123",
-            "json_repair-0124",
-            "json_repair-0142",
-        ],
-    ),
+    ("other_heuristic", &["jsonrepair-0156", "json_repair-0142"]),
 ];
 
 struct Case {

@@ -1036,12 +1036,20 @@ impl<'a> Parser<'a> {
     ///
     /// Note [Slashes in unquoted text]: `//` or `/*` starts a comment only at
     /// the start or after a space, so `https://x.example/a` and `/re/` stay whole.
+    ///
+    /// Note [Braces in unquoted text]: a `{` inside unquoted text opens a
+    /// placeholder that its `}` closes (`{text: words{in braces}}`), so that
+    /// `}` is part of the text, not the end of the object.
     fn unquoted_string(&mut self) -> Value {
         self.note(Repair::UnquotedString);
         let start = self.pos;
+        let mut braces = 0usize;
         while let Some(b) = self.peek() {
-            if matches!(b, b',' | b'}' | b']' | b'\n' | b'\r') {
-                break;
+            match b {
+                b'{' => braces += 1,
+                b'}' if braces > 0 => braces -= 1,
+                b',' | b'}' | b']' | b'\n' | b'\r' => break,
+                _ => {}
             }
             if b == b'/'
                 && matches!(self.peek_at(1), Some(b'/' | b'*'))
