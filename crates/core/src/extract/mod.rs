@@ -101,6 +101,8 @@ pub enum Repair {
     WrapperCall,
     /// A bare word before a quoted key (`COMMENT "k": 1`) was dropped.
     StrayWord,
+    /// `` `…` `` (or `` `…´ ``) backtick-quoted strings or keys.
+    BacktickQuotes,
 }
 
 /// Extraction settings.

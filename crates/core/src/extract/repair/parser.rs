@@ -43,6 +43,8 @@ enum Quote {
     SmartDouble,
     /// `‘` or `’` (either closes).
     SmartSingle,
+    /// `` ` `` (closed by `` ` `` or the acute accent `´`), Note [Backtick quotes].
+    Backtick,
 }
 
 /// Bytes of look-ahead spent on one ambiguous quote (Note [Missing quotes]).
@@ -183,6 +185,7 @@ impl<'a> Parser<'a> {
                 Some(self.container(b')'))
             }
             b'"' | b'\'' => Some(Value::String(self.string(Quote::Ascii(b), ctx))),
+            b'`' if !self.at_fence() => Some(Value::String(self.string(Quote::Backtick, ctx))),
             // Note [Regex values]: `/re/` is a JS regex literal, kept as text.
             b'/' if !matches!(self.peek_at(1), Some(b'/' | b'*')) => Some(self.unquoted_string()),
             b'-' | b'+' | b'.' | b'0'..=b'9' => Some(self.number_or_word()),
@@ -246,9 +249,10 @@ impl<'a> Parser<'a> {
             after_comma = false;
             // Key.
             let smart = smart_quote(self.src.get(self.pos..).unwrap_or_default());
-            let quoted = matches!(b, b'"' | b'\'') || smart.is_some();
+            let quoted = matches!(b, b'"' | b'\'' | b'`') || smart.is_some();
             let key = match b {
                 b'"' | b'\'' => self.string(Quote::Ascii(b), Ctx::Key),
+                b'`' if !self.at_fence() => self.string(Quote::Backtick, Ctx::Key),
                 _ if smart.is_some() => self.string(smart.unwrap_or(Quote::SmartDouble), Ctx::Key),
                 _ if is_key_byte(b) => {
                     let k = self.unquoted_key();
@@ -482,6 +486,14 @@ impl<'a> Parser<'a> {
         (self.src.get(k) == Some(&b':')).then_some(i)
     }
 
+    /// Note [Backtick quotes]: a single `` ` `` where a key or value starts
+    /// quotes a string (JS template literals, Markdown code spans), closed by
+    /// `` ` `` or by the acute accent `´` some keyboards produce
+    /// ([`Repair::BacktickQuotes`]); a fence (`` ``` ``) is not a quote.
+    fn at_fence(&self) -> bool {
+        self.src.get(self.pos..self.pos + 3) == Some(b"```")
+    }
+
     /// After a value: a stray `"` that closes nothing (`abc"`, `12345"`)
     /// before `,` `}` `]` or the line end is dropped.
     fn skip_stray_quote(&mut self) {
@@ -536,7 +548,13 @@ impl<'a> Parser<'a> {
                 self.note(Repair::SmartQuotes);
                 (3, 0xE2)
             }
+            Quote::Backtick => {
+                self.note(Repair::BacktickQuotes);
+                (1, b'`')
+            }
         };
+        // The lead byte of the other closer `´` (U+00B4).
+        let alt = if q == Quote::Backtick { 0xC2 } else { first };
         self.pos += open_len;
         let start = self.pos;
         let mut out: Vec<u8> = Vec::new();
@@ -545,7 +563,7 @@ impl<'a> Parser<'a> {
             let rest = self.src.get(self.pos..).unwrap_or_default();
             let Some(i) = rest
                 .iter()
-                .position(|&b| b == first || b == b'\\' || b < 0x20)
+                .position(|&b| b == first || b == alt || b == b'\\' || b < 0x20)
             else {
                 out.extend_from_slice(rest);
                 self.pos = self.src.len();
@@ -559,7 +577,7 @@ impl<'a> Parser<'a> {
             let Some(b) = self.peek() else { break };
             if b == b'\\' {
                 self.escape(&mut out);
-            } else if b == first {
+            } else if b == first || b == alt {
                 let close = self.closing_len(q);
                 if close == 0 {
                     // `0xE2` starting some other character.
@@ -596,6 +614,11 @@ impl<'a> Parser<'a> {
     fn closing_len(&self, q: Quote) -> usize {
         match q {
             Quote::Ascii(b) => usize::from(self.peek() == Some(b)),
+            Quote::Backtick => match self.src.get(self.pos..self.pos + 2) {
+                Some([b'`', _] | [b'`']) => 1,
+                Some([0xC2, 0xB4]) => 2,
+                _ => 0,
+            },
             Quote::SmartDouble | Quote::SmartSingle => {
                 match smart_quote(self.src.get(self.pos..).unwrap_or_default()) {
                     Some(k) if k == q => 3,
