@@ -97,7 +97,7 @@ pub enum Repair {
     /// `1_234.5_6`: underscores between digits (Python, Rust, JS) dropped.
     DigitSeparator,
     /// `ObjectId("x")`, `new Date("x")`: a constructor call around one
-    /// literal (MongoDB shell, JS), read as that literal.
+    /// literal (the Mongo shell, JS), read as that literal.
     WrapperCall,
     /// A bare word before a quoted key (`COMMENT "k": 1`) was dropped.
     StrayWord,

@@ -65,7 +65,7 @@ fn repair_table() {
         (r#"{"v": 1_234.5_6, "n": [-1_000, 2_0e1_0], "w": 1__2, "x": 12_}"#, json!({"v": 1234.56, "n": [-1000, 20e10], "w": "1__2", "x": "12_"}), R, &[DigitSeparator, UnquotedString]),
         (r#"{"_id": ObjectId("5f1"), "d": new Date('2024-01-01'), "n": NumberLong( 2 ), "c": Foo(x), "f": print("x")}"#, json!({"_id": "5f1", "d": "2024-01-01", "n": 2, "c": "Foo(x)", "f": "print(\"x\")"}), R, &[WrapperCall, SingleQuotes, UnquotedString]),
         (r#"{"a": true, COMMENT "b": "x", note 'c' : 1, d "e", f: 2}"#, json!({"a": true, "b": "x", "c": 1, "d": "e", "f": 2}), R, &[StrayWord, SingleQuotes, UnquotedKey, MissingColon]),
-        (r#"{text: words{in braces}m, b: x{y, c: 1}"#, json!({"text": "words{in braces}m", "b": "x{y", "c": 1}), R, &[UnquotedKey, UnquotedString]),
+        (r"{text: words{in braces}m, b: x{y, c: 1}", json!({"text": "words{in braces}m", "b": "x{y", "c": 1}), R, &[UnquotedKey, UnquotedString]),
         ("{`a´: `b`, `c`: `it's ´x´`}", json!({"a": "b", "c": "it's ´x´"}), R, &[BacktickQuotes, UnescapedQuote]),
         (r#"{"r": 12345/67890, "t": 12:30}"#, json!({"r": "12345/67890", "t": "12:30"}), R, &[UnquotedString]),
         // Note [Missing quotes]
