@@ -36,7 +36,7 @@ use serde_json::Value;
 /// regression fails.
 const FLOORS: &[(&str, f64)] = &[
     ("jsonrepair", 70.5),
-    ("json_repair", 66.5),
+    ("json_repair", 68.0),
     ("baml", 53.0),
     ("ai-fixjson", 67.5),
 ];
@@ -102,8 +102,7 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     ),
     (
         "structural_guess",
-        "real gap: missing `[` in a list of rows, an extra `}` before more members \
-         (the candidate ends at the balanced `}`), arrays continued after their `]`",
+        "real gap: an extra `}` before more members (the candidate ends at the balanced `}`)",
     ),
     (
         "other_heuristic",
@@ -171,13 +170,7 @@ const RESIDUAL: &[(&str, &[&str])] = &[
     ),
     (
         "structural_guess",
-        &[
-            "json_repair-0050",
-            "json_repair-0131",
-            "json_repair-0143",
-            "json_repair-0149",
-            "json_repair-0150",
-        ],
+        &["json_repair-0143", "json_repair-0149", "json_repair-0150"],
     ),
     ("other_heuristic", &["json_repair-0142"]),
 ];

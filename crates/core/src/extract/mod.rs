@@ -103,6 +103,8 @@ pub enum Repair {
     StrayWord,
     /// `` `…` `` (or `` `…´ ``) backtick-quoted strings or keys.
     BacktickQuotes,
+    /// An array continued after its `]` (`"k": [1], [2]`) was merged back.
+    ArrayContinued,
 }
 
 /// Extraction settings.

@@ -67,6 +67,7 @@ fn repair_table() {
         (r#"{"a": true, COMMENT "b": "x", note 'c' : 1, d "e", f: 2}"#, json!({"a": true, "b": "x", "c": 1, "d": "e", "f": 2}), R, &[StrayWord, SingleQuotes, UnquotedKey, MissingColon]),
         (r"{text: words{in braces}m, b: x{y, c: 1}", json!({"text": "words{in braces}m", "b": "x{y", "c": 1}), R, &[UnquotedKey, UnquotedString]),
         ("{`a´: `b`, `c`: `it's ´x´`}", json!({"a": "b", "c": "it's ´x´"}), R, &[BacktickQuotes, UnescapedQuote]),
+        (r#"{"k": ["a"], ["b", "c"], "rows": [["x", 1], "y", 2], ["z", 3]]}"#, json!({"k": ["a", "b", "c"], "rows": [["x", 1], ["y", 2], ["z", 3]]}), R, &[ArrayContinued, MismatchedBracket]),
         (r#"{"r": 12345/67890, "t": 12:30}"#, json!({"r": "12345/67890", "t": "12:30"}), R, &[UnquotedString]),
         // Note [Missing quotes]
         (r#"{"name": "John", "city": "New York, "gender": "male"}"#, json!({"name": "John", "city": "New York", "gender": "male"}), R, &[MissingQuote]),

@@ -208,6 +208,7 @@ impl<'a> Parser<'a> {
         let mut map = Map::new();
         let mut after_comma = false;
         let mut set_items: Vec<Value> = Vec::new();
+        let mut last_key: Option<String> = None;
         let end = loop {
             self.skip_ws();
             let Some(b) = self.peek() else {
@@ -272,6 +273,21 @@ impl<'a> Parser<'a> {
                         k
                     }
                 }
+                b'[' if last_key
+                    .as_ref()
+                    .and_then(|k| map.get(k))
+                    .is_some_and(Value::is_array) =>
+                {
+                    let Some(Value::Array(next)) = self.value(Ctx::Object) else {
+                        break End::Open;
+                    };
+                    self.note(Repair::ArrayContinued);
+                    if let Some(Value::Array(prev)) = last_key.as_ref().and_then(|k| map.get_mut(k))
+                    {
+                        continue_array(prev, next);
+                    }
+                    continue;
+                }
                 _ => {
                     // Nothing that can start a key: the object ends here.
                     self.note(Repair::UnexpectedChar);
@@ -311,6 +327,7 @@ impl<'a> Parser<'a> {
             }
             if let Some(v) = self.value(Ctx::Object) {
                 self.skip_stray_quote();
+                last_key = Some(key.clone());
                 map.insert(key, v);
             } else {
                 if !self.stopped {
@@ -1122,6 +1139,31 @@ fn unicode_space_len(b: &[u8]) -> Option<usize> {
         | [0xEF, 0xBB, 0xBF] => Some(3),
         _ => None,
     }
+}
+
+/// Note [Continued arrays]: where a key should start, an array right after a
+/// member whose value is an array (`"k": ["a"], ["b"], "n": 1`) continues
+/// that array: its `]` came too early. A list of scalars takes the new items;
+/// a list of rows takes the new array as one more row, and scalars trailing
+/// its rows, as many as each row holds, were a row that lost its `[`
+/// (`[["a", "b"], "c", "d"], ["e", "f"]`): they are wrapped back.
+fn continue_array(prev: &mut Vec<Value>, next: Vec<Value>) {
+    let rows = prev.iter().take_while(|v| v.is_array()).count();
+    if rows == 0 {
+        prev.extend(next);
+        return;
+    }
+    let width = prev.first().and_then(Value::as_array).map_or(0, Vec::len);
+    let tail = prev.len() - rows;
+    let same_width = prev
+        .iter()
+        .take(rows)
+        .all(|r| r.as_array().is_some_and(|r| r.len() == width));
+    if tail > 0 && tail == width && same_width && !prev.iter().skip(rows).any(Value::is_array) {
+        let row: Vec<Value> = prev.drain(rows..).collect();
+        prev.push(Value::Array(row));
+    }
+    prev.push(Value::Array(next));
 }
 
 /// Drop trailing ASCII whitespace.
