@@ -105,6 +105,9 @@ pub enum Repair {
     BacktickQuotes,
     /// An array continued after its `]` (`"k": [1], [2]`) was merged back.
     ArrayContinued,
+    /// An extra `}` closing the outermost object before more members
+    /// (`{"a": 1}, "b": 2}`) was dropped.
+    ExtraCloser,
 }
 
 /// Extraction settings.

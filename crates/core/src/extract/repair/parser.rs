@@ -8,6 +8,7 @@
 use serde_json::{Map, Number, Value};
 
 use crate::extract::Repair;
+use crate::extract::candidates::member_follows;
 
 /// Deepest nesting the parser follows; deeper input is cut there and reported
 /// as [`Repair::DepthLimit`].
@@ -218,6 +219,12 @@ impl<'a> Parser<'a> {
                 break End::Open;
             }
             match b {
+                b'}' if self.closers.len() == 1 && member_follows(self.src, self.pos + 1) => {
+                    // Note [Extra closers]
+                    self.note(Repair::ExtraCloser);
+                    self.pos += 1;
+                    continue;
+                }
                 b'}' => {
                     self.pos += 1;
                     if after_comma {
