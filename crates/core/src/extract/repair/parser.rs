@@ -301,8 +301,24 @@ impl<'a> Parser<'a> {
                     break End::Open;
                 }
             };
+            // Note [Colon inside the key]: `{"key:"value"}` put the key's
+            // closing quote after its colon; a quoted key ending in `:` and
+            // followed directly by a bare value start is that key and colon.
+            let mut key = key;
+            let colon_inside = quoted
+                && key.len() > 1
+                && key.ends_with(':')
+                && self.peek().is_some_and(|c| {
+                    !c.is_ascii_whitespace()
+                        && !matches!(c, b',' | b'}' | b']' | b':' | b'=' | b'"' | b'\'')
+                });
+            if colon_inside {
+                key.pop();
+                self.note(Repair::MissingQuote);
+            }
             self.skip_ws();
             match self.peek() {
+                _ if colon_inside => {}
                 None => {
                     self.note(Repair::DanglingKeyDropped);
                     break End::Open;
