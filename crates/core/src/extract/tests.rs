@@ -71,6 +71,7 @@ fn repair_table() {
         (r#"{"a": 1}, "b" "x"}, "c": {"d": 2}, "e": 3} then"#, json!({"a": 1, "b": "x", "c": {"d": 2}, "e": 3}), R, &[ExtraCloser, MissingColon]),
         (r#"Use {"a": 1}, "b", then"#, json!({"a": 1}), Method::Bare, &[]),
         (r#"{"key:"value", "n:"2, "t:": 1}"#, json!({"key": "value", "n": 2, "t:": 1}), R, &[MissingQuote, UnquotedString]),
+        ("{\"key_1\n \": 1, \"k\\n\": 2, \"s \": 3}", json!({"key_1": 1, "k\n": 2, "s ": 3}), R, &[RawControlCharInString]),
         (r#"{"r": 12345/67890, "t": 12:30}"#, json!({"r": "12345/67890", "t": "12:30"}), R, &[UnquotedString]),
         // Note [Missing quotes]
         (r#"{"name": "John", "city": "New York, "gender": "male"}"#, json!({"name": "John", "city": "New York", "gender": "male"}), R, &[MissingQuote]),

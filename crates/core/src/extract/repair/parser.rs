@@ -627,7 +627,14 @@ impl<'a> Parser<'a> {
                 }
                 let quote_at = self.pos;
                 self.pos += close;
-                if ctx == Ctx::Key || self.ends_string(ctx) {
+                if ctx == Ctx::Key {
+                    trim_raw_line_break(
+                        self.src.get(start..quote_at).unwrap_or_default(),
+                        &mut out,
+                    );
+                    break;
+                }
+                if self.ends_string(ctx) {
                     break;
                 }
                 if self.cut_before_comma(start, quote_at, q, ctx, &mut out) {
@@ -1187,6 +1194,22 @@ fn continue_array(prev: &mut Vec<Value>, next: Vec<Value>) {
         prev.push(Value::Array(row));
     }
     prev.push(Value::Array(next));
+}
+
+/// Note [Line breaks ending a key]: a key whose raw text ends in a line
+/// break (`"key_1\n": 1`) was wrapped by its writer; the raw whitespace
+/// (`raw` is the key's source between its quotes) is no part of the name
+/// and is dropped from `out`. An escaped `\n` is kept.
+fn trim_raw_line_break(raw: &[u8], out: &mut Vec<u8>) {
+    let ws = raw
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
+    let tail = raw.get(raw.len() - ws..).unwrap_or_default();
+    if tail.iter().any(|&b| b == b'\n' || b == b'\r') && out.ends_with(tail) {
+        out.truncate(out.len() - ws);
+    }
 }
 
 /// Drop trailing ASCII whitespace.
