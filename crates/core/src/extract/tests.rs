@@ -291,6 +291,18 @@ fn adversarial_inputs_are_linear_and_safe() {
         "(".repeat(1 << 20),
         "[2e ".repeat(100_000),
         format!("{{\\\"a\\\": {}", "\\\"".repeat(100_000)),
+        // The heuristics of Notes [Wrapper calls], [Stray words],
+        // [Continued arrays], [Extra closers], [Python sets], [Backtick quotes].
+        "{\"a\": ObjectId(\"x ".repeat(50_000),
+        "{\"a\": new Date(".repeat(50_000),
+        "{a ".repeat(100_000) + "\"k\": 1}",
+        "{\"k\": [[1]], ".to_owned() + &"[2], ".repeat(100_000),
+        "{\"k\": [[1], 2], ".to_owned() + &"[2], 3, ".repeat(100_000),
+        "{\"a\": 1}, \"b".repeat(100_000),
+        "{\"a\": 1} , \"b\": 2}".repeat(50_000),
+        "{'a', ".repeat(100_000),
+        "{`a".repeat(100_000),
+        "{t: x{".repeat(100_000),
     ] {
         fuzz_extract(s.as_bytes());
     }

@@ -1178,18 +1178,20 @@ fn unicode_space_len(b: &[u8]) -> Option<usize> {
 /// its rows, as many as each row holds, were a row that lost its `[`
 /// (`[["a", "b"], "c", "d"], ["e", "f"]`): they are wrapped back.
 fn continue_array(prev: &mut Vec<Value>, next: Vec<Value>) {
-    let rows = prev.iter().take_while(|v| v.is_array()).count();
-    if rows == 0 {
+    if !prev.first().is_some_and(Value::is_array) {
         prev.extend(next);
         return;
     }
-    let width = prev.first().and_then(Value::as_array).map_or(0, Vec::len);
-    let tail = prev.len() - rows;
-    let same_width = prev
-        .iter()
-        .take(rows)
-        .all(|r| r.as_array().is_some_and(|r| r.len() == width));
-    if tail > 0 && tail == width && same_width && !prev.iter().skip(rows).any(Value::is_array) {
+    // Only the first merge can see trailing scalars (each merge ends in an
+    // array), so the row scan below runs once: linear overall.
+    let tail = prev.iter().rev().take_while(|v| !v.is_array()).count();
+    let rows = prev.len() - tail;
+    if tail > 0
+        && prev
+            .iter()
+            .take(rows)
+            .all(|r| r.as_array().is_some_and(|r| r.len() == tail))
+    {
         let row: Vec<Value> = prev.drain(rows..).collect();
         prev.push(Value::Array(row));
     }
