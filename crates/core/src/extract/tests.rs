@@ -72,6 +72,7 @@ fn repair_table() {
         (r#"Use {"a": 1}, "b", then"#, json!({"a": 1}), Method::Bare, &[]),
         (r#"{"key:"value", "n:"2, "t:": 1}"#, json!({"key": "value", "n": 2, "t:": 1}), R, &[MissingQuote, UnquotedString]),
         ("{\"key_1\n \": 1, \"k\\n\": 2, \"s \": 3}", json!({"key_1": 1, "k\n": 2, "s ": 3}), R, &[RawControlCharInString]),
+        (r#"{"k"e"y": "v", "a"b: 1, "c"d" 2}"#, json!({"k\"e\"y": "v", "a": "b: 1", "c": "d\" 2"}), R, &[UnescapedQuote, MissingColon, UnquotedString]),
         (r#"{"r": 12345/67890, "t": 12:30}"#, json!({"r": "12345/67890", "t": "12:30"}), R, &[UnquotedString]),
         // Note [Missing quotes]
         (r#"{"name": "John", "city": "New York, "gender": "male"}"#, json!({"name": "John", "city": "New York", "gender": "male"}), R, &[MissingQuote]),

@@ -627,6 +627,11 @@ impl<'a> Parser<'a> {
                 }
                 let quote_at = self.pos;
                 self.pos += close;
+                if ctx == Ctx::Key && q == Quote::Ascii(b'"') && self.key_continues() {
+                    self.note(Repair::UnescapedQuote);
+                    out.push(b'"');
+                    continue;
+                }
                 if ctx == Ctx::Key {
                     trim_raw_line_break(
                         self.src.get(start..quote_at).unwrap_or_default(),
@@ -655,6 +660,26 @@ impl<'a> Parser<'a> {
         }
         String::from_utf8(out)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// Note [Quotes inside keys]: a key's `"` glued to a letter on its right
+    /// (`{"k"e"y": 1}`) is a literal quote when the line goes on, within
+    /// [`LOOKAHEAD`] bytes and without `,` `{` `}` or a space, to a `"` right
+    /// before the `:`; the key runs to that quote. The cursor is just past
+    /// the candidate closing quote.
+    fn key_continues(&self) -> bool {
+        if !self.peek().is_some_and(is_ident_byte) {
+            return false;
+        }
+        let end = (self.pos + LOOKAHEAD).min(self.src.len());
+        let ahead = self.src.get(self.pos..end).unwrap_or_default();
+        let Some(c) = ahead
+            .iter()
+            .position(|&b| matches!(b, b':' | b',' | b'{' | b'}' | b'\n' | b' ' | b'\\'))
+        else {
+            return false;
+        };
+        ahead.get(c) == Some(&b':') && c > 1 && ahead.get(c - 1) == Some(&b'"')
     }
 
     /// The length of a closing quote of kind `q` at the cursor, 0 if none.
