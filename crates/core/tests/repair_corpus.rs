@@ -35,7 +35,7 @@ use serde_json::Value;
 /// Agreement floors per group (percent), set just below what we reach so a
 /// regression fails.
 const FLOORS: &[(&str, f64)] = &[
-    ("jsonrepair", 70.5),
+    ("jsonrepair", 71.0),
     ("json_repair", 73.0),
     ("baml", 53.0),
     ("ai-fixjson", 67.5),
@@ -96,8 +96,8 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "string_boundary",
         "real gap: inner/missing quotes that need backtracking beyond the bounded look-ahead of \
-         Note [Missing quotes] (`\"x}``` [1,\"z\"]` then a line break, quotes inside keys, `\"v\"alue\"`), \
-         comments and `+` concatenation inside strings, json_repair keeping `\\l` escapes, \
+         Note [Missing quotes] (`\"x}``` [1,\"z\"]` then a line break, `\"v\"alue\"`, a word after an element), \
+         `+` concatenation around a comment, json_repair keeping `\\l` escapes, \
          doubly escaped JSON nested in a string",
     ),
     (
@@ -147,7 +147,6 @@ const RESIDUAL: &[(&str, &[&str])] = &[
         "string_boundary",
         &[
             "jsonrepair-0092",
-            "jsonrepair-0093",
             "json_repair-0067",
             "json_repair-0069",
             "json_repair-0107",

@@ -78,6 +78,7 @@ fn repair_table() {
         (r#"{"name": "John", "city": "New York, "gender": "male"}"#, json!({"name": "John", "city": "New York", "gender": "male"}), R, &[MissingQuote]),
         (r#"{"url": "https://x.example/,"id": 2}"#, json!({"url": "https://x.example/", "id": 2}), R, &[MissingQuote]),
         ("[\"abc,\n\"def\"\n]", json!(["abc", "def"]), R, &[MissingQuote]),
+        (r#"["abc,/* c */ "def", "x, /*y*/ z"]"#, json!(["abc", "def", "x, /*y*/ z"]), R, &[MissingQuote, Comment]),
         (r#"{"a": "He said, "hi" to me"}"#, json!({"a": "He said, \"hi\" to me"}), R, &[UnescapedQuote]),
         (r#"{"a": "b}"#, json!({"a": "b"}), R, &[MissingQuote]),
         (r#"{"key": ["value]}"#, json!({"key": ["value"]}), R, &[MissingQuote]),

@@ -737,6 +737,25 @@ impl<'a> Parser<'a> {
         {
             c -= 1;
         }
+        // A `/* … */` comment between the comma and the quote (within the
+        // look-ahead window, without escapes) is skipped too.
+        let mut comment = false;
+        if c >= start + 2 && self.src.get(c - 2..c) == Some(b"*/") {
+            let floor = quote_at.saturating_sub(LOOKAHEAD).max(start);
+            let window = self.src.get(floor..c - 2).unwrap_or_default();
+            if let Some(o) = memchr::memmem::rfind(window, b"/*") {
+                if !window.get(o..).unwrap_or_default().contains(&b'\\') {
+                    c = floor + o;
+                    comment = true;
+                    while c > start
+                        && quote_at - c <= 2 * LOOKAHEAD
+                        && self.src.get(c - 1).is_some_and(u8::is_ascii_whitespace)
+                    {
+                        c -= 1;
+                    }
+                }
+            }
+        }
         if c <= start || self.src.get(c - 1) != Some(&b',') || quote_at - c > LOOKAHEAD {
             return false;
         }
@@ -771,6 +790,9 @@ impl<'a> Parser<'a> {
         trim_end_ws(out);
         self.pos = comma;
         self.note(Repair::MissingQuote);
+        if comment {
+            self.note(Repair::Comment);
+        }
         true
     }
 
