@@ -79,6 +79,7 @@ fn repair_table() {
         (r#"{"url": "https://x.example/,"id": 2}"#, json!({"url": "https://x.example/", "id": 2}), R, &[MissingQuote]),
         ("[\"abc,\n\"def\"\n]", json!(["abc", "def"]), R, &[MissingQuote]),
         (r#"["abc,/* c */ "def", "x, /*y*/ z"]"#, json!(["abc", "def", "x, /*y*/ z"]), R, &[MissingQuote, Comment]),
+        (r#"{"a": ipsum, sic, datum.", "b": x, "c": y}"#, json!({"a": "ipsum, sic, datum.", "b": "x", "c": "y"}), R, &[MissingQuote, UnquotedString]),
         (r#"{"a": "He said, "hi" to me"}"#, json!({"a": "He said, \"hi\" to me"}), R, &[UnescapedQuote]),
         (r#"{"a": "b}"#, json!({"a": "b"}), R, &[MissingQuote]),
         (r#"{"key": ["value]}"#, json!({"key": ["value"]}), R, &[MissingQuote]),

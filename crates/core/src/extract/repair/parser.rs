@@ -526,6 +526,41 @@ impl<'a> Parser<'a> {
         (self.src.get(k) == Some(&b':')).then_some(i)
     }
 
+    /// Note [Lost opening quote]: unquoted text that runs, within
+    /// [`LOOKAHEAD`] bytes on its line, over a comma to a lone `"` that then
+    /// ends the value (`{"a": ipsum, sic, datum.",}`) is a string that lost
+    /// its opening quote: the commas are its text ([`Repair::MissingQuote`]).
+    /// No other quote, colon or bracket may come before that `"`, so a
+    /// following member (`"b": 1`) never matches.
+    fn lost_opening_quote(&mut self) -> Option<Value> {
+        let end = (self.pos + LOOKAHEAD).min(self.src.len());
+        let ahead = self.src.get(self.pos..end)?;
+        let q = ahead.iter().position(|&b| {
+            matches!(
+                b,
+                b'"' | b'\'' | b':' | b'{' | b'}' | b'[' | b']' | b'\n' | b'\r' | b'\\'
+            )
+        })?;
+        let text = ahead.get(..q)?;
+        if ahead.get(q) != Some(&b'"') || !text.contains(&b',') {
+            return None;
+        }
+        let mut i = self.pos + q + 1;
+        while matches!(self.src.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        if !matches!(
+            self.src.get(i),
+            None | Some(b',' | b'}' | b']' | b'\n' | b'\r')
+        ) {
+            return None;
+        }
+        let s = String::from_utf8_lossy(text).trim().to_owned();
+        self.pos += q + 1;
+        self.note(Repair::MissingQuote);
+        Some(Value::String(s))
+    }
+
     /// Note [Backtick quotes]: a single `` ` `` where a key or value starts
     /// quotes a string (JS template literals, Markdown code spans), closed by
     /// `` ` `` or by the acute accent `´` some keyboards produce
@@ -1158,6 +1193,9 @@ impl<'a> Parser<'a> {
     /// placeholder that its `}` closes (`{text: words{in braces}}`), so that
     /// `}` is part of the text, not the end of the object.
     fn unquoted_string(&mut self) -> Value {
+        if let Some(v) = self.lost_opening_quote() {
+            return v;
+        }
         self.note(Repair::UnquotedString);
         let start = self.pos;
         let mut braces = 0usize;
