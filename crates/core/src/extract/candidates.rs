@@ -194,7 +194,12 @@ pub(crate) fn balanced_end(bytes: &[u8], start: usize) -> usize {
             b'}' | b']' => {
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
-                    return i + 1;
+                    if b == b'}' && bytes.get(start) == Some(&b'{') && member_follows(bytes, i + 1)
+                    {
+                        depth = 1;
+                    } else {
+                        return i + 1;
+                    }
                 }
             }
             _ => {}
@@ -205,6 +210,40 @@ pub(crate) fn balanced_end(bytes: &[u8], start: usize) -> usize {
         i += 1;
     }
     bytes.len()
+}
+
+/// Note [Extra closers]: an outermost object's `}` followed by `,` and a
+/// quoted key (`{"a": 1}, "b": 2}`) closed too early: more members follow, so
+/// the value runs on to the next balanced `}` (and the parser drops the
+/// extra one, [`crate::extract::Repair::ExtraCloser`]). The key must close
+/// within 64 bytes on its line and be followed by `:` or a quoted value, so
+/// the look-ahead is bounded. `i` is just past the `}`.
+pub(crate) fn member_follows(bytes: &[u8], i: usize) -> bool {
+    let skip = |mut i: usize| {
+        let stop = i + 16;
+        while i < stop && bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    };
+    let i = skip(i);
+    if bytes.get(i) != Some(&b',') {
+        return false;
+    }
+    let i = skip(i + 1);
+    if bytes.get(i) != Some(&b'"') {
+        return false;
+    }
+    let body = bytes
+        .get(i + 1..(i + 65).min(bytes.len()))
+        .unwrap_or_default();
+    let Some(j) = body.iter().position(|&b| matches!(b, b'"' | b'\\' | b'\n')) else {
+        return false;
+    };
+    if body.get(j) != Some(&b'"') || j == 0 {
+        return false;
+    }
+    matches!(bytes.get(skip(i + 1 + j + 1)), Some(b':' | b'"'))
 }
 
 /// The index just past the closing quote `q` of a string whose content starts

@@ -92,6 +92,22 @@ pub enum Repair {
     IncompleteNumber,
     /// The whole value was itself JSON-escaped (`{\"a\": 1}`) and was unescaped once.
     EscapedJson,
+    /// A Python set `{'a', 'b'}` (quoted items, no values), read as an array.
+    PythonSet,
+    /// `1_234.5_6`: underscores between digits (Python, Rust, JS) dropped.
+    DigitSeparator,
+    /// `ObjectId("x")`, `new Date("x")`: a constructor call around one
+    /// literal (the Mongo shell, JS), read as that literal.
+    WrapperCall,
+    /// A bare word before a quoted key (`COMMENT "k": 1`) was dropped.
+    StrayWord,
+    /// `` `…` `` (or `` `…´ ``) backtick-quoted strings or keys.
+    BacktickQuotes,
+    /// An array continued after its `]` (`"k": [1], [2]`) was merged back.
+    ArrayContinued,
+    /// An extra `}` closing the outermost object before more members
+    /// (`{"a": 1}, "b": 2}`) was dropped.
+    ExtraCloser,
 }
 
 /// Extraction settings.

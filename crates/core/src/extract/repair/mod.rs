@@ -4,8 +4,11 @@
 //! (`parser`) that accepts trailing commas, single quotes, unquoted keys,
 //! Python and JS literals, comments, raw control characters in strings,
 //! unescaped inner quotes, missing quotes (by bounded look-ahead), smart
-//! quotes, Unicode spaces, Python tuples, unquoted URLs and regexes, cut
-//! numbers, escaped JSON, missing commas and colons, and truncated input
+//! quotes, backtick quotes, Unicode spaces, Python tuples and sets, unquoted
+//! URLs and regexes, cut numbers, digit separators, constructor wrappers
+//! (`ObjectId("x")`), stray words before keys, arrays continued after their
+//! `]`, an extra `}` before more members, escaped JSON, missing commas and
+//! colons, and truncated input
 //! (closing open strings and containers), and reports each fix as a
 //! [`Repair`]. It knows no schema (BAML's `jsonish` split): choosing among
 //! candidates is the caller's job.

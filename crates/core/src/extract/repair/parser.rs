@@ -8,6 +8,7 @@
 use serde_json::{Map, Number, Value};
 
 use crate::extract::Repair;
+use crate::extract::candidates::member_follows;
 
 /// Deepest nesting the parser follows; deeper input is cut there and reported
 /// as [`Repair::DepthLimit`].
@@ -43,10 +44,14 @@ enum Quote {
     SmartDouble,
     /// `‘` or `’` (either closes).
     SmartSingle,
+    /// `` ` `` (closed by `` ` `` or the acute accent `´`), Note [Backtick quotes].
+    Backtick,
 }
 
 /// Bytes of look-ahead spent on one ambiguous quote (Note [Missing quotes]).
 const LOOKAHEAD: usize = 64;
+/// Bytes looked ahead for the `)` of a wrapper call (Note [Wrapper calls]).
+const WRAPPER_SPAN: usize = 256;
 /// Bytes looked back from the end of the input for closers (Note [Missing quotes]).
 const TAIL_LOOKBACK: usize = 1024;
 
@@ -181,6 +186,7 @@ impl<'a> Parser<'a> {
                 Some(self.container(b')'))
             }
             b'"' | b'\'' => Some(Value::String(self.string(Quote::Ascii(b), ctx))),
+            b'`' if !self.at_fence() => Some(Value::String(self.string(Quote::Backtick, ctx))),
             // Note [Regex values]: `/re/` is a JS regex literal, kept as text.
             b'/' if !matches!(self.peek_at(1), Some(b'/' | b'*')) => Some(self.unquoted_string()),
             b'-' | b'+' | b'.' | b'0'..=b'9' => Some(self.number_or_word()),
@@ -192,9 +198,18 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// An object, or a Python set (Note [Python sets]).
+    ///
+    /// Note [Python sets]: `{'a', 'b'}` is a Python set literal: quoted
+    /// items with no values. An object that closes with `}` having read no
+    /// member, only two or more quoted keys each followed by `,` or `}`, is
+    /// that set, read as an array of its items ([`Repair::PythonSet`]); else
+    /// those keys are dangling and dropped.
     fn object(&mut self) -> Value {
         let mut map = Map::new();
         let mut after_comma = false;
+        let mut set_items: Vec<Value> = Vec::new();
+        let mut last_key: Option<String> = None;
         let end = loop {
             self.skip_ws();
             let Some(b) = self.peek() else {
@@ -204,6 +219,12 @@ impl<'a> Parser<'a> {
                 break End::Open;
             }
             match b {
+                b'}' if self.closers.len() == 1 && member_follows(self.src, self.pos + 1) => {
+                    // Note [Extra closers]
+                    self.note(Repair::ExtraCloser);
+                    self.pos += 1;
+                    continue;
+                }
                 b'}' => {
                     self.pos += 1;
                     if after_comma {
@@ -213,7 +234,7 @@ impl<'a> Parser<'a> {
                 }
                 b',' => {
                     self.pos += 1;
-                    if after_comma || map.is_empty() {
+                    if after_comma || (map.is_empty() && set_items.is_empty()) {
                         self.note(Repair::TrailingComma);
                     }
                     after_comma = true;
@@ -236,18 +257,43 @@ impl<'a> Parser<'a> {
             after_comma = false;
             // Key.
             let smart = smart_quote(self.src.get(self.pos..).unwrap_or_default());
+            let quoted = matches!(b, b'"' | b'\'' | b'`') || smart.is_some();
             let key = match b {
                 b'"' | b'\'' => self.string(Quote::Ascii(b), Ctx::Key),
+                b'`' if !self.at_fence() => self.string(Quote::Backtick, Ctx::Key),
                 _ if smart.is_some() => self.string(smart.unwrap_or(Quote::SmartDouble), Ctx::Key),
                 _ if is_key_byte(b) => {
-                    self.note(Repair::UnquotedKey);
                     let k = self.unquoted_key();
-                    // `b":` — a key missing only its opening quote.
-                    if self.peek() == Some(b'"') && self.peek_at(1) == Some(b':') {
-                        self.note(Repair::MissingQuote);
-                        self.pos += 1;
+                    if let Some(q) = self.quoted_key_follows() {
+                        // Note [Stray words]
+                        self.note(Repair::StrayWord);
+                        self.pos = q;
+                        let quote = self.src.get(q).copied().unwrap_or(b'"');
+                        self.string(Quote::Ascii(quote), Ctx::Key)
+                    } else {
+                        self.note(Repair::UnquotedKey);
+                        // `b":` — a key missing only its opening quote.
+                        if self.peek() == Some(b'"') && self.peek_at(1) == Some(b':') {
+                            self.note(Repair::MissingQuote);
+                            self.pos += 1;
+                        }
+                        k
                     }
-                    k
+                }
+                b'[' if last_key
+                    .as_ref()
+                    .and_then(|k| map.get(k))
+                    .is_some_and(Value::is_array) =>
+                {
+                    let Some(Value::Array(next)) = self.value(Ctx::Object) else {
+                        break End::Open;
+                    };
+                    self.note(Repair::ArrayContinued);
+                    if let Some(Value::Array(prev)) = last_key.as_ref().and_then(|k| map.get_mut(k))
+                    {
+                        continue_array(prev, next);
+                    }
+                    continue;
                 }
                 _ => {
                     // Nothing that can start a key: the object ends here.
@@ -255,14 +301,34 @@ impl<'a> Parser<'a> {
                     break End::Open;
                 }
             };
+            // Note [Colon inside the key]: `{"key:"value"}` put the key's
+            // closing quote after its colon; a quoted key ending in `:` and
+            // followed directly by a bare value start is that key and colon.
+            let mut key = key;
+            let colon_inside = quoted
+                && key.len() > 1
+                && key.ends_with(':')
+                && self.peek().is_some_and(|c| {
+                    !c.is_ascii_whitespace()
+                        && !matches!(c, b',' | b'}' | b']' | b':' | b'=' | b'"' | b'\'')
+                });
+            if colon_inside {
+                key.pop();
+                self.note(Repair::MissingQuote);
+            }
             self.skip_ws();
             match self.peek() {
+                _ if colon_inside => {}
                 None => {
                     self.note(Repair::DanglingKeyDropped);
                     break End::Open;
                 }
                 Some(b':' | b'=') => {
                     self.pos += 1;
+                }
+                Some(b',' | b'}') if quoted && map.is_empty() => {
+                    set_items.push(Value::String(key));
+                    continue;
                 }
                 Some(b',' | b'}' | b']') => {
                     self.note(Repair::DanglingKeyDropped);
@@ -284,6 +350,7 @@ impl<'a> Parser<'a> {
             }
             if let Some(v) = self.value(Ctx::Object) {
                 self.skip_stray_quote();
+                last_key = Some(key.clone());
                 map.insert(key, v);
             } else {
                 if !self.stopped {
@@ -293,11 +360,19 @@ impl<'a> Parser<'a> {
                 break End::Open;
             }
         };
-        if matches!(end, End::Open) {
+        let closed = matches!(end, End::Closed);
+        if !closed {
             if after_comma {
                 self.note(Repair::TrailingComma);
             }
             self.note(Repair::Truncated);
+        }
+        if closed && map.is_empty() && set_items.len() >= 2 {
+            self.note(Repair::PythonSet);
+            return Value::Array(set_items);
+        }
+        if !set_items.is_empty() {
+            self.note(Repair::DanglingKeyDropped);
         }
         Value::Object(map)
     }
@@ -423,6 +498,77 @@ impl<'a> Parser<'a> {
         after.is_some_and(|k| self.src.get(self.skip_plain_ws(k, 16)) == Some(&b':'))
     }
 
+    /// Note [Stray words]: a bare word where a key starts, then spaces and a
+    /// quoted key with its `:` (`{"a": 1, COMMENT "b": 2}`), is a note or
+    /// label left in the text: the word is dropped ([`Repair::StrayWord`])
+    /// and the quoted key read. The quoted key must close within
+    /// [`LOOKAHEAD`] bytes on the same line. The cursor is after the word;
+    /// returns where the quoted key starts.
+    fn quoted_key_follows(&self) -> Option<usize> {
+        let mut i = self.pos;
+        while matches!(self.src.get(i), Some(b' ' | b'\t')) && i - self.pos < 16 {
+            i += 1;
+        }
+        let q = *self.src.get(i)?;
+        if i == self.pos || !matches!(q, b'"' | b'\'') {
+            return None;
+        }
+        let body = self
+            .src
+            .get(i + 1..(i + 1 + LOOKAHEAD).min(self.src.len()))?;
+        let j = body
+            .iter()
+            .position(|&b| b == q || b == b'\\' || b == b'\n')?;
+        if body.get(j) != Some(&q) || j == 0 {
+            return None;
+        }
+        let k = self.skip_plain_ws(i + 1 + j + 1, 16);
+        (self.src.get(k) == Some(&b':')).then_some(i)
+    }
+
+    /// Note [Lost opening quote]: unquoted text that runs, within
+    /// [`LOOKAHEAD`] bytes on its line, over a comma to a lone `"` that then
+    /// ends the value (`{"a": ipsum, sic, datum.",}`) is a string that lost
+    /// its opening quote: the commas are its text ([`Repair::MissingQuote`]).
+    /// No other quote, colon or bracket may come before that `"`, so a
+    /// following member (`"b": 1`) never matches.
+    fn lost_opening_quote(&mut self) -> Option<Value> {
+        let end = (self.pos + LOOKAHEAD).min(self.src.len());
+        let ahead = self.src.get(self.pos..end)?;
+        let q = ahead.iter().position(|&b| {
+            matches!(
+                b,
+                b'"' | b'\'' | b':' | b'{' | b'}' | b'[' | b']' | b'\n' | b'\r' | b'\\'
+            )
+        })?;
+        let text = ahead.get(..q)?;
+        if ahead.get(q) != Some(&b'"') || !text.contains(&b',') {
+            return None;
+        }
+        let mut i = self.pos + q + 1;
+        while matches!(self.src.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        if !matches!(
+            self.src.get(i),
+            None | Some(b',' | b'}' | b']' | b'\n' | b'\r')
+        ) {
+            return None;
+        }
+        let s = String::from_utf8_lossy(text).trim().to_owned();
+        self.pos += q + 1;
+        self.note(Repair::MissingQuote);
+        Some(Value::String(s))
+    }
+
+    /// Note [Backtick quotes]: a single `` ` `` where a key or value starts
+    /// quotes a string (JS template literals, Markdown code spans), closed by
+    /// `` ` `` or by the acute accent `´` some keyboards produce
+    /// ([`Repair::BacktickQuotes`]); a fence (`` ``` ``) is not a quote.
+    fn at_fence(&self) -> bool {
+        self.src.get(self.pos..self.pos + 3) == Some(b"```")
+    }
+
     /// After a value: a stray `"` that closes nothing (`abc"`, `12345"`)
     /// before `,` `}` `]` or the line end is dropped.
     fn skip_stray_quote(&mut self) {
@@ -477,7 +623,13 @@ impl<'a> Parser<'a> {
                 self.note(Repair::SmartQuotes);
                 (3, 0xE2)
             }
+            Quote::Backtick => {
+                self.note(Repair::BacktickQuotes);
+                (1, b'`')
+            }
         };
+        // The lead byte of the other closer `´` (U+00B4).
+        let alt = if q == Quote::Backtick { 0xC2 } else { first };
         self.pos += open_len;
         let start = self.pos;
         let mut out: Vec<u8> = Vec::new();
@@ -486,7 +638,7 @@ impl<'a> Parser<'a> {
             let rest = self.src.get(self.pos..).unwrap_or_default();
             let Some(i) = rest
                 .iter()
-                .position(|&b| b == first || b == b'\\' || b < 0x20)
+                .position(|&b| b == first || b == alt || b == b'\\' || b < 0x20)
             else {
                 out.extend_from_slice(rest);
                 self.pos = self.src.len();
@@ -500,7 +652,7 @@ impl<'a> Parser<'a> {
             let Some(b) = self.peek() else { break };
             if b == b'\\' {
                 self.escape(&mut out);
-            } else if b == first {
+            } else if b == first || b == alt {
                 let close = self.closing_len(q);
                 if close == 0 {
                     // `0xE2` starting some other character.
@@ -510,7 +662,19 @@ impl<'a> Parser<'a> {
                 }
                 let quote_at = self.pos;
                 self.pos += close;
-                if ctx == Ctx::Key || self.ends_string(ctx) {
+                if ctx == Ctx::Key && q == Quote::Ascii(b'"') && self.key_continues() {
+                    self.note(Repair::UnescapedQuote);
+                    out.push(b'"');
+                    continue;
+                }
+                if ctx == Ctx::Key {
+                    trim_raw_line_break(
+                        self.src.get(start..quote_at).unwrap_or_default(),
+                        &mut out,
+                    );
+                    break;
+                }
+                if self.ends_string(ctx) {
                     break;
                 }
                 if self.cut_before_comma(start, quote_at, q, ctx, &mut out) {
@@ -533,10 +697,35 @@ impl<'a> Parser<'a> {
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
+    /// Note [Quotes inside keys]: a key's `"` glued to a letter on its right
+    /// (`{"k"e"y": 1}`) is a literal quote when the line goes on, within
+    /// [`LOOKAHEAD`] bytes and without `,` `{` `}` or a space, to a `"` right
+    /// before the `:`; the key runs to that quote. The cursor is just past
+    /// the candidate closing quote.
+    fn key_continues(&self) -> bool {
+        if !self.peek().is_some_and(is_ident_byte) {
+            return false;
+        }
+        let end = (self.pos + LOOKAHEAD).min(self.src.len());
+        let ahead = self.src.get(self.pos..end).unwrap_or_default();
+        let Some(c) = ahead
+            .iter()
+            .position(|&b| matches!(b, b':' | b',' | b'{' | b'}' | b'\n' | b' ' | b'\\'))
+        else {
+            return false;
+        };
+        ahead.get(c) == Some(&b':') && c > 1 && ahead.get(c - 1) == Some(&b'"')
+    }
+
     /// The length of a closing quote of kind `q` at the cursor, 0 if none.
     fn closing_len(&self, q: Quote) -> usize {
         match q {
             Quote::Ascii(b) => usize::from(self.peek() == Some(b)),
+            Quote::Backtick => match self.src.get(self.pos..self.pos + 2) {
+                Some([b'`', _] | [b'`']) => 1,
+                Some([0xC2, 0xB4]) => 2,
+                _ => 0,
+            },
             Quote::SmartDouble | Quote::SmartSingle => {
                 match smart_quote(self.src.get(self.pos..).unwrap_or_default()) {
                     Some(k) if k == q => 3,
@@ -583,6 +772,25 @@ impl<'a> Parser<'a> {
         {
             c -= 1;
         }
+        // A `/* … */` comment between the comma and the quote (within the
+        // look-ahead window, without escapes) is skipped too.
+        let mut comment = false;
+        if c >= start + 2 && self.src.get(c - 2..c) == Some(b"*/") {
+            let floor = quote_at.saturating_sub(LOOKAHEAD).max(start);
+            let window = self.src.get(floor..c - 2).unwrap_or_default();
+            if let Some(o) = memchr::memmem::rfind(window, b"/*") {
+                if !window.get(o..).unwrap_or_default().contains(&b'\\') {
+                    c = floor + o;
+                    comment = true;
+                    while c > start
+                        && quote_at - c <= 2 * LOOKAHEAD
+                        && self.src.get(c - 1).is_some_and(u8::is_ascii_whitespace)
+                    {
+                        c -= 1;
+                    }
+                }
+            }
+        }
         if c <= start || self.src.get(c - 1) != Some(&b',') || quote_at - c > LOOKAHEAD {
             return false;
         }
@@ -617,6 +825,9 @@ impl<'a> Parser<'a> {
         trim_end_ws(out);
         self.pos = comma;
         self.note(Repair::MissingQuote);
+        if comment {
+            self.note(Repair::Comment);
+        }
         true
     }
 
@@ -774,10 +985,18 @@ impl<'a> Parser<'a> {
                 other => other,
             };
         }
-        while self
-            .peek()
-            .is_some_and(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
-        {
+        // Note [Digit separators]: `1_234.5_6` is a number with Python/JS
+        // digit separators; an `_` counts only between two digits.
+        let mut separated = false;
+        while let Some(b) = self.peek() {
+            let separator = b == b'_'
+                && self.pos > start
+                && self.src.get(self.pos - 1).is_some_and(u8::is_ascii_digit)
+                && self.peek_at(1).is_some_and(|c| c.is_ascii_digit());
+            if !(separator || matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) {
+                break;
+            }
+            separated |= separator;
             self.pos += 1;
         }
         // A number glued to letters is a word (`3rd`, `1h`); one glued to a
@@ -788,8 +1007,15 @@ impl<'a> Parser<'a> {
                 || (b == b'/' && !matches!(self.peek_at(1), Some(b'/' | b'*')))
                 || (b == b':' && self.peek_at(1).is_some_and(|c| c.is_ascii_digit()))
         });
-        let lexeme = std::str::from_utf8(self.src.get(start..self.pos).unwrap_or_default())
+        let raw = std::str::from_utf8(self.src.get(start..self.pos).unwrap_or_default())
             .unwrap_or_default();
+        let joined;
+        let lexeme = if separated {
+            joined = raw.replace('_', "");
+            joined.as_str()
+        } else {
+            raw
+        };
         // Note [Leading zeros]: `0789` is an identifier (a zip code, an id),
         // not the number 789: kept as text.
         let digits = lexeme.trim_start_matches(['-', '+']).as_bytes();
@@ -800,6 +1026,9 @@ impl<'a> Parser<'a> {
             return self.unquoted_string();
         }
         if let Some(n) = parse_number(lexeme) {
+            if separated {
+                self.note(Repair::DigitSeparator);
+            }
             return n;
         }
         // Note [Cut numbers]: a number cut mid-way (`1.`, `2e`, `-`) before
@@ -811,6 +1040,9 @@ impl<'a> Parser<'a> {
             None | Some(b',' | b'}' | b']' | b')' | b' ' | b'\t' | b'\n' | b'\r')
         );
         if trimmed.len() < lexeme.len() && delimited {
+            if separated {
+                self.note(Repair::DigitSeparator);
+            }
             let at_end = self.skip_plain_ws(self.pos, usize::MAX) >= self.src.len();
             self.note(if at_end {
                 Repair::Truncated
@@ -876,22 +1108,103 @@ impl<'a> Parser<'a> {
                 Value::Null
             }
             _ => {
+                if let Some(v) = self.wrapper_call(start) {
+                    return v;
+                }
                 self.pos = start;
                 self.unquoted_string()
             }
         }
     }
 
+    /// Note [Wrapper calls]: `ObjectId("5f1")`, `ISODate("2024-01-01")`,
+    /// `NumberLong(2)`, `new Date("x")` are MongoDB-shell and JS constructor
+    /// calls around one literal; the value is that literal
+    /// ([`Repair::WrapperCall`]). Only a capitalized name (a constructor, by
+    /// convention), optionally after `new`, directly followed by `(`, one
+    /// quoted string or number, and `)` on the same line within
+    /// [`WRAPPER_SPAN`] bytes; anything else stays unquoted text, so the
+    /// look-ahead is bounded. The cursor is after the word at `start`.
+    fn wrapper_call(&mut self, start: usize) -> Option<Value> {
+        let save = (self.pos, self.repairs.len());
+        let v = self.wrapper_call_inner(start);
+        if v.is_none() {
+            self.pos = save.0;
+            self.repairs.truncate(save.1);
+        }
+        v
+    }
+
+    fn wrapper_call_inner(&mut self, start: usize) -> Option<Value> {
+        let word = self.src.get(start..self.pos)?;
+        if word == b"new" {
+            while self.peek() == Some(b' ') && self.pos - start < 16 {
+                self.pos += 1;
+            }
+            let name = self.pos;
+            while self.peek().is_some_and(is_ident_byte) {
+                self.pos += 1;
+            }
+            if self.pos == name || !self.src.get(name)?.is_ascii_uppercase() {
+                return None;
+            }
+        } else if !word.first()?.is_ascii_uppercase() {
+            return None;
+        }
+        if self.peek() != Some(b'(') {
+            return None;
+        }
+        let open = self.pos + 1;
+        let span = self
+            .src
+            .get(open..(open + WRAPPER_SPAN).min(self.src.len()))?;
+        let close = open + span.iter().position(|&b| b == b')' || b == b'\n')?;
+        if self.src.get(close) != Some(&b')') {
+            return None;
+        }
+        let inner = std::str::from_utf8(self.src.get(open..close)?).ok()?;
+        let trimmed = inner.trim();
+        let v = match trimmed.as_bytes() {
+            [q @ (b'"' | b'\''), .., last, end] if end == q && *last != b'\\' => {
+                self.pos = open + (inner.len() - inner.trim_start().len());
+                let v = Value::String(self.string(Quote::Ascii(*q), Ctx::Tuple));
+                while self.peek() == Some(b' ') {
+                    self.pos += 1;
+                }
+                if self.pos != close {
+                    return None;
+                }
+                v
+            }
+            [b'0'..=b'9' | b'-', ..] => parse_number(trimmed)?,
+            _ => return None,
+        };
+        self.pos = close + 1;
+        self.note(Repair::WrapperCall);
+        Some(v)
+    }
+
     /// Unquoted text in value position, up to `,` `}` `]` or the line end.
     ///
     /// Note [Slashes in unquoted text]: `//` or `/*` starts a comment only at
     /// the start or after a space, so `https://x.example/a` and `/re/` stay whole.
+    ///
+    /// Note [Braces in unquoted text]: a `{` inside unquoted text opens a
+    /// placeholder that its `}` closes (`{text: words{in braces}}`), so that
+    /// `}` is part of the text, not the end of the object.
     fn unquoted_string(&mut self) -> Value {
+        if let Some(v) = self.lost_opening_quote() {
+            return v;
+        }
         self.note(Repair::UnquotedString);
         let start = self.pos;
+        let mut braces = 0usize;
         while let Some(b) = self.peek() {
-            if matches!(b, b',' | b'}' | b']' | b'\n' | b'\r') {
-                break;
+            match b {
+                b'{' => braces += 1,
+                b'}' if braces > 0 => braces -= 1,
+                b',' | b'}' | b']' | b'\n' | b'\r' => break,
+                _ => {}
             }
             if b == b'/'
                 && matches!(self.peek_at(1), Some(b'/' | b'*'))
@@ -940,6 +1253,49 @@ fn unicode_space_len(b: &[u8]) -> Option<usize> {
         | [0xE3, 0x80, 0x80]
         | [0xEF, 0xBB, 0xBF] => Some(3),
         _ => None,
+    }
+}
+
+/// Note [Continued arrays]: where a key should start, an array right after a
+/// member whose value is an array (`"k": ["a"], ["b"], "n": 1`) continues
+/// that array: its `]` came too early. A list of scalars takes the new items;
+/// a list of rows takes the new array as one more row, and scalars trailing
+/// its rows, as many as each row holds, were a row that lost its `[`
+/// (`[["a", "b"], "c", "d"], ["e", "f"]`): they are wrapped back.
+fn continue_array(prev: &mut Vec<Value>, next: Vec<Value>) {
+    if !prev.first().is_some_and(Value::is_array) {
+        prev.extend(next);
+        return;
+    }
+    // Only the first merge can see trailing scalars (each merge ends in an
+    // array), so the row scan below runs once: linear overall.
+    let tail = prev.iter().rev().take_while(|v| !v.is_array()).count();
+    let rows = prev.len() - tail;
+    if tail > 0
+        && prev
+            .iter()
+            .take(rows)
+            .all(|r| r.as_array().is_some_and(|r| r.len() == tail))
+    {
+        let row: Vec<Value> = prev.drain(rows..).collect();
+        prev.push(Value::Array(row));
+    }
+    prev.push(Value::Array(next));
+}
+
+/// Note [Line breaks ending a key]: a key whose raw text ends in a line
+/// break (`"key_1\n": 1`) was wrapped by its writer; the raw whitespace
+/// (`raw` is the key's source between its quotes) is no part of the name
+/// and is dropped from `out`. An escaped `\n` is kept.
+fn trim_raw_line_break(raw: &[u8], out: &mut Vec<u8>) {
+    let ws = raw
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
+    let tail = raw.get(raw.len() - ws..).unwrap_or_default();
+    if tail.iter().any(|&b| b == b'\n' || b == b'\r') && out.ends_with(tail) {
+        out.truncate(out.len() - ws);
     }
 }
 
