@@ -134,7 +134,10 @@ fn missing_input_is_66() {
 
 #[test]
 fn help_is_0_and_ends_with_examples() {
-    for cmd in ["parse", "extract", "validate"] {
+    for cmd in [
+        "parse", "extract", "validate", "check", "lint", "ask", "run", "ops", "ingest", "memories",
+        "sessions",
+    ] {
         let out = agentshape()
             .args([cmd, "--help"])
             .assert()
