@@ -99,14 +99,6 @@ struct Block<'a> {
 }
 
 #[derive(Deserialize)]
-struct UsageFields<'a> {
-    #[serde(borrow, default)]
-    input_tokens: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    output_tokens: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
 struct StreamEvent<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<&'a RawValue>,
@@ -314,7 +306,7 @@ fn system(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
 
 /// Token usage as seed 004 reads it: missing or broken counts are 0.
 pub fn usage_of(raw_usage: Option<&RawValue>) -> Usage {
-    match raw::object_of::<UsageFields<'_>>(raw_usage) {
+    match raw::object_of::<raw::UsageFields<'_>>(raw_usage) {
         Some(u) => Usage {
             input_tokens: raw::token_count(u.input_tokens),
             output_tokens: raw::token_count(u.output_tokens),

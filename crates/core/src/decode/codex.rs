@@ -71,14 +71,6 @@ struct ErrorFields<'a> {
     message: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
-struct UsageFields<'a> {
-    #[serde(borrow, default)]
-    input_tokens: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    output_tokens: Option<&'a RawValue>,
-}
-
 /// Whether a `type` is one Codex writes (for format detection; `error` is
 /// checked separately, by shape).
 pub fn is_codex_type(kind: &str) -> bool {
@@ -113,7 +105,7 @@ pub fn decode_line(
         Some("item.completed") => item(parsed.item, opts, sink),
         Some("turn.completed") => {
             state.turns += 1;
-            if let Some(u) = raw::object_of::<UsageFields<'_>>(parsed.usage) {
+            if let Some(u) = raw::object_of::<raw::UsageFields<'_>>(parsed.usage) {
                 state.usage.input_tokens = state
                     .usage
                     .input_tokens

@@ -120,6 +120,17 @@ pub fn object_of<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T>
     raw.and_then(|r| serde_json::from_str::<T>(r.get()).ok())
 }
 
+/// The token counts of a `usage` object, as Claude and Codex both write them.
+#[derive(Deserialize)]
+pub struct UsageFields<'a> {
+    /// Prompt tokens.
+    #[serde(borrow, default)]
+    pub input_tokens: Option<&'a RawValue>,
+    /// Completion tokens.
+    #[serde(borrow, default)]
+    pub output_tokens: Option<&'a RawValue>,
+}
+
 /// An object read in the same pass as the line around it; a value of any
 /// other JSON type reads as absent instead of failing the line.
 ///
