@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agentshape_core::decode::{DecodeOptions, Format, summarize_reader};
+use agentshape_core::decode::{DecodeOptions, Format};
 use agentshape_core::extract::{ExtractOptions, extract_run, extract_text};
 use agentshape_core::{Extraction, Method};
 use rayon::prelude::*;
@@ -79,12 +79,7 @@ pub(crate) fn one_file(
     decode: &DecodeOptions,
     opts: &ExtractOptions<'_>,
 ) -> Result<Extraction, CliError> {
-    let reader = input::open(path)?;
-    let mut summary = summarize_reader(reader, format, decode).map_err(|e| CliError::NoInput {
-        path: input::display(path),
-        source: std::io::Error::other(e),
-    })?;
-    summary.file = Some(input::display(path));
+    let summary = parse::summarize(path, format, decode)?;
     if summary.format == Format::Text {
         return Ok(extract_text(&summary.output, opts));
     }

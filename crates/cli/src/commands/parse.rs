@@ -57,7 +57,11 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
-fn summarize(
+/// Decode one input (a file or `-`) into its run summary, named after the path.
+///
+/// # Errors
+/// The input cannot be opened or read.
+pub(crate) fn summarize(
     path: &std::path::Path,
     format: agentshape_core::decode::Format,
     opts: &DecodeOptions,

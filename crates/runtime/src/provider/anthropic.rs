@@ -90,26 +90,12 @@ impl Provider for Anthropic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::{Message, Role, Tool};
-
     #[test]
     fn tools_are_sent_strict_beside_the_output_format() {
-        let req = Request {
-            model: "claude-sonnet-4-5".into(),
-            system: None,
-            messages: vec![Message {
-                role: Role::User,
-                content: "hi".into(),
-            }],
-            schema: json!({"type": "object"}),
-            schema_name: "answer".into(),
-            max_tokens: 64,
-            tools: vec![Tool {
-                name: "lookup".into(),
-                description: "Look a service up".into(),
-                input_schema: json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}),
-            }],
-        };
+        let req = crate::provider::sample_request(
+            "claude-sonnet-4-5",
+            json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}),
+        );
         let body = body(&req);
         assert_eq!(
             body["tools"],

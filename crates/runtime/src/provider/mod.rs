@@ -349,6 +349,27 @@ pub fn normalize_base(base: &str) -> String {
     }
 }
 
+/// A one-turn request with one tool, for the request-body tests of each provider.
+#[cfg(test)]
+pub(crate) fn sample_request(model: &str, tool_schema: Value) -> Request {
+    Request {
+        model: model.into(),
+        system: None,
+        messages: vec![Message {
+            role: Role::User,
+            content: "hi".into(),
+        }],
+        schema: serde_json::json!({"type": "object"}),
+        schema_name: "answer".into(),
+        max_tokens: 64,
+        tools: vec![Tool {
+            name: "lookup".into(),
+            description: "Look a service up".into(),
+            input_schema: tool_schema,
+        }],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -143,25 +143,9 @@ impl Provider for OpenAi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::{Message, Role, Tool};
 
     fn req() -> Request {
-        Request {
-            model: "gpt-4o-mini".into(),
-            system: None,
-            messages: vec![Message {
-                role: Role::User,
-                content: "hi".into(),
-            }],
-            schema: json!({"type": "object"}),
-            schema_name: "answer".into(),
-            max_tokens: 64,
-            tools: vec![Tool {
-                name: "lookup".into(),
-                description: "Look a service up".into(),
-                input_schema: json!({"type": "object"}),
-            }],
-        }
+        crate::provider::sample_request("gpt-4o-mini", json!({"type": "object"}))
     }
 
     #[test]
