@@ -311,3 +311,74 @@ pub fn read_meta(path: &Path) -> Option<SessionMeta> {
     let text = fs::read(path).ok()?;
     serde_json::from_slice(&text).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn session_ids_are_plain_file_names() {
+        for ok in [
+            "a",
+            "abc-DEF_1.2",
+            "550e8400-e29b-41d4-a716-446655440000",
+            &"x".repeat(128),
+        ] {
+            assert!(check_session_id(ok).is_ok(), "{ok}");
+        }
+        for (bad, why) in [
+            ("", "it is empty"),
+            (&"x".repeat(129) as &str, "it is longer than 128 characters"),
+            (".hidden", "it starts with `.`"),
+            ("..", "it starts with `.`"),
+            ("../x", "it starts with `.`"),
+            ("/tmp/x", "it has a character outside [A-Za-z0-9._-]"),
+            ("a/b", "it has a character outside [A-Za-z0-9._-]"),
+            ("a b", "it has a character outside [A-Za-z0-9._-]"),
+            ("é", "it has a character outside [A-Za-z0-9._-]"),
+            ("a\0b", "it has a character outside [A-Za-z0-9._-]"),
+        ] {
+            match check_session_id(bad) {
+                Err(Error::SessionId { reason, .. }) => assert_eq!(reason, why, "{bad:?}"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn logs_are_new_and_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().join("a/logs");
+        let log = ForensicLog::create(&logs, "s").unwrap();
+        drop(log.create_stderr().unwrap());
+        log.write_meta(&SessionMeta::default()).unwrap();
+        log.write_meta(&SessionMeta::default()).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&logs), 0o700);
+        for p in [log.path(), log.stderr_path(), log.meta_path()] {
+            assert_eq!(mode(&p), 0o600, "{}", p.display());
+        }
+        // The same id again: refused, the first log untouched.
+        assert!(matches!(
+            ForensicLog::create(&logs, "s"),
+            Err(Error::LogExists { .. })
+        ));
+        assert!(matches!(log.create_stderr(), Err(Error::LogExists { .. })));
+    }
+
+    #[test]
+    fn a_dangling_symlink_is_refused_not_created_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::os::unix::fs::symlink(&target, dir.path().join("s.ndjson")).unwrap();
+        assert!(matches!(
+            ForensicLog::create(dir.path(), "s"),
+            Err(Error::LogExists { .. })
+        ));
+        assert!(!target.exists());
+    }
+}

@@ -169,13 +169,15 @@ struct Received {
 #[derive(Debug, Clone)]
 pub struct Interrupts {
     rx: watch::Receiver<Received>,
+    /// How many this handle has already reported.
+    seen: u64,
 }
 
 /// Sends interrupts by hand, as a signal would (a supervisor stopping its
 /// sessions, tests).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Interrupter {
-    tx: watch::Sender<Received>,
+    tx: Arc<watch::Sender<Received>>,
 }
 
 impl Interrupter {
@@ -193,7 +195,7 @@ impl Interrupts {
     /// Interrupts sent by hand through the returned [`Interrupter`].
     pub fn channel() -> (Interrupter, Interrupts) {
         let (tx, rx) = watch::channel(Received::default());
-        (Interrupter { tx }, Interrupts { rx })
+        (Interrupter { tx: Arc::new(tx) }, Interrupts { rx, seen: 0 })
     }
 
     /// Catch SIGINT, SIGTERM and SIGHUP from now on (call inside a tokio
@@ -239,8 +241,26 @@ impl Interrupts {
     /// Wait for the next interrupt and return its signal; `None` when no more
     /// can come (the sender is gone).
     pub async fn recv(&mut self) -> Option<i32> {
-        self.rx.changed().await.ok()?;
-        self.rx.borrow_and_update().last
+        self.recv_many().await.map(|(signal, _)| signal)
+    }
+
+    /// Wait for interrupts this handle has not reported yet: the newest
+    /// signal and how many came (signals close together arrive as one wake-up).
+    async fn recv_many(&mut self) -> Option<(i32, u64)> {
+        loop {
+            let r = *self.rx.borrow_and_update();
+            if r.count > self.seen {
+                let n = r.count - self.seen;
+                self.seen = r.count;
+                return r.last.map(|s| (s, n));
+            }
+            self.rx.changed().await.ok()?;
+        }
+    }
+
+    /// Count every interrupt so far as reported.
+    fn mark_seen(&mut self) {
+        self.seen = self.rx.borrow_and_update().count;
     }
 }
 
@@ -566,7 +586,7 @@ async fn spawn(
     let mut interrupts = opts.interrupts.clone();
     if let Some(i) = &mut interrupts {
         // Only interrupts from now on count (none came before: checked above).
-        i.rx.borrow_and_update();
+        i.mark_seen();
     }
     let mut reader = BufReader::with_capacity(256 << 10, stdout);
     let mut buf = Vec::with_capacity(64 << 10);
@@ -602,17 +622,21 @@ async fn spawn(
             },
             sig = async {
                 match &mut interrupts {
-                    Some(i) => i.recv().await,
+                    Some(i) => i.recv_many().await,
                     None => std::future::pending().await,
                 }
             } => match sig {
                 // Note [Interrupts]: the first is passed on, a second kills.
-                Some(sig) if w.interrupted.is_none() && !w.timed_out && w.status.is_none() => {
+                Some((sig, n)) if w.interrupted.is_none() && !w.timed_out && w.status.is_none() => {
                     w.interrupted = Some(sig);
                     if let Ok(s) = Signal::try_from(sig) {
                         signal_group(pid, s);
                     }
-                    w.kill_by(Instant::now() + opts.interrupt_grace);
+                    if n > 1 {
+                        w.kill(pid);
+                    } else {
+                        w.kill_by(Instant::now() + opts.interrupt_grace);
+                    }
                 }
                 // A second one, or one after the agent exited or timed out:
                 // the group goes now (the session ends as it was ending).
@@ -676,4 +700,209 @@ async fn spawn(
         },
     };
     Ok((ending, dropped.load(Ordering::Relaxed)))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use super::*;
+
+    /// Collects lines; may interrupt when it sees a given line.
+    #[derive(Default)]
+    struct Lines {
+        lines: Vec<String>,
+        on: Vec<(String, Interrupter, i32)>,
+    }
+
+    impl LineSink for Lines {
+        fn line(&mut self, line: &[u8]) -> Result<()> {
+            let text = String::from_utf8_lossy(line).into_owned();
+            for (when, tx, sig) in &self.on {
+                if *when == text {
+                    tx.interrupt(*sig);
+                }
+            }
+            self.lines.push(text);
+            Ok(())
+        }
+        fn part(&mut self, _: &[u8]) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    fn sh(script: &str) -> Source {
+        Source::Spawn(AgentCommand {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: Vec::new(),
+        })
+    }
+
+    /// A hang guard: every stream here ends in well under a second.
+    async fn guarded(
+        source: &Source,
+        opts: &ProcessOptions,
+        stderr: Option<std::fs::File>,
+        sink: &mut Lines,
+    ) -> Streamed {
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            stream(source, None, opts, stderr, sink),
+        )
+        .await
+        .expect("the stream ended")
+        .unwrap()
+    }
+
+    fn alive(pid: &str) -> bool {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
+        !matches!(state, None | Some('Z' | 'X'))
+    }
+
+    #[tokio::test]
+    async fn a_second_interrupt_kills_the_group_at_once() {
+        // The agent survives SIGTERM; the grace period is an hour: only the
+        // second interrupt can end this stream.
+        let (tx, rx) = Interrupts::channel();
+        let opts = ProcessOptions {
+            interrupt_grace: Duration::from_secs(3600),
+            interrupts: Some(rx),
+            ..ProcessOptions::default()
+        };
+        let mut sink = Lines::default();
+        sink.on.push(("ready".into(), tx.clone(), 15));
+        sink.on.push(("got TERM".into(), tx, 15));
+        let script = "trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.05; done";
+        let got = guarded(&sh(script), &opts, None, &mut sink).await;
+        assert_eq!(
+            got.ending,
+            Ending::Interrupted {
+                signal: 15,
+                code: None,
+                agent_signal: Some(9)
+            }
+        );
+        assert_eq!(sink.lines[..2], ["ready", "got TERM"]);
+    }
+
+    #[tokio::test]
+    async fn an_interrupt_before_the_start_starts_nothing() {
+        let (tx, rx) = Interrupts::channel();
+        tx.interrupt(2);
+        let opts = ProcessOptions {
+            interrupts: Some(rx),
+            ..ProcessOptions::default()
+        };
+        let mut sink = Lines::default();
+        let got = guarded(&sh("echo started"), &opts, None, &mut sink).await;
+        assert_eq!(got.ending, interrupted(2));
+        assert!(sink.lines.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_paced_replay_stops_at_the_next_line() {
+        let (tx, rx) = Interrupts::channel();
+        let opts = ProcessOptions {
+            interrupts: Some(rx),
+            ..ProcessOptions::default()
+        };
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), "one\ntwo\nthree\n").unwrap();
+        let source = Source::Replay {
+            path: file.path().to_owned(),
+            pace: Some(Duration::from_millis(1)),
+        };
+        let mut sink = Lines::default();
+        sink.on.push(("one".into(), tx, 1));
+        let got = guarded(&source, &opts, None, &mut sink).await;
+        assert_eq!(got.ending, interrupted(1));
+        assert_eq!(sink.lines, ["one"]);
+    }
+
+    #[tokio::test]
+    async fn the_stream_ends_when_the_agent_exits_and_its_group_dies() {
+        // `sleep` inherits stdout: without Note [The run ends when the agent
+        // exits] the stream would last 1000 s.
+        let mut sink = Lines::default();
+        let opts = ProcessOptions::default();
+        let got = guarded(&sh("sleep 1000 & echo $!; exit 0"), &opts, None, &mut sink).await;
+        assert_eq!(
+            got.ending,
+            Ending::Exited {
+                code: Some(0),
+                signal: None
+            }
+        );
+        let pid = sink.lines[0].clone();
+        for _ in 0..250 {
+            if !alive(&pid) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the agent's background child {pid} outlived it");
+    }
+
+    #[tokio::test]
+    async fn a_process_that_left_the_group_cannot_hold_the_stream() {
+        // `setsid` puts `sleep` out of reach of `killpg`; it still holds stdout.
+        let mut sink = Lines::default();
+        let opts = ProcessOptions::default();
+        let got = guarded(
+            &sh("setsid sleep 1000 & echo $!; exit 0"),
+            &opts,
+            None,
+            &mut sink,
+        )
+        .await;
+        let pid = sink.lines[0].clone();
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid.parse().unwrap()),
+            Signal::SIGKILL,
+        );
+        assert_eq!(
+            got.ending,
+            Ending::Exited {
+                code: Some(0),
+                signal: None
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn stderr_beyond_the_cap_is_counted_and_noted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("err.log");
+        let file = std::fs::File::create(&path).unwrap();
+        let opts = ProcessOptions {
+            stderr_cap: 1000,
+            ..ProcessOptions::default()
+        };
+        let mut sink = Lines::default();
+        let got = guarded(
+            &sh("head -c 100000 /dev/zero | tr '\\0' e >&2; echo done"),
+            &opts,
+            Some(file),
+            &mut sink,
+        )
+        .await;
+        assert_eq!(got.stderr_dropped, 99_000);
+        assert_eq!(sink.lines, ["done"]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text[..1000], "e".repeat(1000));
+        assert_eq!(
+            &text[1000..],
+            "\n[agentshape: stderr log capped at 1000 bytes; 99000 more bytes of stderr were dropped]\n"
+        );
+    }
+
+    #[test]
+    fn signal_names() {
+        assert_eq!(signal_name(15), "SIGTERM");
+        assert_eq!(signal_name(2), "SIGINT");
+        assert_eq!(signal_name(1), "SIGHUP");
+        assert_eq!(signal_name(999), "signal 999");
+    }
 }

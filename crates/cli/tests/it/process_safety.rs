@@ -450,3 +450,83 @@ fn the_stderr_log_is_capped_and_says_what_it_dropped() {
     );
     assert_eq!(meta(&env, "chatty")["stderr_dropped_bytes"], dropped);
 }
+
+#[test]
+fn a_paced_replay_is_interruptible_too() {
+    let env = Env::new();
+    let healthy = example("healthy-structured.ndjson");
+    let run = env
+        .run_cmd()
+        .args(["--replay", &healthy, "--pace", "200", "--session-id", "rp"])
+        .args(["--profile", "claude-ops"])
+        .spawn()
+        .unwrap();
+    let log = env.logs().join("rp.ndjson");
+    wait_until("the first replayed line", GUARD, || line_count(&log) >= 1);
+    signal(run.id(), "INT");
+    let out = wait_guarded(run, GUARD);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let total = std::fs::read_to_string(&healthy).unwrap().lines().count();
+    assert!(line_count(&log) < total);
+    assert_eq!(meta(&env, "rp")["status"], "interrupted");
+    assert_eq!(
+        sql(&env.db(), "SELECT status, error FROM sessions"),
+        vec![vec!["interrupted", "interrupted by SIGINT"]]
+    );
+}
+
+#[test]
+fn ops_passes_a_signal_on_and_stops() {
+    let env = Env::new();
+    let d = env.dir.path();
+    std::fs::write(d.join("p1.md"), "tier 1 prompt").unwrap();
+    let config = format!(
+        "command = [{:?}]\nstore = {:?}\nlog_dir = {:?}\n\n[[tiers]]\nname = \"t1\"\nmodel = \"t1\"\nprompt = \"p1.md\"\n",
+        fake_agent(),
+        env.db().display().to_string(),
+        env.logs().display().to_string(),
+    );
+    std::fs::write(d.join("ops.toml"), config).unwrap();
+    let agent_pid = env.path("agent.pid");
+    let child_pid = env.path("child.pid");
+    let ops = Command::cargo_bin("agentshape")
+        .unwrap()
+        .current_dir(repo_root())
+        .args(["ops", "--json", "--config"])
+        .arg(d.join("ops.toml"))
+        .env("FAKE_TRANSCRIPT", example("healthy-structured.ndjson"))
+        .env("FAKE_MODE", "hang")
+        .env("FAKE_LINES", "2")
+        .env("FAKE_PIDFILE", &child_pid)
+        .env("FAKE_SELF_PIDFILE", &agent_pid)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the agent to start its child", GUARD, || {
+        read_pid(&child_pid).is_some()
+    });
+    let agent = read_pid(&agent_pid).unwrap();
+    let grandchild = read_pid(&child_pid).unwrap();
+    let _reap = Reap(vec![agent, grandchild]);
+    signal(ops.id(), "TERM");
+    let out = wait_guarded(ops, GUARD);
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_until("the agent group to die", Duration::from_secs(5), || {
+        !alive(agent) && !alive(grandchild)
+    });
+    assert_eq!(
+        sql(&env.db(), "SELECT tier, status, error FROM sessions"),
+        vec![vec!["1", "interrupted", "interrupted by SIGTERM"]]
+    );
+}
