@@ -16,7 +16,11 @@
 //! the pipe is drained for at most [`DRAIN`], so a process that left the group
 //! (`setsid`) and still holds the pipe cannot hang the run either. The group
 //! is killed when the agent ends in every case, so nothing it started is left
-//! running (an agent that wants a daemon to outlive it must detach it).
+//! running (an agent that wants a daemon to outlive it must detach it). That
+//! last kill comes after the agent was reaped: its pid names the group only
+//! while a member lives, and an empty group's id could in theory be taken by
+//! a new group in the microseconds between; `killpg` then gets `ESRCH` in
+//! every case but that one, which we accept.
 //!
 //! Note \[Interrupts\]: the agent runs in its own process group, so a Ctrl-C
 //! in the terminal reaches agentshape only. The caller hands in

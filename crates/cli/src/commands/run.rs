@@ -22,6 +22,11 @@ use crate::input;
 use crate::output::{Out, Style};
 
 /// The runtime all agent commands use: one thread is plenty for one agent's pipes.
+///
+/// Keep it current-thread: agents are spawned from the main thread, and the
+/// parent-death signal (runtime `process`'s Note \[Parent death\]) fires
+/// when the *thread* that spawned the agent exits, which for the main thread
+/// is when agentshape exits.
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
