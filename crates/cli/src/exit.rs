@@ -2,7 +2,8 @@
 //!
 //! 0 ok · 1 found but invalid, or the run failed · 2 no structured output
 //! found · 3 the agent or provider reported an error · 64 usage, bad schema or
-//! bad config · 66 input file missing · 127 agent executable not found.
+//! bad config · 66 input file missing · 127 agent executable not found ·
+//! 128 + N interrupted by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -24,6 +25,12 @@ pub enum Exit {
     NoInput = 66,
     /// The agent executable was not found.
     NotFound = 127,
+    /// Interrupted by SIGHUP (128 + 1).
+    Hangup = 129,
+    /// Interrupted by SIGINT (128 + 2).
+    Interrupt = 130,
+    /// Interrupted by SIGTERM (128 + 15).
+    Terminated = 143,
 }
 
 impl Exit {
@@ -35,6 +42,18 @@ impl Exit {
     /// were invalid". Usage and missing-input errors are decided before any item runs.
     pub fn worst(self, other: Exit) -> Exit {
         self.max(other)
+    }
+
+    /// The code of a run interrupted by `signal`: `128 + N`, as a shell
+    /// reports a command a signal ended. Only the three signals agentshape
+    /// catches (runtime `process::Interrupts`) can occur; anything else is
+    /// reported as SIGTERM's.
+    pub fn interrupted(signal: i32) -> Exit {
+        match signal {
+            1 => Exit::Hangup,
+            2 => Exit::Interrupt,
+            _ => Exit::Terminated,
+        }
     }
 }
 

@@ -1,6 +1,9 @@
 //! The `agentshape` binary: argument parsing and output only; the work is in
 //! `agentshape-core`.
 
+// No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
+#![forbid(unsafe_code)]
+
 mod args;
 mod commands;
 mod exit;

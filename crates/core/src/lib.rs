@@ -28,6 +28,9 @@
 //! assert_eq!(got.value.unwrap()["confidence"], 90);
 //! ```
 
+// No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
+#![forbid(unsafe_code)]
+
 pub mod check;
 pub mod decode;
 pub mod error;

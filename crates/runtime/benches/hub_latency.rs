@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agentshape_core::Event;
 use agentshape_runtime::hub::{Hub, HubBody};
-use agentshape_runtime::process::{AgentCommand, Source};
+use agentshape_runtime::process::{AgentCommand, ProcessOptions, Source};
 use agentshape_runtime::runner::{AgentKind, SessionSpec, run_session};
 
 fn main() {
@@ -40,6 +40,7 @@ fn main() {
         partial: false,
         handoff: None,
         escalated_for: Vec::new(),
+        process: ProcessOptions::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

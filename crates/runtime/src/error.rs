@@ -19,6 +19,25 @@ pub enum Error {
     /// A store error.
     #[error(transparent)]
     Store(#[from] agentshape_store::Error),
+    /// A session id that is not a safe file name (it names the forensic log).
+    #[error(
+        "invalid session id {id:?}: {reason}; a session id is 1 to 128 characters of [A-Za-z0-9._-], not starting with `.`"
+    )]
+    SessionId {
+        /// The id as given.
+        id: String,
+        /// The rule it breaks.
+        reason: &'static str,
+    },
+    /// A forensic log file (or a symlink) is already where a new session's
+    /// log goes: a reused session id, or something planted there.
+    #[error(
+        "forensic log `{path}` already exists: a session id names a new log, so use another --session-id (a file or symlink there is never followed or appended to)"
+    )]
+    LogExists {
+        /// The path.
+        path: String,
+    },
     /// A bad ops configuration.
     #[error("config `{path}`: {message}")]
     Config {

@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::hub::Hub;
-use crate::process::{AgentCommand, Source};
+use crate::process::{AgentCommand, ProcessOptions, Source};
 use crate::runner::{
     AgentKind, SessionOutcome, SessionSpec, agent_args, new_session_id, run_session,
 };
@@ -288,6 +288,8 @@ pub struct Supervisor<'a> {
     pub dry_run: bool,
     /// The live hub.
     pub hub: &'a Hub,
+    /// How agents are run (grace periods, the interrupts to honour).
+    pub process: ProcessOptions,
 }
 
 impl Supervisor<'_> {
@@ -352,6 +354,7 @@ impl Supervisor<'_> {
             partial: false,
             handoff: cfg.state_dir.as_ref().map(|d| d.join("handoff.json")),
             escalated_for: Vec::new(),
+            process: self.process.clone(),
         })
     }
 

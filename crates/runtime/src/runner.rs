@@ -8,7 +8,17 @@
 //! - `failed`: no result before the stream ended: the agent crashed, was
 //!   killed, or exited without finishing; what it printed is kept;
 //! - `timeout`: the timeout expired and the process group was killed;
-//! - `not_found`: the executable does not exist.
+//! - `not_found`: the executable does not exist;
+//! - `interrupted`: agentshape got SIGINT, SIGTERM or SIGHUP while the agent
+//!   ran, passed it on to the agent's group and ended the session
+//!   (`process`'s Note \[Interrupts\]). It wins over what the agent printed:
+//!   the person or supervisor stopped the work, so even a result seen before
+//!   the signal teaches the store nothing (`ingest` of the log can still
+//!   judge it). `error` names the signal (`interrupted by SIGTERM`) and
+//!   `error_category` is null: an interruption is a decision of whoever ran
+//!   agentshape, not a failure of the agent or provider, and DESIGN's
+//!   categories are about those. A signal that comes after the agent has
+//!   exited changes nothing here (the CLI still exits `128 + N`).
 //!
 //! Events, memories and services are stored only for `completed` sessions: a
 //! half-written answer must not teach the store anything. The session row,
@@ -31,7 +41,7 @@ use crate::error::Result;
 use crate::forensic::{ForensicLog, SessionMeta};
 use crate::hub::{Hub, HubBody};
 use crate::partial::PartialTracker;
-use crate::process::{self, Ending, LineSink, Source};
+use crate::process::{self, Ending, LineSink, ProcessOptions, Source};
 
 /// Which agent CLI is run; decides the decoder and the flags added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +167,8 @@ pub struct SessionSpec<'a> {
     pub handoff: Option<PathBuf>,
     /// Services the parent escalated for.
     pub escalated_for: Vec<String>,
+    /// Grace periods, the stderr cap and the interrupts to honour.
+    pub process: ProcessOptions,
 }
 
 /// What a session produced.
@@ -251,7 +263,6 @@ pub async fn run_session(
     let started_at = time::format_ms(started_ms);
     let log = ForensicLog::create(&spec.log_dir, &spec.id)?;
     let log_path = log.path();
-    let stderr_path = log.stderr_path();
     let mut meta = SessionMeta {
         id: spec.id.clone(),
         parent_id: spec.parent_id.clone(),
@@ -279,6 +290,11 @@ pub async fn run_session(
             parent_id: spec.parent_id.clone(),
         },
     );
+    // Only a live agent has a stderr; created new and private like the log.
+    let stderr = match &spec.source {
+        Source::Spawn(_) => Some(log.create_stderr()?),
+        Source::Replay { .. } => None,
+    };
     let mut pipe = Pipeline {
         log,
         decoder: Decoder::new(spec.agent.format(), DecodeOptions::default()),
@@ -290,7 +306,10 @@ pub async fn run_session(
             .then(|| PartialTracker::new(spec.validator.map(Validator::schema))),
         events: Vec::new(),
     };
-    let ending = process::stream(&spec.source, spec.timeout, &stderr_path, &mut pipe).await?;
+    let streamed =
+        process::stream(&spec.source, spec.timeout, &spec.process, stderr, &mut pipe).await?;
+    let ending = streamed.ending;
+    meta.stderr_dropped_bytes = streamed.stderr_dropped;
     let mut tail = Vec::new();
     pipe.decoder.finish(&mut |e| tail.push(e));
     for e in tail {
@@ -319,6 +338,16 @@ pub async fn run_session(
             meta.exit_code = Some(127);
         }
         Ending::Replayed => {}
+        Ending::Interrupted {
+            signal,
+            code,
+            agent_signal,
+        } => {
+            meta.exit_code = code;
+            meta.signal = agent_signal;
+            meta.interrupted_by = Some(signal);
+            meta.process_error = Some(format!("interrupted by {}", process::signal_name(signal)));
+        }
     }
     let opts = ExtractOptions {
         validator: spec.validator,
@@ -364,6 +393,9 @@ pub async fn run_session(
 
 /// The final status (Note \[Session status\]).
 fn status_of(meta: &SessionMeta, summary: &RunSummary) -> &'static str {
+    if meta.interrupted_by.is_some() {
+        return "interrupted";
+    }
     match meta.process_error_category.as_deref() {
         Some("timeout") => return "timeout",
         Some("not_found") => return "not_found",
@@ -461,6 +493,10 @@ pub fn build_record(
             .error_category
             .map(|c| ErrorCategory::as_str(c).to_owned())
     });
+    if meta.status == "interrupted" {
+        // Note [Session status]: not a failure of the agent, so no category.
+        r.error_category = None;
+    }
     if r.error.is_none() && meta.status == "failed" {
         r.error = Some(match (meta.signal, meta.exit_code) {
             (Some(s), _) => format!("agent killed by signal {s} before a result"),

@@ -20,6 +20,9 @@
 //! assert_eq!(report.events, 1);
 //! ```
 
+// No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
+#![forbid(unsafe_code)]
+
 pub mod error;
 pub mod memory;
 pub mod sqlite;

@@ -7,6 +7,8 @@
 //! the provider's error shape and recorded in [`StandIn::violations`], so a
 //! test can assert there were none.
 
+// No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
+#![forbid(unsafe_code)]
 // A stand-in for tests: a poisoned lock or a failed bind is a failed test.
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, clippy::expect_used)]
 

@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use agentshape_runtime::hub::Hub;
 use agentshape_runtime::ops::{OpsConfig, OpsReport, Supervisor};
+use agentshape_runtime::process::ProcessOptions;
 use agentshape_store::SqliteStore;
 
 use crate::args::OpsArgs;
-use crate::commands::run::{runtime, session_exit};
+use crate::commands::run::{listen, runner_error, runtime, session_exit};
 use crate::exit::{CliError, Exit};
 use crate::output::Out;
 
@@ -28,11 +29,18 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
     let mut store = SqliteStore::open(&config.store)?;
     let mut out = Out::new(args.output);
     let rt = runtime()?;
+    // Runtime `process`'s Note [Interrupts]: a signal reaches the running
+    // agent, ends its session as `interrupted`, and ends `ops` (128 + N).
+    let mut interrupts = listen(&rt)?;
     let hub = Hub::default();
     let sup = Supervisor {
         config: &config,
         dry_run: args.dry_run,
         hub: &hub,
+        process: ProcessOptions {
+            interrupts: Some(interrupts.clone()),
+            ..ProcessOptions::default()
+        },
     };
     let mut exit = Exit::Ok;
     rt.block_on(async {
@@ -48,14 +56,17 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
                     failed.get_or_insert(e);
                 }
             };
-            let sessions = sup.cycle(&mut store, &mut print).await?;
+            let sessions = sup
+                .cycle(&mut store, &mut print)
+                .await
+                .map_err(runner_error)?;
             if let Some(e) = failed {
                 return Err(anyhow::Error::from(e));
             }
             for s in &sessions {
                 exit = exit.worst(session_exit(s));
             }
-            if args.once {
+            if args.once || interrupts.first().is_some() {
                 return Ok(());
             }
             let _ = writeln!(
@@ -65,10 +76,13 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
             );
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_secs(config.interval_secs)) => {}
-                _ = tokio::signal::ctrl_c() => return Ok(()),
+                _ = interrupts.recv() => return Ok(()),
             }
         }
     })?;
+    if let Some(sig) = interrupts.first() {
+        return Ok(Exit::interrupted(sig));
+    }
     Ok(exit)
 }
 

@@ -4,9 +4,10 @@
 use std::io::Write;
 use std::time::Duration;
 
+use agentshape_runtime::forensic::check_session_id;
 use agentshape_runtime::hub::Hub;
 use agentshape_runtime::loopflow;
-use agentshape_runtime::process::{AgentCommand, Source};
+use agentshape_runtime::process::{AgentCommand, Interrupts, ProcessOptions, Source};
 use agentshape_runtime::runner::{
     AgentKind, SessionOutcome, SessionSpec, agent_args, new_session_id, run_session,
 };
@@ -21,6 +22,11 @@ use crate::input;
 use crate::output::{Out, Style};
 
 /// The runtime all agent commands use: one thread is plenty for one agent's pipes.
+///
+/// Keep it current-thread: agents are spawned from the main thread, and the
+/// parent-death signal (runtime `process`'s Note \[Parent death\]) fires
+/// when the *thread* that spawned the agent exits, which for the main thread
+/// is when agentshape exits.
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -47,12 +53,37 @@ pub fn spawn_live_printer(hub: &Hub) -> tokio::task::JoinHandle<()> {
 }
 
 /// The exit code of a finished session (runtime's Note [Session status]).
+/// An `interrupted` session gives 130 here; callers that know the signal
+/// use [`Exit::interrupted`].
 pub fn session_exit(outcome: &SessionOutcome) -> Exit {
     match outcome.record.status.as_str() {
+        "interrupted" => Exit::Interrupt,
         "not_found" => Exit::NotFound,
         "timeout" | "error" => Exit::AgentError,
         "failed" => Exit::Invalid,
         _ => extract::outcome(&outcome.extraction),
+    }
+}
+
+/// Catch SIGINT, SIGTERM and SIGHUP for the agents `rt` runs (runtime
+/// `process`'s Note \[Interrupts\]): from now on they no longer end
+/// agentshape at once; the caller checks [`Interrupts::first`] and exits
+/// `128 + N` once the session is written.
+///
+/// # Errors
+/// When a handler cannot be installed.
+pub fn listen(rt: &tokio::runtime::Runtime) -> anyhow::Result<Interrupts> {
+    let _guard = rt.enter();
+    Ok(Interrupts::listen()?)
+}
+
+/// Errors of the runner that are the user's to fix: a bad or reused
+/// session id is a usage error (64).
+pub fn runner_error(e: agentshape_runtime::Error) -> anyhow::Error {
+    match e {
+        agentshape_runtime::Error::SessionId { .. }
+        | agentshape_runtime::Error::LogExists { .. } => CliError::Usage(e.to_string()).into(),
+        other => other.into(),
     }
 }
 
@@ -112,6 +143,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         }
         None => None,
     };
+    if let Some(id) = &args.session_id {
+        // Before anything is created: a bad id writes nothing anywhere.
+        check_session_id(id).map_err(|e| CliError::Usage(e.to_string()))?;
+    }
     let mut store = if args.no_store {
         None
     } else {
@@ -133,18 +168,30 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         partial: args.partial,
         handoff: None,
         escalated_for: Vec::new(),
+        process: ProcessOptions::default(),
     };
     let rt = runtime()?;
-    let outcome = rt.block_on(async {
-        let hub = Hub::default();
-        let printer = args.live.then(|| spawn_live_printer(&hub));
-        let result = run_session(&spec, store.as_mut().map(|s| s as &mut dyn Store), &hub).await;
-        drop(hub);
-        if let Some(p) = printer {
-            let _ = p.await;
-        }
-        result
-    })?;
+    let interrupts = listen(&rt)?;
+    let spec = SessionSpec {
+        process: ProcessOptions {
+            interrupts: Some(interrupts.clone()),
+            ..ProcessOptions::default()
+        },
+        ..spec
+    };
+    let outcome = rt
+        .block_on(async {
+            let hub = Hub::default();
+            let printer = args.live.then(|| spawn_live_printer(&hub));
+            let result =
+                run_session(&spec, store.as_mut().map(|s| s as &mut dyn Store), &hub).await;
+            drop(hub);
+            if let Some(p) = printer {
+                let _ = p.await;
+            }
+            result
+        })
+        .map_err(runner_error)?;
     let mut exit = session_exit(&outcome);
     let mut out = Out::new(args.output);
     let mut loop_entry: Option<Value> = None;
@@ -185,6 +232,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         human(&mut out, &outcome)?;
     }
     out.flush()?;
+    // A signal, even one that came after the agent ended, is what the run
+    // reports: the session is written, then `128 + N` as the shell expects.
+    if let Some(sig) = interrupts.first() {
+        return Ok(Exit::interrupted(sig));
+    }
     Ok(exit)
 }
 

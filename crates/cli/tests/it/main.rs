@@ -19,6 +19,7 @@ mod flows;
 mod lint;
 mod ops;
 mod parse;
+mod process_safety;
 mod run;
 mod sessions;
 mod validate;

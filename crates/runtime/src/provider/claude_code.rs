@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use super::{BoxFuture, Kind, Message, Provider, ProviderError, Reply, Request, Role};
 use crate::hub::Hub;
-use crate::process::{AgentCommand, Source};
+use crate::process::{AgentCommand, ProcessOptions, Source};
 use crate::runner::{AgentKind, SessionSpec, agent_args, new_session_id, run_session};
 
 /// The Claude Code CLI client.
@@ -159,6 +159,7 @@ impl ClaudeCode {
             partial: false,
             handoff: None,
             escalated_for: Vec::new(),
+            process: ProcessOptions::default(),
         };
         let outcome = run_session(&spec, None, &Hub::default()).await;
         if temporary {
