@@ -19,6 +19,7 @@ mod flows;
 mod lint;
 mod ops;
 mod parse;
+mod provider_safety;
 mod run;
 mod sessions;
 mod validate;
