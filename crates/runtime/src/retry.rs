@@ -73,7 +73,7 @@ pub struct AskOptions<'a> {
     pub fixed_validator: Option<&'a Validator>,
     /// Validation retries (default 2).
     pub retries: u32,
-    /// HTTP retries for 429, 5xx and connection failures (default 3).
+    /// HTTP retries for 429, 5xx, connection failures and bodies cut short (default 3).
     pub http_retries: u32,
     /// Backoff of the HTTP retries.
     pub backoff: Backoff,

@@ -293,6 +293,37 @@ mod tests {
     use reqwest::header::HeaderValue;
 
     #[test]
+    fn bodies_that_are_not_a_json_object_say_why_and_how_long() {
+        let cases: [(&[u8], Option<&str>); 6] = [
+            (br#" {"ok": true}"#, None),
+            (
+                b"",
+                Some("not JSON (0 bytes read): EOF while parsing a value"),
+            ),
+            (b"<html>", Some("not JSON (6 bytes read): expected value")),
+            (b"[1]", Some("not a JSON object (3 bytes read)")),
+            (
+                b"{\"a\": \"\xff\"}",
+                Some("not JSON (10 bytes read): invalid UTF-8 at byte 7"),
+            ),
+            (
+                br#"{"a": 1"#,
+                Some("not JSON (7 bytes read): EOF while parsing an object"),
+            ),
+        ];
+        for (body, want) in cases {
+            let got = json_problem(body);
+            match want {
+                None => assert_eq!(got, None),
+                Some(w) => assert!(
+                    got.as_deref().is_some_and(|g| g.starts_with(w)),
+                    "{got:?}, want {w}"
+                ),
+            }
+        }
+    }
+
+    #[test]
     fn retry_after_headers() {
         let cases: [(&str, &str, Option<Duration>); 4] = [
             ("retry-after", "2", Some(Duration::from_secs(2))),
