@@ -144,7 +144,10 @@ pub struct AskArgs {
     /// Output token limit.
     #[arg(long, default_value_t = 4096)]
     pub max_tokens: u32,
-    /// Retries of 429, 5xx and connection failures.
+    /// Largest provider response body read, in bytes; a longer one is dropped as `bad_response`.
+    #[arg(long, default_value_t = agentshape_runtime::provider::DEFAULT_MAX_BODY_BYTES, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_body_bytes: u64,
+    /// Retries of 429, 5xx, connection failures and bodies cut short.
     #[arg(long, default_value_t = 3)]
     pub http_retries: u32,
     /// First backoff delay in milliseconds (doubles per retry, jittered).

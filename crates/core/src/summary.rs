@@ -42,6 +42,9 @@ pub enum ErrorCategory {
     Timeout,
     /// The agent executable or model was not found.
     NotFound,
+    /// The provider's body could not be used: over the size cap, cut short,
+    /// or not JSON.
+    BadResponse,
 }
 
 impl ErrorCategory {
@@ -60,6 +63,7 @@ impl ErrorCategory {
             ErrorCategory::MaxTokens => "max_tokens",
             ErrorCategory::Timeout => "timeout",
             ErrorCategory::NotFound => "not_found",
+            ErrorCategory::BadResponse => "bad_response",
         }
     }
 

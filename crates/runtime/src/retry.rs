@@ -2,14 +2,16 @@
 //! retried with the validation errors fed back; HTTP failures retried with
 //! bounded, jittered exponential backoff.
 //!
-//! Note [Two retry budgets]: a 429, a 5xx or a connection failure is retried
+//! Note [Two retry budgets]: a 429, a 5xx, a connection failure or a body cut
+//! short (Note [Body cap]) is retried
 //! up to `http_retries` times after a delay (the server's `retry-after` when
 //! given, else `base * 2^n`, jittered to between half and all of it, capped at
 //! `max`); the conversation is not changed. An answer that is missing or
 //! invalid is retried up to `retries` times by appending the model's reply and
 //! a user turn listing the validation errors. 401/403, other 4xx, a refusal
 //! and a cut at the token limit end the call at once: repeating the same
-//! request cannot fix them. Neither are an agent process's failures (a
+//! request cannot fix them; so do a redirect to another origin and a body
+//! over the cap or not JSON (`bad_response`). Neither are an agent process's failures (a
 //! missing executable, a timeout, a crash before its result, an `is_error`
 //! result): the agent CLI retries its own API calls, and it already had its
 //! whole turn.
@@ -71,7 +73,7 @@ pub struct AskOptions<'a> {
     pub fixed_validator: Option<&'a Validator>,
     /// Validation retries (default 2).
     pub retries: u32,
-    /// HTTP retries for 429, 5xx and connection failures (default 3).
+    /// HTTP retries for 429, 5xx, connection failures and bodies cut short (default 3).
     pub http_retries: u32,
     /// Backoff of the HTTP retries.
     pub backoff: Backoff,
@@ -255,12 +257,13 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
                     ProviderError::Transport { timeout: true, .. } => ErrorCategory::Timeout,
                     ProviderError::NotFound { .. } => ErrorCategory::NotFound,
                     ProviderError::Agent { category, .. } => *category,
+                    ProviderError::BadResponse { .. } => ErrorCategory::BadResponse,
                     _ => ErrorCategory::Api,
                 };
-                let transient = matches!(e, ProviderError::Transport { .. });
+                let transient = e.is_transient();
                 let mut a = attempt(
                     n,
-                    None,
+                    e.status(),
                     &Extraction::none(),
                     Some(e.to_string()),
                     Some(category),
@@ -368,9 +371,18 @@ pub async fn ask(provider: &dyn Provider, mut req: Request, opts: &AskOptions<'_
             attempts.push(a);
             return with_cost(done(extraction, attempts, usage, None, None), cost);
         }
-        if empty {
-            a.error = Some("empty content".to_owned());
-        }
+        // Every failed attempt says why, in words (its `errors` list the details).
+        a.error = Some(if empty {
+            "empty content".to_owned()
+        } else if extraction.method == Method::None {
+            "no JSON value in the reply".to_owned()
+        } else {
+            let n = extraction.errors.len();
+            format!(
+                "not valid against the schema ({n} error{})",
+                if n == 1 { "" } else { "s" }
+            )
+        });
         attempts.push(a);
         if validation_retries >= opts.retries {
             let (error, category) = if opts.retries == 0 {

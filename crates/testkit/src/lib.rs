@@ -504,3 +504,213 @@ pub fn rate_limited(api: Api, seconds: u32) -> Scripted {
         .push(("retry-after".to_owned(), seconds.to_string()));
     s
 }
+
+/// What a [`Hostile`] server answers to one request: the shapes a broken
+/// proxy or a malicious base URL can send, written as raw HTTP/1.1 bytes so
+/// nothing in between tidies them up.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// `status` with `Location: location` and an empty body; a `location`
+    /// starting with `/` is a same-origin redirect, and `{path}` in it is
+    /// replaced by the request's path.
+    Redirect {
+        /// 301, 302, 303, 307 or 308.
+        status: u16,
+        /// Where to.
+        location: String,
+    },
+    /// `status` with `body`, as `Content-Length` says.
+    Raw {
+        /// HTTP status.
+        status: u16,
+        /// The exact body bytes (need not be JSON or UTF-8).
+        body: Vec<u8>,
+    },
+    /// A 200 that claims `Content-Length: claimed`, sends `body` (shorter)
+    /// and closes the connection.
+    Truncated {
+        /// The length announced.
+        claimed: usize,
+        /// What is actually sent.
+        body: Vec<u8>,
+    },
+    /// A 200 with a chunked body that never ends: `{"x":"` then 64 KiB
+    /// chunks of `a`, until the client hangs up or `limit` bytes were sent
+    /// (a hang guard for the test, not part of the behaviour under test).
+    Endless {
+        /// Stop after this many bytes.
+        limit: u64,
+    },
+}
+
+/// A raw HTTP/1.1 server on 127.0.0.1 answering with scripted [`Answer`]s
+/// (the last one repeats) and recording every request's path and headers.
+pub struct Hostile {
+    addr: SocketAddr,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    sent: Arc<std::sync::atomic::AtomicU64>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Hostile {
+    /// Start a server answering with `script`, in order, the last repeated.
+    pub fn start(script: Vec<Answer>) -> Hostile {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        assert!(!script.is_empty(), "a hostile server needs an answer");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let addr = listener.local_addr().unwrap();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let sent = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (reqs, total, halt) = (requests.clone(), sent.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let script = Arc::new(Mutex::new(VecDeque::from(script)));
+            for stream in listener.incoming() {
+                if halt.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(stream) = stream else { continue };
+                let (script, reqs, total) = (script.clone(), reqs.clone(), total.clone());
+                std::thread::spawn(move || serve_raw(stream, &script, &reqs, &total));
+            }
+        });
+        Hostile {
+            addr,
+            requests,
+            sent,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// The base URL (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request received, in order (the body is not kept).
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// Body bytes written so far, over every connection.
+    pub fn bytes_sent(&self) -> u64 {
+        self.sent.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Hostile {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = std::net::TcpStream::connect(self.addr);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Read one request (headers, then `Content-Length` bytes), record it, and
+/// write the next scripted answer.
+fn serve_raw(
+    mut stream: std::net::TcpStream,
+    script: &Mutex<VecDeque<Answer>>,
+    reqs: &Mutex<Vec<Recorded>>,
+    total: &std::sync::atomic::AtomicU64,
+) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::atomic::Ordering;
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(read_half);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+        let mut headers = Vec::new();
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                return;
+            }
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            if let Some((n, v)) = h.split_once(':') {
+                headers.push((n.trim().to_ascii_lowercase(), v.trim().to_owned()));
+            }
+        }
+        let len = headers
+            .iter()
+            .find(|(n, _)| n == "content-length")
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+            .unwrap_or(0);
+        let mut body = vec![0; len];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        reqs.lock().unwrap().push(Recorded {
+            path: path.clone(),
+            headers,
+            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        });
+        let answer = {
+            let mut s = script.lock().unwrap();
+            if s.len() > 1 {
+                s.pop_front().unwrap()
+            } else {
+                s.front().cloned().unwrap()
+            }
+        };
+        let keep_open = match answer {
+            Answer::Redirect { status, location } => {
+                let location = location.replace("{path}", &path);
+                let head = format!(
+                    "HTTP/1.1 {status} Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\n\r\n"
+                );
+                stream.write_all(head.as_bytes()).is_ok()
+            }
+            Answer::Raw { status, body } => {
+                let head = format!(
+                    "HTTP/1.1 {status} Answer\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    body.len()
+                );
+                let ok =
+                    stream.write_all(head.as_bytes()).is_ok() && stream.write_all(&body).is_ok();
+                total.fetch_add(body.len() as u64, Ordering::SeqCst);
+                ok
+            }
+            Answer::Truncated { claimed, body } => {
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {claimed}\r\n\r\n"
+                );
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(&body);
+                total.fetch_add(body.len() as u64, Ordering::SeqCst);
+                false
+            }
+            Answer::Endless { limit } => {
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n6\r\n{\"x\":\"\r\n";
+                let chunk = format!("10000\r\n{}\r\n", "a".repeat(0x10000));
+                let mut ok = stream.write_all(head.as_bytes()).is_ok();
+                let mut sent = 0u64;
+                while ok && sent < limit {
+                    ok = stream.write_all(chunk.as_bytes()).is_ok();
+                    sent += 0x10000;
+                    total.fetch_add(0x10000, Ordering::SeqCst);
+                }
+                false
+            }
+        };
+        let _ = stream.flush();
+        if !keep_open {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            return;
+        }
+    }
+}

@@ -37,7 +37,9 @@ fn env(name: &str) -> Option<String> {
 /// Run `ask`.
 ///
 /// Exit codes: 0 valid; 1 still invalid after the retries; 2 nothing found
-/// after the retries; 3 the provider failed (auth, rate limit, api, timeout),
+/// after the retries; 3 the provider failed (auth, rate limit, api, timeout,
+/// a redirect to another origin, a body over `--max-body-bytes`, cut short
+/// or not JSON),
 /// refused, or stopped at the token limit (claude-code: an `is_error` result,
 /// a timeout, a crash before the result); 64 bad arguments or missing key;
 /// 127 the claude-code executable does not exist.
@@ -85,8 +87,13 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
     } else {
         let config = Config {
             base_url: args.base_url.clone().or_else(|| env(kind.base_url_var())),
-            key: kind.key_var().and_then(env).map(Secret::new),
+            key: kind
+                .key_var()
+                .or(kind.optional_key_var())
+                .and_then(env)
+                .map(Secret::new),
             timeout,
+            max_body_bytes: args.max_body_bytes,
         };
         provider::build(kind, config).map_err(|e| CliError::Usage(e.to_string()))?
     };

@@ -20,6 +20,7 @@ mod lint;
 mod ops;
 mod parse;
 mod process_safety;
+mod provider_safety;
 mod run;
 mod sessions;
 mod validate;

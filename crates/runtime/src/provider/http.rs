@@ -1,34 +1,84 @@
-//! The one HTTP path every provider shares: POST JSON, read the body whole,
-//! decode it with core, keep the status and `retry-after`.
+//! The one HTTP path every provider shares: POST JSON, read the body in
+//! chunks up to a cap, mask the key in it, decode it with core, keep the
+//! status and `retry-after`.
+//!
+//! Note [Same-origin redirects]: a base URL that answers 3xx to another
+//! origin (scheme, host or port) is not followed. reqwest strips
+//! `Authorization` on such a hop but not custom key headers (`x-api-key`,
+//! `x-goog-api-key`), and a 307/308 would resend the whole prompt too; so
+//! the client follows redirects only within the origin the user gave (at
+//! most 10) and reports any other as [`ProviderError::Redirect`], naming the
+//! origin (never its path or query, which may carry tokens). Not retried:
+//! the same request gets the same redirect.
+//!
+//! Note [Body cap]: a provider body is read chunk by chunk and never past
+//! `Config::max_body_bytes` (default 16 MiB, `ask --max-body-bytes`): a
+//! `Content-Length` over the cap is refused before reading, and a body that
+//! grows past it (an endless stream) is dropped, which closes the
+//! connection. Both are [`ProviderError::BadResponse`], not retried (the
+//! server would send the same). A body cut short (the connection closed
+//! before `Content-Length` bytes) is `BadResponse` too, but transient, and
+//! retried like a failed connection. A 2xx body that is not a JSON object
+//! is `BadResponse` (never "empty content"): there is nothing to decode. A
+//! non-2xx body that is not JSON keeps its status category, with a note
+//! that the body was not JSON. The whole request, body included, is bounded
+//! by the client's timeout.
 
 use std::time::Duration;
 
-use agentshape_core::decode::decode_body;
+use agentshape_core::decode::{DecodeOptions, decode_bytes};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use super::{Kind, ProviderError, Reply};
+use super::{Kind, ProviderError, Reply, Secret};
+
+/// Redirects followed within one origin before giving up.
+const MAX_SAME_ORIGIN_REDIRECTS: usize = 10;
 
 /// A reqwest client for one provider.
 #[derive(Debug, Clone)]
 pub(crate) struct Http {
     kind: Kind,
-    client: reqwest::Client,
+    /// The client, or why it could not be built (reported by the first call).
+    client: Result<reqwest::Client, String>,
+    max_body: u64,
+    /// The key, masked wherever the server echoes it (Note [Key masking]).
+    key: Option<Secret>,
 }
 
 impl Http {
-    pub(crate) fn new(kind: Kind, timeout: Duration) -> Self {
-        // Building fails only when the TLS backend cannot initialize; fall
-        // back to the default client, whose first request reports it.
+    pub(crate) fn new(kind: Kind, timeout: Duration, max_body: u64, key: Option<Secret>) -> Self {
+        // Building fails only when the TLS backend cannot initialize. No
+        // fallback to a default client: it would follow redirects anywhere.
         let client = reqwest::Client::builder()
             .timeout(timeout)
+            .redirect(same_origin_only())
             .build()
-            .unwrap_or_default();
-        Http { kind, client }
+            .map_err(|e| e.to_string());
+        Http {
+            kind,
+            client,
+            max_body,
+            key,
+        }
     }
 
     /// POST `body` to `url` with `headers`; any HTTP status is a [`Reply`].
+    /// Every text that comes back has the key masked.
     pub(crate) async fn post(
+        &self,
+        url: &str,
+        headers: HeaderMap,
+        body: &Value,
+    ) -> Result<Reply, ProviderError> {
+        let result = self.send(url, headers, body).await;
+        match &self.key {
+            Some(key) => result.map_err(|e| e.masked(key)),
+            None => result,
+        }
+    }
+
+    async fn send(
         &self,
         url: &str,
         headers: HeaderMap,
@@ -39,11 +89,15 @@ impl Http {
             provider,
             timeout: e.is_timeout(),
             // Without the URL: a user-supplied base URL could carry credentials.
-            message: e.without_url().to_string(),
+            message: describe(e),
         };
+        let client = self.client.as_ref().map_err(|e| ProviderError::Transport {
+            provider,
+            timeout: false,
+            message: format!("cannot build the HTTP client: {e}"),
+        })?;
         let bytes = serde_json::to_vec(body).unwrap_or_default();
-        let resp = self
-            .client
+        let mut resp = client
             .post(url)
             .headers(headers)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -52,12 +106,86 @@ impl Http {
             .await
             .map_err(transport)?;
         let status = resp.status().as_u16();
+        if resp.status().is_redirection() {
+            // Only a redirect the policy stopped gets here: another origin.
+            if let Some(origin) = redirect_origin(&resp) {
+                return Err(ProviderError::Redirect {
+                    provider,
+                    status,
+                    origin,
+                });
+            }
+        }
         let retry_after = retry_after(resp.headers());
-        let body = resp.bytes().await.map_err(transport)?;
-        let mut summary = decode_body(&body, self.kind.format());
-        if !(200..300).contains(&status) {
+        let bad = |message: String, transient: bool| ProviderError::BadResponse {
+            provider,
+            status,
+            message,
+            transient,
+        };
+        let declared = resp.content_length();
+        if let Some(n) = declared.filter(|&n| n > self.max_body) {
+            return Err(bad(
+                format!(
+                    "Content-Length {n} is over the {}-byte cap (--max-body-bytes); not read",
+                    self.max_body
+                ),
+                false,
+            ));
+        }
+        let cap = usize::try_from(self.max_body).unwrap_or(usize::MAX);
+        let mut raw: Vec<u8> = Vec::with_capacity(
+            declared
+                .map_or(0, |n| usize::try_from(n).unwrap_or(0))
+                .min(cap),
+        );
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    let read = raw.len().saturating_add(chunk.len());
+                    if read > cap {
+                        // Dropping `resp` closes the connection.
+                        return Err(bad(
+                            format!(
+                                "the body grew past the {}-byte cap (--max-body-bytes); stopped after reading {read} bytes",
+                                self.max_body
+                            ),
+                            false,
+                        ));
+                    }
+                    raw.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) if e.is_timeout() => return Err(transport(e)),
+                Err(e) => {
+                    let of = declared.map(|n| format!(" of {n}")).unwrap_or_default();
+                    return Err(bad(
+                        format!("truncated after {}{of} bytes: {}", raw.len(), describe(e)),
+                        true,
+                    ));
+                }
+            }
+        }
+        let raw = match self.key.as_ref().and_then(|k| k.mask_bytes(&raw)) {
+            Some(masked) => masked,
+            None => raw,
+        };
+        let not_json = json_problem(&raw);
+        let ok = (200..300).contains(&status);
+        if let (true, Some(problem)) = (ok, &not_json) {
+            return Err(bad(problem.clone(), false));
+        }
+        let opts = DecodeOptions {
+            max_line_bytes: DecodeOptions::default().max_line_bytes.max(cap),
+            ..DecodeOptions::default()
+        };
+        let mut summary = decode_bytes(&raw, self.kind.format(), &opts);
+        if !ok {
             if let Some(r) = summary.result.as_mut() {
                 r.api_error_status.get_or_insert(Value::from(status));
+            }
+            if let Some(problem) = not_json {
+                summary.error.get_or_insert(problem);
             }
         }
         Ok(Reply {
@@ -66,6 +194,71 @@ impl Http {
             summary,
         })
     }
+}
+
+/// The redirect policy of Note [Same-origin redirects].
+fn same_origin_only() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !same {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_SAME_ORIGIN_REDIRECTS {
+            attempt.error(format!("more than {MAX_SAME_ORIGIN_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// The origin a stopped redirect points at (`scheme://host:port`, the
+/// `Location` resolved against the URL that sent it); `None` without a
+/// usable `Location`, when the 3xx is an ordinary reply.
+fn redirect_origin(resp: &reqwest::Response) -> Option<String> {
+    let location = resp
+        .headers()
+        .get(reqwest::header::LOCATION)?
+        .to_str()
+        .ok()?;
+    let to = resp.url().join(location).ok()?;
+    Some(to.origin().ascii_serialization())
+}
+
+/// Why `body` is not a JSON object, with how many bytes were read; `None`
+/// when it is one. Checked without building the value.
+fn json_problem(body: &[u8]) -> Option<String> {
+    let n = body.len();
+    // JSON is UTF-8 (RFC 8259); `IgnoredAny` skips strings unchecked.
+    if let Err(e) = std::str::from_utf8(body) {
+        return Some(format!(
+            "not JSON ({n} bytes read): invalid UTF-8 at byte {}",
+            e.valid_up_to()
+        ));
+    }
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        return Some(format!("not JSON ({n} bytes read): {e}"));
+    }
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    (first != Some(&b'{')).then(|| format!("not a JSON object ({n} bytes read)"))
+}
+
+/// A reqwest error and its causes, without the URL (a user-supplied base
+/// URL could carry credentials).
+fn describe(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// `retry-after-ms` (milliseconds) or `retry-after` (seconds); an HTTP date is ignored.
@@ -98,6 +291,37 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    #[test]
+    fn bodies_that_are_not_a_json_object_say_why_and_how_long() {
+        let cases: [(&[u8], Option<&str>); 6] = [
+            (br#" {"ok": true}"#, None),
+            (
+                b"",
+                Some("not JSON (0 bytes read): EOF while parsing a value"),
+            ),
+            (b"<html>", Some("not JSON (6 bytes read): expected value")),
+            (b"[1]", Some("not a JSON object (3 bytes read)")),
+            (
+                b"{\"a\": \"\xff\"}",
+                Some("not JSON (10 bytes read): invalid UTF-8 at byte 7"),
+            ),
+            (
+                br#"{"a": 1"#,
+                Some("not JSON (7 bytes read): EOF while parsing an object"),
+            ),
+        ];
+        for (body, want) in cases {
+            let got = json_problem(body);
+            match want {
+                None => assert_eq!(got, None),
+                Some(w) => assert!(
+                    got.as_deref().is_some_and(|g| g.starts_with(w)),
+                    "{got:?}, want {w}"
+                ),
+            }
+        }
+    }
 
     #[test]
     fn retry_after_headers() {

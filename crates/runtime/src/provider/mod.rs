@@ -12,6 +12,10 @@
 //!
 //! Keys live in a [`Secret`], whose `Debug` and `Display` are redacted; they
 //! are sent only in the provider's auth header and never appear in errors.
+//! Every byte a provider sends back passes through one function
+//! (`http::Http::post`), which masks the key wherever the server echoes it,
+//! refuses redirects to another origin (Note [Same-origin redirects]) and
+//! reads the body in chunks up to a cap (Note [Body cap]).
 
 pub mod anthropic;
 pub mod claude_code;
@@ -44,7 +48,62 @@ impl Secret {
     pub fn expose(&self) -> &str {
         &self.0
     }
+
+    /// What is shown where the key was: `sk-…6789` (its first three and
+    /// last four characters) for a key of 20 characters or more, else
+    /// `[REDACTED]`, so a short key never shows most of itself.
+    pub fn masked(&self) -> String {
+        let k = &self.0;
+        match (k.len() >= 20).then(|| (k.get(..3), k.get(k.len() - 4..))) {
+            Some((Some(head), Some(tail))) => format!("{head}…{tail}"),
+            _ => "[REDACTED]".to_owned(),
+        }
+    }
+
+    /// `text` with every occurrence of the key replaced by [`Secret::masked`].
+    ///
+    /// Note [Key masking]: a provider that echoes the key in an error ("invalid
+    /// key sk-...") would otherwise have it printed, stored in `--json`
+    /// output and fed back to the model. The key is masked in the raw body
+    /// before anything decodes it, and in every error text. A key shorter than
+    /// [`MIN_MASKED_KEY`] bytes is not searched for: replacing a short common
+    /// string everywhere would change the answer itself, and real keys are
+    /// far longer.
+    pub fn mask(&self, text: &str) -> String {
+        if self.0.len() < MIN_MASKED_KEY {
+            return text.to_owned();
+        }
+        text.replace(&self.0, &self.masked())
+    }
+
+    /// [`Secret::mask`] over raw bytes (a body need not be UTF-8); `None`
+    /// when the key does not occur.
+    pub(crate) fn mask_bytes(&self, bytes: &[u8]) -> Option<Vec<u8>> {
+        let key = self.0.as_bytes();
+        if key.len() < MIN_MASKED_KEY {
+            return None;
+        }
+        let mut hits = memchr::memmem::find_iter(bytes, key).peekable();
+        hits.peek()?;
+        let masked = self.masked();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut from = 0;
+        for at in hits {
+            out.extend_from_slice(&bytes[from..at]);
+            out.extend_from_slice(masked.as_bytes());
+            from = at + key.len();
+        }
+        out.extend_from_slice(&bytes[from..]);
+        Some(out)
+    }
 }
+
+/// Keys shorter than this are not masked in bodies (Note [Key masking]).
+pub const MIN_MASKED_KEY: usize = 8;
+
+/// The default cap on a provider's response body: 16 MiB, far above any
+/// real structured-output answer (Note [Body cap]).
+pub const DEFAULT_MAX_BODY_BYTES: u64 = 16 << 20;
 
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -132,6 +191,16 @@ impl Kind {
             Kind::OpenaiChat | Kind::OpenaiResponses => "OPENAI_BASE_URL",
             Kind::Gemini => "GEMINI_BASE_URL",
             Kind::Ollama => "OLLAMA_HOST",
+        }
+    }
+
+    /// The environment variable of a key sent when set but not required:
+    /// Ollama's `OLLAMA_API_KEY` (a bearer token for ollama.com or a proxy
+    /// in front of a local server).
+    pub fn optional_key_var(self) -> Option<&'static str> {
+        match self {
+            Kind::Ollama => Some("OLLAMA_API_KEY"),
+            _ => None,
         }
     }
 
@@ -240,6 +309,33 @@ pub enum ProviderError {
         /// The variable.
         var: &'static str,
     },
+    /// The base URL answered with a redirect to another origin (scheme, host
+    /// or port): not followed, so neither the key nor the request went there
+    /// (Note [Same-origin redirects]).
+    #[error(
+        "{provider}: refused a redirect (HTTP {status}) to another origin, {origin}: the key and the request are not sent there; give that URL as the base URL if it is right"
+    )]
+    Redirect {
+        /// Provider name.
+        provider: &'static str,
+        /// The 3xx status.
+        status: u16,
+        /// Where it pointed: scheme, host and port only.
+        origin: String,
+    },
+    /// The body could not be used: over the size cap, cut short, or (for a
+    /// 2xx) not a JSON object (Note [Body cap]).
+    #[error("{provider}: bad response body: {message}")]
+    BadResponse {
+        /// Provider name.
+        provider: &'static str,
+        /// HTTP status of the reply.
+        status: u16,
+        /// What was wrong, with how many bytes were read.
+        message: String,
+        /// Whether trying again may help (a connection cut mid-body).
+        transient: bool,
+    },
     /// The agent executable does not exist (exit 127, as for `agentshape run`).
     #[error("agent executable not found: {program}")]
     NotFound {
@@ -257,6 +353,68 @@ pub enum ProviderError {
         /// Its category (`timeout`, `api`).
         category: agentshape_core::ErrorCategory,
     },
+}
+
+impl ProviderError {
+    /// The HTTP status of the reply, when there was one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ProviderError::Redirect { status, .. } | ProviderError::BadResponse { status, .. } => {
+                Some(*status)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the same request may succeed when sent again (Note [Two retry
+    /// budgets]): a failed connection or a body cut short.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ProviderError::Transport { .. }
+                | ProviderError::BadResponse {
+                    transient: true,
+                    ..
+                }
+        )
+    }
+
+    /// The error with `secret` masked in every text it carries.
+    #[must_use]
+    pub fn masked(self, secret: &Secret) -> ProviderError {
+        match self {
+            ProviderError::Transport {
+                provider,
+                message,
+                timeout,
+            } => ProviderError::Transport {
+                provider,
+                message: secret.mask(&message),
+                timeout,
+            },
+            ProviderError::Redirect {
+                provider,
+                status,
+                origin,
+            } => ProviderError::Redirect {
+                provider,
+                status,
+                origin: secret.mask(&origin),
+            },
+            ProviderError::BadResponse {
+                provider,
+                status,
+                message,
+                transient,
+            } => ProviderError::BadResponse {
+                provider,
+                status,
+                message: secret.mask(&message),
+                transient,
+            },
+            other => other,
+        }
+    }
 }
 
 /// A boxed future, so [`Provider`] stays object-safe.
@@ -290,10 +448,25 @@ pub trait Provider: Send + Sync {
 pub struct Config {
     /// Base URL (`None`: the provider's public endpoint).
     pub base_url: Option<String>,
-    /// API key (required except for Ollama).
+    /// API key (required except for Ollama, where it is an optional bearer).
     pub key: Option<Secret>,
-    /// Whole-request timeout.
+    /// Whole-request timeout, the body's reading included.
     pub timeout: Duration,
+    /// Largest response body read, in bytes ([`DEFAULT_MAX_BODY_BYTES`]
+    /// unless configured; Note [Body cap]).
+    pub max_body_bytes: u64,
+}
+
+impl Config {
+    /// A config with the default timeout (120 s) and body cap.
+    pub fn new(base_url: Option<String>, key: Option<Secret>) -> Self {
+        Config {
+            base_url,
+            key,
+            timeout: Duration::from_secs(120),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
 }
 
 /// Build the HTTP client for `kind`; Claude Code, an agent process, is built
@@ -303,13 +476,14 @@ pub struct Config {
 /// # Errors
 /// [`ProviderError::MissingKey`] when the provider needs a key and none was given.
 pub fn build(kind: Kind, config: Config) -> Result<Box<dyn Provider>, ProviderError> {
-    let base = normalize_base(
-        config
-            .base_url
-            .as_deref()
-            .unwrap_or(kind.default_base_url()),
-    );
-    let key = match (kind.key_var(), config.key) {
+    let Config {
+        base_url,
+        key,
+        timeout,
+        max_body_bytes,
+    } = config;
+    let base = normalize_base(base_url.as_deref().unwrap_or(kind.default_base_url()));
+    let key = match (kind.key_var(), key) {
         (Some(var), None) => {
             return Err(ProviderError::MissingKey {
                 provider: kind.as_str(),
@@ -318,8 +492,7 @@ pub fn build(kind: Kind, config: Config) -> Result<Box<dyn Provider>, ProviderEr
         }
         (_, key) => key,
     };
-    let timeout = config.timeout;
-    let http = || http::Http::new(kind, timeout);
+    let http = || http::Http::new(kind, timeout, max_body_bytes, key.clone());
     Ok(match kind {
         Kind::Anthropic => Box::new(anthropic::Anthropic::new(http(), base, key)),
         Kind::OpenaiChat | Kind::OpenaiResponses => Box::new(openai::OpenAi::new(
@@ -329,12 +502,8 @@ pub fn build(kind: Kind, config: Config) -> Result<Box<dyn Provider>, ProviderEr
             kind == Kind::OpenaiResponses,
         )),
         Kind::Gemini => Box::new(gemini::Gemini::new(http(), base, key)),
-        Kind::Ollama => Box::new(ollama::Ollama::new(http(), base)),
-        Kind::ClaudeCode => Box::new(claude_code::ClaudeCode::new(
-            "claude",
-            Some(config.timeout),
-            None,
-        )),
+        Kind::Ollama => Box::new(ollama::Ollama::new(http(), base, key)),
+        Kind::ClaudeCode => Box::new(claude_code::ClaudeCode::new("claude", Some(timeout), None)),
     })
 }
 
@@ -383,6 +552,29 @@ mod tests {
     }
 
     #[test]
+    fn keys_are_masked_in_text_and_bytes() {
+        let long = Secret::new("sk-standin-secret-0123456789");
+        assert_eq!(long.masked(), "sk-…6789");
+        assert_eq!(
+            long.mask("bad key sk-standin-secret-0123456789, sk-standin-secret-0123456789"),
+            "bad key sk-…6789, sk-…6789"
+        );
+        let want = [&[0xff_u8][..], " sk-…6789!".as_bytes()].concat();
+        assert_eq!(
+            long.mask_bytes(b"\xff sk-standin-secret-0123456789!"),
+            Some(want)
+        );
+        assert_eq!(long.mask_bytes(b"nothing here"), None);
+        // A mid-length key is hidden whole; a tiny one is not searched for.
+        assert_eq!(Secret::new("abcdefghij").masked(), "[REDACTED]");
+        assert_eq!(
+            Secret::new("abcdefghij").mask("x abcdefghij"),
+            "x [REDACTED]"
+        );
+        assert_eq!(Secret::new("abc").mask("abc abc"), "abc abc");
+    }
+
+    #[test]
     fn base_urls_are_normalized() {
         let cases = [
             ("http://127.0.0.1:9/", "http://127.0.0.1:9"),
@@ -396,11 +588,7 @@ mod tests {
 
     #[test]
     fn a_missing_key_is_an_error_that_names_the_variable() {
-        let cfg = Config {
-            base_url: None,
-            key: None,
-            timeout: Duration::from_secs(1),
-        };
+        let cfg = Config::new(None, None);
         let err = build(Kind::Gemini, cfg.clone())
             .err()
             .map(|e| e.to_string());

@@ -1,24 +1,27 @@
 //! Ollama `/api/chat`: `POST {base}/api/chat` with `format: <schema>` and
-//! `stream: false` (<https://ollama.com/blog/structured-outputs>); no key.
+//! `stream: false` (<https://ollama.com/blog/structured-outputs>); a key,
+//! when `OLLAMA_API_KEY` is set, goes in `Authorization: Bearer <key>`
+//! (ollama.com, or a proxy in front of a local server).
 //! Ollama gives no constrained-decoding guarantee across models, which is why
 //! validation and retry matter most here (seed 002, phase 5).
 
-use reqwest::header::HeaderMap;
+use reqwest::header::AUTHORIZATION;
 use serde_json::{Value, json};
 
 use super::http::Http;
-use super::{BoxFuture, Kind, Provider, ProviderError, Reply, Request, Role};
+use super::{BoxFuture, Kind, Provider, ProviderError, Reply, Request, Role, Secret};
 
 /// The Ollama client.
 #[derive(Debug)]
 pub struct Ollama {
     http: Http,
     base: String,
+    key: Option<Secret>,
 }
 
 impl Ollama {
-    pub(crate) fn new(http: Http, base: String) -> Self {
-        Ollama { http, base }
+    pub(crate) fn new(http: Http, base: String, key: Option<Secret>) -> Self {
+        Ollama { http, base, key }
     }
 }
 
@@ -55,7 +58,13 @@ impl Provider for Ollama {
     fn call<'a>(&'a self, req: &'a Request) -> BoxFuture<'a, Result<Reply, ProviderError>> {
         Box::pin(async move {
             let url = format!("{}/api/chat", self.base);
-            self.http.post(&url, HeaderMap::new(), &body(req)).await
+            let headers = super::http::key_headers(
+                AUTHORIZATION,
+                self.key
+                    .as_ref()
+                    .map(|key| format!("Bearer {}", key.expose())),
+            );
+            self.http.post(&url, headers, &body(req)).await
         })
     }
 }
