@@ -64,6 +64,10 @@ struct Line<'a> {
     stop_reason: Option<&'a RawValue>,
     #[serde(borrow, default)]
     event: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    permission_denials: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -351,6 +355,11 @@ fn result(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
         api_error_status: raw::value_of(parsed.api_error_status),
         stop_reason: raw::string_of(parsed.stop_reason),
         session_id: raw::string_of(parsed.session_id),
+        error: error_text_of(parsed.error),
+        permission_denials: raw::elements(parsed.permission_denials)
+            .into_iter()
+            .filter_map(|d| denial_of(Some(d)))
+            .collect(),
     };
     sink(Event::Result(Box::new(ResultEvent {
         info,
@@ -359,6 +368,81 @@ fn result(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
         error: None,
         category,
     })));
+}
+
+/// The text of a result's `error` field: a string, or an object's
+/// `type: message` (`{"type": "authentication_error", "message": "..."}`).
+fn error_text_of(raw_error: Option<&RawValue>) -> Option<String> {
+    if let Some(text) = raw::string_of(raw_error) {
+        return Some(text);
+    }
+    let fields = raw::object_of::<ErrorFields<'_>>(raw_error)?;
+    let kind = raw::string_of(fields.kind).filter(|k| !k.trim().is_empty());
+    let message = raw::string_of(fields.message).filter(|m| !m.trim().is_empty());
+    match (kind, message) {
+        (Some(k), Some(m)) => Some(format!("{k}: {m}")),
+        (k, m) => k.or(m),
+    }
+}
+
+#[derive(Deserialize)]
+struct ErrorFields<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    message: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Denial<'a> {
+    #[serde(borrow, default)]
+    tool_name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_input: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct DenialInput<'a> {
+    #[serde(borrow, default)]
+    command: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    file_path: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    path: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    url: Option<&'a RawValue>,
+}
+
+/// Denied tool inputs are cut to this many characters in the error text.
+const DENIAL_INPUT_MAX_CHARS: usize = 80;
+
+/// One permission denial as `Tool (what it wanted)`: the tool name and the
+/// input field that says what it was about to touch (`command`,
+/// `file_path`, `path`, `url`), cut short. A denial without a tool name is
+/// `a tool`, so a denial is never dropped from the count.
+fn denial_of(raw_denial: Option<&RawValue>) -> Option<String> {
+    let denial = raw::object_of::<Denial<'_>>(raw_denial)?;
+    let name = raw::string_of(denial.tool_name)
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| "a tool".to_owned());
+    let what = raw::object_of::<DenialInput<'_>>(denial.tool_input).and_then(|i| {
+        [i.command, i.file_path, i.path, i.url]
+            .into_iter()
+            .find_map(|f| raw::string_of(f).filter(|s| !s.trim().is_empty()))
+    });
+    Some(match what {
+        Some(w) => {
+            let one_line = w.split_whitespace().collect::<Vec<_>>().join(" ");
+            let cut: String = one_line.chars().take(DENIAL_INPUT_MAX_CHARS).collect();
+            let ellipsis = if cut.len() < one_line.len() {
+                "…"
+            } else {
+                ""
+            };
+            format!("{name} ({cut}{ellipsis})")
+        }
+        None => name,
+    })
 }
 
 fn stream_event(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {

@@ -1391,3 +1391,70 @@ fn error_without_result_string_uses_the_errors_list_before_no_detail() {
     // The text decides first, as for a `result` string.
     assert_eq!(s.error_category, Some(ErrorCategory::RateLimit));
 }
+
+// ---- issue 13, item 5: error results whose `result` is empty -------------
+
+/// An `is_error` result never ends with an empty error: the best text there
+/// is (`result`, the `error` field, the `errors` list, the permission
+/// denials, the subtype) is used and classified.
+#[test]
+fn error_result_with_empty_result_uses_the_best_text_there_is() {
+    let cases: &[(&str, &str, ErrorCategory)] = &[
+        (
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"","error":"Rate limit exceeded: 50 requests per minute"}"#,
+            "Rate limit exceeded: 50 requests per minute",
+            ErrorCategory::RateLimit,
+        ),
+        (
+            r#"{"type":"result","is_error":true,"result":"  ","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+            "authentication_error: invalid x-api-key",
+            ErrorCategory::Auth,
+        ),
+        (
+            r#"{"type":"result","is_error":true,"error":"Overloaded"}"#,
+            "Overloaded",
+            ErrorCategory::Api,
+        ),
+        (
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"","permission_denials":[{"tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"rm -rf /tmp/x"}},{"tool_name":"Write","tool_use_id":"t2","tool_input":{"file_path":"/etc/hosts","content":"x"}}]}"#,
+            "permission denied: Bash (rm -rf /tmp/x), Write (/etc/hosts)",
+            ErrorCategory::Api,
+        ),
+        (
+            r#"{"type":"result","subtype":"error_max_turns","is_error":true,"result":""}"#,
+            "error_max_turns: the maximum number of turns was reached (no detail)",
+            ErrorCategory::MaxTurns,
+        ),
+        (
+            r#"{"type":"result","subtype":"error_during_execution","is_error":true,"result":""}"#,
+            "error_during_execution: an error occurred during execution (no detail)",
+            ErrorCategory::Api,
+        ),
+        (
+            r#"{"type":"result","subtype":"error_something_new","is_error":true}"#,
+            "error_something_new (no detail)",
+            ErrorCategory::Api,
+        ),
+        (
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"","api_error_status":429}"#,
+            "API error (no detail)",
+            ErrorCategory::RateLimit,
+        ),
+        // A non-empty `result` still comes first; a different `error` is added.
+        (
+            r#"{"type":"result","is_error":true,"result":"API Error","error":"429 Too Many Requests"}"#,
+            "API Error · 429 Too Many Requests",
+            ErrorCategory::RateLimit,
+        ),
+        (
+            r#"{"type":"result","is_error":true,"result":"","errors":["tool crashed"],"error":""}"#,
+            "tool crashed",
+            ErrorCategory::Api,
+        ),
+    ];
+    for (line, text, category) in cases {
+        let s = claude(&[line]);
+        assert_eq!(s.error.as_deref(), Some(*text), "{line}");
+        assert_eq!(s.error_category, Some(*category), "{line}");
+    }
+}
