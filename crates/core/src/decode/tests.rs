@@ -1108,23 +1108,31 @@ fn plain_text_is_the_output() {
     assert!(s.warnings.is_empty());
 }
 
+/// Issue 13: text past the limit is skipped and counted, never cut (a cut
+/// JSON reply would be "repaired" into a valid-looking value).
 #[test]
-fn plain_text_past_the_limit_keeps_the_prefix_and_warns() {
+fn plain_text_past_the_limit_is_skipped_counted_and_warned() {
     let opts = DecodeOptions {
         max_line_bytes: 10,
         ..DecodeOptions::default()
     };
-    let s = three_ways(
-        b"hello world, this is long\nsecond line",
-        Format::Text,
-        &opts,
-    );
-    assert_eq!(s.output, "hello worl");
-    assert_eq!(s.lines, 2);
-    assert_eq!(
-        s.warnings,
-        vec!["text exceeds 10 bytes; only the first 10 bytes were kept".to_owned()]
-    );
+    for format in [Format::Text, Format::Auto] {
+        for input in [
+            &b"hello world, this is long\nsecond line"[..],
+            br#"{"summary": "a long bare reply", "n": 1}"#,
+            b"{\n  \"summary\": \"a pretty reply\"\n}\n",
+        ] {
+            let s = three_ways(input, format, &opts);
+            assert_eq!(s.format, Format::Text);
+            assert_eq!(s.output, "", "{input:?}");
+            assert_eq!(s.too_long_lines, 1);
+            assert_eq!(s.skipped_lines, 1);
+            assert_eq!(
+                s.warnings,
+                vec!["text exceeds 10 bytes (--max-line-bytes); skipped, not extracted".to_owned()]
+            );
+        }
+    }
 }
 
 #[test]
