@@ -17,20 +17,26 @@
 //! literal beyond `f64` becomes `null`, the rest their nearest `f64`. The
 //! callers (extract, validate) add the repair `inexact_number` and an error
 //! of kind `number` per literal, so such a value is never reported valid.
-//! The check costs nothing for the common case: the text is scanned again
-//! only when the parsed value holds a float (integers that fit `i64`/`u64`
-//! are exact by construction), or when the strict parse failed on range.
+//! The check is cheap in the common case: the text is scanned again only
+//! when the parsed value holds a float (integers that fit `i64`/`u64` are
+//! exact by construction) or the strict parse failed on range; a first
+//! pass without paths (most literals have at most 15 digits and are
+//! exact at a glance) decides whether the scan that builds paths runs.
 //!
 //! Why not `arbitrary_precision`: it is a workspace-wide switch (Cargo
 //! unifies features, so every crate's `serde_json::Number` becomes a
 //! string inside, `#[serde(flatten)]`/untagged types that meet a number
 //! break, and `jsonschema` would need its own `arbitrary-precision`
-//! feature to compare such numbers), and it slows parsing: on the extract
-//! bench's number-dense reply (`extract/bare/numbers`, 200 rows of six
-//! numbers) it cost about 1.3× (see the commit that added this module for
-//! the measurement); replies without numbers did not change. Numbers that
-//! big are rare in agent output and a program reading them would likely
-//! lose them too, so refusing to pass them as valid is the useful answer.
+//! feature to compare such numbers), and it slows every parse that meets a
+//! number. Measured (best of three, release, parsing into `Value`; a loaded
+//! 2-core machine, so ±20%): the extract bench's number-dense reply
+//! (`extract/bare/numbers`: 200 rows of six numbers, mostly floats) took
+//! 222 µs plain, 290 µs with this module's check, 338 µs with
+//! `arbitrary_precision`; 1,200 integers took 43 µs plain, 47 µs checked,
+//! 171 µs with `arbitrary_precision`; a reply without numbers is the same
+//! three ways. Numbers that big are rare in agent output and a program
+//! reading them would likely lose them too, so refusing to pass them as
+//! valid is the useful answer.
 
 use serde_json::Value;
 
@@ -48,7 +54,7 @@ pub struct Parsed {
 }
 
 /// A number literal that the parsed value does not hold exactly.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct InexactNumber {
     /// JSON Pointer to the number in the value.
     pub instance_path: String,
@@ -105,7 +111,7 @@ impl InexactNumber {
 pub fn parse(text: &str) -> Result<Parsed, serde_json::Error> {
     match serde_json::from_str::<Value>(text) {
         Ok(value) => {
-            if !has_float(&value) {
+            if !has_float(&value) || !any_inexact(text) {
                 return Ok(Parsed {
                     value,
                     inexact: Vec::new(),
@@ -148,6 +154,9 @@ fn has_float(value: &Value) -> bool {
 /// `i64`/`u64`, or the nearest `f64`, written back, is the same decimal
 /// number (Note [Big numbers]).
 pub fn is_exact(literal: &str) -> bool {
+    if surely_exact(literal.as_bytes()) {
+        return true;
+    }
     let integral = !literal.contains(['.', 'e', 'E']);
     if integral && (literal.parse::<i64>().is_ok() || literal.parse::<u64>().is_ok()) {
         return true;
@@ -167,6 +176,58 @@ pub fn is_exact(literal: &str) -> bool {
         return true;
     }
     Decimal::of(&format!("{f:e}")).is_some_and(|back| back == written)
+}
+
+/// A cheap sufficient test: at most 15 digits and an exponent of at most two
+/// digits (`f64::DIGITS`, well inside the normal range), so nothing is
+/// parsed or allocated for the numbers agents usually write.
+fn surely_exact(literal: &[u8]) -> bool {
+    let (mantissa, exponent) = match literal.iter().position(|&b| b == b'e' || b == b'E') {
+        Some(i) => (
+            literal.get(..i).unwrap_or_default(),
+            literal.get(i + 1..).unwrap_or_default(),
+        ),
+        None => (literal, &b""[..]),
+    };
+    let digits = mantissa.iter().filter(|b| b.is_ascii_digit()).count();
+    let exp_digits = exponent.iter().filter(|b| b.is_ascii_digit()).count();
+    digits > 0
+        && digits <= 15
+        && exp_digits <= 2
+        && mantissa
+            .iter()
+            .all(|&b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.'))
+        && exponent
+            .iter()
+            .all(|&b| b.is_ascii_digit() || matches!(b, b'-' | b'+'))
+}
+
+/// Whether strict JSON `text` holds any inexact number literal: one linear
+/// pass that jumps over strings and tracks no paths (the common answer is
+/// no, and [`scan`] then never runs).
+fn any_inexact(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => i = string_end(b, i),
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while b.get(i).is_some_and(|c| is_number_byte(*c)) {
+                    i += 1;
+                }
+                if !is_exact(text.get(start..i).unwrap_or_default()) {
+                    return true;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+fn is_number_byte(b: u8) -> bool {
+    matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
 }
 
 /// What the value holds for an inexact literal, for messages.
@@ -332,10 +393,7 @@ fn scan(text: &str) -> Vec<Found> {
             }
             b'-' | b'0'..=b'9' => {
                 let start = i;
-                while b
-                    .get(i)
-                    .is_some_and(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
-                {
+                while b.get(i).is_some_and(|c| is_number_byte(*c)) {
                     i += 1;
                 }
                 let literal = text.get(start..i).unwrap_or_default();
@@ -357,12 +415,15 @@ fn scan(text: &str) -> Vec<Found> {
 /// The index just past the string starting at `start` (a `"`).
 fn string_end(b: &[u8], start: usize) -> usize {
     let mut i = start + 1;
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
+    while let Some(off) = b
+        .get(i..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+    {
+        i += off;
+        if b.get(i) == Some(&b'"') {
+            return i + 1;
         }
+        i += 2;
     }
     b.len()
 }

@@ -141,6 +141,10 @@ pub struct RunSummary {
     pub output: String,
     /// The native structured output (`result.structured_output`), when present.
     pub structured_output: Option<Value>,
+    /// The numbers `structured_output` cannot hold exactly (Note [Big
+    /// numbers] in [`crate::json`]); extraction reports each as an error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub structured_inexact: Vec<crate::json::InexactNumber>,
     /// The terminal result, `null` when the stream ended without one.
     pub result: Option<ResultInfo>,
     /// Whether a terminal result was seen.
@@ -444,6 +448,7 @@ impl SummaryBuilder {
             s.session_id = result.session_id.or_else(|| info.session_id.clone());
         }
         s.structured_output = result.structured_output;
+        s.structured_inexact = result.structured_inexact;
         s.result = Some(info);
     }
 

@@ -13,12 +13,14 @@
 //! and leniently: a field of an unexpected type reads as absent.
 
 use serde::Deserialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::DecodeOptions;
 use super::raw;
 use super::skim::{Skim, skim};
 use crate::event::{Event, RawJson, ResultEvent};
+use crate::json::InexactNumber;
 use crate::summary::{ErrorCategory, ResultInfo, Usage};
 
 /// The top-level fields of one stream-json line that any decoder reads.
@@ -361,13 +363,28 @@ fn result(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
             .filter_map(|d| denial_of(Some(d)))
             .collect(),
     };
+    let (structured_output, structured_inexact) = structured_of(parsed.structured_output);
     sink(Event::Result(Box::new(ResultEvent {
         info,
-        structured_output: raw::value_of(parsed.structured_output),
+        structured_output,
+        structured_inexact,
         session_id: raw::string_of(parsed.session_id),
         error: None,
         category,
     })));
+}
+
+/// The native structured output, parsed so that a number it cannot hold
+/// exactly is listed rather than silently changed or dropped (Note [Big
+/// numbers] in [`crate::json`]).
+fn structured_of(raw_value: Option<&RawValue>) -> (Option<Value>, Vec<InexactNumber>) {
+    match raw_value.map(RawValue::get) {
+        None | Some("null") => (None, Vec::new()),
+        Some(text) => match crate::json::parse(text) {
+            Ok(p) => (Some(p.value), p.inexact),
+            Err(_) => (None, Vec::new()),
+        },
+    }
 }
 
 /// The text of a result's `error` field: a string, or an object's

@@ -1466,3 +1466,25 @@ fn error_result_with_empty_result_uses_the_best_text_there_is() {
         assert_eq!(s.error_category, Some(*category), "{line}");
     }
 }
+
+/// Issue 13, item 12: a number `structured_output` cannot hold exactly is
+/// listed (never silently dropped or rounded), and extraction reports it.
+#[test]
+fn structured_output_with_an_inexact_number_is_reported() {
+    for n in ["1e400", "12345678901234567890123"] {
+        let line = format!(
+            r#"{{"type":"result","subtype":"success","is_error":false,"result":"done","structured_output":{{"n":{n}}}}}"#
+        );
+        let s = claude(&[&line]);
+        assert!(s.structured_output.is_some(), "{n}");
+        assert_eq!(s.structured_inexact.len(), 1, "{n}");
+        assert_eq!(s.structured_inexact[0].instance_path, "/n");
+        let e = crate::extract::extract_run(&s, &crate::extract::ExtractOptions::default());
+        assert_eq!(e.method, crate::Method::Structured);
+        assert!(!e.valid, "{n}");
+        assert_eq!(
+            e.errors[0].kind,
+            Some(crate::outcome::ViolationKind::Number)
+        );
+    }
+}

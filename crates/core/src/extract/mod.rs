@@ -158,10 +158,10 @@ fn with_invariants(mut extraction: Extraction, opts: &ExtractOptions<'_>) -> Ext
 /// the output does not already hold it).
 pub fn extract_run(run: &RunSummary, opts: &ExtractOptions<'_>) -> Extraction {
     let mut chooser = Chooser::new(opts);
-    let structured = run
-        .structured_output
-        .as_ref()
-        .or(run.structured_tool_input.as_ref());
+    let structured = match &run.structured_output {
+        Some(v) => Some((v, run.structured_inexact.as_slice())),
+        None => run.structured_tool_input.as_ref().map(|v| (v, &[][..])),
+    };
     let result_text = run.result.as_ref().and_then(|r| r.text.as_deref());
     let mut texts: Vec<&str> = Vec::with_capacity(2);
     if let Some(r) = result_text {
@@ -221,12 +221,12 @@ struct Deferred {
 /// The chain over one run's pieces.
 fn run_chain(
     chooser: &mut Chooser<'_, '_>,
-    structured: Option<&Value>,
+    structured: Option<(&Value, &[InexactNumber])>,
     texts: &[&str],
     marker_src: &str,
 ) {
-    if let Some(v) = structured {
-        if chooser.offer(v.clone(), Method::Structured, Vec::new(), &[]) {
+    if let Some((v, inexact)) = structured {
+        if chooser.offer(v.clone(), Method::Structured, Vec::new(), inexact) {
             return;
         }
     }
