@@ -185,6 +185,10 @@ pub struct RunSummary {
     /// `structured_output` is absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_tool_input: Option<Value>,
+    /// The numbers `structured_tool_input` cannot hold exactly (Note [Big
+    /// numbers] in [`crate::json`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub structured_tool_inexact: Vec<crate::json::InexactNumber>,
 }
 
 /// The warning for a Claude stream without a `result` line (seed 004).
@@ -360,7 +364,13 @@ impl SummaryBuilder {
                 self.summary.tool_uses += 1;
                 match name.as_str() {
                     "StructuredOutput" => {
-                        self.summary.structured_tool_input = Some(input.to_value());
+                        // Note [Big numbers] (`crate::json`): listed, not changed silently.
+                        let (value, inexact) = match crate::json::parse(input.get()) {
+                            Ok(p) => (p.value, p.inexact),
+                            Err(_) => (input.to_value(), Vec::new()),
+                        };
+                        self.summary.structured_tool_input = Some(value);
+                        self.summary.structured_tool_inexact = inexact;
                     }
                     // Seed 004: only `run_in_background` strictly `true` counts.
                     "Task" => {

@@ -1486,5 +1486,17 @@ fn structured_output_with_an_inexact_number_is_reported() {
             e.errors[0].kind,
             Some(crate::outcome::ViolationKind::Number)
         );
+        // The same through the `StructuredOutput` tool call.
+        let tool = format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"t","name":"StructuredOutput","input":{{"n":{n}}}}}]}}}}"#
+        );
+        let s = claude(&[&tool]);
+        assert_eq!(s.structured_tool_inexact.len(), 1, "{n}");
+        let e = crate::extract::extract_run(&s, &crate::extract::ExtractOptions::default());
+        assert_eq!(
+            (e.method, e.valid),
+            (crate::Method::Structured, false),
+            "{n}"
+        );
     }
 }

@@ -160,7 +160,10 @@ pub fn extract_run(run: &RunSummary, opts: &ExtractOptions<'_>) -> Extraction {
     let mut chooser = Chooser::new(opts);
     let structured = match &run.structured_output {
         Some(v) => Some((v, run.structured_inexact.as_slice())),
-        None => run.structured_tool_input.as_ref().map(|v| (v, &[][..])),
+        None => run
+            .structured_tool_input
+            .as_ref()
+            .map(|v| (v, run.structured_tool_inexact.as_slice())),
     };
     let result_text = run.result.as_ref().and_then(|r| r.text.as_deref());
     let mut texts: Vec<&str> = Vec::with_capacity(2);
