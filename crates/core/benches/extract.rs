@@ -8,10 +8,26 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const VALUE: &str = r#"{"summary": "All services healthy except jellyfin", "events": [{"level": "critical", "service": "jellyfin", "message": "HTTP 502 for 5 checks"}, {"level": "info", "service": "postgres", "message": "vacuum finished in 12s"}], "escalation": {"needed": true, "reason": "jellyfin down", "failed_checks": ["http-jellyfin"]}, "services_checked": [{"name": "jellyfin", "status": "down"}, {"name": "postgres", "status": "healthy"}]}"#;
 
+/// A reply dense in numbers (scores, counts, costs, timestamps), for the
+/// cost of number parsing (Note [Big numbers] in `agentshape_core::json`).
+fn numbers() -> String {
+    let rows: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                r#"{{"id": {i}, "score": 0.{i:03}7, "cost_usd": {}.25, "tokens": {}, "ts": 17000000{i:02}, "ratio": -{i}.5e-3}}"#,
+                i * 3,
+                i * 1000 + 17
+            )
+        })
+        .collect();
+    format!(r#"{{"summary": "numbers", "rows": [{}]}}"#, rows.join(", "))
+}
+
 fn fixtures() -> Vec<(&'static str, String)> {
     let lax = VALUE.replace('"', "'").replace("]}", "],}");
     vec![
         ("bare/clean", VALUE.to_owned()),
+        ("bare/numbers", numbers()),
         ("fenced/prose", format!("I checked everything.\n\n```json\n{VALUE}\n```\n\nLet me know.")),
         ("bare/prose", format!("Here is the result: {VALUE} -- that is all.")),
         ("repaired/lax", format!("Result:\n{lax}")),

@@ -181,6 +181,9 @@ pub struct ResultEvent {
     pub info: ResultInfo,
     /// Native structured output, when present.
     pub structured_output: Option<Value>,
+    /// The numbers `structured_output` cannot hold exactly (Note [Big
+    /// numbers] in [`crate::json`]).
+    pub structured_inexact: Vec<crate::json::InexactNumber>,
     /// Session id as the result line reports it.
     pub session_id: Option<String>,
     /// An error the decoder derived from the result's shape when the agent did

@@ -13,7 +13,9 @@
 //!   optional schema-aligned coercion;
 //! - [`check`]: `x-invariants` rules (CEL) in the schema and contradictions
 //!   across sibling outputs, surfaced as findings;
-//! - [`profile`]: built-in bundles of schema and marker grammar.
+//! - [`profile`]: built-in bundles of schema and marker grammar;
+//! - [`json`]: strict JSON parsing that reports the numbers it cannot hold
+//!   exactly instead of changing them.
 //!
 //! The crate does no I/O of its own: it never opens files, spawns processes,
 //! reads the environment or the clock. Callers hand it readers and bytes.
@@ -36,6 +38,7 @@ pub mod decode;
 pub mod error;
 pub mod event;
 pub mod extract;
+pub mod json;
 pub mod lint;
 pub mod outcome;
 pub mod profile;

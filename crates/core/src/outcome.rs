@@ -51,6 +51,8 @@ pub enum ViolationKind {
     Schema,
     /// An `x-invariants` rule failed.
     Invariant,
+    /// A number cannot be held exactly (Note [Big numbers] in [`crate::json`]).
+    Number,
 }
 
 /// One reason an instance is invalid, in the error shape used everywhere:

@@ -119,6 +119,15 @@ pub struct ResultInfo {
     /// The model's stop reason, for formats that report one (`end_turn`, `max_tokens`, `refusal`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+    /// The result line's own `error` field (a string, or an error object's
+    /// `type: message`), when present: some error results carry their
+    /// message there and leave `result` empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The tool calls the permission system refused (`permission_denials`),
+    /// each as `Tool (what it wanted)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permission_denials: Vec<String>,
 }
 
 /// The summary of one agent run (DESIGN.md, "Run summary").
@@ -136,6 +145,10 @@ pub struct RunSummary {
     pub output: String,
     /// The native structured output (`result.structured_output`), when present.
     pub structured_output: Option<Value>,
+    /// The numbers `structured_output` cannot hold exactly (Note [Big
+    /// numbers] in [`crate::json`]); extraction reports each as an error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub structured_inexact: Vec<crate::json::InexactNumber>,
     /// The terminal result, `null` when the stream ended without one.
     pub result: Option<ResultInfo>,
     /// Whether a terminal result was seen.
@@ -176,6 +189,10 @@ pub struct RunSummary {
     /// `structured_output` is absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_tool_input: Option<Value>,
+    /// The numbers `structured_tool_input` cannot hold exactly (Note [Big
+    /// numbers] in [`crate::json`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub structured_tool_inexact: Vec<crate::json::InexactNumber>,
 }
 
 /// The warning for a Claude stream without a `result` line (seed 004).
@@ -185,6 +202,94 @@ pub const NO_RESULT_WARNING: &str =
 /// The warning for a Codex stream without a completed turn.
 pub const NO_TURN_WARNING: &str =
     "codex stream ended without a 'turn.completed' message; token usage unavailable";
+
+/// The error text of an `is_error` result (Note [Error text of an error result]).
+///
+/// Note [Error text of an error result]: an error result never ends with an
+/// empty `error`. Seed 004 uses the `result` string, and "API error (no
+/// detail)" without one; but some results leave `result` empty and put the
+/// message elsewhere. The text is the first of these that says something
+/// (blank strings say nothing):
+///
+/// 1. the `result` string, followed by the result's own `error` field
+///    (` · `-joined) when that differs: a rate-limit message in `error`
+///    must not be hidden behind a generic `result`;
+/// 2. the `error` field alone;
+/// 3. the 2.1.x `errors` list, joined with `; `;
+/// 4. the `permission_denials`: `permission denied: Bash (rm -rf x), Write (f)`;
+/// 5. an `error_*` subtype, with what it means when known:
+///    `error_max_turns: the maximum number of turns was reached (no detail)`;
+/// 6. "API error (no detail)".
+///
+/// The category then comes from this text's keywords (seed 004), else from
+/// the HTTP status of the API error (`api_error_status` 429 → `rate_limit`,
+/// 401/403 → `auth`), else from the subtype, else `api`.
+fn error_text(info: &ResultInfo) -> String {
+    let result = said(info.text.as_deref());
+    let error = said(info.error.as_deref());
+    match (result, error) {
+        (Some(r), Some(e)) if r != e => return format!("{r} · {e}"),
+        (Some(t), _) | (None, Some(t)) => return t.to_owned(),
+        (None, None) => {}
+    }
+    let errors: Vec<&str> = info
+        .errors
+        .iter()
+        .map(|e| e.trim())
+        .filter(|e| !e.is_empty())
+        .collect();
+    if !errors.is_empty() {
+        return errors.join("; ");
+    }
+    if !info.permission_denials.is_empty() {
+        return format!("permission denied: {}", info.permission_denials.join(", "));
+    }
+    if let Some(subtype) = info
+        .subtype
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| s.starts_with("error_"))
+    {
+        return match subtype_meaning(subtype) {
+            Some(m) => format!("{subtype}: {m} (no detail)"),
+            None => format!("{subtype} (no detail)"),
+        };
+    }
+    NO_DETAIL.to_owned()
+}
+
+/// The trimmed text, unless it is blank (blank text says nothing).
+fn said(text: Option<&str>) -> Option<&str> {
+    text.map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// What a Claude error subtype means, in words.
+fn subtype_meaning(subtype: &str) -> Option<&'static str> {
+    match subtype {
+        "error_max_turns" => Some("the maximum number of turns was reached"),
+        "error_max_budget_usd" => Some("the maximum budget was reached"),
+        "error_max_structured_output_retries" => {
+            Some("no schema-valid structured output within the allowed retries")
+        }
+        "error_during_execution" => Some("an error occurred during execution"),
+        _ => None,
+    }
+}
+
+/// The category an API error's HTTP status implies (`429`, `401`, `403`;
+/// a number or a numeric string).
+fn status_category(status: Option<&Value>) -> Option<ErrorCategory> {
+    let code = match status? {
+        Value::Number(n) => n.as_u64()?,
+        Value::String(s) => s.trim().parse().ok()?,
+        _ => return None,
+    };
+    match code {
+        429 => Some(ErrorCategory::RateLimit),
+        401 | 403 => Some(ErrorCategory::Auth),
+        _ => None,
+    }
+}
 
 /// Folds decoded [`Event`]s into a [`RunSummary`].
 ///
@@ -263,7 +368,13 @@ impl SummaryBuilder {
                 self.summary.tool_uses += 1;
                 match name.as_str() {
                     "StructuredOutput" => {
-                        self.summary.structured_tool_input = Some(input.to_value());
+                        // Note [Big numbers] (`crate::json`): listed, not changed silently.
+                        let (value, inexact) = match crate::json::parse(input.get()) {
+                            Ok(p) => (p.value, p.inexact),
+                            Err(_) => (input.to_value(), Vec::new()),
+                        };
+                        self.summary.structured_tool_input = Some(value);
+                        self.summary.structured_tool_inexact = inexact;
                     }
                     // Seed 004: only `run_in_background` strictly `true` counts.
                     "Task" => {
@@ -323,26 +434,22 @@ impl SummaryBuilder {
         s.saw_result = true;
         let info = result.info;
         if info.is_error {
-            // Seed 004: no `result` string means "API error (no detail)";
-            // 2.1.x results carry an `errors` list that says more, so it is
-            // used when present (`error_max_turns` → "Reached maximum number
-            // of turns (3)").
-            let joined = (!info.errors.is_empty()).then(|| info.errors.join("; "));
-            let detail = info
-                .text
-                .as_deref()
-                .or(joined.as_deref())
-                .unwrap_or(NO_DETAIL);
-            let text = classify::truncate_error(detail);
+            let text = classify::truncate_error(&error_text(&info));
             let category = match result.category {
                 Some(c @ (ErrorCategory::Refusal | ErrorCategory::MaxTokens)) => c,
                 hint => classify::keyword_category(&text)
+                    .or_else(|| status_category(info.api_error_status.as_ref()))
                     .or(hint)
                     .unwrap_or(ErrorCategory::Api),
             };
             s.error = Some(text);
             s.error_category = Some(category);
         } else if let Some(error) = result.error {
+            let error = if error.trim().is_empty() {
+                NO_DETAIL.to_owned()
+            } else {
+                error
+            };
             let text = classify::truncate_error(&error);
             s.error_category = Some(
                 result
@@ -355,6 +462,7 @@ impl SummaryBuilder {
             s.session_id = result.session_id.or_else(|| info.session_id.clone());
         }
         s.structured_output = result.structured_output;
+        s.structured_inexact = result.structured_inexact;
         s.result = Some(info);
     }
 

@@ -81,7 +81,13 @@ pub(crate) fn one_file(
 ) -> Result<Extraction, CliError> {
     let summary = parse::summarize(path, format, decode)?;
     if summary.format == Format::Text {
-        return Ok(extract_text(&summary.output, opts));
+        let mut extraction = extract_text(&summary.output, opts);
+        // An over-long reply was skipped, not cut (core's Note [Over-long
+        // text]): the run summary says so (`too_long_lines`, a warning).
+        if summary.too_long_lines > 0 {
+            extraction.run = Some(Box::new(summary));
+        }
+        return Ok(extraction);
     }
     let mut extraction = extract_run(&summary, opts);
     extraction.run = Some(Box::new(summary));

@@ -2,8 +2,8 @@
 
 use std::io::Read;
 
-use agentshape_core::Violation;
 use agentshape_core::validate::{Coercion, Validator};
+use agentshape_core::{Violation, json};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -104,14 +104,27 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
 }
 
 /// Parse and validate one instance.
+///
+/// A number the instance cannot hold exactly (a 23-digit integer, `1e400`)
+/// is an error of kind `number`, never a silent change (core's Note [Big
+/// numbers]).
 fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -> Verdict {
-    let instance: Value = match serde_json::from_slice(bytes) {
-        Ok(v) => v,
+    let parsed = match std::str::from_utf8(bytes) {
+        Ok(text) => json::parse(text),
+        Err(_) => serde_json::from_slice::<Value>(bytes).map(|value| json::Parsed {
+            value,
+            inexact: Vec::new(),
+        }),
+    };
+    let (instance, numbers) = match parsed {
+        Ok(p) => (p.value, p.inexact),
         Err(e) => return failed(line, &format!("not valid JSON: {e}")),
     };
+    let number_errors = || numbers.iter().map(json::InexactNumber::violation);
     if coerce {
         let (value, coercions) = validator.coerce(instance);
-        let errors = validator.errors_and_invariants(&value);
+        let mut errors: Vec<Violation> = number_errors().collect();
+        errors.extend(validator.errors_and_invariants(&value));
         let changed = !coercions.is_empty();
         return Verdict {
             line,
@@ -123,7 +136,8 @@ fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -
     }
     // Fast path inside: most instances are valid, and `is_valid` does not
     // allocate; `x-invariants` rules run after the schema (kind `invariant`).
-    let errors = validator.errors_and_invariants(&instance);
+    let mut errors: Vec<Violation> = number_errors().collect();
+    errors.extend(validator.errors_and_invariants(&instance));
     Verdict {
         line,
         valid: errors.is_empty(),

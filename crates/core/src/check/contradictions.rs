@@ -9,13 +9,26 @@
 //!
 //! Note [Near lines]: two agents often point at neighbouring lines for the same
 //! code (the `fn` line, the line of the `join`). With `near_lines: Some(n)`, items
-//! whose key fields other than the line field are equal are sorted by line and
-//! chained into one group while consecutive lines differ by at most `n`
-//! (single linkage, so a group may span more than `n` lines). Such a group
+//! whose key fields other than the line field are equal (one bucket, found
+//! through an index keyed by those fields) are sorted by line and grouped by
+//! anchor: the lowest line not yet grouped is an anchor, and its group takes
+//! every item whose line is at most `n` past the anchor's; the next item
+//! starts the next group. Nearness is measured against the anchor, never
+//! against the last member, so groups do not chain: with `n = 3`, lines 10,
+//! 13 and 16 make the groups {10, 13} and {16}, and a file with a finding on
+//! every line is cut into groups of `n + 1` lines instead of becoming one
+//! "contradiction". Grouping is one pass over the sorted bucket. Such a group
 //! reports the lines it covers (`lines`) and, like every contradiction, the
 //! token-set similarity of the descriptions of its most similar disagreeing
 //! pair, so a reviewer sees "almost the same finding, different verdict". Items
 //! whose line is not an integer are grouped exactly.
+//!
+//! Note [Similarity budget]: the similarity compares pairs within one group,
+//! which is quadratic in the group's size; a group is small unless many items
+//! share a few lines. Descriptions are tokenized once per item (tokens
+//! interned as numbers, compared by merging sorted lists), and at most
+//! [`SIMILARITY_PAIRS`] pairs of one group are compared, in order; past that
+//! the reported similarity is the best of the pairs compared.
 //!
 //! Note [Token-set similarity]: descriptions are compared by the Jaccard index
 //! of their token sets (lowercased runs of letters and digits): |A∩B| / |A∪B|,
@@ -29,7 +42,7 @@
 //! matters). Key values compare as JSON too, with `42` and `42.0` the same.
 //! Items of one source that disagree with each other are reported as well.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -191,12 +204,13 @@ pub fn find_contradictions(
             }
         }
     }
+    let mut tokens = Tokenizer::default();
     for (_, mut bucket) in buckets {
         if opts.near_lines.is_some() {
             bucket.sort_by_key(|e| (e.line, e.source, e.index));
         }
         for group in clusters(&bucket, opts.near_lines) {
-            if let Some(c) = contradiction(group, sources, opts) {
+            if let Some(c) = contradiction(group, sources, opts, &mut tokens) {
                 report.contradictions.push(c);
             }
         }
@@ -245,25 +259,29 @@ fn entry<'a>(
 }
 
 /// Split one bucket into groups: the whole bucket without near lines, else
-/// chains of lines at most `n` apart (Note [Near lines]).
+/// anchor groups of lines at most `n` past their anchor (Note [Near lines]).
+/// `bucket` is sorted by line (items without an integer line first).
 fn clusters<'b, 'a>(bucket: &'b [Entry<'a>], near: Option<u64>) -> Vec<&'b [Entry<'a>]> {
     let Some(n) = near else {
         return vec![bucket];
     };
     let mut out = Vec::new();
     let mut start = 0;
-    for i in 1..bucket.len() {
-        let close = match (bucket[i - 1].line, bucket[i].line) {
+    while let Some(anchor) = bucket.get(start) {
+        let belongs = |e: &Entry<'_>| match (anchor.line, e.line) {
+            (None, None) => true,
             (Some(a), Some(b)) => b.abs_diff(a) <= n,
             _ => false,
         };
-        if !close {
-            out.push(&bucket[start..i]);
-            start = i;
-        }
-    }
-    if start < bucket.len() {
-        out.push(&bucket[start..]);
+        let len = bucket
+            .get(start + 1..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|e| belongs(e))
+            .count();
+        let end = start + 1 + len;
+        out.push(bucket.get(start..end).unwrap_or_default());
+        start = end;
     }
     out
 }
@@ -272,6 +290,7 @@ fn contradiction(
     group: &[Entry<'_>],
     sources: &[(&str, &Value)],
     opts: &ContradictionOptions,
+    tokens: &mut Tokenizer,
 ) -> Option<Contradiction> {
     let distinct: BTreeSet<&str> = group.iter().map(|e| e.verdict_canon.as_str()).collect();
     if distinct.len() < 2 {
@@ -309,7 +328,7 @@ fn contradiction(
             item: e.item.clone(),
         })
         .collect();
-    let similarity = best_similarity(group, &opts.description_field);
+    let similarity = best_similarity(group, &opts.description_field, tokens);
     let compared = opts
         .compare
         .iter()
@@ -350,25 +369,84 @@ fn contradiction(
     })
 }
 
+/// At most this many pairs of one group are compared for the similarity
+/// (Note [Similarity budget]).
+pub const SIMILARITY_PAIRS: usize = 100_000;
+
 /// The highest similarity among pairs with different verdicts that both have
-/// a string description.
-fn best_similarity(group: &[Entry<'_>], field: &str) -> Option<f64> {
+/// a string description (at most [`SIMILARITY_PAIRS`] pairs compared).
+fn best_similarity(group: &[Entry<'_>], field: &str, tokens: &mut Tokenizer) -> Option<f64> {
+    let sets: Vec<Option<Vec<u32>>> = group
+        .iter()
+        .map(|e| match e.item.get(field) {
+            Some(Value::String(d)) => Some(tokens.ids(d)),
+            _ => None,
+        })
+        .collect();
     let mut best: Option<f64> = None;
-    for (i, a) in group.iter().enumerate() {
-        for b in &group[i + 1..] {
+    let mut budget = SIMILARITY_PAIRS;
+    for (i, (a, sa)) in group.iter().zip(&sets).enumerate() {
+        let Some(sa) = sa else { continue };
+        for (b, sb) in group.iter().zip(&sets).skip(i + 1) {
             if a.verdict_canon == b.verdict_canon {
                 continue;
             }
-            let (Some(Value::String(da)), Some(Value::String(db))) =
-                (a.item.get(field), b.item.get(field))
-            else {
-                continue;
-            };
-            let s = token_jaccard(da, db);
+            let Some(sb) = sb else { continue };
+            if budget == 0 {
+                return best.map(round3);
+            }
+            budget -= 1;
+            let s = sorted_jaccard(sa, sb);
             best = Some(best.map_or(s, |x: f64| x.max(s)));
         }
     }
-    best.map(|s| (s * 1000.0).round() / 1000.0)
+    best.map(round3)
+}
+
+fn round3(s: f64) -> f64 {
+    (s * 1000.0).round() / 1000.0
+}
+
+/// Interns tokens as numbers, so a description's token set is a sorted list
+/// of `u32` and two sets compare by one merge.
+#[derive(Default)]
+struct Tokenizer {
+    ids: HashMap<String, u32>,
+}
+
+impl Tokenizer {
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        let mut out: Vec<u32> = tokens(text)
+            .into_iter()
+            .map(|t| {
+                let next = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+                *self.ids.entry(t).or_insert(next)
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// The Jaccard index of two sorted, deduplicated lists (1 when both are empty).
+fn sorted_jaccard(a: &[u32], b: &[u32]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while let (Some(x), Some(y)) = (a.get(i), b.get(j)) {
+        match x.cmp(y) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common as f64 / (a.len() + b.len() - common) as f64
 }
 
 /// Jaccard index of the token sets of `a` and `b` (Note [Token-set
@@ -469,7 +547,7 @@ mod tests {
     }
 
     #[test]
-    fn near_lines_chain_neighbours_and_report_the_span() {
+    fn near_lines_group_neighbours_and_report_the_span() {
         let a = json!({"findings": [finding("f.rs", 10, "blocker", "unbounded read of input")]});
         let b = json!({"findings": [finding("f.rs", 12, "minor", "unbounded read of the input"),
                                     finding("f.rs", 30, "nit", "style")]});
@@ -494,6 +572,93 @@ mod tests {
                 .contradictions
                 .is_empty()
         );
+    }
+
+    /// Issue 13: nearness is measured against the group's anchor, so 10, 13
+    /// and 16 with `near_lines: 3` are not one group (13 and 16 are 3 apart,
+    /// but 16 is 6 past the anchor 10).
+    #[test]
+    fn near_lines_do_not_chain() {
+        let a = json!({"findings": [finding("f.rs", 10, "blocker", "x")]});
+        let b = json!({"findings": [finding("f.rs", 13, "minor", "x")]});
+        let c = json!({"findings": [finding("f.rs", 16, "nit", "x")]});
+        let opts = ContradictionOptions {
+            near_lines: Some(3),
+            ..ContradictionOptions::default()
+        };
+        let r = find_contradictions(&[("a", &a), ("b", &b), ("c", &c)], &opts);
+        assert_eq!(r.contradictions.len(), 1, "{:#?}", r.contradictions);
+        let only = &r.contradictions[0];
+        assert_eq!(only.lines, Some(vec![json!(10), json!(13)]));
+        assert_eq!(only.values.len(), 2);
+        assert!(only.message.contains("line=10..13"), "{}", only.message);
+    }
+
+    /// A finding on every line of one file, in three sources that disagree
+    /// everywhere: anchor groups of `n + 1` lines, never one group for the
+    /// whole file (a functional check, not a timed one; the 20,000-finding
+    /// case is the `check` bench).
+    #[test]
+    fn a_finding_on_every_line_makes_many_small_groups() {
+        let n = 600;
+        let sev = ["blocker", "major", "minor"];
+        let outputs: Vec<Value> = (0..3)
+            .map(|s| {
+                let findings: Vec<Value> = (1..=n)
+                    .map(|line| finding("src/big.rs", line, sev[s], &format!("finding {line}")))
+                    .collect();
+                json!({ "findings": findings })
+            })
+            .collect();
+        let sources: Vec<(&str, &Value)> = ["a", "b", "c"].into_iter().zip(&outputs).collect();
+        let opts = ContradictionOptions {
+            near_lines: Some(50),
+            ..ContradictionOptions::default()
+        };
+        let r = find_contradictions(&sources, &opts);
+        assert_eq!(r.items_seen, 1800);
+        // Lines 1..=51, 52..=102, ...: 12 groups of 51 lines, the last of 39.
+        assert_eq!(r.contradictions.len(), 12);
+        for c in &r.contradictions {
+            let lines = c.lines.as_ref().unwrap();
+            let first = lines.first().unwrap().as_i64().unwrap();
+            let last = lines.last().unwrap().as_i64().unwrap();
+            assert!(last - first <= 50, "{first}..{last}");
+            assert_eq!(c.values.len(), 3 * lines.len());
+        }
+        assert_eq!(r.contradictions[1].key["line"], json!(52));
+        // Same descriptions on the same line across sources: similarity 1.
+        assert_eq!(r.contradictions[0].similarity, Some(1.0));
+    }
+
+    #[test]
+    fn items_with_the_same_non_integer_line_are_one_group() {
+        let a = json!({"findings": [{"file": "f", "line": "12a", "severity": "blocker"}]});
+        let b = json!({"findings": [{"file": "f", "line": "12a", "severity": "nit"}]});
+        let opts = ContradictionOptions {
+            near_lines: Some(3),
+            ..ContradictionOptions::default()
+        };
+        let r = find_contradictions(&[("a", &a), ("b", &b)], &opts);
+        assert_eq!(r.contradictions.len(), 1);
+    }
+
+    #[test]
+    fn sorted_jaccard_matches_the_set_jaccard() {
+        let mut t = Tokenizer::default();
+        for (a, b) in [
+            ("Path traversal", "path TRAVERSAL"),
+            ("a b", "c d"),
+            ("", ""),
+            ("a b c", "a b"),
+            ("x y y z", "z q"),
+        ] {
+            let (ia, ib) = (t.ids(a), t.ids(b));
+            assert!(
+                (sorted_jaccard(&ia, &ib) - token_jaccard(a, b)).abs() < 1e-12,
+                "{a} / {b}"
+            );
+        }
     }
 
     #[test]

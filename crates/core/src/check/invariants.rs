@@ -29,13 +29,34 @@
 //! location, so a valid sibling's rules still run. A rule that cannot be
 //! evaluated (a missing field, a type mismatch, a non-boolean result) is itself
 //! a finding, with the CEL error in its message: data is not an error.
+//!
+//! Note [Cost limit]: a rule is a program over agent data, and a rule that is
+//! fine over 10 items can be O(n³) over 400 (`self.all(a, self.all(b,
+//! self.all(c, ...)))` ran 36 s). The `cel` crate (0.15) has no cost or step
+//! limit of its own, so each rule is compiled once more with a meter: every
+//! comprehension's range (`all`, `exists`, `exists_one`, `map`, `filter`) is
+//! wrapped in a call that charges the range's size before the loop runs,
+//! and the right side of `in` and the non-literal list operands of `+` are
+//! charged their size as they are scanned or copied. Nested loops are
+//! charged once per inner run, so the total is the number of iterations (an
+//! upper bound when a loop stops early). One evaluation of one rule may
+//! spend [`COST_LIMIT`] units; the call that would go past it fails at once,
+//! and the rule is reported as an invariant finding saying it exceeded the
+//! cost limit (never a hang, never a pass). A rule over 1,000 items may
+//! still compare every pair (10⁶ units). Not charged: equality of whole
+//! lists and string work, which are linear in the instance and bounded by
+//! the iterations around them.
 
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use cel::common::ast::{CallExpr, EntryExpr, Expr, operators};
+use cel::common::types::{CelList, CelMap};
+use cel::common::value::CowVal;
 use cel::objects::{Key, Map};
-use cel::{Context, Env, Program, Value as Cel};
+use cel::{Context, Env, ExecutionError, FunctionContext, IdedExpr, Value as Cel};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -43,6 +64,18 @@ use crate::outcome::{Extraction, Method, Violation, ViolationKind};
 
 /// The schema keyword holding the rules.
 pub const KEYWORD: &str = "x-invariants";
+
+/// The cost one evaluation of one rule may spend: about one unit per loop
+/// iteration or scanned element (Note [Cost limit]).
+pub const COST_LIMIT: u64 = 1_000_000;
+
+/// The metering function wrapped around a comprehension's range: charges
+/// the number of elements of a list or entries of a map. `@` names cannot
+/// be written in CEL source.
+const METER_LOOP: &str = "@agentshape_loop";
+/// The metering function wrapped around what `in` scans and `+` copies:
+/// charges a list's length (a map lookup or anything else costs 1).
+const METER_SCAN: &str = "@agentshape_scan";
 
 /// One compiled rule.
 struct Rule {
@@ -52,7 +85,8 @@ struct Rule {
     message: String,
     /// Where the rule sits: `.../x-invariants/<i>`.
     schema_path: String,
-    program: Program,
+    /// The compiled rule with its meters (Note [Cost limit]).
+    metered: IdedExpr,
 }
 
 /// One subschema on a path that leads to rules.
@@ -78,6 +112,7 @@ pub struct Invariants {
     env: Arc<Env>,
     nodes: Vec<Node>,
     count: usize,
+    cost_limit: u64,
 }
 
 impl std::fmt::Debug for Invariants {
@@ -118,7 +153,20 @@ impl Invariants {
             mut nodes, count, ..
         } = b;
         prune(&mut nodes);
-        Ok(Invariants { env, nodes, count })
+        Ok(Invariants {
+            env,
+            nodes,
+            count,
+            cost_limit: COST_LIMIT,
+        })
+    }
+
+    /// The same rules with another cost limit per rule evaluation (default
+    /// [`COST_LIMIT`]; Note [Cost limit]).
+    #[must_use]
+    pub fn with_cost_limit(mut self, limit: u64) -> Self {
+        self.cost_limit = limit;
+        self
     }
 
     /// No rules at all (the common case: evaluation is then free).
@@ -292,11 +340,13 @@ impl Builder<'_> {
                     one_line(&e.to_string())
                 ),
             })?;
+            let mut metered = program.expression().clone();
+            meter(&mut metered);
             rules.push(Rule {
                 source: source.clone(),
                 message,
                 schema_path: at,
-                program,
+                metered,
             });
         }
         Ok(rules)
@@ -468,29 +518,44 @@ impl Walk<'_> {
     }
 
     fn run_rules(&mut self, node: &Node, value: &Value, path: &str) {
+        let limit = self.inv.cost_limit;
+        let spent = Arc::new(AtomicU64::new(0));
         let mut ctx = Context::with_env(Arc::clone(&self.inv.env));
         ctx.add_variable_from_value("self", to_cel(value));
+        // The meters are ours, and their `@` names cannot clash with the
+        // standard library: registering them cannot fail.
+        let _ = ctx.add_function(METER_LOOP, meter_fn(METER_LOOP, &spent, limit, true));
+        let _ = ctx.add_function(METER_SCAN, meter_fn(METER_SCAN, &spent, limit, false));
         for rule in &node.rules {
+            spent.store(0, Ordering::Relaxed);
             // Note: a panic inside the CEL interpreter would be its bug; it is
             // caught so bad input can never bring the caller down.
-            let got = catch_unwind(AssertUnwindSafe(|| rule.program.execute(&ctx)));
-            let message = match got {
-                Ok(Ok(Cel::Bool(true))) => continue,
-                Ok(Ok(Cel::Bool(false))) => rule.message.clone(),
-                Ok(Ok(other)) => format!(
-                    "{}: the rule gave {} instead of a boolean",
-                    rule.message,
-                    cel_type(&other)
-                ),
-                Ok(Err(e)) => format!(
-                    "{}: the rule could not be evaluated: {}",
-                    rule.message,
-                    one_line(&e.to_string())
-                ),
-                Err(_) => format!(
-                    "{}: the rule could not be evaluated: the CEL interpreter failed",
+            let got = catch_unwind(AssertUnwindSafe(|| Cel::resolve(&rule.metered, &ctx)));
+            let message = if spent.load(Ordering::Relaxed) > limit {
+                format!(
+                    "{}: the rule exceeded the cost limit ({limit} steps per evaluation; \
+                     loops over loops of the data) and was stopped",
                     rule.message
-                ),
+                )
+            } else {
+                match got {
+                    Ok(Ok(Cel::Bool(true))) => continue,
+                    Ok(Ok(Cel::Bool(false))) => rule.message.clone(),
+                    Ok(Ok(other)) => format!(
+                        "{}: the rule gave {} instead of a boolean",
+                        rule.message,
+                        cel_type(&other)
+                    ),
+                    Ok(Err(e)) => format!(
+                        "{}: the rule could not be evaluated: {}",
+                        rule.message,
+                        one_line(&e.to_string())
+                    ),
+                    Err(_) => format!(
+                        "{}: the rule could not be evaluated: the CEL interpreter failed",
+                        rule.message
+                    ),
+                }
             };
             self.out.push(Violation {
                 instance_path: path.to_owned(),
@@ -501,6 +566,128 @@ impl Walk<'_> {
             });
         }
     }
+}
+
+/// A CEL function closure as the `cel` crate stores it.
+type MeterFn = Box<
+    dyn for<'c, 'v> Fn(&mut FunctionContext<'c, 'v>) -> Result<CowVal<'c, 'v>, ExecutionError>
+        + Send
+        + Sync,
+>;
+
+/// A meter (Note [Cost limit]): returns its one argument unchanged after
+/// charging its size to `spent`; fails once `spent` passes `limit`. A loop
+/// meter charges a list's or a map's size, a scan meter a list's length,
+/// anything else costs 1.
+fn meter_fn(name: &'static str, spent: &Arc<AtomicU64>, limit: u64, loops: bool) -> MeterFn {
+    let spent = Arc::clone(spent);
+    Box::new(move |ftx: &mut FunctionContext<'_, '_>| {
+        let Some(arg) = std::mem::take(&mut ftx.args).into_iter().next() else {
+            return Err(ExecutionError::function_error(
+                name,
+                "expected one argument",
+            ));
+        };
+        let size = if arg.downcast_ref::<CelList>().is_some()
+            || (loops && arg.downcast_ref::<CelMap>().is_some())
+        {
+            arg.as_sizer()
+                .map_or(1, |s| u64::try_from(*s.size().inner()).unwrap_or(0))
+        } else {
+            1
+        };
+        let total = spent
+            .fetch_add(size, Ordering::Relaxed)
+            .saturating_add(size);
+        if total > limit {
+            return Err(ExecutionError::function_error(
+                name,
+                format!("the cost limit of {limit} steps was exceeded"),
+            ));
+        }
+        Ok(arg)
+    })
+}
+
+/// Put the meters into a compiled rule (Note [Cost limit]).
+fn meter(e: &mut IdedExpr) {
+    match &mut e.expr {
+        Expr::Comprehension(c) => {
+            for sub in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                meter(sub);
+            }
+            wrap(&mut c.iter_range, METER_LOOP);
+        }
+        Expr::Call(call) => {
+            if let Some(t) = call.target.as_deref_mut() {
+                meter(t);
+            }
+            for a in &mut call.args {
+                meter(a);
+            }
+            if call.target.is_some() {
+                return;
+            }
+            if call.func_name == operators::IN {
+                if let Some(rhs) = call.args.get_mut(1) {
+                    wrap(rhs, METER_SCAN);
+                }
+            } else if call.func_name == operators::ADD
+                // `@result + [x]`, the step of `map` and `filter`, is left
+                // alone: the interpreter appends in place only to that shape.
+                && !call
+                    .args
+                    .iter()
+                    .any(|a| matches!(&a.expr, Expr::Ident(n) if n.starts_with('@')))
+            {
+                for a in &mut call.args {
+                    if !matches!(a.expr, Expr::Literal(_)) {
+                        wrap(a, METER_SCAN);
+                    }
+                }
+            }
+        }
+        Expr::List(l) => l.elements.iter_mut().for_each(meter),
+        Expr::Map(m) => m
+            .entries
+            .iter_mut()
+            .for_each(|en| meter_entry(&mut en.expr)),
+        Expr::Struct(st) => st
+            .entries
+            .iter_mut()
+            .for_each(|en| meter_entry(&mut en.expr)),
+        Expr::Select(sel) => meter(&mut sel.operand),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
+fn meter_entry(entry: &mut EntryExpr) {
+    match entry {
+        EntryExpr::MapEntry(m) => {
+            meter(&mut m.key);
+            meter(&mut m.value);
+        }
+        EntryExpr::StructField(f) => meter(&mut f.value),
+    }
+}
+
+/// Replace `e` by `name(e)`.
+fn wrap(e: &mut IdedExpr, name: &str) {
+    let inner = std::mem::take(e);
+    *e = IdedExpr {
+        id: inner.id,
+        expr: Expr::Call(CallExpr {
+            func_name: name.to_owned(),
+            target: None,
+            args: vec![inner],
+        }),
+    };
 }
 
 /// The CEL value of a JSON value: integers that fit are `int` (so

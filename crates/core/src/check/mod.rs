@@ -11,9 +11,11 @@
 //!   with the schema (every [`Validator`](crate::validate::Validator) carries
 //!   them) and evaluated where JSON Schema validation passed. A failed rule is a
 //!   [`Violation`](crate::Violation) of kind
-//!   [`Invariant`](crate::outcome::ViolationKind::Invariant).
+//!   [`Invariant`](crate::outcome::ViolationKind::Invariant); so is a rule that
+//!   goes past the cost limit of one evaluation ([`COST_LIMIT`] loop steps).
 //! - [`find_contradictions`]: items of several sibling outputs grouped by an
-//!   identity key; a group whose compared fields differ is a [`Contradiction`].
+//!   identity key (near lines grouped by anchor, never chained); a group whose
+//!   compared fields differ is a [`Contradiction`].
 //!
 //! Both are findings, never blocking by themselves: callers surface them (the
 //! CLI's `check` exits 1; `run`/`ask` can store them as warnings through
@@ -23,7 +25,7 @@ mod contradictions;
 mod invariants;
 
 pub use contradictions::{
-    Contradiction, ContradictionOptions, ContradictionReport, SkippedSource, SourcedItem,
-    SourcedValue, find_contradictions, token_jaccard,
+    Contradiction, ContradictionOptions, ContradictionReport, SIMILARITY_PAIRS, SkippedSource,
+    SourcedItem, SourcedValue, find_contradictions, token_jaccard,
 };
-pub use invariants::{Invariants, check_extraction};
+pub use invariants::{COST_LIMIT, Invariants, check_extraction};

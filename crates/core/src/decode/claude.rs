@@ -13,12 +13,14 @@
 //! and leniently: a field of an unexpected type reads as absent.
 
 use serde::Deserialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::DecodeOptions;
 use super::raw;
 use super::skim::{Skim, skim};
 use crate::event::{Event, RawJson, ResultEvent};
+use crate::json::InexactNumber;
 use crate::summary::{ErrorCategory, ResultInfo, Usage};
 
 /// The top-level fields of one stream-json line that any decoder reads.
@@ -64,6 +66,10 @@ struct Line<'a> {
     stop_reason: Option<&'a RawValue>,
     #[serde(borrow, default)]
     event: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    permission_denials: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -351,14 +357,109 @@ fn result(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
         api_error_status: raw::value_of(parsed.api_error_status),
         stop_reason: raw::string_of(parsed.stop_reason),
         session_id: raw::string_of(parsed.session_id),
+        error: error_text_of(parsed.error),
+        permission_denials: raw::elements(parsed.permission_denials)
+            .into_iter()
+            .filter_map(|d| denial_of(Some(d)))
+            .collect(),
     };
+    let (structured_output, structured_inexact) = structured_of(parsed.structured_output);
     sink(Event::Result(Box::new(ResultEvent {
         info,
-        structured_output: raw::value_of(parsed.structured_output),
+        structured_output,
+        structured_inexact,
         session_id: raw::string_of(parsed.session_id),
         error: None,
         category,
     })));
+}
+
+/// The native structured output, parsed so that a number it cannot hold
+/// exactly is listed rather than silently changed or dropped (Note [Big
+/// numbers] in [`crate::json`]).
+fn structured_of(raw_value: Option<&RawValue>) -> (Option<Value>, Vec<InexactNumber>) {
+    match raw_value.map(RawValue::get) {
+        None | Some("null") => (None, Vec::new()),
+        Some(text) => match crate::json::parse(text) {
+            Ok(p) => (Some(p.value), p.inexact),
+            Err(_) => (None, Vec::new()),
+        },
+    }
+}
+
+/// The text of a result's `error` field: a string, or an object's
+/// `type: message` (`{"type": "authentication_error", "message": "..."}`).
+fn error_text_of(raw_error: Option<&RawValue>) -> Option<String> {
+    if let Some(text) = raw::string_of(raw_error) {
+        return Some(text);
+    }
+    let fields = raw::object_of::<ErrorFields<'_>>(raw_error)?;
+    let kind = raw::string_of(fields.kind).filter(|k| !k.trim().is_empty());
+    let message = raw::string_of(fields.message).filter(|m| !m.trim().is_empty());
+    match (kind, message) {
+        (Some(k), Some(m)) => Some(format!("{k}: {m}")),
+        (k, m) => k.or(m),
+    }
+}
+
+#[derive(Deserialize)]
+struct ErrorFields<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    message: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Denial<'a> {
+    #[serde(borrow, default)]
+    tool_name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_input: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct DenialInput<'a> {
+    #[serde(borrow, default)]
+    command: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    file_path: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    path: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    url: Option<&'a RawValue>,
+}
+
+/// Denied tool inputs are cut to this many characters in the error text.
+const DENIAL_INPUT_MAX_CHARS: usize = 80;
+
+/// One permission denial as `Tool (what it wanted)`: the tool name and the
+/// input field that says what it was about to touch (`command`,
+/// `file_path`, `path`, `url`), cut short. A denial without a tool name is
+/// `a tool`, so a denial is never dropped from the count.
+fn denial_of(raw_denial: Option<&RawValue>) -> Option<String> {
+    let denial = raw::object_of::<Denial<'_>>(raw_denial)?;
+    let name = raw::string_of(denial.tool_name)
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| "a tool".to_owned());
+    let what = raw::object_of::<DenialInput<'_>>(denial.tool_input).and_then(|i| {
+        [i.command, i.file_path, i.path, i.url]
+            .into_iter()
+            .find_map(|f| raw::string_of(f).filter(|s| !s.trim().is_empty()))
+    });
+    Some(match what {
+        Some(w) => {
+            let one_line = w.split_whitespace().collect::<Vec<_>>().join(" ");
+            let cut: String = one_line.chars().take(DENIAL_INPUT_MAX_CHARS).collect();
+            let ellipsis = if cut.len() < one_line.len() {
+                "…"
+            } else {
+                ""
+            };
+            format!("{name} ({cut}{ellipsis})")
+        }
+        None => name,
+    })
 }
 
 fn stream_event(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {

@@ -155,6 +155,7 @@ fn result(state: &CodexState, is_error: bool, text: Option<String>, subtype: &st
             ..ResultInfo::default()
         },
         structured_output: None,
+        structured_inexact: Vec::new(),
         session_id: None,
         error: None,
         category: None,

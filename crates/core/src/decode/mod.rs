@@ -86,8 +86,8 @@ impl Format {
 #[derive(Debug, Clone)]
 pub struct DecodeOptions {
     /// Lines longer than this are skipped and counted as `too_long`, never
-    /// loaded. It also bounds what is held of a provider body (one document)
-    /// and of plain text.
+    /// loaded. It also bounds a provider body (one document) and plain text:
+    /// a longer one is skipped and counted too (Note [Over-long text]).
     pub max_line_bytes: usize,
     /// Keep tool-result content as text in [`Event::ToolResult`]. Off by
     /// default: tool results are most of a transcript's bytes, and without
@@ -479,18 +479,29 @@ impl Decoder {
         }
     }
 
+    /// Note [Over-long text]: plain text (or a document that is no provider
+    /// body) longer than `max_line_bytes` is skipped and counted like an
+    /// over-long line, with a warning. Keeping its first bytes would hand a
+    /// cut reply to extraction, whose repairs close a cut value up into a
+    /// valid-looking answer that the agent never gave.
     fn finish_text(&mut self, sink: &mut dyn FnMut(Event)) {
         self.lines = self.physical_lines();
-        let text = String::from_utf8_lossy(&self.buf).into_owned();
-        self.buf = Vec::new();
         if self.overflow {
+            self.buf = Vec::new();
             sink(Event::Warning {
                 message: format!(
-                    "text exceeds {} bytes; only the first {} bytes were kept",
-                    self.opts.max_line_bytes, self.opts.max_line_bytes
+                    "text exceeds {} bytes (--max-line-bytes); skipped, not extracted",
+                    self.opts.max_line_bytes
                 ),
             });
+            sink(Event::Skipped {
+                line: 1,
+                reason: SkipReason::TooLong,
+            });
+            return;
         }
+        let text = String::from_utf8_lossy(&self.buf).into_owned();
+        self.buf = Vec::new();
         if !text.is_empty() {
             sink(Event::Text { text });
         }

@@ -161,6 +161,7 @@ impl Body {
                 ..ResultInfo::default()
             },
             structured_output: None,
+            structured_inexact: Vec::new(),
             session_id: None,
             error: self.error,
             category: self.category,
@@ -479,6 +480,7 @@ fn error_result(obj: &Map<String, Value>) -> Option<Event> {
             ..ResultInfo::default()
         },
         structured_output: None,
+        structured_inexact: Vec::new(),
         session_id: None,
         error: None,
         category: hint,

@@ -1108,23 +1108,31 @@ fn plain_text_is_the_output() {
     assert!(s.warnings.is_empty());
 }
 
+/// Issue 13: text past the limit is skipped and counted, never cut (a cut
+/// JSON reply would be "repaired" into a valid-looking value).
 #[test]
-fn plain_text_past_the_limit_keeps_the_prefix_and_warns() {
+fn plain_text_past_the_limit_is_skipped_counted_and_warned() {
     let opts = DecodeOptions {
         max_line_bytes: 10,
         ..DecodeOptions::default()
     };
-    let s = three_ways(
-        b"hello world, this is long\nsecond line",
-        Format::Text,
-        &opts,
-    );
-    assert_eq!(s.output, "hello worl");
-    assert_eq!(s.lines, 2);
-    assert_eq!(
-        s.warnings,
-        vec!["text exceeds 10 bytes; only the first 10 bytes were kept".to_owned()]
-    );
+    for format in [Format::Text, Format::Auto] {
+        for input in [
+            &b"hello world, this is long\nsecond line"[..],
+            br#"{"summary": "a long bare reply", "n": 1}"#,
+            b"{\n  \"summary\": \"a pretty reply\"\n}\n",
+        ] {
+            let s = three_ways(input, format, &opts);
+            assert_eq!(s.format, Format::Text);
+            assert_eq!(s.output, "", "{input:?}");
+            assert_eq!(s.too_long_lines, 1);
+            assert_eq!(s.skipped_lines, 1);
+            assert_eq!(
+                s.warnings,
+                vec!["text exceeds 10 bytes (--max-line-bytes); skipped, not extracted".to_owned()]
+            );
+        }
+    }
 }
 
 #[test]
@@ -1390,4 +1398,105 @@ fn error_without_result_string_uses_the_errors_list_before_no_detail() {
     assert_eq!(s.error.as_deref(), Some("tool crashed; Rate limit reached"));
     // The text decides first, as for a `result` string.
     assert_eq!(s.error_category, Some(ErrorCategory::RateLimit));
+}
+
+// ---- issue 13, item 5: error results whose `result` is empty -------------
+
+/// An `is_error` result never ends with an empty error: the best text there
+/// is (`result`, the `error` field, the `errors` list, the permission
+/// denials, the subtype) is used and classified.
+#[test]
+fn error_result_with_empty_result_uses_the_best_text_there_is() {
+    let cases: &[(&str, &str, ErrorCategory)] = &[
+        (
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"","error":"Rate limit exceeded: 50 requests per minute"}"#,
+            "Rate limit exceeded: 50 requests per minute",
+            ErrorCategory::RateLimit,
+        ),
+        (
+            r#"{"type":"result","is_error":true,"result":"  ","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+            "authentication_error: invalid x-api-key",
+            ErrorCategory::Auth,
+        ),
+        (
+            r#"{"type":"result","is_error":true,"error":"Overloaded"}"#,
+            "Overloaded",
+            ErrorCategory::Api,
+        ),
+        (
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"","permission_denials":[{"tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"rm -rf /tmp/x"}},{"tool_name":"Write","tool_use_id":"t2","tool_input":{"file_path":"/etc/hosts","content":"x"}}]}"#,
+            "permission denied: Bash (rm -rf /tmp/x), Write (/etc/hosts)",
+            ErrorCategory::Api,
+        ),
+        (
+            r#"{"type":"result","subtype":"error_max_turns","is_error":true,"result":""}"#,
+            "error_max_turns: the maximum number of turns was reached (no detail)",
+            ErrorCategory::MaxTurns,
+        ),
+        (
+            r#"{"type":"result","subtype":"error_during_execution","is_error":true,"result":""}"#,
+            "error_during_execution: an error occurred during execution (no detail)",
+            ErrorCategory::Api,
+        ),
+        (
+            r#"{"type":"result","subtype":"error_something_new","is_error":true}"#,
+            "error_something_new (no detail)",
+            ErrorCategory::Api,
+        ),
+        (
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"","api_error_status":429}"#,
+            "API error (no detail)",
+            ErrorCategory::RateLimit,
+        ),
+        // A non-empty `result` still comes first; a different `error` is added.
+        (
+            r#"{"type":"result","is_error":true,"result":"API Error","error":"429 Too Many Requests"}"#,
+            "API Error · 429 Too Many Requests",
+            ErrorCategory::RateLimit,
+        ),
+        (
+            r#"{"type":"result","is_error":true,"result":"","errors":["tool crashed"],"error":""}"#,
+            "tool crashed",
+            ErrorCategory::Api,
+        ),
+    ];
+    for (line, text, category) in cases {
+        let s = claude(&[line]);
+        assert_eq!(s.error.as_deref(), Some(*text), "{line}");
+        assert_eq!(s.error_category, Some(*category), "{line}");
+    }
+}
+
+/// Issue 13, item 12: a number `structured_output` cannot hold exactly is
+/// listed (never silently dropped or rounded), and extraction reports it.
+#[test]
+fn structured_output_with_an_inexact_number_is_reported() {
+    for n in ["1e400", "12345678901234567890123"] {
+        let line = format!(
+            r#"{{"type":"result","subtype":"success","is_error":false,"result":"done","structured_output":{{"n":{n}}}}}"#
+        );
+        let s = claude(&[&line]);
+        assert!(s.structured_output.is_some(), "{n}");
+        assert_eq!(s.structured_inexact.len(), 1, "{n}");
+        assert_eq!(s.structured_inexact[0].instance_path, "/n");
+        let e = crate::extract::extract_run(&s, &crate::extract::ExtractOptions::default());
+        assert_eq!(e.method, crate::Method::Structured);
+        assert!(!e.valid, "{n}");
+        assert_eq!(
+            e.errors[0].kind,
+            Some(crate::outcome::ViolationKind::Number)
+        );
+        // The same through the `StructuredOutput` tool call.
+        let tool = format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"t","name":"StructuredOutput","input":{{"n":{n}}}}}]}}}}"#
+        );
+        let s = claude(&[&tool]);
+        assert_eq!(s.structured_tool_inexact.len(), 1, "{n}");
+        let e = crate::extract::extract_run(&s, &crate::extract::ExtractOptions::default());
+        assert_eq!(
+            (e.method, e.valid),
+            (crate::Method::Structured, false),
+            "{n}"
+        );
+    }
 }

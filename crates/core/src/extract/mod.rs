@@ -30,6 +30,7 @@ pub mod repair;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::json::{self, InexactNumber};
 use crate::outcome::{Extraction, Method};
 use crate::summary::RunSummary;
 use crate::validate::Validator;
@@ -108,6 +109,11 @@ pub enum Repair {
     /// An extra `}` closing the outermost object before more members
     /// (`{"a": 1}, "b": 2}`) was dropped.
     ExtraCloser,
+    /// A number no JSON number type here holds exactly (a 23-digit integer,
+    /// `1e400`) became its nearest `f64` or `null`; each one is also an error
+    /// of kind `number`, so the value is not valid (Note [Big numbers] in
+    /// [`crate::json`]).
+    InexactNumber,
 }
 
 /// Extraction settings.
@@ -152,10 +158,13 @@ fn with_invariants(mut extraction: Extraction, opts: &ExtractOptions<'_>) -> Ext
 /// the output does not already hold it).
 pub fn extract_run(run: &RunSummary, opts: &ExtractOptions<'_>) -> Extraction {
     let mut chooser = Chooser::new(opts);
-    let structured = run
-        .structured_output
-        .as_ref()
-        .or(run.structured_tool_input.as_ref());
+    let structured = match &run.structured_output {
+        Some(v) => Some((v, run.structured_inexact.as_slice())),
+        None => run
+            .structured_tool_input
+            .as_ref()
+            .map(|v| (v, run.structured_tool_inexact.as_slice())),
+    };
     let result_text = run.result.as_ref().and_then(|r| r.text.as_deref());
     let mut texts: Vec<&str> = Vec::with_capacity(2);
     if let Some(r) = result_text {
@@ -209,17 +218,18 @@ struct Deferred {
     value: Value,
     method: Method,
     repairs: Vec<Repair>,
+    inexact: Vec<InexactNumber>,
 }
 
 /// The chain over one run's pieces.
 fn run_chain(
     chooser: &mut Chooser<'_, '_>,
-    structured: Option<&Value>,
+    structured: Option<(&Value, &[InexactNumber])>,
     texts: &[&str],
     marker_src: &str,
 ) {
-    if let Some(v) = structured {
-        if chooser.offer(v.clone(), Method::Structured, Vec::new()) {
+    if let Some((v, inexact)) = structured {
+        if chooser.offer(v.clone(), Method::Structured, Vec::new(), inexact) {
             return;
         }
     }
@@ -231,13 +241,13 @@ fn run_chain(
     }
     if let Some(grammar) = chooser.opts.markers {
         if let Some(v) = parse_markers(marker_src, grammar) {
-            if chooser.offer(v, Method::Markers, Vec::new()) {
+            if chooser.offer(v, Method::Markers, Vec::new(), &[]) {
                 return;
             }
         }
     }
     for d in weak {
-        if chooser.offer(d.value, d.method, d.repairs) {
+        if chooser.offer(d.value, d.method, d.repairs, &d.inexact) {
             return;
         }
     }
@@ -257,26 +267,27 @@ fn text_chain(chooser: &mut Chooser<'_, '_>, text: &str, weak: &mut Vec<Deferred
         Some(b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
     );
     if whole || scalar {
-        if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
-            return chooser.offer(v, Method::Bare, Vec::new());
+        if let Ok(p) = json::parse(trimmed) {
+            return chooser.offer(p.value, Method::Bare, Vec::new(), &p.inexact);
         }
     }
     for (source, span) in candidates::candidates(text) {
         let span = span.trim();
-        if let Ok(v) = serde_json::from_str::<Value>(span) {
+        if let Ok(p) = json::parse(span) {
             let method = match source {
                 Source::Fenced => Method::Fenced,
                 Source::Bare => Method::Bare,
             };
-            if source == Source::Bare && is_weak(&v, span, &[]) {
+            if source == Source::Bare && is_weak(&p.value, span, &[]) {
                 weak.push(Deferred {
-                    value: v,
+                    value: p.value,
                     method,
                     repairs: Vec::new(),
+                    inexact: p.inexact,
                 });
                 continue;
             }
-            if chooser.offer(v, method, Vec::new()) {
+            if chooser.offer(p.value, method, Vec::new(), &p.inexact) {
                 return true;
             }
             continue;
@@ -287,10 +298,11 @@ fn text_chain(chooser: &mut Chooser<'_, '_>, text: &str, weak: &mut Vec<Deferred
                 value: r.value,
                 method: Method::Repaired,
                 repairs: r.repairs,
+                inexact: r.inexact,
             });
             continue;
         }
-        if chooser.offer(r.value, Method::Repaired, r.repairs) {
+        if chooser.offer(r.value, Method::Repaired, r.repairs, &r.inexact) {
             return true;
         }
     }
@@ -341,13 +353,29 @@ impl<'o, 'v> Chooser<'o, 'v> {
     }
 
     /// Offer a value; `true` when it wins (the chain stops).
-    fn offer(&mut self, value: Value, method: Method, repairs: Vec<Repair>) -> bool {
+    ///
+    /// A value holding `inexact` numbers is never valid: each is an error of
+    /// kind `number` and the repair `inexact_number` is listed (Note [Big
+    /// numbers] in [`crate::json`]). Without a schema it still wins, as the
+    /// first candidate does; with one it competes by error count.
+    fn offer(
+        &mut self,
+        value: Value,
+        method: Method,
+        mut repairs: Vec<Repair>,
+        inexact: &[InexactNumber],
+    ) -> bool {
         let mut e = Extraction::none();
         e.method = method;
+        if !inexact.is_empty() && !repairs.contains(&Repair::InexactNumber) {
+            repairs.push(Repair::InexactNumber);
+        }
         e.repairs = repairs;
+        let number_errors: Vec<_> = inexact.iter().map(InexactNumber::violation).collect();
         let Some(validator) = self.opts.validator else {
             e.value = Some(value);
-            e.valid = true;
+            e.valid = number_errors.is_empty();
+            e.errors = number_errors;
             self.winner = Some(e);
             return true;
         };
@@ -358,13 +386,14 @@ impl<'o, 'v> Chooser<'o, 'v> {
         } else {
             value
         };
-        if validator.is_valid(&value) {
+        if number_errors.is_empty() && validator.is_valid(&value) {
             e.value = Some(value);
             e.valid = true;
             self.winner = Some(e);
             return true;
         }
-        let errors = validator.errors(&value);
+        let mut errors = number_errors;
+        errors.extend(validator.errors(&value));
         let n = errors.len();
         if self.best.as_ref().is_none_or(|(m, _)| n < *m) {
             e.value = Some(value);

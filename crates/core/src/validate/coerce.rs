@@ -431,9 +431,16 @@ fn allows_type(obj: &Map<String, Value>, ty: &str) -> bool {
     }
 }
 
-/// A string in JSON number syntax (surrounding blanks allowed) as a number.
+/// A string in JSON number syntax (surrounding blanks allowed) as a number,
+/// only when the number holds it exactly: `"12345678901234567890123"` stays
+/// a string rather than become `1.2345678901234568e22` (Note [Big numbers]
+/// in [`crate::json`]).
 fn parse_number(s: &str) -> Option<Value> {
-    let n: Number = s.trim().parse().ok()?;
+    let s = s.trim();
+    if !crate::json::is_exact(s) {
+        return None;
+    }
+    let n: Number = s.parse().ok()?;
     // Integers stay integers; `"3.0"` stays `3.0` (it is still an integer to
     // JSON Schema from draft-06 on).
     Some(Value::Number(n))
@@ -506,6 +513,31 @@ mod tests {
 
     fn obj(props: &Value, required: &[&str]) -> Value {
         json!({"type": "object", "properties": props, "required": required})
+    }
+
+    /// Issue 13: a digit string no number holds exactly is not coerced (it
+    /// used to become `1.2345678901234568e22`); the schema error stays.
+    #[test]
+    fn inexact_number_strings_are_not_coerced() {
+        for s in [
+            "12345678901234567890123",
+            "1e400",
+            "0.30000000000000000001",
+            "1e400%",
+        ] {
+            run(vec![(
+                obj(&json!({"n": {"type": ["integer", "number"]}}), &["n"]),
+                json!({ "n": s }),
+                json!({ "n": s }),
+                &[],
+            )]);
+        }
+        run(vec![(
+            obj(&json!({"n": {"type": "integer"}}), &["n"]),
+            json!({"n": "18446744073709551615"}),
+            json!({"n": 18_446_744_073_709_551_615_u64}),
+            &[(StringToNumber, "/n")],
+        )]);
     }
 
     #[test]

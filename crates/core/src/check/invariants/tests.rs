@@ -292,3 +292,103 @@ fn invariants_are_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<Invariants>();
 }
+
+// ---- issue 13: the cost limit (Note [Cost limit]) ---------------------------
+
+fn items(n: usize) -> Value {
+    json!({ "items": (0..n).collect::<Vec<_>>() })
+}
+
+fn one_rule(rule: &str) -> Value {
+    json!({"type": "object", "x-invariants": [{"rule": rule, "message": "m"}]})
+}
+
+/// An O(n³) rule over 400 items (64 million iterations, 36 s before the
+/// limit) ends with a finding saying it exceeded the cost limit. A hang
+/// guard, not a timed test: without the limit it would not end in any
+/// reasonable time.
+#[test]
+fn cubic_rule_over_400_items_stops_at_the_cost_limit() {
+    let schema =
+        one_rule("self.items.all(a, self.items.all(b, self.items.all(c, a + b + c >= 0)))");
+    let got = found(&schema, &items(400));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].3.contains("exceeded the cost limit"), "{}", got[0].3);
+    assert!(got[0].3.starts_with("m: "), "{}", got[0].3);
+}
+
+#[test]
+fn cost_is_charged_for_every_loop_and_scan() {
+    // (rule, instance size, limit, passes)
+    let cases: &[(&str, usize, u64, bool)] = &[
+        // One loop over 100 items costs 100.
+        ("self.items.all(x, x >= 0)", 100, 100, true),
+        ("self.items.all(x, x >= 0)", 100, 99, false),
+        // A pair loop costs n + n².
+        (
+            "self.items.all(a, self.items.exists(b, b == a))",
+            30,
+            930,
+            true,
+        ),
+        (
+            "self.items.all(a, self.items.exists(b, b == a))",
+            30,
+            929,
+            false,
+        ),
+        // `map` and `filter` keep working and are charged.
+        (
+            "self.items.map(x, x * 2).filter(x, x > 10).size() == 44",
+            50,
+            100,
+            true,
+        ),
+        (
+            "self.items.map(x, x * 2).filter(x, x > 10).size() == 44",
+            50,
+            99,
+            false,
+        ),
+        // `in` scans its list: 20 loops, each scanning 20.
+        ("self.items.all(x, x in self.items)", 20, 420, true),
+        ("self.items.all(x, x in self.items)", 20, 419, false),
+        // `+` copies its lists: 10 loops, each copying 10 + 10.
+        (
+            "self.items.all(x, (self.items + self.items).size() == 20)",
+            10,
+            210,
+            true,
+        ),
+        (
+            "self.items.all(x, (self.items + self.items).size() == 20)",
+            10,
+            209,
+            false,
+        ),
+        // No loop, no cost.
+        ("self.items.size() == 5", 5, 0, true),
+    ];
+    for (rule, n, limit, passes) in cases {
+        let inv = Invariants::compile(&one_rule(rule))
+            .unwrap()
+            .with_cost_limit(*limit);
+        let got = inv.evaluate(&items(*n), &[]);
+        if *passes {
+            assert!(got.is_empty(), "{rule} at {limit}: {got:?}");
+        } else {
+            assert_eq!(got.len(), 1, "{rule} at {limit}");
+            assert!(
+                got[0].message.contains("exceeded the cost limit"),
+                "{rule}: {}",
+                got[0].message
+            );
+        }
+    }
+}
+
+#[test]
+fn a_false_rule_within_the_limit_is_still_just_false() {
+    let schema = one_rule("self.items.all(a, self.items.all(b, a != b || a == b)) && false");
+    assert_eq!(found(&schema, &items(50))[0].3, "m");
+}

@@ -25,6 +25,7 @@ mod parser;
 use serde_json::Value;
 
 use super::Repair;
+use crate::json::InexactNumber;
 
 pub use parser::MAX_DEPTH;
 
@@ -36,6 +37,9 @@ pub struct Repaired {
     pub value: Value,
     /// What was fixed; empty when the text was already valid JSON.
     pub repairs: Vec<Repair>,
+    /// The numbers the value cannot hold exactly (Note [Big numbers] in
+    /// [`crate::json`]); `repairs` then lists [`Repair::InexactNumber`].
+    pub inexact: Vec<InexactNumber>,
 }
 
 /// Parse `text` tolerantly: the first `{…}` or `[…]` in it (text before is
@@ -44,14 +48,72 @@ pub struct Repaired {
 /// Linear time, bounded depth ([`MAX_DEPTH`]), never panics.
 pub fn repair_json(text: &str) -> Option<Repaired> {
     if let Some(unescaped) = escaped_json(text) {
-        if let Some((value, mut repairs)) = parser::Parser::new(&unescaped).parse_top() {
+        if let Some((value, mut repairs, inexact)) = parser::Parser::new(&unescaped).parse_top() {
             repairs.insert(0, Repair::EscapedJson);
-            return Some(Repaired { value, repairs });
+            return Some(finish(value, repairs, &inexact));
         }
     }
     parser::Parser::new(text)
         .parse_top()
-        .map(|(value, repairs)| Repaired { value, repairs })
+        .map(|(value, repairs, inexact)| finish(value, repairs, &inexact))
+}
+
+/// Put the nearest value in place of each inexact number's placeholder
+/// and list it, with its path.
+fn finish(mut value: Value, mut repairs: Vec<Repair>, literals: &[String]) -> Repaired {
+    let mut inexact = Vec::new();
+    if !literals.is_empty() {
+        let mut path = String::new();
+        restore(&mut value, literals, &mut path, &mut inexact);
+        if !inexact.is_empty() && !repairs.contains(&Repair::InexactNumber) {
+            repairs.push(Repair::InexactNumber);
+        }
+    }
+    Repaired {
+        value,
+        repairs,
+        inexact,
+    }
+}
+
+fn restore(
+    value: &mut Value,
+    literals: &[String],
+    path: &mut String,
+    out: &mut Vec<InexactNumber>,
+) {
+    match value {
+        Value::String(s) => {
+            let literal = s
+                .strip_prefix(parser::INEXACT_MARK)
+                .and_then(|i| i.parse::<usize>().ok())
+                .and_then(|i| literals.get(i));
+            if let Some(literal) = literal {
+                let (found, held) = InexactNumber::at(path, literal);
+                out.push(found);
+                *value = held;
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter_mut().enumerate() {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&i.to_string());
+                restore(v, literals, path, out);
+                path.truncate(len);
+            }
+        }
+        Value::Object(members) => {
+            for (k, v) in members.iter_mut() {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                restore(v, literals, path, out);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Note [Escaped JSON]: a reply that is a JSON document escaped as a string

@@ -24,7 +24,17 @@ pub(crate) struct Parser<'a> {
     repairs: Vec<Repair>,
     /// The closers of the open containers, outermost first (`}` `]` `)`).
     closers: Vec<u8>,
+    /// Number literals no JSON number type here holds exactly, in the
+    /// order met; each stands in the value as [`INEXACT_MARK`] + its index
+    /// until [`super::repair_json`] puts the nearest value back.
+    inexact: Vec<String>,
 }
+
+/// The prefix of the placeholder string of an inexact number (see
+/// `Parser::inexact`). A string the agent wrote matches it only by spelling
+/// a NUL (`\u0000`) and this exact text; it would then be reported as an
+/// inexact number: flagged, never passed as valid.
+pub(crate) const INEXACT_MARK: &str = "\u{0}agentshape:inexact-number:";
 
 /// Where a string sits: it decides what may follow its closing quote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +80,13 @@ impl<'a> Parser<'a> {
             stopped: false,
             repairs: Vec::new(),
             closers: Vec::new(),
+            inexact: Vec::new(),
         }
     }
 
     /// Parse one value starting at the first `{` or `[` (after whitespace and
     /// comments; text before it is skipped).
-    pub(crate) fn parse_top(mut self) -> Option<(Value, Vec<Repair>)> {
+    pub(crate) fn parse_top(mut self) -> Option<(Value, Vec<Repair>, Vec<String>)> {
         self.skip_ws();
         if !matches!(self.peek(), Some(b'{' | b'[')) {
             let rest = self.src.get(self.pos..)?;
@@ -83,7 +94,7 @@ impl<'a> Parser<'a> {
             self.pos += off;
         }
         let v = self.value(Ctx::Object)?;
-        Some((v, self.repairs))
+        Some((v, self.repairs, self.inexact))
     }
 
     fn note(&mut self, r: Repair) {
@@ -1028,6 +1039,12 @@ impl<'a> Parser<'a> {
         if let Some(n) = parse_number(lexeme) {
             if separated {
                 self.note(Repair::DigitSeparator);
+            }
+            if !crate::json::is_exact(lexeme.strip_prefix('+').unwrap_or(lexeme)) {
+                // Note [Big numbers] (in `crate::json`): not changed silently.
+                let mark = format!("{INEXACT_MARK}{}", self.inexact.len());
+                self.inexact.push(lexeme.to_owned());
+                return Value::String(mark);
             }
             return n;
         }
