@@ -31,6 +31,8 @@ def answer(text):
 class H(socketserver.StreamRequestHandler):
     def handle(self):
         line = self.rfile.readline().decode()
+        if len(line.split()) < 2:
+            return  # the readiness probe
         path, n = line.split()[1], 0
         while True:
             h = self.rfile.readline().decode().strip()
@@ -60,7 +62,10 @@ with socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), H) as s:
 PY
 port=$((20000 + RANDOM % 20000))
 python3 "$tmp/server.py" "$port" & server=$!
-sleep 0.5
+for _ in $(seq 100); do # wait until the server listens
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
 
 peak() { # run "$@", print "<exit> <peak KiB> <seconds> <category>"
   local start end code kb=0
