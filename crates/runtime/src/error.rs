@@ -19,6 +19,19 @@ pub enum Error {
     /// A store error.
     #[error(transparent)]
     Store(#[from] agentshape_store::Error),
+    /// A session could not be written to the store; its forensic log keeps it.
+    #[error(
+        "session `{id}` was not stored in the store ({source}); it is kept in its forensic log: add it later with `agentshape ingest {log}`"
+    )]
+    StoreWrite {
+        /// The session id.
+        id: String,
+        /// The forensic log to ingest.
+        log: String,
+        /// The store's error (its kind decides the exit code).
+        #[source]
+        source: agentshape_store::Error,
+    },
     /// A bad ops configuration.
     #[error("config `{path}`: {message}")]
     Config {

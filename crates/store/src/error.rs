@@ -84,7 +84,8 @@ impl Error {
                 std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
                     ErrorKind::ReadOnly
                 }
-                std::io::ErrorKind::NotFound => ErrorKind::Missing,
+                // A folder that does not exist: the store cannot be created.
+                std::io::ErrorKind::NotFound => ErrorKind::ReadOnly,
                 _ => ErrorKind::Io,
             },
             Error::Sqlite { source, .. } => match source.sqlite_error_code() {

@@ -21,6 +21,7 @@ mod ops;
 mod parse;
 mod run;
 mod sessions;
+mod store_safety;
 mod validate;
 
 use std::path::PathBuf;
