@@ -95,12 +95,12 @@ fn classify(err: &anyhow::Error) -> Exit {
                 CliError::Usage(_) => Exit::Usage,
             };
         }
-        if let Some(
-            agentshape_runtime::Error::Store(e)
-            | agentshape_runtime::Error::StoreWrite { source: e, .. },
-        ) = cause.downcast_ref::<agentshape_runtime::Error>()
-        {
-            return store_exit(e);
+        match cause.downcast_ref::<agentshape_runtime::Error>() {
+            Some(agentshape_runtime::Error::Store(e)) => return store_exit(e),
+            Some(agentshape_runtime::Error::StoreWrite { source, .. }) => {
+                return store_exit(source);
+            }
+            _ => {}
         }
         if let Some(e) = cause.downcast_ref::<agentshape_store::Error>() {
             return store_exit(e);
@@ -125,7 +125,7 @@ fn store_exit(e: &agentshape_store::Error) -> Exit {
         K::ReadOnly => Exit::CantCreate,
         K::Busy => Exit::TempFail,
         K::Conflict => Exit::Invalid,
-        _ => Exit::IoErr,
+        K::Io => Exit::IoErr,
     }
 }
 

@@ -28,9 +28,10 @@ pub enum Error {
         id: String,
         /// The forensic log to ingest.
         log: String,
-        /// The store's error (its kind decides the exit code).
+        /// The store's error (its kind decides the exit code); boxed to keep
+        /// every `Result` of the crate small.
         #[source]
-        source: agentshape_store::Error,
+        source: Box<agentshape_store::Error>,
     },
     /// A bad ops configuration.
     #[error("config `{path}`: {message}")]

@@ -294,7 +294,7 @@ pub async fn run_session(
     let store_failed = |source| crate::Error::StoreWrite {
         id: spec.id.clone(),
         log: log_path.display().to_string(),
-        source,
+        source: Box::new(source),
     };
     if let Some(s) = store.as_mut() {
         // Visible from its start (Note \[Lost sessions\] in the store): a

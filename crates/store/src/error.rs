@@ -102,7 +102,7 @@ impl Error {
         }
     }
 
-    /// Whether retrying may help (SQLITE_BUSY / SQLITE_LOCKED).
+    /// Whether retrying may help (`SQLITE_BUSY` / `SQLITE_LOCKED`).
     pub fn is_busy(&self) -> bool {
         self.kind() == ErrorKind::Busy
     }

@@ -45,7 +45,7 @@ pub const HEARTBEAT_INTERVAL_MS: i64 = 5_000;
 ///
 /// Note \[Lost sessions\]: `run` writes a `running` row when it starts and
 /// refreshes `heartbeat_at` every [`HEARTBEAT_INTERVAL_MS`] while the agent
-/// runs. A process that is SIGKILLed (or whose machine died) cannot write its
+/// runs. A process that is killed with SIGKILL (or whose machine died) cannot write its
 /// final row, so its row stays `running` forever; three missed heartbeats
 /// (a heartbeat is cheap, but may be skipped when the store is busy) is the
 /// point where we stop believing it is alive and call it `lost`. A lost

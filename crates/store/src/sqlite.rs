@@ -12,7 +12,7 @@
 //!
 //! Note \[Many writers\]: every connection has a busy timeout, and every
 //! write runs in an immediate transaction (a deferred one that upgrades to a
-//! write fails at once with SQLITE_BUSY, without waiting). A write still busy
+//! write fails at once with `SQLITE_BUSY`, without waiting). A write still busy
 //! after the timeout is retried a bounded number of times with jittered
 //! backoff, then reported as [`ErrorKind::Busy`](crate::ErrorKind::Busy).
 //! Both bounds come from the environment so tests (and impatient scripts)

@@ -209,7 +209,7 @@ fn random_bytes_are_not_a_database_65() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("junk.db");
     let bytes: Vec<u8> = (0..8192u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13).to_le_bytes()[0])
         .collect();
     std::fs::write(&db, &bytes).unwrap();
     for args in [&["sessions"][..], &["memories", "list"][..]] {
