@@ -439,6 +439,10 @@ pub struct SessionsArgs {
     /// SQLite database.
     #[arg(long, value_name = "DB", default_value = "agentshape.db")]
     pub store: PathBuf,
+    /// Directory of the forensic logs (as `run --log-dir`): logs the store
+    /// lacks are reported with the `ingest` command that adds them.
+    #[arg(long, value_name = "DIR", default_value = "logs")]
+    pub log_dir: PathBuf,
     #[command(flatten)]
     pub output: OutputArgs,
 }

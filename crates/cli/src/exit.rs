@@ -2,8 +2,16 @@
 //!
 //! 0 ok · 1 found but invalid, or the run failed · 2 no structured output
 //! found · 3 the agent or provider reported an error · 64 usage, bad schema or
-//! bad config · 66 input file missing · 127 agent executable not found ·
-//! 128 + N interrupted by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM).
+//! bad config (also a store from a newer build) · 66 input file missing (also
+//! a store a read-only command names that does not exist) · 127 agent
+//! executable not found · 128 + N interrupted by signal N (129 SIGHUP, 130
+//! SIGINT, 143 SIGTERM).
+//!
+//! Store failures, one code per kind (sysexits-style, see
+//! [`agentshape_store::ErrorKind`]): 65 the store file is not a database or
+//! is damaged · 73 the store cannot be written (read-only file or folder,
+//! permission) · 74 other I/O failure writing the store · 75 the store stayed
+//! locked/busy after the bounded retries (temporary: try again).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -21,8 +29,16 @@ pub enum Exit {
     AgentError = 3,
     /// Usage error, bad schema or bad config.
     Usage = 64,
+    /// The store file is not a database or is damaged.
+    DataErr = 65,
     /// An input file is missing or unreadable.
     NoInput = 66,
+    /// The store cannot be written (read-only file or folder, permission).
+    CantCreate = 73,
+    /// Another I/O failure writing the store (disk full, ...).
+    IoErr = 74,
+    /// The store stayed locked after the bounded retries: try again.
+    TempFail = 75,
     /// The agent executable was not found.
     NotFound = 127,
     /// Interrupted by SIGHUP (128 + 1).
@@ -98,18 +114,15 @@ fn classify(err: &anyhow::Error) -> Exit {
                 CliError::Usage(_) => Exit::Usage,
             };
         }
+        match cause.downcast_ref::<agentshape_runtime::Error>() {
+            Some(agentshape_runtime::Error::Store(e)) => return store_exit(e),
+            Some(agentshape_runtime::Error::StoreWrite { source, .. }) => {
+                return store_exit(source);
+            }
+            _ => {}
+        }
         if let Some(e) = cause.downcast_ref::<agentshape_store::Error>() {
-            // A database from a newer version is a configuration problem; one
-            // that cannot be opened is an unreadable input; any other SQLite
-            // failure means the run could not be recorded.
-            return match e {
-                agentshape_store::Error::TooNew { .. } => Exit::Usage,
-                agentshape_store::Error::Sqlite {
-                    source: rusqlite_error,
-                    ..
-                } if is_cannot_open(rusqlite_error) => Exit::NoInput,
-                _ => Exit::Invalid,
-            };
+            return store_exit(e);
         }
         if cause.downcast_ref::<agentshape_core::Error>().is_some() {
             return match cause.downcast_ref::<agentshape_core::Error>() {
@@ -121,9 +134,18 @@ fn classify(err: &anyhow::Error) -> Exit {
     Exit::Usage
 }
 
-fn is_cannot_open(e: &dyn std::error::Error) -> bool {
-    let text = e.to_string();
-    text.contains("unable to open") || text.contains("not a database")
+/// One code per kind of store failure (the module's table).
+fn store_exit(e: &agentshape_store::Error) -> Exit {
+    use agentshape_store::ErrorKind as K;
+    match e.kind() {
+        K::TooNew => Exit::Usage,
+        K::Missing => Exit::NoInput,
+        K::Corrupt => Exit::DataErr,
+        K::ReadOnly => Exit::CantCreate,
+        K::Busy => Exit::TempFail,
+        K::Conflict => Exit::Invalid,
+        K::Io => Exit::IoErr,
+    }
 }
 
 /// Whether any cause in the chain is a broken pipe.

@@ -38,6 +38,20 @@ pub enum Error {
         /// The path.
         path: String,
     },
+    /// A session could not be written to the store; its forensic log keeps it.
+    #[error(
+        "session `{id}` was not stored in the store ({source}); it is kept in its forensic log: add it later with `agentshape ingest {log}`"
+    )]
+    StoreWrite {
+        /// The session id.
+        id: String,
+        /// The forensic log to ingest.
+        log: String,
+        /// The store's error (its kind decides the exit code); boxed to keep
+        /// every `Result` of the crate small.
+        #[source]
+        source: Box<agentshape_store::Error>,
+    },
     /// A bad ops configuration.
     #[error("config `{path}`: {message}")]
     Config {

@@ -7,7 +7,10 @@
 //! [`crate::runner::build_record`] that `run` uses, so the rows
 //! are identical. Logs are applied oldest first (memory reinforcement depends
 //! on order), and a session already in the store is skipped, so ingesting
-//! twice adds nothing. A log without a sidecar is ingested as a tier-1 session
+//! twice adds nothing. A sidecar that still says `running` is a `run`
+//! that was killed: the session is `completed`/`error` when the transcript
+//! holds a result, else `interrupted`, and it replaces the `running` row
+//! that run left in the store. A log without a sidecar is ingested as a tier-1 session
 //! of the given profile, `completed` when it holds a result.
 
 use std::fs::File;
@@ -71,16 +74,25 @@ pub fn ingest(
             source,
         })?;
         let summary = summarize_reader(BufReader::new(file), format, &DecodeOptions::default())?;
-        if meta.status == "running" || meta.status.is_empty() {
-            // No sidecar, or agentshape died before the session ended.
+        let killed = meta.status == "running";
+        if killed || meta.status.is_empty() {
+            // No sidecar, or agentshape died before the session ended
+            // (Note \[Ingest\]: a result in the transcript decides).
             let status = if !summary.saw_result {
-                "failed"
+                if killed { "interrupted" } else { "failed" }
             } else if summary.result.as_ref().is_some_and(|r| r.is_error) {
                 "error"
             } else {
                 "completed"
             };
             status.clone_into(&mut meta.status);
+            if killed && !summary.saw_result {
+                meta.process_error = Some(
+                    "agentshape stopped before the session ended (its run was killed); rebuilt from the forensic log"
+                        .to_owned(),
+                );
+                meta.process_error_category = Some("interrupted".to_owned());
+            }
         }
         let extraction = extract_run(
             &summary,

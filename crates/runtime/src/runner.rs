@@ -306,8 +306,45 @@ pub async fn run_session(
             .then(|| PartialTracker::new(spec.validator.map(Validator::schema))),
         events: Vec::new(),
     };
-    let streamed =
-        process::stream(&spec.source, spec.timeout, &spec.process, stderr, &mut pipe).await?;
+    let mut store = store;
+    let store_failed = |source| crate::Error::StoreWrite {
+        id: spec.id.clone(),
+        log: log_path.display().to_string(),
+        source: Box::new(source),
+    };
+    if let Some(s) = store.as_mut() {
+        // Visible from its start (Note \[Lost sessions\] in the store): a
+        // run that cannot record its start stops before the agent runs.
+        let mut running = SessionRecord::new(&spec.id, &started_at, "running");
+        running.parent_id.clone_from(&spec.parent_id);
+        running.tier = spec.tier;
+        running.profile.clone_from(&spec.profile);
+        running.agent = Some(spec.agent.as_str().to_owned());
+        running.model.clone_from(&spec.model);
+        running.raw_log_path = Some(log_path.display().to_string());
+        s.start_session(&running).map_err(store_failed)?;
+    }
+    let stream = process::stream(&spec.source, spec.timeout, &spec.process, stderr, &mut pipe);
+    let streamed = match store.as_mut() {
+        Some(s) => {
+            tokio::pin!(stream);
+            let every = Duration::from_millis(
+                u64::try_from(agentshape_store::HEARTBEAT_INTERVAL_MS).unwrap_or(5_000),
+            );
+            let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                tokio::select! {
+                    streamed = &mut stream => break streamed?,
+                    _ = beat.tick() => {
+                        // A missed beat is harmless: the next one tries again.
+                        let _ = s.heartbeat(&spec.id, &time::now());
+                    }
+                }
+            }
+        }
+        None => stream.await?,
+    };
     let ending = streamed.ending;
     meta.stderr_dropped_bytes = streamed.stderr_dropped;
     let mut tail = Vec::new();
@@ -372,7 +409,7 @@ pub async fn run_session(
         },
     );
     let report = match store {
-        Some(s) => Some(s.write_session(&record).map_err(crate::Error::from)?),
+        Some(s) => Some(s.write_session(&record).map_err(store_failed)?),
         None => None,
     };
     let not_found = (ending == Ending::NotFound).then(|| match &spec.source {

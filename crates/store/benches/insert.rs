@@ -1,10 +1,14 @@
 //! Store insertion throughput: sessions of N events each, one transaction per
-//! session, into a file database (WAL), reported as events per second.
+//! session, into a file database (WAL), reported as events per second; and
+//! live-feed appends in batches (one transaction per batch), reported as
+//! feed rows per second.
 #![allow(clippy::unwrap_used, missing_docs)] // a bench: a failure is the bench failing
 
 use std::hint::black_box;
 
-use agentshape_store::{NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store};
+use agentshape_store::{
+    FeedEntry, NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store,
+};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 fn session(n: usize, events: usize) -> SessionRecord {
@@ -54,5 +58,28 @@ fn insert(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, insert);
+fn append_feed(c: &mut Criterion) {
+    let mut group = c.benchmark_group("store/append_feed");
+    for batch in [1usize, 16, 256] {
+        group.throughput(Throughput::Elements(batch as u64));
+        group.bench_with_input(BenchmarkId::new("batch", batch), &batch, |b, &batch| {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = SqliteStore::open(&dir.path().join("feed.db")).unwrap();
+            let entries: Vec<FeedEntry> = (0..batch)
+                .map(|i| FeedEntry {
+                    session_id: "s1".into(),
+                    kind: "line".into(),
+                    body: format!(
+                        r#"{{"type":"assistant","n":{i},"text":"checking jellyfin: HTTP 502"}}"#
+                    ),
+                    created_at: "2025-07-14T03:00:00.000Z".into(),
+                })
+                .collect();
+            b.iter(|| store.append_feed(black_box(&entries)).unwrap());
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, insert, append_feed);
 criterion_main!(benches);

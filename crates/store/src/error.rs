@@ -1,4 +1,28 @@
 //! Errors of the store.
+//!
+//! Note \[Store error kinds\]: callers (the CLI's exit codes, the runner's
+//! retry and hint messages) need to know *what kind* of failure happened,
+//! not its text. [`Error::kind`] classifies every error once, here, from
+//! SQLite's primary result code, so nobody matches on strings.
+
+/// What kind of failure a store error is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The database stayed locked or busy after the bounded retries (temporary).
+    Busy,
+    /// The database cannot be written: read-only file or folder, permission.
+    ReadOnly,
+    /// The file is not a database, or the database is damaged.
+    Corrupt,
+    /// A read-only command was given a store file that does not exist.
+    Missing,
+    /// The database was written by a newer agentshape.
+    TooNew,
+    /// The session id is already taken by a finished session.
+    Conflict,
+    /// Any other I/O failure (disk full, ...).
+    Io,
+}
 
 /// An error of the store: the database could not be opened, migrated or written.
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +47,65 @@ pub enum Error {
         /// The newest version this build knows.
         known: i64,
     },
+    /// A read-only command named a store that does not exist (nothing is created).
+    #[error("store `{path}` does not exist (commands that only read never create it)")]
+    Missing {
+        /// The database path.
+        path: String,
+    },
+    /// A file operation around the database (creating it with its mode).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `start_session` for an id a finished session already has.
+    #[error("session id `{id}` is already taken by a `{status}` session")]
+    IdTaken {
+        /// The session id.
+        id: String,
+        /// The status of the stored session.
+        status: String,
+    },
+}
+
+impl Error {
+    /// The kind of failure (Note \[Store error kinds\]).
+    pub fn kind(&self) -> ErrorKind {
+        use rusqlite::ErrorCode as C;
+        match self {
+            Error::TooNew { .. } => ErrorKind::TooNew,
+            Error::Missing { .. } => ErrorKind::Missing,
+            Error::IdTaken { .. } => ErrorKind::Conflict,
+            Error::Io { source, .. } => match source.kind() {
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                    ErrorKind::ReadOnly
+                }
+                // A folder that does not exist: the store cannot be created.
+                std::io::ErrorKind::NotFound => ErrorKind::ReadOnly,
+                _ => ErrorKind::Io,
+            },
+            Error::Sqlite { source, .. } => match source.sqlite_error_code() {
+                Some(C::DatabaseBusy | C::DatabaseLocked) => ErrorKind::Busy,
+                Some(
+                    C::ReadOnly
+                    | C::PermissionDenied
+                    | C::CannotOpen
+                    | C::AuthorizationForStatementDenied,
+                ) => ErrorKind::ReadOnly,
+                Some(C::NotADatabase | C::DatabaseCorrupt) => ErrorKind::Corrupt,
+                _ => ErrorKind::Io,
+            },
+        }
+    }
+
+    /// Whether retrying may help (`SQLITE_BUSY` / `SQLITE_LOCKED`).
+    pub fn is_busy(&self) -> bool {
+        self.kind() == ErrorKind::Busy
+    }
 }
 
 /// The result type of the store.

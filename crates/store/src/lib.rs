@@ -31,7 +31,7 @@ pub mod time;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use memory::{MemoryKey, parse_memory_key};
 pub use sqlite::SqliteStore;
 
@@ -40,6 +40,21 @@ pub const DEFAULT_DB: &str = "agentshape.db";
 
 /// The event levels the store accepts (seed 000's schema enum).
 pub const LEVELS: &[&str] = &["info", "warning", "critical"];
+
+/// How often a running session refreshes its heartbeat.
+pub const HEARTBEAT_INTERVAL_MS: i64 = 5_000;
+
+/// A `running` session whose heartbeat is older than this is `lost`.
+///
+/// Note \[Lost sessions\]: `run` writes a `running` row when it starts and
+/// refreshes `heartbeat_at` every [`HEARTBEAT_INTERVAL_MS`] while the agent
+/// runs. A process that is killed with SIGKILL (or whose machine died) cannot write its
+/// final row, so its row stays `running` forever; three missed heartbeats
+/// (a heartbeat is cheap, but may be skipped when the store is busy) is the
+/// point where we stop believing it is alive and call it `lost`. A lost
+/// session is not rewritten by readers: its forensic log holds everything
+/// and `agentshape ingest <log>` completes the row.
+pub const LOST_AFTER_MS: i64 = 3 * HEARTBEAT_INTERVAL_MS;
 
 /// The confidence of a newly learned memory.
 pub const NEW_MEMORY_CONFIDENCE: f64 = 0.7;
@@ -189,6 +204,34 @@ pub struct WriteReport {
     pub warnings: Vec<String>,
 }
 
+/// One entry to append to the live feed (DESIGN.md "Live feed contract").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedEntry {
+    /// The session it belongs to.
+    pub session_id: String,
+    /// `started`, `line`, `event`, `ended`, `heartbeat`, ...
+    pub kind: String,
+    /// JSON text.
+    pub body: String,
+    /// When it was seen (RFC 3339 UTC).
+    pub created_at: String,
+}
+
+/// One stored feed row: the id is the SSE event id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedRow {
+    /// Strictly increasing, never reused.
+    pub id: i64,
+    /// The session it belongs to.
+    pub session_id: String,
+    /// Kind of entry.
+    pub kind: String,
+    /// JSON text.
+    pub body: String,
+    /// When it was seen.
+    pub created_at: String,
+}
+
 /// Counts of every table, and the latest rows, for a readable summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Overview {
@@ -204,6 +247,8 @@ pub struct Overview {
     pub services_checked: u64,
     /// Escalations made.
     pub escalations: u64,
+    /// `running` sessions whose heartbeat is stale (Note \[Lost sessions\]).
+    pub lost: u64,
     /// Sessions, oldest first: (id, tier, status, extraction method, summary).
     pub sessions: Vec<SessionLine>,
     /// Active memories, most confident first.
@@ -229,6 +274,12 @@ pub struct SessionLine {
     pub events: u64,
     /// Summary.
     pub summary: Option<String>,
+    /// Last heartbeat of a running session.
+    pub heartbeat_at: Option<String>,
+    /// A `running` session whose heartbeat is stale (Note \[Lost sessions\]).
+    pub lost: bool,
+    /// The forensic log, for the `ingest` hint.
+    pub raw_log_path: Option<String>,
 }
 
 /// One memory in an [`Overview`].
@@ -248,9 +299,10 @@ pub struct MemoryLine {
 /// `Send`, so a session that writes to it is a `Send` future (the Claude Code
 /// provider runs sessions behind the object-safe `Provider` trait).
 pub trait Store: Send {
-    /// Write a session and all its rows in one transaction. Idempotent: when a
-    /// session with the same id exists nothing is written and
-    /// [`WriteReport::inserted`] is false.
+    /// Write a session and all its rows in one transaction. A `running` row
+    /// left by [`Store::start_session`] becomes the final one (updated, with
+    /// its children rows). Idempotent: when a finished session with the same
+    /// id exists nothing is written and [`WriteReport::inserted`] is false.
     ///
     /// Events with a level outside [`LEVELS`] are rejected (defense in depth:
     /// the schema already says so); memories whose key is not
@@ -260,6 +312,35 @@ pub trait Store: Send {
     /// # Errors
     /// When the database cannot be written.
     fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport>;
+
+    /// Record that a session started: a `running` row (heartbeat = start) and
+    /// a `started` feed row, in one transaction, so `sessions` shows it from
+    /// its start. Starting again an id that is still `running` is a no-op.
+    ///
+    /// # Errors
+    /// [`Error::IdTaken`] when a finished session has the id; store failures.
+    fn start_session(&mut self, record: &SessionRecord) -> Result<()>;
+
+    /// Refresh the heartbeat of a running session. Cheap, with a short busy
+    /// timeout and no retry: callers may ignore a failure (the next beat
+    /// tries again; see Note \[Lost sessions\]).
+    ///
+    /// # Errors
+    /// When the database cannot be written now.
+    fn heartbeat(&mut self, id: &str, at: &str) -> Result<()>;
+
+    /// Append a batch of feed entries in one transaction.
+    ///
+    /// # Errors
+    /// When the database cannot be written.
+    fn append_feed(&mut self, entries: &[FeedEntry]) -> Result<()>;
+
+    /// Feed rows with an id greater than `after_id`, oldest first, at most
+    /// `limit`: resuming from the last id seen has no gap and no duplicate.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn feed_after(&self, after_id: i64, limit: usize) -> Result<Vec<FeedRow>>;
 
     /// Whether a session with this id exists.
     ///

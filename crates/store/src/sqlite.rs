@@ -2,44 +2,186 @@
 //! embedded and applied on open.
 //!
 //! Note \[Migrations\]: each file in `migrations/` is compiled in and applied
-//! in order inside one transaction; `PRAGMA user_version` records how many
-//! have run. A database from a newer build (higher version) is refused
-//! rather than guessed at.
+//! in order; `PRAGMA user_version` records how many have run. Many processes
+//! may open a new file at the same moment, so the check and the migrations
+//! happen inside one `BEGIN IMMEDIATE` transaction that re-reads
+//! `user_version` first: the first process to take the write lock applies
+//! what is missing, the others then see the new version and apply nothing.
+//! A database from a newer build (higher version) is refused rather than
+//! guessed at. Migrations are never edited, only added.
+//!
+//! Note \[Many writers\]: every connection has a busy timeout, and every
+//! write runs in an immediate transaction (a deferred one that upgrades to a
+//! write fails at once with `SQLITE_BUSY`, without waiting). A write still busy
+//! after the timeout is retried a bounded number of times with jittered
+//! backoff, then reported as [`ErrorKind::Busy`](crate::ErrorKind::Busy).
+//! Both bounds come from the environment so tests (and impatient scripts)
+//! can shorten them: `AGENTSHAPE_STORE_BUSY_MS` (busy timeout per attempt,
+//! default 5000) and `AGENTSHAPE_STORE_RETRIES` (extra attempts, default 5).
 
 use std::path::Path;
+use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{
+    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+};
 
 use crate::error::{Context, Error, Result};
 use crate::{
-    LEVELS, MemoryLine, NEW_MEMORY_CONFIDENCE, Overview, REINFORCE_STEP, SessionLine,
-    SessionRecord, Store, WriteReport, parse_memory_key,
+    FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, MemoryLine, NEW_MEMORY_CONFIDENCE, Overview,
+    REINFORCE_STEP, SessionLine, SessionRecord, Store, WriteReport, parse_memory_key, time,
 };
 
 /// The embedded migrations, in order.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_init.sql"),
+    include_str!("../migrations/0002_live.sql"),
+];
+
+/// The schema version this build writes.
+fn known_version() -> i64 {
+    i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX)
+}
+
+/// The busy timeout and retry budget (Note \[Many writers\]).
+#[derive(Debug, Clone, Copy)]
+struct Patience {
+    busy: Duration,
+    retries: u32,
+}
+
+impl Patience {
+    fn from_env() -> Self {
+        let num = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        Patience {
+            busy: Duration::from_millis(num("AGENTSHAPE_STORE_BUSY_MS").unwrap_or(5_000)),
+            retries: num("AGENTSHAPE_STORE_RETRIES")
+                .map_or(5, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
+/// A pause before retry `attempt` (1-based): 20 ms doubling, capped, plus
+/// jitter so racing processes do not retry in lockstep.
+fn backoff(attempt: u32) -> Duration {
+    let base = 20u64 << attempt.min(6);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()));
+    let jitter = (nanos ^ u64::from(std::process::id()).wrapping_mul(2_654_435_761)) % (base + 1);
+    Duration::from_millis(base + jitter)
+}
+
+/// Run `f` again while it fails busy, at most `retries` more times.
+fn retrying<T>(patience: Patience, mut f: impl FnMut() -> Result<T>) -> Result<T> {
+    let mut attempt = 0;
+    loop {
+        match f() {
+            Err(e) if e.is_busy() && attempt < patience.retries => {
+                attempt += 1;
+                std::thread::sleep(backoff(attempt));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Create the database file 0600 when it does not exist yet: sessions hold
+/// prompts and answers, and SQLite gives `-wal`/`-shm` the database's mode.
+fn create_private(path: &Path) -> Result<()> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    match opts.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(source) => Err(Error::Io {
+            context: format!("creating store `{}`", path.display()),
+            source,
+        }),
+    }
+}
 
 /// A SQLite store.
 #[derive(Debug)]
 pub struct SqliteStore {
     conn: Connection,
+    /// The schema version of the file (lower than the known one only for a
+    /// read-only store of an older build, which cannot be migrated).
+    version: i64,
+    patience: Patience,
 }
 
 impl SqliteStore {
-    /// Open (creating if needed) the database at `path`, switch it to WAL and
-    /// apply pending migrations.
+    /// Open (creating it 0600 if needed) the database at `path`, switch it to
+    /// WAL and apply pending migrations (Note \[Migrations\]).
     ///
     /// # Errors
-    /// When the file cannot be opened or migrated, or is from a newer build.
+    /// When the file cannot be created, opened or migrated, or is from a newer build.
     pub fn open(path: &Path) -> Result<Self> {
         let name = path.display().to_string();
+        create_private(path)?;
+        let patience = Patience::from_env();
         let conn = Connection::open(path).context(|| format!("opening `{name}`"))?;
+        conn.busy_timeout(patience.busy)
+            .context(|| format!("configuring `{name}`"))?;
         // WAL lets a dashboard read while a run writes; NORMAL sync is safe under WAL.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .context(|| format!("enabling WAL on `{name}`"))?;
+        retrying(patience, || {
+            conn.pragma_update(None, "journal_mode", "WAL")
+                .context(|| format!("enabling WAL on `{name}`"))
+        })?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .context(|| format!("configuring `{name}`"))?;
-        Self::init(conn, &name)
+        Self::init(conn, &name, patience)
+    }
+
+    /// Open an existing database for reading only: nothing is created or
+    /// migrated (`sessions`, `memories list`).
+    ///
+    /// # Errors
+    /// [`Error::Missing`] when the file does not exist; a file that is not a
+    /// database; a database from a newer build.
+    pub fn open_read_only(path: &Path) -> Result<Self> {
+        let name = path.display().to_string();
+        if !path.is_file() {
+            return Err(Error::Missing { path: name });
+        }
+        let patience = Patience::from_env();
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .context(|| format!("opening `{name}`"))?;
+        conn.busy_timeout(patience.busy)
+            .context(|| format!("configuring `{name}`"))?;
+        // Reading the schema is what tells random bytes from a database.
+        let version = retrying(patience, || {
+            conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .and_then(|_| conn.pragma_query_value(None, "user_version", |r| r.get(0)))
+            .context(|| format!("reading the schema of `{name}`"))
+        })?;
+        if version > known_version() {
+            return Err(Error::TooNew {
+                path: name,
+                found: version,
+                known: known_version(),
+            });
+        }
+        Ok(SqliteStore {
+            conn,
+            version,
+            patience,
+        })
     }
 
     /// An in-memory database (tests, examples).
@@ -48,59 +190,107 @@ impl SqliteStore {
     /// When migrations fail.
     pub fn open_in_memory() -> Result<Self> {
         let conn = Connection::open_in_memory().context(|| "opening in-memory store".to_owned())?;
-        Self::init(conn, ":memory:")
+        Self::init(conn, ":memory:", Patience::from_env())
     }
 
-    fn init(mut conn: Connection, name: &str) -> Result<Self> {
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .context(|| format!("configuring `{name}`"))?;
+    fn init(mut conn: Connection, name: &str, patience: Patience) -> Result<Self> {
         conn.pragma_update(None, "foreign_keys", "ON")
             .context(|| format!("configuring `{name}`"))?;
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .context(|| format!("reading the schema version of `{name}`"))?;
-        let known = i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX);
-        if version > known {
-            return Err(Error::TooNew {
-                path: name.to_owned(),
-                found: version,
-                known,
-            });
-        }
-        let tx = conn
-            .transaction()
-            .context(|| format!("migrating `{name}`"))?;
-        for (i, sql) in MIGRATIONS
-            .iter()
-            .enumerate()
-            .skip(usize::try_from(version).unwrap_or(0))
-        {
-            tx.execute_batch(sql)
-                .context(|| format!("applying migration {} to `{name}`", i + 1))?;
-        }
-        tx.pragma_update(None, "user_version", known)
-            .context(|| format!("migrating `{name}`"))?;
-        tx.commit().context(|| format!("migrating `{name}`"))?;
-        Ok(SqliteStore { conn })
+        let version = retrying(patience, || migrate(&mut conn, name))?;
+        Ok(SqliteStore {
+            conn,
+            version,
+            patience,
+        })
     }
 
     /// The underlying connection, for ad-hoc queries (tests, reports).
     pub fn connection(&self) -> &Connection {
         &self.conn
     }
+
+    /// Run one write transaction (immediate), retried while busy.
+    fn write_tx<T>(
+        &mut self,
+        what: &dyn Fn() -> String,
+        mut f: impl FnMut(&Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let conn = &mut self.conn;
+        retrying(self.patience, || {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .context(what)?;
+            let out = f(&tx).context(what)?;
+            tx.commit().context(what)?;
+            Ok(out)
+        })
+    }
+}
+
+/// Apply the missing migrations (Note \[Migrations\]); the resulting version.
+fn migrate(conn: &mut Connection, name: &str) -> Result<i64> {
+    let known = known_version();
+    let read = |c: &Connection| -> Result<i64> {
+        c.pragma_query_value(None, "user_version", |r| r.get(0))
+            .context(|| format!("reading the schema version of `{name}`"))
+    };
+    let too_new = |found| Error::TooNew {
+        path: name.to_owned(),
+        found,
+        known,
+    };
+    let version = read(conn)?;
+    if version > known {
+        return Err(too_new(version));
+    }
+    if version == known {
+        return Ok(known);
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .context(|| format!("migrating `{name}`"))?;
+    // Re-read under the write lock: another process may have migrated since.
+    let version = read(&tx)?;
+    if version > known {
+        return Err(too_new(version));
+    }
+    for (i, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(version).unwrap_or(0))
+    {
+        tx.execute_batch(sql)
+            .context(|| format!("applying migration {} to `{name}`", i + 1))?;
+    }
+    tx.pragma_update(None, "user_version", known)
+        .context(|| format!("migrating `{name}`"))?;
+    tx.commit().context(|| format!("migrating `{name}`"))?;
+    Ok(known)
 }
 
 fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn insert_session(tx: &Transaction<'_>, r: &SessionRecord) -> rusqlite::Result<()> {
+/// Insert the session row, or (`update`) overwrite the `running` row that
+/// `start_session` left.
+fn insert_session(tx: &Transaction<'_>, r: &SessionRecord, update: bool) -> rusqlite::Result<()> {
     let escalation = r.escalation.as_ref().map(ToString::to_string);
-    tx.execute(
+    let sql = if update {
+        "UPDATE sessions SET parent_id = ?2, tier = ?3, profile = ?4, agent = ?5, model = ?6,
+            status = ?7, exit_code = ?8, started_at = ?9, ended_at = ?10, cost_usd = ?11,
+            duration_ms = ?12, num_turns = ?13, input_tokens = ?14, output_tokens = ?15,
+            extraction_method = ?16, error = ?17, error_category = ?18, summary = ?19,
+            escalation = ?20, raw_log_path = ?21
+         WHERE id = ?1"
+    } else {
         "INSERT INTO sessions (id, parent_id, tier, profile, agent, model, status, exit_code,
             started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens,
             extraction_method, error, error_category, summary, escalation, raw_log_path)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
+    };
+    tx.execute(
+        sql,
         params![
             r.id,
             r.parent_id,
@@ -131,9 +321,10 @@ fn insert_session(tx: &Transaction<'_>, r: &SessionRecord) -> rusqlite::Result<(
 fn write(
     tx: &Transaction<'_>,
     r: &SessionRecord,
+    update: bool,
     report: &mut WriteReport,
 ) -> rusqlite::Result<()> {
-    insert_session(tx, r)?;
+    insert_session(tx, r, update)?;
     let at = r.ended_at.as_deref().unwrap_or(&r.started_at);
     {
         let mut ev = tx.prepare_cached(
@@ -218,25 +409,152 @@ fn write(
     Ok(())
 }
 
+fn stored_status(tx: &Transaction<'_>, id: &str) -> rusqlite::Result<Option<String>> {
+    tx.query_row("SELECT status FROM sessions WHERE id = ?1", [id], |r| {
+        r.get(0)
+    })
+    .optional()
+}
+
+fn feed_insert(tx: &Transaction<'_>, e: &FeedEntry) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO feed (session_id, kind, body, created_at) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![e.session_id, e.kind, e.body, e.created_at])?;
+    Ok(())
+}
+
 impl Store for SqliteStore {
     fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
         let what = || format!("writing session `{}`", record.id);
-        let tx = self.conn.transaction().context(what)?;
-        let exists: bool = tx
-            .query_row(
-                "SELECT EXISTS(SELECT 1 FROM sessions WHERE id = ?1)",
-                [&record.id],
-                |r| r.get(0),
-            )
-            .context(what)?;
-        let mut report = WriteReport::default();
-        if exists {
-            return Ok(report);
+        let has_feed = self.version >= 2;
+        self.write_tx(&what, |tx| {
+            let mut report = WriteReport::default();
+            let update = match stored_status(tx, &record.id)?.as_deref() {
+                None => false,
+                Some("running") => true,
+                Some(_) => return Ok(report),
+            };
+            write(tx, record, update, &mut report)?;
+            if has_feed {
+                let body = serde_json::json!({
+                    "status": record.status,
+                    "extraction_method": record.extraction_method,
+                });
+                feed_insert(
+                    tx,
+                    &FeedEntry {
+                        session_id: record.id.clone(),
+                        kind: "ended".to_owned(),
+                        body: body.to_string(),
+                        created_at: record.ended_at.clone().unwrap_or_else(time::now),
+                    },
+                )?;
+            }
+            report.inserted = true;
+            Ok(report)
+        })
+    }
+
+    fn start_session(&mut self, record: &SessionRecord) -> Result<()> {
+        let what = || format!("recording the start of session `{}`", record.id);
+        let taken = self.write_tx(&what, |tx| {
+            match stored_status(tx, &record.id)? {
+                Some(s) if s == "running" => return Ok(None),
+                Some(s) => return Ok(Some(s)),
+                None => {}
+            }
+            let mut running = record.clone();
+            "running".clone_into(&mut running.status);
+            insert_session(tx, &running, false)?;
+            tx.execute(
+                "UPDATE sessions SET heartbeat_at = ?2 WHERE id = ?1",
+                params![record.id, record.started_at],
+            )?;
+            let body = serde_json::json!({
+                "tier": record.tier,
+                "parent_id": record.parent_id,
+                "agent": record.agent,
+                "profile": record.profile,
+                "raw_log_path": record.raw_log_path,
+            });
+            feed_insert(
+                tx,
+                &FeedEntry {
+                    session_id: record.id.clone(),
+                    kind: "started".to_owned(),
+                    body: body.to_string(),
+                    created_at: record.started_at.clone(),
+                },
+            )?;
+            Ok(None)
+        })?;
+        match taken {
+            Some(status) => Err(Error::IdTaken {
+                id: record.id.clone(),
+                status,
+            }),
+            None => Ok(()),
         }
-        write(&tx, record, &mut report).context(what)?;
-        tx.commit().context(what)?;
-        report.inserted = true;
-        Ok(report)
+    }
+
+    fn heartbeat(&mut self, id: &str, at: &str) -> Result<()> {
+        let what = || format!("heartbeat of session `{id}`");
+        // Short patience: a missed beat is harmless, a blocked runner is not.
+        self.conn
+            .busy_timeout(Duration::from_millis(250))
+            .context(what)?;
+        let result = self
+            .conn
+            .execute(
+                "UPDATE sessions SET heartbeat_at = ?2 WHERE id = ?1 AND status = 'running'",
+                params![id, at],
+            )
+            .context(what);
+        self.conn.busy_timeout(self.patience.busy).context(what)?;
+        result.map(|_| ())
+    }
+
+    fn append_feed(&mut self, entries: &[FeedEntry]) -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let what = || format!("appending {} feed entries", entries.len());
+        self.write_tx(&what, |tx| {
+            for e in entries {
+                feed_insert(tx, e)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn feed_after(&self, after_id: i64, limit: usize) -> Result<Vec<FeedRow>> {
+        let ctx = || format!("reading the feed after {after_id}");
+        if self.version < 2 {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, session_id, kind, body, created_at FROM feed
+                 WHERE id > ?1 ORDER BY id LIMIT ?2",
+            )
+            .context(ctx)?;
+        let rows = stmt
+            .query_map(
+                params![after_id, i64::try_from(limit).unwrap_or(i64::MAX)],
+                |r| {
+                    Ok(FeedRow {
+                        id: r.get(0)?,
+                        session_id: r.get(1)?,
+                        kind: r.get(2)?,
+                        body: r.get(3)?,
+                        created_at: r.get(4)?,
+                    })
+                },
+            )
+            .context(ctx)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
     }
 
     fn has_session(&self, id: &str) -> Result<bool> {
@@ -262,13 +580,12 @@ impl Store for SqliteStore {
     }
 
     fn prune_memories(&mut self, before: &str) -> Result<u64> {
-        let n = self
-            .conn
-            .execute(
+        let n = self.write_tx(&|| "pruning memories".to_owned(), |tx| {
+            tx.execute(
                 "UPDATE memories SET active = 0 WHERE active = 1 AND updated_at < ?1",
                 [before],
             )
-            .context(|| "pruning memories".to_owned())?;
+        })?;
         Ok(n as u64)
     }
 
@@ -304,15 +621,24 @@ impl Store for SqliteStore {
             escalations: count("SELECT COUNT(*) FROM escalations")?,
             ..Overview::default()
         };
+        // A read-only store of version 1 has no heartbeat column.
+        let heartbeat = if self.version >= 2 {
+            "s.heartbeat_at"
+        } else {
+            "NULL"
+        };
+        let cutoff = time::format_ms(time::now_ms().saturating_sub(LOST_AFTER_MS));
         let mut stmt = c
-            .prepare(
+            .prepare(&format!(
                 "SELECT s.id, s.parent_id, s.tier, s.status, s.extraction_method, s.error_category,
-                        (SELECT COUNT(*) FROM events e WHERE e.session_id = s.id), s.summary
-                 FROM sessions s ORDER BY s.started_at, s.id",
-            )
+                        (SELECT COUNT(*) FROM events e WHERE e.session_id = s.id), s.summary,
+                        {heartbeat}, s.status = 'running' AND COALESCE({heartbeat}, s.started_at) < ?1,
+                        s.raw_log_path
+                 FROM sessions s ORDER BY s.started_at, s.id"
+            ))
             .context(ctx)?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map([&cutoff], |r| {
                 Ok(SessionLine {
                     id: r.get(0)?,
                     parent_id: r.get(1)?,
@@ -322,12 +648,16 @@ impl Store for SqliteStore {
                     error_category: r.get(5)?,
                     events: u64::try_from(r.get::<_, i64>(6)?).unwrap_or(0),
                     summary: r.get(7)?,
+                    heartbeat_at: r.get(8)?,
+                    lost: r.get(9)?,
+                    raw_log_path: r.get(10)?,
                 })
             })
             .context(ctx)?;
         for row in rows {
             o.sessions.push(row.context(ctx)?);
         }
+        o.lost = o.sessions.iter().filter(|s| s.lost).count() as u64;
         let mut stmt = c
             .prepare(
                 "SELECT service, category, observation, confidence FROM memories

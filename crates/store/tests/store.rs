@@ -246,9 +246,188 @@ fn file_store_uses_wal_and_reopens_without_remigrating() {
         assert_eq!(rows(&store, "PRAGMA journal_mode"), vec![vec!["wal"]]);
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(rows(&store, "PRAGMA user_version"), vec![vec!["1"]]);
+    assert_eq!(rows(&store, "PRAGMA user_version"), vec![vec!["2"]]);
     assert!(store.has_session("s1").unwrap());
     let o = store.overview().unwrap();
     assert_eq!(o.sessions_by_status, vec![("completed".to_owned(), 1)]);
     assert_eq!(o.active_memories, 2);
+}
+
+mod many_writers {
+    use super::*;
+    use agentshape_store::{ErrorKind, FeedEntry};
+
+    #[test]
+    fn migrations_racing_on_a_new_file_apply_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("race.db");
+        let handles: Vec<_> = (0..12)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut s = SqliteStore::open(&path).unwrap();
+                    let rec = record(&format!("r{i}"), "2025-07-14T03:00:00.000Z");
+                    s.write_session(&rec).unwrap();
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let s = SqliteStore::open(&path).unwrap();
+        let n: i64 = s
+            .connection()
+            .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 12);
+        let v: i64 = s
+            .connection()
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 2);
+    }
+
+    #[test]
+    fn start_heartbeat_finish_is_one_row() {
+        let mut s = SqliteStore::open_in_memory().unwrap();
+        let mut start = SessionRecord::new("s1", "2025-07-14T03:00:00.000Z", "running");
+        start.raw_log_path = Some("logs/s1.ndjson".into());
+        s.start_session(&start).unwrap();
+        s.start_session(&start).unwrap(); // still running: a no-op
+        let o = s.overview().unwrap();
+        assert_eq!(o.sessions.len(), 1);
+        assert_eq!(o.sessions[0].status, "running");
+        assert!(o.sessions[0].lost, "a heartbeat from 2025 is stale");
+        assert_eq!(o.lost, 1);
+        s.heartbeat("s1", &agentshape_store::time::now()).unwrap();
+        let o = s.overview().unwrap();
+        assert!(!o.sessions[0].lost);
+        let report = s
+            .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+            .unwrap();
+        assert!(report.inserted);
+        assert_eq!(report.events, 2);
+        let (n, status): (i64, String) = s
+            .connection()
+            .query_row("SELECT COUNT(*), MAX(status) FROM sessions", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((n, status.as_str()), (1, "completed"));
+        // Finished: writing again adds nothing, starting again is refused.
+        assert!(
+            !s.write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+                .unwrap()
+                .inserted
+        );
+        let err = s.start_session(&start).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Conflict);
+        let kinds: Vec<String> = s
+            .feed_after(0, 100)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.kind)
+            .collect();
+        assert_eq!(kinds, ["started", "ended"]);
+    }
+
+    #[test]
+    fn feed_after_resumes_without_gap_or_duplicate() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("feed.db");
+        SqliteStore::open(&path).unwrap();
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut s = SqliteStore::open(&path).unwrap();
+                    for b in 0..10 {
+                        let batch: Vec<FeedEntry> = (0..5)
+                            .map(|i| FeedEntry {
+                                session_id: format!("w{w}"),
+                                kind: "line".into(),
+                                body: format!("{{\"n\":{}}}", b * 5 + i),
+                                created_at: "2025-07-14T03:00:00.000Z".into(),
+                            })
+                            .collect();
+                        s.append_feed(&batch).unwrap();
+                    }
+                })
+            })
+            .collect();
+        // A reader tails while the writers append.
+        let reader = SqliteStore::open(&path).unwrap();
+        let mut seen = Vec::new();
+        let mut last = 0;
+        let mut done = false;
+        while !done {
+            done = writers.iter().all(std::thread::JoinHandle::is_finished);
+            for row in reader.feed_after(last, 7).unwrap() {
+                assert!(row.id > last);
+                last = row.id;
+                seen.push(row);
+            }
+            if !done {
+                std::thread::yield_now();
+            }
+        }
+        loop {
+            let rows = reader.feed_after(last, 7).unwrap();
+            if rows.is_empty() {
+                break;
+            }
+            for row in rows {
+                last = row.id;
+                seen.push(row);
+            }
+        }
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert_eq!(seen.len(), 200);
+        let ids: Vec<i64> = seen.iter().map(|r| r.id).collect();
+        assert_eq!(ids, (1..=200).collect::<Vec<_>>(), "no gap, no duplicate");
+        for w in 0..4 {
+            let ns: Vec<String> = seen
+                .iter()
+                .filter(|r| r.session_id == format!("w{w}"))
+                .map(|r| r.body.clone())
+                .collect();
+            let want: Vec<String> = (0..50).map(|n| format!("{{\"n\":{n}}}")).collect();
+            assert_eq!(ns, want, "each writer's entries in order");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_store_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("private.db");
+        let mut s = SqliteStore::open(&path).unwrap();
+        s.write_session(&record("p", "2025-07-14T03:00:00.000Z"))
+            .unwrap();
+        for f in ["private.db", "private.db-wal"] {
+            let mode = std::fs::metadata(dir.path().join(f))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{f}");
+        }
+    }
+
+    #[test]
+    fn read_only_open_never_creates_and_classifies() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("typo.db");
+        let err = SqliteStore::open_read_only(&missing).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Missing);
+        assert!(!missing.exists());
+        let junk = dir.path().join("junk.db");
+        std::fs::write(&junk, [0x5a_u8; 4096]).unwrap();
+        let err = SqliteStore::open_read_only(&junk).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt);
+        let err = SqliteStore::open(&junk).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt);
+    }
 }

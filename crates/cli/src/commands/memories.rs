@@ -13,7 +13,8 @@ use crate::output::Out;
 pub fn run(args: &MemoriesArgs) -> anyhow::Result<Exit> {
     match &args.action {
         MemoriesAction::List { store, output } => {
-            let store = SqliteStore::open(store)?;
+            // Only reads: never creates or migrates the file.
+            let store = SqliteStore::open_read_only(store)?;
             let mut out = Out::new(*output);
             for m in store.overview()?.memories {
                 if out.json {

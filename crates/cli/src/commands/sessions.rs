@@ -2,29 +2,67 @@
 //!
 //! The README's main job ends with it, so a user sees what `run` persisted
 //! without a database client.
+//!
+//! It only reads: the store is opened read-only and never created. It also
+//! says what the store is missing (Note \[Lost sessions\] in the store):
+//! `running` rows whose heartbeat is stale, and forensic logs in `--log-dir`
+//! with no row at all (a `run` that could not write, or was killed before
+//! its start was recorded), each with the `agentshape ingest` command that
+//! completes it.
 
-use agentshape_store::{SqliteStore, Store};
+use std::path::{Path, PathBuf};
+
+use agentshape_store::{Overview, SqliteStore, Store};
 
 use crate::args::SessionsArgs;
 use crate::commands::parse::truncate;
-use crate::exit::{CliError, Exit};
-use crate::input;
+use crate::exit::Exit;
 use crate::output::{Out, Style};
+
+/// Forensic logs (`<id>.ndjson`) in `dir` whose session the store lacks.
+fn unstored_logs(dir: &Path, o: &Overview) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
+        .filter(|p| {
+            let id = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+            id.is_some_and(|id| !o.sessions.iter().any(|s| s.id == id))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The command that completes these sessions from their logs.
+fn ingest_command(store: &Path, logs: &[String]) -> String {
+    format!(
+        "agentshape ingest --store {} {}",
+        store.display(),
+        logs.join(" ")
+    )
+}
 
 /// Run `sessions`.
 ///
 /// # Errors
 /// A missing database (66) or a store failure.
 pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
-    if !args.store.is_file() {
-        return Err(CliError::NoInput {
-            path: input::display(&args.store),
-            source: std::io::Error::from(std::io::ErrorKind::NotFound),
-        }
-        .into());
-    }
-    let store = SqliteStore::open(&args.store)?;
+    let store = SqliteStore::open_read_only(&args.store)?;
     let o = store.overview()?;
+    let unstored: Vec<String> = unstored_logs(&args.log_dir, &o)
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let lost: Vec<String> = o
+        .sessions
+        .iter()
+        .filter(|s| s.lost)
+        .filter_map(|s| s.raw_log_path.clone())
+        .collect();
+    let to_ingest: Vec<String> = lost.iter().chain(&unstored).cloned().collect();
     let mut out = Out::new(args.output);
     if out.json {
         out.json_line(&serde_json::json!({
@@ -34,6 +72,9 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
             "inactive_memories": o.inactive_memories,
             "services_checked": o.services_checked,
             "escalations": o.escalations,
+            "lost": o.lost,
+            "unstored_logs": unstored,
+            "ingest": (!to_ingest.is_empty()).then(|| ingest_command(&args.store, &to_ingest)),
             "sessions": o.sessions,
         }))?;
         out.flush()?;
@@ -67,6 +108,7 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
         let style = match s.status.as_str() {
             "completed" => Style::Ok,
             "error" | "failed" | "timeout" | "not_found" => Style::Bad,
+            _ if s.lost => Style::Bad,
             _ => Style::Warn,
         };
         let status = out.paint(style, &s.status);
@@ -77,9 +119,36 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
             (None, None) => String::new(),
         };
         let id: String = s.id.chars().take(8).collect();
+        let log = s.raw_log_path.as_deref().unwrap_or("<log>");
+        let detail = if s.lost {
+            format!(
+                "lost: no heartbeat since {}; complete it with `agentshape ingest {log}`",
+                s.heartbeat_at.as_deref().unwrap_or("its start")
+            )
+        } else if s.status == "running" {
+            format!("(if its run was killed: `agentshape ingest {log}`)")
+        } else {
+            detail
+        };
         out.line(&format!(
             "  {id}  tier {}  {status}  via {method}  {} events  {detail}",
             s.tier, s.events
+        ))?;
+    }
+    if !unstored.is_empty() {
+        out.line(&out.paint(
+            Style::Warn,
+            &format!(
+                "{} forensic logs in `{}` are not in the store",
+                unstored.len(),
+                args.log_dir.display()
+            ),
+        ))?;
+    }
+    if !to_ingest.is_empty() {
+        out.line(&format!(
+            "to complete them: {}",
+            ingest_command(&args.store, &to_ingest)
         ))?;
     }
     out.flush()?;

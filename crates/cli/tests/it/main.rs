@@ -24,6 +24,7 @@ mod process_safety;
 mod provider_safety;
 mod run;
 mod sessions;
+mod store_safety;
 mod validate;
 
 use std::path::PathBuf;
