@@ -185,6 +185,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         human(&mut out, &outcome)?;
     }
     out.flush()?;
+    // The outcome is shown; a session the store could not take fails the
+    // command with the store's code and the `ingest` hint.
+    if let Some(e) = outcome.store_error {
+        return Err(anyhow::Error::from(*e));
+    }
     Ok(exit)
 }
 
@@ -196,6 +201,7 @@ pub fn session_json(o: &SessionOutcome) -> Value {
         "exit_code": r.exit_code, "error": r.error, "error_category": r.error_category,
         "extraction_method": r.extraction_method, "raw_log_path": r.raw_log_path,
         "store": o.report,
+        "store_error": o.store_error.as_ref().map(ToString::to_string),
     })
 }
 
