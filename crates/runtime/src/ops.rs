@@ -385,7 +385,9 @@ impl Supervisor<'_> {
             let mut spec = self.tier_spec(tier, &validator, profile.markers, context.as_deref())?;
             spec.parent_id = parent.take();
             spec.escalated_for = std::mem::take(&mut escalated_for);
-            let outcome = run_session(&spec, Some(store), self.hub).await?;
+            let mut outcome = run_session(&spec, Some(store), self.hub).await?;
+            // Not stored: stop here rather than escalate from a lost session.
+            let store_error = outcome.store_error.take();
             let r = &outcome.record;
             report(&OpsReport::Session {
                 outcome: &outcome,
@@ -396,6 +398,9 @@ impl Supervisor<'_> {
                 extraction_method: r.extraction_method.as_deref(),
                 summary: r.summary.as_deref(),
             });
+            if let Some(e) = store_error {
+                return Err(*e);
+            }
             let escalation = r.escalation.clone().unwrap_or(Value::Null);
             let needed =
                 r.status == "completed" && escalation.get("needed") == Some(&Value::Bool(true));

@@ -178,8 +178,13 @@ pub struct SessionOutcome {
     pub record: SessionRecord,
     /// The extraction.
     pub extraction: Extraction,
-    /// The store's report, when a store was given.
+    /// The store's report, when a store was given and the write succeeded.
     pub report: Option<WriteReport>,
+    /// The final store write failed after its retries: the session is only
+    /// in its forensic log. Callers show the outcome, then fail with this
+    /// error ([`crate::Error::StoreWrite`], naming `agentshape ingest`), so
+    /// a session is never dropped silently.
+    pub store_error: Option<Box<crate::Error>>,
     /// The forensic log.
     pub log_path: PathBuf,
     /// The missing executable, for [`Ending::NotFound`].
@@ -408,8 +413,15 @@ pub async fn run_session(
             extraction_method: record.extraction_method.clone(),
         },
     );
+    let mut store_error = None;
     let report = match store {
-        Some(s) => Some(s.write_session(&record).map_err(store_failed)?),
+        Some(s) => match s.write_session(&record) {
+            Ok(report) => Some(report),
+            Err(e) => {
+                store_error = Some(Box::new(store_failed(e)));
+                None
+            }
+        },
         None => None,
     };
     let not_found = (ending == Ending::NotFound).then(|| match &spec.source {
@@ -423,6 +435,7 @@ pub async fn run_session(
             ..extraction
         },
         report,
+        store_error,
         log_path,
         not_found,
     })

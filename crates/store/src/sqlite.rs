@@ -273,7 +273,9 @@ fn to_i64(n: u64) -> i64 {
 }
 
 /// Insert the session row, or (`update`) overwrite the `running` row that
-/// `start_session` left.
+/// `start_session` left. A finished row has no heartbeat (it only means
+/// something while running), so a row written by `run` and one rebuilt by
+/// `ingest` are identical.
 fn insert_session(tx: &Transaction<'_>, r: &SessionRecord, update: bool) -> rusqlite::Result<()> {
     let escalation = r.escalation.as_ref().map(ToString::to_string);
     let sql = if update {
@@ -281,7 +283,7 @@ fn insert_session(tx: &Transaction<'_>, r: &SessionRecord, update: bool) -> rusq
             status = ?7, exit_code = ?8, started_at = ?9, ended_at = ?10, cost_usd = ?11,
             duration_ms = ?12, num_turns = ?13, input_tokens = ?14, output_tokens = ?15,
             extraction_method = ?16, error = ?17, error_category = ?18, summary = ?19,
-            escalation = ?20, raw_log_path = ?21
+            escalation = ?20, raw_log_path = ?21, heartbeat_at = NULL
          WHERE id = ?1"
     } else {
         "INSERT INTO sessions (id, parent_id, tier, profile, agent, model, status, exit_code,

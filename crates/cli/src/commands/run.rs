@@ -232,6 +232,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         human(&mut out, &outcome)?;
     }
     out.flush()?;
+    // The outcome is shown; a session the store could not take fails the
+    // command with the store's code and the `ingest` hint (that comes first:
+    // it says where the session is).
+    if let Some(e) = outcome.store_error {
+        return Err(anyhow::Error::from(*e));
+    }
     // A signal, even one that came after the agent ended, is what the run
     // reports: the session is written, then `128 + N` as the shell expects.
     if let Some(sig) = interrupts.first() {
@@ -248,6 +254,7 @@ pub fn session_json(o: &SessionOutcome) -> Value {
         "exit_code": r.exit_code, "error": r.error, "error_category": r.error_category,
         "extraction_method": r.extraction_method, "raw_log_path": r.raw_log_path,
         "store": o.report,
+        "store_error": o.store_error.as_ref().map(ToString::to_string),
     })
 }
 

@@ -183,13 +183,14 @@ fn a_broken_pipe_exits_quietly() {
 }
 
 #[test]
-fn a_store_that_is_not_a_database_is_66() {
+fn a_store_that_is_not_a_database_is_65() {
+    // Issue 13: 65 is "not a database or damaged"; 66 stays "missing".
     let not_db = temp_file("hello, not sqlite\n");
     let out = agentshape()
         .args(["sessions", "--store"])
         .arg(not_db.path())
         .assert()
-        .code(66)
+        .code(65)
         .get_output()
         .clone();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -333,3 +333,66 @@ fn new_store_files_are_0600() {
     assert!(wal.exists());
     assert_eq!(mode(&wal), 0o600);
 }
+
+#[test]
+fn a_final_write_that_fails_still_shows_the_outcome_and_names_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("late.db");
+    let logs = dir.path().join("logs");
+    let child = bin()
+        .args([
+            "run",
+            "--profile",
+            "claude-ops",
+            "--json",
+            "--pace",
+            "300",
+            "--replay",
+        ])
+        .arg(example("healthy-structured.ndjson"))
+        .arg("--store")
+        .arg(&db)
+        .arg("--log-dir")
+        .arg(&logs)
+        .args(["--session-id", "late"])
+        .env("AGENTSHAPE_STORE_BUSY_MS", "50")
+        .env("AGENTSHAPE_STORE_RETRIES", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = logs.join("late.ndjson");
+    // The running row is written before the first line is logged.
+    wait_for("the first logged line", || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.lines().count() >= 1)
+    });
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.busy_timeout(Duration::from_secs(30)).unwrap();
+    conn.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let out = child.wait_with_output().unwrap();
+    conn.execute_batch("ROLLBACK").unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(75), "{err}");
+    assert!(
+        err.contains(&format!("agentshape ingest {}", log.display())),
+        "{err}"
+    );
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["session"]["status"], "completed", "{v}");
+    assert!(v["session"]["store_error"].is_string(), "{v}");
+    assert_eq!(
+        sql(&db, "SELECT status FROM sessions"),
+        vec![vec!["running"]]
+    );
+    let ingest = agentshape()
+        .args(["ingest", "--store"])
+        .arg(&db)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(ingest.status.code(), Some(0));
+    assert_eq!(
+        sql(&db, "SELECT id, status FROM sessions"),
+        vec![vec!["late", "completed"]]
+    );
+}
