@@ -8,7 +8,7 @@
 //! session id, a summary, a memory key or observation, an event message, an
 //! error text) may carry escape sequences that retitle, clear or rewrite the
 //! reader's terminal. Human output is therefore cleaned in one place, the
-//! [`Out::line`] and [`eprint`] layer: C0 and C1 control characters (ESC, BEL,
+//! [`Out::line`] and [`eprint()`] layer: C0 and C1 control characters (ESC, BEL,
 //! CR, the 8-bit CSI...) and the bidi overrides become a space; newline and
 //! tab stay. Our own colours survive because, with colour on, exactly the SGR
 //! sequences [`Out::paint`] emits are let through; an agent can at worst
