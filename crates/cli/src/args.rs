@@ -1,8 +1,59 @@
 //! Command-line definitions (clap derive). Parsing only; no behaviour here.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use agentshape_runtime::ops::MAX_DURATION_SECS;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+// Value parsers for every duration option: in range or a usage error (exit
+// 64) naming the option, never a panic later (runtime's Note [Duration limits]).
+
+/// Seconds, fractions allowed: above 0, at most a year (`run --timeout`).
+fn positive_secs(text: &str) -> Result<f64, String> {
+    let bad =
+        || format!("must be a number of seconds above 0, at most {MAX_DURATION_SECS} (a year)");
+    let secs: f64 = text.trim().parse().map_err(|_| bad())?;
+    #[allow(clippy::cast_precision_loss)] // a year of seconds is exact in f64
+    let max = MAX_DURATION_SECS as f64;
+    let ok = secs.is_finite() && secs > 0.0 && secs <= max;
+    if ok && Duration::try_from_secs_f64(secs).is_ok() {
+        Ok(secs)
+    } else {
+        Err(bad())
+    }
+}
+
+/// Whole seconds from 1 to a year (`ask --timeout`).
+fn whole_secs(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_DURATION_SECS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "must be a whole number of seconds from 1 to {MAX_DURATION_SECS} (a year)"
+        )),
+    }
+}
+
+/// Milliseconds from 0 to a year (`--pace`, backoffs).
+fn millis(text: &str) -> Result<u64, String> {
+    let max = MAX_DURATION_SECS * 1000;
+    match text.trim().parse::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!(
+            "must be a whole number of milliseconds from 0 to {max} (a year)"
+        )),
+    }
+}
+
+/// An age such as `30d`, at most a year (`memories prune --older-than`).
+fn age(text: &str) -> Result<String, String> {
+    let max = i64::try_from(MAX_DURATION_SECS * 1000).unwrap_or(i64::MAX);
+    match agentshape_store::time::parse_duration_ms(text) {
+        Some(ms) if (0..=max).contains(&ms) => Ok(text.to_owned()),
+        Some(_) => Err("must be at most a year (52w, 365d)".into()),
+        None => Err("expected a number and a unit (ms, s, m, h, d, w), like 30d".into()),
+    }
+}
 
 /// Turn what LLM agents say into data programs can trust.
 ///
@@ -151,13 +202,13 @@ pub struct AskArgs {
     #[arg(long, default_value_t = 3)]
     pub http_retries: u32,
     /// First backoff delay in milliseconds (doubles per retry, jittered).
-    #[arg(long, default_value_t = 500, value_name = "MS")]
+    #[arg(long, default_value_t = 500, value_name = "MS", value_parser = millis)]
     pub backoff_ms: u64,
     /// Longest backoff delay in milliseconds, retry-after included.
-    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    #[arg(long, default_value_t = 30_000, value_name = "MS", value_parser = millis)]
     pub max_backoff_ms: u64,
-    /// Request timeout in seconds (default 120; claude-code: each agent run, default 600).
-    #[arg(long, value_name = "SECS")]
+    /// Request timeout in seconds, at most a year (default 120; claude-code: each agent run, default 600).
+    #[arg(long, value_name = "SECS", value_parser = whole_secs)]
     pub timeout: Option<u64>,
     /// claude-code: the Claude Code executable.
     #[arg(long, value_name = "PATH", default_value = "claude")]
@@ -337,8 +388,8 @@ pub struct RunArgs {
     /// Directory of the forensic logs (`<session-id>.ndjson`, `.stderr.log`, `.meta.json`).
     #[arg(long, value_name = "DIR", default_value = "logs")]
     pub log_dir: PathBuf,
-    /// Kill the agent's process group after this many seconds (status `timeout`).
-    #[arg(long, value_name = "SECS")]
+    /// Kill the agent's process group after this many seconds (status `timeout`), at most a year.
+    #[arg(long, value_name = "SECS", value_parser = positive_secs)]
     pub timeout: Option<f64>,
     /// The agent CLI; decides the flags added and the decoder.
     #[arg(long, value_enum, default_value = "claude")]
@@ -347,7 +398,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
     /// With --replay: wait this many milliseconds before each line.
-    #[arg(long, value_name = "MS", requires = "replay")]
+    #[arg(long, value_name = "MS", requires = "replay", value_parser = millis)]
     pub pace: Option<u64>,
     /// Ask Claude for partial messages and publish the growing structured object live.
     #[arg(long)]
@@ -426,8 +477,8 @@ pub enum MemoriesAction {
         /// SQLite database.
         #[arg(long, value_name = "DB", default_value = "agentshape.db")]
         store: PathBuf,
-        /// Age such as `30d`, `12h`, `90m`.
-        #[arg(long, value_name = "AGE")]
+        /// Age such as `30d`, `12h`, `90m`, at most a year.
+        #[arg(long, value_name = "AGE", value_parser = age)]
         older_than: String,
         #[command(flatten)]
         output: OutputArgs,
@@ -445,4 +496,45 @@ pub struct SessionsArgs {
     pub log_dir: PathBuf,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_in_range_or_refused() {
+        assert_eq!(positive_secs("0.5"), Ok(0.5));
+        assert_eq!(positive_secs("31536000"), Ok(31_536_000.0));
+        for bad in [
+            "0",
+            "-1",
+            "nan",
+            "inf",
+            "1e20",
+            "18446744073709551616",
+            "31536001",
+            "x",
+        ] {
+            assert!(positive_secs(bad).is_err(), "{bad}");
+        }
+        assert_eq!(whole_secs("600"), Ok(600));
+        for bad in ["0", "31536001", "18446744073709551615", "1.5"] {
+            assert!(whole_secs(bad).is_err(), "{bad}");
+        }
+        assert_eq!(millis("0"), Ok(0));
+        assert!(millis("31536000001").is_err());
+        assert_eq!(age("30d"), Ok("30d".to_owned()));
+        assert_eq!(age("52w"), Ok("52w".to_owned()));
+        for bad in [
+            "53w",
+            "366d",
+            "9223372036854775807ms",
+            "99999999999999d",
+            "30",
+            "d",
+        ] {
+            assert!(age(bad).is_err(), "{bad}");
+        }
+    }
 }

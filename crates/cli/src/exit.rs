@@ -11,7 +11,8 @@
 //! [`agentshape_store::ErrorKind`]): 65 the store file is not a database or
 //! is damaged · 73 the store cannot be written (read-only file or folder,
 //! permission) · 74 other I/O failure writing the store · 75 the store stayed
-//! locked/busy after the bounded retries (temporary: try again).
+//! locked/busy after the bounded retries (temporary: try again). A panic is
+//! 70, [`INTERNAL_ERROR`], an internal error.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -53,9 +54,16 @@ impl Exit {
     /// Combine the outcomes of several items: the most severe wins.
     ///
     /// Note [Batch exit codes]: for many files or lines we report the highest
-    /// code among the items (3 > 2 > 1 > 0), so `0` means every item was found
-    /// and valid, and a script can still tell "some had no output" from "some
-    /// were invalid". Usage and missing-input errors are decided before any item runs.
+    /// code among the items (66 > 3 > 2 > 1 > 0), so `0` means every item was
+    /// found and valid, and a script can still tell "some had no output" from
+    /// "some were invalid". A file of a batch that is missing or unreadable
+    /// (`parse`, `extract`, `check`) does not stop it: it is named on stderr
+    /// (with `--json`, stdout also gets `{"file": ..., "input_error":
+    /// "cannot read: ..."}` in its place, the field `extract --jsonl` uses for
+    /// a bad line), the other files are processed, and the exit is 66, the most
+    /// severe: the batch's answer is incomplete, which a script must not read
+    /// as "an agent failed". Usage errors (flags, schema, profile) are still
+    /// decided before any item runs.
     pub fn worst(self, other: Exit) -> Exit {
         self.max(other)
     }
@@ -165,5 +173,83 @@ fn one_line(err: &anyhow::Error) -> String {
             parts.push(text);
         }
     }
-    parts.join(": ").replace('\n', " ")
+    // Error texts can quote agent output: clean them (Note [Terminal safety]).
+    crate::output::clean(&parts.join(": ")).replace('\n', " ")
+}
+
+/// The exit code of a panic: sysexits' `EX_SOFTWARE`, an internal error.
+pub const INTERNAL_ERROR: u8 = 70;
+
+/// Install the panic hook: a panic prints one line naming it a bug
+/// ([`panic_line`]), and a backtrace when `RUST_BACKTRACE` asks for one;
+/// `main` catches the unwind and exits [`INTERNAL_ERROR`] (never Rust's 101).
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = panic_message(info.payload());
+        let at = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()));
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{}", panic_line(&message, at.as_deref()));
+        let backtrace = std::backtrace::Backtrace::capture();
+        if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+            let _ = writeln!(err, "{backtrace}");
+        }
+    }));
+}
+
+/// The text of a panic payload (`panic!` gives a `&str` or a `String`).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-text payload".to_owned()
+    }
+}
+
+/// The one line a panic prints: `agentshape: internal error (a bug):
+/// <message> (at <file:line>); please report it`, cleaned and on one line.
+pub fn panic_line(message: &str, at: Option<&str>) -> String {
+    let at = at.map(|a| format!(" (at {a})")).unwrap_or_default();
+    let text = format!("{message}{at}");
+    let text = crate::output::clean(&text).replace('\n', " ");
+    format!("agentshape: internal error (a bug): {text}; please report it")
+}
+
+/// A debug build's way to exercise the panic path end to end: with
+/// `AGENTSHAPE_DEBUG_PANIC` set, the command panics before it starts. Release
+/// builds compile none of it (`cfg(debug_assertions)`), so no user can
+/// trigger it.
+#[cfg(debug_assertions)]
+pub fn debug_panic() {
+    // The whole point: a real panic, through the real hook.
+    assert!(
+        std::env::var_os("AGENTSHAPE_DEBUG_PANIC").is_none(),
+        "AGENTSHAPE_DEBUG_PANIC is set"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_is_one_line_naming_a_bug() {
+        let payload: Box<dyn std::any::Any + Send> = Box::new("index out of bounds");
+        assert_eq!(panic_message(payload.as_ref()), "index out of bounds");
+        let payload: Box<dyn std::any::Any + Send> = Box::new(String::from("boom\n\x1b[2J"));
+        let message = panic_message(payload.as_ref());
+        assert_eq!(
+            panic_line(&message, Some("src/x.rs:3")),
+            "agentshape: internal error (a bug): boom  [2J (at src/x.rs:3); please report it"
+        );
+        let payload: Box<dyn std::any::Any + Send> = Box::new(7u8);
+        assert_eq!(
+            panic_line(&panic_message(payload.as_ref()), None),
+            "agentshape: internal error (a bug): panic with a non-text payload; please report it"
+        );
+        assert_eq!(INTERNAL_ERROR, 70);
+    }
 }

@@ -10,8 +10,18 @@ mod exit;
 mod input;
 mod output;
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::ExitCode;
 
+/// A panic is a bug: the hook prints one line saying so, and the unwind is
+/// caught here to exit 70 instead of Rust's 101 (a panic inside a rayon
+/// worker reaches here too; rayon re-raises it on the calling thread).
 fn main() -> ExitCode {
-    exit::report(commands::run(std::env::args_os()))
+    exit::install_panic_hook();
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        #[cfg(debug_assertions)]
+        exit::debug_panic();
+        exit::report(commands::run(std::env::args_os()))
+    }));
+    result.unwrap_or(ExitCode::from(exit::INTERNAL_ERROR))
 }

@@ -3,7 +3,22 @@
 //! With `--json`, stdout carries only JSON lines; everything for people goes to
 //! stderr. Colour only when stdout is a terminal and `NO_COLOR` is unset; a
 //! progress bar only when stderr is a terminal and `--quiet` is not given.
+//!
+//! Note [Terminal safety]: every string an agent controls (a model name, a
+//! session id, a summary, a memory key or observation, an event message, an
+//! error text) may carry escape sequences that retitle, clear or rewrite the
+//! reader's terminal. Human output is therefore cleaned in one place, the
+//! [`Out::line`] and [`eprint()`] layer: C0 and C1 control characters (ESC, BEL,
+//! CR, the 8-bit CSI...) and the bidi overrides become a space; newline and
+//! tab stay. Our own colours survive because, with colour on, exactly the SGR
+//! sequences [`Out::paint`] emits are let through; an agent can at worst
+//! repeat one of those six colour codes, never move the cursor or set a
+//! title. Commands also clean agent text where they build it
+//! ([`clean`], `parse::truncate`), so the layer is the backstop, not the only
+//! guard. `--json` output is never cleaned: JSON escapes control characters
+//! and programs get the value exactly as the agent sent it.
 
+use std::borrow::Cow;
 use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -55,6 +70,7 @@ impl Out {
     /// # Errors
     /// When stdout fails.
     pub fn line(&mut self, text: &str) -> io::Result<()> {
+        let text = terminal_safe(text, self.color);
         self.w.write_all(text.as_bytes())?;
         self.w.write_all(b"\n")
     }
@@ -64,14 +80,7 @@ impl Out {
         if !self.color {
             return text.to_owned();
         }
-        let code = match style {
-            Style::Ok => "32",
-            Style::Warn => "33",
-            Style::Bad => "31",
-            Style::Dim => "2",
-            Style::Bold => "1",
-        };
-        format!("\x1b[{code}m{text}\x1b[0m")
+        format!("{}{text}{RESET}", style.sgr())
     }
 
     /// A progress bar over `len` items, hidden unless stderr is a terminal.
@@ -97,6 +106,63 @@ impl Out {
     }
 }
 
+/// The SGR sequence that ends a painted span.
+const RESET: &str = "\x1b[0m";
+
+/// Every escape sequence [`Out::paint`] emits (Note [Terminal safety]).
+const OWN_SGR: [&str; 6] = [
+    RESET,
+    Style::Ok.sgr(),
+    Style::Warn.sgr(),
+    Style::Bad.sgr(),
+    Style::Dim.sgr(),
+    Style::Bold.sgr(),
+];
+
+/// Whether `c` must not reach a terminal: C0 and C1 controls (but newline
+/// and tab), DEL, and the bidi embedding, override and isolate characters
+/// that reorder what is displayed.
+fn is_unsafe(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every character that could drive a terminal replaced by a
+/// space (Note [Terminal safety]); newline and tab are kept.
+pub fn clean(text: &str) -> Cow<'_, str> {
+    terminal_safe(text, false)
+}
+
+/// As [`clean`], but when `keep_own_colour` the exact SGR sequences of
+/// [`Out::paint`] pass through.
+fn terminal_safe(text: &str, keep_own_colour: bool) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if keep_own_colour && c == '\x1b' {
+            if let Some(seq) = OWN_SGR.iter().find(|s| rest.starts_with(**s)) {
+                out.push_str(seq);
+                rest = &rest[seq.len()..];
+                continue;
+            }
+        }
+        out.push(if is_unsafe(c) { ' ' } else { c });
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// Print one line for people on stderr, cleaned (Note [Terminal safety]).
+/// A failure to write to stderr is moot: there is nowhere left to say so.
+pub fn eprint(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_all(clean(text).as_bytes());
+    let _ = err.write_all(b"\n");
+}
+
 /// Text styles for people.
 #[derive(Debug, Clone, Copy)]
 pub enum Style {
@@ -110,4 +176,43 @@ pub enum Style {
     Dim,
     /// Emphasis.
     Bold,
+}
+
+impl Style {
+    /// The SGR sequence that starts this style.
+    const fn sgr(self) -> &'static str {
+        match self {
+            Style::Ok => "\x1b[32m",
+            Style::Warn => "\x1b[33m",
+            Style::Bad => "\x1b[31m",
+            Style::Dim => "\x1b[2m",
+            Style::Bold => "\x1b[1m",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_replaces_controls_and_bidi_overrides_but_keeps_newline_and_tab() {
+        let got = clean("a\x1b]0;title\x07b\x1b[2J\r\u{9b}c\u{202e}d\te\nf\u{7f}");
+        assert_eq!(got, "a ]0;title b [2J  c d\te\nf ");
+        assert!(matches!(clean("plain · text ✓"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn with_colour_only_our_own_sgr_sequences_pass() {
+        let ours = format!(
+            "{}ok{RESET} \x1b[2J \x1b[1;31m \x1b]0;t\x07",
+            Style::Ok.sgr()
+        );
+        let got = terminal_safe(&ours, true);
+        assert_eq!(got, "\x1b[32mok\x1b[0m  [2J  [1;31m  ]0;t ");
+        assert_eq!(
+            terminal_safe(&ours, false),
+            " [32mok [0m  [2J  [1;31m  ]0;t "
+        );
+    }
 }

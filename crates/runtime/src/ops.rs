@@ -50,12 +50,44 @@ pub struct TierConfig {
     pub disallowed_tools: Vec<String>,
 }
 
+/// The longest duration any setting may ask for: a year, in seconds.
+///
+/// Note \[Duration limits\]: every duration a user gives (`run --timeout`,
+/// `--pace`, `ask --timeout` and its backoffs, `memories prune --older-than`,
+/// and the ops config's `interval_secs`, `timeout_secs` and
+/// `cooldown_hours`) is at most a year. No agent run, retry wait or cycle
+/// needs more, and the bound keeps every conversion (`Duration`, timers,
+/// `Instant + Duration`, milliseconds as `i64`) far from overflow, so an
+/// out-of-range number is a usage error (exit 64) that names the option,
+/// never a panic.
+pub const MAX_DURATION_SECS: u64 = 365 * 86_400;
+
+/// The shortest pause between two ops cycles, seconds (Note \[Ops policy rules\]).
+pub const MIN_INTERVAL_SECS: u64 = 60;
+
 /// The supervisor's policies.
+///
+/// Note \[Ops policy rules\]: a policy is checked when the config loads,
+/// before the store is opened or any agent starts, and a bad one is refused
+/// (exit 64) naming the key:
+/// - `max_tier`: 1 to the number of `[[tiers]]`; unset means every tier.
+///   Above the tiers defined it would silently mean "all"; 0 would run
+///   nothing while looking enabled.
+/// - `cooldown_hours`: a finite number, 0 (no cooldown: every cycle may
+///   escalate again) up to a year. Negative or `nan` windows used to be read
+///   as "no window" and re-escalated every cycle.
+/// - `max_escalations_per_service`: at least 1 (use `max_tier = 1` to never
+///   escalate).
+/// - `timeout_secs`: unset (no timeout) or a finite number above 0, at most
+///   a year. `0`, negative and `nan` used to mean "no timeout at all".
+/// - `interval_secs` (top level): 60 s to a year. A faster loop restarts an
+///   agent that fails at once hundreds of times a minute (runaway API spend);
+///   for anything else run `--once` from cron or a systemd timer.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Policy {
-    /// Highest tier that may run.
-    pub max_tier: u32,
+    /// Highest tier that may run (default: the last tier).
+    pub max_tier: Option<u32>,
     /// Cooldown window, hours.
     pub cooldown_hours: f64,
     /// Escalations per service per window.
@@ -67,11 +99,62 @@ pub struct Policy {
 impl Default for Policy {
     fn default() -> Self {
         Policy {
-            max_tier: 3,
+            max_tier: None,
             cooldown_hours: 4.0,
             max_escalations_per_service: 2,
             timeout_secs: None,
         }
+    }
+}
+
+impl Policy {
+    /// The highest tier that may run, given how many tiers are defined.
+    pub fn max_tier(&self, tiers: usize) -> u32 {
+        let defined = u32::try_from(tiers).unwrap_or(u32::MAX);
+        self.max_tier.unwrap_or(defined).min(defined).max(1)
+    }
+
+    /// The session timeout, when one is set and in range.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout_secs
+            .filter(|t| *t > 0.0)
+            .and_then(|t| Duration::try_from_secs_f64(t).ok())
+    }
+
+    /// Check the rules of Note \[Ops policy rules\] against `tiers` defined tiers.
+    ///
+    /// # Errors
+    /// A message naming the first key that breaks them.
+    pub fn check(&self, tiers: usize) -> std::result::Result<(), String> {
+        const MAX_SECS: f64 = MAX_DURATION_SECS as f64;
+        if let Some(max) = self.max_tier {
+            if max == 0 || usize::try_from(max).is_ok_and(|m| m > tiers) {
+                return Err(format!(
+                    "`policy.max_tier` = {max}: must be between 1 and the number of [[tiers]] ({tiers})"
+                ));
+            }
+        }
+        let h = self.cooldown_hours;
+        if !(h.is_finite() && (0.0..=MAX_SECS / 3600.0).contains(&h)) {
+            return Err(format!(
+                "`policy.cooldown_hours` = {h}: must be a number of hours from 0 to {} (a year)",
+                MAX_DURATION_SECS / 3600
+            ));
+        }
+        if self.max_escalations_per_service == 0 {
+            return Err(
+                "`policy.max_escalations_per_service` = 0: must be at least 1 (to never escalate, set `policy.max_tier = 1`)"
+                    .into(),
+            );
+        }
+        if let Some(t) = self.timeout_secs {
+            if !(t.is_finite() && t > 0.0 && t <= MAX_SECS) {
+                return Err(format!(
+                    "`policy.timeout_secs` = {t}: must be a number of seconds above 0, at most {MAX_DURATION_SECS} (a year); leave it out for no timeout"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -148,6 +231,13 @@ impl OpsConfig {
         if cfg.tiers.is_empty() {
             return Err(bad("at least one [[tiers]] entry is needed".into()));
         }
+        if !(MIN_INTERVAL_SECS..=MAX_DURATION_SECS).contains(&cfg.interval_secs) {
+            return Err(bad(format!(
+                "`interval_secs` = {}: must be from {MIN_INTERVAL_SECS} to {MAX_DURATION_SECS} seconds (for one cycle at a time, use --once)",
+                cfg.interval_secs
+            )));
+        }
+        cfg.policy.check(cfg.tiers.len()).map_err(bad)?;
         if cfg.command.is_empty() {
             return Err(bad("`command` is empty".into()));
         }
@@ -346,11 +436,7 @@ impl Supervisor<'_> {
                 env: Vec::new(),
             }),
             log_dir: cfg.log_dir.clone(),
-            timeout: cfg
-                .policy
-                .timeout_secs
-                .filter(|t| t.is_finite() && *t > 0.0)
-                .map(Duration::from_secs_f64),
+            timeout: cfg.policy.timeout(),
             partial: false,
             handoff: cfg.state_dir.as_ref().map(|d| d.join("handoff.json")),
             escalated_for: Vec::new(),
@@ -371,11 +457,7 @@ impl Supervisor<'_> {
         let cfg = self.config;
         let profile = Profile::builtin(&cfg.profile)?;
         let validator = Validator::new(&profile.schema)?;
-        let max_tier = cfg
-            .policy
-            .max_tier
-            .min(u32::try_from(cfg.tiers.len()).unwrap_or(u32::MAX))
-            .max(1);
+        let max_tier = cfg.policy.max_tier(cfg.tiers.len());
         let mut sessions = Vec::new();
         let mut tier = 1u32;
         let mut parent: Option<String> = None;
@@ -468,5 +550,111 @@ impl Supervisor<'_> {
             sessions.push(outcome);
         }
         Ok(sessions)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_policies_name_their_key() {
+        let base = Policy::default();
+        let cases: Vec<(Policy, &str)> = vec![
+            (
+                Policy {
+                    max_tier: Some(0),
+                    ..base.clone()
+                },
+                "max_tier",
+            ),
+            (
+                Policy {
+                    max_tier: Some(4),
+                    ..base.clone()
+                },
+                "max_tier",
+            ),
+            (
+                Policy {
+                    cooldown_hours: -4.0,
+                    ..base.clone()
+                },
+                "cooldown_hours",
+            ),
+            (
+                Policy {
+                    cooldown_hours: f64::NAN,
+                    ..base.clone()
+                },
+                "cooldown_hours",
+            ),
+            (
+                Policy {
+                    cooldown_hours: 1e300,
+                    ..base.clone()
+                },
+                "cooldown_hours",
+            ),
+            (
+                Policy {
+                    max_escalations_per_service: 0,
+                    ..base.clone()
+                },
+                "max_escalations_per_service",
+            ),
+            (
+                Policy {
+                    timeout_secs: Some(0.0),
+                    ..base.clone()
+                },
+                "timeout_secs",
+            ),
+            (
+                Policy {
+                    timeout_secs: Some(-1.0),
+                    ..base.clone()
+                },
+                "timeout_secs",
+            ),
+            (
+                Policy {
+                    timeout_secs: Some(f64::NAN),
+                    ..base.clone()
+                },
+                "timeout_secs",
+            ),
+            (
+                Policy {
+                    timeout_secs: Some(1e300),
+                    ..base.clone()
+                },
+                "timeout_secs",
+            ),
+        ];
+        for (policy, key) in cases {
+            let err = policy.check(3).expect_err(key);
+            assert!(err.contains(&format!("`policy.{key}`")), "{err}");
+        }
+    }
+
+    #[test]
+    fn sane_policies_pass_and_max_tier_defaults_to_the_tiers() {
+        let p = Policy {
+            cooldown_hours: 0.0,
+            timeout_secs: Some(0.5),
+            ..Policy::default()
+        };
+        assert_eq!(p.check(1), Ok(()));
+        assert_eq!(p.max_tier(1), 1);
+        assert_eq!(Policy::default().max_tier(3), 3);
+        assert_eq!(p.timeout(), Some(Duration::from_millis(500)));
+        let top = Policy {
+            max_tier: Some(2),
+            timeout_secs: Some(MAX_DURATION_SECS as f64),
+            ..Policy::default()
+        };
+        assert_eq!(top.check(3), Ok(()));
+        assert_eq!(top.max_tier(3), 2);
     }
 }

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::args::{AskArgs, ProviderArg};
 use crate::exit::{CliError, Exit};
 use crate::input;
-use crate::output::{Out, Style};
+use crate::output::{Out, Style, clean};
 
 fn kind_of(p: ProviderArg) -> Kind {
     match p {
@@ -187,11 +187,11 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
             outcome
                 .error
                 .as_ref()
-                .map(|m| format!(": {m}"))
+                .map(|m| format!(": {}", clean(m)))
                 .unwrap_or_default()
         );
         for v in e.errors.iter().take(10) {
-            let _ = writeln!(err, "  {} {}", v.instance_path, v.message);
+            let _ = writeln!(err, "  {} {}", clean(&v.instance_path), clean(&v.message));
         }
         if let (Some(value), true) = (&e.value, e.method != Method::None) {
             out.line(&serde_json::to_string_pretty(value)?)?;

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::args::CheckArgs;
 use crate::commands::parse::truncate;
-use crate::commands::{extract, format_of};
+use crate::commands::{extract, format_of, report_bad_input};
 use crate::exit::{CliError, Exit};
 use crate::input;
 use crate::output::{Out, Style};
@@ -41,8 +41,11 @@ struct FileVerdict<'a> {
 
 /// Run `check`.
 ///
+/// A file that cannot be read is reported in its place, left out of the
+/// contradictions, and the rest go on (Note [Batch exit codes]).
+///
 /// # Errors
-/// A missing input, a bad schema, rule or option, or a failing output.
+/// A bad schema, rule or option, or a failing output.
 pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
     let selection = input::select(&args.schema)?;
     let contradictions = contradiction_options(args)?;
@@ -53,7 +56,6 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
         )
         .into());
     }
-    input::check_exist(&args.files)?;
     let opts = ExtractOptions {
         validator: selection.validator.as_ref(),
         markers: selection.markers,
@@ -75,13 +77,17 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
     bar.finish_and_clear();
     let mut exit = Exit::Ok;
     let mut extractions = Vec::with_capacity(results.len());
-    for (path, result) in args.files.iter().zip(results) {
-        let e = result?;
-        exit = exit.worst(extract::outcome(&e));
-        extractions.push((input::display(path), e));
-    }
     let mut with_findings = 0usize;
-    for (name, e) in &extractions {
+    for (path, result) in args.files.iter().zip(results) {
+        let e = match result {
+            Ok(e) => e,
+            Err(err) => {
+                exit = exit.worst(report_bad_input(&mut out, &bar, &err)?);
+                continue;
+            }
+        };
+        exit = exit.worst(extract::outcome(&e));
+        let name = input::display(path);
         with_findings += usize::from(!e.errors.is_empty());
         if out.json {
             out.json_line(&FileVerdict {
@@ -91,8 +97,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
                 errors: &e.errors,
             })?;
         } else {
-            human_file(&mut out, name, e)?;
+            human_file(&mut out, &name, &e)?;
         }
+        extractions.push((name, e));
     }
     let mut found = 0usize;
     if let Some(copts) = contradictions {

@@ -5,20 +5,24 @@ use std::path::{Path, PathBuf};
 use agentshape_core::decode::{DecodeOptions, Format};
 use agentshape_core::extract::{ExtractOptions, extract_run, extract_text};
 use agentshape_core::{Extraction, Method};
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::args::ExtractArgs;
 use crate::commands::parse::truncate;
-use crate::commands::{LineRead, format_of, par_lines, parse};
+use crate::commands::{LineRead, format_of, par_lines, parse, report_bad_input};
 use crate::exit::{CliError, Exit};
 use crate::input;
 use crate::output::{Out, Style};
 
 /// Run `extract`.
 ///
+/// A file that cannot be read is reported in its place and the rest go on
+/// (Note [Batch exit codes]).
+///
 /// # Errors
-/// A missing input, a bad schema or profile, or a failing stdout.
+/// A bad schema or profile, or a failing stdout.
 pub fn run(args: &ExtractArgs) -> anyhow::Result<Exit> {
     let selection = input::select(&args.schema)?;
     let files: Vec<PathBuf> = if args.files.is_empty() {
@@ -26,7 +30,6 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<Exit> {
     } else {
         args.files.clone()
     };
-    input::check_exist(&files)?;
     let opts = ExtractOptions {
         validator: selection.validator.as_ref(),
         markers: selection.markers,
@@ -57,7 +60,13 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<Exit> {
             .collect();
         for (path, result) in chunk.iter().zip(results) {
             bar.inc(1);
-            let extraction = result?;
+            let extraction = match result {
+                Ok(e) => e,
+                Err(e) => {
+                    exit = exit.worst(report_bad_input(&mut out, &bar, &e)?);
+                    continue;
+                }
+            };
             exit = exit.worst(outcome(&extraction));
             if out.json {
                 out.json_line(&extraction)?;
@@ -123,7 +132,10 @@ fn jsonl(
     opts: &ExtractOptions<'_>,
     out: &mut Out,
 ) -> anyhow::Result<Exit> {
-    let mut reader = input::open(path)?;
+    let mut reader = match input::open(path) {
+        Ok(r) => r,
+        Err(e) => return Ok(report_bad_input(out, &ProgressBar::hidden(), &e)?),
+    };
     let mut exit = Exit::Ok;
     let mut counts = Tally::default();
     let json = out.json;

@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::args::{LintArgs, ProviderArg};
 use crate::exit::Exit;
 use crate::input;
-use crate::output::{Out, Style};
+use crate::output::{Out, Style, eprint};
 
 /// The lint dialect of a `--provider` value.
 pub fn dialect_of(p: ProviderArg) -> Dialect {
@@ -46,7 +46,10 @@ pub fn run(args: &LintArgs) -> anyhow::Result<Exit> {
                 "changes": fixed.changes, "findings_before": findings, "findings": left,
             }))?;
         } else {
-            out.line(&serde_json::to_string_pretty(&fixed.schema)?)?;
+            // The schema is data for a file (`> fixed.json`), not text for
+            // people: written as is (JSON escapes control characters).
+            out.raw(serde_json::to_string_pretty(&fixed.schema)?.as_bytes())?;
+            out.raw(b"\n")?;
         }
         out.flush()?;
         return Ok(exit_of(&left));
@@ -95,16 +98,13 @@ fn exit_of(findings: &[Finding]) -> Exit {
 
 /// Findings left after `--fix` go to stderr, so stdout stays the schema.
 fn eprintln_finding(_out: &Out, f: &Finding) {
-    use std::io::Write;
     let at = if f.pointer.is_empty() {
         "(root)"
     } else {
         &f.pointer
     };
-    let _ = writeln!(
-        std::io::stderr(),
+    eprint(&format!(
         "agentshape: after fix: {at} [{}] {}",
-        f.rule,
-        f.message
-    );
+        f.rule, f.message
+    ));
 }

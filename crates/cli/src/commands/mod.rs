@@ -20,7 +20,8 @@ use clap::Parser;
 use clap::error::ErrorKind;
 
 use crate::args::{Cli, Command, FormatArg};
-use crate::exit::Exit;
+use crate::exit::{CliError, Exit};
+use crate::output::{Out, eprint};
 
 /// Parse `args` and run the command.
 ///
@@ -70,6 +71,41 @@ pub fn format_of(arg: FormatArg) -> Format {
         FormatArg::Ollama => Format::Ollama,
         FormatArg::Gemini => Format::Gemini,
         FormatArg::Text => Format::Text,
+    }
+}
+
+/// Report one input of a batch that could not be read, and go on (Note
+/// [Batch exit codes]): its error on stderr (above the progress bar) and,
+/// with `--json`, `{"file": ..., "input_error": "cannot read: ..."}` on stdout
+/// in its place. Returns the exit code it adds to the batch: 66.
+///
+/// # Errors
+/// When stdout fails.
+pub fn report_bad_input(
+    out: &mut Out,
+    bar: &indicatif::ProgressBar,
+    err: &CliError,
+) -> io::Result<Exit> {
+    bar.suspend(|| eprint(&format!("agentshape: {err}")));
+    if out.json {
+        let (file, reason) = match err {
+            CliError::NoInput { path, source } => (path.as_str(), io_reason(source)),
+            CliError::Usage(message) => ("-", message.clone()),
+        };
+        out.json_line(&serde_json::json!({
+            "file": file,
+            "input_error": format!("cannot read: {reason}"),
+        }))?;
+    }
+    Ok(Exit::NoInput)
+}
+
+/// An I/O error's text without the ` (os error N)` suffix the OS adds.
+fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_owned(),
+        _ => text,
     }
 }
 
@@ -197,6 +233,16 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn io_reasons_drop_the_os_error_number() {
+        let e = io::Error::from_raw_os_error(2);
+        assert_eq!(io_reason(&e), "No such file or directory");
+        assert_eq!(
+            io_reason(&io::Error::other("is a directory")),
+            "is a directory"
+        );
+    }
 
     fn lines(input: &[u8], limit: usize) -> Vec<(LineRead, Vec<u8>)> {
         let mut r = io::BufReader::with_capacity(3, input);

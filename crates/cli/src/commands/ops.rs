@@ -1,6 +1,5 @@
 //! `agentshape ops`: the tiered supervisor (seed 000).
 
-use std::io::Write;
 use std::time::Duration;
 
 use agentshape_runtime::hub::Hub;
@@ -11,7 +10,7 @@ use agentshape_store::SqliteStore;
 use crate::args::OpsArgs;
 use crate::commands::run::{listen, runner_error, runtime, session_exit};
 use crate::exit::{CliError, Exit};
-use crate::output::Out;
+use crate::output::{Out, clean, eprint};
 
 /// Run `ops`.
 ///
@@ -69,11 +68,10 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
             if args.once || interrupts.first().is_some() {
                 return Ok(());
             }
-            let _ = writeln!(
-                std::io::stderr(),
+            eprint(&format!(
                 "agentshape ops: next cycle in {} s",
                 config.interval_secs
-            );
+            ));
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_secs(config.interval_secs)) => {}
                 _ = interrupts.recv() => return Ok(()),
@@ -103,7 +101,7 @@ fn human(r: &OpsReport<'_>) -> String {
             format!(
                 "tier {tier} session {id}{parent}: {status} ({}) {}",
                 extraction_method.unwrap_or("none"),
-                summary.unwrap_or("")
+                clean(summary.unwrap_or("")).replace('\n', " ")
             )
         }
         OpsReport::Decision {
@@ -113,8 +111,9 @@ fn human(r: &OpsReport<'_>) -> String {
             detail,
             ..
         } => format!(
-            "tier {tier} asked to escalate [{}]: {decision}: {detail}",
-            services.join(", ")
+            "tier {tier} asked to escalate [{}]: {decision}: {}",
+            clean(&services.join(", ")),
+            clean(detail)
         ),
     }
 }

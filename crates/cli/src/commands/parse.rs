@@ -5,20 +5,21 @@ use agentshape_core::decode::{DecodeOptions, summarize_reader};
 use rayon::prelude::*;
 
 use crate::args::ParseArgs;
-use crate::commands::format_of;
+use crate::commands::{format_of, report_bad_input};
 use crate::exit::{CliError, Exit};
 use crate::input;
-use crate::output::{Out, Style};
+use crate::output::{Out, Style, clean};
 
 /// Run `parse`.
 ///
 /// Files are decoded in parallel (every core) in windows, and printed in the
-/// order given, so output is deterministic whatever the scheduling.
+/// order given, so output is deterministic whatever the scheduling. A file
+/// that cannot be read is reported in its place and the rest go on (Note
+/// [Batch exit codes]).
 ///
 /// # Errors
-/// A missing file (before any work), or a failing stdout.
+/// A failing stdout.
 pub fn run(args: &ParseArgs) -> anyhow::Result<Exit> {
-    input::check_exist(&args.files)?;
     let opts = DecodeOptions {
         max_line_bytes: args.max_line_bytes,
         ..DecodeOptions::default()
@@ -45,10 +46,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<Exit> {
                         human(&mut out, &summary)?;
                     }
                 }
-                Err(e) => {
-                    bar.suspend(|| eprintln!("agentshape: {e}"));
-                    exit = exit.worst(Exit::NoInput);
-                }
+                Err(e) => exit = exit.worst(report_bad_input(&mut out, &bar, &e)?),
             }
         }
     }
@@ -88,7 +86,7 @@ pub fn human(out: &mut Out, s: &RunSummary) -> std::io::Result<()> {
     let name = s.file.as_deref().unwrap_or("-");
     let mut head = vec![format!("{:?}", s.format).to_lowercase()];
     if let Some(m) = &s.model {
-        head.push(m.clone());
+        head.push(clean(m).into_owned());
     }
     if let Some(r) = &s.result {
         if let Some(t) = r.num_turns {
@@ -136,9 +134,10 @@ pub fn human(out: &mut Out, s: &RunSummary) -> std::io::Result<()> {
     Ok(())
 }
 
-/// At most `max` characters of `s`, with an ellipsis when cut, on one line.
+/// At most `max` characters of `s`, with an ellipsis when cut, on one line,
+/// cleaned for the terminal (Note [Terminal safety]).
 pub fn truncate(s: &str, max: usize) -> String {
-    let flat: String = s
+    let flat: String = clean(s)
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();

@@ -205,7 +205,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         loopflow::append(&args.actions_log, &verdict.entry)?;
         if let Some(w) = &verdict.warning {
             for line in w.lines() {
-                let _ = writeln!(std::io::stderr(), "[WARN] {line}");
+                crate::output::eprint(&format!("[WARN] {line}"));
             }
         }
         exit = match verdict.code {

@@ -13,6 +13,7 @@
 mod ask;
 mod ask_claude;
 mod check;
+mod cli_safety;
 mod core_safety;
 mod exit_codes;
 mod extract;

@@ -253,7 +253,7 @@ impl Validator {
             .map(|e| Violation {
                 instance_path: e.instance_path().as_str().to_owned(),
                 schema_path: e.schema_path().as_str().to_owned(),
-                message: one_line(&e.to_string()),
+                message: violation_message(&e),
                 kind: None,
                 rule: None,
             })
@@ -356,6 +356,65 @@ fn schema_error_message(e: &jsonschema::ValidationError<'_>) -> String {
         "" => what,
         at => format!("at `{at}`: {what}"),
     }
+}
+
+/// Note \[Message excerpts\]: jsonschema quotes the failing instance in its
+/// messages (`<instance> is not of type "integer"`), and an instance can be
+/// a 20 MB reply. A message therefore quotes at most [`EXCERPT_CHARS`]
+/// characters of the instance's JSON, then `…` (jsonschema's masked form with
+/// the excerpt as placeholder), and the whole message is cut at
+/// [`MESSAGE_CHARS`] with `…` (a list of unexpected keys can be long too).
+/// The instance is rendered into a bounded buffer that stops writing at the
+/// cap, so a huge instance costs no more than a small one; the instance path
+/// still says exactly where the error is.
+const EXCERPT_CHARS: usize = 200;
+
+/// The longest violation message, in characters (Note \[Message excerpts\]).
+const MESSAGE_CHARS: usize = 400;
+
+/// One line for a validation error, quoting at most an excerpt of the instance.
+fn violation_message(e: &jsonschema::ValidationError<'_>) -> String {
+    let text = match excerpt(e.instance()) {
+        None => e.to_string(),
+        Some(cut) => e.masked_with(cut).to_string(),
+    };
+    let line = one_line(&text);
+    match line.char_indices().nth(MESSAGE_CHARS) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line,
+    }
+}
+
+/// The instance's JSON cut to [`EXCERPT_CHARS`] characters and `…`, or
+/// `None` when it is short enough to quote whole.
+fn excerpt(instance: &Value) -> Option<String> {
+    /// A `fmt::Write` that refuses to grow past its limit, which stops the
+    /// serializer early.
+    struct Bounded {
+        text: String,
+        room: usize,
+    }
+    impl std::fmt::Write for Bounded {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            for c in s.chars() {
+                if self.room == 0 {
+                    return Err(std::fmt::Error);
+                }
+                self.text.push(c);
+                self.room -= 1;
+            }
+            Ok(())
+        }
+    }
+    let mut w = Bounded {
+        text: String::new(),
+        room: EXCERPT_CHARS,
+    };
+    if write!(w, "{instance}").is_ok() {
+        return None;
+    }
+    w.text.push('…');
+    Some(w.text)
 }
 
 /// Collapse a multi-line message into one line (schema errors are printed as one).
@@ -513,5 +572,41 @@ mod tests {
         assert!(!v.fits("/properties/x", &json!("1")));
         assert!(v.fits("/properties/a b%", &json!("s")));
         assert!(!v.fits("/properties/a b%", &json!(1)));
+    }
+
+    #[test]
+    fn messages_quote_an_excerpt_of_a_huge_instance() {
+        let v = Validator::new(&json!({
+            "properties": {"a": {"type": "integer"}},
+            "additionalProperties": false
+        }))
+        .unwrap();
+        let small = v.errors(&json!({"a": "x"}));
+        assert_eq!(small[0].message, r#""x" is not of type "integer""#);
+        let big = "y".repeat(1 << 20);
+        let many: serde_json::Map<String, Value> =
+            (0..5000).map(|i| (format!("k{i}"), json!(i))).collect();
+        let mut instance = json!({"a": big});
+        instance.as_object_mut().unwrap().extend(many);
+        let errs = v.errors(&instance);
+        assert_eq!(errs.len(), 2);
+        for e in &errs {
+            assert!(
+                e.message.chars().count() <= MESSAGE_CHARS + 1,
+                "{}",
+                e.message
+            );
+            assert!(e.message.contains('…'), "{}", e.message);
+        }
+        let type_error = &errs
+            .iter()
+            .find(|e| e.instance_path == "/a")
+            .unwrap()
+            .message;
+        assert!(type_error.starts_with(r#""yyyy"#), "{type_error}");
+        assert!(
+            type_error.ends_with(r#"yy… is not of type "integer""#),
+            "{type_error}"
+        );
     }
 }
