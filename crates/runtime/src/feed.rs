@@ -254,16 +254,15 @@ fn capped_body<T: Serialize>(body: &T, cap: usize) -> (String, bool) {
     let Ok(mut value) = serde_json::to_value(body) else {
         return (json!({"truncated": true, "bytes": total}).to_string(), true);
     };
-    // Cut long strings shorter until the whole fits.
+    if let Value::Object(m) = &mut value {
+        m.insert("truncated".to_owned(), Value::Bool(true));
+        m.insert("bytes".to_owned(), json!(total));
+    }
+    // Cut long strings shorter, in place, until the whole fits.
     let mut limit = cap / 2;
     while limit >= 16 {
-        let mut v = value.clone();
-        cut_strings(&mut v, limit);
-        if let Value::Object(m) = &mut v {
-            m.insert("truncated".to_owned(), Value::Bool(true));
-            m.insert("bytes".to_owned(), json!(total));
-        }
-        let text = v.to_string();
+        cut_strings(&mut value, limit);
+        let text = value.to_string();
         if text.len() <= cap {
             return (text, true);
         }

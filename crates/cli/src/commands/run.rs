@@ -82,7 +82,9 @@ pub fn listen(rt: &tokio::runtime::Runtime) -> anyhow::Result<Interrupts> {
 /// store: the defaults, with `AGENTSHAPE_HEARTBEAT_MS` and
 /// `AGENTSHAPE_FEED_FLUSH_MS` (milliseconds) for tests that watch a run's
 /// heartbeat or feed. Read here, in the binary, so the libraries stay free
-/// of the environment; an unparsable or zero value keeps the default.
+/// of the environment; an unparsable or zero value keeps the default, and
+/// the heartbeat is never slower than the default (readers call a session
+/// `lost` after three default beats: the store's Note \[Lost sessions\]).
 pub fn feed_options() -> FeedOptions {
     let ms = |name: &str| {
         std::env::var(name)
@@ -93,7 +95,7 @@ pub fn feed_options() -> FeedOptions {
     };
     let d = FeedOptions::default();
     FeedOptions {
-        heartbeat: ms("AGENTSHAPE_HEARTBEAT_MS").unwrap_or(d.heartbeat),
+        heartbeat: ms("AGENTSHAPE_HEARTBEAT_MS").map_or(d.heartbeat, |h| h.min(d.heartbeat)),
         flush: ms("AGENTSHAPE_FEED_FLUSH_MS").unwrap_or(d.flush),
         ..d
     }

@@ -175,3 +175,53 @@ fn heartbeats_and_lines_reach_the_store_while_the_run_runs() {
     let rows = sql(&db, "SELECT status, heartbeat_at FROM sessions");
     assert_eq!(rows, vec![vec!["completed", "NULL"]]);
 }
+
+#[test]
+fn partial_objects_are_fed_between_the_events_as_the_hub_gets_them() {
+    let lines = [
+        r#"{"type":"system","subtype":"init","session_id":"p"}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"StructuredOutput","input":{}}}}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"summary\": \"jelly"}}}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"fin down\", \"events\": []}"}}}"#,
+        r#"{"type":"result","subtype":"success","is_error":false,"structured_output":{"summary":"jellyfin down","events":[]}}"#,
+    ];
+    let t = crate::temp_file(&(lines.join("\n") + "\n"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let out = crate::agentshape()
+        .args([
+            "run",
+            "--partial",
+            "--live",
+            "--session-id",
+            "p",
+            "--replay",
+        ])
+        .arg(t.path())
+        .arg("--store")
+        .arg(&db)
+        .arg("--log-dir")
+        .arg(dir.path().join("logs"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let fed: Vec<Value> = whole_feed(&db)
+        .iter()
+        .filter(|r| r.kind == "event" || r.kind == "partial")
+        .map(|r| serde_json::from_str(&r.body).unwrap())
+        .collect();
+    let hub: Vec<Value> = err
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["kind"] == "event" || v["kind"] == "partial")
+        .map(|mut v| {
+            let m = v.as_object_mut().unwrap();
+            m.remove("session_id");
+            m.remove("seq");
+            v
+        })
+        .collect();
+    assert!(fed.iter().any(|v| v["kind"] == "partial"), "{fed:?}");
+    assert_eq!(fed, hub);
+}
