@@ -41,6 +41,7 @@ fn main() {
         handoff: None,
         escalated_for: Vec::new(),
         process: ProcessOptions::default(),
+        feed: agentshape_runtime::feed::FeedOptions::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -6,6 +6,7 @@
 //! core never depends on this crate.
 
 pub mod error;
+pub mod feed;
 pub mod forensic;
 pub mod hub;
 pub mod ingest;

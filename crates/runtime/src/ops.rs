@@ -380,6 +380,8 @@ pub struct Supervisor<'a> {
     pub hub: &'a Hub,
     /// How agents are run (grace periods, the interrupts to honour).
     pub process: ProcessOptions,
+    /// Heartbeat and live-feed intervals (Note \[Live feed\] in `feed`).
+    pub feed: crate::feed::FeedOptions,
 }
 
 impl Supervisor<'_> {
@@ -441,6 +443,7 @@ impl Supervisor<'_> {
             handoff: cfg.state_dir.as_ref().map(|d| d.join("handoff.json")),
             escalated_for: Vec::new(),
             process: self.process.clone(),
+            feed: self.feed.clone(),
         })
     }
 

@@ -38,6 +38,7 @@ use agentshape_store::{
 use serde_json::{Value, json};
 
 use crate::error::Result;
+use crate::feed::{FeedOptions, FeedQueue, FeedStats};
 use crate::forensic::{ForensicLog, SessionMeta};
 use crate::hub::{Hub, HubBody};
 use crate::partial::PartialTracker;
@@ -169,6 +170,9 @@ pub struct SessionSpec<'a> {
     pub escalated_for: Vec<String>,
     /// Grace periods, the stderr cap and the interrupts to honour.
     pub process: ProcessOptions,
+    /// Heartbeat and live-feed intervals and bounds, used with a store
+    /// (Note \[Live feed\] in `feed`).
+    pub feed: FeedOptions,
 }
 
 /// What a session produced.
@@ -189,6 +193,8 @@ pub struct SessionOutcome {
     pub log_path: PathBuf,
     /// The missing executable, for [`Ending::NotFound`].
     pub not_found: Option<String>,
+    /// What the live feed got, when a store was given.
+    pub feed: Option<FeedStats>,
 }
 
 struct Pipeline<'h> {
@@ -199,6 +205,8 @@ struct Pipeline<'h> {
     id: String,
     partial: Option<PartialTracker>,
     events: Vec<agentshape_core::Event>,
+    /// The store's live feed, when there is a store (Note \[Live feed\]).
+    feed: Option<FeedQueue>,
 }
 
 impl LineSink for Pipeline<'_> {
@@ -236,20 +244,24 @@ impl Pipeline<'_> {
     fn publish(&mut self, e: agentshape_core::Event) {
         if let Some(p) = &mut self.partial {
             if let Some(snap) = p.feed(&e) {
-                self.hub.publish(
-                    &self.id,
-                    HubBody::Partial {
-                        value: snap.value,
-                        fields: snap.fields,
-                    },
-                );
+                self.send(HubBody::Partial {
+                    value: snap.value,
+                    fields: snap.fields,
+                });
             }
         }
-        if self.hub.has_subscribers() {
-            self.hub
-                .publish(&self.id, HubBody::Event { event: e.clone() });
+        if self.hub.has_subscribers() || self.feed.is_some() {
+            self.send(HubBody::Event { event: e.clone() });
         }
         self.builder.push(e);
+    }
+
+    /// To the live feed (queued) and the hub: the same body for both.
+    fn send(&self, body: HubBody) {
+        if let Some(f) = &self.feed {
+            f.push(&body);
+        }
+        self.hub.publish(&self.id, body);
     }
 }
 
@@ -300,6 +312,9 @@ pub async fn run_session(
         Source::Spawn(_) => Some(log.create_stderr()?),
         Source::Replay { .. } => None,
     };
+    let feed = store
+        .is_some()
+        .then(|| FeedQueue::new(&spec.id, spec.feed.clone()));
     let mut pipe = Pipeline {
         log,
         decoder: Decoder::new(spec.agent.format(), DecodeOptions::default()),
@@ -310,6 +325,7 @@ pub async fn run_session(
             .partial
             .then(|| PartialTracker::new(spec.validator.map(Validator::schema))),
         events: Vec::new(),
+        feed: feed.clone(),
     };
     let mut store = store;
     let store_failed = |source| crate::Error::StoreWrite {
@@ -330,14 +346,11 @@ pub async fn run_session(
         s.start_session(&running).map_err(store_failed)?;
     }
     let stream = process::stream(&spec.source, spec.timeout, &spec.process, stderr, &mut pipe);
-    let streamed = match store.as_mut() {
-        Some(s) => {
+    let streamed = match (store.as_mut(), &feed) {
+        (Some(s), Some(feed)) => {
             tokio::pin!(stream);
-            let every = Duration::from_millis(
-                u64::try_from(agentshape_store::HEARTBEAT_INTERVAL_MS).unwrap_or(5_000),
-            );
-            let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-            beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            let mut beat = ticker(spec.feed.heartbeat);
+            let mut flush = ticker(spec.feed.flush);
             loop {
                 tokio::select! {
                     streamed = &mut stream => break streamed?,
@@ -345,10 +358,13 @@ pub async fn run_session(
                         // A missed beat is harmless: the next one tries again.
                         let _ = s.heartbeat(&spec.id, &time::now());
                     }
+                    // Note [Live feed] in `feed`: a full batch or a tick, whichever first.
+                    _ = flush.tick() => feed.flush(&mut **s, FLUSH_BATCHES),
+                    () = feed.batch_ready() => feed.flush(&mut **s, FLUSH_BATCHES),
                 }
             }
         }
-        None => stream.await?,
+        _ => stream.await?,
     };
     let ending = streamed.ending;
     meta.stderr_dropped_bytes = streamed.stderr_dropped;
@@ -413,6 +429,10 @@ pub async fn run_session(
             extraction_method: record.extraction_method.clone(),
         },
     );
+    // Every line before the outcome (Note [Live feed] in `feed`).
+    if let (Some(s), Some(f)) = (store.as_mut(), &feed) {
+        f.drain(&mut **s);
+    }
     let mut store_error = None;
     let report = match store {
         Some(s) => match s.write_session(&record) {
@@ -438,7 +458,21 @@ pub async fn run_session(
         store_error,
         log_path,
         not_found,
+        feed: feed.as_ref().map(FeedQueue::stats),
     })
+}
+
+/// At most this many feed batches are written per wake of the select loop,
+/// so a backlog does not keep the agent's stream unread for long.
+const FLUSH_BATCHES: usize = 16;
+
+/// An interval whose first tick is one period away and that skips missed
+/// ticks (a zero period is taken as 1 ms).
+fn ticker(every: Duration) -> tokio::time::Interval {
+    let every = every.max(Duration::from_millis(1));
+    let mut t = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    t
 }
 
 /// The final status (Note \[Session status\]).

@@ -335,6 +335,17 @@ pub trait Store: Send {
     /// When the database cannot be written.
     fn append_feed(&mut self, entries: &[FeedEntry]) -> Result<()>;
 
+    /// Like [`Store::append_feed`], but with the heartbeat's short patience
+    /// and no retry: a session's live lines are flushed beside the agent's
+    /// stream, which must not wait on a busy store (the caller keeps the
+    /// entries and tries again; runtime's Note \[Live feed\]).
+    ///
+    /// # Errors
+    /// When the database cannot be written now.
+    fn append_feed_now(&mut self, entries: &[FeedEntry]) -> Result<()> {
+        self.append_feed(entries)
+    }
+
     /// Feed rows with an id greater than `after_id`, oldest first, at most
     /// `limit`: resuming from the last id seen has no gap and no duplicate.
     ///

@@ -530,6 +530,29 @@ impl Store for SqliteStore {
         })
     }
 
+    fn append_feed_now(&mut self, entries: &[FeedEntry]) -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let what = || format!("appending {} feed entries", entries.len());
+        // Short patience, no retry: see the trait's doc.
+        self.conn
+            .busy_timeout(Duration::from_millis(250))
+            .context(what)?;
+        let result = (|| {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .context(what)?;
+            for e in entries {
+                feed_insert(&tx, e).context(what)?;
+            }
+            tx.commit().context(what)
+        })();
+        self.conn.busy_timeout(self.patience.busy).context(what)?;
+        result
+    }
+
     fn feed_after(&self, after_id: i64, limit: usize) -> Result<Vec<FeedRow>> {
         let ctx = || format!("reading the feed after {after_id}");
         if self.version < 2 {

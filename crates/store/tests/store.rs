@@ -332,6 +332,29 @@ mod many_writers {
     }
 
     #[test]
+    fn append_feed_now_fails_fast_on_a_busy_store_and_writes_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("now.db");
+        let mut s = SqliteStore::open(&path).unwrap();
+        let entry = FeedEntry {
+            session_id: "s".into(),
+            kind: "event".into(),
+            body: "{}".into(),
+            created_at: "2025-07-14T03:00:00.000Z".into(),
+        };
+        let other = rusqlite::Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let t = std::time::Instant::now();
+        let err = s.append_feed_now(std::slice::from_ref(&entry)).unwrap_err();
+        assert!(err.is_busy(), "{err}");
+        // The heartbeat's patience (250 ms), not the write's (5 s, retried).
+        assert!(t.elapsed() < std::time::Duration::from_secs(4));
+        other.execute_batch("ROLLBACK").unwrap();
+        s.append_feed_now(&[entry]).unwrap();
+        assert_eq!(s.feed_after(0, 10).unwrap().len(), 1);
+    }
+
+    #[test]
     fn feed_after_resumes_without_gap_or_duplicate() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("feed.db");

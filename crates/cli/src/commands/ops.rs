@@ -40,6 +40,7 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
             interrupts: Some(interrupts.clone()),
             ..ProcessOptions::default()
         },
+        feed: crate::commands::run::feed_options(),
     };
     let mut exit = Exit::Ok;
     rt.block_on(async {

@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::time::Duration;
 
+use agentshape_runtime::feed::FeedOptions;
 use agentshape_runtime::forensic::check_session_id;
 use agentshape_runtime::hub::Hub;
 use agentshape_runtime::loopflow;
@@ -75,6 +76,29 @@ pub fn session_exit(outcome: &SessionOutcome) -> Exit {
 pub fn listen(rt: &tokio::runtime::Runtime) -> anyhow::Result<Interrupts> {
     let _guard = rt.enter();
     Ok(Interrupts::listen()?)
+}
+
+/// The heartbeat and live-feed intervals of a session that writes to a
+/// store: the defaults, with `AGENTSHAPE_HEARTBEAT_MS` and
+/// `AGENTSHAPE_FEED_FLUSH_MS` (milliseconds) for tests that watch a run's
+/// heartbeat or feed. Read here, in the binary, so the libraries stay free
+/// of the environment; an unparsable or zero value keeps the default, and
+/// the heartbeat is never slower than the default (readers call a session
+/// `lost` after three default beats: the store's Note \[Lost sessions\]).
+pub fn feed_options() -> FeedOptions {
+    let ms = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&n| n > 0)
+            .map(Duration::from_millis)
+    };
+    let d = FeedOptions::default();
+    FeedOptions {
+        heartbeat: ms("AGENTSHAPE_HEARTBEAT_MS").map_or(d.heartbeat, |h| h.min(d.heartbeat)),
+        flush: ms("AGENTSHAPE_FEED_FLUSH_MS").unwrap_or(d.flush),
+        ..d
+    }
 }
 
 /// Errors of the runner that are the user's to fix: a bad or reused
@@ -169,6 +193,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         handoff: None,
         escalated_for: Vec::new(),
         process: ProcessOptions::default(),
+        feed: feed_options(),
     };
     let rt = runtime()?;
     let interrupts = listen(&rt)?;

@@ -17,6 +17,7 @@ mod cli_safety;
 mod core_safety;
 mod exit_codes;
 mod extract;
+mod feed;
 mod flows;
 mod lint;
 mod ops;

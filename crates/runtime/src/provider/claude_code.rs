@@ -160,6 +160,7 @@ impl ClaudeCode {
             handoff: None,
             escalated_for: Vec::new(),
             process: ProcessOptions::default(),
+            feed: crate::feed::FeedOptions::default(),
         };
         let outcome = run_session(&spec, None, &Hub::default()).await;
         if temporary {
