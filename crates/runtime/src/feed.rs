@@ -172,9 +172,14 @@ impl FeedQueue {
     }
 
     /// Write pending entries, oldest first, a batch per transaction, at most
-    /// `max_batches` batches. Stops at the first failure, which is counted:
-    /// those entries stay first in the queue for the next try.
+    /// `max_batches` batches, each with the store's short patience so a busy
+    /// store never holds up the agent's stream. Stops at the first failure,
+    /// which is counted: those entries stay first in the queue for the next try.
     pub fn flush(&self, store: &mut dyn Store, max_batches: usize) {
+        self.write(store, max_batches, false);
+    }
+
+    fn write(&self, store: &mut dyn Store, max_batches: usize, patient: bool) {
         for _ in 0..max_batches {
             let batch: Vec<FeedEntry> = {
                 let mut p = self.lock();
@@ -190,7 +195,11 @@ impl FeedQueue {
             if batch.is_empty() {
                 return;
             }
-            let ok = store.append_feed_now(&batch).is_ok();
+            let ok = if patient {
+                store.append_feed(&batch).is_ok()
+            } else {
+                store.append_feed_now(&batch).is_ok()
+            };
             let mut p = self.lock();
             if !ok {
                 p.stats.failed_flushes += 1;
@@ -201,9 +210,12 @@ impl FeedQueue {
         }
     }
 
-    /// Write everything left (before the session's final row).
+    /// Write everything left (before the session's final row), with the
+    /// store's full busy timeout and retries: the stream has ended, so
+    /// waiting costs the agent nothing, and the last lines are the ones a
+    /// watcher wants most.
     pub fn drain(&self, store: &mut dyn Store) {
-        self.flush(store, usize::MAX);
+        self.write(store, usize::MAX, true);
     }
 
     /// Entries waiting.
