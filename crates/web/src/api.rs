@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::{State, auth, feed};
@@ -192,9 +193,10 @@ async fn feed_sse(
         Some(n) => n,
         None => read(&state, query::feed_max_id).await?,
     };
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<_, Infallible>>(256);
+    let (tx, rx) = tokio::sync::mpsc::channel(256);
     feed::spawn_client(Arc::clone(&state), after, tx);
-    Ok(Sse::new(ReceiverStream::new(rx))
+    let events = ReceiverStream::new(rx).map(|row| Ok::<_, Infallible>(feed::event_of(&row)));
+    Ok(Sse::new(events)
         .keep_alive(KeepAlive::new().interval(state.keep_alive))
         .into_response())
 }

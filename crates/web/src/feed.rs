@@ -11,7 +11,6 @@
 //! the store from its last id, so it misses nothing either. Feed ids are
 //! committed in order (SQLite has one writer), so "after the last id" is exact.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -87,7 +86,8 @@ pub(crate) fn event_of(row: &FeedRow) -> Event {
         .data(data.to_string())
 }
 
-type Sink = mpsc::Sender<Result<Event, Infallible>>;
+/// Rows for one client, in order; the handler turns them into SSE events.
+pub(crate) type Sink = mpsc::Sender<Arc<FeedRow>>;
 
 /// Send the stored rows after `*last` to the client; `false` once the client is gone.
 async fn catch_up(state: &Arc<State>, last: &mut i64, out: &Sink) -> bool {
@@ -105,10 +105,11 @@ async fn catch_up(state: &Arc<State>, last: &mut i64, out: &Sink) -> bool {
         };
         let full = rows.len() == PAGE;
         for row in rows {
-            if out.send(Ok(event_of(&row))).await.is_err() {
+            let id = row.id;
+            if out.send(Arc::new(row)).await.is_err() {
                 return false;
             }
-            *last = row.id;
+            *last = id;
         }
         if !full {
             return true;
@@ -134,10 +135,11 @@ pub(crate) fn spawn_client(state: Arc<State>, after: i64, out: Sink) {
                 match got {
                     Ok(row) if row.id <= last => {}
                     Ok(row) => {
-                        if out.send(Ok(event_of(&row))).await.is_err() {
+                        let id = row.id;
+                        if out.send(row).await.is_err() {
                             return;
                         }
-                        last = row.id;
+                        last = id;
                     }
                     // Too slow for the channel: back to the store.
                     Err(broadcast::error::RecvError::Lagged(_)) => break,
@@ -146,4 +148,74 @@ pub(crate) fn spawn_client(state: Arc<State>, after: i64, out: Sink) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use agentshape_store::{FeedEntry, SqliteStore};
+
+    fn entry(i: usize) -> FeedEntry {
+        FeedEntry {
+            session_id: "s".into(),
+            kind: "event".into(),
+            body: format!("{{\"n\":{i}}}"),
+            created_at: "2025-07-14T03:12:00.000Z".into(),
+        }
+    }
+
+    /// Note [One tailer]: a client too slow for the channel loses nothing
+    /// and repeats nothing: it reads what it missed from the store.
+    #[tokio::test]
+    async fn a_lagging_client_gets_every_row_once_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("feed.db");
+        let mut writer = SqliteStore::open(&path).unwrap();
+        let entries: Vec<FeedEntry> = (0..50).map(entry).collect();
+        writer.append_feed(&entries[..10]).unwrap();
+        let (tail, _) = broadcast::channel(2);
+        let state = Arc::new(State {
+            store: path,
+            token: None,
+            keep_alive: Duration::from_secs(15),
+            tail,
+        });
+        // A one-row channel: the client blocks while we publish 40 rows on
+        // a broadcast channel that keeps 2, so it must lag.
+        let (tx, mut rx) = mpsc::channel(1);
+        spawn_client(Arc::clone(&state), 0, tx);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        writer.append_feed(&entries[10..]).unwrap();
+        for row in writer.feed_after(10, 100).unwrap() {
+            let _ = state.tail.send(Arc::new(row));
+        }
+        let mut ids = Vec::new();
+        while ids.len() < 50 {
+            let row = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            ids.push(row.id);
+        }
+        assert_eq!(ids, (1..=50).collect::<Vec<i64>>());
+        // Nothing more: the rows still in the channel were skipped as seen.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), rx.recv())
+                .await
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn an_event_survives_a_kind_with_a_line_break_and_a_body_that_is_not_json() {
+        let row = FeedRow {
+            id: 7,
+            session_id: "s".into(),
+            kind: "ev\nil".into(),
+            body: "not json".into(),
+            created_at: "t".into(),
+        };
+        let _ = event_of(&row);
+    }
 }

@@ -122,8 +122,34 @@ fn a_run_streams_live_in_order_and_a_reconnect_gets_exactly_the_rest() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // A second client drops after the `started` row, while the run runs,
+    // and resumes from the last id it saw.
+    let mut early = rt
+        .block_on(client.get(format!("{base}/api/feed?after=0")).send())
+        .unwrap();
+    let first = rt.block_on(read_events(&mut early, "started"));
+    drop(early);
+    let mut again = rt
+        .block_on(
+            client
+                .get(format!("{base}/api/feed"))
+                .header("Last-Event-ID", first.last().unwrap().0.to_string())
+                .send(),
+        )
+        .unwrap();
+    let second = rt.block_on(read_events(&mut again, "ended"));
     let events = rt.block_on(read_events(&mut feed, "ended"));
     assert!(run.wait().unwrap().success());
+    let ids = |evs: &[Sse]| evs.iter().map(|e| e.0).collect::<Vec<_>>();
+    assert_eq!(
+        [ids(&first), ids(&second)].concat(),
+        ids(&events),
+        "a reconnect mid-run gets exactly the rest"
+    );
+    assert!(
+        second.len() > 1,
+        "the reconnect came before the end: {second:?}"
+    );
     let kinds: Vec<&str> = events.iter().map(|e| e.1.as_str()).collect();
     assert_eq!(kinds.first(), Some(&"started"), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"ended"), "{kinds:?}");
