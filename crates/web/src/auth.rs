@@ -11,6 +11,29 @@ use axum::response::{IntoResponse, Response};
 use crate::State;
 use crate::api::ApiError;
 
+/// The token `serve` requires: redacted in `Debug`, compared only in
+/// constant time, so neither a log line nor a timing gives it away.
+#[derive(Clone)]
+pub struct Token(String);
+
+impl Token {
+    /// Wrap a token.
+    pub fn new(token: impl Into<String>) -> Self {
+        Token(token.into())
+    }
+
+    /// Whether `given` is this token, in constant time.
+    pub fn matches(&self, given: &str) -> bool {
+        constant_time_eq(given.as_bytes(), self.0.as_bytes())
+    }
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token([REDACTED])")
+    }
+}
+
 /// Equal in time that depends only on the lengths, not on where the bytes
 /// differ: a remote caller cannot find the token a byte at a time.
 pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -33,7 +56,7 @@ pub(crate) async fn require_token(
     req: Request,
     next: Next,
 ) -> Response {
-    let Some(expected) = state.token.as_deref() else {
+    let Some(expected) = state.token.as_ref() else {
         return next.run(req).await;
     };
     let from_header = bearer(req.headers()).map(str::to_owned);
@@ -42,7 +65,7 @@ pub(crate) async fn require_token(
             .ok()
             .and_then(|Query(mut q)| q.remove("token"))
     });
-    if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
+    if given.is_some_and(|g| expected.matches(&g)) {
         next.run(req).await
     } else {
         let mut res =
@@ -57,7 +80,14 @@ pub(crate) async fn require_token(
 
 #[cfg(test)]
 mod tests {
-    use super::constant_time_eq;
+    use super::{Token, constant_time_eq};
+
+    #[test]
+    fn a_token_never_shows_in_debug() {
+        let t = Token::new("hunter2-token");
+        assert!(!format!("{t:?}").contains("hunter2"));
+        assert!(t.matches("hunter2-token") && !t.matches("hunter2"));
+    }
 
     #[test]
     fn equal_only_when_every_byte_is() {

@@ -21,6 +21,7 @@
 
 mod api;
 mod auth;
+pub mod error;
 mod feed;
 
 use std::net::SocketAddr;
@@ -32,13 +33,16 @@ use std::time::Duration;
 use agentshape_store::{FeedRow, SqliteStore};
 use tokio::sync::broadcast;
 
+pub use auth::Token;
+pub use error::Error;
+
 /// How `serve` runs.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The SQLite store (created and migrated when missing).
     pub store: PathBuf,
     /// The bearer token every request needs (Note \[Token\]); `None`: no check.
-    pub token: Option<String>,
+    pub token: Option<Token>,
     /// How often the tailer polls the feed table.
     pub poll: Duration,
     /// SSE keep-alive comment interval: proxies drop silent connections.
@@ -57,30 +61,11 @@ impl Config {
     }
 }
 
-/// Why `serve` could not start or stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The address could not be bound (in use, not ours, no permission).
-    #[error("cannot listen on {addr}: {source}")]
-    Bind {
-        /// The address asked for.
-        addr: SocketAddr,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The store could not be opened or read at start.
-    #[error(transparent)]
-    Store(#[from] agentshape_store::Error),
-    /// The server failed while accepting connections.
-    #[error("serving: {0}")]
-    Serve(std::io::Error),
-}
-
 /// What every handler shares.
 #[derive(Debug)]
 pub(crate) struct State {
     pub(crate) store: PathBuf,
-    pub(crate) token: Option<String>,
+    pub(crate) token: Option<Token>,
     pub(crate) keep_alive: Duration,
     /// Rows published by the one tailer (Note \[One tailer\]).
     pub(crate) tail: broadcast::Sender<Arc<FeedRow>>,

@@ -3,7 +3,7 @@
 //! this module checks the address against the token, prints where it
 //! listens and runs until SIGINT or SIGTERM.
 
-use agentshape_web::{Config, Error};
+use agentshape_web::{Config, Error, Token};
 
 use crate::args::ServeArgs;
 use crate::exit::{CliError, Exit};
@@ -31,7 +31,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         .into());
     }
     let mut config = Config::new(args.store);
-    config.token = token;
+    config.token = token.map(Token::new);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

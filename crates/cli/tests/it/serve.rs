@@ -329,3 +329,43 @@ fn with_a_token_every_request_needs_it() {
         200
     );
 }
+
+#[test]
+fn serve_answers_while_a_writer_holds_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("busy.db");
+    let server = serve(&db, &[]);
+    let base = server.base.clone();
+    // A writer in the middle of a long transaction: WAL readers do not wait on it.
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    writer
+        .execute(
+            "INSERT INTO feed (session_id, kind, body, created_at) VALUES ('w', 'line', '{}', 't')",
+            [],
+        )
+        .unwrap();
+    let rt = rt();
+    let client = reqwest::Client::new();
+    let status = |path: &str| {
+        let url = format!("{base}{path}");
+        rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(3), client.get(url).send()).await
+        })
+        .unwrap()
+        .unwrap()
+        .status()
+        .as_u16()
+    };
+    assert_eq!(status("/api/sessions"), 200);
+    assert_eq!(status("/api/sessions/w"), 404);
+    assert_eq!(status("/api/memories"), 200);
+    // Once committed, the row reaches a feed opened from the start.
+    writer.execute_batch("COMMIT").unwrap();
+    let mut feed = rt
+        .block_on(client.get(format!("{base}/api/feed?after=0")).send())
+        .unwrap();
+    let got = rt.block_on(read_events(&mut feed, "line"));
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].2["session_id"], "w");
+}
