@@ -153,6 +153,13 @@ pub enum Command {
         agentshape sessions --store ops.db --json\n  \
         agentshape run --replay examples/fenced-only.ndjson --profile claude-ops && agentshape sessions")]
     Sessions(SessionsArgs),
+    /// Serve the store as a JSON API and its live feed as Server-Sent Events (no HTML pages yet).
+    #[command(after_help = "Examples:\n  \
+        agentshape serve\n  \
+        agentshape serve --store ops.db --addr 127.0.0.1:8080\n  \
+        agentshape serve --addr 0.0.0.0:7878 --token \"$(cat ~/.agentshape-token)\"\n  \
+        curl -N http://127.0.0.1:7878/api/feed?after=0")]
+    Serve(ServeArgs),
 }
 
 /// `--provider` values.
@@ -496,6 +503,21 @@ pub struct SessionsArgs {
     pub log_dir: PathBuf,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// SQLite database (created when missing).
+    #[arg(long, value_name = "DB", default_value = "agentshape.db")]
+    pub store: PathBuf,
+    /// Address to listen on; port 0 picks a free port. Anything but a
+    /// loopback address needs --token.
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:7878")]
+    pub addr: std::net::SocketAddr,
+    /// Token every request must carry (`Authorization: Bearer T`, or
+    /// `?token=T` for `EventSource`).
+    #[arg(long, value_name = "T")]
+    pub token: Option<String>,
 }
 
 #[cfg(test)]

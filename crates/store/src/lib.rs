@@ -25,6 +25,7 @@
 
 pub mod error;
 pub mod memory;
+pub mod query;
 pub mod sqlite;
 pub mod time;
 

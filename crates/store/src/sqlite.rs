@@ -116,7 +116,7 @@ pub struct SqliteStore {
     conn: Connection,
     /// The schema version of the file (lower than the known one only for a
     /// read-only store of an older build, which cannot be migrated).
-    version: i64,
+    pub(crate) version: i64,
     patience: Patience,
 }
 

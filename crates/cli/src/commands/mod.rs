@@ -9,6 +9,7 @@ mod memories;
 mod ops;
 mod parse;
 mod run;
+mod serve;
 mod sessions;
 mod validate;
 
@@ -56,6 +57,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Ingest(a) => ingest::run(&a),
         Command::Memories(a) => memories::run(&a),
         Command::Sessions(a) => sessions::run(&a),
+        Command::Serve(a) => serve::run(a),
     }
 }
 

@@ -25,6 +25,7 @@ mod parse;
 mod process_safety;
 mod provider_safety;
 mod run;
+mod serve;
 mod sessions;
 mod store_safety;
 mod validate;

@@ -1,0 +1,70 @@
+//! `agentshape serve`: the store as a JSON API and its live feed as SSE
+//! (issue 9, first slice; no HTML pages yet). The server is `agentshape-web`;
+//! this module checks the address against the token, prints where it
+//! listens and runs until SIGINT or SIGTERM.
+
+use agentshape_web::{Config, Error, Token};
+
+use crate::args::ServeArgs;
+use crate::exit::{CliError, Exit};
+use crate::output::eprint;
+
+/// Run `serve`.
+///
+/// # Errors
+/// 64 for a non-loopback address without `--token` or an empty token; store
+/// failures with their own codes; an address that cannot be bound.
+pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
+    let token = match args.token {
+        Some(t) if t.trim().is_empty() => {
+            return Err(CliError::Usage("--token must not be empty".to_owned()).into());
+        }
+        t => t,
+    };
+    // Anyone who can reach a non-loopback address could read every prompt
+    // and answer in the store: refuse rather than expose it by accident.
+    if !args.addr.ip().is_loopback() && token.is_none() {
+        return Err(CliError::Usage(format!(
+            "refusing to serve on {} without --token: only loopback addresses (127.0.0.1, ::1) may go without one",
+            args.addr
+        ))
+        .into());
+    }
+    let mut config = Config::new(args.store);
+    config.token = token.map(Token::new);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let served = rt.block_on(async {
+        let bound = agentshape_web::bind(args.addr, config).await?;
+        let addr = bound.local_addr()?;
+        // Tests and scripts read this line to find a port 0 server.
+        eprint(&format!("agentshape: listening on http://{addr}"));
+        bound.run(stopped()).await
+    });
+    // Dropping the runtime does not wait for SSE client tasks: they never end by themselves.
+    rt.shutdown_background();
+    match served {
+        Ok(()) => Ok(Exit::Ok),
+        // The store's own error, so the exit code is its kind's (65, 73, 75...).
+        Err(Error::Store(e)) => Err(e.into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Completes on SIGINT or SIGTERM: stopping a server is its normal end.
+async fn stopped() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+}

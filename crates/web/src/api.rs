@@ -1,0 +1,202 @@
+//! The routes: JSON reads and the SSE feed. Every failure is a JSON
+//! `{"error": ...}` with a 4xx for what the client got wrong; a 5xx only
+//! when the store itself fails (503 while it is busy).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use agentshape_store::query::{self, SessionFilter};
+use agentshape_store::{ErrorKind, SqliteStore};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State as AxState};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::{State, auth, feed};
+
+/// An error answer: a status and a message, as JSON.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            Json(serde_json::json!({ "error": self.message })),
+        )
+            .into_response()
+    }
+}
+
+impl From<agentshape_store::Error> for ApiError {
+    fn from(e: agentshape_store::Error) -> Self {
+        let status = match e.kind() {
+            ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+/// A query string that does not parse (`limit=-1`, `after=x`): 400, as JSON.
+fn bad_query(e: &QueryRejection) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, e.body_text())
+}
+
+/// Run a read on a fresh read-only connection, off the async threads.
+async fn read<T: Send + 'static>(
+    state: &Arc<State>,
+    f: impl FnOnce(&SqliteStore) -> agentshape_store::Result<T> + Send + 'static,
+) -> Result<T, ApiError> {
+    let st = Arc::clone(state);
+    tokio::task::spawn_blocking(move || f(&st.open()?))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(ApiError::from)
+}
+
+/// The app: every route behind the token check.
+pub(crate) fn router(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/api/sessions", get(sessions))
+        .route("/api/sessions/{id}", get(session))
+        .route("/api/events", get(events))
+        .route("/api/memories", get(memories))
+        .route("/api/feed", get(feed_sse))
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            auth::require_token,
+        ))
+        .with_state(state)
+}
+
+#[derive(Debug, Deserialize)]
+struct SessionsQuery {
+    status: Option<String>,
+    limit: Option<usize>,
+    before: Option<String>,
+}
+
+/// `GET /api/sessions`: newest first; `next` is the `before` of the next page.
+async fn sessions(
+    AxState(state): AxState<Arc<State>>,
+    q: Result<Query<SessionsQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(|e| bad_query(&e))?;
+    let limit = q.limit.unwrap_or(50).clamp(1, query::MAX_LIMIT);
+    let filter = SessionFilter {
+        status: q.status.filter(|s| !s.is_empty()),
+        limit,
+        before: q.before.filter(|s| !s.is_empty()),
+    };
+    let rows = read(&state, move |s| query::sessions(s, &filter)).await?;
+    let next = (rows.len() == limit)
+        .then(|| rows.last().map(|r| r.id.clone()))
+        .flatten();
+    Ok(Json(serde_json::json!({ "sessions": rows, "next": next })).into_response())
+}
+
+/// `GET /api/sessions/{id}`: 404 for an unknown id.
+async fn session(
+    AxState(state): AxState<Arc<State>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let key = id.clone();
+    match read(&state, move |s| query::session(s, &key)).await? {
+        Some(detail) => Ok(Json(detail).into_response()),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no session `{id}`"),
+        )),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct EventsQuery {
+    level: Option<String>,
+    limit: Option<usize>,
+}
+
+/// `GET /api/events`: newest first.
+async fn events(
+    AxState(state): AxState<Arc<State>>,
+    q: Result<Query<EventsQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(|e| bad_query(&e))?;
+    let level = q.level.filter(|s| !s.is_empty());
+    let limit = q.limit.unwrap_or(100);
+    let rows = read(&state, move |s| query::events(s, level.as_deref(), limit)).await?;
+    Ok(Json(serde_json::json!({ "events": rows })).into_response())
+}
+
+/// `GET /api/memories`: active first, most confident first.
+async fn memories(AxState(state): AxState<Arc<State>>) -> Result<Response, ApiError> {
+    let rows = read(&state, query::memories).await?;
+    Ok(Json(serde_json::json!({ "memories": rows })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct FeedQuery {
+    after: Option<i64>,
+}
+
+/// `GET /api/feed`: SSE from after `Last-Event-ID` (a reconnecting
+/// `EventSource` sends it, and it wins over the URL's `after`), else after
+/// `?after=`, else only rows appended from now on.
+async fn feed_sse(
+    AxState(state): AxState<Arc<State>>,
+    headers: HeaderMap,
+    q: Result<Query<FeedQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(|e| bad_query(&e))?;
+    let resume = match headers.get("last-event-id") {
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<i64>().ok())
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "Last-Event-ID must be a feed id (a non-negative integer)",
+                    )
+                })?,
+        ),
+        None => q.after,
+    };
+    let after = match resume {
+        Some(n) if n < 0 => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "after must be a non-negative integer",
+            ));
+        }
+        Some(n) => n,
+        None => read(&state, query::feed_max_id).await?,
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel(256);
+    feed::spawn_client(Arc::clone(&state), after, tx);
+    let events = ReceiverStream::new(rx).map(|row| Ok::<_, Infallible>(feed::event_of(&row)));
+    Ok(Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(state.keep_alive))
+        .into_response())
+}

@@ -1,0 +1,156 @@
+//! # agentshape-web
+//!
+//! `agentshape serve` (issue 9, first slice): a JSON API over the store and
+//! the store's live feed as Server-Sent Events. No HTML yet.
+//!
+//! - `GET /api/sessions?status=&limit=&before=`, `GET /api/sessions/{id}`,
+//!   `GET /api/events?level=&limit=`, `GET /api/memories`: read through
+//!   [`agentshape_store::query`] on a read-only connection per request, so a
+//!   request never waits on another and never writes.
+//! - `GET /api/feed?after=`: the feed rows as SSE, `id:` = feed row id
+//!   (Note \[One tailer\]).
+//!
+//! Note \[Token\]: when a token is set every request, SSE included, must carry
+//! it (`Authorization: Bearer T`, or `?token=T` because `EventSource` cannot
+//! set headers). It is compared in constant time and never logged or echoed.
+//! Refusing a non-loopback address without a token is the caller's job (the
+//! CLI exits 64): this crate serves whatever it is given.
+
+// No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
+#![forbid(unsafe_code)]
+
+mod api;
+mod auth;
+pub mod error;
+mod feed;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use agentshape_store::{FeedRow, SqliteStore};
+use tokio::sync::broadcast;
+
+pub use auth::Token;
+pub use error::Error;
+
+/// How `serve` runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The SQLite store (created and migrated when missing).
+    pub store: PathBuf,
+    /// The bearer token every request needs (Note \[Token\]); `None`: no check.
+    pub token: Option<Token>,
+    /// How often the tailer polls the feed table.
+    pub poll: Duration,
+    /// SSE keep-alive comment interval: proxies drop silent connections.
+    pub keep_alive: Duration,
+}
+
+impl Config {
+    /// The defaults for a store: poll every 100 ms, keep-alive every 15 s.
+    pub fn new(store: PathBuf) -> Self {
+        Config {
+            store,
+            token: None,
+            poll: Duration::from_millis(100),
+            keep_alive: Duration::from_secs(15),
+        }
+    }
+}
+
+/// What every handler shares.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) store: PathBuf,
+    pub(crate) token: Option<Token>,
+    pub(crate) keep_alive: Duration,
+    /// Rows published by the one tailer (Note \[One tailer\]).
+    pub(crate) tail: broadcast::Sender<Arc<FeedRow>>,
+}
+
+impl State {
+    /// A fresh read-only connection: cheap, and under WAL it never waits on writers.
+    pub(crate) fn open(&self) -> agentshape_store::Result<SqliteStore> {
+        SqliteStore::open_read_only(&self.store)
+    }
+}
+
+/// A bound, not yet serving, server: the address is known before the first
+/// request (port 0 picks a free one).
+#[derive(Debug)]
+pub struct Bound {
+    listener: tokio::net::TcpListener,
+    state: Arc<State>,
+    poll: Duration,
+    start_after: i64,
+}
+
+/// Open (creating and migrating if needed) the store and bind `addr`.
+///
+/// # Errors
+/// [`Error::Store`] when the store cannot be opened; [`Error::Bind`].
+pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
+    let path = config.store.clone();
+    // Created here so the read-only connections below always find a
+    // migrated file, even when `serve` starts before any `run`.
+    let start_after = tokio::task::spawn_blocking(move || -> Result<i64, Error> {
+        drop(SqliteStore::open(&path)?);
+        let store = SqliteStore::open_read_only(&path)?;
+        Ok(agentshape_store::query::feed_max_id(&store)?)
+    })
+    .await
+    .map_err(|e| Error::Serve(std::io::Error::other(e)))??;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| Error::Bind { addr, source })?;
+    let (tail, _) = broadcast::channel(feed::CHANNEL);
+    Ok(Bound {
+        listener,
+        state: Arc::new(State {
+            store: config.store,
+            token: config.token,
+            keep_alive: config.keep_alive,
+            tail,
+        }),
+        poll: config.poll,
+        start_after,
+    })
+}
+
+/// Stops the tailer thread when the server stops, however it stops.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Bound {
+    /// The address actually bound.
+    ///
+    /// # Errors
+    /// When the socket cannot say (should not happen once bound).
+    pub fn local_addr(&self) -> Result<SocketAddr, Error> {
+        self.listener.local_addr().map_err(Error::Serve)
+    }
+
+    /// Serve until `shutdown` completes. Open SSE streams are not waited
+    /// for: they never end by themselves.
+    ///
+    /// # Errors
+    /// [`Error::Serve`] when accepting fails for good.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let _guard = StopOnDrop(Arc::clone(&stop));
+        feed::spawn_tailer(&self.state, self.start_after, self.poll, stop);
+        let app = api::router(Arc::clone(&self.state));
+        tokio::select! {
+            r = axum::serve(self.listener, app) => r.map_err(Error::Serve),
+            () = shutdown => Ok(()),
+        }
+    }
+}
