@@ -12,9 +12,8 @@ use serde_json::Value;
 use crate::run::{example, sql};
 
 fn spawn_run(db: &Path, logs: &Path, id: &str, pace: &str) -> std::process::Command {
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("agentshape"));
-    cmd.current_dir(crate::repo_root())
-        .args(["run", "--replay"])
+    let mut cmd = crate::agentshape_std();
+    cmd.args(["run", "--replay"])
         .arg(example("healthy-structured.ndjson"))
         .args(["--pace", pace, "--live", "--store"])
         .arg(db)

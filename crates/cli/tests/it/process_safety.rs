@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::cargo::CommandCargoExt;
 
 use crate::run::{example, fake_agent, sql};
-use crate::{agentshape, json_lines, repo_root};
+use crate::{agentshape, json_lines, repo_root, wait_until};
 
 /// A temp dir with a store and a log folder (not created: `run` creates it).
 struct Env {
@@ -64,15 +64,6 @@ fn wait_guarded(child: Child, guard: Duration) -> Output {
     } else {
         signal(pid, "KILL");
         panic!("agentshape run (pid {pid}) still running after {guard:?}");
-    }
-}
-
-/// Poll `cond` until it holds, failing the test after `guard`.
-fn wait_until(what: &str, guard: Duration, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < guard, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

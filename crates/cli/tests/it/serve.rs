@@ -26,8 +26,7 @@ impl Drop for Server {
 
 /// Start `serve` on port 0 and wait for its `listening on` line.
 fn serve(db: &Path, extra: &[&str]) -> Server {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("agentshape"))
-        .current_dir(crate::repo_root())
+    let mut child = crate::agentshape_std()
         .args(["serve", "--addr", "127.0.0.1:0", "--store"])
         .arg(db)
         .args(extra)
@@ -110,8 +109,7 @@ fn a_run_streams_live_in_order_and_a_reconnect_gets_exactly_the_rest() {
             .unwrap()
             .starts_with("text/event-stream")
     );
-    let mut run = std::process::Command::new(assert_cmd::cargo::cargo_bin("agentshape"))
-        .current_dir(crate::repo_root())
+    let mut run = crate::agentshape_std()
         .args(["run", "--replay"])
         .arg(example("healthy-structured.ndjson"))
         .args(["--pace", "50", "--session-id", "live-1", "--store"])

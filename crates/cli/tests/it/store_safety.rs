@@ -4,15 +4,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::run::{example, sql};
 use crate::{agentshape, json_lines};
 
 fn bin() -> std::process::Command {
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("agentshape"));
-    cmd.current_dir(crate::repo_root());
-    cmd
+    crate::agentshape_std()
 }
 
 fn spawn_run(db: &Path, logs: &Path, id: &str) -> Child {
@@ -74,13 +72,9 @@ fn twenty_parallel_runs_on_an_existing_store_store_every_session() {
     assert_eq!(sql(&db, "SELECT COUNT(*) FROM sessions"), vec![vec!["21"]]);
 }
 
-fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+fn wait_for(what: &str, ok: impl FnMut() -> bool) {
     // A hang guard only: the condition normally holds within a second.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::wait_until(what, Duration::from_secs(60), ok);
 }
 
 #[test]
