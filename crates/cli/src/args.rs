@@ -515,9 +515,19 @@ pub struct ServeArgs {
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:7878")]
     pub addr: std::net::SocketAddr,
     /// Token every request must carry (`Authorization: Bearer T`, or
-    /// `?token=T` for `EventSource`).
-    #[arg(long, value_name = "T")]
+    /// `?token=T` once in a browser, which then keeps it in a cookie).
+    /// Prefer the environment variable: a flag is visible to `ps`.
+    #[arg(
+        long,
+        value_name = "T",
+        env = "AGENTSHAPE_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
+    /// Folder of JSON Schemas the schema builder opens and saves into
+    /// (created when missing). Without it the builder cannot save.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
 }
 
 #[cfg(test)]

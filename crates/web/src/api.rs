@@ -18,7 +18,7 @@ use serde::Deserialize;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::{State, auth, feed};
+use crate::{State, assets, auth, builder, feed, pages, playground, security};
 
 /// An error answer: a status and a message, as JSON.
 #[derive(Debug)]
@@ -81,11 +81,16 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/api/events", get(events))
         .route("/api/memories", get(memories))
         .route("/api/feed", get(feed_sse))
+        .route("/assets/{name}", get(assets::asset))
+        .merge(pages::routes())
+        .merge(builder::routes())
+        .merge(playground::routes())
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
             auth::require_token,
         ))
+        .layer(axum::middleware::from_fn(security::headers))
         .with_state(state)
 }
 

@@ -179,6 +179,7 @@ mod tests {
             store: path,
             token: None,
             keep_alive: Duration::from_secs(15),
+            schemas: None,
             tail,
         });
         // A one-row channel: the client blocks while we publish 40 rows on

@@ -1,7 +1,8 @@
 //! # agentshape-web
 //!
-//! `agentshape serve` (issue 9, first slice): a JSON API over the store and
-//! the store's live feed as Server-Sent Events. No HTML yet.
+//! `agentshape serve` (issue 9): the dashboard's pages, rendered on the
+//! server, over a JSON API on the store and the store's live feed as
+//! Server-Sent Events, plus the schema builder and the playground.
 //!
 //! - `GET /api/sessions?status=&limit=&before=`, `GET /api/sessions/{id}`,
 //!   `GET /api/events?level=&limit=`, `GET /api/memories`: read through
@@ -11,18 +12,27 @@
 //!   (Note \[One tailer\]).
 //!
 //! Note \[Token\]: when a token is set every request, SSE included, must carry
-//! it (`Authorization: Bearer T`, or `?token=T` because `EventSource` cannot
-//! set headers). It is compared in constant time and never logged or echoed.
-//! Refusing a non-loopback address without a token is the caller's job (the
-//! CLI exits 64): this crate serves whatever it is given.
+//! it (`Authorization: Bearer T`, the `agentshape_token` cookie, or `?token=T`,
+//! which also sets that cookie so a browser opens the dashboard once with the
+//! token in the URL and then browses normally). It is compared in constant
+//! time and never logged or echoed. Without a token, only loopback `Host`
+//! names are served (DNS rebinding). Whatever the token, a request that
+//! changes something (saving a schema) needs same-origin proof or a bearer
+//! header (CSRF). Refusing a non-loopback address without a token is the
+//! caller's job (the CLI exits 64): this crate serves whatever it is given.
 
 // No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
 #![forbid(unsafe_code)]
 
 mod api;
+mod assets;
 mod auth;
+mod builder;
 pub mod error;
 mod feed;
+mod pages;
+mod playground;
+mod security;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -47,6 +57,9 @@ pub struct Config {
     pub poll: Duration,
     /// SSE keep-alive comment interval: proxies drop silent connections.
     pub keep_alive: Duration,
+    /// The folder the schema builder opens and saves schemas in; `None`:
+    /// the builder still builds, lints and downloads, but cannot save.
+    pub schemas: Option<PathBuf>,
 }
 
 impl Config {
@@ -57,6 +70,7 @@ impl Config {
             token: None,
             poll: Duration::from_millis(100),
             keep_alive: Duration::from_secs(15),
+            schemas: None,
         }
     }
 }
@@ -67,6 +81,9 @@ pub(crate) struct State {
     pub(crate) store: PathBuf,
     pub(crate) token: Option<Token>,
     pub(crate) keep_alive: Duration,
+    /// `--schemas`: see [`Config::schemas`].
+    #[expect(dead_code, reason = "read by the schema builder, being built")]
+    pub(crate) schemas: Option<PathBuf>,
     /// Rows published by the one tailer (Note \[One tailer\]).
     pub(crate) tail: broadcast::Sender<Arc<FeedRow>>,
 }
@@ -113,6 +130,7 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
             store: config.store,
             token: config.token,
             keep_alive: config.keep_alive,
+            schemas: config.schemas,
             tail,
         }),
         poll: config.poll,

@@ -32,6 +32,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     }
     let mut config = Config::new(args.store);
     config.token = token.map(Token::new);
+    if let Some(dir) = &args.schemas {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::Usage(format!(
+                "--schemas {}: cannot create the folder: {e}",
+                dir.display()
+            ))
+        })?;
+    }
+    config.schemas = args.schemas;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

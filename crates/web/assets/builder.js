@@ -1,0 +1,2 @@
+// The schema builder: filled in with the builder page.
+export {};

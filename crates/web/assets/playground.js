@@ -1,0 +1,2 @@
+// The playground: filled in with the playground page.
+export {};

@@ -1,0 +1,99 @@
+//! The HTML pages (issue 9, item 3-5), rendered on the server with maud so
+//! every interpolated string is escaped (Note \[CSP\] in `security`). Each
+//! page has a JSON twin under `/api/`; a page reads the same store queries.
+//!
+//! Every page is `layout(..)` around its body: one stylesheet, the nav, and
+//! the page's own script module from `/assets/` (never inline script).
+
+mod builder;
+mod events;
+mod memories;
+mod overview;
+mod playground;
+mod session;
+mod sessions;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use maud::{DOCTYPE, Markup, html};
+
+use crate::State;
+
+/// The pages' routes (merged into the app by `api::router`).
+pub(crate) fn routes() -> Router<Arc<State>> {
+    Router::new()
+        .route("/", get(overview::page))
+        .route("/sessions", get(sessions::page))
+        .route("/sessions/{id}", get(session::page))
+        .route("/events", get(events::page))
+        .route("/memories", get(memories::page))
+        .route("/builder", get(builder::page))
+        .route("/playground", get(playground::page))
+}
+
+/// Which nav entry is highlighted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Nav {
+    Overview,
+    Sessions,
+    Events,
+    Memories,
+    Builder,
+    Playground,
+}
+
+const NAV: &[(Nav, &str, &str)] = &[
+    (Nav::Overview, "/", "Overview"),
+    (Nav::Sessions, "/sessions", "Sessions"),
+    (Nav::Events, "/events", "Events"),
+    (Nav::Memories, "/memories", "Memories"),
+    (Nav::Builder, "/builder", "Schema builder"),
+    (Nav::Playground, "/playground", "Playground"),
+];
+
+/// The page around `body`: title, nav, stylesheet, and the script modules
+/// named in `scripts` (file names under `/assets/`).
+pub(crate) fn layout(title: &str, active: Nav, scripts: &[&str], body: &Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · agentshape" }
+                link rel="stylesheet" href="/assets/app.css";
+                @for s in scripts {
+                    script type="module" src={ "/assets/" (s) } {}
+                }
+            }
+            body data-page=(title) {
+                header.top {
+                    a.brand href="/" { "agentshape" }
+                    nav {
+                        @for (nav, href, label) in NAV {
+                            a href=(href) class=[(*nav == active).then_some("active")] { (label) }
+                        }
+                    }
+                    span #live-status .live { }
+                }
+                main { (body) }
+            }
+        }
+    }
+}
+
+/// An HTML error page with its status (404 for an unknown session, 503
+/// while the store is busy): a page, not JSON, because a person reads it.
+#[expect(dead_code, reason = "used by the session page, being built")]
+pub(crate) fn error_page(status: StatusCode, message: &str) -> Response {
+    let body = html! {
+        h1 { (status.as_u16()) " " (status.canonical_reason().unwrap_or("")) }
+        p #error-message { (message) }
+        p { a href="/" { "Back to the overview" } }
+    };
+    (status, layout("Error", Nav::Overview, &[], &body)).into_response()
+}
