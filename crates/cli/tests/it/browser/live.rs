@@ -115,7 +115,7 @@ fn a_running_session_appears_live_and_its_lines_arrive_one_by_one_in_order() {
     browser.wait_js(
         "#session running",
         r#"const s = document.querySelector('#session[data-session-id="live-browser"]');
-           return s !== null && s.dataset.status === 'running' && document.querySelector('#verdict') === null;"#,
+           return s !== null && s.dataset.status === 'running' && document.querySelector('#verdict[data-valid]') === null;"#,
     );
 
     // Line k+1 of the transcript (the init line is line 1) is written only
