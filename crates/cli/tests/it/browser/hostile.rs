@@ -51,16 +51,23 @@ fn assert_not_pwned(browser: &Browser, when: &str) {
     assert_eq!(bad, "", "{when}");
 }
 
-/// Wait until `#transcript` (`root`'s textContent) holds every literal.
+/// Wait until `root`'s textContent holds `literal`, failing at once if the
+/// page shows an injection meanwhile (rather than after the hang guard).
 fn wait_literal(browser: &Browser, root: &str, literal: &str) {
     let (r, l) = (
         serde_json::to_string(root).unwrap(),
         serde_json::to_string(literal).unwrap(),
     );
-    browser.wait_js(
+    let got = browser.wait_js(
         &format!("{literal:?} as text in {root}"),
-        &format!("const e = document.querySelector({r}); return e !== null && e.textContent.includes({l});"),
+        &format!(
+            "const bad = (() => {{ {CHECK_JS} }})();
+             if (bad) return 'injected: ' + bad;
+             const e = document.querySelector({r});
+             return e !== null && e.textContent.includes({l}) ? 'ok' : null;"
+        ),
     );
+    assert_eq!(got, "ok", "while waiting for {literal:?} in {root}");
 }
 
 #[test]

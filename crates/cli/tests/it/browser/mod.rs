@@ -500,6 +500,12 @@ impl Browser {
             "Page.addScriptToEvaluateOnNewDocument",
             json!({"source": INIT_SCRIPT}),
         );
+        // The viewport itself is WIDTH×HEIGHT (the window size includes
+        // chromium's own frame even when headless).
+        browser.cdp(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": false}),
+        );
         browser
     }
 
@@ -683,8 +689,11 @@ impl Browser {
         assert!(problems.is_empty(), "{page}: {problems:#?}");
     }
 
-    /// A PNG of the window.
+    /// A PNG of the window, scrolled to the top with nothing focused.
     pub(crate) fn screenshot(&self, path: &Path) {
+        self.js("if (document.activeElement) document.activeElement.blur();
+             window.scrollTo(0, 0);
+             return true;");
         let png = self
             .rt
             .block_on(self.client().screenshot())

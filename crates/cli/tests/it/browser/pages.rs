@@ -52,3 +52,28 @@ fn every_page_loads_with_no_csp_violation_and_no_console_error() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The overview's cost chart is drawn server-side as inline SVG: in a real
+/// browser its bars must render (an SVG element written as an HTML void tag,
+/// `<line>` without `/>`, swallows everything after it and draws nothing).
+#[test]
+fn the_cost_chart_renders_its_bars() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("chart.db");
+    let logs = dir.path().join("logs");
+    replay(&db, &logs, "healthy-structured.ndjson", "chart-healthy");
+    let server = serve(&db, &[]);
+    let mut browser = Browser::open(&server.base);
+    browser.goto("/");
+    browser.find("#cost-chart svg");
+    let drawn = browser.js(
+        "return Array.from(document.querySelectorAll('#cost-chart svg rect')).filter((r) => {
+           const b = r.getBoundingClientRect(); return b.width > 0 && b.height > 0;
+         }).length;",
+    );
+    assert!(
+        drawn.as_u64().unwrap() > 0,
+        "no bar of #cost-chart is drawn for a day with a cost"
+    );
+    browser.assert_clean("/");
+}
