@@ -200,6 +200,23 @@ fn building_a_schema_with_clicks_previews_and_saves_it() {
     let mut want2 = want.clone();
     want2["properties"]["title"]["description"] = json!("What happened");
     let preview2 = wait_preview(&browser, &["title", "severity", "count"], &want2);
+    // Cancel first: nothing is written, the page says the file exists.
+    browser.click("#save");
+    let asked = browser.dismiss_dialog("the overwrite confirmation");
+    assert!(
+        asked.contains("incident"),
+        "the dialog names the schema: {asked:?}"
+    );
+    browser.wait_js(
+        "#save-status exists",
+        "const s = document.querySelector('#save-status'); return s !== null && s.dataset.state === 'exists';",
+    );
+    assert_eq!(
+        read_json(&file),
+        Some(preview.clone()),
+        "a cancelled overwrite writes nothing"
+    );
+    // Then accept: it is overwritten.
     browser.click("#save");
     let asked = browser.accept_dialog("the overwrite confirmation");
     assert!(

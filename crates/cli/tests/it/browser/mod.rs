@@ -643,10 +643,24 @@ impl Browser {
 
     /// Wait for a dialog, accept it, and return its text.
     pub(crate) fn accept_dialog(&self, what: &str) -> String {
+        self.answer_dialog(what, true)
+    }
+
+    /// Wait for a dialog, dismiss it (Cancel), and return its text.
+    pub(crate) fn dismiss_dialog(&self, what: &str) -> String {
+        self.answer_dialog(what, false)
+    }
+
+    fn answer_dialog(&self, what: &str, accept: bool) -> String {
         let start = Instant::now();
         loop {
             if let Some(text) = self.dialog() {
-                self.rt.block_on(self.client().accept_alert()).unwrap();
+                let answered = if accept {
+                    self.rt.block_on(self.client().accept_alert())
+                } else {
+                    self.rt.block_on(self.client().dismiss_alert())
+                };
+                answered.unwrap_or_else(|e| panic!("answering {what}: {e}"));
                 return text;
             }
             assert!(start.elapsed() < GUARD, "no dialog for {what}");
