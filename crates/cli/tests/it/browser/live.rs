@@ -109,9 +109,12 @@ fn a_running_session_appears_live_and_its_lines_arrive_one_by_one_in_order() {
              && r.querySelector('a[href="/sessions/live-browser"]') !== null
              && r.querySelector('.status') !== null;"#,
     );
-    browser.click(
-        r#"#sessions tbody tr[data-session-id="live-browser"] a[href="/sessions/live-browser"]"#,
+    // The list stays open in its tab; the session opens in another.
+    let href = browser.js(
+        r#"return document.querySelector('#sessions tbody tr[data-session-id="live-browser"] a[href="/sessions/live-browser"]').getAttribute('href');"#,
     );
+    let list_tab = browser.new_tab();
+    browser.goto(href.as_str().unwrap());
     browser.wait_js(
         "#session running",
         r#"const s = document.querySelector('#session[data-session-id="live-browser"]');
@@ -185,4 +188,14 @@ fn a_running_session_appears_live_and_its_lines_arrive_one_by_one_in_order() {
         "after the reload: every line once, in order"
     );
     browser.assert_clean("/sessions/live-browser");
+
+    // The list page, never reloaded, shows the session's end too.
+    browser.switch_to(list_tab);
+    browser.wait_js(
+        "the live-browser row completed in #sessions",
+        r#"const r = document.querySelector('#sessions tbody tr[data-session-id="live-browser"]');
+           return r !== null && r.dataset.status === 'completed'
+             && r.querySelector('.status').textContent.includes('completed');"#,
+    );
+    browser.assert_clean("/sessions");
 }

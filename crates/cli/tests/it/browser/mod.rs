@@ -496,17 +496,48 @@ impl Browser {
             _profile: profile,
             _slot: slot,
         };
-        browser.cdp(
+        browser.prepare_tab();
+        browser
+    }
+
+    /// Open a new tab with the same init script and viewport, switch to
+    /// it, and return the handle of the tab it came from.
+    pub(crate) fn new_tab(&mut self) -> fantoccini::wd::WindowHandle {
+        let client = self.client.as_ref().unwrap();
+        let (from, tab) = self
+            .rt
+            .block_on(async {
+                let from = client.window().await?;
+                let tab = client.new_window(true).await?;
+                client.switch_to_window(tab.handle.clone()).await?;
+                Ok::<_, fantoccini::error::CmdError>((from, tab))
+            })
+            .unwrap_or_else(|e| panic!("new tab: {e}"));
+        drop(tab);
+        self.prepare_tab();
+        from
+    }
+
+    /// Switch to the tab `handle`.
+    pub(crate) fn switch_to(&self, handle: fantoccini::wd::WindowHandle) {
+        self.rt
+            .block_on(self.client().switch_to_window(handle))
+            .unwrap_or_else(|e| panic!("switch tab: {e}"));
+    }
+
+    /// The init script (Note [Browser problems]) and the viewport, for the
+    /// current tab (CDP commands apply to one tab).
+    fn prepare_tab(&mut self) {
+        self.cdp(
             "Page.addScriptToEvaluateOnNewDocument",
             json!({"source": INIT_SCRIPT}),
         );
         // The viewport itself is WIDTH×HEIGHT (the window size includes
         // chromium's own frame even when headless).
-        browser.cdp(
+        self.cdp(
             "Emulation.setDeviceMetricsOverride",
             json!({"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": false}),
         );
-        browser
     }
 
     fn client(&self) -> &Client {
