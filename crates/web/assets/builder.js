@@ -20,7 +20,7 @@ const $ = (id) => document.getElementById(id);
 // What the form cannot express, kept verbatim so saving does not lose it.
 const fieldExtras = new WeakMap(); // .field -> keys of the field's own schema
 const itemExtras = new WeakMap(); // .field (array) -> keys of its `items` schema
-const keptProps = new WeakMap(); // fields container -> {name: {schema, required}}
+const keptProps = new WeakMap(); // .kept-field -> {name, schema, required}
 let rootExtras = {}; // keys of the root schema
 let listItemExtras = {}; // keys of the root `items` object in list mode
 let ruleMessages = new Map(); // x-invariants rule -> its message
@@ -109,10 +109,31 @@ function makeField(data = {}) {
   if (Array.isArray(data.enum)) set("enum", data.enum.join(", "));
   if (data.extras && Object.keys(data.extras).length) fieldExtras.set(field, data.extras);
   if (data.itemExtras && Object.keys(data.itemExtras).length) itemExtras.set(field, data.itemExtras);
-  for (const child of data.children || []) childrenOf(field).append(makeField(child));
-  if (data.kept) keptProps.set(childrenOf(field), data.kept);
+  for (const child of data.children || []) childrenOf(field).append(makeEntry(child));
   update(field);
   return field;
+}
+
+/**
+ * A property the form cannot express (`anyOf`, `$ref`, ...), kept in its
+ * place and saved unchanged; it can only be removed.
+ */
+function makeKept(kept) {
+  const row = el(
+    "div",
+    { class: "kept-field" },
+    el("code", { text: kept.name }),
+    el("span", { class: "muted", text: ` kept as is${kept.required ? " (required)" : ""}: ` }),
+    el("code", { class: "kept-schema", text: JSON.stringify(kept.schema) }),
+    el("button", { type: "button", class: "k-remove danger", title: "Remove", text: "✕" }),
+  );
+  keptProps.set(row, kept);
+  return row;
+}
+
+/** A parsed property: a field, or a kept one. */
+function makeEntry(data) {
+  return Object.hasOwn(data, "schema") ? makeKept(data) : makeField(data);
 }
 
 /** The field's own input or select of class `f-<key>` (not a nested field's). */
@@ -122,10 +143,6 @@ function part(field, key) {
 
 function childrenOf(field) {
   return field.querySelector(":scope > .children");
-}
-
-function fieldsIn(container) {
-  return [...container.children].filter((c) => c.classList.contains("field"));
 }
 
 /** Which constraints apply to a type (for an array: to its item type, plus the array's own). */
@@ -155,7 +172,6 @@ function update(field) {
   field.querySelector(":scope > .f-row .f-add-child").hidden = !nests;
   const extras = Object.keys(fieldExtras.get(field) || {}).concat(
     Object.keys(itemExtras.get(field) || {}).map((k) => `items.${k}`),
-    Object.keys(keptProps.get(childrenOf(field)) || {}).map((k) => `properties.${k}`),
   );
   const note = field.querySelector(":scope > .kept-note");
   note.hidden = extras.length === 0;
@@ -222,18 +238,21 @@ function scalarSchema(field, type) {
 function objectSchema(container) {
   const properties = {};
   const required = [];
-  for (const field of fieldsIn(container)) {
+  for (const field of container.children) {
+    const kept = keptProps.get(field);
+    if (kept) {
+      if (Object.hasOwn(properties, kept.name)) continue;
+      properties[kept.name] = kept.schema;
+      if (kept.required) required.push(kept.name);
+      continue;
+    }
+    if (!field.classList.contains("field")) continue;
     const nameInput = part(field, "name");
     const name = nameInput.value.trim();
     nameInput.classList.toggle("invalid", name !== "" && Object.hasOwn(properties, name));
     if (name === "" || Object.hasOwn(properties, name)) continue;
     properties[name] = fieldSchema(field);
     if (part(field, "required").checked) required.push(name);
-  }
-  for (const [name, kept] of Object.entries(keptProps.get(container) || {})) {
-    if (Object.hasOwn(properties, name)) continue;
-    properties[name] = kept.schema;
-    if (kept.required) required.push(name);
   }
   const s = { type: "object", properties };
   if (required.length) s.required = required;
@@ -328,7 +347,7 @@ function takeScalar(sub, data, typeKey) {
   return true;
 }
 
-/** Fields of an object schema; returns [fields, kept properties, leftover keys]. */
+/** Fields of an object schema, in order; returns [fields and kept properties, leftover keys]. */
 function parseObject(schema) {
   const rest = { ...schema };
   if (rest.type === "object") delete rest.type;
@@ -338,14 +357,12 @@ function parseObject(schema) {
     Array.isArray(rest.required) && rest.required.every((r) => typeof r === "string") ? rest.required : [];
   if (Array.isArray(rest.required) && rest.required.every((r) => Object.hasOwn(props, r))) delete rest.required;
   if (rest.additionalProperties === false) delete rest.additionalProperties;
-  const fields = [];
-  const kept = {};
+  const entries = [];
   for (const [name, sub] of Object.entries(props)) {
     const data = parseField(name, sub, required.includes(name));
-    if (data) fields.push(data);
-    else kept[name] = { schema: sub, required: required.includes(name) };
+    entries.push(data || { name, schema: sub, required: required.includes(name) });
   }
-  return [fields, kept, rest];
+  return [entries, rest];
 }
 
 function isObjectSchema(s) {
@@ -363,7 +380,7 @@ function parseField(name, schema, required) {
   }
   if (isObjectSchema(sub)) {
     data.type = "object";
-    [data.children, data.kept, data.extras] = parseObject(sub);
+    [data.children, data.extras] = parseObject(sub);
     return data;
   }
   if (sub.type === "array") {
@@ -378,7 +395,7 @@ function parseField(name, schema, required) {
     const items = { ...sub.items };
     if (isObjectSchema(items)) {
       data.items = "object";
-      [data.children, data.kept, data.itemExtras] = parseObject(items);
+      [data.children, data.itemExtras] = parseObject(items);
     } else if (takeScalar(items, data, "items")) {
       data.itemExtras = items;
     } else {
@@ -397,7 +414,6 @@ function parseField(name, schema, required) {
 /** Replace the form with `schema`. */
 function load(schema) {
   $("fields").replaceChildren();
-  keptProps.delete($("fields"));
   rootExtras = {};
   listItemExtras = {};
   ruleMessages = new Map();
@@ -441,9 +457,8 @@ function load(schema) {
     object = rest;
   }
   if (object) {
-    const [fields, kept, leftover] = parseObject(object);
-    for (const data of fields) $("fields").append(makeField(data));
-    keptProps.set($("fields"), kept);
+    const [entries, leftover] = parseObject(object);
+    for (const data of entries) $("fields").append(makeEntry(data));
     if (object === rest) rootExtras = leftover;
     else {
       rootExtras = rest;
@@ -467,10 +482,7 @@ function fileName() {
 }
 
 function showKeptRoot() {
-  const keys = Object.keys(rootExtras).concat(
-    Object.keys(listItemExtras).map((k) => `items.${k}`),
-    Object.keys(keptProps.get($("fields")) || {}).map((k) => `properties.${k}`),
-  );
+  const keys = Object.keys(rootExtras).concat(Object.keys(listItemExtras).map((k) => `items.${k}`));
   const kept = $("kept");
   kept.replaceChildren();
   if (keys.length) {
@@ -595,7 +607,7 @@ function showInvariants(res) {
   box.dataset.ok = String(res.ok === true);
   box.className = res.ok ? "ok" : "bad";
   if (res.ok) {
-    box.append(rules.length ? `${rules.length} rule${rules.length === 1 ? "" : "s"} compile` : "no rules");
+    box.append(rules.length === 1 ? "1 rule compiles" : rules.length ? `${rules.length} rules compile` : "no rules");
     return;
   }
   const broken = rules.filter((r) => !r.ok);
@@ -673,19 +685,28 @@ async function openSelected() {
   }
 }
 
+function movable(e) {
+  return e.classList.contains("field") || e.classList.contains("kept-field");
+}
+
 function onFieldButton(event) {
   const button = event.target.closest("button");
   if (!button) return;
+  if (button.classList.contains("k-remove")) {
+    button.closest(".kept-field").remove();
+    render();
+    return;
+  }
   const field = button.closest(".field");
   if (!field) return;
   const parent = field.parentElement;
   if (button.classList.contains("f-up")) {
     let prev = field.previousElementSibling;
-    while (prev && !prev.classList.contains("field")) prev = prev.previousElementSibling;
+    while (prev && !movable(prev)) prev = prev.previousElementSibling;
     if (prev) parent.insertBefore(field, prev);
   } else if (button.classList.contains("f-down")) {
     let next = field.nextElementSibling;
-    while (next && !next.classList.contains("field")) next = next.nextElementSibling;
+    while (next && !movable(next)) next = next.nextElementSibling;
     if (next) parent.insertBefore(next, field);
   } else if (button.classList.contains("f-remove")) {
     field.remove();

@@ -33,7 +33,7 @@ use agentshape_core::validate::Validator;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, State as AxState};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -110,7 +110,8 @@ async fn list(AxState(state): AxState<Arc<State>>) -> Result<Response, ApiError>
     Ok(Json(json!({ "schemas": schemas, "writable": true })).into_response())
 }
 
-/// `GET /api/schemas/{name}`: 404 without `--schemas` too (there is no such schema).
+/// `GET /api/schemas/{name}`: the file as it is (422 when it is not JSON);
+/// 404 without `--schemas` too (there is no such schema).
 async fn open(
     AxState(state): AxState<Arc<State>>,
     Path(name): Path<String>,
@@ -121,13 +122,15 @@ async fn open(
     };
     let key = name.clone();
     let bytes = blocking(move || files::read(&dir, &key)).await?;
-    let schema: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        ApiError::new(
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+        return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!("`{name}` is not valid JSON: {e}"),
-        )
-    })?;
-    Ok(Json(schema).into_response())
+        ));
+    }
+    // The file's own bytes, not a re-serialised value: serde_json's map
+    // sorts keys, and the form shows fields in the order the file has them.
+    Ok(([(header::CONTENT_TYPE, "application/json")], bytes).into_response())
 }
 
 /// A body that could not be read: over the cap is 413, anything else 400.

@@ -144,6 +144,25 @@ fn schemas_save_list_and_open_round_trip_and_never_overwrite_unasked() {
     assert_eq!(status, 200);
     assert_eq!(opened, serde_json::from_str::<Value>(SCHEMA).unwrap());
     assert_eq!(http.get("/api/schemas/nothing.json").0, 404);
+    // Served as written, key order included: the form lists fields in file order.
+    let ordered =
+        r#"{"type": "object", "properties": {"z": {"type": "string"}, "a": {"type": "string"}}}"#;
+    assert_eq!(http.put("/api/schemas/ordered.json", ordered).0, 201);
+    let text = http.rt.block_on(async {
+        let r = http
+            .client
+            .get(format!("{}/api/schemas/ordered.json", http.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.headers()["content-type"], "application/json");
+        r.text().await.unwrap()
+    });
+    assert_eq!(text, ordered);
+    std::fs::write(dir.join("broken.json"), "{not json").unwrap();
+    assert_eq!(http.get("/api/schemas/broken.json").0, 422);
+    std::fs::remove_file(dir.join("broken.json")).unwrap();
+    std::fs::remove_file(dir.join("ordered.json")).unwrap();
 
     // Exists: 409 with the question the page asks, and the file is unchanged.
     let other = r#"{"type": "object"}"#;
