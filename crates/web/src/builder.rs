@@ -78,6 +78,12 @@ impl From<FileError> for ApiError {
             FileError::Missing(_) => StatusCode::NOT_FOUND,
             FileError::Exists(_) => StatusCode::CONFLICT,
             FileError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            // The folder is not ours to write: say so rather than "internal error".
+            FileError::Io { source, .. }
+                if source.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                StatusCode::FORBIDDEN
+            }
             FileError::Io { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, e.to_string())
@@ -92,6 +98,14 @@ async fn blocking<T: Send + 'static>(
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .map_err(ApiError::from)
+}
+
+/// Compiling and linting a schema of up to 1 MiB is CPU work: off the async
+/// threads, so the SSE clients on the same two workers never wait on it.
+async fn compute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
 }
 
 fn folder(state: &State) -> Result<PathBuf, ApiError> {
@@ -169,7 +183,8 @@ async fn save(
             format!("the body is not valid JSON: {e}"),
         )
     })?;
-    Validator::new(&schema)
+    compute(move || Validator::new(&schema).map(drop))
+        .await?
         .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
     let key = name.clone();
     let saved = tokio::task::spawn_blocking(move || files::save(&dir, &key, &body, overwrite))
@@ -218,11 +233,11 @@ fn schema_of(body: Result<Bytes, BytesRejection>) -> Result<Value, ApiError> {
 /// `POST /api/lint`.
 async fn lint(body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
     let schema = schema_of(body)?;
-    Ok(Json(report::lint_all(&schema)).into_response())
+    Ok(Json(compute(move || report::lint_all(&schema)).await?).into_response())
 }
 
 /// `POST /api/invariants`.
 async fn invariants(body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
     let schema = schema_of(body)?;
-    Ok(Json(report::invariants(&schema)).into_response())
+    Ok(Json(compute(move || report::invariants(&schema)).await?).into_response())
 }

@@ -112,7 +112,12 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<Entry>, FileError> {
         source,
     };
     let mut out = Vec::new();
-    for entry in fs::read_dir(dir).map_err(io)? {
+    let entries = match fs::read_dir(dir) {
+        // Removed while serving: nothing to open (saving says why it fails).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        r => r.map_err(io)?,
+    };
+    for entry in entries {
         let entry = entry.map_err(io)?;
         let Ok(name) = entry.file_name().into_string() else {
             continue;
@@ -333,6 +338,7 @@ mod tests {
         let names: Vec<String> = list(d).unwrap().into_iter().map(|e| e.name).collect();
         assert_eq!(names, ["a.json"]);
         assert!(matches!(read(d, "b.json"), Err(FileError::Missing(_))));
+        assert!(list(&d.join("gone")).unwrap().is_empty());
     }
 
     #[test]

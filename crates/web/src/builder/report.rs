@@ -136,6 +136,28 @@ mod tests {
     }
 
     #[test]
+    fn odd_schemas_are_answered_not_panicked_on() {
+        for schema in [
+            json!(true),
+            json!(false),
+            json!({}),
+            json!({"type": ["string", "null"], "properties": 3}),
+            json!({"x-invariants": "not a list"}),
+            json!({"x-invariants": [3, {"rule": 4}, {"message": "no rule"}]}),
+            json!({"$ref": "#/nowhere"}),
+        ] {
+            let lint = super::lint_all(&schema);
+            assert_eq!(lint["providers"].as_object().unwrap().len(), 4, "{schema}");
+            let inv = super::invariants(&schema);
+            assert!(inv["ok"].is_boolean(), "{schema}: {inv}");
+        }
+        let inv = super::invariants(&json!({"x-invariants": [3, {"rule": "true"}]}));
+        assert_eq!(inv["ok"], false);
+        assert_eq!(inv["rules"][0]["ok"], false);
+        assert_eq!(inv["rules"][1]["ok"], true);
+    }
+
+    #[test]
     fn invariants_name_each_broken_rule() {
         let ok = super::invariants(&json!({
             "type": "object",
