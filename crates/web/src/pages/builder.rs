@@ -101,6 +101,12 @@ fn render(folder: bool, listed: &Result<Vec<builder::Entry>, String>) -> Markup 
                 h2 { "Preview" }
                 pre #preview {}
                 h2 { "Lint per provider" }
+                p.muted {
+                    "What " code { "agentshape lint --provider P" } " reports for this schema. "
+                    "When a provider rejects it as written, " code { "agentshape ask" } " sends it the "
+                    code { "lint --fix" } " version (shown under each provider) and still validates "
+                    "the answer against this schema."
+                }
                 div #lint .lint { p.muted { "Lint runs after each change." } }
             }
         }
