@@ -11,6 +11,7 @@
 // createElement: no innerHTML anywhere in this file.
 
 const STORAGE_KEY = "agentshape.builder.schema";
+const NAME_KEY = "agentshape.builder.name";
 const TYPES = ["string", "integer", "number", "boolean", "enum", "object", "array"];
 const ITEM_TYPES = ["string", "integer", "number", "boolean", "enum", "object"];
 const DEBOUNCE_MS = 300;
@@ -499,6 +500,7 @@ function render() {
   $("preview").textContent = text;
   try {
     sessionStorage.setItem(STORAGE_KEY, text);
+    sessionStorage.setItem(NAME_KEY, $("schema-name").value);
   } catch {
     // Storage full or disabled: the playground falls back to its own input.
   }
@@ -636,7 +638,10 @@ async function save(overwrite = false) {
     return;
   }
   const name = fileName();
-  $("schema-name").value = name;
+  if ($("schema-name").value !== name) {
+    $("schema-name").value = name;
+    render();
+  }
   const url = `/api/schemas/${encodeURIComponent(name)}${overwrite ? "?overwrite=true" : ""}`;
   let res;
   let data = {};
@@ -744,7 +749,31 @@ function start() {
   $("save").addEventListener("click", () => save(false));
   $("open").addEventListener("change", openSelected);
   $("open-button").addEventListener("click", openSelected);
+  restore();
   render();
+}
+
+/**
+ * Back from the playground (or a reload) in the same tab: the form comes
+ * back from sessionStorage, which holds what the preview last showed.
+ */
+function restore() {
+  let saved = null;
+  let name = null;
+  try {
+    saved = sessionStorage.getItem(STORAGE_KEY);
+    name = sessionStorage.getItem(NAME_KEY);
+  } catch {
+    return;
+  }
+  if (!saved) return;
+  try {
+    load(JSON.parse(saved));
+  } catch {
+    return;
+  }
+  if (name) $("schema-name").value = name;
+  setStatus("", "restored from this tab");
 }
 
 start();
