@@ -13,6 +13,8 @@
 
 const BUILDER_KEY = "agentshape.builder.schema";
 const DEBOUNCE_MS = 250;
+// The server's body cap (MAX_BODY in playground.rs).
+const MAX_BODY = 4 << 20;
 
 const $ = (id) => document.getElementById(id);
 
@@ -238,12 +240,10 @@ function show(answer) {
     if (e.rule) li.append(" ", el("code", "muted", e.rule));
     errors.append(li);
   }
-  if (!(answer.errors || []).length) errors.append(el("p", "muted", "none"));
 
   const repairs = $("repairs");
   clear(repairs);
   for (const r of answer.repairs || []) repairs.append(el("li", "mono", r));
-  if (!(answer.repairs || []).length) repairs.append(el("p", "muted", "none"));
 
   const coercions = $("coercions");
   clear(coercions);
@@ -254,7 +254,6 @@ function show(answer) {
     li.append(el("code", null, c.instance_path || "(root)"), ` ${c.kind}: ${JSON.stringify(c.from)} → ${to}`);
     coercions.append(li);
   }
-  if (!(answer.coercions || []).length) coercions.append(el("p", "muted", "none"));
 
   const cands = $("candidates");
   clear(cands);
@@ -285,7 +284,6 @@ function show(answer) {
     }
     cands.append(li);
   }
-  if (!(answer.candidates || []).length) cands.append(el("p", "muted", "no candidate in the text"));
 }
 
 function showError(message) {
@@ -322,11 +320,16 @@ async function run() {
   inflight = new AbortController();
   let body;
   try { body = request(); } catch (e) { showError(e.message); return; }
+  const payload = JSON.stringify(body);
+  if (new TextEncoder().encode(payload).length > MAX_BODY) {
+    showError("the input is over 4 MiB: the server does not read it");
+    return;
+  }
   try {
     const resp = await fetch("/api/extract", {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
+      body: payload,
       credentials: "same-origin",
       signal: inflight.signal,
     });

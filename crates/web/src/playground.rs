@@ -10,7 +10,11 @@
 //! - `GET /api/profiles`: the built-in profiles, for the page's select.
 //!
 //! Note [Playground limits]: a body over [`MAX_BODY`] is 413 before it is
-//! parsed; a body that is not the request's JSON shape is 400; a schema that
+//! parsed. The rest of such a body (up to [`DRAIN_MAX`]) is still read and
+//! dropped before answering: closing a socket with unread bytes in it
+//! resets the connection, and the client (a browser too) then sees a
+//! broken connection instead of the 413. A body declared bigger than that is
+//! refused at once. A body that is not the request's JSON shape is 400; a schema that
 //! does not compile (inline or from `--schemas`) is 422 with one line; an
 //! unknown profile or format is 400; an unknown `schema_name` 404. The work
 //! (decode, extract, validate, CEL) runs on the blocking pool: it is CPU
@@ -26,14 +30,14 @@ use agentshape_core::extract::{
 };
 use agentshape_core::profile::{BUILTIN, Profile};
 use agentshape_core::validate::Validator;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, State as AxState};
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::extract::State as AxState;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use tokio_stream::StreamExt;
 
 use crate::State;
 use crate::api::ApiError;
@@ -41,16 +45,17 @@ use crate::api::ApiError;
 /// The largest request body `POST /api/extract` reads (Note [Playground limits]).
 pub(crate) const MAX_BODY: usize = 4 << 20;
 
+/// Bytes of an oversized body read and dropped so its 413 arrives
+/// (Note [Playground limits]).
+const DRAIN_MAX: usize = 64 << 20;
+
 /// At most this many characters of a candidate are quoted in its `excerpt`.
 const EXCERPT_CHARS: usize = 160;
 
 /// The routes under `/api/` this module answers.
 pub(crate) fn routes() -> Router<Arc<State>> {
     Router::new()
-        .route(
-            "/api/extract",
-            post(extract_handler).layer(DefaultBodyLimit::max(MAX_BODY)),
-        )
+        .route("/api/extract", post(extract_handler))
         .route("/api/profiles", get(profiles))
 }
 
@@ -74,14 +79,49 @@ struct ExtractRequest {
 /// `POST /api/extract` (Note [Playground limits]).
 async fn extract_handler(
     AxState(state): AxState<Arc<State>>,
-    body: Result<Bytes, BytesRejection>,
+    headers: HeaderMap,
+    body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+    let body = read_capped(&headers, body).await?;
     let st = Arc::clone(&state);
     tokio::task::spawn_blocking(move || run(&st, &body))
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .map(Json)
+}
+
+/// The body, at most [`MAX_BODY`] bytes (Note [Playground limits]).
+async fn read_capped(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, ApiError> {
+    let too_big = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body is over {} MiB", MAX_BODY >> 20),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > DRAIN_MAX as u64) {
+        return Err(too_big());
+    }
+    let mut stream = body.into_data_stream();
+    let mut buf = Vec::new();
+    let mut total = 0usize;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.to_string()))?;
+        total = total.saturating_add(chunk.len());
+        if total > DRAIN_MAX {
+            break;
+        }
+        if total <= MAX_BODY {
+            buf.extend_from_slice(&chunk);
+        }
+    }
+    if total > MAX_BODY {
+        return Err(too_big());
+    }
+    Ok(buf)
 }
 
 /// The whole request, off the async threads.
