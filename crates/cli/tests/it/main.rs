@@ -23,6 +23,7 @@ mod flows;
 mod lint;
 mod ops;
 mod parse;
+mod playground;
 mod process_safety;
 mod provider_safety;
 mod run;
