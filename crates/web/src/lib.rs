@@ -82,7 +82,6 @@ pub(crate) struct State {
     pub(crate) token: Option<Token>,
     pub(crate) keep_alive: Duration,
     /// `--schemas`: see [`Config::schemas`].
-    #[expect(dead_code, reason = "read by the schema builder, being built")]
     pub(crate) schemas: Option<PathBuf>,
     /// Rows published by the one tailer (Note \[One tailer\]).
     pub(crate) tail: broadcast::Sender<Arc<FeedRow>>,

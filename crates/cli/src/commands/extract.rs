@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use agentshape_core::decode::{DecodeOptions, Format};
-use agentshape_core::extract::{ExtractOptions, extract_run, extract_text};
+use agentshape_core::extract::{ExtractOptions, extract_decoded, extract_text};
 use agentshape_core::{Extraction, Method};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
@@ -89,18 +89,8 @@ pub(crate) fn one_file(
     opts: &ExtractOptions<'_>,
 ) -> Result<Extraction, CliError> {
     let summary = parse::summarize(path, format, decode)?;
-    if summary.format == Format::Text {
-        let mut extraction = extract_text(&summary.output, opts);
-        // An over-long reply was skipped, not cut (core's Note [Over-long
-        // text]): the run summary says so (`too_long_lines`, a warning).
-        if summary.too_long_lines > 0 {
-            extraction.run = Some(Box::new(summary));
-        }
-        return Ok(extraction);
-    }
-    let mut extraction = extract_run(&summary, opts);
-    extraction.run = Some(Box::new(summary));
-    Ok(extraction)
+    // Shared with `serve`'s playground, so both give the same answer.
+    Ok(extract_decoded(summary, opts))
 }
 
 /// The exit code of one extraction (DESIGN.md's codes).

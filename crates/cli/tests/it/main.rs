@@ -13,6 +13,7 @@
 mod ask;
 mod ask_claude;
 mod browser;
+mod builder;
 mod check;
 mod cli_safety;
 mod core_safety;
@@ -23,6 +24,7 @@ mod flows;
 mod lint;
 mod ops;
 mod parse;
+mod playground;
 mod process_safety;
 mod provider_safety;
 mod run;

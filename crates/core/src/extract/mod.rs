@@ -26,10 +26,12 @@
 mod candidates;
 pub mod markers;
 pub mod repair;
+mod trace;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::decode::Format;
 use crate::json::{self, InexactNumber};
 use crate::outcome::{Extraction, Method};
 use crate::summary::RunSummary;
@@ -38,6 +40,8 @@ use crate::validate::Validator;
 use candidates::Source;
 pub use markers::{MarkerGrammar, parse_markers};
 pub use repair::{Repaired, repair_json};
+pub use trace::{CandidateTrace, Piece, Reason, TraceSource, Traced};
+use trace::{Recorder, offset_in};
 
 /// One repair applied by the tolerant parser; listed, never hidden.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -133,9 +137,63 @@ pub struct ExtractOptions<'a> {
 /// markers of `opts.markers`; see the module docs for the order and the rule
 /// used with a schema.
 pub fn extract_text(text: &str, opts: &ExtractOptions<'_>) -> Extraction {
-    let mut chooser = Chooser::new(opts);
-    run_chain(&mut chooser, None, &[text], text);
-    with_invariants(chooser.finish(), opts)
+    text_with(text, opts, None).0
+}
+
+/// [`extract_text`] with the trace of every candidate it met (Note [One
+/// chain, traced] in `trace`).
+pub fn trace_text(text: &str, opts: &ExtractOptions<'_>) -> Traced {
+    let (extraction, candidates) = text_with(text, opts, Some(Recorder::default()));
+    Traced {
+        extraction,
+        candidates,
+    }
+}
+
+fn text_with(
+    text: &str,
+    opts: &ExtractOptions<'_>,
+    trace: Option<Recorder>,
+) -> (Extraction, Vec<CandidateTrace>) {
+    let mut chooser = Chooser::new(opts, trace);
+    run_chain(&mut chooser, None, &[(Piece::Text, text)], text);
+    let (extraction, candidates) = chooser.finish();
+    (with_invariants(extraction, opts), candidates)
+}
+
+/// What `agentshape extract` does with one decoded input: a plain-text input
+/// goes through [`extract_text`] on its text (keeping the summary in `run`
+/// only when over-long lines were skipped, core's Note [Over-long text]), a
+/// transcript through [`extract_run`] with its summary in `run`. Shared by
+/// the CLI and the playground so both always agree.
+pub fn extract_decoded(summary: RunSummary, opts: &ExtractOptions<'_>) -> Extraction {
+    decoded_with(summary, opts, None).0
+}
+
+/// [`extract_decoded`] with the candidate trace.
+pub fn trace_decoded(summary: RunSummary, opts: &ExtractOptions<'_>) -> Traced {
+    let (extraction, candidates) = decoded_with(summary, opts, Some(Recorder::default()));
+    Traced {
+        extraction,
+        candidates,
+    }
+}
+
+fn decoded_with(
+    summary: RunSummary,
+    opts: &ExtractOptions<'_>,
+    trace: Option<Recorder>,
+) -> (Extraction, Vec<CandidateTrace>) {
+    if summary.format == Format::Text {
+        let (mut extraction, candidates) = text_with(&summary.output, opts, trace);
+        if summary.too_long_lines > 0 {
+            extraction.run = Some(Box::new(summary));
+        }
+        return (extraction, candidates);
+    }
+    let (mut extraction, candidates) = run_with(&summary, opts, trace);
+    extraction.run = Some(Box::new(summary));
+    (extraction, candidates)
 }
 
 /// The check stage on the chosen value: the validator's `x-invariants`
@@ -157,7 +215,24 @@ fn with_invariants(mut extraction: Extraction, opts: &ExtractOptions<'_>) -> Ext
 /// Markers are scanned over the assistant output plus the result text (when
 /// the output does not already hold it).
 pub fn extract_run(run: &RunSummary, opts: &ExtractOptions<'_>) -> Extraction {
-    let mut chooser = Chooser::new(opts);
+    run_with(run, opts, None).0
+}
+
+/// [`extract_run`] with the candidate trace.
+pub fn trace_run(run: &RunSummary, opts: &ExtractOptions<'_>) -> Traced {
+    let (extraction, candidates) = run_with(run, opts, Some(Recorder::default()));
+    Traced {
+        extraction,
+        candidates,
+    }
+}
+
+fn run_with(
+    run: &RunSummary,
+    opts: &ExtractOptions<'_>,
+    trace: Option<Recorder>,
+) -> (Extraction, Vec<CandidateTrace>) {
+    let mut chooser = Chooser::new(opts, trace);
     let structured = match &run.structured_output {
         Some(v) => Some((v, run.structured_inexact.as_slice())),
         None => run
@@ -166,12 +241,12 @@ pub fn extract_run(run: &RunSummary, opts: &ExtractOptions<'_>) -> Extraction {
             .map(|v| (v, run.structured_tool_inexact.as_slice())),
     };
     let result_text = run.result.as_ref().and_then(|r| r.text.as_deref());
-    let mut texts: Vec<&str> = Vec::with_capacity(2);
+    let mut texts: Vec<(Piece, &str)> = Vec::with_capacity(2);
     if let Some(r) = result_text {
-        texts.push(r);
+        texts.push((Piece::Result, r));
     }
     if result_text != Some(run.output.as_str()) {
-        texts.push(&run.output);
+        texts.push((Piece::Output, &run.output));
     }
     let marker_text;
     let marker_src: &str = match result_text {
@@ -182,7 +257,8 @@ pub fn extract_run(run: &RunSummary, opts: &ExtractOptions<'_>) -> Extraction {
         _ => &run.output,
     };
     run_chain(&mut chooser, structured, &texts, marker_src);
-    with_invariants(chooser.finish(), opts)
+    let (extraction, candidates) = chooser.finish();
+    (with_invariants(extraction, opts), candidates)
 }
 
 /// Run the whole chain on arbitrary bytes (lossy UTF-8), with and without
@@ -219,42 +295,52 @@ struct Deferred {
     method: Method,
     repairs: Vec<Repair>,
     inexact: Vec<InexactNumber>,
+    /// Its trace entry, when tracing.
+    slot: Option<usize>,
 }
 
 /// The chain over one run's pieces.
 fn run_chain(
     chooser: &mut Chooser<'_, '_>,
     structured: Option<(&Value, &[InexactNumber])>,
-    texts: &[&str],
+    texts: &[(Piece, &str)],
     marker_src: &str,
 ) {
     if let Some((v, inexact)) = structured {
-        if chooser.offer(v.clone(), Method::Structured, Vec::new(), inexact) {
+        let slot = chooser.note(TraceSource::Structured, Method::Structured, true);
+        if chooser.offer(v.clone(), Method::Structured, Vec::new(), inexact, slot) {
             return;
         }
     }
     let mut weak: Vec<Deferred> = Vec::new();
-    for text in texts {
-        if text_chain(chooser, text, &mut weak) {
+    for &(piece, text) in texts {
+        if text_chain(chooser, piece, text, &mut weak) {
             return;
         }
     }
     if let Some(grammar) = chooser.opts.markers {
-        if let Some(v) = parse_markers(marker_src, grammar) {
-            if chooser.offer(v, Method::Markers, Vec::new(), &[]) {
+        let found = parse_markers(marker_src, grammar);
+        let slot = chooser.note(TraceSource::Markers, Method::Markers, found.is_some());
+        if let Some(v) = found {
+            if chooser.offer(v, Method::Markers, Vec::new(), &[], slot) {
                 return;
             }
         }
     }
     for d in weak {
-        if chooser.offer(d.value, d.method, d.repairs, &d.inexact) {
+        if chooser.offer(d.value, d.method, d.repairs, &d.inexact, d.slot) {
             return;
         }
     }
 }
 
 /// The JSON candidates of one text; `true` when one won.
-fn text_chain(chooser: &mut Chooser<'_, '_>, text: &str, weak: &mut Vec<Deferred>) -> bool {
+fn text_chain(
+    chooser: &mut Chooser<'_, '_>,
+    piece: Piece,
+    text: &str,
+    weak: &mut Vec<Deferred>,
+) -> bool {
     // Fast path: the whole reply is one strict JSON value. It then holds no
     // fence (a fence line cannot be inside valid JSON) and no other candidate.
     let trimmed = text.trim();
@@ -268,41 +354,57 @@ fn text_chain(chooser: &mut Chooser<'_, '_>, text: &str, weak: &mut Vec<Deferred
     );
     if whole || scalar {
         if let Ok(p) = json::parse(trimmed) {
-            return chooser.offer(p.value, Method::Bare, Vec::new(), &p.inexact);
+            let at = Some((piece, offset_in(text, trimmed)));
+            let slot = chooser.note_span(TraceSource::Bare, Method::Bare, at, true, &[], false);
+            return chooser.offer(p.value, Method::Bare, Vec::new(), &p.inexact, slot);
         }
     }
-    for (source, span) in candidates::candidates(text) {
+    let found = candidates::candidates(text);
+    for (i, &(source, span)) in found.iter().enumerate() {
         let span = span.trim();
-        if let Ok(p) = json::parse(span) {
+        let at = Some((piece, offset_in(text, span)));
+        let traced = match source {
+            Source::Fenced => TraceSource::Fenced,
+            Source::Bare => TraceSource::Bare,
+        };
+        let won = if let Ok(p) = json::parse(span) {
             let method = match source {
                 Source::Fenced => Method::Fenced,
                 Source::Bare => Method::Bare,
             };
-            if source == Source::Bare && is_weak(&p.value, span, &[]) {
+            let is_weak = source == Source::Bare && is_weak(&p.value, span, &[]);
+            let slot = chooser.note_span(traced, method, at, true, &[], is_weak);
+            if is_weak {
                 weak.push(Deferred {
                     value: p.value,
                     method,
                     repairs: Vec::new(),
                     inexact: p.inexact,
+                    slot,
                 });
                 continue;
             }
-            if chooser.offer(p.value, method, Vec::new(), &p.inexact) {
-                return true;
+            chooser.offer(p.value, method, Vec::new(), &p.inexact, slot)
+        } else if let Some(r) = repair_json(span) {
+            let is_weak = source == Source::Bare && is_weak(&r.value, span, &r.repairs);
+            let slot = chooser.note_span(traced, Method::Repaired, at, true, &r.repairs, is_weak);
+            if is_weak {
+                weak.push(Deferred {
+                    value: r.value,
+                    method: Method::Repaired,
+                    repairs: r.repairs,
+                    inexact: r.inexact,
+                    slot,
+                });
+                continue;
             }
-            continue;
-        }
-        let Some(r) = repair_json(span) else { continue };
-        if source == Source::Bare && is_weak(&r.value, span, &r.repairs) {
-            weak.push(Deferred {
-                value: r.value,
-                method: Method::Repaired,
-                repairs: r.repairs,
-                inexact: r.inexact,
-            });
-            continue;
-        }
-        if chooser.offer(r.value, Method::Repaired, r.repairs, &r.inexact) {
+            chooser.offer(r.value, Method::Repaired, r.repairs, &r.inexact, slot)
+        } else {
+            chooser.note_span(traced, Method::Repaired, at, false, &[], false);
+            false
+        };
+        if won {
+            chooser.note_unreached(piece, text, found.get(i + 1..).unwrap_or_default());
             return true;
         }
     }
@@ -341,14 +443,94 @@ struct Chooser<'o, 'v> {
     opts: &'o ExtractOptions<'v>,
     winner: Option<Extraction>,
     best: Option<(usize, Extraction)>,
+    /// `Some` while tracing (Note [One chain, traced] in `trace`).
+    trace: Option<Recorder>,
 }
 
 impl<'o, 'v> Chooser<'o, 'v> {
-    fn new(opts: &'o ExtractOptions<'v>) -> Self {
+    fn new(opts: &'o ExtractOptions<'v>, trace: Option<Recorder>) -> Self {
         Chooser {
             opts,
             winner: None,
             best: None,
+            trace,
+        }
+    }
+
+    /// Trace a candidate with no span (structured output, markers).
+    fn note(&mut self, source: TraceSource, method: Method, parsed: bool) -> Option<usize> {
+        self.note_span(source, method, None, parsed, &[], false)
+    }
+
+    /// Trace one candidate as found; its verdict is filled in by `offer`.
+    /// Returns its slot, `None` when not tracing.
+    fn note_span(
+        &mut self,
+        source: TraceSource,
+        method: Method,
+        at: Option<(Piece, (usize, usize))>,
+        parsed: bool,
+        repairs: &[Repair],
+        weak: bool,
+    ) -> Option<usize> {
+        let rec = self.trace.as_mut()?;
+        let reason = match (parsed, weak, source) {
+            (false, _, TraceSource::Markers) => Reason::NoMarkers,
+            (false, _, _) => Reason::NotJson,
+            (true, true, _) => Reason::WeakUnused,
+            (true, false, _) => Reason::Invalid,
+        };
+        Some(rec.note(CandidateTrace {
+            source,
+            method,
+            piece: at.map(|a| a.0),
+            span: at.map(|a| a.1),
+            parsed,
+            repairs: repairs.to_vec(),
+            weak,
+            valid: None,
+            errors: 0,
+            won: false,
+            reason,
+        }))
+    }
+
+    /// Trace the candidates of `text` left untried after a winner.
+    fn note_unreached(&mut self, piece: Piece, text: &str, rest: &[(Source, &str)]) {
+        let Some(rec) = self.trace.as_mut() else {
+            return;
+        };
+        for &(source, span) in rest {
+            let (source, method) = match source {
+                Source::Fenced => (TraceSource::Fenced, Method::Fenced),
+                Source::Bare => (TraceSource::Bare, Method::Bare),
+            };
+            rec.note(CandidateTrace {
+                source,
+                method,
+                piece: Some(piece),
+                span: Some(offset_in(text, span.trim())),
+                parsed: false,
+                repairs: Vec::new(),
+                weak: false,
+                valid: None,
+                errors: 0,
+                won: false,
+                reason: Reason::NotReached,
+            });
+        }
+    }
+
+    /// Record the verdict of an offered candidate in its trace entry.
+    fn judged(&mut self, slot: Option<usize>, valid: Option<bool>, errors: usize, inexact: bool) {
+        let Some(entry) = slot.and_then(|i| self.trace.as_mut()?.entries.get_mut(i)) else {
+            return;
+        };
+        entry.valid = valid;
+        entry.errors = errors;
+        entry.reason = Reason::Invalid;
+        if inexact && !entry.repairs.contains(&Repair::InexactNumber) {
+            entry.repairs.push(Repair::InexactNumber);
         }
     }
 
@@ -364,6 +546,7 @@ impl<'o, 'v> Chooser<'o, 'v> {
         method: Method,
         mut repairs: Vec<Repair>,
         inexact: &[InexactNumber],
+        slot: Option<usize>,
     ) -> bool {
         let mut e = Extraction::none();
         e.method = method;
@@ -373,6 +556,10 @@ impl<'o, 'v> Chooser<'o, 'v> {
         e.repairs = repairs;
         let number_errors: Vec<_> = inexact.iter().map(InexactNumber::violation).collect();
         let Some(validator) = self.opts.validator else {
+            self.judged(slot, None, number_errors.len(), !inexact.is_empty());
+            if let Some(rec) = self.trace.as_mut() {
+                rec.winner = slot;
+            }
             e.value = Some(value);
             e.valid = number_errors.is_empty();
             e.errors = number_errors;
@@ -387,6 +574,10 @@ impl<'o, 'v> Chooser<'o, 'v> {
             value
         };
         if number_errors.is_empty() && validator.is_valid(&value) {
+            self.judged(slot, Some(true), 0, false);
+            if let Some(rec) = self.trace.as_mut() {
+                rec.winner = slot;
+            }
             e.value = Some(value);
             e.valid = true;
             self.winner = Some(e);
@@ -395,7 +586,11 @@ impl<'o, 'v> Chooser<'o, 'v> {
         let mut errors = number_errors;
         errors.extend(validator.errors(&value));
         let n = errors.len();
+        self.judged(slot, Some(false), n, !inexact.is_empty());
         if self.best.as_ref().is_none_or(|(m, _)| n < *m) {
+            if let Some(rec) = self.trace.as_mut() {
+                rec.best = slot;
+            }
             e.value = Some(value);
             e.errors = errors;
             self.best = Some((n, e));
@@ -403,10 +598,15 @@ impl<'o, 'v> Chooser<'o, 'v> {
         false
     }
 
-    fn finish(self) -> Extraction {
-        self.winner
+    /// The extraction, and the trace when tracing (else empty).
+    fn finish(self) -> (Extraction, Vec<CandidateTrace>) {
+        let schema = self.opts.validator.is_some();
+        let trace = self.trace.map(|r| r.finish(schema)).unwrap_or_default();
+        let extraction = self
+            .winner
             .or_else(|| self.best.map(|(_, e)| e))
-            .unwrap_or_else(Extraction::none)
+            .unwrap_or_else(Extraction::none);
+        (extraction, trace)
     }
 }
 
