@@ -107,5 +107,27 @@ fn the_playground_shows_method_repairs_candidates_and_highlighted_errors() {
         hl.as_str().is_some_and(|t| t.contains("loud")),
         "the value at /events/0/level is highlighted: {hl}"
     );
+
+    // The examples are one click away: each fills `#input` and is extracted.
+    let examples = browser.js(
+        "return Array.from(document.querySelectorAll('.example[data-example]')).map((e) => e.dataset.example);",
+    );
+    let examples = examples.as_array().unwrap();
+    assert!(!examples.is_empty(), "no .example buttons");
+    for name in examples {
+        let css = format!(".example[data-example={name}]");
+        let before = browser.js("return document.querySelector('#input').value;");
+        browser.click(&css);
+        let state = browser.wait_js(
+            &format!("example {name} extracted"),
+            &format!(
+                "const i = document.querySelector('#input');
+                 const r = document.querySelector('#result');
+                 return i.value !== '' && i.value !== {before} && ['ok', 'invalid', 'none'].includes(r.dataset.state)
+                   ? r.dataset.state : null;"
+            ),
+        );
+        assert!(state.is_string(), "{name}: {state}");
+    }
     browser.assert_clean("/playground");
 }
