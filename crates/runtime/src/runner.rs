@@ -317,7 +317,17 @@ pub async fn run_session(
         .then(|| FeedQueue::new(&spec.id, spec.feed.clone()));
     let mut pipe = Pipeline {
         log,
-        decoder: Decoder::new(spec.agent.format(), DecodeOptions::default()),
+        // With a store, tool results go to the live feed with their text
+        // (cut to the feed's body cap) for the session page; the summary
+        // ignores them, so `ingest`, which does not keep them, still
+        // rebuilds the same record.
+        decoder: Decoder::new(
+            spec.agent.format(),
+            DecodeOptions {
+                keep_tool_results: feed.is_some(),
+                ..DecodeOptions::default()
+            },
+        ),
         builder: SummaryBuilder::new(),
         hub,
         id: spec.id.clone(),

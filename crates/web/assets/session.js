@@ -91,6 +91,9 @@ export function lineOf(row) {
       case "warning":
         line.appendChild(el("span", "warn", `warning: ${ev.message ?? ""}`));
         break;
+      case "other":
+        line.appendChild(el("span", "muted", String(ev.kind ?? "")));
+        break;
       default:
         line.appendChild(el("span", "muted", type));
     }

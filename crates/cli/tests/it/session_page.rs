@@ -191,6 +191,17 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
         .map(|r| r["body"]["event"]["text"].as_str().unwrap())
         .collect();
     assert_eq!(texts, HOSTILE);
+    let tool_result = |rows: &[Value]| {
+        rows.iter().any(|r| {
+            r["body"]["event"]["type"] == "tool_result"
+                && r["body"]["event"]["content"] == HOSTILE[0]
+        })
+    };
+    assert!(tool_result(rows), "the tool result's text is on the feed");
+    assert!(
+        html.contains(r#"data-kind="event" data-type="tool_result"><details><summary>"#),
+        "{html}"
+    );
 
     // Unknown ids and ids that are not text: 4xx, never 5xx.
     for (path, want) in [
@@ -233,6 +244,7 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
         .map(|r| r["body"]["event"]["text"].as_str().unwrap())
         .collect();
     assert_eq!(texts, HOSTILE);
+    assert!(tool_result(w["transcript"].as_array().unwrap()));
     let (status, html) = get(&format!("{}/sessions/hostile-1", server.base));
     assert_eq!(status, 200);
     assert_inert(&html);

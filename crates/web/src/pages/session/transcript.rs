@@ -110,7 +110,8 @@ pub(crate) fn from_log(log: impl Read, session_id: &str, agent: Option<&str>) ->
     };
     let opts = DecodeOptions {
         max_line_bytes: MAX_LINE_BYTES,
-        keep_tool_results: false,
+        // As `run` does with a store: the tool results' text, for the page.
+        keep_tool_results: true,
     };
     let mut decoder = Decoder::new(format, opts);
     let mut limited = log.take(MAX_LOG_BYTES);
@@ -268,6 +269,7 @@ fn line(r: &Row, superseded: bool) -> Markup {
                     " skipped (" (str_of(ev, "reason")) ")"
                 },
                 ("event", "warning") => span.warn { "warning: " (str_of(ev, "message")) },
+                ("event", "other") => span.muted { (str_of(ev, "kind")) },
                 ("event", other) => span.muted { (other) },
                 ("partial", _) => details open {
                     summary { span.tag { "partial output" } }
