@@ -1,6 +1,8 @@
 //! The session page rendered from a real (in-memory) store.
 
-use agentshape_store::{FeedEntry, SessionRecord, SqliteStore, Store};
+use agentshape_store::{
+    FeedEntry, NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store,
+};
 use serde_json::{Value, json};
 
 use super::*;
@@ -260,4 +262,37 @@ fn a_session_without_feed_rows_is_read_from_its_log() {
     std::fs::remove_file(&log).unwrap();
     let l = load(&store, "s").unwrap().unwrap();
     assert_eq!((l.transcript_source, l.transcript.len()), (Source::None, 0));
+}
+
+#[test]
+fn the_rows_it_wrote_are_tables() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let mut rec = SessionRecord::new("s", "2025-07-14T03:00:00.000Z", "completed");
+    rec.events.push(NewEvent {
+        level: "critical".to_owned(),
+        service: Some("jellyfin".to_owned()),
+        message: "HTTP 502 <b>".to_owned(),
+    });
+    rec.services.push(ServiceCheck {
+        name: "jellyfin".to_owned(),
+        status: "down".to_owned(),
+        detail: Some("502".to_owned()),
+    });
+    rec.memories.push(NewMemory {
+        key: "jellyfin:timing".to_owned(),
+        value: "takes 60s".to_owned(),
+    });
+    store.write_session(&rec).unwrap();
+    let html = page(&store, "s");
+    for want in [
+        r#"<table id="events">"#,
+        "<td>HTTP 502 &lt;b&gt;</td>",
+        r#"<table id="services">"#,
+        "<td>down</td>",
+        r#"<table id="memories">"#,
+        "<td>takes 60s</td>",
+        r#"<td class="num">0.70</td>"#,
+    ] {
+        assert!(html.contains(want), "{want} in {html}");
+    }
 }
