@@ -219,8 +219,8 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
     }
     drop(server);
 
-    // Rebuilt by `ingest`, the session has no feed rows: the transcript is
-    // decoded from its forensic log, and the verdict is the same.
+    // Rebuilt by `ingest`, the session's feed is its `ended` row only: the
+    // transcript is decoded from its forensic log, and the verdict is the same.
     let rebuilt = dir.path().join("b.db");
     crate::agentshape()
         .args(["ingest", "--store"])
@@ -228,7 +228,6 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
         .arg(logs.join("hostile-1.ndjson"))
         .assert()
         .code(0);
-    rusqlite_delete_feed(&rebuilt);
     let server = serve(&rebuilt);
     let (status, body) = get(&format!("{}/api/sessions/hostile-1", server.base));
     assert_eq!(status, 200, "{body}");
@@ -248,11 +247,4 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
     let (status, html) = get(&format!("{}/sessions/hostile-1", server.base));
     assert_eq!(status, 200);
     assert_inert(&html);
-}
-
-/// `ingest` writes the `ended` row of the rebuilt session; an older build's
-/// store (or a feed pruned) has none: drop it so the page must use the log.
-fn rusqlite_delete_feed(db: &Path) {
-    let c = rusqlite::Connection::open(db).unwrap();
-    c.execute("DELETE FROM feed", []).unwrap();
 }

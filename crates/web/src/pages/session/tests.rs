@@ -241,12 +241,8 @@ fn a_session_without_feed_rows_is_read_from_its_log() {
     let mut rec = SessionRecord::new("s", "2025-07-14T03:00:00.000Z", "completed");
     rec.agent = Some("claude".to_owned());
     rec.raw_log_path = Some(log.display().to_string());
+    // As `ingest` writes it: the session row and its `ended` feed row only.
     store.write_session(&rec).unwrap();
-    // write_session appends `ended`; a session ingested by an old build has none.
-    store
-        .connection()
-        .execute("DELETE FROM feed WHERE session_id = 's'", [])
-        .unwrap();
     let l = load(&store, "s").unwrap().unwrap();
     assert_eq!(l.transcript_source, Source::Log);
     let html = render(&l).into_string();
@@ -258,10 +254,33 @@ fn a_session_without_feed_rows_is_read_from_its_log() {
     assert_eq!(v["transcript_source"], "log");
     assert_eq!(v["transcript_truncated"], false);
     assert_eq!(v["session"]["id"], "s");
-    // An unreadable log: no rows, said so.
+    // An unreadable log: the feed's bookends.
     std::fs::remove_file(&log).unwrap();
     let l = load(&store, "s").unwrap().unwrap();
+    assert_eq!(l.transcript_source, Source::Feed);
+    assert_eq!(l.transcript.len(), 1);
+    assert_eq!(l.transcript[0].kind, "ended");
+    // No feed rows at all (a build before the feed) and no log: none.
+    store
+        .connection()
+        .execute("DELETE FROM feed WHERE session_id = 's'", [])
+        .unwrap();
+    let l = load(&store, "s").unwrap().unwrap();
     assert_eq!((l.transcript_source, l.transcript.len()), (Source::None, 0));
+    // A session whose feed has what the agent did is read from the feed,
+    // log or not.
+    std::fs::write(&log, "{}\n").unwrap();
+    feed(
+        &mut store,
+        "s",
+        &[(
+            "event",
+            json!({"kind": "event", "event": {"type": "text", "text": "live"}}),
+        )],
+    );
+    let l = load(&store, "s").unwrap().unwrap();
+    assert_eq!(l.transcript_source, Source::Feed);
+    assert_eq!(l.transcript[0].body["event"]["text"], "live");
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! same rows decoded again from its forensic log, and their HTML lines.
 //!
 //! Note \[Transcript source\]: the feed is what `run` streamed live; a
-//! session ingested from a log, or written by a build before the feed
-//! existed, has no feed rows. Its forensic log holds every byte, so it is
+//! session ingested from a log (whose feed holds only the `ended` row
+//! `ingest` wrote), or written by a build before the feed existed, has no
+//! rows of what the agent did. Its forensic log holds every byte, so it is
 //! decoded again with core's decoder, streaming and bounded (at most
 //! [`MAX_ROWS`] events, [`MAX_LOG_BYTES`] bytes, lines of at most
 //! [`MAX_LINE_BYTES`]; strings cut to [`MAX_STRING`] like the feed's bodies),
@@ -80,25 +81,37 @@ pub(crate) struct Transcript {
 pub(crate) fn load(store: &SqliteStore, s: &SessionRow) -> agentshape_store::Result<Transcript> {
     let mut rows = feed_for_session(store, &s.id, 0, MAX_ROWS + 1)?;
     let alive = s.status == "running" && !s.lost;
-    if !rows.is_empty() || alive {
-        let truncated = rows.len() > MAX_ROWS;
-        rows.truncate(MAX_ROWS);
-        return Ok(Transcript {
-            rows: rows.into_iter().map(Row::of_feed).collect(),
-            truncated,
-            source: Source::Feed,
+    // `ingest` writes the `ended` row only: a feed of bookends says nothing
+    // the agent did.
+    let said_something = rows
+        .iter()
+        .any(|r| !matches!(r.kind.as_str(), "started" | "ended"));
+    if !said_something && !alive {
+        let logged = s.raw_log_path.as_deref().and_then(|p| {
+            let f = std::fs::File::open(p).ok()?;
+            f.metadata().ok()?.is_file().then_some(())?;
+            Some(from_log(f, &s.id, s.agent.as_deref()))
         });
+        match logged {
+            // Only the decoder's `end`: an empty log; the bookends say more.
+            Some(t) if t.rows.iter().any(|r| r.body["event"]["type"] != "end") => return Ok(t),
+            _ if rows.is_empty() => {
+                return Ok(Transcript {
+                    rows: Vec::new(),
+                    truncated: false,
+                    source: Source::None,
+                });
+            }
+            _ => {}
+        }
     }
-    let from_log = s.raw_log_path.as_deref().and_then(|p| {
-        let f = std::fs::File::open(p).ok()?;
-        f.metadata().ok()?.is_file().then_some(())?;
-        Some(from_log(f, &s.id, s.agent.as_deref()))
-    });
-    Ok(from_log.unwrap_or(Transcript {
-        rows: Vec::new(),
-        truncated: false,
-        source: Source::None,
-    }))
+    let truncated = rows.len() > MAX_ROWS;
+    rows.truncate(MAX_ROWS);
+    Ok(Transcript {
+        rows: rows.into_iter().map(Row::of_feed).collect(),
+        truncated,
+        source: Source::Feed,
+    })
 }
 
 /// Decode a forensic log into rows (Note \[Transcript source\]).
