@@ -261,9 +261,11 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                     }
                 }
                 @if let Some(esc) = &s.escalation {
+                    @let parsed = serde_json::from_str::<Value>(esc).ok();
+                    @let needed = parsed.as_ref().and_then(|v| v.get("needed")).and_then(Value::as_bool) == Some(true);
                     details.escalation {
-                        summary { "escalation requested" }
-                        pre { (serde_json::from_str::<Value>(esc).ok().and_then(|v| serde_json::to_string_pretty(&v).ok()).unwrap_or_else(|| esc.clone())) }
+                        summary { @if needed { "escalation requested" } @else { "escalation: not needed" } }
+                        pre { (parsed.as_ref().and_then(|v| serde_json::to_string_pretty(v).ok()).unwrap_or_else(|| esc.clone())) }
                     }
                 }
             }
