@@ -317,7 +317,17 @@ pub async fn run_session(
         .then(|| FeedQueue::new(&spec.id, spec.feed.clone()));
     let mut pipe = Pipeline {
         log,
-        decoder: Decoder::new(spec.agent.format(), DecodeOptions::default()),
+        // With a store, tool results go to the live feed with their text
+        // (cut to the feed's body cap) for the session page; the summary
+        // ignores them, so `ingest`, which does not keep them, still
+        // rebuilds the same record.
+        decoder: Decoder::new(
+            spec.agent.format(),
+            DecodeOptions {
+                keep_tool_results: feed.is_some(),
+                ..DecodeOptions::default()
+            },
+        ),
         builder: SummaryBuilder::new(),
         hub,
         id: spec.id.clone(),
@@ -606,6 +616,15 @@ pub fn build_record(
         }
     }
     r.extraction_method = Some(method);
+    // The session page shows these without re-reading the log; both come
+    // from the extraction alone, so `ingest` writes the same columns.
+    r.verdict = Some(json!({
+        "valid": extraction.valid,
+        "errors": extraction.errors,
+        "repairs": extraction.repairs,
+        "coercions": extraction.coercions,
+    }));
+    r.output.clone_from(&value);
     let Some(v) = value else { return r };
     r.summary = str_field(&v, "summary").or_else(|| str_field(&v, "reasoning"));
     r.escalation = v.get("escalation").cloned();
@@ -666,4 +685,97 @@ pub fn build_record(
         }
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentshape_core::extract::Repair;
+    use agentshape_core::outcome::{Violation, ViolationKind};
+
+    fn meta(status: &str) -> SessionMeta {
+        SessionMeta {
+            id: "s".to_owned(),
+            started_at: "2025-07-14T03:00:00.000Z".to_owned(),
+            status: status.to_owned(),
+            ..SessionMeta::default()
+        }
+    }
+
+    fn extraction() -> Extraction {
+        Extraction {
+            value: Some(json!({"summary": "ok", "events": [{"level": "loud", "message": "m"}]})),
+            method: Method::Repaired,
+            repairs: vec![Repair::TrailingComma],
+            coercions: Vec::new(),
+            valid: false,
+            errors: vec![
+                Violation {
+                    instance_path: "/events/0/level".to_owned(),
+                    schema_path: "/properties/events/items/properties/level/enum".to_owned(),
+                    message: "not one of".to_owned(),
+                    kind: None,
+                    rule: None,
+                },
+                Violation {
+                    instance_path: String::new(),
+                    schema_path: "/x-invariants/0".to_owned(),
+                    message: "count".to_owned(),
+                    kind: Some(ViolationKind::Invariant),
+                    rule: Some("self.a == 1".to_owned()),
+                },
+            ],
+            run: None,
+        }
+    }
+
+    #[test]
+    fn build_record_keeps_the_output_and_the_verdict_for_every_status() {
+        for status in ["completed", "error", "failed"] {
+            let r = build_record(
+                &meta(status),
+                &RunSummary::default(),
+                &extraction(),
+                Path::new("logs/s.ndjson"),
+            );
+            assert_eq!(r.output, extraction().value, "{status}");
+            let v = r.verdict.unwrap();
+            assert_eq!(v["valid"], false);
+            assert_eq!(v["repairs"], json!(["trailing_comma"]));
+            assert_eq!(v["coercions"], json!([]));
+            assert_eq!(v["errors"][0]["instance_path"], "/events/0/level");
+            assert!(v["errors"][0].get("kind").is_none());
+            assert_eq!(v["errors"][1]["kind"], "invariant");
+            assert_eq!(v["errors"][1]["rule"], "self.a == 1");
+        }
+        // Nothing found: no output, a verdict that says invalid with no errors.
+        let r = build_record(
+            &meta("completed"),
+            &RunSummary::default(),
+            &Extraction::none(),
+            Path::new("l"),
+        );
+        assert_eq!(r.output, None);
+        assert_eq!(
+            r.verdict,
+            Some(json!({"valid": false, "errors": [], "repairs": [], "coercions": []}))
+        );
+    }
+
+    #[test]
+    fn build_record_is_deterministic() {
+        let a = build_record(
+            &meta("completed"),
+            &RunSummary::default(),
+            &extraction(),
+            Path::new("l"),
+        );
+        let b = build_record(
+            &meta("completed"),
+            &RunSummary::default(),
+            &extraction(),
+            Path::new("l"),
+        );
+        assert_eq!(a, b);
+    }
 }

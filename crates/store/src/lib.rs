@@ -139,6 +139,13 @@ pub struct SessionRecord {
     pub escalation: Option<Value>,
     /// Path of the forensic log.
     pub raw_log_path: Option<String>,
+    /// The extracted value (stored as compact JSON), for the session page.
+    #[serde(default)]
+    pub output: Option<Value>,
+    /// The validation verdict: `{"valid", "errors", "repairs", "coercions"}`
+    /// as core serialises them (errors are `Violation`s).
+    #[serde(default)]
+    pub verdict: Option<Value>,
     /// Events to insert.
     pub events: Vec<NewEvent>,
     /// Memories to insert or reinforce.
@@ -176,6 +183,8 @@ impl SessionRecord {
             summary: None,
             escalation: None,
             raw_log_path: None,
+            output: None,
+            verdict: None,
             events: Vec::new(),
             memories: Vec::new(),
             services: Vec::new(),

@@ -14,9 +14,10 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::error::{Context, Result};
-use crate::{LOST_AFTER_MS, SqliteStore, time};
+use crate::{FeedRow, LOST_AFTER_MS, SqliteStore, time};
 
 /// The most rows one call returns: bounds the memory and time of a request.
 pub const MAX_LIMIT: usize = 500;
@@ -151,7 +152,18 @@ pub struct SessionDetail {
     pub services: Vec<ServiceRow>,
     /// The memories it last wrote or reinforced.
     pub memories: Vec<MemoryRow>,
+    /// The extracted value (`None` while running, when nothing was found,
+    /// or for a session stored before schema version 3).
+    pub output: Option<Value>,
+    /// `{"valid", "errors", "repairs", "coercions"}` (`None` as for `output`).
+    pub verdict: Option<Value>,
+    /// The sessions it escalated to (`parent_id` = this one), oldest first:
+    /// the escalation chain downwards; upwards is `session.parent_id`.
+    pub children: Vec<SessionRow>,
 }
+
+/// The most rows [`feed_for_session`] returns in one call.
+pub const MAX_FEED_LIMIT: usize = 10_000;
 
 /// The select list of [`SessionRow`]; `?1` is the lost cutoff.
 fn session_columns(store: &SqliteStore) -> String {
@@ -331,12 +343,91 @@ pub fn session(store: &SqliteStore, id: &str) -> Result<Option<SessionDetail>> {
         .context(ctx)?
         .collect::<rusqlite::Result<Vec<_>>>()
         .context(ctx)?;
+    let (output, verdict) = output_and_verdict(store, id)?;
+    let children = children(store, id)?;
     Ok(Some(SessionDetail {
         session,
         events,
         services,
         memories,
+        output,
+        verdict,
+        children,
     }))
+}
+
+/// The stored `output` and `verdict` of a session. A read-only store older
+/// than version 3 has no such columns: both `None`. Text that is not JSON
+/// (written by hand, or damaged) is `None` too: a reader shows "no output"
+/// rather than failing the whole page.
+fn output_and_verdict(store: &SqliteStore, id: &str) -> Result<(Option<Value>, Option<Value>)> {
+    if store.version < 3 {
+        return Ok((None, None));
+    }
+    let ctx = || format!("reading the output of session `{id}`");
+    let texts: Option<(Option<String>, Option<String>)> = store
+        .connection()
+        .query_row(
+            "SELECT output, verdict FROM sessions WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .context(ctx)?;
+    let parse = |t: Option<String>| t.and_then(|t| serde_json::from_str::<Value>(&t).ok());
+    Ok(texts.map_or((None, None), |(o, v)| (parse(o), parse(v))))
+}
+
+/// The sessions whose parent is `id`, oldest first (index `sessions_parent`).
+fn children(store: &SqliteStore, id: &str) -> Result<Vec<SessionRow>> {
+    let ctx = || format!("reading the children of session `{id}`");
+    let sql = format!(
+        "SELECT {} FROM sessions s WHERE s.parent_id = ?2 ORDER BY s.started_at, s.id LIMIT ?3",
+        session_columns(store)
+    );
+    let mut stmt = store.connection().prepare_cached(&sql).context(ctx)?;
+    let rows = stmt
+        .query_map(params![lost_cutoff(), id, clamp(MAX_LIMIT)], session_row)
+        .context(ctx)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+}
+
+/// One session's feed rows with an id greater than `after`, in id order, at
+/// most `limit` (clamped to 1..=[`MAX_FEED_LIMIT`]); index `feed_session`.
+/// Empty for a store without a feed (version 1) or an unknown session.
+///
+/// # Errors
+/// When the database cannot be read.
+pub fn feed_for_session(
+    store: &SqliteStore,
+    id: &str,
+    after: i64,
+    limit: usize,
+) -> Result<Vec<FeedRow>> {
+    if store.version < 2 {
+        return Ok(Vec::new());
+    }
+    let ctx = || format!("reading the feed of session `{id}`");
+    let limit = i64::try_from(limit.clamp(1, MAX_FEED_LIMIT)).unwrap_or(1);
+    let mut stmt = store
+        .connection()
+        .prepare_cached(
+            "SELECT id, session_id, kind, body, created_at FROM feed
+             WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+        )
+        .context(ctx)?;
+    let rows = stmt
+        .query_map(params![id, after, limit], |r| {
+            Ok(FeedRow {
+                id: r.get(0)?,
+                session_id: r.get(1)?,
+                kind: r.get(2)?,
+                body: r.get(3)?,
+                created_at: r.get(4)?,
+            })
+        })
+        .context(ctx)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
 }
 
 fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {

@@ -36,6 +36,7 @@ use crate::{
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_live.sql"),
+    include_str!("../migrations/0003_verdict.sql"),
 ];
 
 /// The schema version this build writes.
@@ -278,18 +279,24 @@ fn to_i64(n: u64) -> i64 {
 /// `ingest` are identical.
 fn insert_session(tx: &Transaction<'_>, r: &SessionRecord, update: bool) -> rusqlite::Result<()> {
     let escalation = r.escalation.as_ref().map(ToString::to_string);
+    // Compact JSON text (serde_json's `Display`), so `run` and `ingest` write
+    // byte-identical columns for the same value.
+    let output = r.output.as_ref().map(ToString::to_string);
+    let verdict = r.verdict.as_ref().map(ToString::to_string);
     let sql = if update {
         "UPDATE sessions SET parent_id = ?2, tier = ?3, profile = ?4, agent = ?5, model = ?6,
             status = ?7, exit_code = ?8, started_at = ?9, ended_at = ?10, cost_usd = ?11,
             duration_ms = ?12, num_turns = ?13, input_tokens = ?14, output_tokens = ?15,
             extraction_method = ?16, error = ?17, error_category = ?18, summary = ?19,
-            escalation = ?20, raw_log_path = ?21, heartbeat_at = NULL
+            escalation = ?20, raw_log_path = ?21, output = ?22, verdict = ?23,
+            heartbeat_at = NULL
          WHERE id = ?1"
     } else {
         "INSERT INTO sessions (id, parent_id, tier, profile, agent, model, status, exit_code,
             started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens,
-            extraction_method, error, error_category, summary, escalation, raw_log_path)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
+            extraction_method, error, error_category, summary, escalation, raw_log_path,
+            output, verdict)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)"
     };
     tx.execute(
         sql,
@@ -315,6 +322,8 @@ fn insert_session(tx: &Transaction<'_>, r: &SessionRecord, update: bool) -> rusq
             r.summary,
             escalation,
             r.raw_log_path,
+            output,
+            verdict,
         ],
     )?;
     Ok(())
@@ -439,9 +448,17 @@ impl Store for SqliteStore {
             };
             write(tx, record, update, &mut report)?;
             if has_feed {
+                // `valid` and the error count let a live page show the
+                // verdict without a reload; null when there is no verdict.
+                let verdict = record.verdict.as_ref();
                 let body = serde_json::json!({
                     "status": record.status,
                     "extraction_method": record.extraction_method,
+                    "valid": verdict.and_then(|v| v.get("valid")).and_then(serde_json::Value::as_bool),
+                    "errors": verdict
+                        .and_then(|v| v.get("errors"))
+                        .and_then(serde_json::Value::as_array)
+                        .map(Vec::len),
                 });
                 feed_insert(
                     tx,

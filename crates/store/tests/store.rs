@@ -246,7 +246,7 @@ fn file_store_uses_wal_and_reopens_without_remigrating() {
         assert_eq!(rows(&store, "PRAGMA journal_mode"), vec![vec!["wal"]]);
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(rows(&store, "PRAGMA user_version"), vec![vec!["2"]]);
+    assert_eq!(rows(&store, "PRAGMA user_version"), vec![vec!["3"]]);
     assert!(store.has_session("s1").unwrap());
     let o = store.overview().unwrap();
     assert_eq!(o.sessions_by_status, vec![("completed".to_owned(), 1)]);
@@ -284,7 +284,7 @@ mod many_writers {
             .connection()
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
-        assert_eq!(v, 2);
+        assert_eq!(v, 3);
     }
 
     #[test]
@@ -452,5 +452,166 @@ mod many_writers {
         assert_eq!(err.kind(), ErrorKind::Corrupt);
         let err = SqliteStore::open(&junk).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Corrupt);
+    }
+}
+
+/// Issue 9, session page: the structured output and the verdict are stored
+/// with the session, the feed is read per session, and an older store gains
+/// the columns on open.
+mod verdict {
+    use super::*;
+    use agentshape_store::FeedEntry;
+    use agentshape_store::query::{self, feed_for_session};
+    use serde_json::{Value, json};
+
+    fn verdict() -> Value {
+        json!({
+            "valid": false,
+            "errors": [
+                {"instance_path": "/events/0/level", "schema_path": "/properties/events/items/properties/level/enum", "message": "\"loud\" is not one of"},
+                {"instance_path": "/counts", "schema_path": "/x-invariants/0", "message": "count mismatch", "kind": "invariant", "rule": "self.a == 1"}
+            ],
+            "repairs": ["trailing_comma"],
+            "coercions": []
+        })
+    }
+
+    #[test]
+    fn output_and_verdict_round_trip_and_ended_carries_the_verdict() {
+        let mut s = SqliteStore::open_in_memory().unwrap();
+        let mut start = SessionRecord::new("p", "2025-07-14T03:00:00.000Z", "running");
+        s.start_session(&start).unwrap();
+        start.status = "completed".into();
+        start.output = Some(json!({"summary": "<b>x</b>", "n": [1, 2.5, null, true]}));
+        start.verdict = Some(verdict());
+        s.write_session(&start).unwrap();
+        let d = query::session(&s, "p").unwrap().unwrap();
+        assert_eq!(d.output, start.output);
+        assert_eq!(d.verdict, Some(verdict()));
+        // Compact JSON text in the column (identical for run and ingest).
+        assert_eq!(
+            rows(&s, "SELECT output FROM sessions WHERE id = 'p'"),
+            vec![vec![r#"{"n":[1,2.5,null,true],"summary":"<b>x</b>"}"#]]
+        );
+        let ended = s.feed_after(0, 10).unwrap().pop().unwrap();
+        assert_eq!(ended.kind, "ended");
+        let body: Value = serde_json::from_str(&ended.body).unwrap();
+        assert_eq!(body["valid"], false);
+        assert_eq!(body["errors"], 2);
+        assert_eq!(body["status"], "completed");
+        // Without a verdict both are null, and the columns are NULL.
+        let bare = SessionRecord::new("q", "2025-07-14T03:00:01.000Z", "failed");
+        s.write_session(&bare).unwrap();
+        let d = query::session(&s, "q").unwrap().unwrap();
+        assert_eq!((d.output, d.verdict), (None, None));
+        let body: Value =
+            serde_json::from_str(&s.feed_after(0, 10).unwrap().pop().unwrap().body).unwrap();
+        assert_eq!(
+            (body["valid"].clone(), body["errors"].clone()),
+            (Value::Null, Value::Null)
+        );
+    }
+
+    #[test]
+    fn children_are_the_chain_down_oldest_first() {
+        let mut s = SqliteStore::open_in_memory().unwrap();
+        s.write_session(&SessionRecord::new(
+            "root",
+            "2025-07-14T03:00:00.000Z",
+            "completed",
+        ))
+        .unwrap();
+        for (id, at) in [
+            ("c2", "2025-07-14T03:00:02.000Z"),
+            ("c1", "2025-07-14T03:00:01.000Z"),
+        ] {
+            let mut c = SessionRecord::new(id, at, "completed");
+            c.parent_id = Some("root".into());
+            c.tier = 2;
+            s.write_session(&c).unwrap();
+        }
+        let d = query::session(&s, "root").unwrap().unwrap();
+        let ids: Vec<&str> = d.children.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c1", "c2"]);
+        let d = query::session(&s, "c1").unwrap().unwrap();
+        assert!(d.children.is_empty());
+        assert_eq!(d.session.parent_id.as_deref(), Some("root"));
+    }
+
+    #[test]
+    fn feed_for_session_is_that_session_in_id_order_after_and_bounded() {
+        let mut s = SqliteStore::open_in_memory().unwrap();
+        let entries: Vec<FeedEntry> = (0..10)
+            .map(|i| FeedEntry {
+                session_id: if i % 2 == 0 { "a" } else { "b" }.into(),
+                kind: "event".into(),
+                body: format!("{{\"n\":{i}}}"),
+                created_at: "2025-07-14T03:00:00.000Z".into(),
+            })
+            .collect();
+        s.append_feed(&entries).unwrap();
+        let bodies = |after, limit| {
+            feed_for_session(&s, "a", after, limit)
+                .unwrap()
+                .into_iter()
+                .map(|r| (r.id, r.body))
+                .collect::<Vec<_>>()
+        };
+        let all = bodies(0, 100);
+        assert_eq!(
+            all.iter().map(|r| r.1.as_str()).collect::<Vec<_>>(),
+            [
+                r#"{"n":0}"#,
+                r#"{"n":2}"#,
+                r#"{"n":4}"#,
+                r#"{"n":6}"#,
+                r#"{"n":8}"#
+            ]
+        );
+        assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(bodies(all[1].0, 2), all[2..4].to_vec());
+        assert_eq!(bodies(0, 0).len(), 1, "a limit is at least 1");
+        assert!(feed_for_session(&s, "nope", 0, 10).unwrap().is_empty());
+    }
+
+    #[test]
+    fn migration_3_applies_on_an_existing_version_2_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.db");
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch(include_str!("../migrations/0001_init.sql"))
+                .unwrap();
+            c.execute_batch(include_str!("../migrations/0002_live.sql"))
+                .unwrap();
+            c.execute_batch(
+                "INSERT INTO sessions (id, status, started_at) VALUES ('old', 'completed', '2025-07-14T03:00:00.000Z');
+                 PRAGMA user_version = 2;",
+            )
+            .unwrap();
+        }
+        // Read-only, an old store is read as it is: no output, no verdict.
+        let ro = SqliteStore::open_read_only(&path).unwrap();
+        let d = query::session(&ro, "old").unwrap().unwrap();
+        assert_eq!((d.output, d.verdict), (None, None));
+        drop(ro);
+        let mut s = SqliteStore::open(&path).unwrap();
+        assert!(
+            rows(&s, "PRAGMA user_version")[0][0]
+                .parse::<i64>()
+                .unwrap()
+                >= 3
+        );
+        assert_eq!(
+            rows(&s, "SELECT output, verdict FROM sessions WHERE id = 'old'"),
+            vec![vec!["NULL", "NULL"]]
+        );
+        let mut r = SessionRecord::new("new", "2025-07-14T03:00:01.000Z", "completed");
+        r.output = Some(json!({"a": 1}));
+        r.verdict = Some(json!({"valid": true, "errors": [], "repairs": [], "coercions": []}));
+        s.write_session(&r).unwrap();
+        let d = query::session(&s, "new").unwrap().unwrap();
+        assert_eq!(d.output, Some(json!({"a": 1})));
+        assert_eq!(d.verdict.unwrap()["valid"], true);
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use agentshape_store::query::{self, SessionFilter};
 use agentshape_store::{ErrorKind, SqliteStore};
-use axum::extract::rejection::QueryRejection;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State as AxState};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{KeepAlive, Sse};
@@ -120,14 +120,17 @@ async fn sessions(
     Ok(Json(serde_json::json!({ "sessions": rows, "next": next })).into_response())
 }
 
-/// `GET /api/sessions/{id}`: 404 for an unknown id.
+/// `GET /api/sessions/{id}`: the session, its rows, output, verdict,
+/// children and transcript (the session page's data); 404 for an unknown
+/// id, 400 for an id that is not UTF-8.
 async fn session(
     AxState(state): AxState<Arc<State>>,
-    Path(id): Path<String>,
+    path: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
+    let Path(id) = path.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.body_text()))?;
     let key = id.clone();
-    match read(&state, move |s| query::session(s, &key)).await? {
-        Some(detail) => Ok(Json(detail).into_response()),
+    match read(&state, move |s| pages::session::load(s, &key)).await? {
+        Some(loaded) => Ok(Json(loaded).into_response()),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
             format!("no session `{id}`"),

@@ -25,6 +25,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../assets/builder.js"),
     ),
     (
+        "session.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/session.js"),
+    ),
+    (
         "playground.js",
         "text/javascript; charset=utf-8",
         include_str!("../assets/playground.js"),

@@ -39,11 +39,34 @@ fn whole_feed(db: &Path) -> Vec<FeedRow> {
     rows
 }
 
-/// The event types of `examples/healthy-structured.ndjson`, in order.
+/// The event types of `examples/healthy-structured.ndjson`, in order. With
+/// a store, `run` keeps the tool results' text for the session page, so
+/// each `user` line is a `tool_result` event.
 const HEALTHY: &[&str] = &[
-    "init", "message", "text", "message", "tool_use", "other", "message", "text", "tool_use",
-    "other", "message", "tool_use", "tool_use", "other", "other", "message", "text", "message",
-    "tool_use", "other", "message", "text", "result", "end",
+    "init",
+    "message",
+    "text",
+    "message",
+    "tool_use",
+    "tool_result",
+    "message",
+    "text",
+    "tool_use",
+    "tool_result",
+    "message",
+    "tool_use",
+    "tool_use",
+    "tool_result",
+    "tool_result",
+    "message",
+    "text",
+    "message",
+    "tool_use",
+    "tool_result",
+    "message",
+    "text",
+    "result",
+    "end",
 ];
 
 /// Check one session's rows; `live` is what `--live` printed on stderr.

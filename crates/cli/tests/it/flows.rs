@@ -233,6 +233,21 @@ fn ingest_rebuilds_an_identical_store_and_twice_adds_nothing() {
         sql(&rebuilt, "SELECT COUNT(*) FROM sessions"),
         vec![vec!["5"]]
     );
+    // The session page's columns are among those compared, and not empty.
+    assert_eq!(
+        sql(
+            &rebuilt,
+            "SELECT COUNT(*) FROM sessions WHERE verdict IS NOT NULL"
+        ),
+        vec![vec!["5"]]
+    );
+    let with_output: i64 = sql(
+        &rebuilt,
+        "SELECT COUNT(*) FROM sessions WHERE output IS NOT NULL",
+    )[0][0]
+        .parse()
+        .unwrap();
+    assert!(with_output >= 2, "{with_output}");
     assert_eq!(
         sql(&rebuilt, "SELECT MAX(confidence) FROM memories"),
         vec![vec!["0.9"]]

@@ -29,6 +29,7 @@ mod process_safety;
 mod provider_safety;
 mod run;
 mod serve;
+mod session_page;
 mod sessions;
 mod store_safety;
 mod validate;

@@ -10,7 +10,7 @@ mod events;
 mod memories;
 mod overview;
 mod playground;
-mod session;
+pub(crate) mod session;
 mod sessions;
 
 use std::sync::Arc;

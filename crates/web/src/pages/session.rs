@@ -1,16 +1,404 @@
-//! One session's page (placeholder until it is built).
+//! One session's page, `GET /sessions/{id}`, and its JSON twin
+//! `GET /api/sessions/{id}` (issue 9, item 3): the header, the escalation
+//! chain, the verdict with each error pointing at its value in the
+//! pretty-printed output, repairs and coercions, the transcript, and the
+//! rows the session wrote. While the session runs, `session.js` appends its
+//! feed rows and reloads once when it ends.
+//!
+//! Everything shown comes from the store or from an agent: it is text.
+//! maud escapes every interpolation, links to other sessions percent-encode
+//! the id, and no value is ever inserted as markup (Note \[CSP\] in
+//! `security`).
 
-use axum::extract::Path;
+mod json;
+pub(crate) mod transcript;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use agentshape_store::query::{self, SessionDetail, SessionRow};
+use agentshape_store::{ErrorKind, SqliteStore};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State as AxState};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
+use serde::Serialize;
+use serde_json::Value;
 
-use super::{Nav, layout};
+use self::transcript::{Source, Transcript};
+use super::{Nav, error_page, layout};
+use crate::State;
 
-/// `GET /sessions/{id}`: the page.
-pub(crate) async fn page(Path(id): Path<String>) -> Markup {
-    layout(
-        "Session",
-        Nav::Sessions,
-        &[],
-        &html! { h1 { "Session " (id) } },
+/// A session with everything its page and its JSON show.
+#[derive(Debug, Serialize)]
+pub(crate) struct Loaded {
+    #[serde(flatten)]
+    pub(crate) detail: SessionDetail,
+    /// Its feed rows, or rows decoded from its log (Note \[Transcript source\]).
+    pub(crate) transcript: Vec<transcript::Row>,
+    /// More rows exist than [`transcript::MAX_ROWS`].
+    pub(crate) transcript_truncated: bool,
+    /// `feed`, `log` or `none`.
+    pub(crate) transcript_source: Source,
+    /// The feed id a live page follows after (Note \[Live after\]).
+    pub(crate) feed_after: i64,
+}
+
+/// Read a session for its page; `None` for an unknown id.
+///
+/// Note \[Live after\]: a live page asks the feed for rows after the last
+/// one it rendered. The feed's highest id is read *before* the transcript:
+/// rows committed later have higher ids and are either in the transcript
+/// (read after) or come live, so the larger of the two ids loses nothing and
+/// repeats nothing, and a session with no rows yet does not replay the
+/// whole feed of every other session.
+///
+/// # Errors
+/// When the store cannot be read.
+pub(crate) fn load(store: &SqliteStore, id: &str) -> agentshape_store::Result<Option<Loaded>> {
+    let max = query::feed_max_id(store)?;
+    let Some(detail) = query::session(store, id)? else {
+        return Ok(None);
+    };
+    let Transcript {
+        rows,
+        truncated,
+        source,
+    } = transcript::load(store, &detail.session)?;
+    let feed_after = match source {
+        Source::Feed => rows.last().map_or(max, |r| r.id.max(max)),
+        Source::Log | Source::None => max,
+    };
+    Ok(Some(Loaded {
+        detail,
+        transcript: rows,
+        transcript_truncated: truncated,
+        transcript_source: source,
+        feed_after,
+    }))
+}
+
+/// `GET /sessions/{id}`: the page; 404 page for an unknown id, 400 for a
+/// path that is not UTF-8.
+pub(crate) async fn page(
+    AxState(state): AxState<Arc<State>>,
+    path: Result<Path<String>, PathRejection>,
+) -> Response {
+    let Ok(Path(id)) = path else {
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "the session id in the address is not valid UTF-8",
+        );
+    };
+    let st = Arc::clone(&state);
+    let key = id.clone();
+    let loaded = tokio::task::spawn_blocking(move || load(&st.open()?, &key)).await;
+    match loaded {
+        Ok(Ok(Some(l))) => {
+            let title = format!("Session {}", printable(&l.detail.session.id));
+            layout(&title, Nav::Sessions, &["session.js"], &render(&l)).into_response()
+        }
+        Ok(Ok(None)) => error_page(
+            StatusCode::NOT_FOUND,
+            &format!("no session `{}`", printable(&id)),
+        ),
+        Ok(Err(e)) if e.kind() == ErrorKind::Busy => error_page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the store is busy with writers; reload in a moment",
+        ),
+        Ok(Err(e)) => error_page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => error_page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// Control characters (a `%00` in the address) shown as U+FFFD: the text
+/// is escaped anyway, this only keeps the page readable.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .collect()
+}
+
+/// `/sessions/<id>` with the id percent-encoded (an id may hold `/`, `?`, `#`).
+pub(crate) fn session_href(id: &str) -> String {
+    let mut out = String::from("/sessions/");
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "—".to_owned(), |v| v.to_string())
+}
+
+fn duration(ms: Option<i64>) -> String {
+    ms.map_or_else(
+        || "—".to_owned(),
+        |ms| format!("{:.1} s", ms as f64 / 1000.0),
     )
 }
+
+/// The verdict's text: "valid", "3 errors", or why there is none.
+fn verdict_text(verdict: Option<&Value>, running: bool) -> String {
+    let Some(v) = verdict else {
+        return if running {
+            "running"
+        } else {
+            "no verdict stored"
+        }
+        .to_owned();
+    };
+    let n = v
+        .get("errors")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if v.get("valid").and_then(Value::as_bool) == Some(true) {
+        "valid".to_owned()
+    } else if n == 1 {
+        "1 error".to_owned()
+    } else if n > 1 {
+        format!("{n} errors")
+    } else {
+        "invalid: no structured output".to_owned()
+    }
+}
+
+fn items<'a>(verdict: Option<&'a Value>, key: &str) -> &'a [Value] {
+    verdict
+        .and_then(|v| v.get(key))
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn text_of(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+}
+
+/// The page body (the DOM contract of the browser tests: `#session`,
+/// `#session-status`, `#transcript .line`, `#verdict`, `#output`, `#errors
+/// li`, `#repairs li`, `#coercions li`, `#chain a`).
+pub(crate) fn render(l: &Loaded) -> Markup {
+    let d = &l.detail;
+    let s = &d.session;
+    let running = s.shown_status == "running";
+    let verdict = d.verdict.as_ref();
+    let valid = if running {
+        None
+    } else {
+        verdict
+            .and_then(|v| v.get("valid"))
+            .and_then(Value::as_bool)
+    };
+    let errors = items(verdict, "errors");
+    // Note [Error anchors] in `json`: one anchor per resolved value.
+    let mut anchors = json::Anchors::new();
+    let error_targets: Vec<Option<String>> = errors
+        .iter()
+        .map(|e| {
+            let out = d.output.as_ref()?;
+            let at = json::resolve(out, e.get("instance_path").and_then(Value::as_str)?);
+            let n = anchors.len();
+            Some(
+                anchors
+                    .entry(at)
+                    .or_insert_with(|| format!("at-{n}"))
+                    .clone(),
+            )
+        })
+        .collect();
+    html! {
+        section #session data-session-id=(s.id) data-status=(s.shown_status) data-after=(l.feed_after) {
+            h1 {
+                "Session " code.session-id { (s.id) } " "
+                span #session-status class={ "badge s-" (s.shown_status) } { (s.shown_status) }
+            }
+            @if s.lost {
+                div #lost .card.lost {
+                    p { "lost: no heartbeat since " (s.heartbeat_at.as_deref().unwrap_or(&s.started_at)) "." }
+                    @if let Some(log) = &s.raw_log_path {
+                        p { "Complete it from its forensic log:" }
+                        pre #ingest-command { "agentshape ingest " (log) }
+                    } @else {
+                        p.muted { "No forensic log was recorded for it." }
+                    }
+                }
+            }
+            (facts(s))
+            @if s.error.is_some() || s.error_category.is_some() {
+                p #session-error .bad {
+                    @if let Some(c) = &s.error_category { span.badge { (c) } " " }
+                    (s.error.as_deref().unwrap_or(""))
+                }
+            }
+            @if let Some(summary) = &s.summary {
+                p #summary { (summary) }
+            }
+            h2 { "Escalation chain" }
+            nav #chain .chain {
+                @if let Some(p) = &s.parent_id {
+                    span.muted { "escalated from " } a.parent href=(session_href(p)) { (p) }
+                } @else {
+                    span.muted { "no parent" }
+                }
+                " → " strong { "this session (tier " (s.tier) ")" }
+                @if d.children.is_empty() {
+                    span.muted { " → no escalation" }
+                } @else {
+                    ul.children {
+                        @for c in &d.children {
+                            li {
+                                a.child href=(session_href(&c.id)) { (c.id) } " "
+                                span class={ "badge s-" (c.shown_status) } { (c.shown_status) }
+                                " tier " (c.tier)
+                            }
+                        }
+                    }
+                }
+                @if let Some(esc) = &s.escalation {
+                    @let parsed = serde_json::from_str::<Value>(esc).ok();
+                    @let needed = parsed.as_ref().and_then(|v| v.get("needed")).and_then(Value::as_bool) == Some(true);
+                    details.escalation {
+                        summary { @if needed { "escalation requested" } @else { "escalation: not needed" } }
+                        pre { (parsed.as_ref().and_then(|v| serde_json::to_string_pretty(v).ok()).unwrap_or_else(|| esc.clone())) }
+                    }
+                }
+            }
+            h2 { "Verdict" }
+            p {
+                span #verdict class={ "badge " (match valid { Some(true) => "ok", Some(false) => "bad", None => "muted" }) }
+                    data-valid=[valid] { (verdict_text(verdict, running)) }
+                " " span.muted { "extraction: " (opt(s.extraction_method.as_deref())) }
+            }
+            div.grid2 {
+                div {
+                    h2 { "Structured output" }
+                    @match &d.output {
+                        Some(v) => pre #output .json { (json::render(v, &anchors)) },
+                        None => pre #output .json.empty { @if running { "(not yet: the session is running)" } @else { "(none)" } },
+                    }
+                }
+                div {
+                    h2 { "Validation errors and invariant findings" }
+                    ul #errors .error-list {
+                        @for (e, target) in errors.iter().zip(&error_targets) {
+                            @let path = e.get("instance_path").and_then(Value::as_str).unwrap_or("");
+                            @let kind = e.get("kind").and_then(Value::as_str).unwrap_or("schema");
+                            li data-path=(path) data-kind=(kind) {
+                                span class={ "badge kind-" (kind) } { (kind) } " "
+                                @let shown = if path.is_empty() { "(root)" } else { path };
+                                @if let Some(t) = target {
+                                    a.ptr href={ "#" (t) } data-target=(t) { code { (shown) } }
+                                } @else {
+                                    code { (shown) }
+                                }
+                                " " span.message { (e.get("message").map(text_of).unwrap_or_default()) }
+                                @if let Some(rule) = e.get("rule").and_then(Value::as_str) {
+                                    br; span.muted { "rule " } code.rule { (rule) }
+                                }
+                                @if let Some(sp) = e.get("schema_path").and_then(Value::as_str).filter(|p| !p.is_empty()) {
+                                    br; span.muted { "schema " code { (sp) } }
+                                }
+                            }
+                        }
+                    }
+                    @if errors.is_empty() { p.muted { "None." } }
+                    h2 { "Repairs" }
+                    ul #repairs {
+                        @for r in items(verdict, "repairs") { li { (text_of(r)) } }
+                    }
+                    @if items(verdict, "repairs").is_empty() { p.muted { "None." } }
+                    h2 { "Coercions" }
+                    ul #coercions {
+                        @for c in items(verdict, "coercions") {
+                            li data-path=(c.get("instance_path").and_then(Value::as_str).unwrap_or("")) {
+                                code { (c.get("kind").map(text_of).unwrap_or_default()) } " at "
+                                code { (c.get("instance_path").and_then(Value::as_str).unwrap_or("")) } ": "
+                                code { (c.get("from").map(Value::to_string).unwrap_or_default()) }
+                                " → "
+                                code { (c.get("to").map_or_else(|| "(removed)".to_owned(), Value::to_string)) }
+                            }
+                        }
+                    }
+                    @if items(verdict, "coercions").is_empty() { p.muted { "None." } }
+                }
+            }
+            h2 { "Transcript" }
+            p.muted #transcript-source data-source=(match l.transcript_source { Source::Feed => "feed", Source::Log => "log", Source::None => "none" }) {
+                @match l.transcript_source {
+                    Source::Feed => "From the live feed.",
+                    Source::Log => "Decoded from the forensic log (this session has no feed rows).",
+                    Source::None => "No feed rows and no readable forensic log.",
+                }
+                @if l.transcript_truncated {
+                    " Only the first " (transcript::MAX_ROWS) " rows are shown."
+                }
+            }
+            div #transcript .transcript { (transcript::lines(&l.transcript)) }
+            h2 { "Events" }
+            @if d.events.is_empty() { p.muted { "None." } } @else {
+                table #events {
+                    thead { tr { th { "Level" } th { "Service" } th { "Message" } th { "At" } } }
+                    tbody {
+                        @for e in &d.events {
+                            tr { td { span class={ "l-" (e.level) } { (e.level) } } td { (opt(e.service.as_deref())) } td { (e.message) } td.mono { (e.created_at) } }
+                        }
+                    }
+                }
+            }
+            h2 { "Services checked" }
+            @if d.services.is_empty() { p.muted { "None." } } @else {
+                table #services {
+                    thead { tr { th { "Service" } th { "Status" } th { "Detail" } } }
+                    tbody {
+                        @for v in &d.services {
+                            tr { td { (v.name) } td { (v.status) } td { (opt(v.detail.as_deref())) } }
+                        }
+                    }
+                }
+            }
+            h2 { "Memories" }
+            @if d.memories.is_empty() { p.muted { "None." } } @else {
+                table #memories {
+                    thead { tr { th { "Service" } th { "Category" } th { "Observation" } th.num { "Confidence" } th { "Updated" } } }
+                    tbody {
+                        @for m in &d.memories {
+                            tr {
+                                td { (opt(m.service.as_deref())) } td { (m.category) } td { (m.observation) }
+                                td.num { (format!("{:.2}", m.confidence)) } td.mono { (m.updated_at) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The header facts.
+fn facts(s: &SessionRow) -> Markup {
+    html! {
+        dl #facts .facts {
+            dt { "Tier" } dd { (s.tier) }
+            dt { "Profile" } dd { (opt(s.profile.as_deref())) }
+            dt { "Agent" } dd { (opt(s.agent.as_deref())) }
+            dt { "Model" } dd { (opt(s.model.as_deref())) }
+            dt { "Started" } dd.mono { (s.started_at) }
+            dt { "Ended" } dd.mono { (opt(s.ended_at.as_deref())) }
+            dt { "Duration" } dd { (duration(s.duration_ms)) }
+            dt { "Turns" } dd { (opt(s.num_turns)) }
+            dt { "Cost" } dd { (s.cost_usd.map_or_else(|| "—".to_owned(), |c| format!("${c:.4}"))) }
+            dt { "Tokens" } dd { (s.input_tokens) " in / " (s.output_tokens) " out" }
+            dt { "Extraction" } dd { (opt(s.extraction_method.as_deref())) }
+            dt { "Exit code" } dd { (opt(s.exit_code)) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

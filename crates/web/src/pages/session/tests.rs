@@ -1,0 +1,317 @@
+//! The session page rendered from a real (in-memory) store.
+
+use agentshape_store::{
+    FeedEntry, NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store,
+};
+use serde_json::{Value, json};
+
+use super::*;
+
+const HOSTILE: &[&str] = &[
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "[x](javascript:alert(1))",
+    "\"><svg onload=alert(1)>",
+];
+
+fn feed(store: &mut SqliteStore, id: &str, rows: &[(&str, Value)]) {
+    let entries: Vec<FeedEntry> = rows
+        .iter()
+        .map(|(kind, body)| FeedEntry {
+            session_id: id.to_owned(),
+            kind: (*kind).to_owned(),
+            body: body.to_string(),
+            created_at: "2025-07-14T03:00:01.000Z".to_owned(),
+        })
+        .collect();
+    store.append_feed(&entries).unwrap();
+}
+
+fn page(store: &SqliteStore, id: &str) -> String {
+    render(&load(store, id).unwrap().unwrap()).into_string()
+}
+
+/// Every tag of `html`, from `<` to `>` (attribute values included).
+fn tags(html: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find('<') {
+        let Some(len) = rest[start..].find('>') else {
+            break;
+        };
+        out.push(&rest[start..=start + len]);
+        rest = &rest[start + len + 1..];
+    }
+    out
+}
+
+/// No hostile text became markup: no script/img/svg tag, no event handler
+/// or `javascript:` inside any tag; each hostile string is there as text.
+fn assert_inert(html: &str) {
+    for tag in tags(html) {
+        // Attribute values are quoted by maud (with `"` escaped inside), so
+        // what is left outside quotes is the tag name and attribute names.
+        let outside: String = tag.split('"').step_by(2).collect();
+        let t = outside.to_ascii_lowercase();
+        for bad in [
+            "<script",
+            "<img",
+            "<svg",
+            "onerror",
+            "onload",
+            "javascript:",
+        ] {
+            assert!(!t.contains(bad), "`{bad}` inside the tag {tag}");
+        }
+    }
+    for href in html.split("href=\"").skip(1) {
+        assert!(href.starts_with('/') || href.starts_with('#'), "{href}");
+    }
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    assert!(html.contains("[x](javascript:alert(1))"));
+    assert!(html.contains("&quot;&gt;&lt;svg onload=alert(1)&gt;"));
+}
+
+#[test]
+fn hostile_agent_text_renders_as_text_everywhere() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let id = "\"><svg onload=alert(1)>";
+    let mut rec = SessionRecord::new(id, "2025-07-14T03:00:00.000Z", "running");
+    store.start_session(&rec).unwrap();
+    let mut rows = Vec::new();
+    for h in HOSTILE {
+        rows.push((
+            "event",
+            json!({"kind": "event", "event": {"type": "text", "text": h}}),
+        ));
+        rows.push((
+            "event",
+            json!({"kind": "event", "event": {"type": "thinking", "text": h}}),
+        ));
+        rows.push((
+            "event",
+            json!({"kind": "event", "event": {"type": "tool_use", "id": h, "name": h, "input": {"cmd": h}}}),
+        ));
+        rows.push((
+            "event",
+            json!({"kind": "event", "event": {"type": "tool_result", "is_error": true, "content": h}}),
+        ));
+        rows.push(("partial", json!({"kind": "partial", "value": {"s": h}})));
+        rows.push((h, json!({ "x": h })));
+    }
+    feed(&mut store, id, &rows);
+    rec.status = "completed".to_owned();
+    rec.summary = Some(HOSTILE.join(" "));
+    rec.error = Some(HOSTILE.join(" "));
+    rec.error_category = Some(HOSTILE[3].to_owned());
+    rec.model = Some(HOSTILE[1].to_owned());
+    rec.extraction_method = Some(HOSTILE[0].to_owned());
+    rec.parent_id = None;
+    rec.escalation = Some(json!({"reason": HOSTILE[1]}));
+    rec.output = Some(json!({ HOSTILE[0]: HOSTILE[1], "list": HOSTILE }));
+    rec.verdict = Some(json!({
+        "valid": false,
+        "errors": [{"instance_path": format!("/{}", HOSTILE[0]), "schema_path": HOSTILE[2], "message": HOSTILE[3], "kind": HOSTILE[1], "rule": HOSTILE[0]}],
+        "repairs": [HOSTILE[1]],
+        "coercions": [{"kind": HOSTILE[0], "instance_path": HOSTILE[3], "from": HOSTILE[1], "to": HOSTILE[2]}],
+    }));
+    store.write_session(&rec).unwrap();
+    let html = page(&store, id);
+    assert_inert(&html);
+    // The one link out of the page for this id is percent-encoded.
+    assert_eq!(
+        session_href(id),
+        "/sessions/%22%3E%3Csvg%20onload%3Dalert%281%29%3E"
+    );
+}
+
+#[test]
+fn errors_point_at_their_values_and_invariants_are_told_apart() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let mut rec = SessionRecord::new("s", "2025-07-14T03:00:00.000Z", "completed");
+    rec.output = Some(json!({"events": [{"level": "loud"}], "counts": {"a": 2}}));
+    rec.verdict = Some(json!({
+        "valid": false,
+        "errors": [
+            {"instance_path": "/events/0/level", "schema_path": "/properties/events/items/properties/level/enum", "message": "not one of"},
+            {"instance_path": "/counts", "schema_path": "/x-invariants/0", "message": "count mismatch", "kind": "invariant", "rule": "self.counts.a == 1"},
+            {"instance_path": "/missing/deep", "schema_path": "/required", "message": "missing"},
+        ],
+        "repairs": ["trailing_comma"],
+        "coercions": [{"kind": "enum_case", "instance_path": "/events/0/level", "from": "Loud", "to": "loud"}],
+    }));
+    store.write_session(&rec).unwrap();
+    let html = page(&store, "s");
+    // Each error's li: its pointer and kind, linked to the value's anchor.
+    for (path, kind, anchor) in [
+        ("/events/0/level", "schema", "at-0"),
+        ("/counts", "invariant", "at-1"),
+        ("/missing/deep", "schema", "at-2"),
+    ] {
+        let li = format!(r#"<li data-path="{path}" data-kind="{kind}">"#);
+        let at = html.find(&li).unwrap_or_else(|| panic!("{li} in {html}"));
+        let rest = &html[at..];
+        assert!(
+            rest[..rest.find("</li>").unwrap()].contains(&format!(r##"href="#{anchor}""##)),
+            "{rest}"
+        );
+    }
+    // The anchored spans are the values (the missing one: the nearest, the root).
+    for (anchor, path) in [
+        ("at-0", "/events/0/level"),
+        ("at-1", "/counts"),
+        ("at-2", ""),
+    ] {
+        let want = format!(r#"id="{anchor}" data-path="{path}""#);
+        assert!(html.contains(&want), "{want} in {html}");
+    }
+    assert_eq!(html.matches("class=\"jv hl ").count(), 3, "{html}");
+    assert!(html.contains(r#"data-valid="false""#));
+    assert!(html.contains(">3 errors</span>"), "{html}");
+    assert!(html.contains("self.counts.a == 1"));
+    assert!(html.contains("<li>trailing_comma</li>"), "{html}");
+    assert!(html.contains(r#"<ul id="coercions"><li data-path="/events/0/level">"#));
+}
+
+#[test]
+fn verdict_and_status_per_state() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let mut ok = SessionRecord::new("ok", "2025-07-14T03:00:00.000Z", "completed");
+    ok.output = Some(json!({"a": 1}));
+    ok.verdict = Some(json!({"valid": true, "errors": [], "repairs": [], "coercions": []}));
+    store.write_session(&ok).unwrap();
+    let html = page(&store, "ok");
+    assert!(html.contains(r#"data-valid="true">valid</span>"#), "{html}");
+    assert!(html.contains(r#"<section id="session" data-session-id="ok" data-status="completed""#));
+    assert!(
+        html.contains(r#"<span id="session-status" class="badge s-completed">completed</span>"#)
+    );
+    // Running and alive: no data-valid, live from the last feed id.
+    let run = SessionRecord::new("run", &agentshape_store::time::now(), "running");
+    store.start_session(&run).unwrap();
+    let html = page(&store, "run");
+    assert!(!html.contains("data-valid"), "{html}");
+    let after = agentshape_store::query::feed_max_id(&store).unwrap();
+    assert!(html.contains(&format!(r#"data-status="running" data-after="{after}""#)));
+    // Lost: says so, with the ingest command.
+    let mut lost = SessionRecord::new("lost", "2025-07-14T03:00:00.000Z", "running");
+    lost.raw_log_path = Some("/var/log/agentshape/lost.ndjson".to_owned());
+    store.start_session(&lost).unwrap();
+    let html = page(&store, "lost");
+    assert!(html.contains(r#"data-status="lost""#));
+    assert!(html.contains("lost: no heartbeat since 2025-07-14T03:00:00.000Z"));
+    assert!(html.contains("agentshape ingest /var/log/agentshape/lost.ndjson"));
+    assert!(load(&store, "nope").unwrap().is_none());
+}
+
+#[test]
+fn the_chain_links_parent_and_children_with_their_status() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    store
+        .write_session(&SessionRecord::new(
+            "p/1",
+            "2025-07-14T03:00:00.000Z",
+            "completed",
+        ))
+        .unwrap();
+    let mut c = SessionRecord::new("c?1", "2025-07-14T03:00:01.000Z", "error");
+    c.parent_id = Some("p/1".to_owned());
+    c.tier = 2;
+    store.write_session(&c).unwrap();
+    let html = page(&store, "p/1");
+    assert!(html.contains(r#"<a class="child" href="/sessions/c%3F1">c?1</a> <span class="badge s-error">error</span>"#), "{html}");
+    let html = page(&store, "c?1");
+    assert!(
+        html.contains(r#"<a class="parent" href="/sessions/p%2F1">p/1</a>"#),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_session_without_feed_rows_is_read_from_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("s.ndjson");
+    std::fs::write(
+        &log,
+        "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"from the log\"}]}}\n",
+    )
+    .unwrap();
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let mut rec = SessionRecord::new("s", "2025-07-14T03:00:00.000Z", "completed");
+    rec.agent = Some("claude".to_owned());
+    rec.raw_log_path = Some(log.display().to_string());
+    // As `ingest` writes it: the session row and its `ended` feed row only.
+    store.write_session(&rec).unwrap();
+    let l = load(&store, "s").unwrap().unwrap();
+    assert_eq!(l.transcript_source, Source::Log);
+    let html = render(&l).into_string();
+    assert!(
+        html.contains(r#"data-type="text">from the log</div>"#),
+        "{html}"
+    );
+    let v = serde_json::to_value(&l).unwrap();
+    assert_eq!(v["transcript_source"], "log");
+    assert_eq!(v["transcript_truncated"], false);
+    assert_eq!(v["session"]["id"], "s");
+    // An unreadable log: the feed's bookends.
+    std::fs::remove_file(&log).unwrap();
+    let l = load(&store, "s").unwrap().unwrap();
+    assert_eq!(l.transcript_source, Source::Feed);
+    assert_eq!(l.transcript.len(), 1);
+    assert_eq!(l.transcript[0].kind, "ended");
+    // No feed rows at all (a build before the feed) and no log: none.
+    store
+        .connection()
+        .execute("DELETE FROM feed WHERE session_id = 's'", [])
+        .unwrap();
+    let l = load(&store, "s").unwrap().unwrap();
+    assert_eq!((l.transcript_source, l.transcript.len()), (Source::None, 0));
+    // A session whose feed has what the agent did is read from the feed,
+    // log or not.
+    std::fs::write(&log, "{}\n").unwrap();
+    feed(
+        &mut store,
+        "s",
+        &[(
+            "event",
+            json!({"kind": "event", "event": {"type": "text", "text": "live"}}),
+        )],
+    );
+    let l = load(&store, "s").unwrap().unwrap();
+    assert_eq!(l.transcript_source, Source::Feed);
+    assert_eq!(l.transcript[0].body["event"]["text"], "live");
+}
+
+#[test]
+fn the_rows_it_wrote_are_tables() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let mut rec = SessionRecord::new("s", "2025-07-14T03:00:00.000Z", "completed");
+    rec.events.push(NewEvent {
+        level: "critical".to_owned(),
+        service: Some("jellyfin".to_owned()),
+        message: "HTTP 502 <b>".to_owned(),
+    });
+    rec.services.push(ServiceCheck {
+        name: "jellyfin".to_owned(),
+        status: "down".to_owned(),
+        detail: Some("502".to_owned()),
+    });
+    rec.memories.push(NewMemory {
+        key: "jellyfin:timing".to_owned(),
+        value: "takes 60s".to_owned(),
+    });
+    store.write_session(&rec).unwrap();
+    let html = page(&store, "s");
+    for want in [
+        r#"<table id="events">"#,
+        "<td>HTTP 502 &lt;b&gt;</td>",
+        r#"<table id="services">"#,
+        "<td>down</td>",
+        r#"<table id="memories">"#,
+        "<td>takes 60s</td>",
+        r#"<td class="num">0.70</td>"#,
+    ] {
+        assert!(html.contains(want), "{want} in {html}");
+    }
+}
