@@ -5,6 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
+echo "== setup (machine components the tests need: scripts/setup.sh)"
+./scripts/setup.sh
+# Idempotent: a second run finds everything in place and installs nothing.
+if ./scripts/setup.sh | grep -v ' ok ('; then
+  echo "scripts/setup.sh installed something on its second run" >&2
+  exit 1
+fi
+
 echo "== fmt"
 cargo fmt --all --check
 echo "== clippy"

@@ -12,6 +12,7 @@
 
 mod ask;
 mod ask_claude;
+mod browser;
 mod builder;
 mod check;
 mod cli_safety;

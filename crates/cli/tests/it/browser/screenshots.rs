@@ -1,0 +1,102 @@
+//! Screenshots for the README (`scripts/screenshots.sh` runs this ignored
+//! test): a store filled by replaying `examples/*.ndjson` as
+//! `scripts/demo.sh` does, `serve`, then the overview, a session page, the
+//! builder with a few fields and the playground with a broken reply, each
+//! saved as a 1280×900 PNG under `AGENTSHAPE_SCREENSHOTS` (default
+//! `docs/screenshots/`).
+
+use std::path::PathBuf;
+
+use super::playground::{choose, paste_and_run};
+use super::{Browser, replay, serve};
+
+#[test]
+#[ignore = "writes docs/screenshots/*.png; run by scripts/screenshots.sh"]
+fn screenshots() {
+    let out = std::env::var_os("AGENTSHAPE_SCREENSHOTS").map_or_else(
+        || crate::repo_root().join("docs/screenshots"),
+        PathBuf::from,
+    );
+    std::fs::create_dir_all(&out).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    let logs = dir.path().join("logs");
+    let mut examples: Vec<String> = std::fs::read_dir(crate::repo_root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ndjson"))
+        .collect();
+    examples.sort();
+    for name in &examples {
+        replay(&db, &logs, name, name.trim_end_matches(".ndjson"));
+    }
+    let schemas = dir.path().join("schemas");
+    std::fs::create_dir(&schemas).unwrap();
+    for s in ["agent-response.json", "code-review.json"] {
+        std::fs::copy(crate::repo_root().join("schemas").join(s), schemas.join(s)).unwrap();
+    }
+    let server = serve(&db, &["--schemas", schemas.to_str().unwrap()]);
+    let mut browser = Browser::open(&server.base);
+
+    browser.goto("/");
+    browser.find("#by-status");
+    browser.screenshot(&out.join("overview.png"));
+
+    browser.goto("/sessions/healthy-structured");
+    browser.find("#verdict[data-valid]");
+    browser.screenshot(&out.join("session.png"));
+
+    browser.goto("/builder");
+    browser.find("#add-field");
+    let fields = [
+        ("service", "string"),
+        ("severity", "enum"),
+        ("restarts", "integer"),
+    ];
+    let existing = browser
+        .js("return document.querySelectorAll('.field').length;")
+        .as_u64()
+        .unwrap_or(0);
+    for (i, (name, ty)) in fields.iter().enumerate() {
+        if i as u64 >= existing {
+            browser.click("#add-field");
+        }
+        browser.wait_js(
+            "a field",
+            &format!("return document.querySelectorAll('.field').length > {i};"),
+        );
+        let set = |css: &str| {
+            browser
+                .rt
+                .block_on(browser.client().find_all(fantoccini::Locator::Css(css)))
+                .unwrap()
+                .into_iter()
+                .nth(i)
+                .unwrap_or_else(|| panic!("no {css} for field {i}"))
+        };
+        browser.select_el(&set("select.f-type"), ty);
+        browser.type_into_el(&set("input.f-name"), name);
+        if *ty == "enum" {
+            browser.type_into_el(&set("input.f-enum"), "info,warning,critical");
+        }
+    }
+    browser.type_into("#schema-name", "incident");
+    browser.find("#lint .provider");
+    browser.screenshot(&out.join("builder.png"));
+
+    browser.goto("/playground");
+    browser.find("#result[data-state]");
+    choose(&browser, "#profile", "claude-ops");
+    paste_and_run(
+        &browser,
+        "Here is my report:\n{'summary': 'jellyfin is down', 'events': [{'level': 'urgent', \
+         'service': 'jellyfin', 'message': 'HTTP 502',},], 'escalation': {'needed': True}, \
+         'services_checked': [{'name': 'jellyfin', 'status': 'down'}],}",
+    );
+    browser.wait_js(
+        "a playground result",
+        "const r = document.querySelector('#result'); return r && r.dataset.state !== 'idle';",
+    );
+    browser.screenshot(&out.join("playground.png"));
+    browser.assert_clean("screenshot pages");
+}

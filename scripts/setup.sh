@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The project's own machine set-up: the ONE place that installs what the
+# tests need beyond the Rust toolchain. Idempotent: when everything is there
+# it is a fast no-op that touches no network (no `apt-get update`).
+#
+#   ./scripts/setup.sh                  install every component the tests need
+#   ./scripts/setup.sh --only chromium  install one component (repeatable)
+#   ./scripts/setup.sh --check          install nothing; list what is missing,
+#                                       exit 1 if anything is
+#
+# One line per component says what happened: `ok` (already there),
+# `installed`, or `missing` (with --check). Each component is one function
+# `component_<name>` that sets `need` (Debian packages) and `have` (a command
+# that succeeds when the component is present); later components (postgresql,
+# cmake/clang, a Python venv) add a function and a name in COMPONENTS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+COMPONENTS=(chromium)
+
+# Note [Why chromium-driver]: the browser tests drive Debian's chromium over
+# WebDriver (the fantoccini crate), which needs the matching chromedriver;
+# Debian builds both from one source, so their versions always agree.
+component_chromium() {
+  need=(chromium chromium-driver)
+  have() { [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; }
+}
+
+check_only=0
+only=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --check) check_only=1 ;;
+    --only) shift; only+=("${1:?--only needs a component name}") ;;
+    --only=*) only+=("${1#--only=}") ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: unknown argument \`$1\` (components: ${COMPONENTS[*]})" >&2; exit 64 ;;
+  esac
+  shift
+done
+[ ${#only[@]} -gt 0 ] || only=("${COMPONENTS[@]}")
+for c in "${only[@]}"; do
+  if ! declare -F "component_$c" >/dev/null; then
+    echo "setup.sh: unknown component \`$c\` (components: ${COMPONENTS[*]})" >&2
+    exit 64
+  fi
+done
+
+sudo_if_needed() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Installed (dpkg status "install ok installed"), not merely known to apt.
+pkg_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+updated=0
+missing_any=0
+for c in "${only[@]}"; do
+  "component_$c"
+  missing=()
+  for p in "${need[@]}"; do pkg_installed "$p" || missing+=("$p"); done
+  if [ ${#missing[@]} -eq 0 ] && have; then
+    echo "setup: $c ok (${need[*]})"
+    continue
+  fi
+  [ ${#missing[@]} -gt 0 ] || missing=("${need[@]}")
+  if [ "$check_only" -eq 1 ]; then
+    echo "setup: $c missing (${missing[*]}); run ./scripts/setup.sh --only $c"
+    missing_any=1
+    continue
+  fi
+  # Only when something is missing: refresh the package lists once per run.
+  if [ "$updated" -eq 0 ]; then
+    sudo_if_needed apt-get update -qq >/dev/null
+    updated=1
+  fi
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if ! have; then
+    echo "setup: $c still missing after installing ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "setup: $c installed (${missing[*]})"
+done
+exit "$missing_any"
