@@ -36,6 +36,8 @@ use crate::{
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_live.sql"),
+    // 0003 (the session page's migration) goes here when merged.
+    include_str!("../migrations/0004_lists.sql"),
 ];
 
 /// The schema version this build writes.

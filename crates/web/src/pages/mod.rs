@@ -6,12 +6,13 @@
 //! the page's own script module from `/assets/` (never inline script).
 
 mod builder;
-mod events;
+mod chart;
+pub(crate) mod events;
 mod memories;
 mod overview;
 mod playground;
 mod session;
-mod sessions;
+pub(crate) mod sessions;
 
 use std::sync::Arc;
 
@@ -88,7 +89,6 @@ pub(crate) fn layout(title: &str, active: Nav, scripts: &[&str], body: &Markup) 
 
 /// An HTML error page with its status (404 for an unknown session, 503
 /// while the store is busy): a page, not JSON, because a person reads it.
-#[expect(dead_code, reason = "used by the session page, being built")]
 pub(crate) fn error_page(status: StatusCode, message: &str) -> Response {
     let body = html! {
         h1 { (status.as_u16()) " " (status.canonical_reason().unwrap_or("")) }
