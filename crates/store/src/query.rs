@@ -268,6 +268,42 @@ fn like_anywhere(text: &str) -> String {
     p
 }
 
+/// How many full-text matches the text search takes as "few" (Note
+/// \[Text search\]).
+pub const FTS_PROBE: i64 = 2_000;
+
+/// Whether a table (or virtual table) exists: a read-only store of an
+/// older version has none of migration 0004's.
+fn has_table(store: &SqliteStore, name: &str) -> Result<bool> {
+    store
+        .connection()
+        .prepare_cached("SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = ?1)")
+        .and_then(|mut s| s.query_row([name], |r| r.get(0)))
+        .context(|| format!("looking for table `{name}`"))
+}
+
+/// `text` as one FTS5 phrase: quoted, inner quotes doubled, so no
+/// character of it is FTS5 syntax.
+fn fts_phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+/// Whether `q` goes through the trigram index: long enough, the index
+/// exists, and it matches fewer than [`FTS_PROBE`] sessions.
+fn few_text_matches(store: &SqliteStore, q: &str) -> Result<bool> {
+    if q.chars().count() < 3 || !has_table(store, "sessions_fts")? {
+        return Ok(false);
+    }
+    store
+        .connection()
+        .prepare_cached(
+            "SELECT COUNT(*) < ?2 FROM
+               (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ?1 LIMIT ?2)",
+        )
+        .and_then(|mut s| s.query_row(params![fts_phrase(q), FTS_PROBE], |r| r.get(0)))
+        .context(|| "searching the sessions' text".to_owned())
+}
+
 /// Sessions newest first (Note \[Keyset pages\]), filtered.
 ///
 /// Note \[List indexes\]: every equality filter has an index whose
@@ -279,14 +315,22 @@ fn like_anywhere(text: &str) -> String {
 /// (never `?n IS NULL OR ...`, which hides the index from the planner); the
 /// values are always bound, never spliced.
 ///
-/// Note \[Text search\]: `q` is a case-insensitive (ASCII) substring test
-/// over id, summary, error, agent and model with `LIKE` and `%`/`_`
-/// escaped. It is a scan, bounded by the table: measured at 100,000
-/// sessions (see `benches/lists.rs`) a search that matches nothing reads
-/// every row in well under 100 ms, and one that matches much stops at the
-/// first page. FTS5's trigram index was the alternative; it would double
-/// the text stored and needs triggers on every write, for no gain at the
-/// sizes measured.
+/// Note \[Text search\]: `q` is a case-insensitive substring of the id,
+/// summary, error, agent or model. Two ways to find it, chosen per query:
+/// - a trigram full-text index (`sessions_fts`, migration 0004) answers
+///   "which sessions hold this text" without reading them, for text of 3
+///   characters or more. It is asked first for at most [`FTS_PROBE`]
+///   matches; when there are fewer, the page is those rows, sorted: a
+///   search that matches little costs next to nothing at any size.
+/// - when the text is common (the probe fills up), shorter than a
+///   trigram, or the store has no index (an old read-only file), the list
+///   is walked in order with `LIKE` (`%` and `_` escaped) and the walk
+///   stops at the page's end: common text is met early. This is the only
+///   scan left; a 1-2 character text that matches almost nothing reads
+///   the whole table (measured in `benches/lists.rs`).
+///
+/// Both ignore ASCII case; the trigram index also folds the case of other
+/// scripts, `LIKE` does not.
 ///
 /// # Errors
 /// When the database cannot be read.
@@ -320,12 +364,19 @@ pub fn sessions(store: &SqliteStore, filter: &SessionFilter) -> Result<Vec<Sessi
         }
     }
     if let Some(q) = filter.q.as_deref() {
-        let p = bind(Value::Text(like_anywhere(q)));
-        conds.push(format!(
-            "(s.id LIKE {p} ESCAPE '\\' OR s.summary LIKE {p} ESCAPE '\\' \
-             OR s.error LIKE {p} ESCAPE '\\' OR s.agent LIKE {p} ESCAPE '\\' \
-             OR s.model LIKE {p} ESCAPE '\\')"
-        ));
+        if few_text_matches(store, q)? {
+            let m = bind(Value::Text(fts_phrase(q)));
+            conds.push(format!(
+                "s.rowid IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH {m})"
+            ));
+        } else {
+            let p = bind(Value::Text(like_anywhere(q)));
+            conds.push(format!(
+                "(s.id LIKE {p} ESCAPE '\\' OR s.summary LIKE {p} ESCAPE '\\' \
+                 OR s.error LIKE {p} ESCAPE '\\' OR s.agent LIKE {p} ESCAPE '\\' \
+                 OR s.model LIKE {p} ESCAPE '\\')"
+            ));
+        }
     }
     if let Some(before) = filter.before.as_deref() {
         let at: Option<String> = c
@@ -594,11 +645,14 @@ pub fn overview_first_day(now_ms: i64) -> String {
 
 /// The overview's numbers, as of `now_ms` (the day window and the lost cutoff).
 ///
-/// Note \[Overview cost\]: each part reads an index, never the table:
-/// counts by status walk `sessions_status_order`, counts by level walk
-/// `events_level`, and the per-day sums read `sessions_order`, which holds
-/// cost and tokens, over the window's range only. Only the few `running`
-/// rows are read to tell lost from running.
+/// Note \[Overview cost\]: the counts and sums come from two small tables
+/// that migration 0004's triggers keep in step with every write
+/// (`list_counts`: sessions by stored status, events by level;
+/// `session_days`: sessions, cost and tokens per day of start), so the
+/// overview reads a few dozen rows whether the store holds a hundred
+/// sessions or a million. Only the few `running` rows are read, to tell
+/// lost from running. An old read-only store without those tables is
+/// counted the slow way, with `GROUP BY`.
 ///
 /// # Errors
 /// When the database cannot be read.
@@ -613,7 +667,12 @@ pub fn overview(store: &SqliteStore, now_ms: i64) -> Result<Dashboard> {
             .context(ctx)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
     };
-    let mut by_status = grouped("SELECT status, COUNT(*) FROM sessions GROUP BY status")?;
+    let counted = has_table(store, "list_counts")?;
+    let mut by_status = grouped(if counted {
+        "SELECT key, n FROM list_counts WHERE what = 'status' AND n > 0"
+    } else {
+        "SELECT status, COUNT(*) FROM sessions GROUP BY status"
+    })?;
     let lost: i64 = c
         .query_row(
             &format!("SELECT COUNT(*) FROM sessions s WHERE {}", lost_sql(store)),
@@ -631,15 +690,21 @@ pub fn overview(store: &SqliteStore, now_ms: i64) -> Result<Dashboard> {
         by_status.push(("lost".to_owned(), lost));
     }
     by_status.sort();
-    let events_by_level =
-        grouped("SELECT level, COUNT(*) FROM events GROUP BY level ORDER BY level")?;
+    let events_by_level = grouped(if counted {
+        "SELECT key, n FROM list_counts WHERE what = 'level' AND n > 0 ORDER BY key"
+    } else {
+        "SELECT level, COUNT(*) FROM events GROUP BY level ORDER BY level"
+    })?;
     let first = overview_first_day(now_ms);
     let mut stmt = c
-        .prepare_cached(
+        .prepare_cached(if counted {
+            "SELECT day, sessions, cost_usd, input_tokens, output_tokens
+             FROM session_days WHERE day >= ?1 AND sessions > 0 ORDER BY day"
+        } else {
             "SELECT substr(started_at, 1, 10) AS day, COUNT(*), COALESCE(SUM(cost_usd), 0.0),
                     SUM(input_tokens), SUM(output_tokens)
-             FROM sessions WHERE started_at >= ?1 GROUP BY day ORDER BY day",
-        )
+             FROM sessions WHERE started_at >= ?1 GROUP BY day ORDER BY day"
+        })
         .context(ctx)?;
     let days = stmt
         .query_map([&first], |r| {
@@ -1147,9 +1212,73 @@ mod tests {
                 vec!["a1"],
             ),
         ];
+        // The same answers through the trigram index and through the scan
+        // (a store without the index, as an old read-only file is).
+        let scan = filter_store();
+        scan.connection()
+            .execute_batch("DROP TABLE sessions_fts")
+            .unwrap();
         for (name, filter, want) in cases {
             assert_eq!(ids(&store, &filter), want, "{name}");
+            assert_eq!(ids(&scan, &filter), want, "{name}, scanned");
         }
+    }
+
+    /// The triggers keep the text index and the overview's counters equal
+    /// to what the tables hold, through start, finish and delete.
+    #[test]
+    fn the_text_index_and_the_counters_follow_every_write() {
+        let mut store = filter_store();
+        let mut rec = SessionRecord::new("zz", &time::now(), "running");
+        store.start_session(&rec).unwrap();
+        let q = |q: &str| ids(&store, &SessionFilter { q: some(q), ..f() });
+        assert!(q("zebra").is_empty());
+        rec.status = "completed".into();
+        rec.summary = Some("A Zebra crossing".into());
+        rec.cost_usd = Some(0.25);
+        rec.input_tokens = 10;
+        rec.events.push(NewEvent {
+            level: "warning".into(),
+            service: None,
+            message: "x".into(),
+        });
+        store.write_session(&rec).unwrap();
+        let q = |q: &str| ids(&store, &SessionFilter { q: some(q), ..f() });
+        assert_eq!(q("zebra"), ["zz"]);
+        store
+            .connection()
+            .execute_batch(
+                "DELETE FROM events WHERE session_id = 'a1'; DELETE FROM sessions WHERE id = 'a1'",
+            )
+            .unwrap();
+        assert!(q("all healthy").is_empty());
+        let c = store.connection();
+        let check = |counted: &str, truth: &str| {
+            let read = |sql: &str| -> Vec<(String, String)> {
+                c.prepare(sql)
+                    .unwrap()
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .unwrap()
+                    .collect::<rusqlite::Result<_>>()
+                    .unwrap()
+            };
+            assert_eq!(read(counted), read(truth), "{counted}");
+        };
+        check(
+            "SELECT key, CAST(n AS TEXT) FROM list_counts WHERE what = 'status' AND n > 0 ORDER BY key",
+            "SELECT status, CAST(COUNT(*) AS TEXT) FROM sessions GROUP BY status ORDER BY status",
+        );
+        check(
+            "SELECT key, CAST(n AS TEXT) FROM list_counts WHERE what = 'level' AND n > 0 ORDER BY key",
+            "SELECT level, CAST(COUNT(*) AS TEXT) FROM events GROUP BY level ORDER BY level",
+        );
+        check(
+            "SELECT day, sessions || ' ' || cost_usd || ' ' || input_tokens || ' ' || output_tokens
+             FROM session_days WHERE sessions > 0 ORDER BY day",
+            "SELECT substr(started_at, 1, 10) AS d, COUNT(*) || ' ' || COALESCE(SUM(cost_usd), 0.0)
+                    || ' ' || SUM(input_tokens) || ' ' || SUM(output_tokens)
+             FROM sessions GROUP BY d ORDER BY d",
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod extract;
 mod feed;
 mod flows;
 mod lint;
+mod lists;
 mod ops;
 mod parse;
 mod process_safety;
