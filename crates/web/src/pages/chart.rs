@@ -5,6 +5,10 @@
 //! Per day, two bars side by side: cost (class `bar`, left axis, dollars)
 //! and tokens in + out (class `bar2`, right axis). Each day is a `<g>`
 //! whose `<title>` is the tooltip with the exact figures.
+//!
+//! Every shape is written with a closing tag (`rect {}`, not maud's void
+//! `rect;`): in SVG inside HTML, `<rect>` does not close itself, and the
+//! shapes after an unclosed one become its children, which are not drawn.
 
 use std::fmt::Write as _;
 
@@ -59,9 +63,9 @@ pub(crate) fn cost_chart(days: &[DayTotals]) -> Markup {
         svg xmlns="http://www.w3.org/2000/svg" viewBox={ "0 0 " (W) " " (H) } role="img"
             aria-label="Cost and tokens per day" {
             title { "Cost and tokens per day" }
-            line.axis x1=(c(LEFT)) y1=(c(TOP)) x2=(c(LEFT)) y2=(c(base));
-            line.axis x1=(c(LEFT)) y1=(c(base)) x2=(c(W - RIGHT)) y2=(c(base));
-            line.axis x1=(c(W - RIGHT)) y1=(c(TOP)) x2=(c(W - RIGHT)) y2=(c(base));
+            line.axis x1=(c(LEFT)) y1=(c(TOP)) x2=(c(LEFT)) y2=(c(base)) {}
+            line.axis x1=(c(LEFT)) y1=(c(base)) x2=(c(W - RIGHT)) y2=(c(base)) {}
+            line.axis x1=(c(W - RIGHT)) y1=(c(TOP)) x2=(c(W - RIGHT)) y2=(c(base)) {}
             text.y-cost x=(c(LEFT - 6.0)) y=(c(TOP + 8.0)) text-anchor="end" { (format!("${max_cost:.2}")) }
             text x=(c(LEFT - 6.0)) y=(c(base)) text-anchor="end" { "$0" }
             text.y-tokens x=(c(W - RIGHT + 6.0)) y=(c(TOP + 8.0)) { (compact(max_tokens)) " tok" }
@@ -76,10 +80,11 @@ pub(crate) fn cost_chart(days: &[DayTotals]) -> Markup {
                         (d.input_tokens) " input + " (d.output_tokens) " output tokens, "
                         (d.sessions) @if d.sessions == 1 { " session" } @else { " sessions" }
                     }
-                    rect.hit x=(c(x)) y=(c(TOP)) width=(c(slot)) height=(c(plot_h));
-                    rect.bar x=(c(x + slot * 0.1)) y=(c(base - ch)) width=(c(slot * 0.4)) height=(c(ch));
-                    rect.bar2 x=(c(x + slot * 0.5)) y=(c(base - th)) width=(c(slot * 0.4)) height=(c(th));
-                    @if i % label_every == 0 || i + 1 == days.len() {
+                    rect.hit x=(c(x)) y=(c(TOP)) width=(c(slot)) height=(c(plot_h)) {}
+                    rect.bar x=(c(x + slot * 0.1)) y=(c(base - ch)) width=(c(slot * 0.4)) height=(c(ch)) {}
+                    rect.bar2 x=(c(x + slot * 0.5)) y=(c(base - th)) width=(c(slot * 0.4)) height=(c(th)) {}
+                    // Counted back from the last day, so today always has its label.
+                    @if (days.len() - 1 - i) % label_every == 0 {
                         text x=(c(x + slot / 2.0)) y=(c(base + 14.0)) text-anchor="middle" {
                             (d.day.get(5..).unwrap_or(&d.day))
                         }
@@ -87,9 +92,9 @@ pub(crate) fn cost_chart(days: &[DayTotals]) -> Markup {
                 }
             }
             g.legend {
-                rect.bar x=(c(LEFT)) y=(c(H - 14.0)) width="10" height="10";
+                rect.bar x=(c(LEFT)) y=(c(H - 14.0)) width="10" height="10" {}
                 text x=(c(LEFT + 14.0)) y=(c(H - 5.0)) { "cost (USD, left)" }
-                rect.bar2 x=(c(LEFT + 130.0)) y=(c(H - 14.0)) width="10" height="10";
+                rect.bar2 x=(c(LEFT + 130.0)) y=(c(H - 14.0)) width="10" height="10" {}
                 text x=(c(LEFT + 144.0)) y=(c(H - 5.0)) { "tokens in + out (right)" }
             }
         }
@@ -124,6 +129,13 @@ mod tests {
         let html = cost_chart(&[day("2025-07-14", 2, 0.5, 100, 20)]).into_string();
         assert!(html.starts_with("<svg"));
         assert_eq!(html.matches("<g class=\"day\"").count(), 1);
+        // Inside SVG an HTML parser closes nothing by itself: every shape
+        // is closed, or the ones after it become its invisible children.
+        for tag in ["rect", "line"] {
+            let open = html.matches(&format!("<{tag} ")).count();
+            assert!(open > 0);
+            assert_eq!(html.matches(&format!("</{tag}>")).count(), open, "{tag}");
+        }
         // The tallest bar is the whole plot height (240 - 14 - 40).
         assert!(
             html.contains(r#"class="bar" x="123.6" y="14.0" width="254.4" height="186.0""#),
