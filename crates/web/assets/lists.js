@@ -37,8 +37,11 @@ function findRow(tbody, attr, value) {
   return null;
 }
 
+// The "nothing yet" paragraph after a table (id "<table id>-empty").
 function dropEmptyState(tbody) {
-  for (const tr of [...tbody.querySelectorAll("tr.empty-row")]) tr.remove();
+  const table = tbody.closest("table");
+  const empty = table && document.getElementById(table.id + "-empty");
+  if (empty) empty.remove();
 }
 
 function when(at) {

@@ -84,10 +84,10 @@ pub(crate) fn body(level: Option<&str>, rows: &[EventRow], feed_after: i64) -> M
             thead { tr { th { "When" } th { "Level" } th { "Session" } th { "Service" } th { "Message" } } }
             tbody {
                 @for e in rows { (row(e)) }
-                @if rows.is_empty() {
-                    tr.empty-row { td.empty colspan="5" { "No events yet." } }
-                }
             }
+        }
+        @if rows.is_empty() {
+            p #events-empty .empty { "No events yet." }
         }
     }
 }

@@ -100,10 +100,10 @@ pub(crate) fn body(rows: &[MemoryRow], now_ms: i64) -> Markup {
                         } }
                     }
                 }
-                @if rows.is_empty() {
-                    tr.empty-row { td.empty colspan="7" { "No memories yet." } }
-                }
             }
+        }
+        @if rows.is_empty() {
+            p #memories-empty .empty { "No memories yet." }
         }
     }
 }

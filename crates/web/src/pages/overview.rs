@@ -104,10 +104,10 @@ pub(crate) fn body(o: &Dashboard, now_ms: i64) -> Markup {
                         td { @if let Some(s) = &e.child_status { (status_badge(s)) } }
                     }
                 }
-                @if o.escalations.is_empty() {
-                    tr.empty-row { td.empty colspan="6" { "No escalations yet." } }
-                }
             }
+        }
+        @if o.escalations.is_empty() {
+            p #escalations-empty .empty { "No escalations yet." }
         }
     }
 }

@@ -256,11 +256,13 @@ pub(crate) fn body(
             } }
             tbody {
                 @for s in rows { (row(s)) }
-                @if rows.is_empty() {
-                    tr.empty-row { td.empty colspan="11" {
-                        @if first_page { "No sessions match." } @else { "No older sessions." }
-                    } }
-                }
+            }
+        }
+        // The empty state is outside the table, so `tbody tr` is one row
+        // per session; `lists.js` removes it when a session arrives.
+        @if rows.is_empty() {
+            p #sessions-empty .empty {
+                @if first_page { "No sessions match." } @else { "No older sessions." }
             }
         }
         nav.pager {
@@ -392,6 +394,7 @@ mod tests {
         let one = body(&f, &FilterValues::default(), &[], 7).into_string();
         assert!(!one.contains("id=\"older\""));
         assert!(one.contains("No sessions match."));
+        assert!(one.contains("<tbody></tbody>"), "one row per session, none else");
     }
 
     #[test]
