@@ -22,6 +22,8 @@ CREATE INDEX events_level ON events(level, id);
 -- Text search: substrings of 3 characters or more, any case, found through
 -- trigrams. External content: the text stays in `sessions` only; the
 -- triggers keep the index in step with every insert, update and delete.
+-- (So no writer may use `INSERT OR REPLACE` on sessions: the rows it
+-- deletes fire no delete trigger unless recursive triggers are on.)
 CREATE VIRTUAL TABLE sessions_fts USING fts5(
     id, summary, error, agent, model, content = 'sessions', tokenize = 'trigram'
 );
