@@ -1153,6 +1153,14 @@ mod tests {
                 vec![],
             ),
             (
+                "q with FTS5 syntax is text",
+                SessionFilter {
+                    q: some("\"x\" OR NEAR(a*"),
+                    ..f()
+                },
+                vec![],
+            ),
+            (
                 "status+tier",
                 SessionFilter {
                     status: some("completed"),

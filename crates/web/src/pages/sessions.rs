@@ -394,7 +394,10 @@ mod tests {
         let one = body(&f, &FilterValues::default(), &[], 7).into_string();
         assert!(!one.contains("id=\"older\""));
         assert!(one.contains("No sessions match."));
-        assert!(one.contains("<tbody></tbody>"), "one row per session, none else");
+        assert!(
+            one.contains("<tbody></tbody>"),
+            "one row per session, none else"
+        );
     }
 
     #[test]
