@@ -22,12 +22,24 @@ use crate::{FeedRow, LOST_AFTER_MS, SqliteStore, time};
 /// The most rows one call returns: bounds the memory and time of a request.
 pub const MAX_LIMIT: usize = 500;
 
-/// Which sessions [`sessions`] lists.
+/// Which sessions [`sessions`] lists. Every `None` disables its filter;
+/// the filters that are set must all hold.
 #[derive(Debug, Clone, Default)]
 pub struct SessionFilter {
     /// A stored status (`running`, `completed`, ...) or `lost` (a `running`
     /// session whose heartbeat is stale). `running` excludes the lost ones.
     pub status: Option<String>,
+    /// Tier.
+    pub tier: Option<i64>,
+    /// Profile, as stored.
+    pub profile: Option<String>,
+    /// Error category (`rate_limit`, `auth`, ...).
+    pub error_category: Option<String>,
+    /// Extraction method (`structured`, `fenced`, `markers+handoff`, ...).
+    pub method: Option<String>,
+    /// Text that the id, summary, error, agent or model holds, ignoring
+    /// ASCII case (Note \[Text search\]).
+    pub q: Option<String>,
     /// At most this many (clamped to 1..=[`MAX_LIMIT`]).
     pub limit: usize,
     /// Only sessions strictly before this one in the order (Note \[Keyset pages\]).
@@ -243,49 +255,233 @@ fn clamp(limit: usize) -> i64 {
     i64::try_from(limit.clamp(1, MAX_LIMIT)).unwrap_or(1)
 }
 
-/// Sessions newest first (Note \[Keyset pages\]).
+/// The SQL of "this session is lost" over `s`; `?1` is the lost cutoff.
+fn lost_sql(store: &SqliteStore) -> String {
+    let hb = if store.version >= 2 {
+        "s.heartbeat_at"
+    } else {
+        "NULL"
+    };
+    format!("s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1")
+}
+
+/// `text` as a `LIKE` pattern that matches it anywhere, literally: `%`,
+/// `_` and the escape character itself lose their meaning.
+fn like_anywhere(text: &str) -> String {
+    let mut p = String::with_capacity(text.len() + 2);
+    p.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
+}
+
+/// How many full-text matches the text search takes as "few" (Note
+/// \[Text search\]).
+pub const FTS_PROBE: i64 = 2_000;
+
+/// Whether a table (or virtual table) exists: a read-only store of an
+/// older version has none of migration 0004's.
+fn has_table(store: &SqliteStore, name: &str) -> Result<bool> {
+    store
+        .connection()
+        .prepare_cached("SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = ?1)")
+        .and_then(|mut s| s.query_row([name], |r| r.get(0)))
+        .context(|| format!("looking for table `{name}`"))
+}
+
+/// `text` as one FTS5 phrase: quoted, inner quotes doubled, so no
+/// character of it is FTS5 syntax.
+fn fts_phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+/// Whether `q` goes through the trigram index: long enough, the index
+/// exists, and it matches fewer than [`FTS_PROBE`] sessions.
+fn few_text_matches(store: &SqliteStore, q: &str) -> Result<bool> {
+    if q.chars().count() < 3 || !has_table(store, "sessions_fts")? {
+        return Ok(false);
+    }
+    store
+        .connection()
+        .prepare_cached(
+            "SELECT COUNT(*) < ?2 FROM
+               (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ?1 LIMIT ?2)",
+        )
+        .and_then(|mut s| s.query_row(params![fts_phrase(q), FTS_PROBE], |r| r.get(0)))
+        .context(|| "searching the sessions' text".to_owned())
+}
+
+/// Sessions newest first (Note \[Keyset pages\]), filtered.
+///
+/// Note \[List indexes\]: every equality filter has an index whose
+/// columns after it are the list order, `(x, started_at, id)` (migration
+/// 0004), so a filtered page is a walk down one index from the keyset
+/// bound that stops after `limit` rows: first and deep pages cost the same.
+/// With several filters SQLite walks the index of one and checks the
+/// others on the rows it meets. The SQL is built for the filters given
+/// (never `?n IS NULL OR ...`, which hides the index from the planner); the
+/// values are always bound, never spliced.
+///
+/// Note \[Text search\]: `q` is a case-insensitive substring of the id,
+/// summary, error, agent or model. Two ways to find it, chosen per query:
+/// - a trigram full-text index (`sessions_fts`, migration 0004) answers
+///   "which sessions hold this text" without reading them, for text of 3
+///   characters or more. It is asked first for at most [`FTS_PROBE`]
+///   matches; when there are fewer, the page is those rows, sorted: a
+///   search that matches little costs next to nothing at any size.
+/// - when the text is common (the probe fills up), shorter than a
+///   trigram, or the store has no index (an old read-only file), the list
+///   is walked in order with `LIKE` (`%` and `_` escaped) and the walk
+///   stops at the page's end: common text is met early. This is the only
+///   scan left; a 1-2 character text that matches almost nothing reads
+///   the whole table (measured in `benches/lists.rs`).
+///
+/// Both ignore ASCII case; the trigram index also folds the case of other
+/// scripts, `LIKE` does not.
 ///
 /// # Errors
 /// When the database cannot be read.
 pub fn sessions(store: &SqliteStore, filter: &SessionFilter) -> Result<Vec<SessionRow>> {
+    use rusqlite::types::Value;
     let ctx = || "listing sessions".to_owned();
-    let lost_sql = "s.status = 'running' AND COALESCE(HB, s.started_at) < ?1";
-    let lost_sql = lost_sql.replace(
-        "HB",
-        if store.version >= 2 {
-            "s.heartbeat_at"
+    let c = store.connection();
+    let mut args: Vec<Value> = vec![Value::Text(lost_cutoff())];
+    let mut bind = |v: Value| {
+        args.push(v);
+        format!("?{}", args.len())
+    };
+    let mut conds: Vec<String> = Vec::new();
+    let lost = lost_sql(store);
+    match filter.status.as_deref() {
+        None => {}
+        Some("lost") => conds.push(format!("({lost})")),
+        Some("running") => conds.push(format!("s.status = 'running' AND NOT ({lost})")),
+        Some(st) => conds.push(format!("s.status = {}", bind(Value::Text(st.to_owned())))),
+    }
+    if let Some(tier) = filter.tier {
+        conds.push(format!("s.tier = {}", bind(Value::Integer(tier))));
+    }
+    for (col, v) in [
+        ("profile", &filter.profile),
+        ("error_category", &filter.error_category),
+        ("extraction_method", &filter.method),
+    ] {
+        if let Some(v) = v {
+            conds.push(format!("s.{col} = {}", bind(Value::Text(v.clone()))));
+        }
+    }
+    if let Some(q) = filter.q.as_deref() {
+        if few_text_matches(store, q)? {
+            let m = bind(Value::Text(fts_phrase(q)));
+            conds.push(format!(
+                "s.rowid IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH {m})"
+            ));
         } else {
-            "NULL"
-        },
-    );
-    // ?2 status, ?3 before id, ?4 limit; a NULL parameter disables its filter.
-    let status_sql = match filter.status.as_deref() {
-        None => "1".to_owned(),
-        Some("lost") => lost_sql,
-        Some("running") => format!("s.status = 'running' AND NOT ({lost_sql})"),
-        Some(_) => "s.status = ?2".to_owned(),
+            let p = bind(Value::Text(like_anywhere(q)));
+            conds.push(format!(
+                "(s.id LIKE {p} ESCAPE '\\' OR s.summary LIKE {p} ESCAPE '\\' \
+                 OR s.error LIKE {p} ESCAPE '\\' OR s.agent LIKE {p} ESCAPE '\\' \
+                 OR s.model LIKE {p} ESCAPE '\\')"
+            ));
+        }
+    }
+    if let Some(before) = filter.before.as_deref() {
+        let at: Option<String> = c
+            .query_row(
+                "SELECT started_at FROM sessions WHERE id = ?1",
+                [before],
+                |r| r.get(0),
+            )
+            .optional()
+            .context(ctx)?;
+        let Some(at) = at else {
+            return Ok(Vec::new());
+        };
+        let a = bind(Value::Text(at));
+        let b = bind(Value::Text(before.to_owned()));
+        conds.push(format!("(s.started_at, s.id) < ({a}, {b})"));
+    }
+    let limit = bind(Value::Integer(clamp(filter.limit)));
+    let where_sql = if conds.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", conds.join(" AND "))
     };
     let sql = format!(
-        "SELECT {} FROM sessions s
-         WHERE ({status_sql})
-           AND (?3 IS NULL OR (s.started_at, s.id) <
-                (SELECT b.started_at, b.id FROM sessions b WHERE b.id = ?3))
-         ORDER BY s.started_at DESC, s.id DESC LIMIT ?4",
+        "SELECT {} FROM sessions s {where_sql}
+         ORDER BY s.started_at DESC, s.id DESC LIMIT {limit}",
         session_columns(store)
+    );
+    let mut stmt = c.prepare_cached(&sql).context(ctx)?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(args), session_row)
+        .context(ctx)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+}
+
+/// The values stored in the filterable columns, for the filter form's
+/// selects: a handful each, read by skipping through each column's index
+/// (one index seek per distinct value, not a scan).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FilterValues {
+    /// Stored statuses (plus `lost`, always offered).
+    pub statuses: Vec<String>,
+    /// Stored tiers.
+    pub tiers: Vec<i64>,
+    /// Stored profiles.
+    pub profiles: Vec<String>,
+    /// Stored error categories.
+    pub error_categories: Vec<String>,
+    /// Stored extraction methods.
+    pub methods: Vec<String>,
+}
+
+/// At most this many distinct values per column: a column with more is
+/// offered as free text, not a select.
+pub const MAX_DISTINCT: usize = 50;
+
+/// The distinct values of one indexed column, smallest first, at most
+/// [`MAX_DISTINCT`] + 1 (so a caller can tell "more").
+fn distinct<T: rusqlite::types::FromSql>(store: &SqliteStore, col: &str) -> Result<Vec<T>> {
+    let ctx = || format!("reading the distinct values of `{col}`");
+    // A skip scan written out: each step is one seek in the column's index.
+    let sql = format!(
+        "WITH RECURSIVE v(x, n) AS (
+            SELECT (SELECT MIN({col}) FROM sessions), 0
+            UNION ALL
+            SELECT (SELECT MIN({col}) FROM sessions WHERE {col} > v.x), n + 1
+            FROM v WHERE v.x IS NOT NULL AND n < ?1)
+         SELECT x FROM v WHERE x IS NOT NULL"
     );
     let mut stmt = store.connection().prepare_cached(&sql).context(ctx)?;
     let rows = stmt
-        .query_map(
-            params![
-                lost_cutoff(),
-                filter.status,
-                filter.before,
-                clamp(filter.limit)
-            ],
-            session_row,
-        )
+        .query_map([i64::try_from(MAX_DISTINCT).unwrap_or(50)], |r| r.get(0))
         .context(ctx)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+    rows.collect::<rusqlite::Result<Vec<T>>>().context(ctx)
+}
+
+/// The values the filter form offers (see [`FilterValues`]).
+///
+/// # Errors
+/// When the database cannot be read.
+pub fn filter_values(store: &SqliteStore) -> Result<FilterValues> {
+    let mut statuses: Vec<String> = distinct(store, "status")?;
+    if !statuses.iter().any(|s| s == "lost") {
+        statuses.push("lost".to_owned());
+        statuses.sort();
+    }
+    Ok(FilterValues {
+        statuses,
+        tiers: distinct(store, "tier")?,
+        profiles: distinct(store, "profile")?,
+        error_categories: distinct(store, "error_category")?,
+        methods: distinct(store, "extraction_method")?,
+    })
 }
 
 /// One session with its events, services and memories; `None` when unknown.
@@ -441,23 +637,216 @@ fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
     })
 }
 
-/// The newest events, newest first, of one level or all.
+/// The newest events, newest first, of one level or all; with `after`,
+/// only events stored after that event id (a live page asks for what it
+/// has not shown yet).
 ///
 /// # Errors
 /// When the database cannot be read.
-pub fn events(store: &SqliteStore, level: Option<&str>, limit: usize) -> Result<Vec<EventRow>> {
+pub fn events(
+    store: &SqliteStore,
+    level: Option<&str>,
+    after: Option<i64>,
+    limit: usize,
+) -> Result<Vec<EventRow>> {
     let ctx = || "listing events".to_owned();
-    let mut stmt = store
-        .connection()
-        .prepare_cached(
+    // Index `events_level (level, id)` for a level, the rowid otherwise.
+    let sql = match level {
+        Some(_) => {
             "SELECT id, session_id, level, service, message, created_at FROM events
-             WHERE ?1 IS NULL OR level = ?1 ORDER BY id DESC LIMIT ?2",
-        )
-        .context(ctx)?;
+             WHERE level = ?1 AND id > ?2 ORDER BY id DESC LIMIT ?3"
+        }
+        None => {
+            "SELECT id, session_id, level, service, message, created_at FROM events
+             WHERE id > ?2 AND ?1 IS NULL ORDER BY id DESC LIMIT ?3"
+        }
+    };
+    let mut stmt = store.connection().prepare_cached(sql).context(ctx)?;
     let rows = stmt
-        .query_map(params![level, clamp(limit)], event_row)
+        .query_map(params![level, after.unwrap_or(-1), clamp(limit)], event_row)
         .context(ctx)?;
     rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+}
+
+/// One day of the overview's chart.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DayTotals {
+    /// The day, `YYYY-MM-DD` (UTC), of the sessions' start.
+    pub day: String,
+    /// Sessions started that day.
+    pub sessions: i64,
+    /// Their summed cost (sessions without a cost count 0).
+    pub cost_usd: f64,
+    /// Their input tokens.
+    pub input_tokens: i64,
+    /// Their output tokens.
+    pub output_tokens: i64,
+}
+
+/// One escalation, newest first in [`Dashboard::escalations`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EscalationRow {
+    /// Row id.
+    pub id: i64,
+    /// The session that escalated.
+    pub parent_id: String,
+    /// The session it started.
+    pub child_id: String,
+    /// The service escalated for.
+    pub service: String,
+    /// The child's tier.
+    pub tier: i64,
+    /// When.
+    pub created_at: String,
+    /// The child's shown status (`lost` for a lost one); `None` when the
+    /// child row is missing.
+    pub child_status: Option<String>,
+}
+
+/// What the overview page shows (`GET /api/overview`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Dashboard {
+    /// Sessions by shown status (lost ones counted as `lost`, not
+    /// `running`), by status name.
+    pub sessions_by_status: Vec<(String, i64)>,
+    /// Events by level, by level name.
+    pub events_by_level: Vec<(String, i64)>,
+    /// Sessions running now (heartbeat fresh).
+    pub running: i64,
+    /// Days with sessions among the last [`OVERVIEW_DAYS`], oldest first
+    /// (days without any are left out).
+    pub days: Vec<DayTotals>,
+    /// The latest [`OVERVIEW_ESCALATIONS`] escalations, newest first.
+    pub escalations: Vec<EscalationRow>,
+}
+
+/// How many days the overview's chart covers, today included.
+pub const OVERVIEW_DAYS: i64 = 30;
+
+/// How many escalations the overview lists.
+pub const OVERVIEW_ESCALATIONS: i64 = 20;
+
+const DAY_MS: i64 = 86_400_000;
+
+/// The first day of the overview's window ending on the day of `now_ms`.
+pub fn overview_first_day(now_ms: i64) -> String {
+    let start = now_ms.div_euclid(DAY_MS) * DAY_MS - (OVERVIEW_DAYS - 1) * DAY_MS;
+    time::format_ms(start)[..10].to_owned()
+}
+
+/// The overview's numbers, as of `now_ms` (the day window and the lost cutoff).
+///
+/// Note \[Overview cost\]: the counts and sums come from two small tables
+/// that migration 0004's triggers keep in step with every write
+/// (`list_counts`: sessions by stored status, events by level;
+/// `session_days`: sessions, cost and tokens per day of start), so the
+/// overview reads a few dozen rows whether the store holds a hundred
+/// sessions or a million. Only the few `running` rows are read, to tell
+/// lost from running. An old read-only store without those tables is
+/// counted the slow way, with `GROUP BY`.
+///
+/// # Errors
+/// When the database cannot be read.
+pub fn overview(store: &SqliteStore, now_ms: i64) -> Result<Dashboard> {
+    let ctx = || "reading the overview".to_owned();
+    let c = store.connection();
+    let cutoff = time::format_ms(now_ms.saturating_sub(LOST_AFTER_MS));
+    let grouped = |sql: &str| -> Result<Vec<(String, i64)>> {
+        let mut stmt = c.prepare_cached(sql).context(ctx)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .context(ctx)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+    };
+    let counted = has_table(store, "list_counts")?;
+    let mut by_status = grouped(if counted {
+        "SELECT key, n FROM list_counts WHERE what = 'status' AND n > 0"
+    } else {
+        "SELECT status, COUNT(*) FROM sessions GROUP BY status"
+    })?;
+    let lost: i64 = c
+        .query_row(
+            &format!("SELECT COUNT(*) FROM sessions s WHERE {}", lost_sql(store)),
+            [&cutoff],
+            |r| r.get(0),
+        )
+        .context(ctx)?;
+    let mut running = 0;
+    if let Some(r) = by_status.iter_mut().find(|(s, _)| s == "running") {
+        r.1 -= lost;
+        running = r.1;
+    }
+    by_status.retain(|(_, n)| *n > 0);
+    if lost > 0 {
+        by_status.push(("lost".to_owned(), lost));
+    }
+    by_status.sort();
+    let events_by_level = grouped(if counted {
+        "SELECT key, n FROM list_counts WHERE what = 'level' AND n > 0 ORDER BY key"
+    } else {
+        "SELECT level, COUNT(*) FROM events GROUP BY level ORDER BY level"
+    })?;
+    let first = overview_first_day(now_ms);
+    let mut stmt = c
+        .prepare_cached(if counted {
+            "SELECT day, sessions, cost_usd, input_tokens, output_tokens
+             FROM session_days WHERE day >= ?1 AND sessions > 0 ORDER BY day"
+        } else {
+            "SELECT substr(started_at, 1, 10) AS day, COUNT(*), COALESCE(SUM(cost_usd), 0.0),
+                    SUM(input_tokens), SUM(output_tokens)
+             FROM sessions WHERE started_at >= ?1 GROUP BY day ORDER BY day"
+        })
+        .context(ctx)?;
+    let days = stmt
+        .query_map([&first], |r| {
+            Ok(DayTotals {
+                day: r.get(0)?,
+                sessions: r.get(1)?,
+                cost_usd: r.get(2)?,
+                input_tokens: r.get(3)?,
+                output_tokens: r.get(4)?,
+            })
+        })
+        .context(ctx)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .context(ctx)?;
+    let hb = if store.version >= 2 {
+        "s.heartbeat_at"
+    } else {
+        "NULL"
+    };
+    let mut stmt = c
+        .prepare_cached(&format!(
+            "SELECT e.id, e.parent_id, e.child_id, e.service, e.tier, e.created_at,
+                    CASE WHEN s.id IS NULL THEN NULL
+                         WHEN s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1
+                         THEN 'lost' ELSE s.status END
+             FROM escalations e LEFT JOIN sessions s ON s.id = e.child_id
+             ORDER BY e.id DESC LIMIT ?2"
+        ))
+        .context(ctx)?;
+    let escalations = stmt
+        .query_map(params![cutoff, OVERVIEW_ESCALATIONS], |r| {
+            Ok(EscalationRow {
+                id: r.get(0)?,
+                parent_id: r.get(1)?,
+                child_id: r.get(2)?,
+                service: r.get(3)?,
+                tier: r.get(4)?,
+                created_at: r.get(5)?,
+                child_status: r.get(6)?,
+            })
+        })
+        .context(ctx)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .context(ctx)?;
+    Ok(Dashboard {
+        sessions_by_status: by_status,
+        events_by_level,
+        running,
+        days,
+        escalations,
+    })
 }
 
 /// Every memory, active first, then most confident.
@@ -494,6 +883,8 @@ pub fn feed_max_id(store: &SqliteStore) -> Result<i64> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    // Table tests read better with their helpers beside them.
+    #![allow(clippy::items_after_statements, clippy::unnecessary_wraps)]
     use super::*;
     use crate::{NewEvent, SessionRecord, Store};
 
@@ -520,6 +911,7 @@ mod tests {
                     status: None,
                     limit: 2,
                     before: before.map(str::to_owned),
+                    ..SessionFilter::default()
                 },
             )
             .unwrap()
@@ -534,8 +926,12 @@ mod tests {
         let d = session(&store, "s2").unwrap().unwrap();
         assert_eq!(d.events.len(), 1);
         assert!(session(&store, "nope").unwrap().is_none());
-        assert_eq!(events(&store, Some("info"), 3).unwrap().len(), 3);
-        assert!(events(&store, Some("critical"), 3).unwrap().is_empty());
+        assert_eq!(events(&store, Some("info"), None, 3).unwrap().len(), 3);
+        assert!(
+            events(&store, Some("critical"), None, 3)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -552,7 +948,7 @@ mod tests {
                 &SessionFilter {
                     status: Some(status.to_owned()),
                     limit: 10,
-                    before: None,
+                    ..SessionFilter::default()
                 },
             )
             .unwrap()
@@ -564,5 +960,724 @@ mod tests {
         assert_eq!(ids("running"), [("fresh".to_owned(), "running".to_owned())]);
         assert!(session(&store, "old").unwrap().unwrap().session.lost);
         assert!(feed_max_id(&store).unwrap() >= 2);
+    }
+
+    /// A store of known sessions for the filter tables: (id, minute started,
+    /// status, tier, profile, error category, method, summary, agent, model).
+    fn filter_store() -> SqliteStore {
+        let mut store = SqliteStore::open_in_memory().unwrap();
+        type Spec<'a> = (
+            &'a str,
+            u32,
+            &'a str,
+            u32,
+            Option<&'a str>,
+            Option<&'a str>,
+            Option<&'a str>,
+            Option<&'a str>,
+            &'a str,
+        );
+        let specs: &[Spec<'_>] = &[
+            (
+                "a1",
+                1,
+                "completed",
+                1,
+                Some("claude-ops"),
+                None,
+                Some("structured"),
+                Some("All healthy"),
+                "claude",
+            ),
+            (
+                "a2",
+                2,
+                "error",
+                1,
+                Some("claude-ops"),
+                Some("rate_limit"),
+                None,
+                None,
+                "claude",
+            ),
+            (
+                "a3",
+                3,
+                "completed",
+                2,
+                Some("claude-loop"),
+                None,
+                Some("fenced"),
+                Some("Jellyfin 502 found"),
+                "codex",
+            ),
+            (
+                "a4",
+                4,
+                "failed",
+                2,
+                Some("claude-ops"),
+                Some("max_turns"),
+                Some("markers+handoff"),
+                Some("gave up"),
+                "claude",
+            ),
+            (
+                "a5",
+                5,
+                "completed",
+                3,
+                Some("code-review"),
+                None,
+                Some("structured"),
+                Some("50% done_ok"),
+                "replay",
+            ),
+            (
+                "a6",
+                6,
+                "error",
+                3,
+                None,
+                Some("rate_limit"),
+                None,
+                None,
+                "claude",
+            ),
+            (
+                "a7",
+                7,
+                "completed",
+                1,
+                Some("claude-ops"),
+                None,
+                Some("structured"),
+                Some("JELLYFIN restarted"),
+                "claude",
+            ),
+        ];
+        for &(id, min, status, tier, profile, cat, method, summary, agent) in specs {
+            let mut r = SessionRecord::new(id, &format!("2025-07-14T03:{min:02}:00.000Z"), status);
+            r.tier = tier;
+            r.profile = profile.map(str::to_owned);
+            r.error_category = cat.map(str::to_owned);
+            r.extraction_method = method.map(str::to_owned);
+            r.summary = summary.map(str::to_owned);
+            r.agent = Some(agent.to_owned());
+            r.model = Some(format!("model-{agent}"));
+            if cat == Some("rate_limit") {
+                r.error = Some("API Error: 429 Too Many Requests".to_owned());
+            }
+            store.write_session(&r).unwrap();
+        }
+        // A running session long stale (lost), and one fresh (running).
+        let mut lost = SessionRecord::new("b-lost", "2025-07-14T03:08:00.000Z", "running");
+        lost.profile = Some("claude-ops".to_owned());
+        store.start_session(&lost).unwrap();
+        let fresh = SessionRecord::new("b-run", &time::now(), "running");
+        store.start_session(&fresh).unwrap();
+        store
+    }
+
+    fn ids(store: &SqliteStore, filter: &SessionFilter) -> Vec<String> {
+        sessions(store, filter)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.id)
+            .collect()
+    }
+
+    fn f() -> SessionFilter {
+        SessionFilter {
+            limit: 100,
+            ..SessionFilter::default()
+        }
+    }
+
+    fn some(s: &str) -> Option<String> {
+        Some(s.to_owned())
+    }
+
+    #[test]
+    fn each_filter_alone_and_combined() {
+        let store = filter_store();
+        let cases: Vec<(&str, SessionFilter, Vec<&str>)> = vec![
+            (
+                "none",
+                f(),
+                vec!["b-run", "b-lost", "a7", "a6", "a5", "a4", "a3", "a2", "a1"],
+            ),
+            (
+                "status",
+                SessionFilter {
+                    status: some("completed"),
+                    ..f()
+                },
+                vec!["a7", "a5", "a3", "a1"],
+            ),
+            (
+                "lost",
+                SessionFilter {
+                    status: some("lost"),
+                    ..f()
+                },
+                vec!["b-lost"],
+            ),
+            (
+                "running",
+                SessionFilter {
+                    status: some("running"),
+                    ..f()
+                },
+                vec!["b-run"],
+            ),
+            (
+                "unknown status",
+                SessionFilter {
+                    status: some("nope"),
+                    ..f()
+                },
+                vec![],
+            ),
+            (
+                "tier",
+                SessionFilter {
+                    tier: Some(2),
+                    ..f()
+                },
+                vec!["a4", "a3"],
+            ),
+            (
+                "profile",
+                SessionFilter {
+                    profile: some("claude-loop"),
+                    ..f()
+                },
+                vec!["a3"],
+            ),
+            (
+                "category",
+                SessionFilter {
+                    error_category: some("rate_limit"),
+                    ..f()
+                },
+                vec!["a6", "a2"],
+            ),
+            (
+                "method",
+                SessionFilter {
+                    method: some("markers+handoff"),
+                    ..f()
+                },
+                vec!["a4"],
+            ),
+            (
+                "q summary any case",
+                SessionFilter {
+                    q: some("jellyfin"),
+                    ..f()
+                },
+                vec!["a7", "a3"],
+            ),
+            (
+                "q id",
+                SessionFilter {
+                    q: some("A5"),
+                    ..f()
+                },
+                vec!["a5"],
+            ),
+            (
+                "q error",
+                SessionFilter {
+                    q: some("too many"),
+                    ..f()
+                },
+                vec!["a6", "a2"],
+            ),
+            (
+                "q agent",
+                SessionFilter {
+                    q: some("codex"),
+                    ..f()
+                },
+                vec!["a3"],
+            ),
+            (
+                "q model",
+                SessionFilter {
+                    q: some("model-replay"),
+                    ..f()
+                },
+                vec!["a5"],
+            ),
+            (
+                "q percent is literal",
+                SessionFilter {
+                    q: some("50%"),
+                    ..f()
+                },
+                vec!["a5"],
+            ),
+            (
+                "q underscore is literal",
+                SessionFilter {
+                    q: some("e_o"),
+                    ..f()
+                },
+                vec!["a5"],
+            ),
+            (
+                "q one char",
+                SessionFilter {
+                    q: some("%"),
+                    ..f()
+                },
+                vec!["a5"],
+            ),
+            (
+                "q none",
+                SessionFilter {
+                    q: some("zzz"),
+                    ..f()
+                },
+                vec![],
+            ),
+            (
+                "q with FTS5 syntax is text",
+                SessionFilter {
+                    q: some("\"x\" OR NEAR(a*"),
+                    ..f()
+                },
+                vec![],
+            ),
+            (
+                "status+tier",
+                SessionFilter {
+                    status: some("completed"),
+                    tier: Some(1),
+                    ..f()
+                },
+                vec!["a7", "a1"],
+            ),
+            (
+                "status+profile+method",
+                SessionFilter {
+                    status: some("completed"),
+                    profile: some("claude-ops"),
+                    method: some("structured"),
+                    ..f()
+                },
+                vec!["a7", "a1"],
+            ),
+            (
+                "category+tier",
+                SessionFilter {
+                    error_category: some("rate_limit"),
+                    tier: Some(3),
+                    ..f()
+                },
+                vec!["a6"],
+            ),
+            (
+                "lost+profile",
+                SessionFilter {
+                    status: some("lost"),
+                    profile: some("claude-ops"),
+                    ..f()
+                },
+                vec!["b-lost"],
+            ),
+            (
+                "q+status",
+                SessionFilter {
+                    q: some("claude"),
+                    status: some("error"),
+                    ..f()
+                },
+                vec!["a6", "a2"],
+            ),
+            (
+                "all six",
+                SessionFilter {
+                    status: some("completed"),
+                    tier: Some(1),
+                    profile: some("claude-ops"),
+                    error_category: None,
+                    method: some("structured"),
+                    q: some("healthy"),
+                    ..f()
+                },
+                vec!["a1"],
+            ),
+        ];
+        // The same answers through the trigram index and through the scan
+        // (a store without the index, as an old read-only file is).
+        let scan = filter_store();
+        scan.connection()
+            .execute_batch("DROP TABLE sessions_fts")
+            .unwrap();
+        for (name, filter, want) in cases {
+            assert_eq!(ids(&store, &filter), want, "{name}");
+            assert_eq!(ids(&scan, &filter), want, "{name}, scanned");
+        }
+    }
+
+    /// The triggers keep the text index and the overview's counters equal
+    /// to what the tables hold, through start, finish and delete.
+    #[test]
+    fn the_text_index_and_the_counters_follow_every_write() {
+        let mut store = filter_store();
+        let mut rec = SessionRecord::new("zz", &time::now(), "running");
+        store.start_session(&rec).unwrap();
+        let q = |q: &str| ids(&store, &SessionFilter { q: some(q), ..f() });
+        assert!(q("zebra").is_empty());
+        rec.status = "completed".into();
+        rec.summary = Some("A Zebra crossing".into());
+        rec.cost_usd = Some(0.25);
+        rec.input_tokens = 10;
+        rec.events.push(NewEvent {
+            level: "warning".into(),
+            service: None,
+            message: "x".into(),
+        });
+        store.write_session(&rec).unwrap();
+        let q = |q: &str| ids(&store, &SessionFilter { q: some(q), ..f() });
+        assert_eq!(q("zebra"), ["zz"]);
+        store
+            .connection()
+            .execute_batch(
+                "DELETE FROM events WHERE session_id = 'a1'; DELETE FROM sessions WHERE id = 'a1'",
+            )
+            .unwrap();
+        assert!(q("all healthy").is_empty());
+        let c = store.connection();
+        let check = |counted: &str, truth: &str| {
+            let read = |sql: &str| -> Vec<(String, String)> {
+                c.prepare(sql)
+                    .unwrap()
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .unwrap()
+                    .collect::<rusqlite::Result<_>>()
+                    .unwrap()
+            };
+            assert_eq!(read(counted), read(truth), "{counted}");
+        };
+        check(
+            "SELECT key, CAST(n AS TEXT) FROM list_counts WHERE what = 'status' AND n > 0 ORDER BY key",
+            "SELECT status, CAST(COUNT(*) AS TEXT) FROM sessions GROUP BY status ORDER BY status",
+        );
+        check(
+            "SELECT key, CAST(n AS TEXT) FROM list_counts WHERE what = 'level' AND n > 0 ORDER BY key",
+            "SELECT level, CAST(COUNT(*) AS TEXT) FROM events GROUP BY level ORDER BY level",
+        );
+        check(
+            "SELECT day, sessions || ' ' || cost_usd || ' ' || input_tokens || ' ' || output_tokens
+             FROM session_days WHERE sessions > 0 ORDER BY day",
+            "SELECT substr(started_at, 1, 10) AS d, COUNT(*) || ' ' || COALESCE(SUM(cost_usd), 0.0)
+                    || ' ' || SUM(input_tokens) || ' ' || SUM(output_tokens)
+             FROM sessions GROUP BY d ORDER BY d",
+        );
+    }
+
+    #[test]
+    fn pages_with_filters_walk_the_filtered_list_once() {
+        let store = filter_store();
+        let filters = [
+            f(),
+            SessionFilter {
+                status: some("completed"),
+                ..f()
+            },
+            SessionFilter {
+                profile: some("claude-ops"),
+                ..f()
+            },
+            SessionFilter {
+                q: some("claude"),
+                ..f()
+            },
+            SessionFilter {
+                tier: Some(1),
+                status: some("completed"),
+                ..f()
+            },
+        ];
+        for filter in filters {
+            let all = ids(&store, &filter);
+            for size in 1..=3 {
+                let mut walked = Vec::new();
+                let mut before = None;
+                loop {
+                    let page = ids(
+                        &store,
+                        &SessionFilter {
+                            limit: size,
+                            before: before.clone(),
+                            ..filter.clone()
+                        },
+                    );
+                    walked.extend(page.iter().cloned());
+                    if page.len() < size {
+                        break;
+                    }
+                    before = page.last().cloned();
+                }
+                assert_eq!(walked, all, "{filter:?} by {size}");
+            }
+        }
+        assert!(
+            ids(
+                &store,
+                &SessionFilter {
+                    before: some("nope"),
+                    ..f()
+                }
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn filter_values_are_the_stored_ones() {
+        let store = filter_store();
+        let v = filter_values(&store).unwrap();
+        assert_eq!(
+            v.statuses,
+            ["completed", "error", "failed", "lost", "running"]
+        );
+        assert_eq!(v.tiers, [1, 2, 3]);
+        assert_eq!(v.profiles, ["claude-loop", "claude-ops", "code-review"]);
+        assert_eq!(v.error_categories, ["max_turns", "rate_limit"]);
+        assert_eq!(v.methods, ["fenced", "markers+handoff", "structured"]);
+    }
+
+    #[test]
+    fn events_after_an_id_are_only_the_newer_ones() {
+        let mut store = SqliteStore::open_in_memory().unwrap();
+        let mut rec = SessionRecord::new("s", "2025-07-14T03:12:00.000Z", "completed");
+        for (i, level) in ["info", "warning", "critical", "info"].iter().enumerate() {
+            rec.events.push(NewEvent {
+                level: (*level).into(),
+                service: None,
+                message: format!("m{i}"),
+            });
+        }
+        store.write_session(&rec).unwrap();
+        let msgs = |level: Option<&str>, after: Option<i64>| {
+            events(&store, level, after, 10)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.message)
+                .collect::<Vec<_>>()
+        };
+        let all = events(&store, None, None, 10).unwrap();
+        assert_eq!(msgs(None, None), ["m3", "m2", "m1", "m0"]);
+        let second = all[2].id;
+        assert_eq!(msgs(None, Some(second)), ["m3", "m2"]);
+        assert_eq!(msgs(Some("info"), Some(second)), ["m3"]);
+        assert_eq!(msgs(Some("info"), None), ["m3", "m0"]);
+        assert!(msgs(None, Some(all[0].id)).is_empty());
+    }
+
+    #[test]
+    fn overview_on_a_small_known_store() {
+        let mut store = SqliteStore::open_in_memory().unwrap();
+        // "now" is 2025-07-31 12:00 UTC; the window starts 2025-07-02.
+        let now = 1_753_963_200_000;
+        assert_eq!(time::format_ms(now), "2025-07-31T12:00:00.000Z");
+        assert_eq!(overview_first_day(now), "2025-07-02");
+        let specs = [
+            (
+                "old",
+                "2025-07-01T23:59:59.000Z",
+                "completed",
+                Some(9.0),
+                900,
+                900,
+            ),
+            (
+                "d1",
+                "2025-07-02T00:00:00.000Z",
+                "completed",
+                Some(0.5),
+                100,
+                10,
+            ),
+            ("d2", "2025-07-02T10:00:00.000Z", "error", None, 50, 5),
+            (
+                "d3",
+                "2025-07-31T11:00:00.000Z",
+                "completed",
+                Some(0.25),
+                7,
+                3,
+            ),
+        ];
+        for (id, at, status, cost, input, output) in specs {
+            let mut r = SessionRecord::new(id, at, status);
+            r.cost_usd = cost;
+            r.input_tokens = input;
+            r.output_tokens = output;
+            if id == "d1" {
+                r.events = ["critical", "info", "info"]
+                    .iter()
+                    .map(|l| NewEvent {
+                        level: (*l).into(),
+                        service: None,
+                        message: "x".into(),
+                    })
+                    .collect();
+            }
+            store.write_session(&r).unwrap();
+        }
+        let mut child = SessionRecord::new("d4", "2025-07-31T11:30:00.000Z", "completed");
+        child.parent_id = Some("d3".into());
+        child.tier = 2;
+        child.escalated_for = vec!["jellyfin".into(), "sonarr".into()];
+        store.write_session(&child).unwrap();
+        // Running: one with a fresh heartbeat (relative to now), one stale.
+        let mut fresh = SessionRecord::new("r1", "2025-07-31T11:59:59.000Z", "running");
+        fresh.input_tokens = 1;
+        store.start_session(&fresh).unwrap();
+        store
+            .start_session(&SessionRecord::new(
+                "r2",
+                "2025-07-31T10:00:00.000Z",
+                "running",
+            ))
+            .unwrap();
+        let o = overview(&store, now).unwrap();
+        fn pairs(v: &[(String, i64)]) -> Vec<(&str, i64)> {
+            v.iter().map(|(k, n)| (k.as_str(), *n)).collect()
+        }
+        assert_eq!(
+            pairs(&o.sessions_by_status),
+            [("completed", 4), ("error", 1), ("lost", 1), ("running", 1)]
+        );
+        assert_eq!(pairs(&o.events_by_level), [("critical", 1), ("info", 2)]);
+        assert_eq!(o.running, 1);
+        let days: Vec<_> = o
+            .days
+            .iter()
+            .map(|d| {
+                (
+                    d.day.as_str(),
+                    d.sessions,
+                    d.cost_usd,
+                    d.input_tokens,
+                    d.output_tokens,
+                )
+            })
+            .collect();
+        assert_eq!(
+            days,
+            [
+                ("2025-07-02", 2, 0.5, 150, 15),
+                ("2025-07-31", 4, 0.25, 8, 3)
+            ]
+        );
+        let esc: Vec<_> = o
+            .escalations
+            .iter()
+            .map(|e| {
+                (
+                    e.parent_id.as_str(),
+                    e.child_id.as_str(),
+                    e.service.as_str(),
+                    e.tier,
+                    e.child_status.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            esc,
+            [
+                ("d3", "d4", "sonarr", 2, Some("completed")),
+                ("d3", "d4", "jellyfin", 2, Some("completed")),
+            ]
+        );
+        let empty = overview(&SqliteStore::open_in_memory().unwrap(), now).unwrap();
+        assert_eq!(empty, Dashboard::default());
+    }
+
+    #[test]
+    fn the_lists_migration_applies_on_an_existing_v2_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.db");
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch(include_str!("../migrations/0001_init.sql"))
+                .unwrap();
+            c.execute_batch(include_str!("../migrations/0002_live.sql"))
+                .unwrap();
+            c.pragma_update(None, "user_version", 2).unwrap();
+            c.execute(
+                "INSERT INTO sessions (id, tier, status, started_at, extraction_method)
+                 VALUES ('old', 2, 'completed', '2025-07-14T03:12:00.000Z', 'fenced')",
+                [],
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let indexes: Vec<String> = store
+            .connection()
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%_order'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        for want in [
+            "sessions_order",
+            "sessions_status_order",
+            "sessions_tier_order",
+            "sessions_method_order",
+        ] {
+            assert!(indexes.iter().any(|i| i == want), "{want} in {indexes:?}");
+        }
+        let filter = SessionFilter {
+            tier: Some(2),
+            method: some("fenced"),
+            ..f()
+        };
+        assert_eq!(ids(&store, &filter), ["old"]);
+    }
+
+    /// The plan of every filter's query walks an index in list order: no
+    /// temporary b-tree for `ORDER BY`, no full scan of the table.
+    #[test]
+    fn every_filter_is_planned_over_an_index_in_list_order() {
+        let store = filter_store();
+        let plans = [
+            ("none", ""),
+            ("status", "s.status = 'completed' AND"),
+            ("tier", "s.tier = 2 AND"),
+            ("profile", "s.profile = 'x' AND"),
+            ("category", "s.error_category = 'x' AND"),
+            ("method", "s.extraction_method = 'x' AND"),
+        ];
+        for (name, cond) in plans {
+            for keyset in ["", "(s.started_at, s.id) < ('2025', 'x') AND"] {
+                let sql = format!(
+                    "EXPLAIN QUERY PLAN SELECT s.id FROM sessions s WHERE {cond} {keyset} 1
+                     ORDER BY s.started_at DESC, s.id DESC LIMIT 50"
+                );
+                let plan: Vec<String> = store
+                    .connection()
+                    .prepare(&sql)
+                    .unwrap()
+                    .query_map([], |r| r.get(3))
+                    .unwrap()
+                    .collect::<rusqlite::Result<_>>()
+                    .unwrap();
+                let plan = plan.join("; ");
+                assert!(
+                    plan.contains("USING INDEX") || plan.contains("USING COVERING INDEX"),
+                    "{name}: {plan}"
+                );
+                assert!(!plan.contains("TEMP B-TREE"), "{name}: {plan}");
+            }
+        }
     }
 }

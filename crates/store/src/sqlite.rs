@@ -37,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_live.sql"),
     include_str!("../migrations/0003_verdict.sql"),
+    include_str!("../migrations/0004_lists.sql"),
 ];
 
 /// The schema version this build writes.

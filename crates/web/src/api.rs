@@ -5,7 +5,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use agentshape_store::query::{self, SessionFilter};
+use agentshape_store::query;
 use agentshape_store::{ErrorKind, SqliteStore};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State as AxState};
@@ -36,6 +36,13 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// The same failure as an HTML page, for the pages (a person reads it).
+    pub(crate) fn into_page(self) -> Response {
+        pages::error_page(self.status, &self.message)
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (
@@ -62,7 +69,7 @@ fn bad_query(e: &QueryRejection) -> ApiError {
 }
 
 /// Run a read on a fresh read-only connection, off the async threads.
-async fn read<T: Send + 'static>(
+pub(crate) async fn read<T: Send + 'static>(
     state: &Arc<State>,
     f: impl FnOnce(&SqliteStore) -> agentshape_store::Result<T> + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -79,6 +86,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/api/sessions", get(sessions))
         .route("/api/sessions/{id}", get(session))
         .route("/api/events", get(events))
+        .route("/api/overview", get(overview))
         .route("/api/memories", get(memories))
         .route("/api/feed", get(feed_sse))
         .route("/assets/{name}", get(assets::asset))
@@ -94,30 +102,30 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .with_state(state)
 }
 
-#[derive(Debug, Deserialize)]
-struct SessionsQuery {
-    status: Option<String>,
-    limit: Option<usize>,
-    before: Option<String>,
-}
-
-/// `GET /api/sessions`: newest first; `next` is the `before` of the next page.
+/// `GET /api/sessions`: newest first, filtered (`status`, `tier`,
+/// `profile`, `error_category`, `method`, `q`, as on the page); `next` is
+/// the `before` of the next page. A bad value (`tier=x`) is a 400.
 async fn sessions(
     AxState(state): AxState<Arc<State>>,
-    q: Result<Query<SessionsQuery>, QueryRejection>,
+    q: Result<Query<pages::sessions::ListParams>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(q) = q.map_err(|e| bad_query(&e))?;
     let limit = q.limit.unwrap_or(50).clamp(1, query::MAX_LIMIT);
-    let filter = SessionFilter {
-        status: q.status.filter(|s| !s.is_empty()),
-        limit,
-        before: q.before.filter(|s| !s.is_empty()),
-    };
+    let filter = q
+        .filter(limit)
+        .map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, m))?;
     let rows = read(&state, move |s| query::sessions(s, &filter)).await?;
     let next = (rows.len() == limit)
         .then(|| rows.last().map(|r| r.id.clone()))
         .flatten();
     Ok(Json(serde_json::json!({ "sessions": rows, "next": next })).into_response())
+}
+
+/// `GET /api/overview`: what the overview page shows, as of now.
+async fn overview(AxState(state): AxState<Arc<State>>) -> Result<Response, ApiError> {
+    let now = agentshape_store::time::now_ms();
+    let o = read(&state, move |s| query::overview(s, now)).await?;
+    Ok(Json(o).into_response())
 }
 
 /// `GET /api/sessions/{id}`: the session, its rows, output, verdict,
@@ -138,21 +146,21 @@ async fn session(
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct EventsQuery {
-    level: Option<String>,
-    limit: Option<usize>,
-}
-
-/// `GET /api/events`: newest first.
+/// `GET /api/events?level=&after=&limit=`: newest first; `after` (an
+/// event id) keeps only newer events. An unknown level is a 400.
 async fn events(
     AxState(state): AxState<Arc<State>>,
-    q: Result<Query<EventsQuery>, QueryRejection>,
+    q: Result<Query<pages::events::EventsParams>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(q) = q.map_err(|e| bad_query(&e))?;
-    let level = q.level.filter(|s| !s.is_empty());
+    let (level, after) = q
+        .parse()
+        .map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, m))?;
     let limit = q.limit.unwrap_or(100);
-    let rows = read(&state, move |s| query::events(s, level.as_deref(), limit)).await?;
+    let rows = read(&state, move |s| {
+        query::events(s, level.as_deref(), after, limit)
+    })
+    .await?;
     Ok(Json(serde_json::json!({ "events": rows })).into_response())
 }
 

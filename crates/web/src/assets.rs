@@ -20,6 +20,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../assets/live.js"),
     ),
     (
+        "lists.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/lists.js"),
+    ),
+    (
         "builder.js",
         "text/javascript; charset=utf-8",
         include_str!("../assets/builder.js"),

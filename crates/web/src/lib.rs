@@ -4,8 +4,9 @@
 //! server, over a JSON API on the store and the store's live feed as
 //! Server-Sent Events, plus the schema builder and the playground.
 //!
-//! - `GET /api/sessions?status=&limit=&before=`, `GET /api/sessions/{id}`,
-//!   `GET /api/events?level=&limit=`, `GET /api/memories`: read through
+//! - `GET /api/sessions?status=&tier=&profile=&error_category=&method=&q=&limit=&before=`,
+//!   `GET /api/sessions/{id}`, `GET /api/events?level=&after=&limit=`,
+//!   `GET /api/memories`, `GET /api/overview`: read through
 //!   [`agentshape_store::query`] on a read-only connection per request, so a
 //!   request never waits on another and never writes.
 //! - `GET /api/feed?after=`: the feed rows as SSE, `id:` = feed row id

@@ -22,6 +22,7 @@ mod extract;
 mod feed;
 mod flows;
 mod lint;
+mod lists;
 mod ops;
 mod parse;
 mod playground;

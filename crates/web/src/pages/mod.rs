@@ -6,12 +6,13 @@
 //! the page's own script module from `/assets/` (never inline script).
 
 mod builder;
-mod events;
+mod chart;
+pub(crate) mod events;
 mod memories;
 mod overview;
 mod playground;
 pub(crate) mod session;
-mod sessions;
+pub(crate) mod sessions;
 
 use std::sync::Arc;
 

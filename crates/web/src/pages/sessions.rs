@@ -1,10 +1,420 @@
-//! The Sessions page (placeholder until it is built).
+//! The Sessions page (`/sessions`): the filter form, one page of sessions
+//! newest first, and the pager; `assets/lists.js` adds sessions that start
+//! and updates the status of those that end, live.
+//!
+//! The query string is the same as `/api/sessions`' ([`ListParams`]), so
+//! a page's URL and its JSON twin name the same list.
 
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use agentshape_store::query::{self, FilterValues, MAX_DISTINCT, SessionFilter, SessionRow};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State as AxState};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
+use serde::Deserialize;
 
-use super::{Nav, layout};
+use super::{Nav, error_page, layout};
+use crate::State;
+use crate::api::read;
 
-/// `GET`: the page.
-pub(crate) async fn page() -> Markup {
-    layout("Sessions", Nav::Sessions, &[], &html! { h1 { "Sessions" } })
+/// Sessions per page.
+pub(crate) const PAGE: usize = 50;
+
+/// The longest summary shown in a row; the rest is on the session's page.
+const SUMMARY_CHARS: usize = 120;
+
+/// The sessions list's query string, as sent by the filter form (an empty
+/// field means "any") or by an API client.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ListParams {
+    pub(crate) status: Option<String>,
+    pub(crate) tier: Option<String>,
+    pub(crate) profile: Option<String>,
+    pub(crate) error_category: Option<String>,
+    pub(crate) method: Option<String>,
+    pub(crate) q: Option<String>,
+    pub(crate) before: Option<String>,
+    pub(crate) limit: Option<usize>,
+}
+
+/// A value given, trimmed; an empty one is no value.
+fn given(v: Option<&String>) -> Option<String> {
+    v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
+/// A word-like value (status, category, method): short, and only the
+/// characters stored values use. Anything else cannot match and is a
+/// mistake worth saying (400), not an empty list.
+fn word(name: &str, v: Option<&String>) -> Result<Option<String>, String> {
+    let Some(v) = given(v) else { return Ok(None) };
+    let ok = v.len() <= 64
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '.'));
+    if ok {
+        Ok(Some(v))
+    } else {
+        Err(format!(
+            "`{name}` must be a word of letters, digits, `_`, `-`, `+` or `.` (at most 64)"
+        ))
+    }
+}
+
+/// Free text with a length bound and no control characters.
+fn text(name: &str, v: Option<&String>, max: usize) -> Result<Option<String>, String> {
+    let Some(v) = given(v) else { return Ok(None) };
+    if v.chars().count() > max || v.chars().any(char::is_control) {
+        return Err(format!(
+            "`{name}` must be at most {max} characters, without control characters"
+        ));
+    }
+    Ok(Some(v))
+}
+
+impl ListParams {
+    /// The store filter, or why the query is bad (a 400).
+    pub(crate) fn filter(&self, limit: usize) -> Result<SessionFilter, String> {
+        let tier = match given(self.tier.as_ref()) {
+            None => None,
+            Some(t) => Some(
+                t.parse::<i64>()
+                    .ok()
+                    .filter(|n| (0..=1000).contains(n))
+                    .ok_or("`tier` must be a number from 0 to 1000")?,
+            ),
+        };
+        Ok(SessionFilter {
+            status: word("status", self.status.as_ref())?,
+            tier,
+            profile: text("profile", self.profile.as_ref(), 256)?,
+            error_category: word("error_category", self.error_category.as_ref())?,
+            method: word("method", self.method.as_ref())?,
+            q: text("q", self.q.as_ref(), 200)?,
+            limit,
+            before: text("before", self.before.as_ref(), 256)?,
+        })
+    }
+}
+
+/// Percent-encode a query value (RFC 3986 unreserved characters stay).
+pub(crate) fn encode(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// The query string of `filter`'s filters (no `before`, no limit), each
+/// `name=value&`; empty when none is set.
+fn filter_query(f: &SessionFilter) -> String {
+    let tier = f.tier.map(|t| t.to_string());
+    [
+        ("status", f.status.as_deref()),
+        ("tier", tier.as_deref()),
+        ("profile", f.profile.as_deref()),
+        ("error_category", f.error_category.as_deref()),
+        ("method", f.method.as_deref()),
+        ("q", f.q.as_deref()),
+    ]
+    .iter()
+    .filter_map(|(k, v)| v.map(|v| format!("{k}={}&", encode(v))))
+    .collect()
+}
+
+/// `2025-07-14T03:12:09.123Z` as `2025-07-14 03:12:09`.
+pub(crate) fn when(at: &str) -> String {
+    at.get(..19).unwrap_or(at).replace('T', " ")
+}
+
+/// Milliseconds as `450 ms`, `12.3 s`, `4m 05s`, `2h 03m`.
+pub(crate) fn duration(ms: i64) -> String {
+    match ms {
+        ..1_000 => format!("{ms} ms"),
+        1_000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        60_000..3_600_000 => format!("{}m {:02}s", ms / 60_000, ms % 60_000 / 1000),
+        _ => format!("{}h {:02}m", ms / 3_600_000, ms % 3_600_000 / 60_000),
+    }
+}
+
+/// Dollars with four decimals (agent runs cost cents).
+pub(crate) fn dollars(v: f64) -> String {
+    format!("${v:.4}")
+}
+
+/// At most `n` characters of `s`, with `…` when cut.
+pub(crate) fn truncate(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// A status badge: class `status` (the DOM contract) and `s-<status>` for colour.
+pub(crate) fn status_badge(status: &str) -> Markup {
+    html! { span class={ "badge status s-" (status) } { (status) } }
+}
+
+/// A select of `values` named `name`, "any" first, `current` selected; a
+/// free text input when the store holds too many values to list.
+fn select<T: ToString>(name: &str, label: &str, values: &[T], current: Option<&str>) -> Markup {
+    let values: Vec<String> = values.iter().map(ToString::to_string).collect();
+    html! {
+        label {
+            (label)
+            @if values.len() > MAX_DISTINCT {
+                input type="text" name=(name) value=[current];
+            } @else {
+                select name=(name) {
+                    option value="" { "any" }
+                    @for v in &values {
+                        option value=(v) selected[current == Some(v.as_str())] { (v) }
+                    }
+                    // A value asked for but not stored stays selected.
+                    @if let Some(c) = current.filter(|c| !values.iter().any(|v| v == c)) {
+                        option value=(c) selected { (c) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn form(f: &SessionFilter, values: &FilterValues) -> Markup {
+    let tier = f.tier.map(|t| t.to_string());
+    html! {
+        form #filters .filters method="get" action="/sessions" {
+            (select("status", "Status", &values.statuses, f.status.as_deref()))
+            (select("tier", "Tier", &values.tiers, tier.as_deref()))
+            (select("profile", "Profile", &values.profiles, f.profile.as_deref()))
+            (select("error_category", "Error category", &values.error_categories, f.error_category.as_deref()))
+            (select("method", "Method", &values.methods, f.method.as_deref()))
+            label { "Search" input type="search" name="q" value=[f.q.as_deref()] placeholder="id, summary, error, agent, model"; }
+            button type="submit" { "Filter" }
+            a href="/sessions" { "Clear" }
+        }
+    }
+}
+
+/// One table row (`lists.js` builds the same shape for a session that starts).
+fn row(s: &SessionRow) -> Markup {
+    let agent = match (&s.agent, &s.model) {
+        (Some(a), Some(m)) => format!("{a} / {m}"),
+        (Some(x), None) | (None, Some(x)) => x.clone(),
+        (None, None) => String::new(),
+    };
+    html! {
+        tr data-session-id=(s.id) data-status=(s.shown_status) {
+            td.mono { a href={ "/sessions/" (encode(&s.id)) } { (s.id) } }
+            td.status-cell { (status_badge(&s.shown_status)) }
+            td.num { (s.tier) }
+            td { (s.profile.as_deref().unwrap_or("")) }
+            td { (agent) }
+            td.mono { (when(&s.started_at)) }
+            td.num { (s.duration_ms.map(duration).unwrap_or_default()) }
+            td.num { (s.cost_usd.map(dollars).unwrap_or_default()) }
+            td.method { (s.extraction_method.as_deref().unwrap_or("")) }
+            td { (s.error_category.as_deref().unwrap_or("")) }
+            td.summary title=[s.summary.as_deref()] {
+                (truncate(s.summary.as_deref().unwrap_or(""), SUMMARY_CHARS))
+            }
+        }
+    }
+}
+
+/// The page's body for `rows` listed under filter `f`; `feed_after` is the
+/// feed id the live part resumes from.
+pub(crate) fn body(
+    f: &SessionFilter,
+    values: &FilterValues,
+    rows: &[SessionRow],
+    feed_after: i64,
+) -> Markup {
+    let filters = filter_query(f);
+    let first_page = f.before.is_none();
+    let older = (rows.len() == f.limit)
+        .then(|| rows.last())
+        .flatten()
+        .map(|last| format!("/sessions?{filters}before={}", encode(&last.id)));
+    let tier = f.tier.map(|t| t.to_string());
+    html! {
+        h1 { "Sessions" }
+        (form(f, values))
+        table #sessions data-feed-after=(feed_after) data-first-page=(first_page)
+            data-status=[f.status.as_deref()] data-tier=[tier.as_deref()]
+            data-profile=[f.profile.as_deref()] data-error-category=[f.error_category.as_deref()]
+            data-method=[f.method.as_deref()] data-q=[f.q.as_deref()] {
+            thead { tr {
+                th { "Session" } th { "Status" } th { "Tier" } th { "Profile" } th { "Agent / model" }
+                th { "Started" } th { "Duration" } th { "Cost" } th { "Method" } th { "Error" } th { "Summary" }
+            } }
+            tbody {
+                @for s in rows { (row(s)) }
+            }
+        }
+        // The empty state is outside the table, so `tbody tr` is one row
+        // per session; `lists.js` removes it when a session arrives.
+        @if rows.is_empty() {
+            p #sessions-empty .empty {
+                @if first_page { "No sessions match." } @else { "No older sessions." }
+            }
+        }
+        nav.pager {
+            a #newest href={ "/sessions" @if !filters.is_empty() { "?" (filters.trim_end_matches('&')) } } { "Newest" }
+            @if let Some(href) = older { a #older href=(href) { "Older →" } }
+        }
+    }
+}
+
+/// `GET /sessions`: a bad query is a 400 page, a busy store a 503 page.
+pub(crate) async fn page(
+    AxState(state): AxState<Arc<State>>,
+    q: Result<Query<ListParams>, QueryRejection>,
+) -> Response {
+    let filter = match q
+        .map_err(|e| e.body_text())
+        .and_then(|Query(q)| q.filter(PAGE))
+    {
+        Ok(f) => f,
+        Err(m) => return error_page(StatusCode::BAD_REQUEST, &m),
+    };
+    let f = filter.clone();
+    let data = read(&state, move |s| {
+        // The feed position first: a session that starts while we read is
+        // then both in the page or after it on the feed, never in neither.
+        let after = query::feed_max_id(s)?;
+        Ok((query::sessions(s, &f)?, query::filter_values(s)?, after))
+    })
+    .await;
+    match data {
+        Ok((rows, values, after)) => layout(
+            "Sessions",
+            Nav::Sessions,
+            &["lists.js"],
+            &body(&filter, &values, &rows, after),
+        )
+        .into_response(),
+        Err(e) => e.into_page(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::format_collect)]
+    use super::*;
+
+    fn params(pairs: &[(&str, &str)]) -> ListParams {
+        let qs: String = pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={}&", encode(v)))
+            .collect();
+        Query::<ListParams>::try_from_uri(&format!("/s?{qs}").parse().unwrap())
+            .unwrap()
+            .0
+    }
+
+    #[test]
+    fn query_strings_become_filters_or_a_reason() {
+        let ok = params(&[
+            ("status", "lost"),
+            ("tier", " 2 "),
+            ("profile", ""),
+            ("method", "markers+handoff"),
+            ("q", "<b>jelly"),
+        ])
+        .filter(PAGE)
+        .unwrap();
+        assert_eq!(ok.status.as_deref(), Some("lost"));
+        assert_eq!(ok.tier, Some(2));
+        assert_eq!(ok.profile, None);
+        assert_eq!(ok.method.as_deref(), Some("markers+handoff"));
+        assert_eq!(ok.q.as_deref(), Some("<b>jelly"));
+        for bad in [
+            ("tier", "x"),
+            ("tier", "-1"),
+            ("status", "a b"),
+            ("error_category", "<script>"),
+            ("q", &"x".repeat(201)),
+            ("q", "a\u{7}b"),
+        ] {
+            assert!(params(&[bad]).filter(PAGE).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_pager_keeps_the_filters() {
+        let f = params(&[("status", "completed"), ("q", "a&b c")])
+            .filter(2)
+            .unwrap();
+        let mut r = SessionRow {
+            id: "s/1".into(),
+            parent_id: None,
+            tier: 1,
+            profile: None,
+            agent: None,
+            model: None,
+            status: "completed".into(),
+            exit_code: None,
+            started_at: "2025-07-14T03:12:09.000Z".into(),
+            ended_at: None,
+            cost_usd: None,
+            duration_ms: None,
+            num_turns: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            extraction_method: None,
+            error: None,
+            error_category: None,
+            summary: Some("<script>alert(1)</script>".into()),
+            escalation: None,
+            raw_log_path: None,
+            heartbeat_at: None,
+            lost: false,
+            shown_status: "completed".into(),
+        };
+        let r2 = {
+            r.id = "s<2>".into();
+            r.clone()
+        };
+        let html = body(&f, &FilterValues::default(), &[r2.clone(), r2], 7).into_string();
+        assert!(
+            html.contains(r#"id="older" href="/sessions?status=completed&amp;q=a%26b%20c&amp;before=s%3C2%3E""#),
+            "{html}"
+        );
+        assert!(html.contains(r#"id="newest" href="/sessions?status=completed&amp;q=a%26b%20c""#));
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!html.contains("<script>alert"));
+        assert!(html.contains(r#"data-session-id="s&lt;2&gt;""#));
+        let one = body(&f, &FilterValues::default(), &[], 7).into_string();
+        assert!(!one.contains("id=\"older\""));
+        assert!(one.contains("No sessions match."));
+        assert!(
+            one.contains("<tbody></tbody>"),
+            "one row per session, none else"
+        );
+    }
+
+    #[test]
+    fn values_read_well() {
+        let cases: &[(i64, &str)] = &[
+            (450, "450 ms"),
+            (12_345, "12.3 s"),
+            (245_000, "4m 05s"),
+            (7_380_000, "2h 03m"),
+        ];
+        for (ms, want) in cases {
+            assert_eq!(duration(*ms), *want);
+        }
+        assert_eq!(truncate("abcdef", 3), "abc…");
+        assert_eq!(truncate("ab", 3), "ab");
+        assert_eq!(truncate("ééé", 2), "éé…");
+        assert_eq!(when("2025-07-14T03:12:09.123Z"), "2025-07-14 03:12:09");
+        assert_eq!(encode("a b/é"), "a%20b%2F%C3%A9");
+    }
 }
