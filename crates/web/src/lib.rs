@@ -53,8 +53,11 @@ pub struct Config {
     pub store: PathBuf,
     /// The bearer token every request needs (Note \[Token\]); `None`: no check.
     pub token: Option<Token>,
-    /// How often the tailer polls the feed table.
+    /// The longest between two reads of the feed table, whether or not the
+    /// store says it changed (Note \[Tailer wake\]).
     pub poll: Duration,
+    /// How often the tailer asks the store whether it changed (Note \[Tailer wake\]).
+    pub check: Duration,
     /// SSE keep-alive comment interval: proxies drop silent connections.
     pub keep_alive: Duration,
     /// The folder the schema builder opens and saves schemas in; `None`:
@@ -63,12 +66,14 @@ pub struct Config {
 }
 
 impl Config {
-    /// The defaults for a store: poll every 100 ms, keep-alive every 15 s.
+    /// The defaults for a store: check for changes every 2 ms, read the feed
+    /// at least every 100 ms, keep-alive every 15 s.
     pub fn new(store: PathBuf) -> Self {
         Config {
             store,
             token: None,
             poll: Duration::from_millis(100),
+            check: Duration::from_millis(2),
             keep_alive: Duration::from_secs(15),
             schemas: None,
         }
@@ -101,7 +106,7 @@ impl State {
 pub struct Bound {
     listener: tokio::net::TcpListener,
     state: Arc<State>,
-    poll: Duration,
+    pace: feed::Pace,
     start_after: i64,
 }
 
@@ -133,7 +138,10 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
             schemas: config.schemas,
             tail,
         }),
-        poll: config.poll,
+        pace: feed::Pace {
+            check: config.check,
+            poll: config.poll,
+        },
         start_after,
     })
 }
@@ -164,7 +172,7 @@ impl Bound {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
         let stop = Arc::new(AtomicBool::new(false));
         let _guard = StopOnDrop(Arc::clone(&stop));
-        feed::spawn_tailer(&self.state, self.start_after, self.poll, stop);
+        feed::spawn_tailer(&self.state, self.start_after, self.pace, stop);
         let app = api::router(Arc::clone(&self.state));
         tokio::select! {
             r = axum::serve(self.listener, app) => r.map_err(Error::Serve),
