@@ -175,8 +175,53 @@ impl Bound {
         feed::spawn_tailer(&self.state, self.start_after, self.pace, stop);
         let app = api::router(Arc::clone(&self.state));
         tokio::select! {
-            r = axum::serve(self.listener, app) => r.map_err(Error::Serve),
+            () = accept_loop(self.listener, app) => Ok(()),
             () = shutdown => Ok(()),
         }
+    }
+}
+
+/// The most bytes of a request head (request line and headers) a
+/// connection buffers (Note \[Connections\]).
+const MAX_HEAD_BYTES: usize = 32 * 1024;
+
+/// How long a client may take to send its request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Accept connections for good, each served on its own task.
+///
+/// Note \[Connections\]: `axum::serve` fixes hyper's settings, so `serve`
+/// drives hyper itself, for three reasons:
+/// - a request head is capped at [`MAX_HEAD_BYTES`] (hyper's default is
+///   about 400 KiB): an over-long request line or header gets `431` and
+///   the connection closes, before anything is routed. Browsers send a few
+///   KiB; the dashboard's URLs are short.
+/// - a client must send its head within [`HEAD_TIMEOUT`], so half-open
+///   connections that never finish a request do not pile up.
+/// - `TCP_NODELAY`: SSE writes are small; with Nagle's algorithm a frame can
+///   wait for the client's delayed ACK (up to 40 ms on Linux), which alone
+///   would break the 50 ms latency goal (issue 9).
+///
+/// An accept error (out of file descriptors) is waited out, not fatal: the
+/// server answers again once connections close.
+async fn accept_loop(listener: tokio::net::TcpListener, app: axum::Router) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        // A refused option only costs latency.
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            // A broken or malformed connection ends here; hyper already
+            // answered what it could (400, 431) and nothing else is affected.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .max_buf_size(MAX_HEAD_BYTES)
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEAD_TIMEOUT)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
     }
 }

@@ -26,6 +26,7 @@ mod process_safety;
 mod provider_safety;
 mod run;
 mod serve;
+mod serve_robust;
 mod sessions;
 mod store_safety;
 mod validate;
