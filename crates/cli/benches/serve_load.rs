@@ -368,8 +368,9 @@ async fn feed_bench(o: &Opts) {
     println!("connected: {connected}/{}", o.clients);
     // Idle cost: every client connected, nothing written.
     let idle_cpu0 = cpu_secs(pid);
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let idle_cpu = idle_cpu0.zip(cpu_secs(pid)).map(|(a, b)| (b - a) / 3.0);
+    // Long enough for /proc's 10 ms ticks to mean something.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let idle_cpu = idle_cpu0.zip(cpu_secs(pid)).map(|(a, b)| (b - a) / 5.0);
     let cpu0 = cpu_secs(pid);
     let started = Instant::now();
     let me = std::env::current_exe().unwrap();

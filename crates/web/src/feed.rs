@@ -23,7 +23,11 @@
 //! again and is read next time: nothing waits for the fallback. The fallback
 //! is a query every [`Config::poll`](crate::Config::poll) (100 ms) whatever
 //! the counter says, in case a file system or a replaced file hides a
-//! change. Idle, that is a few hundred microsecond-long wakes a second.
+//! change. After [`IDLE_AFTER`] without a new row the checks slow to one
+//! every [`IDLE_CHECKS`] × `check` (10 ms): the first line after a quiet
+//! spell waits a few ms more, every later one is back on the fast path, and
+//! an idle server wakes about a hundred times a second for a few
+//! microseconds each (measured by `serve_load`: README).
 //! A Postgres store would use `LISTEN/NOTIFY` here instead.
 
 use std::sync::Arc;
@@ -42,13 +46,21 @@ pub(crate) const CHANNEL: usize = 4096;
 /// Rows read from the store per query.
 const PAGE: usize = 500;
 
+/// Without a new row for this long, the tailer checks less often (Note \[Tailer wake\]).
+const IDLE_AFTER: Duration = Duration::from_secs(1);
+
+/// How many times `check` the tailer sleeps between checks when idle.
+const IDLE_CHECKS: u32 = 5;
+
 /// The store's change counter on this connection (Note \[Tailer wake\]);
 /// `None` when it cannot be read (the connection is then replaced).
 fn data_version(store: &SqliteStore) -> Option<i64> {
-    store
+    // Cached: the tailer asks hundreds of times a second.
+    let mut stmt = store
         .connection()
-        .pragma_query_value(None, "data_version", |r| r.get::<_, i64>(0))
-        .ok()
+        .prepare_cached("PRAGMA data_version")
+        .ok()?;
+    stmt.query_row([], |r| r.get::<_, i64>(0)).ok()
 }
 
 /// How the tailer paces itself (Note \[Tailer wake\]).
@@ -70,6 +82,7 @@ pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc
         let mut store: Option<SqliteStore> = None;
         let mut seen: Option<i64> = None;
         let mut queried = Instant::now();
+        let mut active = Instant::now();
         let mut first = true;
         while !stop.load(Ordering::Relaxed) {
             if store.is_none() {
@@ -83,7 +96,12 @@ pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc
             let version = data_version(s);
             let changed = version.is_none() || version != seen;
             if !(first || changed || queried.elapsed() >= pace.poll) {
-                std::thread::sleep(check);
+                let idle = active.elapsed() >= IDLE_AFTER;
+                std::thread::sleep(if idle {
+                    (check * IDLE_CHECKS).min(pace.poll.max(check))
+                } else {
+                    check
+                });
                 continue;
             }
             first = false;
@@ -98,6 +116,9 @@ pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc
             let full = rows.len() == PAGE;
             // A full page: more may be there without another commit.
             seen = if full { None } else { version };
+            if !rows.is_empty() {
+                active = Instant::now();
+            }
             for row in rows {
                 last = row.id;
                 // No subscriber is fine: nobody is watching.
