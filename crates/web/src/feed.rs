@@ -122,41 +122,66 @@ pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc
             for row in rows {
                 last = row.id;
                 // No subscriber is fine: nobody is watching.
-                let _ = state.tail.send(Arc::new(row));
+                let _ = state.tail.send(Arc::new(Row::new(&row)));
             }
         }
     });
 }
 
+/// A feed row ready to send. Its SSE `data` is made once, by the tailer
+/// (or by a client catching up from the store), and shared by every client:
+/// with 200 clients, parsing and re-serialising the body per client was most
+/// of `serve`'s CPU under load (measured by `serve_load`).
+#[derive(Debug)]
+pub(crate) struct Row {
+    /// The feed row id: the SSE `id:`.
+    pub(crate) id: i64,
+    /// The kind with line breaks replaced: the SSE `event:`.
+    kind: String,
+    /// `{id, session_id, kind, created_at, body}` as compact JSON, with the
+    /// body as JSON (as a string when the stored text is not JSON).
+    data: String,
+}
+
+impl Row {
+    /// Make the event's parts of a stored row.
+    pub(crate) fn new(row: &FeedRow) -> Self {
+        let body = serde_json::from_str::<serde_json::Value>(&row.body)
+            .unwrap_or_else(|_| serde_json::Value::String(row.body.clone()));
+        let data = serde_json::json!({
+            "id": row.id,
+            "session_id": row.session_id,
+            "kind": row.kind,
+            "created_at": row.created_at,
+            "body": body,
+        });
+        // `Event::event` panics on a line break; a kind is a word, but it
+        // comes from another process.
+        let kind = row
+            .kind
+            .chars()
+            .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+            .collect();
+        // Compact JSON has no raw line breaks, so `data` cannot split or panic.
+        Row {
+            id: row.id,
+            kind,
+            data: data.to_string(),
+        }
+    }
+}
+
 /// The SSE event of a feed row: `id:` row id, `event:` kind, `data:` JSON
-/// `{id, session_id, kind, created_at, body}` with the body as JSON (as a
-/// string when the stored text is not JSON).
-pub(crate) fn event_of(row: &FeedRow) -> Event {
-    let body = serde_json::from_str::<serde_json::Value>(&row.body)
-        .unwrap_or_else(|_| serde_json::Value::String(row.body.clone()));
-    let data = serde_json::json!({
-        "id": row.id,
-        "session_id": row.session_id,
-        "kind": row.kind,
-        "created_at": row.created_at,
-        "body": body,
-    });
-    // `Event::event` panics on a line break; a kind is a word, but it comes
-    // from another process.
-    let kind: String = row
-        .kind
-        .chars()
-        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
-        .collect();
-    // Compact JSON has no raw line breaks, so `data` cannot split or panic.
+/// (see [`Row`]).
+pub(crate) fn event_of(row: &Row) -> Event {
     Event::default()
         .id(row.id.to_string())
-        .event(kind)
-        .data(data.to_string())
+        .event(&row.kind)
+        .data(&row.data)
 }
 
 /// Rows for one client, in order; the handler turns them into SSE events.
-pub(crate) type Sink = mpsc::Sender<Arc<FeedRow>>;
+pub(crate) type Sink = mpsc::Sender<Arc<Row>>;
 
 /// Send the stored rows after `*last` to the client; `false` once the client is gone.
 async fn catch_up(state: &Arc<State>, last: &mut i64, out: &Sink) -> bool {
@@ -175,7 +200,7 @@ async fn catch_up(state: &Arc<State>, last: &mut i64, out: &Sink) -> bool {
         let full = rows.len() == PAGE;
         for row in rows {
             let id = row.id;
-            if out.send(Arc::new(row)).await.is_err() {
+            if out.send(Arc::new(Row::new(&row))).await.is_err() {
                 return false;
             }
             *last = id;
@@ -258,7 +283,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(100)).await;
         writer.append_feed(&entries[10..]).unwrap();
         for row in writer.feed_after(10, 100).unwrap() {
-            let _ = state.tail.send(Arc::new(row));
+            let _ = state.tail.send(Arc::new(Row::new(&row)));
         }
         let mut ids = Vec::new();
         while ids.len() < 50 {
@@ -306,7 +331,8 @@ mod tests {
                 .await
                 .expect("the tailer saw the commit")
                 .unwrap();
-            assert_eq!(row.body, format!("{{\"n\":{i}}}"));
+            let data: serde_json::Value = serde_json::from_str(&row.data).unwrap();
+            assert_eq!(data["body"], serde_json::json!({ "n": i }));
         }
         stop.store(true, Ordering::Relaxed);
     }
@@ -320,6 +346,13 @@ mod tests {
             body: "not json".into(),
             created_at: "t".into(),
         };
-        let _ = event_of(&row);
+        let made = Row::new(&row);
+        assert_eq!(made.kind, "ev il");
+        let data: serde_json::Value = serde_json::from_str(&made.data).unwrap();
+        assert_eq!(
+            data,
+            serde_json::json!({"id": 7, "session_id": "s", "kind": "ev\nil", "created_at": "t", "body": "not json"})
+        );
+        let _ = event_of(&made);
     }
 }

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use agentshape_store::{FeedRow, SqliteStore};
+use agentshape_store::SqliteStore;
 use tokio::sync::broadcast;
 
 pub use auth::Token;
@@ -90,7 +90,7 @@ pub(crate) struct State {
     #[expect(dead_code, reason = "read by the schema builder, being built")]
     pub(crate) schemas: Option<PathBuf>,
     /// Rows published by the one tailer (Note \[One tailer\]).
-    pub(crate) tail: broadcast::Sender<Arc<FeedRow>>,
+    pub(crate) tail: broadcast::Sender<Arc<feed::Row>>,
 }
 
 impl State {
