@@ -408,19 +408,30 @@ async fn feed_bench(o: &Opts) {
     let run_cpu = cpu0.zip(cpu_secs(pid)).map(|(a, b)| b - a);
     let rss = rss_kib(pid);
 
-    // Every client: every line once, in order, by feed id and by sequence.
+    // Every client: every line once, in order, by sequence number, and
+    // exactly the session's feed ids as the store holds them.
     let want: Vec<u64> = (0..o.lines as u64).collect();
+    let stored: Vec<i64> = {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let mut stmt = c
+            .prepare("SELECT id FROM feed WHERE session_id = 'load-1' ORDER BY id")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
     let mut complete = 0;
     let mut problems = Vec::new();
     let mut lat: Vec<u64> = Vec::with_capacity(o.clients * o.lines);
     for (i, s) in seen.iter().enumerate() {
         let seqs: Vec<u64> = s.lines.iter().map(|l| l.1).collect();
-        let ordered = s.ids.windows(2).all(|w| w[0] < w[1]);
+        let ordered = s.ids == stored;
         if seqs == want && ordered && s.ended && s.error.is_none() {
             complete += 1;
         } else if problems.len() < 5 {
             problems.push(format!(
-                "client {i}: {} of {} lines, ids increasing: {ordered}, ended: {}, error: {:?}",
+                "client {i}: {} of {} lines, feed ids as stored: {ordered}, ended: {}, error: {:?}",
                 seqs.len(),
                 o.lines,
                 s.ended,

@@ -285,6 +285,7 @@ fn malformed_and_hostile_requests_get_a_4xx_and_the_server_goes_on() {
     let mut failed = Vec::new();
     for (name, request, want) in &cases {
         let got = raw(&addr, request);
+        eprintln!("{name}: {got:?}");
         if !want.accepts(got) {
             failed.push(format!("{name}: got {got:?}, want {want:?}"));
         }
