@@ -28,3 +28,6 @@ echo "== what ./$db holds (agentshape sessions)"
 echo
 echo "== memories (agentshape memories list)"
 "$bin" memories list --store "$db"
+echo
+echo "== see it in a browser: $bin serve --store $db --schemas schemas"
+echo "   then open http://127.0.0.1:7878 (overview, sessions, schema builder, playground)"

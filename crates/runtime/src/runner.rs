@@ -360,7 +360,6 @@ pub async fn run_session(
         (Some(s), Some(feed)) => {
             tokio::pin!(stream);
             let mut beat = ticker(spec.feed.heartbeat);
-            let mut flush = ticker(spec.feed.flush);
             loop {
                 tokio::select! {
                     streamed = &mut stream => break streamed?,
@@ -368,9 +367,9 @@ pub async fn run_session(
                         // A missed beat is harmless: the next one tries again.
                         let _ = s.heartbeat(&spec.id, &time::now());
                     }
-                    // Note [Live feed] in `feed`: a full batch or a tick, whichever first.
-                    _ = flush.tick() => feed.flush(&mut **s, FLUSH_BATCHES),
-                    () = feed.batch_ready() => feed.flush(&mut **s, FLUSH_BATCHES),
+                    // Note [Flush policy] in `feed`: a few ms after the first
+                    // pending line, or a full batch; no timer while idle.
+                    () = feed.due() => feed.flush(&mut **s, FLUSH_BATCHES),
                 }
             }
         }

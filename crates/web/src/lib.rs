@@ -41,7 +41,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use agentshape_store::{FeedRow, SqliteStore};
+use agentshape_store::SqliteStore;
 use tokio::sync::broadcast;
 
 pub use auth::Token;
@@ -54,8 +54,11 @@ pub struct Config {
     pub store: PathBuf,
     /// The bearer token every request needs (Note \[Token\]); `None`: no check.
     pub token: Option<Token>,
-    /// How often the tailer polls the feed table.
+    /// The longest between two reads of the feed table, whether or not the
+    /// store says it changed (Note \[Tailer wake\]).
     pub poll: Duration,
+    /// How often the tailer asks the store whether it changed (Note \[Tailer wake\]).
+    pub check: Duration,
     /// SSE keep-alive comment interval: proxies drop silent connections.
     pub keep_alive: Duration,
     /// The folder the schema builder opens and saves schemas in; `None`:
@@ -64,12 +67,14 @@ pub struct Config {
 }
 
 impl Config {
-    /// The defaults for a store: poll every 100 ms, keep-alive every 15 s.
+    /// The defaults for a store: check for changes every 2 ms, read the feed
+    /// at least every 100 ms, keep-alive every 15 s.
     pub fn new(store: PathBuf) -> Self {
         Config {
             store,
             token: None,
             poll: Duration::from_millis(100),
+            check: Duration::from_millis(2),
             keep_alive: Duration::from_secs(15),
             schemas: None,
         }
@@ -85,7 +90,7 @@ pub(crate) struct State {
     /// `--schemas`: see [`Config::schemas`].
     pub(crate) schemas: Option<PathBuf>,
     /// Rows published by the one tailer (Note \[One tailer\]).
-    pub(crate) tail: broadcast::Sender<Arc<FeedRow>>,
+    pub(crate) tail: broadcast::Sender<Arc<feed::Row>>,
 }
 
 impl State {
@@ -101,7 +106,7 @@ impl State {
 pub struct Bound {
     listener: tokio::net::TcpListener,
     state: Arc<State>,
-    poll: Duration,
+    pace: feed::Pace,
     start_after: i64,
 }
 
@@ -133,7 +138,10 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
             schemas: config.schemas,
             tail,
         }),
-        poll: config.poll,
+        pace: feed::Pace {
+            check: config.check,
+            poll: config.poll,
+        },
         start_after,
     })
 }
@@ -164,11 +172,56 @@ impl Bound {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
         let stop = Arc::new(AtomicBool::new(false));
         let _guard = StopOnDrop(Arc::clone(&stop));
-        feed::spawn_tailer(&self.state, self.start_after, self.poll, stop);
+        feed::spawn_tailer(&self.state, self.start_after, self.pace, stop);
         let app = api::router(Arc::clone(&self.state));
         tokio::select! {
-            r = axum::serve(self.listener, app) => r.map_err(Error::Serve),
+            () = accept_loop(self.listener, app) => Ok(()),
             () = shutdown => Ok(()),
         }
+    }
+}
+
+/// The most bytes of a request head (request line and headers) a
+/// connection buffers (Note \[Connections\]).
+const MAX_HEAD_BYTES: usize = 32 * 1024;
+
+/// How long a client may take to send its request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Accept connections for good, each served on its own task.
+///
+/// Note \[Connections\]: `axum::serve` fixes hyper's settings, so `serve`
+/// drives hyper itself, for three reasons:
+/// - a request head is capped at [`MAX_HEAD_BYTES`] (hyper's default is
+///   about 400 KiB): an over-long request line or header gets `431` and
+///   the connection closes, before anything is routed. Browsers send a few
+///   KiB; the dashboard's URLs are short.
+/// - a client must send its head within [`HEAD_TIMEOUT`], so half-open
+///   connections that never finish a request do not pile up.
+/// - `TCP_NODELAY`: SSE writes are small; with Nagle's algorithm a frame can
+///   wait for the client's delayed ACK (up to 40 ms on Linux), which alone
+///   would break the 50 ms latency goal (issue 9).
+///
+/// An accept error (out of file descriptors) is waited out, not fatal: the
+/// server answers again once connections close.
+async fn accept_loop(listener: tokio::net::TcpListener, app: axum::Router) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        // A refused option only costs latency.
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            // A broken or malformed connection ends here; hyper already
+            // answered what it could (400, 431) and nothing else is affected.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .max_buf_size(MAX_HEAD_BYTES)
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEAD_TIMEOUT)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
     }
 }

@@ -30,6 +30,7 @@ mod process_safety;
 mod provider_safety;
 mod run;
 mod serve;
+mod serve_robust;
 mod session_page;
 mod sessions;
 mod store_safety;
