@@ -41,7 +41,13 @@ use tokio::sync::{broadcast, mpsc};
 use crate::State;
 
 /// Rows the broadcast channel keeps for slow clients before they lag.
-pub(crate) const CHANNEL: usize = 4096;
+///
+/// The ring keeps its last `CHANNEL` rows alive whether or not anyone still
+/// needs them, and a row may carry up to 64 KiB of body plus its event text,
+/// so this is also the server's memory bound for the live feed: 512 rows is
+/// at most ~64 MiB, typically well under 1 MiB. A client that falls further
+/// behind loses nothing: it reads the rows it missed from the store by id.
+pub(crate) const CHANNEL: usize = 512;
 
 /// Rows read from the store per query.
 const PAGE: usize = 500;
