@@ -3,44 +3,15 @@
 //! asked, never writes through a symlink, refuses foreign origins; lint and
 //! the invariant check answer as `agentshape lint` and `check` would.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
 
 use serde_json::{Value, json};
 
-/// A running `serve`, killed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
+use crate::served::Server;
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Start `serve` on port 0 on a fresh store in `dir`, with `extra` arguments.
+/// Start `serve` on a fresh store in `dir`, with `extra` arguments.
 fn serve(dir: &Path, extra: &[&str]) -> Server {
-    let mut child = crate::agentshape_std()
-        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
-        .arg(dir.join("s.db"))
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("serve ended before listening").unwrap();
-        if let Some(url) = line.split("listening on ").nth(1) {
-            break url.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
+    crate::served::serve(&dir.join("s.db"), extra)
 }
 
 /// A small blocking HTTP client over reqwest (status, parsed JSON body).

@@ -3,45 +3,12 @@
 //! `run --replay` of the bundled examples; every filter's answer checked
 //! against SQL on the same file; bad parameters are 4xx, never 5xx.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
 
 use serde_json::Value;
 
 use crate::run::{example, sql};
-
-/// A running `serve`, killed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(db: &Path) -> Server {
-    let mut child = crate::agentshape_std()
-        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
-        .arg(db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("serve ended before listening").unwrap();
-        if let Some(url) = line.split("listening on ").nth(1) {
-            break url.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
-}
+use crate::served::{Server, serve};
 
 /// A store holding one session per replayable example (and the healthy
 /// one twice, so its memories are reinforced), written by `run`.
@@ -149,7 +116,7 @@ fn enc(v: &str) -> String {
 fn every_filter_of_the_api_and_the_page_matches_sql_and_pages_keep_filters() {
     let dir = tempfile::tempdir().unwrap();
     let db = filled_store(dir.path());
-    let server = serve(&db);
+    let server = serve(&db, &[]);
     let c = client(&server);
     let order = "ORDER BY started_at DESC, id DESC";
     let all = column(&db, &format!("SELECT id FROM sessions {order}"));
@@ -268,7 +235,7 @@ fn every_filter_of_the_api_and_the_page_matches_sql_and_pages_keep_filters() {
 fn overview_events_and_memories_pages_and_their_json() {
     let dir = tempfile::tempdir().unwrap();
     let db = filled_store(dir.path());
-    let server = serve(&db);
+    let server = serve(&db, &[]);
     let c = client(&server);
 
     let o = c.json("/api/overview");
@@ -345,7 +312,7 @@ fn overview_events_and_memories_pages_and_their_json() {
 #[test]
 fn bad_parameters_are_400_never_500_and_empty_stores_have_empty_states() {
     let dir = tempfile::tempdir().unwrap();
-    let server = serve(&dir.path().join("empty.db"));
+    let server = serve(&dir.path().join("empty.db"), &[]);
     let c = client(&server);
     let long = "x".repeat(300);
     for path in [

@@ -31,6 +31,7 @@ mod provider_safety;
 mod run;
 mod serve;
 mod serve_robust;
+mod served;
 mod session_page;
 mod sessions;
 mod store_safety;

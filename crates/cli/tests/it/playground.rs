@@ -2,9 +2,7 @@
 //! and `GET /api/profiles` on a real server, checked against what
 //! `agentshape extract --json` prints for the same input.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
 
 use serde_json::{Value, json};
 
@@ -12,45 +10,24 @@ use crate::run::example;
 
 /// A running `serve`, killed when dropped.
 struct Server {
-    child: Child,
+    _served: crate::served::Server,
     base: String,
     rt: tokio::runtime::Runtime,
     client: reqwest::Client,
     _dir: tempfile::TempDir,
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Start `serve` on port 0 on a fresh store, with `extra` arguments.
 fn serve(extra: &[&str]) -> Server {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = crate::agentshape_std()
-        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
-        .arg(dir.path().join("pg.db"))
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("serve ended before listening").unwrap();
-        if let Some(url) = line.split("listening on ").nth(1) {
-            break url.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let server = crate::served::serve(&dir.path().join("pg.db"), extra);
+    let base = server.base.clone();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     Server {
-        child,
+        _served: server,
         base,
         rt,
         client: reqwest::Client::new(),

@@ -2,49 +2,13 @@
 //! store and a free port, a real `run` in another process writing to the same
 //! store, read over HTTP the way a dashboard will.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::run::example;
-
-/// A running `serve`, killed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Start `serve` on port 0 and wait for its `listening on` line.
-fn serve(db: &Path, extra: &[&str]) -> Server {
-    let mut child = crate::agentshape_std()
-        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
-        .arg(db)
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("serve ended before listening").unwrap();
-        if let Some(url) = line.split("listening on ").nth(1) {
-            break url.trim().to_owned();
-        }
-    };
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
-}
+use crate::served::serve;
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

@@ -4,66 +4,16 @@
 //! `run` writing the same store. Timeouts here are hang guards only.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::served::serve;
+
 /// A hang guard, never a speed assertion.
 const GUARD: Duration = Duration::from_secs(60);
-
-/// A running `serve`, killed when dropped.
-struct Server {
-    child: Child,
-    /// `127.0.0.1:PORT`.
-    addr: String,
-}
-
-impl Server {
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    /// Still running?
-    fn alive(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-
-    /// Resident memory in KiB, from `/proc`.
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-        line.split_whitespace().nth(1).unwrap().parse().unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Start `serve` on port 0 and wait for its `listening on` line.
-fn serve(db: &Path) -> Server {
-    let mut child = crate::agentshape_std()
-        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
-        .arg(db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("serve ended before listening").unwrap();
-        if let Some(url) = line.split("listening on http://").nth(1) {
-            break url.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, addr }
-}
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -216,8 +166,8 @@ impl Want {
 fn malformed_and_hostile_requests_get_a_4xx_and_the_server_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
-    let mut server = serve(&db);
-    let addr = server.addr.clone();
+    let mut server = serve(&db, &[]);
+    let addr = server.addr().to_owned();
     let get = |target: &str| {
         format!("GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").into_bytes()
     };
@@ -298,7 +248,7 @@ fn malformed_and_hostile_requests_get_a_4xx_and_the_server_goes_on() {
 fn a_client_that_drops_mid_stream_leaves_the_others_every_row() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("d.db");
-    let server = serve(&db);
+    let server = serve(&db, &[]);
     let file = transcript(dir.path(), 60, 20);
     let rt = rt();
     let client = reqwest::Client::new();
@@ -334,7 +284,7 @@ fn a_client_that_drops_mid_stream_leaves_the_others_every_row() {
 fn fifty_clients_connect_and_drop_in_a_loop_while_a_run_writes() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("churn.db");
-    let mut server = serve(&db);
+    let mut server = serve(&db, &[]);
     let file = transcript(dir.path(), 150, 200);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -398,15 +348,15 @@ fn fifty_clients_connect_and_drop_in_a_loop_while_a_run_writes() {
 fn a_client_that_never_reads_stalls_no_one_and_memory_stays_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("slow.db");
-    let server = serve(&db);
+    let server = serve(&db, &[]);
     // 6,000 rows of about 4 KiB: 24 MiB through the feed.
     let file = transcript(dir.path(), 6_000, 4_000);
-    let mut sleeper = TcpStream::connect(&server.addr).unwrap();
+    let mut sleeper = TcpStream::connect(server.addr()).unwrap();
     sleeper
         .write_all(
             format!(
                 "GET /api/feed?after=0 HTTP/1.1\r\nHost: {}\r\n\r\n",
-                server.addr
+                server.addr()
             )
             .as_bytes(),
         )
@@ -444,7 +394,7 @@ fn serve_creates_a_store_that_does_not_exist_yet() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("new.db");
     assert!(!db.exists());
-    let server = serve(&db);
+    let server = serve(&db, &[]);
     assert!(db.is_file());
     let rt = rt();
     let body = rt.block_on(async {
@@ -463,7 +413,7 @@ fn serve_creates_a_store_that_does_not_exist_yet() {
 fn sigterm_stops_serve_promptly_with_exit_0_while_clients_are_connected() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("term.db");
-    let mut server = serve(&db);
+    let mut server = serve(&db, &[]);
     let rt = rt();
     let client = reqwest::Client::new();
     let feeds: Vec<reqwest::Response> = (0..3)

@@ -2,43 +2,9 @@
 //! with hostile agent text and an invalid output, a real `serve`, and the
 //! page and its JSON read over HTTP.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Stdio};
-
 use serde_json::{Value, json};
 
-/// A running `serve`, killed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(db: &Path) -> Server {
-    let mut child = crate::agentshape_std()
-        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
-        .arg(db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("serve ended before listening").unwrap();
-        if let Some(url) = line.split("listening on ").nth(1) {
-            break url.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
-}
+use crate::served::serve;
 
 const HOSTILE: &[&str] = &[
     "<script>alert(1)</script>",
@@ -129,7 +95,7 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "invalid output: exit 1");
 
-    let server = serve(&db);
+    let server = serve(&db, &[]);
     let (status, html) = get(&format!("{}/sessions/hostile-1", server.base));
     assert_eq!(status, 200, "{html}");
     assert!(html.contains(r#"id="session" data-session-id="hostile-1" data-status="completed""#));
@@ -228,7 +194,7 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
         .arg(logs.join("hostile-1.ndjson"))
         .assert()
         .code(0);
-    let server = serve(&rebuilt);
+    let server = serve(&rebuilt, &[]);
     let (status, body) = get(&format!("{}/api/sessions/hostile-1", server.base));
     assert_eq!(status, 200, "{body}");
     let w: Value = serde_json::from_str(&body).unwrap();

@@ -46,6 +46,8 @@ use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
+pub(crate) use crate::served::serve;
+
 /// The hang guard of every wait (Note [Browser waits]).
 pub(crate) const GUARD: Duration = Duration::from_secs(90);
 
@@ -156,42 +158,6 @@ impl Drop for Slot {
 
 // ---------------------------------------------------------------------------
 // `agentshape serve` on a temporary store.
-
-/// A running `serve`, killed when dropped.
-pub(crate) struct Server {
-    child: Child,
-    pub(crate) base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Start `serve --addr 127.0.0.1:0 --store DB EXTRA..` and wait for its
-/// `listening on` line.
-pub(crate) fn serve(db: &Path, extra: &[&str]) -> Server {
-    let mut child = crate::agentshape_std()
-        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
-        .arg(db)
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("serve ended before listening").unwrap();
-        if let Some(url) = line.split("listening on ").nth(1) {
-            break url.trim().trim_end_matches('/').to_owned();
-        }
-    };
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
-}
 
 /// Replay a bundled example into `db` (as `scripts/demo.sh` does), under a
 /// fixed session id.
