@@ -613,15 +613,7 @@ pub fn feed_for_session(
         )
         .context(ctx)?;
     let rows = stmt
-        .query_map(params![id, after, limit], |r| {
-            Ok(FeedRow {
-                id: r.get(0)?,
-                session_id: r.get(1)?,
-                kind: r.get(2)?,
-                body: r.get(3)?,
-                created_at: r.get(4)?,
-            })
-        })
+        .query_map(params![id, after, limit], crate::sqlite::feed_row)
         .context(ctx)?;
     rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
 }

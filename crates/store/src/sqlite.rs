@@ -428,6 +428,17 @@ fn stored_status(tx: &Transaction<'_>, id: &str) -> rusqlite::Result<Option<Stri
     .optional()
 }
 
+/// A `FeedRow` from `SELECT id, session_id, kind, body, created_at FROM feed`.
+pub(crate) fn feed_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FeedRow> {
+    Ok(FeedRow {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        kind: r.get(2)?,
+        body: r.get(3)?,
+        created_at: r.get(4)?,
+    })
+}
+
 fn feed_insert(tx: &Transaction<'_>, e: &FeedEntry) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT INTO feed (session_id, kind, body, created_at) VALUES (?1, ?2, ?3, ?4)",
@@ -586,15 +597,7 @@ impl Store for SqliteStore {
         let rows = stmt
             .query_map(
                 params![after_id, i64::try_from(limit).unwrap_or(i64::MAX)],
-                |r| {
-                    Ok(FeedRow {
-                        id: r.get(0)?,
-                        session_id: r.get(1)?,
-                        kind: r.get(2)?,
-                        body: r.get(3)?,
-                        created_at: r.get(4)?,
-                    })
-                },
+                feed_row,
             )
             .context(ctx)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
