@@ -34,6 +34,7 @@ fn main() {
             program: "sh".into(),
             args: vec!["-c".into(), script],
             env: Vec::new(),
+            stdin: None,
         }),
         log_dir: dir.path().to_owned(),
         timeout: Some(Duration::from_secs(120)),

@@ -436,6 +436,7 @@ impl Supervisor<'_> {
                 program: cfg.command[0].clone(),
                 args: agent_args(kind, &args, Some(validator.schema()), false),
                 env: Vec::new(),
+                stdin: None,
             }),
             log_dir: cfg.log_dir.clone(),
             timeout: cfg.policy.timeout(),

@@ -155,6 +155,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
                 program: program.clone(),
                 args: agent_args(kind, rest, schema, args.partial),
                 env: Vec::new(),
+                stdin: None,
             }),
         )
     };
