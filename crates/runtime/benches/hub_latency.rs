@@ -28,6 +28,8 @@ fn main() {
         profile: None,
         validator: None,
         markers: None,
+        methods: agentshape_core::extract::Methods::default(),
+        coerce: false,
         agent: AgentKind::Claude,
         model: None,
         source: Source::Spawn(AgentCommand {
@@ -39,7 +41,7 @@ fn main() {
         log_dir: dir.path().to_owned(),
         timeout: Some(Duration::from_secs(120)),
         partial: false,
-        handoff: None,
+        handoff: Vec::new(),
         escalated_for: Vec::new(),
         process: ProcessOptions::default(),
         feed: agentshape_runtime::feed::FeedOptions::default(),

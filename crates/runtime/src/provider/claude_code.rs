@@ -179,6 +179,8 @@ impl ClaudeCode {
             // The retry loop judges the answer against the original schema.
             validator: None,
             markers: None,
+            methods: agentshape_core::extract::Methods::default(),
+            coerce: false,
             agent: AgentKind::Claude,
             model: Some(req.model.clone()),
             source: Source::Spawn(AgentCommand {
@@ -190,7 +192,7 @@ impl ClaudeCode {
             log_dir: log_dir.clone(),
             timeout: self.timeout,
             partial: false,
-            handoff: None,
+            handoff: Vec::new(),
             escalated_for: Vec::new(),
             process: ProcessOptions::default(),
             feed: crate::feed::FeedOptions::default(),
