@@ -22,7 +22,10 @@ pub fn profile_path(value: &str, base: &Path) -> Option<PathBuf> {
         return None;
     }
     let path = base.join(value);
-    let looks_like_path = value.contains('/') || value.ends_with(".toml") || path.is_file();
+    let toml = Path::new(value)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    let looks_like_path = value.contains('/') || toml || path.is_file();
     looks_like_path.then_some(path)
 }
 

@@ -631,6 +631,13 @@ impl Checked {
         };
         let mut captures: Vec<(&str, String)> = Vec::with_capacity(self.fields.len() + 1);
         if !self.fields.is_empty() {
+            // Without `close`, blanks around the fields are not part of them
+            // (`WORKER_FAILURE: US-7`, or a blank separator after the prefix).
+            let fields_part = if r.close.is_none() {
+                fields_part.trim()
+            } else {
+                fields_part
+            };
             let parts: Vec<&str> = fields_part
                 .splitn(self.fields.len(), r.separator.as_str())
                 .collect();
