@@ -568,6 +568,41 @@ impl Supervisor<'_> {
 mod tests {
     use super::*;
 
+    /// `profile` in `ops.toml` is a built-in name or a file relative to the
+    /// config's folder; a bad profile file is a config error naming its key.
+    #[test]
+    fn the_profile_is_a_name_or_a_file_beside_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t1.md"), "check").unwrap();
+        std::fs::create_dir_all(dir.path().join("p")).unwrap();
+        std::fs::write(
+            dir.path().join("p/mine.toml"),
+            "schema = '{\"type\": \"object\"}'\nhandoff = [\"state.json\"]\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("p/bad.toml"), "schema = 1\n").unwrap();
+        let config = |profile: &str| {
+            let path = dir.path().join("ops.toml");
+            std::fs::write(
+                &path,
+                format!("profile = \"{profile}\"\n[[tiers]]\nname = \"t1\"\nmodel = \"m\"\nprompt = \"t1.md\"\n"),
+            )
+            .unwrap();
+            OpsConfig::load(&path)
+        };
+        assert!(config("claude-ops").is_ok());
+        let cfg = config("p/mine.toml").unwrap();
+        let profile = load_profile(&cfg.profile, &cfg.base).unwrap();
+        assert_eq!(profile.handoff, vec!["state.json"]);
+        let err = config("p/bad.toml").unwrap_err().to_string();
+        assert!(
+            err.contains("bad.toml") && err.contains("`schema`"),
+            "{err}"
+        );
+        let err = config("p/none.toml").unwrap_err().to_string();
+        assert!(err.contains("reading profile"), "{err}");
+    }
+
     #[test]
     fn impossible_policies_name_their_key() {
         let base = Policy::default();
