@@ -262,7 +262,7 @@ fn bad_profile_files_exit_64_naming_the_file_and_the_key() {
         ),
         (
             "schema = \"schema.json\"\n[markers]\nmode = \"last\"\n[[markers.rule]]\nprefix = \"X\"\nfields = [\"a\"]\nkinds = { a = \"digits\" }\n",
-            "`markers.rule.kinds`: unknown variant `digits`",
+            "`markers.rule[0].kinds`: unknown variant `digits`",
         ),
         (
             "schema = \"schema.json\"\n[[invariants]]\nrule = \"self.summary.size() >\"\n",

@@ -397,17 +397,29 @@ fn key_at(text: &str, at: usize) -> String {
         .trim()
         .trim_matches('"')
         .to_owned();
-    let table = text
-        .get(..line_start)
-        .unwrap_or_default()
+    let above = text.get(..line_start).unwrap_or_default();
+    let table = above
         .lines()
         .rev()
         .find_map(|l| {
             if l.trim_start().starts_with('[') {
-                header(l)
+                header(l).map(|h| (h, l.trim_start().starts_with("[[")))
             } else {
                 None
             }
+        })
+        .map(|(name, array)| {
+            if !array {
+                return name;
+            }
+            // The index of this `[[name]]` entry: how many came before it.
+            let n = above
+                .lines()
+                .filter(|l| {
+                    l.trim_start().starts_with("[[") && header(l).as_deref() == Some(name.as_str())
+                })
+                .count();
+            format!("{name}[{}]", n.saturating_sub(1))
         });
     match table {
         Some(t) if !key.is_empty() => format!("{t}.{key}"),

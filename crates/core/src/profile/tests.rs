@@ -200,7 +200,7 @@ fn bad_profile_files_name_the_key() {
         ),
         (
             "schema = \"answer.json\"\n[[markers.rule]]\nprefix = \"X\"\ninto = \"a\"\ncolse = \"]\"\n",
-            "`markers.rule.colse`: unknown field",
+            "`markers.rule[0].colse`: unknown field",
         ),
         (
             "schema = \"answer.json\"\nname = \"\"\n",
