@@ -160,6 +160,36 @@ pub enum Command {
         agentshape serve --addr 0.0.0.0:7878 --token \"$(cat ~/.agentshape-token)\"\n  \
         curl -N http://127.0.0.1:7878/api/feed?after=0")]
     Serve(ServeArgs),
+    /// The built-in profiles as TOML files: list them, or print one to copy.
+    #[command(after_help = "Examples:\n  \
+        agentshape profile list\n  \
+        agentshape profile show claude-ops > my-agent.toml\n  \
+        agentshape profile show claude-ops --schema > agent-response.json")]
+    Profile(ProfileArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    #[command(subcommand)]
+    pub action: ProfileAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileAction {
+    /// The built-in profiles, one per line (name and description).
+    List {
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Print a profile's TOML (a built-in name, or a file to check it).
+    Show {
+        /// A built-in name or a profile file.
+        #[arg(value_name = "PROFILE")]
+        name: String,
+        /// Print the profile's JSON Schema instead (extra invariants included).
+        #[arg(long)]
+        schema: bool,
+    },
 }
 
 /// `--provider` values.
@@ -290,8 +320,9 @@ pub struct SchemaArgs {
     /// JSON Schema file to validate against.
     #[arg(long, value_name = "SCHEMA")]
     pub schema: Option<PathBuf>,
-    /// Built-in profile (schema + legacy markers): claude-ops, claude-loop, code-review.
-    #[arg(long, value_name = "PROFILE")]
+    /// Profile: a built-in name (claude-ops, claude-loop, code-review) or a
+    /// profile TOML file (schema, legacy markers, methods, coercion, checks).
+    #[arg(long, value_name = "NAME|PATH")]
     pub profile: Option<String>,
 }
 
@@ -453,8 +484,8 @@ pub struct IngestArgs {
     /// SQLite database to rebuild into.
     #[arg(long, value_name = "DB", default_value = "agentshape.db")]
     pub store: PathBuf,
-    /// Profile for logs without a `.meta.json` sidecar.
-    #[arg(long, value_name = "PROFILE", default_value = "claude-ops")]
+    /// Profile (built-in name or TOML file) for logs without a `.meta.json` sidecar.
+    #[arg(long, value_name = "NAME|PATH", default_value = "claude-ops")]
     pub profile: String,
     /// Forensic logs (`<session-id>.ndjson`).
     #[arg(required = true, value_name = "LOG")]

@@ -4,9 +4,10 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use agentshape_core::extract::MarkerGrammar;
+use agentshape_core::extract::{ExtractOptions, MarkerGrammar, Methods};
 use agentshape_core::profile::Profile;
 use agentshape_core::validate::Validator;
+use agentshape_runtime::profile::{self, profile_path};
 use serde_json::Value;
 
 use crate::args::SchemaArgs;
@@ -86,36 +87,76 @@ pub fn load_schema(path: &Path) -> anyhow::Result<Validator> {
         .map_err(|e| CliError::Usage(format!("schema `{}`: {e}", display(path))))?)
 }
 
-/// The validator and marker grammar selected by `--schema` / `--profile`.
+/// The validator and profile selected by `--schema` / `--profile`.
 pub struct Selection {
     /// The compiled schema, if any.
     pub validator: Option<Validator>,
+    /// The profile, if one was given.
+    pub profile: Option<Profile>,
+}
+
+impl Selection {
+    /// The extraction options: the schema, and the profile's markers,
+    /// methods and coercion (`--coerce` turns coercion on too).
+    pub fn options(&self, coerce: bool) -> ExtractOptions<'_> {
+        ExtractOptions {
+            validator: self.validator.as_ref(),
+            markers: self.markers(),
+            coerce: coerce || self.profile.as_ref().is_some_and(|p| p.coerce),
+            methods: self
+                .profile
+                .as_ref()
+                .map_or_else(Methods::default, |p| p.methods),
+        }
+    }
+
     /// The profile's legacy markers, if any.
-    pub markers: Option<MarkerGrammar>,
+    pub fn markers(&self) -> Option<MarkerGrammar<'_>> {
+        self.profile.as_ref().and_then(Profile::grammar)
+    }
+}
+
+/// Load `--profile NAME|PATH` (runtime's Note \[Profile names and paths\]).
+///
+/// # Errors
+/// [`CliError::NoInput`] (66) for a profile file that is missing; an unknown
+/// name or a bad file is a usage error (64) naming the file and the key.
+pub fn load_profile(value: &str) -> anyhow::Result<Profile> {
+    let here = Path::new(".");
+    if let Some(path) = profile_path(value, here) {
+        if !path.is_file() {
+            return Err(CliError::NoInput {
+                path: value.to_owned(),
+                source: io::Error::from(io::ErrorKind::NotFound),
+            }
+            .into());
+        }
+    }
+    profile::load_profile(value, here).map_err(|e| CliError::Usage(e.to_string()).into())
 }
 
 /// Resolve `--schema` / `--profile`.
 ///
 /// # Errors
-/// As [`load_schema`]; an unknown profile is a usage error.
+/// As [`load_schema`] and [`load_profile`].
 pub fn select(args: &SchemaArgs) -> anyhow::Result<Selection> {
     if let Some(path) = &args.schema {
         return Ok(Selection {
             validator: Some(load_schema(path)?),
-            markers: None,
+            profile: None,
         });
     }
-    if let Some(name) = &args.profile {
-        let profile = Profile::builtin(name).map_err(|e| CliError::Usage(e.to_string()))?;
+    if let Some(value) = &args.profile {
+        let profile = load_profile(value)?;
         let validator = Validator::new(&profile.schema)
-            .map_err(|e| CliError::Usage(format!("profile `{name}`: {e}")))?;
+            .map_err(|e| CliError::Usage(format!("profile `{value}`: {e}")))?;
         return Ok(Selection {
             validator: Some(validator),
-            markers: profile.markers,
+            profile: Some(profile),
         });
     }
     Ok(Selection {
         validator: None,
-        markers: None,
+        profile: None,
     })
 }

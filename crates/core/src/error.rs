@@ -32,6 +32,17 @@ pub enum Error {
         /// What is wrong, in one line.
         message: String,
     },
+    /// A profile file has a bad key: unknown, of the wrong type, missing, or
+    /// with a value that does not hold together.
+    #[error("profile `{origin}`: `{key}`: {message}")]
+    ProfileKey {
+        /// The file (or built-in name) it came from.
+        origin: String,
+        /// The dotted key at fault (`markers.rule[0].fields[1]`).
+        key: String,
+        /// What is wrong, in one line.
+        message: String,
+    },
     /// Reading from a caller-supplied reader failed.
     #[error("i/o error while reading input")]
     Io(#[from] std::io::Error),

@@ -19,13 +19,13 @@ use std::path::{Path, PathBuf};
 
 use agentshape_core::decode::{DecodeOptions, Format, summarize_reader};
 use agentshape_core::extract::{ExtractOptions, extract_run};
-use agentshape_core::profile::Profile;
 use agentshape_core::validate::Validator;
 use agentshape_store::{Store, WriteReport, time};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::forensic::{SessionMeta, meta_path_of, read_meta};
+use crate::profile::load_profile;
 use crate::runner::{AgentKind, build_record};
 
 /// What ingesting one log did.
@@ -59,7 +59,9 @@ pub fn ingest(
             .profile
             .clone()
             .unwrap_or_else(|| default_profile.to_owned());
-        let profile = Profile::builtin(&profile_name)?;
+        // Note [Profile names and paths] in `profile`: a file profile is
+        // recorded by its absolute path; a relative one resolves here.
+        let profile = load_profile(&profile_name, Path::new("."))?;
         let validator = Validator::new(&profile.schema)?;
         let format = meta.agent.as_deref().and_then(AgentKind::from_name).map_or(
             Format::Auto,
@@ -98,8 +100,9 @@ pub fn ingest(
             &summary,
             &ExtractOptions {
                 validator: Some(&validator),
-                markers: profile.markers,
-                coerce: false,
+                markers: profile.grammar(),
+                coerce: profile.coerce,
+                methods: profile.methods,
             },
         );
         let log_path = meta

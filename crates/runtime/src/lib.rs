@@ -14,6 +14,7 @@ pub mod loopflow;
 pub mod ops;
 pub mod partial;
 pub mod process;
+pub mod profile;
 pub mod runner;
 
 pub use error::{Error, Result};

@@ -18,7 +18,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agentshape_core::extract::MarkerGrammar;
 use agentshape_core::profile::Profile;
 use agentshape_core::validate::Validator;
 use agentshape_store::{SessionRecord, Store, time};
@@ -28,6 +27,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::hub::Hub;
 use crate::process::{AgentCommand, ProcessOptions, Source};
+use crate::profile::{load_profile, profile_label};
 use crate::runner::{
     AgentKind, SessionOutcome, SessionSpec, agent_args, new_session_id, run_session,
 };
@@ -171,7 +171,8 @@ pub struct OpsConfig {
     /// Agent kind (`claude`, `codex`, `raw`).
     #[serde(default = "default_agent")]
     pub agent: String,
-    /// Profile (schema + markers).
+    /// Profile: a built-in name or a profile file, relative to this config's
+    /// folder (Note \[Profile names and paths\] in `profile`).
     #[serde(default = "default_profile")]
     pub profile: String,
     /// SQLite database.
@@ -247,7 +248,7 @@ impl OpsConfig {
                 cfg.agent
             )));
         }
-        Profile::builtin(&cfg.profile).map_err(|e| bad(e.to_string()))?;
+        load_profile(&cfg.profile, &cfg.base).map_err(|e| bad(e.to_string()))?;
         for t in &cfg.tiers {
             let p = cfg.base.join(&t.prompt);
             if !p.is_file() {
@@ -389,7 +390,7 @@ impl Supervisor<'_> {
         &self,
         tier: u32,
         validator: &'v Validator,
-        markers: Option<MarkerGrammar>,
+        profile: &'v Profile,
         context: Option<&str>,
     ) -> Result<SessionSpec<'v>> {
         let cfg = self.config;
@@ -427,20 +428,27 @@ impl Supervisor<'_> {
             id: new_session_id(),
             parent_id: None,
             tier,
-            profile: Some(cfg.profile.clone()),
+            profile: Some(profile_label(&cfg.profile, &cfg.base)),
             validator: Some(validator),
-            markers,
+            markers: profile.grammar(),
+            methods: profile.methods,
+            coerce: profile.coerce,
             agent: kind,
             model: Some(t.model.clone()),
             source: Source::Spawn(AgentCommand {
                 program: cfg.command[0].clone(),
                 args: agent_args(kind, &args, Some(validator.schema()), false),
                 env: Vec::new(),
+                stdin: None,
             }),
             log_dir: cfg.log_dir.clone(),
             timeout: cfg.policy.timeout(),
             partial: false,
-            handoff: cfg.state_dir.as_ref().map(|d| d.join("handoff.json")),
+            handoff: cfg
+                .state_dir
+                .as_ref()
+                .map(|d| profile.handoff.iter().map(|h| d.join(h)).collect())
+                .unwrap_or_default(),
             escalated_for: Vec::new(),
             process: self.process.clone(),
             feed: self.feed.clone(),
@@ -458,7 +466,7 @@ impl Supervisor<'_> {
         report: &mut dyn FnMut(&OpsReport<'_>),
     ) -> Result<Vec<SessionOutcome>> {
         let cfg = self.config;
-        let profile = Profile::builtin(&cfg.profile)?;
+        let profile = load_profile(&cfg.profile, &cfg.base)?;
         let validator = Validator::new(&profile.schema)?;
         let max_tier = cfg.policy.max_tier(cfg.tiers.len());
         let mut sessions = Vec::new();
@@ -467,7 +475,7 @@ impl Supervisor<'_> {
         let mut context: Option<String> = None;
         let mut escalated_for: Vec<String> = Vec::new();
         loop {
-            let mut spec = self.tier_spec(tier, &validator, profile.markers, context.as_deref())?;
+            let mut spec = self.tier_spec(tier, &validator, &profile, context.as_deref())?;
             spec.parent_id = parent.take();
             spec.escalated_for = std::mem::take(&mut escalated_for);
             let mut outcome = run_session(&spec, Some(store), self.hub).await?;
@@ -559,6 +567,41 @@ impl Supervisor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `profile` in `ops.toml` is a built-in name or a file relative to the
+    /// config's folder; a bad profile file is a config error naming its key.
+    #[test]
+    fn the_profile_is_a_name_or_a_file_beside_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t1.md"), "check").unwrap();
+        std::fs::create_dir_all(dir.path().join("p")).unwrap();
+        std::fs::write(
+            dir.path().join("p/mine.toml"),
+            "schema = '{\"type\": \"object\"}'\nhandoff = [\"state.json\"]\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("p/bad.toml"), "schema = 1\n").unwrap();
+        let config = |profile: &str| {
+            let path = dir.path().join("ops.toml");
+            std::fs::write(
+                &path,
+                format!("profile = \"{profile}\"\n[[tiers]]\nname = \"t1\"\nmodel = \"m\"\nprompt = \"t1.md\"\n"),
+            )
+            .unwrap();
+            OpsConfig::load(&path)
+        };
+        assert!(config("claude-ops").is_ok());
+        let cfg = config("p/mine.toml").unwrap();
+        let profile = load_profile(&cfg.profile, &cfg.base).unwrap();
+        assert_eq!(profile.handoff, vec!["state.json"]);
+        let err = config("p/bad.toml").unwrap_err().to_string();
+        assert!(
+            err.contains("bad.toml") && err.contains("`schema`"),
+            "{err}"
+        );
+        let err = config("p/none.toml").unwrap_err().to_string();
+        assert!(err.contains("reading profile"), "{err}");
+    }
 
     #[test]
     fn impossible_policies_name_their_key() {

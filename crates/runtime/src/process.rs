@@ -66,6 +66,11 @@ pub struct AgentCommand {
     pub args: Vec<String>,
     /// Extra environment variables.
     pub env: Vec<(String, String)>,
+    /// Text written to the agent's standard input, which is then closed
+    /// (`None`: stdin is `/dev/null`). For input too long for one argument
+    /// (Linux caps each at 128 KiB), such as `ask --provider claude-code`'s
+    /// prompt (Note \[Prompt on stdin\] in `provider::claude_code`).
+    pub stdin: Option<String>,
 }
 
 /// Where the stream comes from.
@@ -552,7 +557,11 @@ async fn spawn(
     command
         .args(&cmd.args)
         .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
+        .stdin(if cmd.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -570,6 +579,16 @@ async fn spawn(
     };
     let pid = child.id().unwrap_or(0);
     let timeout_at = timeout.map(|t| Instant::now() + t);
+    // The input is written by a task of its own while stdout is read, so an
+    // agent that prints before it has read everything never deadlocks. An
+    // agent that exits without reading it all (a broken pipe) is not an
+    // error here: its output and exit status tell what happened.
+    if let (Some(text), Some(mut stdin)) = (cmd.stdin.clone(), child.stdin.take()) {
+        tokio::spawn(async move {
+            let _ = stdin.write_all(text.as_bytes()).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
     // Stderr is copied by a task of its own, so a chatty stderr never blocks stdout.
     let dropped = Arc::new(AtomicU64::new(0));
     let stderr_task = child.stderr.take().map(|err| {
@@ -740,6 +759,7 @@ mod tests {
             program: "sh".into(),
             args: vec!["-c".into(), script.into()],
             env: Vec::new(),
+            stdin: None,
         })
     }
 

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentshape_core::decode::{DecodeOptions, Decoder, Format};
-use agentshape_core::extract::{ExtractOptions, MarkerGrammar, extract_run};
+use agentshape_core::extract::{ExtractOptions, MarkerGrammar, Methods, extract_run};
 use agentshape_core::summary::SummaryBuilder;
 use agentshape_core::validate::Validator;
 use agentshape_core::{ErrorCategory, Extraction, Method, RunSummary};
@@ -151,7 +151,11 @@ pub struct SessionSpec<'a> {
     /// Schema to validate with.
     pub validator: Option<&'a Validator>,
     /// Legacy marker grammar.
-    pub markers: Option<MarkerGrammar>,
+    pub markers: Option<MarkerGrammar<'a>>,
+    /// The extraction methods allowed (the profile's `[extract] methods`).
+    pub methods: Methods,
+    /// Schema-aligned coercion (the profile's `coerce`).
+    pub coerce: bool,
     /// Agent kind.
     pub agent: AgentKind,
     /// Configured model (recorded when the agent does not report one).
@@ -164,8 +168,10 @@ pub struct SessionSpec<'a> {
     pub timeout: Option<Duration>,
     /// Publish the growing structured object.
     pub partial: bool,
-    /// The legacy `handoff.json` to honour when structured output is absent.
-    pub handoff: Option<PathBuf>,
+    /// The legacy handoff files to honour when structured output is absent
+    /// (the profile's `handoff` names in the state directory); the first
+    /// that holds a fresh value is used, every one is removed.
+    pub handoff: Vec<PathBuf>,
     /// Services the parent escalated for.
     pub escalated_for: Vec<String>,
     /// Grace periods, the stderr cap and the interrupts to honour.
@@ -419,13 +425,17 @@ pub async fn run_session(
     let opts = ExtractOptions {
         validator: spec.validator,
         markers: spec.markers,
-        coerce: false,
+        coerce: spec.coerce,
+        methods: spec.methods,
     };
     let extraction = extract_run(&summary, &opts);
     // Note \[Handoff fallback\]: only when structured output is absent.
     if extraction.method != Method::Structured {
-        if let Some(path) = &spec.handoff {
-            meta.handoff = take_handoff(path, started_ms);
+        for path in &spec.handoff {
+            let found = take_handoff(path, started_ms);
+            if meta.handoff.is_none() {
+                meta.handoff = found;
+            }
         }
     }
     meta.status = status_of(&meta, &summary).to_owned();

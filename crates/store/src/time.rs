@@ -3,10 +3,22 @@
 //! Note \[Text timestamps\]: timestamps are stored as fixed-width UTC RFC 3339
 //! strings with milliseconds, so they read well in `sqlite3` and compare
 //! correctly as text (`created_at >= ?` works for windows and pruning). The
-//! formatting is ours (days-to-civil, Howard Hinnant's algorithm), to keep a
-//! date crate out of the dependency tree for one function.
+//! calendar work is jiff's (maintained, no time-zone database needed for
+//! UTC); this module only pins the one format we write and the forms we read.
+//!
+//! Note \[Reading old timestamps\]: [`parse_ms`] reads what any store may
+//! hold: our own format, RFC 3339 without fractions or with any number of
+//! fraction digits, any offset (`+02:00`), lower-case `t`/`z`, a space for
+//! `T`, and a civil time with no offset at all (taken as UTC: every writer of
+//! ours wrote UTC). Fractions below a millisecond are dropped, never rounded
+//! up, so a parsed time never lands after the instant written.
 
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use jiff::Timestamp;
+use jiff::civil::DateTime;
+use jiff::fmt::temporal::DateTimePrinter;
+use jiff::tz::TimeZone;
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
@@ -21,31 +33,33 @@ pub fn now() -> String {
 }
 
 /// Format milliseconds since the epoch as RFC 3339 UTC text with milliseconds.
+///
+/// Instants outside jiff's range (years -9999 to 9999) are clamped to its
+/// ends: no caller stores such times, and a clamped string still sorts in
+/// the right place.
 pub fn format_ms(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let at = Timestamp::from_millisecond(ms).unwrap_or(if ms < 0 {
+        Timestamp::MIN
+    } else {
+        Timestamp::MAX
+    });
+    DateTimePrinter::new()
+        .precision(Some(3))
+        .timestamp_to_string(&at)
 }
 
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
+/// Milliseconds since the epoch of a stored timestamp (Note \[Reading old
+/// timestamps\]); `None` when the text is no date-time.
+pub fn parse_ms(text: &str) -> Option<i64> {
+    let t = text.trim();
+    if let Ok(at) = t.parse::<Timestamp>() {
+        return Some(at.as_millisecond());
+    }
+    let civil: DateTime = t.parse().ok()?;
+    civil
+        .to_zoned(TimeZone::UTC)
+        .ok()
+        .map(|z| z.timestamp().as_millisecond())
 }
 
 /// Parse a duration such as `30d`, `12h`, `45m`, `90s` or `500ms` into milliseconds.
@@ -80,7 +94,38 @@ mod tests {
         ];
         for (ms, want) in cases {
             assert_eq!(format_ms(ms), want, "{ms}");
+            assert_eq!(parse_ms(want), Some(ms), "{want}");
         }
+    }
+
+    #[test]
+    fn parses_what_older_stores_hold() {
+        let cases = [
+            ("2025-07-14T03:12:09.123Z", Some(1_752_462_729_123)),
+            ("2025-07-14T03:12:09Z", Some(1_752_462_729_000)),
+            ("2025-07-14T03:12:09.1Z", Some(1_752_462_729_100)),
+            ("2025-07-14T03:12:09.123999Z", Some(1_752_462_729_123)),
+            ("2025-07-14t03:12:09.123z", Some(1_752_462_729_123)),
+            ("2025-07-14 03:12:09.123Z", Some(1_752_462_729_123)),
+            ("2025-07-14T05:12:09.123+02:00", Some(1_752_462_729_123)),
+            ("2025-07-14T03:12:09.123", Some(1_752_462_729_123)),
+            ("2025-07-14T03:12:09", Some(1_752_462_729_000)),
+            (" 2025-07-14T03:12:09.123Z\n", Some(1_752_462_729_123)),
+            ("1969-12-31T23:59:59.999Z", Some(-1)),
+            ("2025-13-01T00:00:00Z", None),
+            ("2025-02-30T00:00:00Z", None),
+            ("yesterday", None),
+            ("", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_ms(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_instants_clamp_and_keep_the_shape() {
+        assert!(format_ms(i64::MIN).starts_with("-009999-01-0"));
+        assert!(format_ms(i64::MAX).starts_with("9999-12-"));
     }
 
     #[test]

@@ -190,6 +190,7 @@ const REASONS = {
   more_errors: "lost: more errors than the winner (or as many, later)",
   weak_unused: "lost: weak (more likely prose), kept for last and not reached",
   not_reached: "not tried: an earlier candidate already won",
+  not_allowed: "not offered: the profile does not allow this method",
 };
 
 function show(answer) {

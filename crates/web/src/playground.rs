@@ -25,9 +25,7 @@
 use std::sync::Arc;
 
 use agentshape_core::decode::{DecodeOptions, Format, summarize_reader};
-use agentshape_core::extract::{
-    self, CandidateTrace, ExtractOptions, MarkerGrammar, Piece, Traced,
-};
+use agentshape_core::extract::{self, CandidateTrace, ExtractOptions, Methods, Piece, Traced};
 use agentshape_core::profile::{BUILTIN, Profile};
 use agentshape_core::validate::Validator;
 use axum::body::Body;
@@ -133,11 +131,14 @@ fn run(state: &State, body: &[u8]) -> Result<Value, ApiError> {
         )
     })?;
     let format = format_of(req.format.as_deref())?;
-    let (validator, markers) = select(state, &req)?;
+    let (validator, profile) = select(state, &req)?;
     let opts = ExtractOptions {
         validator: validator.as_ref(),
-        markers,
-        coerce: req.coerce,
+        markers: profile.as_ref().and_then(Profile::grammar),
+        coerce: req.coerce || profile.as_ref().is_some_and(|p| p.coerce),
+        methods: profile
+            .as_ref()
+            .map_or_else(Methods::default, |p| p.methods),
     };
     // Reading from memory cannot fail for I/O; a decode error is the input's.
     let summary = summarize_reader(req.text.as_bytes(), format, &DecodeOptions::default())
@@ -183,12 +184,13 @@ fn format_of(name: Option<&str>) -> Result<Format, ApiError> {
     })
 }
 
-/// The validator and marker grammar of the request: a profile, an inline
-/// schema, or a schema file of `--schemas`, at most one of them.
+/// The validator and profile of the request: a built-in profile (never a
+/// file: a request names no path), an inline schema, or a schema file of
+/// `--schemas`, at most one of them.
 fn select(
     state: &State,
     req: &ExtractRequest,
-) -> Result<(Option<Validator>, Option<MarkerGrammar>), ApiError> {
+) -> Result<(Option<Validator>, Option<Profile>), ApiError> {
     let profile = req.profile.as_deref().filter(|p| !p.is_empty());
     let name = req.schema_name.as_deref().filter(|p| !p.is_empty());
     let inline = req.schema.as_ref().filter(|s| !s.is_null());
@@ -205,7 +207,7 @@ fn select(
         let profile = Profile::builtin(p)
             .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.to_string()))?;
         let v = compile(&profile.schema, &format!("profile `{p}`"))?;
-        return Ok((Some(v), profile.markers));
+        return Ok((Some(v), Some(profile)));
     }
     if let Some(schema) = inline {
         return Ok((Some(compile(schema, "schema")?), None));

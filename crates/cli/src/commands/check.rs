@@ -18,7 +18,6 @@ use std::io::Write;
 use agentshape_core::Extraction;
 use agentshape_core::check::{Contradiction, ContradictionOptions, find_contradictions};
 use agentshape_core::decode::DecodeOptions;
-use agentshape_core::extract::ExtractOptions;
 use anyhow::Context as _;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -48,7 +47,11 @@ struct FileVerdict<'a> {
 /// A bad schema, rule or option, or a failing output.
 pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
     let selection = input::select(&args.schema)?;
-    let contradictions = contradiction_options(args)?;
+    let defaults = selection
+        .profile
+        .as_ref()
+        .and_then(|p| p.contradictions.clone());
+    let contradictions = contradiction_options(args, defaults)?;
     if selection.validator.is_none() && contradictions.is_none() {
         return Err(CliError::Usage(
             "nothing to check: give --schema or --profile (invariants) and/or --contradictions"
@@ -56,11 +59,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
         )
         .into());
     }
-    let opts = ExtractOptions {
-        validator: selection.validator.as_ref(),
-        markers: selection.markers,
-        coerce: false,
-    };
+    let opts = selection.options(false);
     let decode = DecodeOptions::default();
     let format = format_of(args.format);
     let mut out = Out::new(args.output);
@@ -155,8 +154,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
-/// The contradiction options, when any contradiction flag was given.
-fn contradiction_options(args: &CheckArgs) -> Result<Option<ContradictionOptions>, CliError> {
+/// The contradiction options, when any contradiction flag was given: the
+/// profile's `[contradictions]` (else the code-review shape), then the flags.
+fn contradiction_options(
+    args: &CheckArgs,
+    defaults: Option<ContradictionOptions>,
+) -> Result<Option<ContradictionOptions>, CliError> {
     let wanted = args.contradictions
         || args.items.is_some()
         || args.key.is_some()
@@ -166,7 +169,7 @@ fn contradiction_options(args: &CheckArgs) -> Result<Option<ContradictionOptions
     if !wanted {
         return Ok(None);
     }
-    let mut opts = ContradictionOptions::default();
+    let mut opts = defaults.unwrap_or_default();
     if let Some(items) = &args.items {
         if !(items.is_empty() || items.starts_with('/')) {
             return Err(CliError::Usage(format!(
@@ -194,7 +197,9 @@ fn contradiction_options(args: &CheckArgs) -> Result<Option<ContradictionOptions
     if let Some(compare) = &args.compare {
         opts.compare = fields("compare", compare)?;
     }
-    opts.near_lines = args.near_lines;
+    if args.near_lines.is_some() {
+        opts.near_lines = args.near_lines;
+    }
     Ok(Some(opts))
 }
 

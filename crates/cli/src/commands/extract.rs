@@ -30,11 +30,7 @@ pub fn run(args: &ExtractArgs) -> anyhow::Result<Exit> {
     } else {
         args.files.clone()
     };
-    let opts = ExtractOptions {
-        validator: selection.validator.as_ref(),
-        markers: selection.markers,
-        coerce: args.coerce,
-    };
+    let opts = selection.options(args.coerce);
     let mut out = Out::new(args.output);
     if args.jsonl {
         let mut exit = Exit::Ok;

@@ -8,6 +8,7 @@ mod lint;
 mod memories;
 mod ops;
 mod parse;
+mod profile;
 mod run;
 mod serve;
 mod sessions;
@@ -58,6 +59,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Memories(a) => memories::run(&a),
         Command::Sessions(a) => sessions::run(&a),
         Command::Serve(a) => serve::run(a),
+        Command::Profile(a) => profile::run(&a),
     }
 }
 

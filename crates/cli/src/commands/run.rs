@@ -117,7 +117,16 @@ pub fn runner_error(e: agentshape_runtime::Error) -> anyhow::Error {
 /// Usage errors, a missing transcript, forensic log or store failures.
 pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let selection = input::select(&args.schema)?;
-    let profile = args.schema.profile.clone();
+    // Recorded: the built-in's name, or the profile file's absolute path.
+    let profile = args
+        .schema
+        .profile
+        .as_deref()
+        .map(|p| agentshape_runtime::profile::profile_label(p, std::path::Path::new(".")));
+    let is_loop = selection
+        .profile
+        .as_ref()
+        .is_some_and(|p| p.name == "claude-loop");
     let kind = match args.agent {
         AgentArg::Claude => AgentKind::Claude,
         AgentArg::Codex => AgentKind::Codex,
@@ -155,6 +164,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
                 program: program.clone(),
                 args: agent_args(kind, rest, schema, args.partial),
                 env: Vec::new(),
+                stdin: None,
             }),
         )
     };
@@ -183,14 +193,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         tier: 1,
         profile: profile.clone(),
         validator: selection.validator.as_ref(),
-        markers: selection.markers,
+        markers: selection.markers(),
+        methods: selection.options(false).methods,
+        coerce: selection.options(false).coerce,
         agent: kind,
         model: None,
         source,
         log_dir: args.log_dir.clone(),
         timeout,
         partial: args.partial,
-        handoff: None,
+        handoff: Vec::new(),
         escalated_for: Vec::new(),
         process: ProcessOptions::default(),
         feed: feed_options(),
@@ -220,7 +232,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let mut exit = session_exit(&outcome);
     let mut out = Out::new(args.output);
     let mut loop_entry: Option<Value> = None;
-    if profile.as_deref() == Some("claude-loop") && outcome.record.status == "completed" {
+    if is_loop && outcome.record.status == "completed" {
         let verdict = loopflow::judge(
             &outcome.extraction,
             args.story.as_deref(),

@@ -33,6 +33,19 @@ fn transcript(structured: &Value, input: u64, output: u64, cost: f64) -> String 
     )
 }
 
+/// Every call's standard input, in call order (`FAKE_STDIN_DIR`).
+fn stdins(dir: &Path) -> Vec<String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect()
+}
+
 /// Every call's argv, in call order (the fake agent writes one NUL-separated file per call).
 fn argvs(dir: &Path) -> Vec<Vec<String>> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
@@ -84,6 +97,7 @@ fn ask(env: &[(&str, &str)], extra: &[&str], prompt: &str) -> (i32, Value, Strin
 fn argv_is_exact_and_a_valid_structured_output_exits_0() {
     let dir = tempfile::tempdir().unwrap();
     let argv_dir = dir.path().join("argv");
+    let stdin_dir = dir.path().join("stdin");
     let marker = dir.path().join("pwned");
     let t = temp_file(&transcript(
         &json!({"ok": true, "reason": "green"}),
@@ -100,6 +114,7 @@ fn argv_is_exact_and_a_valid_structured_output_exits_0() {
         &[
             ("FAKE_TRANSCRIPT", &t.path().display().to_string()),
             ("FAKE_ARGV_DIR", &argv_dir.display().to_string()),
+            ("FAKE_STDIN_DIR", &stdin_dir.display().to_string()),
         ],
         &["--system", "Answer as JSON."],
         &prompt,
@@ -116,9 +131,10 @@ fn argv_is_exact_and_a_valid_structured_output_exits_0() {
     assert!(!marker.exists(), "the prompt was shell-interpreted");
     let calls = argvs(&argv_dir);
     assert_eq!(calls.len(), 1);
+    // Note [Prompt on stdin]: the prompt is the agent's standard input.
+    assert_eq!(stdins(&stdin_dir), vec![prompt.clone()]);
     let want: Vec<String> = [
         "-p",
-        &prompt,
         "--output-format",
         "stream-json",
         "--verbose",
@@ -133,7 +149,7 @@ fn argv_is_exact_and_a_valid_structured_output_exits_0() {
     .map(|s| (*s).to_owned())
     .collect();
     assert_eq!(calls[0], want);
-    let sent: Value = serde_json::from_str(&calls[0][6]).unwrap();
+    let sent: Value = serde_json::from_str(&calls[0][5]).unwrap();
     assert_eq!(sent, schema(), "--json-schema is the schema as JSON");
 }
 
@@ -142,6 +158,7 @@ fn invalid_then_valid_feeds_the_reply_and_errors_into_the_next_prompt() {
     let dir = tempfile::tempdir().unwrap();
     let seq = dir.path().join("seq");
     let argv_dir = dir.path().join("argv");
+    let stdin_dir = dir.path().join("stdin");
     std::fs::create_dir_all(&seq).unwrap();
     std::fs::write(
         seq.join("1.ndjson"),
@@ -157,6 +174,7 @@ fn invalid_then_valid_feeds_the_reply_and_errors_into_the_next_prompt() {
         &[
             ("FAKE_SEQ_DIR", &seq.display().to_string()),
             ("FAKE_ARGV_DIR", &argv_dir.display().to_string()),
+            ("FAKE_STDIN_DIR", &stdin_dir.display().to_string()),
         ],
         &[],
         "Did the check pass?",
@@ -174,8 +192,10 @@ fn invalid_then_valid_feeds_the_reply_and_errors_into_the_next_prompt() {
     assert_eq!(v["cost_usd"], json!(0.75));
     let calls = argvs(&argv_dir);
     assert_eq!(calls.len(), 2);
-    assert_eq!(calls[0][1], "Did the check pass?");
-    let second = &calls[1][1];
+    let prompts = stdins(&stdin_dir);
+    assert_eq!(prompts.len(), 2);
+    assert_eq!(prompts[0], "Did the check pass?");
+    let second = &prompts[1];
     assert!(
         second.starts_with("Did the check pass?\n\n--- Your previous reply (attempt 1) ---\n{\"ok\":\"yes\"}\n\n--- Feedback on that reply ---\nYour previous reply did not validate against the JSON Schema:\n- /ok: "),
         "{second}"
@@ -184,8 +204,8 @@ fn invalid_then_valid_feeds_the_reply_and_errors_into_the_next_prompt() {
         second.contains("\"yes\" is not of type \"boolean\""),
         "{second}"
     );
-    // Everything else in the argv is unchanged between attempts.
-    assert_eq!(calls[0][2..], calls[1][2..]);
+    // The argv is unchanged between attempts: only the prompt grows.
+    assert_eq!(calls[0], calls[1]);
 }
 
 #[test]
@@ -259,4 +279,85 @@ fn a_missing_executable_exits_127() {
             "{stderr}"
         );
     }
+}
+
+/// Issue 14: a prompt over Linux's 128 KiB single-argument cap (here 300 KiB,
+/// read by `ask` from its own stdin) reaches the agent whole, on its stdin;
+/// the argv stays small.
+#[test]
+fn a_300_kib_prompt_goes_on_stdin_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let argv_dir = dir.path().join("argv");
+    let stdin_dir = dir.path().join("stdin");
+    let t = temp_file(&transcript(&json!({"ok": true}), 1, 1, 0.0));
+    let line = "-- the log line that makes this prompt long, with \"quotes\" and $(no shell)\n";
+    let prompt = line.repeat(300 * 1024 / line.len() + 1);
+    assert!(prompt.len() > 300 * 1024);
+    let schema_file = temp_file(&schema().to_string());
+    let out = agentshape()
+        .args([
+            "ask",
+            "--json",
+            "--provider",
+            "claude-code",
+            "--model",
+            "sonnet",
+        ])
+        .arg("--schema")
+        .arg(schema_file.path())
+        .args(["--claude-bin", &fake_agent(), "-"])
+        .env("FAKE_TRANSCRIPT", t.path())
+        .env("FAKE_ARGV_DIR", &argv_dir)
+        .env("FAKE_STDIN_DIR", &stdin_dir)
+        .write_stdin(prompt.clone())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["value"], json!({"ok": true}));
+    assert_eq!(stdins(&stdin_dir), vec![prompt]);
+    let calls = argvs(&argv_dir);
+    assert_eq!(calls.len(), 1);
+    assert!(calls[0].iter().all(|a| a.len() < 1024), "{:?}", calls[0]);
+}
+
+/// A schema over the cap cannot be sent (`claude` takes it only as an
+/// argument): the call ends with a message naming the flag and its size,
+/// without starting the agent.
+#[test]
+fn a_schema_over_the_argument_cap_is_refused_before_spawning() {
+    let dir = tempfile::tempdir().unwrap();
+    let argv_dir = dir.path().join("argv");
+    let mut props = serde_json::Map::new();
+    for i in 0..6000 {
+        props.insert(format!("field_number_{i:05}"), json!({"type": "string"}));
+    }
+    let schema = json!({"type": "object", "properties": props});
+    assert!(schema.to_string().len() > 128 * 1024);
+    let schema_file = temp_file(&schema.to_string());
+    let out = agentshape()
+        .args([
+            "ask",
+            "--json",
+            "--provider",
+            "claude-code",
+            "--model",
+            "sonnet",
+        ])
+        .arg("--schema")
+        .arg(schema_file.path())
+        .args(["--claude-bin", &fake_agent(), "hi"])
+        .env("FAKE_ARGV_DIR", &argv_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let v = &json_lines(&out.stdout)[0];
+    let error = v["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("`--json-schema`") && error.contains("128 KiB"),
+        "{v}"
+    );
+    assert!(!argv_dir.exists(), "the agent was started");
 }

@@ -27,6 +27,7 @@ mod ops;
 mod parse;
 mod playground;
 mod process_safety;
+mod profiles;
 mod provider_safety;
 mod run;
 mod serve;

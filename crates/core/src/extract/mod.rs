@@ -25,6 +25,7 @@
 
 mod candidates;
 pub mod markers;
+mod methods;
 pub mod repair;
 mod trace;
 
@@ -38,7 +39,8 @@ use crate::summary::RunSummary;
 use crate::validate::Validator;
 
 use candidates::Source;
-pub use markers::{MarkerGrammar, parse_markers};
+pub use markers::{MarkerGrammar, MarkerSpec, parse_markers};
+pub use methods::{METHOD_NAMES, Methods};
 pub use repair::{Repaired, repair_json};
 pub use trace::{CandidateTrace, Piece, Reason, TraceSource, Traced};
 use trace::{Recorder, offset_in};
@@ -126,9 +128,12 @@ pub struct ExtractOptions<'a> {
     /// Validate candidates against this schema; the first valid one wins.
     pub validator: Option<&'a Validator>,
     /// Legacy marker grammar to fall back on.
-    pub markers: Option<MarkerGrammar>,
+    pub markers: Option<MarkerGrammar<'a>>,
     /// Apply schema-aligned coercions before judging validity.
     pub coerce: bool,
+    /// The methods allowed and the place of the markers (a profile's
+    /// `[extract] methods`, Note [Methods allowed] in `methods`).
+    pub methods: Methods,
 }
 
 /// Extract from one reply text.
@@ -277,12 +282,14 @@ pub fn fuzz_extract(data: &[u8]) {
             validator: None,
             markers,
             coerce: false,
+            methods: Methods::default(),
         };
         let _ = extract_text(&text, &opts);
         let opts = ExtractOptions {
             validator: validator.as_ref(),
             markers,
             coerce: true,
+            methods: Methods::default(),
         };
         let _ = extract_text(&text, &opts);
     }
@@ -312,26 +319,37 @@ fn run_chain(
             return;
         }
     }
+    let markers_first = chooser.opts.methods.markers_first();
+    if markers_first && markers_stage(chooser, marker_src) {
+        return;
+    }
     let mut weak: Vec<Deferred> = Vec::new();
     for &(piece, text) in texts {
         if text_chain(chooser, piece, text, &mut weak) {
             return;
         }
     }
-    if let Some(grammar) = chooser.opts.markers {
-        let found = parse_markers(marker_src, grammar);
-        let slot = chooser.note(TraceSource::Markers, Method::Markers, found.is_some());
-        if let Some(v) = found {
-            if chooser.offer(v, Method::Markers, Vec::new(), &[], slot) {
-                return;
-            }
-        }
+    if !markers_first && markers_stage(chooser, marker_src) {
+        return;
     }
     for d in weak {
         if chooser.offer(d.value, d.method, d.repairs, &d.inexact, d.slot) {
             return;
         }
     }
+}
+
+/// The profile's markers over `marker_src`; `true` when they won.
+fn markers_stage(chooser: &mut Chooser<'_, '_>, marker_src: &str) -> bool {
+    let Some(grammar) = chooser.opts.markers else {
+        return false;
+    };
+    if !chooser.opts.methods.allows(Method::Markers) {
+        return false;
+    }
+    let found = parse_markers(marker_src, grammar);
+    let slot = chooser.note(TraceSource::Markers, Method::Markers, found.is_some());
+    found.is_some_and(|v| chooser.offer(v, Method::Markers, Vec::new(), &[], slot))
 }
 
 /// The JSON candidates of one text; `true` when one won.
@@ -521,6 +539,13 @@ impl<'o, 'v> Chooser<'o, 'v> {
         }
     }
 
+    /// Record in its trace entry that the profile does not allow its method.
+    fn refused(&mut self, slot: Option<usize>) {
+        if let Some(entry) = slot.and_then(|i| self.trace.as_mut()?.entries.get_mut(i)) {
+            entry.reason = Reason::NotAllowed;
+        }
+    }
+
     /// Record the verdict of an offered candidate in its trace entry.
     fn judged(&mut self, slot: Option<usize>, valid: Option<bool>, errors: usize, inexact: bool) {
         let Some(entry) = slot.and_then(|i| self.trace.as_mut()?.entries.get_mut(i)) else {
@@ -548,6 +573,11 @@ impl<'o, 'v> Chooser<'o, 'v> {
         inexact: &[InexactNumber],
         slot: Option<usize>,
     ) -> bool {
+        if !self.opts.methods.allows(method) {
+            // Note [Methods allowed] in `methods`: not offered; the chain goes on.
+            self.refused(slot);
+            return false;
+        }
         let mut e = Extraction::none();
         e.method = method;
         if !inexact.is_empty() && !repairs.contains(&Repair::InexactNumber) {

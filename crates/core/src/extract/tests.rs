@@ -150,6 +150,7 @@ fn schema_picks_the_valid_candidate() {
         validator: Some(&v),
         markers: None,
         coerce: true,
+        ..ExtractOptions::default()
     };
     // The last json fence is tried first but is invalid; the earlier one validates.
     let text = "```json\n{\"ok\": true}\n```\n```json\n{\"nope\": 1}\n```";
@@ -176,6 +177,7 @@ fn markers_fallback_and_preference() {
         validator: None,
         markers: Some(MarkerGrammar::ClaudeOps),
         coerce: false,
+        ..ExtractOptions::default()
     };
     let got = extract_text(text, &opts);
     assert_eq!(got.method, Method::Markers);
@@ -216,6 +218,7 @@ fn markers_value_validates_against_agent_response() {
         validator: Some(&v),
         markers: Some(MarkerGrammar::ClaudeOps),
         coerce: false,
+        ..ExtractOptions::default()
     };
     let got = extract_text(text, &opts);
     assert_eq!(got.method, Method::Markers);

@@ -66,6 +66,9 @@ pub enum Reason {
     WeakUnused,
     /// Not tried: an earlier candidate of the same text had already won.
     NotReached,
+    /// Not offered: the profile does not allow its method (Note [Methods
+    /// allowed] in `methods`).
+    NotAllowed,
 }
 
 /// One candidate the chain found.
@@ -339,6 +342,7 @@ mod tests {
                     validator,
                     markers: Some(MarkerGrammar::ClaudeOps),
                     coerce: true,
+                    ..ExtractOptions::default()
                 };
                 let t = trace_text(text, &opts);
                 assert_eq!(t.extraction, extract_text(text, &opts), "{text}");

@@ -1,5 +1,6 @@
-//! The Claude Code CLI as a provider: `claude -p <prompt> --output-format
-//! stream-json --verbose --json-schema <schema> --model <M>`, run through the
+//! The Claude Code CLI as a provider: `claude -p --output-format stream-json
+//! --verbose --json-schema <schema> --model <M>` with the prompt on standard
+//! input, run through the
 //! agent runner of `agentshape run` ([`crate::runner::run_session`]: spawned
 //! without a shell in its own process group, forensic log, core's Claude
 //! decoder, timeout on the whole group).
@@ -17,11 +18,16 @@
 //! then each previous reply and the validation errors it got, in order. Each
 //! attempt's forensic log therefore holds everything the model was told.
 //!
-//! Note \[Prompt as argument\]: `-p` (`--print`) is a flag and the prompt is
-//! the CLI's positional argument, so a prompt starting with `-` would be read
-//! as an option; such a prompt is sent with one leading space. The prompt is
-//! one argument of an argument vector, never shell text, but Linux caps one
-//! argument at 128 KiB: a longer prompt fails to spawn with an I/O error.
+//! Note \[Prompt on stdin\]: the prompt goes to the CLI's standard input, not
+//! its argument vector: `claude -p` with no prompt argument reads the prompt
+//! from stdin. Linux caps ONE argument at 128 KiB (`MAX_ARG_STRLEN`), and a
+//! prompt plus its retry history (Note \[Stateless retries\]) easily passes
+//! that; as an argument it failed to spawn at all. On stdin a prompt has no
+//! size limit and cannot be read as an option (a prompt starting with `-`
+//! needs no escaping). The schema, model and system prompt stay arguments
+//! (`claude` takes them only so); each argument is checked against the cap
+//! before spawning, and one over it ends the call with an error naming the
+//! flag and its size instead of a failed spawn.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -65,19 +71,19 @@ impl ClaudeCode {
     }
 }
 
-/// The argument vector (without the program) for `req`: `-p <prompt>
-/// --output-format stream-json --verbose --json-schema <schema as compact
-/// JSON> --model <model>`, and `--append-system-prompt <system>` when a
-/// system prompt is given.
+/// Linux's cap on one argument (`MAX_ARG_STRLEN`, 32 pages), counting its
+/// closing NUL byte.
+pub const MAX_ARG_BYTES: usize = 128 << 10;
+
+/// The argument vector (without the program) for `req`: `-p --output-format
+/// stream-json --verbose --json-schema <schema as compact JSON> --model
+/// <model>`, and `--append-system-prompt <system>` when a system prompt is
+/// given. The prompt is not in it: it goes on stdin ([`render_prompt`],
+/// Note \[Prompt on stdin\]).
 pub fn argv(req: &Request) -> Vec<String> {
-    let mut prompt = render_prompt(&req.messages);
-    if prompt.starts_with('-') {
-        // Note [Prompt as argument].
-        prompt.insert(0, ' ');
-    }
     let mut args = agent_args(
         AgentKind::Claude,
-        &["-p".to_owned(), prompt],
+        &["-p".to_owned()],
         Some(&req.schema),
         false,
     );
@@ -119,7 +125,8 @@ impl Provider for ClaudeCode {
         Kind::ClaudeCode
     }
 
-    /// The argument vector, as a JSON array of strings.
+    /// The argument vector, as a JSON array of strings (the prompt goes on
+    /// stdin, Note \[Prompt on stdin\]).
     fn body(&self, req: &Request) -> Value {
         Value::from(argv(req))
     }
@@ -129,8 +136,33 @@ impl Provider for ClaudeCode {
     }
 }
 
+/// The first argument over [`MAX_ARG_BYTES`], as the flag it follows and its
+/// size (Note \[Prompt on stdin\]).
+fn over_limit(args: &[String]) -> Option<(&str, usize)> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        (a.len() >= MAX_ARG_BYTES).then(|| {
+            let flag = i
+                .checked_sub(1)
+                .and_then(|p| args.get(p))
+                .map_or("an argument", String::as_str);
+            (flag, a.len())
+        })
+    })
+}
+
 impl ClaudeCode {
     async fn run(&self, req: &Request) -> Result<Reply, ProviderError> {
+        let args = argv(req);
+        if let Some((flag, len)) = over_limit(&args) {
+            return Err(ProviderError::Agent {
+                provider: Kind::ClaudeCode.as_str(),
+                message: format!(
+                    "the value of `{flag}` is {len} bytes: Linux caps one argument at {} KiB and `claude` takes it only as an argument; not started",
+                    MAX_ARG_BYTES >> 10
+                ),
+                category: ErrorCategory::Api,
+            });
+        }
         let id = new_session_id();
         let (log_dir, temporary) = match &self.log_dir {
             Some(d) => (d.clone(), false),
@@ -147,17 +179,20 @@ impl ClaudeCode {
             // The retry loop judges the answer against the original schema.
             validator: None,
             markers: None,
+            methods: agentshape_core::extract::Methods::default(),
+            coerce: false,
             agent: AgentKind::Claude,
             model: Some(req.model.clone()),
             source: Source::Spawn(AgentCommand {
                 program: self.program.clone(),
-                args: argv(req),
+                args,
                 env: Vec::new(),
+                stdin: Some(render_prompt(&req.messages)),
             }),
             log_dir: log_dir.clone(),
             timeout: self.timeout,
             partial: false,
-            handoff: None,
+            handoff: Vec::new(),
             escalated_for: Vec::new(),
             process: ProcessOptions::default(),
             feed: crate::feed::FeedOptions::default(),
@@ -239,7 +274,6 @@ mod tests {
                 req(vec![msg(Role::User, "Is it green?")], None),
                 vec![
                     "-p",
-                    "Is it green?",
                     "--output-format",
                     "stream-json",
                     "--verbose",
@@ -253,7 +287,6 @@ mod tests {
                 req(vec![msg(Role::User, "--help me")], Some("Be terse.")),
                 vec![
                     "-p",
-                    " --help me",
                     "--output-format",
                     "stream-json",
                     "--verbose",
@@ -268,6 +301,24 @@ mod tests {
         ];
         for (r, want) in cases {
             assert_eq!(argv(&r), want);
+        }
+    }
+
+    #[test]
+    fn the_argument_over_the_cap_is_named() {
+        let big = "x".repeat(MAX_ARG_BYTES);
+        let args = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let cases = [
+            (args(&["-p", "--model", "sonnet"]), None),
+            (
+                args(&["-p", "--json-schema", &big]),
+                Some(("--json-schema", big.len())),
+            ),
+            (args(&[&big]), Some(("an argument", big.len()))),
+            (args(&["-p", "--x", &big[1..]]), None),
+        ];
+        for (a, want) in cases {
+            assert_eq!(over_limit(&a), want);
         }
     }
 

@@ -15,44 +15,10 @@ use super::{Nav, layout};
 use crate::State;
 use crate::api::read;
 
-/// Days since the civil epoch (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// Milliseconds since the epoch of a stored timestamp
-/// (`YYYY-MM-DDTHH:MM:SS[.mmm]Z`, the store's Note \[Text timestamps\]).
+/// Milliseconds since the epoch of a stored timestamp (the store's Note
+/// \[Reading old timestamps\]).
 pub(crate) fn parse_ms(at: &str) -> Option<i64> {
-    let bytes = at.as_bytes();
-    let sep = |i: usize, c: u8| bytes.get(i) == Some(&c);
-    if !(sep(4, b'-') && sep(7, b'-') && sep(10, b'T') && sep(13, b':') && sep(16, b':')) {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let s = at.get(r)?;
-        s.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| s.parse().ok())
-            .flatten()
-    };
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, min, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || min > 59 || sec > 60 {
-        return None;
-    }
-    let millis = if sep(19, b'.') {
-        num(20..23).unwrap_or(0)
-    } else {
-        0
-    };
-    let days = days_from_civil(year, month, day);
-    Some((((days * 24 + hour) * 60 + min) * 60 + sec) * 1000 + millis)
+    time::parse_ms(at)
 }
 
 /// How long ago `at` was, as of `now_ms`: "just now", "5 minutes ago",
