@@ -136,7 +136,21 @@ fn candidate_order_table() {
         ("```bash\nif [ -f x ]; then echo ${HOME}; fi\n```\nno json", Value::Null, Method::None, &[]),
         ("plain prose with no json", Value::Null, Method::None, &[]),
         ("", Value::Null, Method::None, &[]),
-        ("See [1].", json!([1]), Bare, &[]),
+        // Note [No structure from prose]
+        ("See [1].", Value::Null, Method::None, &[]),
+        ("The answer uses the {placeholder} syntax [citation needed].", Value::Null, Method::None, &[]),
+        ("The set {x | x > 0} and ${HOME} and {{name}}", Value::Null, Method::None, &[]),
+        ("The result: {\"a\": 1} as asked", json!({"a": 1}), Bare, &[]),
+        ("callback_123({});", json!({}), Bare, &[]),
+        // Note [Whole-reply scalars], [Quoted speech]
+        ("\"The TV is 72\"\"", json!("The TV is 72\""), Repaired, &[UnescapedQuote]),
+        ("\"a\" + \"b\"", json!("ab"), Repaired, &[StringConcatenation]),
+        ("nul", Value::Null, Repaired, &[Truncated]),
+        ("12.5e", json!(12.5), Repaired, &[Truncated]),
+        ("000789", json!("000789"), Repaired, &[UnquotedString]),
+        ("\"Done,\" she said, \"is better.\"", Value::Null, Method::None, &[]),
+        ("'Tis the season", Value::Null, Method::None, &[]),
+        ("hello world", Value::Null, Method::None, &[]),
     ];
     check(rows);
 }
@@ -187,9 +201,10 @@ fn markers_fallback_and_preference() {
         got.value.as_ref().unwrap()["memories"][0]["key"],
         "jellyfin:timing"
     );
-    // Without markers enabled, the bracketed marker is only a weak bare value.
+    // Without markers enabled, the bracketed marker is words in brackets
+    // inside prose: no structured output (Note [No structure from prose]).
     let got = ex(text);
-    assert_eq!(got.method, Method::Repaired);
+    assert_eq!(got.method, Method::None);
     // JSON wins over markers without a schema.
     let text2 = format!("{text}\n{{\"summary\": \"s\"}}");
     assert_eq!(extract_text(&text2, &opts).method, Method::Bare);
