@@ -115,6 +115,8 @@ pub enum Repair {
     ExtraCloser,
     /// `"a" + "b"`: a string written in pieces joined by `+` (JS), joined.
     StringConcatenation,
+    /// `{{"a": 1}}`: an object doubled around its content, read once.
+    DoubledBrace,
     /// A number no JSON number type here holds exactly (a 23-digit integer,
     /// `1e400`) became its nearest `f64` or `null`; each one is also an error
     /// of kind `number`, so the value is not valid (Note [Big numbers] in

@@ -381,6 +381,17 @@ impl<'a> Parser<'a> {
                     }
                     break End::Closed;
                 }
+                // Note [Doubled braces]: `{{"a": 1}}` (a template's escaped
+                // braces): an object opening right where the first key
+                // should start is this object's content.
+                b'{' if map.is_empty() && set_items.is_empty() && last_key.is_none() => {
+                    if let Some(Value::Object(inner)) = self.value(Ctx::Object) {
+                        self.note(Repair::DoubledBrace);
+                        map.extend(inner);
+                        continue;
+                    }
+                    break End::Open;
+                }
                 b',' => {
                     self.pos += 1;
                     if after_comma || (map.is_empty() && set_items.is_empty()) {
@@ -1317,6 +1328,21 @@ impl<'a> Parser<'a> {
             b"undefined" | b"NaN" | b"Infinity" => {
                 self.note(Repair::JsLiteral);
                 Value::Null
+            }
+            // Note [Cut literals]: a word the input ends in that begins a
+            // JSON literal (`t`, `fals`, `nu`) is that literal cut by the
+            // end of the text, completed as fixJson does.
+            _ if self.pos == self.src.len()
+                && [&b"true"[..], b"false", b"null"]
+                    .iter()
+                    .any(|l| l.starts_with(w)) =>
+            {
+                self.note(Repair::Truncated);
+                match w.first() {
+                    Some(b't') => Value::Bool(true),
+                    Some(b'f') => Value::Bool(false),
+                    _ => Value::Null,
+                }
             }
             _ => {
                 if let Some(v) = self.wrapper_call(start) {

@@ -22,7 +22,9 @@
 //!    token with a digit or punctuation (`[e5]`, `[0789]`, a URL) is kept:
 //!    LLMs write such values without quotes.
 //!
-//! 5. it is binary noise: one character in eight or more is undecodable
+//! 5. it needed [`Repair::DoubledBrace`] and sits inside prose: `{{…}}` in
+//!    a sentence is template syntax (Handlebars, Jinja, JSX `style={{…}}`);
+//! 6. it is binary noise: one character in eight or more is undecodable
 //!    (U+FFFD, from lossy UTF-8) or a control character other than tab and
 //!    line breaks ([`noise`]); an agent's text, even with a bad byte, is not.
 //!
@@ -64,6 +66,9 @@ pub(crate) fn keeps_nothing(
         .next_back()
         .is_some_and(|c| c.is_alphanumeric() || matches!(c, '$' | '%' | '@' | '#' | '!' | '_'));
     if glued {
+        return true;
+    }
+    if repairs.contains(&Repair::DoubledBrace) && prose_around(before, after) {
         return true;
     }
     let quoted = span.contains([
@@ -250,6 +255,8 @@ mod tests {
             (json!({"a": 1}), "so ", "{a: 1}", "", &[], true),
             (json!({"a": "b"}), "", "{a: b}", "", &[UnquotedString], false),
             (json!({"a": 1}), "Result: ", "{\"a\": 1}", " ok", &[], false),
+            (json!({"a": "b"}), "use ", "{{\"a\": \"b\"}}", "", &[Repair::DoubledBrace], true),
+            (json!({"a": "b"}), "", "{{\"a\": \"b\"}}", "", &[Repair::DoubledBrace], false),
             (json!(["\u{fffd}\u{1}x\u{fffd}"]), "", "[\"\u{fffd}\u{1}x\u{fffd}\"]", "", &[], true),
             (json!({"a": "caf\u{fffd} au lait, one bad byte"}), "", "{\"a\": \"caf\u{fffd} au lait, one bad byte\"}", "", &[], false),
         ];
