@@ -108,6 +108,14 @@ fn repair_table() {
         (r#"{"a": "b" "#, json!({"a": "b"}), R, &[Truncated]),
         (r#"{"a": "\x41"}"#, json!({"a": "x41"}), R, &[InvalidEscape]),
         (r#"{"a": "\ud83d\ude00"}"#, json!({"a": "😀"}), Method::Bare, &[]),
+        // docs/repair-policy.md rules 4, 9, 10, 14, 15
+        (r#"{"a": "first, b: 1}"#, json!({"a": "first", "b": 1}), R, &[MissingQuote, UnquotedKey]),
+        ("[tru", json!([true]), R, &[Truncated]),
+        ("{\"a\": [1, nu", json!({"a": [1, null]}), R, &[Truncated]),
+        ("{ ... }", json!({}), R, &[EllipsisDropped]),
+        ("{\"a\": \"hello\n\"}", json!({"a": "hello"}), R, &[RawControlCharInString]),
+        (r#"{{"a": 1}}"#, json!({"a": 1}), R, &[DoubledBrace]),
+        ("```json\n(1, 2)\n```", json!([1, 2]), R, &[PythonTuple]),
     ];
     check(rows);
 }

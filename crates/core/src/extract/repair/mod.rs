@@ -11,7 +11,10 @@
 //! colons, and truncated input
 //! (closing open strings and containers), and reports each fix as a
 //! [`Repair`]. It knows no schema (BAML's `jsonish` split): choosing among
-//! candidates is the caller's job.
+//! candidates is the caller's job. The rules, and which peer library each
+//! follows where they disagree, are `docs/repair-policy.md`; `prose` holds
+//! the rule that keeps prose from becoming data (Note [No structure from
+//! prose]), and [`repair_scalar`] reads a whole reply that is one scalar.
 //!
 //! Note \[Truncation\]: a reply cut by a token limit is closed up as the
 //! bench's truncation rule says: a cut string keeps the characters before the

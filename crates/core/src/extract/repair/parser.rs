@@ -381,6 +381,12 @@ impl<'a> Parser<'a> {
                     }
                     break End::Closed;
                 }
+                // An elision where a member should be (`{ ... }`).
+                b'.' if self.src.get(self.pos..self.pos + 3) == Some(b"...") => {
+                    self.pos += 3;
+                    self.note(Repair::EllipsisDropped);
+                    continue;
+                }
                 // Note [Doubled braces]: `{{"a": 1}}` (a template's escaped
                 // braces): an object opening right where the first key
                 // should start is this object's content.
