@@ -180,3 +180,21 @@ fn jsonl_accepts_plain_json_strings() {
     assert_eq!(lines[0]["value"], json!([1, 2]));
     assert_eq!(lines[0]["method"], "repaired");
 }
+
+/// Issue 14: prose is never turned into structure (Note [No structure from
+/// prose] in core): exit 2, no value.
+#[test]
+fn prose_with_brackets_is_no_structured_output() {
+    for text in [
+        "The answer uses the {placeholder} syntax [citation needed].\n",
+        "[citation needed]\n",
+        "See [1] and ${HOME}; the set {x | x > 0} is open.\n",
+    ] {
+        let reply = temp_file(text);
+        agentshape()
+            .args(["extract", "--json"])
+            .arg(reply.path())
+            .assert()
+            .code(2);
+    }
+}

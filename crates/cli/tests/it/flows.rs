@@ -168,10 +168,11 @@ fn partial_publishes_the_growing_structured_object_on_the_live_feed() {
         partials[0]["fields"],
         json!({"summary": "pending", "events": "pending", "escalation": "pending", "services_checked": "pending"})
     );
-    // The literal cut mid-way (`tr`) is what the tolerant parser keeps; the field is pending.
+    // The literal cut mid-way (`tr`) is completed by the tolerant parser
+    // (docs/repair-policy.md rule 9, as fixJson); the field is still pending.
     assert_eq!(
         partials[1]["value"],
-        json!({"summary": "jellyfin down", "events": [], "escalation": {"needed": "tr"}})
+        json!({"summary": "jellyfin down", "events": [], "escalation": {"needed": true}})
     );
     assert_eq!(partials[1]["fields"]["summary"], "complete");
     assert_eq!(partials[1]["fields"]["escalation"], "pending");

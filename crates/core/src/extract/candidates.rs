@@ -122,6 +122,12 @@ fn scan_fences(text: &str) -> Vec<Fence> {
             .unwrap_or_default()
             .trim_start_matches('`')
             .trim();
+        // An "info string" opening with a bracket is a value on the fence
+        // line (`` ````{"a": 1}``` ``), not a language: no fence here.
+        if open.is_none() && info.starts_with(['{', '[']) {
+            pos = line_end.max(p + 3);
+            continue;
+        }
         if let Some((tag, block_start, content_start)) = open {
             if info.is_empty() {
                 out.push(Fence {
@@ -293,6 +299,7 @@ mod tests {
                 &[(Fenced, "{\"r\": \"```bash\\nx\\n```\"}\n")],
             ),
             ("text ```json not a fence", &[]),
+            ("````{\"a\": 1}```", &[(Bare, "{\"a\": 1}")]),
         ];
         for (input, want) in rows {
             assert_eq!(&spans(input), want, "input: {input:?}");

@@ -115,6 +115,10 @@ pub enum Repair {
     /// An extra `}` closing the outermost object before more members
     /// (`{"a": 1}, "b": 2}`) was dropped.
     ExtraCloser,
+    /// `"a" + "b"`: a string written in pieces joined by `+` (JS), joined.
+    StringConcatenation,
+    /// `{{"a": 1}}`: an object doubled around its content, read once.
+    DoubledBrace,
     /// A number no JSON number type here holds exactly (a 23-digit integer,
     /// `1e400`) became its nearest `f64` or `null`; each one is also an error
     /// of kind `number`, so the value is not valid (Note [Big numbers] in
@@ -377,6 +381,24 @@ fn text_chain(
             return chooser.offer(p.value, Method::Bare, Vec::new(), &p.inexact, slot);
         }
     }
+    // A whole reply that is one lax scalar (a broken quoted string, a cut
+    // literal or number): Note [Whole-reply scalars] in `repair`.
+    if !whole {
+        if let Some(r) = repair::repair_scalar(trimmed) {
+            let at = Some((piece, offset_in(text, trimmed)));
+            let slot = chooser.note_span(
+                TraceSource::Bare,
+                Method::Repaired,
+                at,
+                true,
+                &r.repairs,
+                false,
+            );
+            if chooser.offer(r.value, Method::Repaired, r.repairs, &r.inexact, slot) {
+                return true;
+            }
+        }
+    }
     let found = candidates::candidates(text);
     for (i, &(source, span)) in found.iter().enumerate() {
         let span = span.trim();
@@ -390,6 +412,10 @@ fn text_chain(
                 Source::Fenced => Method::Fenced,
                 Source::Bare => Method::Bare,
             };
+            if source == Source::Bare && is_prose(text, span, &p.value, &[]) {
+                chooser.note_prose(traced, method, at, &[]);
+                continue;
+            }
             let is_weak = source == Source::Bare && is_weak(&p.value, span, &[]);
             let slot = chooser.note_span(traced, method, at, true, &[], is_weak);
             if is_weak {
@@ -404,6 +430,10 @@ fn text_chain(
             }
             chooser.offer(p.value, method, Vec::new(), &p.inexact, slot)
         } else if let Some(r) = repair_json(span) {
+            if source == Source::Bare && is_prose(text, span, &r.value, &r.repairs) {
+                chooser.note_prose(traced, Method::Repaired, at, &r.repairs);
+                continue;
+            }
             let is_weak = source == Source::Bare && is_weak(&r.value, span, &r.repairs);
             let slot = chooser.note_span(traced, Method::Repaired, at, true, &r.repairs, is_weak);
             if is_weak {
@@ -427,6 +457,15 @@ fn text_chain(
         }
     }
     false
+}
+
+/// Is the bare candidate `span` (a slice of `text`) prose, not data? Note
+/// [No structure from prose] in `repair`.
+fn is_prose(text: &str, span: &str, value: &Value, repairs: &[Repair]) -> bool {
+    let (start, end) = offset_in(text, span);
+    let before = text.get(..start).unwrap_or_default();
+    let after = text.get(end..).unwrap_or_default();
+    repair::keeps_nothing(value, span, before, after, repairs)
 }
 
 /// Is this bare candidate more likely prose than an answer? See Note [Weak candidates].
@@ -511,6 +550,20 @@ impl<'o, 'v> Chooser<'o, 'v> {
             won: false,
             reason,
         }))
+    }
+
+    /// Trace a candidate dropped as prose (Note [No structure from prose]).
+    fn note_prose(
+        &mut self,
+        source: TraceSource,
+        method: Method,
+        at: Option<(Piece, (usize, usize))>,
+        repairs: &[Repair],
+    ) {
+        let slot = self.note_span(source, method, at, true, repairs, false);
+        if let Some(entry) = slot.and_then(|i| self.trace.as_mut()?.entries.get_mut(i)) {
+            entry.reason = Reason::Prose;
+        }
     }
 
     /// Trace the candidates of `text` left untried after a winner.

@@ -108,6 +108,14 @@ fn repair_table() {
         (r#"{"a": "b" "#, json!({"a": "b"}), R, &[Truncated]),
         (r#"{"a": "\x41"}"#, json!({"a": "x41"}), R, &[InvalidEscape]),
         (r#"{"a": "\ud83d\ude00"}"#, json!({"a": "😀"}), Method::Bare, &[]),
+        // docs/repair-policy.md rules 4, 9, 10, 14, 15
+        (r#"{"a": "first, b: 1}"#, json!({"a": "first", "b": 1}), R, &[MissingQuote, UnquotedKey]),
+        ("[tru", json!([true]), R, &[Truncated]),
+        ("{\"a\": [1, nu", json!({"a": [1, null]}), R, &[Truncated]),
+        ("{ ... }", json!({}), R, &[EllipsisDropped]),
+        ("{\"a\": \"hello\n\"}", json!({"a": "hello"}), R, &[RawControlCharInString]),
+        (r#"{{"a": 1}}"#, json!({"a": 1}), R, &[DoubledBrace]),
+        ("```json\n(1, 2)\n```", json!([1, 2]), R, &[PythonTuple]),
     ];
     check(rows);
 }
@@ -136,7 +144,21 @@ fn candidate_order_table() {
         ("```bash\nif [ -f x ]; then echo ${HOME}; fi\n```\nno json", Value::Null, Method::None, &[]),
         ("plain prose with no json", Value::Null, Method::None, &[]),
         ("", Value::Null, Method::None, &[]),
-        ("See [1].", json!([1]), Bare, &[]),
+        // Note [No structure from prose]
+        ("See [1].", Value::Null, Method::None, &[]),
+        ("The answer uses the {placeholder} syntax [citation needed].", Value::Null, Method::None, &[]),
+        ("The set {x | x > 0} and ${HOME} and {{name}}", Value::Null, Method::None, &[]),
+        ("The result: {\"a\": 1} as asked", json!({"a": 1}), Bare, &[]),
+        ("callback_123({});", json!({}), Bare, &[]),
+        // Note [Whole-reply scalars], [Quoted speech]
+        ("\"The TV is 72\"\"", json!("The TV is 72\""), Repaired, &[UnescapedQuote]),
+        ("\"a\" + \"b\"", json!("ab"), Repaired, &[StringConcatenation]),
+        ("nul", Value::Null, Repaired, &[Truncated]),
+        ("12.5e", json!(12.5), Repaired, &[Truncated]),
+        ("000789", json!("000789"), Repaired, &[UnquotedString]),
+        ("\"Done,\" she said, \"is better.\"", Value::Null, Method::None, &[]),
+        ("'Tis the season", Value::Null, Method::None, &[]),
+        ("hello world", Value::Null, Method::None, &[]),
     ];
     check(rows);
 }
@@ -189,9 +211,10 @@ fn markers_fallback_and_preference() {
         got.value.as_ref().unwrap()["memories"][0]["key"],
         "jellyfin:timing"
     );
-    // Without markers enabled, the bracketed marker is only a weak bare value.
+    // Without markers enabled, the bracketed marker is words in brackets
+    // inside prose: no structured output (Note [No structure from prose]).
     let got = ex(text);
-    assert_eq!(got.method, Method::Repaired);
+    assert_eq!(got.method, Method::None);
     // JSON wins over markers without a schema.
     let text2 = format!("{text}\n{{\"summary\": \"s\"}}");
     assert_eq!(extract_text(&text2, &opts).method, Method::Bare);

@@ -69,6 +69,9 @@ pub enum Reason {
     /// Not offered: the profile does not allow its method (Note [Methods
     /// allowed] in `methods`).
     NotAllowed,
+    /// Dropped: brackets in prose whose value keeps nothing the text said
+    /// (Note [No structure from prose] in `extract::repair`).
+    Prose,
 }
 
 /// One candidate the chain found.
@@ -290,15 +293,19 @@ mod tests {
 
     #[test]
     fn weak_candidates_are_listed_where_found() {
-        // `[1]` is weak: kept for last; the later object wins first.
-        let text = "See [1]. Then {\"a\": 1}";
+        // `["x"]` is weak: kept for last; the later object wins first.
+        // `[1]` in prose is no candidate at all (Note [No structure from
+        // prose] in `repair`).
+        let text = "See [1]. See [\"x\"]. Then {\"a\": 1}";
         let t = trace_text(text, &ExtractOptions::default());
         let got = rows(text, &t);
         assert_eq!(got[0].2, Some("[1]"));
-        assert!(t.candidates[0].weak);
-        assert_eq!(got[0].5, Reason::WeakUnused);
-        assert_eq!(got[1].2, Some("{\"a\": 1}"));
-        assert_eq!(got[1].5, Reason::First);
+        assert_eq!(got[0].5, Reason::Prose);
+        assert_eq!(got[1].2, Some("[\"x\"]"));
+        assert!(t.candidates[1].weak);
+        assert_eq!(got[1].5, Reason::WeakUnused);
+        assert_eq!(got[2].2, Some("{\"a\": 1}"));
+        assert_eq!(got[2].5, Reason::First);
     }
 
     #[test]

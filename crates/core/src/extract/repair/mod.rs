@@ -11,7 +11,10 @@
 //! colons, and truncated input
 //! (closing open strings and containers), and reports each fix as a
 //! [`Repair`]. It knows no schema (BAML's `jsonish` split): choosing among
-//! candidates is the caller's job.
+//! candidates is the caller's job. The rules, and which peer library each
+//! follows where they disagree, are `docs/repair-policy.md`; `prose` holds
+//! the rule that keeps prose from becoming data (Note [No structure from
+//! prose]), and [`repair_scalar`] reads a whole reply that is one scalar.
 //!
 //! Note \[Truncation\]: a reply cut by a token limit is closed up as the
 //! bench's truncation rule says: a cut string keeps the characters before the
@@ -21,6 +24,7 @@
 //! keeps what parses.
 
 mod parser;
+mod prose;
 
 use serde_json::Value;
 
@@ -28,6 +32,7 @@ use super::Repair;
 use crate::json::InexactNumber;
 
 pub use parser::MAX_DEPTH;
+pub(crate) use prose::keeps_nothing;
 
 /// A value the tolerant parser produced, with the repairs it needed (in order
 /// of first use, each once).
@@ -56,6 +61,50 @@ pub fn repair_json(text: &str) -> Option<Repaired> {
     parser::Parser::new(text)
         .parse_top()
         .map(|(value, repairs, inexact)| finish(value, repairs, &inexact))
+}
+
+/// Parse the whole of `text` as one scalar (Note [Whole-reply scalars] in
+/// `parser`): a quoted string, however broken, a literal or a number. `None`
+/// when the text is anything else, in particular unquoted words (prose).
+pub fn repair_scalar(text: &str) -> Option<Repaired> {
+    if prose::noise(text) {
+        return None;
+    }
+    if let Some((value, repairs, inexact)) = parser::Parser::new(text).parse_scalar() {
+        return Some(finish(value, repairs, &inexact));
+    }
+    whole_quoted(text.trim()).map(|value| Repaired {
+        value,
+        repairs: vec![Repair::UnescapedQuote],
+        inexact: Vec::new(),
+    })
+}
+
+/// Note [Whole quoted reply]: a reply that opens and closes with `"` is one
+/// string, whatever quotes it holds inside (`"The TV is 72""`, `"the list
+/// [1, 2"] more"`): the inner quotes are characters. Escapes are read as
+/// JSON's; `None` when the inside is not a JSON string body even then.
+fn whole_quoted(text: &str) -> Option<Value> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    // An even count of quotes is two quotations (Note [Quoted speech]).
+    if text.matches('"').count() % 2 == 0 {
+        return None;
+    }
+    let mut body = String::with_capacity(inner.len() + 8);
+    let mut escaped = false;
+    for c in inner.chars() {
+        if c == '"' && !escaped {
+            body.push('\\');
+        }
+        escaped = c == '\\' && !escaped;
+        body.push(c);
+    }
+    if escaped {
+        return None;
+    }
+    serde_json::from_str::<String>(&format!("\"{body}\""))
+        .ok()
+        .map(Value::String)
 }
 
 /// Put the nearest value in place of each inexact number's placeholder

@@ -85,16 +85,151 @@ impl<'a> Parser<'a> {
     }
 
     /// Parse one value starting at the first `{` or `[` (after whitespace and
-    /// comments; text before it is skipped).
+    /// comments; text before it is skipped), or at a `(` opening the text.
     pub(crate) fn parse_top(mut self) -> Option<(Value, Vec<Repair>, Vec<String>)> {
         self.skip_ws();
-        if !matches!(self.peek(), Some(b'{' | b'[')) {
+        // A text that opens with `(` is a Python tuple (a fenced `(1, 2)`).
+        if !matches!(self.peek(), Some(b'{' | b'[' | b'(')) {
             let rest = self.src.get(self.pos..)?;
             let off = memchr::memchr2(b'{', b'[', rest)?;
             self.pos += off;
         }
         let v = self.value(Ctx::Object)?;
         Some((v, self.repairs, self.inexact))
+    }
+
+    /// Note [Whole-reply scalars]: the whole text as one scalar: a quoted
+    /// string (any quote style; cut, or with `+` joining more strings), a
+    /// literal (JSON, Python, JS; or a literal cut short, `nul`, `fals`), or
+    /// a number (cut, or with one trailing comma). `None` unless that one
+    /// value spans the whole text: words are never read as a string here.
+    pub(crate) fn parse_scalar(mut self) -> Option<(Value, Vec<Repair>, Vec<String>)> {
+        self.skip_ws();
+        let b = self.peek()?;
+        let quoted = matches!(b, b'"' | b'\'' | b'`')
+            || smart_quote(self.src.get(self.pos..).unwrap_or_default()).is_some();
+        let v = if quoted {
+            let Value::String(s) = self.value(Ctx::Object)? else {
+                return None;
+            };
+            if self.quoted_speech(b, &s) {
+                return None;
+            }
+            Value::String(s)
+        } else if matches!(b, b'-' | b'+' | b'.' | b'0'..=b'9') {
+            let start = self.pos;
+            let v = self.number_or_word();
+            let lexeme = self.src.get(start..self.pos).unwrap_or_default();
+            if !lexeme.iter().any(u8::is_ascii_digit) {
+                return None;
+            }
+            // A token of number characters that is no number (`000789`,
+            // `2e3.4`, `-05`) is an identifier: kept as text, as inside
+            // containers (Note [Leading zeros]).
+            if let Value::String(t) = &v {
+                let token = t
+                    .bytes()
+                    .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'));
+                if !token && !t.starts_with(INEXACT_MARK) {
+                    return None;
+                }
+            }
+
+            self.skip_ws();
+            if self.peek() == Some(b',') {
+                self.pos += 1;
+                self.note(Repair::TrailingComma);
+            }
+            v
+        } else {
+            let start = self.pos;
+            while self.peek().is_some_and(is_ident_byte) {
+                self.pos += 1;
+            }
+            let w = self.src.get(start..self.pos).unwrap_or_default();
+            match literal(w) {
+                Some((v, r)) => {
+                    if let Some(r) = r {
+                        self.note(r);
+                    }
+                    v
+                }
+                None => return self.jsonp(start),
+            }
+        };
+        self.skip_ws();
+        if self.pos < self.src.len() {
+            return None;
+        }
+        Some((v, self.repairs, self.inexact))
+    }
+
+    /// Note [Quoted speech]: prose that opens with a quotation is not a
+    /// string value: a string that closed, went on as text and was then
+    /// cut at the end (`"Premature optimization…" — Knuth.`), an even
+    /// number of four or more `"` not joined by `+` (`"Done," she said,
+    /// "is better."`: two quotations), or a `'` that never closes around
+    /// words with spaces (`'Tis the season`: an apostrophe). A quote inside
+    /// a value (`"The TV is 72""`, three quotes) stays a character. `open`
+    /// is the opening byte, `s` the string read.
+    fn quoted_speech(&self, open: u8, s: &str) -> bool {
+        let cut = self.repairs.contains(&Repair::Truncated);
+        if cut && self.repairs.contains(&Repair::UnescapedQuote) {
+            return true;
+        }
+        if open == b'\'' && cut && s.contains(' ') {
+            return true;
+        }
+        if open != b'"' || self.repairs.contains(&Repair::StringConcatenation) {
+            return false;
+        }
+        let quotes = self
+            .src
+            .iter()
+            .enumerate()
+            .filter(|&(i, &c)| c == b'"' && (i == 0 || self.src.get(i - 1) != Some(&b'\\')))
+            .count();
+        quotes >= 4 && quotes % 2 == 0
+    }
+
+    /// Note [JSONP]: `callback_123(null);` is a value wrapped in a JS call:
+    /// the value is what the parentheses hold. The cursor is after the
+    /// callee's name at `start`; the call must run to the end of the text.
+    fn jsonp(mut self, start: usize) -> Option<(Value, Vec<Repair>, Vec<String>)> {
+        if self.pos == start {
+            return None;
+        }
+        self.skip_ws();
+        if self.peek() != Some(b'(') {
+            return None;
+        }
+        let rest = std::str::from_utf8(self.src.get(self.pos + 1..)?).ok()?;
+        let inner = rest.trim_end().trim_end_matches(';').trim_end();
+        let inner = inner.strip_suffix(')').unwrap_or(inner);
+        let (v, mut repairs, inexact) = Parser::new(inner).parse_scalar()?;
+        repairs.insert(0, Repair::WrapperCall);
+        Some((v, repairs, inexact))
+    }
+
+    /// Note [String concatenation]: `"a" + "b"` is one string written in
+    /// pieces (JS); the pieces are joined. The cursor is after the string
+    /// `s`; without a `+` and another quoted string it is left there.
+    fn concatenated(&mut self, mut s: String, ctx: Ctx) -> String {
+        loop {
+            let save = self.pos;
+            let mut i = self.skip_plain_ws(self.pos, 64);
+            if self.src.get(i) != Some(&b'+') {
+                return s;
+            }
+            i = self.skip_plain_ws(i + 1, 64);
+            let Some(&q @ (b'"' | b'\'')) = self.src.get(i) else {
+                self.pos = save;
+                return s;
+            };
+            self.pos = i;
+            self.note(Repair::StringConcatenation);
+            s.push_str(&self.string(Quote::Ascii(q), ctx));
+        }
     }
 
     fn note(&mut self, r: Repair) {
@@ -196,7 +331,10 @@ impl<'a> Parser<'a> {
                 self.note(Repair::PythonTuple);
                 Some(self.container(b')'))
             }
-            b'"' | b'\'' => Some(Value::String(self.string(Quote::Ascii(b), ctx))),
+            b'"' | b'\'' => {
+                let s = self.string(Quote::Ascii(b), ctx);
+                Some(Value::String(self.concatenated(s, ctx)))
+            }
             b'`' if !self.at_fence() => Some(Value::String(self.string(Quote::Backtick, ctx))),
             // Note [Regex values]: `/re/` is a JS regex literal, kept as text.
             b'/' if !matches!(self.peek_at(1), Some(b'/' | b'*')) => Some(self.unquoted_string()),
@@ -242,6 +380,23 @@ impl<'a> Parser<'a> {
                         self.note(Repair::TrailingComma);
                     }
                     break End::Closed;
+                }
+                // An elision where a member should be (`{ ... }`).
+                b'.' if self.src.get(self.pos..self.pos + 3) == Some(b"...") => {
+                    self.pos += 3;
+                    self.note(Repair::EllipsisDropped);
+                    continue;
+                }
+                // Note [Doubled braces]: `{{"a": 1}}` (a template's escaped
+                // braces): an object opening right where the first key
+                // should start is this object's content.
+                b'{' if map.is_empty() && set_items.is_empty() && last_key.is_none() => {
+                    if let Some(Value::Object(inner)) = self.value(Ctx::Object) {
+                        self.note(Repair::DoubledBrace);
+                        map.extend(inner);
+                        continue;
+                    }
+                    break End::Open;
                 }
                 b',' => {
                     self.pos += 1;
@@ -653,7 +808,7 @@ impl<'a> Parser<'a> {
             else {
                 out.extend_from_slice(rest);
                 self.pos = self.src.len();
-                if ctx == Ctx::Key || !self.cut_before_tail(start, &mut out) {
+                if ctx == Ctx::Key || !self.cut_before_tail(start, ctx, &mut out) {
                     self.note(Repair::Truncated);
                 }
                 break;
@@ -686,6 +841,11 @@ impl<'a> Parser<'a> {
                     break;
                 }
                 if self.ends_string(ctx) {
+                    // Note [Line breaks ending a key] holds for values too.
+                    trim_raw_line_break(
+                        self.src.get(start..quote_at).unwrap_or_default(),
+                        &mut out,
+                    );
                     break;
                 }
                 if self.cut_before_comma(start, quote_at, q, ctx, &mut out) {
@@ -757,6 +917,10 @@ impl<'a> Parser<'a> {
                 b'`' => return self.src.get(i..i + 3) == Some(b"```"),
                 b'0'..=b'9' => return ctx == Ctx::Array,
                 b')' => return ctx == Ctx::Tuple,
+                b'+' => {
+                    let j = self.skip_plain_ws(i + 1, 64);
+                    return matches!(self.src.get(j), Some(b'"' | b'\''));
+                }
                 _ => return smart_quote(self.src.get(i..).unwrap_or_default()).is_some(),
             }
         }
@@ -846,7 +1010,7 @@ impl<'a> Parser<'a> {
     /// input; when the input ends in closers for the open containers, the
     /// string ended before them. On `true`, `out` is cut and the cursor is on
     /// the first byte of that tail.
-    fn cut_before_tail(&mut self, start: usize, out: &mut Vec<u8>) -> bool {
+    fn cut_before_tail(&mut self, start: usize, ctx: Ctx, out: &mut Vec<u8>) -> bool {
         let end = self.src.len();
         let floor = end.saturating_sub(TAIL_LOOKBACK).max(start);
         let mut p = end;
@@ -888,11 +1052,58 @@ impl<'a> Parser<'a> {
         if depth > 0 {
             return false;
         }
+        self.note(Repair::MissingQuote);
+        if let Some(c) = self.member_comma(start, p, ctx) {
+            out.truncate(c - start);
+            trim_end_ws(out);
+            self.pos = c;
+            return true;
+        }
         out.truncate(keep);
         trim_end_ws(out);
         self.pos = p;
-        self.note(Repair::MissingQuote);
         true
+    }
+
+    /// Note [Missing quotes], third shape: in a string that lost its closing
+    /// quote but whose containers all close at the end (the tail of the
+    /// second shape), the first comma followed by what starts a member
+    /// (`b: 1`, `"b": 1` in an object) or an element (a number, a literal or
+    /// a quote in an array) ends the string: `{"a": "first, b: 1}` is
+    /// `{"a": "first", "b": 1}`. Only raw text without escapes is searched,
+    /// between `start` and the tail at `end`.
+    fn member_comma(&self, start: usize, end: usize, ctx: Ctx) -> Option<usize> {
+        let raw = self.src.get(start..end)?;
+        if raw.contains(&b'\\') {
+            return None;
+        }
+        for (i, _) in raw.iter().enumerate().filter(|&(_, &b)| b == b',') {
+            let at = start + i;
+            let k = self.skip_plain_ws(at + 1, 16);
+            let first = *self.src.get(k)?;
+            let starts = match ctx {
+                Ctx::Object => {
+                    let mut j = k;
+                    if first == b'"' {
+                        j += 1;
+                    }
+                    let name = j;
+                    while self.src.get(j).is_some_and(|&b| is_ident_byte(b)) {
+                        j += 1;
+                    }
+                    if first == b'"' && self.src.get(j) == Some(&b'"') {
+                        j += 1;
+                    }
+                    j > name && j < end && self.src.get(self.skip_plain_ws(j, 16)) == Some(&b':')
+                }
+                Ctx::Array | Ctx::Tuple => first.is_ascii_digit() || first == b'-' || first == b'"',
+                Ctx::Key => false,
+            };
+            if starts {
+                return Some(at);
+            }
+        }
+        None
     }
 
     /// An escape sequence; the cursor is on the backslash.
@@ -1124,6 +1335,21 @@ impl<'a> Parser<'a> {
                 self.note(Repair::JsLiteral);
                 Value::Null
             }
+            // Note [Cut literals]: a word the input ends in that begins a
+            // JSON literal (`t`, `fals`, `nu`) is that literal cut by the
+            // end of the text, completed as fixJson does.
+            _ if self.pos == self.src.len()
+                && [&b"true"[..], b"false", b"null"]
+                    .iter()
+                    .any(|l| l.starts_with(w)) =>
+            {
+                self.note(Repair::Truncated);
+                match w.first() {
+                    Some(b't') => Value::Bool(true),
+                    Some(b'f') => Value::Bool(false),
+                    _ => Value::Null,
+                }
+            }
             _ => {
                 if let Some(v) = self.wrapper_call(start) {
                     return v;
@@ -1300,8 +1526,9 @@ fn continue_array(prev: &mut Vec<Value>, next: Vec<Value>) {
     prev.push(Value::Array(next));
 }
 
-/// Note [Line breaks ending a key]: a key whose raw text ends in a line
-/// break (`"key_1\n": 1`) was wrapped by its writer; the raw whitespace
+/// Note [Line breaks ending a key]: a key or string whose raw text ends in a
+/// line break (`"key_1\n": 1`, a closing quote put on its own line) was
+/// wrapped by its writer; the raw whitespace
 /// (`raw` is the key's source between its quotes) is no part of the name
 /// and is dropped from `out`. An escaped `\n` is kept.
 fn trim_raw_line_break(raw: &[u8], out: &mut Vec<u8>) {
@@ -1321,6 +1548,39 @@ fn trim_end_ws(out: &mut Vec<u8>) {
     while out.last().is_some_and(u8::is_ascii_whitespace) {
         out.pop();
     }
+}
+
+/// A whole word that is a literal, or a JSON literal cut short (at least
+/// three letters: `nul`, `tru`, `fals`), with the repair it takes.
+fn literal(w: &[u8]) -> Option<(Value, Option<Repair>)> {
+    let exact = match w {
+        b"true" => Some(Value::Bool(true)),
+        b"false" => Some(Value::Bool(false)),
+        b"null" => Some(Value::Null),
+        _ => None,
+    };
+    if let Some(v) = exact {
+        return Some((v, None));
+    }
+    match w {
+        b"True" => return Some((Value::Bool(true), Some(Repair::PythonLiteral))),
+        b"False" => return Some((Value::Bool(false), Some(Repair::PythonLiteral))),
+        b"None" => return Some((Value::Null, Some(Repair::PythonLiteral))),
+        b"undefined" | b"NaN" | b"Infinity" => return Some((Value::Null, Some(Repair::JsLiteral))),
+        _ => {}
+    }
+    if w.len() >= 3 {
+        for (full, v) in [
+            (&b"true"[..], Value::Bool(true)),
+            (&b"false"[..], Value::Bool(false)),
+            (&b"null"[..], Value::Null),
+        ] {
+            if full.starts_with(w) {
+                return Some((v, Some(Repair::Truncated)));
+            }
+        }
+    }
+    None
 }
 
 fn parse_number(s: &str) -> Option<Value> {

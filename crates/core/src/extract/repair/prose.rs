@@ -1,0 +1,286 @@
+//! Note [No structure from prose]: the tolerant parser reads *anything*
+//! between brackets, so a reply of plain prose (`the {placeholder} syntax
+//! [citation needed]`, `{x | x > 0}`, `see [1]`) would come back as `{}`,
+//! `["citation needed"]` or `[1]`. Such a value keeps nothing the text said
+//! as data, and is not an extraction. A bare candidate is dropped when:
+//!
+//! 1. its value is an empty object or array while the text between its
+//!    brackets holds something besides spaces, commas, colons, quoted
+//!    strings, comments and elisions (everything was thrown away:
+//!    `{placeholder}`, `{:2}`, `[#####-----]`; `{ ... }` is an elided,
+//!    empty object);
+//! 2. it is glued to code on its left: a letter, digit or one of `$ % @ # !
+//!    _` right before the bracket (`${VAR}`, `arr[0]`, `%{a: 1}`,
+//!    `Point{X: 1}`, `vec![]`): an index or a literal of another language;
+//! 3. it sits inside prose and holds no quoted string (`[1]`, `{}`,
+//!    `{a: 1}`, `[0, 1]`, `{k: v for k in ks}`): JSON in a sentence quotes
+//!    its strings; brackets around bare words and numbers are notation;
+//! 4. it holds no quote and no object member, a string of its value was an
+//!    unquoted word, and its brackets close around only letters and spaces
+//!    or one of its strings is a phrase with a space (`[citation needed]`,
+//!    `[Applause]`): words in brackets. One unquoted
+//!    token with a digit or punctuation (`[e5]`, `[0789]`, a URL) is kept:
+//!    LLMs write such values without quotes.
+//!
+//! 5. it needed [`Repair::DoubledBrace`] and sits inside prose: `{{…}}` in
+//!    a sentence is template syntax (Handlebars, Jinja, JSX `style={{…}}`);
+//! 6. it is binary noise: one character in eight or more is undecodable
+//!    (U+FFFD, from lossy UTF-8) or a control character other than tab and
+//!    line breaks ([`noise`]); an agent's text, even with a bad byte, is not.
+//!
+//! "Inside prose" means a word around the candidate, outside comments, not
+//! counting a callee right before `(` ([`prose_around`]): `{} // note` or
+//! `callback({})` is not prose, `Answer: [B]` is. A whole reply that is
+//! strictly valid JSON never reaches this rule, and a fenced block (the
+//! writer marked it as code) is not judged by it.
+
+use serde_json::Value;
+
+use crate::extract::Repair;
+
+/// Is this bare candidate prose, not data? See Note [No structure from prose].
+///
+/// `span` is the candidate's text, `before` and `after` the text around it,
+/// `repairs` what the tolerant parser needed (empty for strict JSON).
+pub(crate) fn keeps_nothing(
+    value: &Value,
+    span: &str,
+    before: &str,
+    after: &str,
+    repairs: &[Repair],
+) -> bool {
+    if noise(span) {
+        return true;
+    }
+    let empty = match value {
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    };
+    let inner = span.get(1..).unwrap_or_default();
+    if empty && dropped_text(inner) {
+        return true;
+    }
+    let glued = before
+        .chars()
+        .next_back()
+        .is_some_and(|c| c.is_alphanumeric() || matches!(c, '$' | '%' | '@' | '#' | '!' | '_'));
+    if glued {
+        return true;
+    }
+    if repairs.contains(&Repair::DoubledBrace) && prose_around(before, after) {
+        return true;
+    }
+    let quoted = span.contains([
+        '"', '\'', '`', '\u{201c}', '\u{201d}', '\u{2018}', '\u{2019}',
+    ]);
+    if quoted {
+        return false;
+    }
+    if prose_around(before, after) {
+        return true;
+    }
+    if has_member(value) || !repairs.contains(&Repair::UnquotedString) {
+        return false;
+    }
+    let closed = span.ends_with([']', '}']);
+    let words = inner
+        .get(..inner.len().saturating_sub(1))
+        .is_some_and(|w| !w.trim().is_empty() && w.chars().all(|c| c.is_alphabetic() || c == ' '));
+    (closed && words) || phrase(value)
+}
+
+/// Is `text` binary noise: at least one character in eight undecodable
+/// (U+FFFD) or a control character other than tab, CR and LF?
+pub(crate) fn noise(text: &str) -> bool {
+    let mut total = 0usize;
+    let mut bad = 0usize;
+    for c in text.chars() {
+        total += 1;
+        if c == '\u{fffd}' || (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) {
+            bad += 1;
+        }
+    }
+    bad > 0 && bad * 8 >= total
+}
+
+/// Does the text inside a candidate's brackets hold anything besides
+/// spaces, `,` `:`, closers, `"…"` strings and comments?
+fn dropped_text(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                i += 1;
+                while let Some(&d) = b.get(i) {
+                    i += if d == b'\\' { 2 } else { 1 };
+                    if d == b'"' {
+                        break;
+                    }
+                }
+                continue;
+            }
+            b'/' if matches!(b.get(i + 1), Some(b'/' | b'*')) => {
+                i = comment_end(b, i);
+                continue;
+            }
+            // An elision (`{ ... }`, `[…]`) is dropped as a repair, not text.
+            b',' | b':' | b'}' | b']' | b'.' => {}
+            _ if c.is_ascii_whitespace() => {}
+            // `…` (U+2026) as UTF-8.
+            0xE2 if b.get(i + 1..i + 3) == Some(&[0x80, 0xA6]) => i += 2,
+            _ => return true,
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The index just past the comment starting at `i` (`//`, `#` or `/*`).
+fn comment_end(b: &[u8], i: usize) -> usize {
+    let rest = b.get(i..).unwrap_or_default();
+    if rest.starts_with(b"/*") {
+        return memchr::memmem::find(rest, b"*/").map_or(b.len(), |k| i + k + 2);
+    }
+    memchr::memchr(b'\n', rest).map_or(b.len(), |k| i + k)
+}
+
+/// Does the text around a candidate (`before`, `after`) read as prose: a
+/// word, not counting comments (`//`, `#` to the line end, `/* */`) and a
+/// callee right before `(` (`callback_123({})`, JSONP)?
+pub(crate) fn prose_around(before: &str, after: &str) -> bool {
+    words(before) + words(after) >= 1
+}
+
+/// The words (runs of letters) of `text` outside comments, callees excluded.
+fn words(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut n = 0;
+    let mut i = 0;
+    let mut in_word = false;
+    while let Some(&c) = b.get(i) {
+        let next = b.get(i + 1).copied();
+        if (c == b'/' && matches!(next, Some(b'/' | b'*'))) || c == b'#' {
+            i = comment_end(b, i);
+            in_word = false;
+            continue;
+        }
+        let letter = c.is_ascii_alphabetic() || c >= 0x80;
+        if letter && !in_word && !callee(b, i) {
+            n += 1;
+        }
+        in_word = letter || (in_word && (c.is_ascii_alphanumeric() || c == b'_'));
+        i += 1;
+    }
+    n
+}
+
+/// Is the identifier starting at `i` a callee: followed by `(` (after spaces)?
+fn callee(b: &[u8], mut i: usize) -> bool {
+    while b
+        .get(i)
+        .is_some_and(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.'))
+    {
+        i += 1;
+    }
+    while b.get(i).is_some_and(|&c| c == b' ' || c == b'\t') {
+        i += 1;
+    }
+    b.get(i) == Some(&b'(')
+}
+
+/// Does the value hold an object with at least one member, at any depth?
+fn has_member(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => !m.is_empty(),
+        Value::Array(a) => a.iter().any(has_member),
+        _ => false,
+    }
+}
+
+/// Does a string of the value hold a space (a phrase of words, not one
+/// token such as `e5`, `0789` or a URL)?
+fn phrase(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.trim().contains(char::is_whitespace),
+        Value::Array(a) => a.iter().any(phrase),
+        Value::Object(m) => m.values().any(phrase),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn keeps_nothing_table() {
+        use Repair::{DanglingKeyDropped, UnquotedString};
+        // (value, before, span, after, repairs, dropped)
+        type Row = (
+            Value,
+            &'static str,
+            &'static str,
+            &'static str,
+            &'static [Repair],
+            bool,
+        );
+        #[rustfmt::skip]
+        let rows: &[Row] = &[
+            (json!({}), "The ", "{placeholder}", " syntax", &[DanglingKeyDropped], true),
+            (json!({}), "", "{:2}", "", &[], true),
+            (json!([]), "", "[#####-----]", "", &[], true),
+            (json!({}), "", "{ ... }", "", &[], false),
+            (json!([null]), "", "[undefined]", "", &[], false),
+            (json!({"g": "hello world"}), "", "{g: hello world}", "", &[UnquotedString], false),
+            (json!({}), "", "{\"key\":", "", &[DanglingKeyDropped], false),
+            (json!([]), "", "[", "", &[], false),
+            (json!({}), "", "{ /* c */ }", "", &[], false),
+            (json!({}), "use ", "{}", " here", &[], true),
+            (json!({}), "", "{}", " // note", &[], false),
+            (json!({}), "callback(", "{}", ");", &[], false),
+            (json!({"a": []}), "$", "{a[@]}", "", &[], true),
+            (json!([0]), "arr", "[0]", "", &[], true),
+            (json!(["citation needed"]), "", "[citation needed]", "", &[UnquotedString], true),
+            (json!(["Applause"]), "", "[Applause]", "", &[UnquotedString], true),
+            (json!(["B"]), "Answer: ", "[B]", "", &[UnquotedString], true),
+            (json!(["e5"]), "", "[e5]", ",", &[UnquotedString], false),
+            (json!(["truee"]), "", "[truee", "", &[UnquotedString], false),
+            (json!([1]), "see ", "[1]", "", &[], true),
+            (json!([1, 2]), "", "[1, 2,]", "", &[], false),
+            (json!(["a"]), "see ", "[\"a\"]", "", &[], false),
+            (json!({"a": 1}), "so ", "{a: 1}", "", &[], true),
+            (json!({"a": "b"}), "", "{a: b}", "", &[UnquotedString], false),
+            (json!({"a": 1}), "Result: ", "{\"a\": 1}", " ok", &[], false),
+            (json!({"a": "b"}), "use ", "{{\"a\": \"b\"}}", "", &[Repair::DoubledBrace], true),
+            (json!({"a": "b"}), "", "{{\"a\": \"b\"}}", "", &[Repair::DoubledBrace], false),
+            (json!(["\u{fffd}\u{1}x\u{fffd}"]), "", "[\"\u{fffd}\u{1}x\u{fffd}\"]", "", &[], true),
+            (json!({"a": "caf\u{fffd} au lait, one bad byte"}), "", "{\"a\": \"caf\u{fffd} au lait, one bad byte\"}", "", &[], false),
+        ];
+        for (v, before, span, after, repairs, want) in rows {
+            assert_eq!(
+                keeps_nothing(v, span, before, after, repairs),
+                *want,
+                "span: {span:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn prose_around_table() {
+        let rows: &[(&str, &str, bool)] = &[
+            ("The answer uses the ", " syntax.", true),
+            ("", " // comment", false),
+            ("/* foo bar */ callback_123 (", ");", false),
+            ("", ",", false),
+            ("see ", "", true),
+            ("# heading here\n", "", false),
+        ];
+        for (before, after, want) in rows {
+            assert_eq!(prose_around(before, after), *want, "{before:?} {after:?}");
+        }
+    }
+}
