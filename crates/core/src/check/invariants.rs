@@ -87,6 +87,8 @@ struct Rule {
     schema_path: String,
     /// The compiled rule with its meters (Note [Cost limit]).
     metered: IdedExpr,
+    /// What the rule can reach from `self` (Note [Projected binding]).
+    reach: project::Reach,
 }
 
 /// One subschema on a path that leads to rules.
@@ -101,6 +103,9 @@ struct Node {
     reference: Option<usize>,
     /// Whether this node or anything it leads to holds rules.
     live: bool,
+    /// What its rules reach together: `self` is bound to this much of the
+    /// instance (Note [Projected binding]).
+    reach: project::Reach,
 }
 
 /// The `x-invariants` of one schema, compiled once; evaluate many instances.
@@ -113,6 +118,9 @@ pub struct Invariants {
     nodes: Vec<Node>,
     count: usize,
     cost_limit: u64,
+    /// Bind only what the rules reach (always, but for the tests that
+    /// compare it with binding everything).
+    projected: bool,
 }
 
 impl std::fmt::Debug for Invariants {
@@ -158,6 +166,7 @@ impl Invariants {
             nodes,
             count,
             cost_limit: COST_LIMIT,
+            projected: true,
         })
     }
 
@@ -256,6 +265,9 @@ impl Builder<'_> {
             rules: self.rules(&pointer, obj.get(KEYWORD))?,
             ..Node::default()
         };
+        for r in &node.rules {
+            node.reach.merge(&r.reach);
+        }
         self.count += node.rules.len();
         if let Some(Value::Object(props)) = obj.get("properties") {
             for (name, sub) in props {
@@ -340,6 +352,7 @@ impl Builder<'_> {
                     one_line(&e.to_string())
                 ),
             })?;
+            let reach = project::Reach::of(program.expression());
             let mut metered = program.expression().clone();
             meter(&mut metered);
             rules.push(Rule {
@@ -347,6 +360,7 @@ impl Builder<'_> {
                 message,
                 schema_path: at,
                 metered,
+                reach,
             });
         }
         Ok(rules)
@@ -521,7 +535,12 @@ impl Walk<'_> {
         let limit = self.inv.cost_limit;
         let spent = Arc::new(AtomicU64::new(0));
         let mut ctx = Context::with_env(Arc::clone(&self.inv.env));
-        ctx.add_variable_from_value("self", to_cel(value));
+        let bound = if self.inv.projected {
+            node.reach.project(value)
+        } else {
+            to_cel(value)
+        };
+        ctx.add_variable_from_value("self", bound);
         // The meters are ours, and their `@` names cannot clash with the
         // standard library: registering them cannot fail.
         let _ = ctx.add_function(METER_LOOP, meter_fn(METER_LOOP, &spent, limit, true));
@@ -774,6 +793,8 @@ fn escape(token: &str) -> String {
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+mod project;
 
 #[cfg(test)]
 mod tests;
