@@ -425,6 +425,19 @@ fn projected_binding_gives_the_same_findings_as_binding_everything() {
         "self.nested.all(x, x.all(y, y.v == 1))",
         "self.nested.exists(x, x.exists(y, y.w == 2))",
         "self.findings.all(f, [f.severity].all(s, s in ['blocker', 'minor']))",
+        "self.findings.exists_one(f, f.line == 3)",
+        "self.findings.map(f, f.line + 1).all(l, l >= 2 && l <= 4)",
+        "self.counts.blocker + 1 > 1 || !(self.name == 'r1')",
+        "self.name < 's' && self.name != 'x'",
+        "self.findings + [1] == self.findings",
+        "(self.findings + self.findings).size() == 4",
+        "self.counts.blocker in [1, 2]",
+        "self.findings.all(f, f.line != null ? f.line >= 0 : true)",
+        "self.counts.blocker == 1.0",
+        "self.name.size() == 2",
+        "self.findings.filter(f, f.line > 1).map(f, f.file) == ['a.rs']",
+        "self.nested[0][0].v == 1",
+        "self.counts.all(k, k != 'x')",
     ];
     let instances = [
         json!({"findings": [
@@ -464,4 +477,28 @@ fn self_is_bound_to_what_the_rules_reach() {
     let want = to_cel(&json!({"findings": [{"severity": "blocker"}],
         "counts": {"blocker": 1, "major": 0, "minor": 0, "nit": 0}}));
     assert_eq!(got, want);
+}
+
+/// Note [Native rules]: the native evaluator decides the code-review rules
+/// (so the interpreter is not needed for them), and its verdicts are the
+/// interpreter's (the table above compares every finding and message).
+#[test]
+fn native_rules_agree_with_the_interpreter() {
+    let env = Env::stdlib();
+    let ok = json!({"findings": [{"severity": "blocker", "line": 1}], "counts": {"blocker": 1}});
+    let bad = json!({"findings": [{"severity": "minor", "line": 1}], "counts": {"blocker": 1}});
+    let rule = "self.counts.blocker == self.findings.filter(f, f.severity == 'blocker').size()";
+    let p = env.compile(rule).unwrap();
+    assert_eq!(native::verdict(p.expression(), &ok, COST_LIMIT), Some(true));
+    assert_eq!(
+        native::verdict(p.expression(), &bad, COST_LIMIT),
+        Some(false)
+    );
+    // Outside the subset: no answer, the interpreter decides.
+    let float = json!({"findings": [], "counts": {"blocker": 1.5}});
+    assert_eq!(native::verdict(p.expression(), &float, COST_LIMIT), None);
+    let missing = json!({"findings": []});
+    assert_eq!(native::verdict(p.expression(), &missing, COST_LIMIT), None);
+    // Past the cost limit: no answer, the interpreter reports the limit.
+    assert_eq!(native::verdict(p.expression(), &ok, 0), None);
 }
