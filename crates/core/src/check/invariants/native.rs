@@ -213,7 +213,14 @@ impl<'a> Eval<'a> {
                         let accumulating = [a, b]
                             .iter()
                             .any(|x| matches!(&x.expr, Expr::Ident(n) if n.starts_with('@')));
-                        let (x, y) = (self.eval(a)?, self.eval(b)?);
+                        // The accumulator is read once per step: take it rather
+                        // than copy the list built so far (a copy per step made
+                        // `filter` quadratic).
+                        let x = match &a.expr {
+                            Expr::Ident(n) if n.starts_with('@') => self.take(n)?,
+                            _ => self.eval(a)?,
+                        };
+                        let y = self.eval(b)?;
                         if !accumulating {
                             for (arg, v) in [(a, &x), (b, &y)] {
                                 if !matches!(arg.expr, Expr::Literal(_)) {
@@ -231,7 +238,10 @@ impl<'a> Eval<'a> {
                                 x @ (V::List(_) | V::Json(Value::Array(_))),
                                 y @ (V::List(_) | V::Json(Value::Array(_))),
                             ) => {
-                                let mut l = x.items()?;
+                                let mut l = match x {
+                                    V::List(l) => l,
+                                    other => other.items()?,
+                                };
                                 l.extend(y.items()?);
                                 Some(V::List(l))
                             }
@@ -269,6 +279,12 @@ impl<'a> Eval<'a> {
             }
             _ => None,
         }
+    }
+
+    /// Move a variable's value out of the scope (it is not read again).
+    fn take(&mut self, name: &str) -> Option<V<'a>> {
+        let slot = self.scope.iter_mut().rev().find(|(n, _)| *n == name)?;
+        Some(std::mem::replace(&mut slot.1, V::Null))
     }
 
     fn comprehension(&mut self, c: &'a ComprehensionExpr) -> Option<V<'a>> {
