@@ -127,12 +127,17 @@ impl<'a> Eval<'a> {
                 LiteralValue::Null => Some(V::Null),
                 _ => None,
             },
-            Expr::Ident(name) => self
-                .scope
-                .iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone()),
+            // A list accumulator (`@result` of `map` and `filter`) is read
+            // once per step: moved out, not copied (a copy per step made
+            // them quadratic). Everything else is cheap to copy.
+            Expr::Ident(name) => {
+                let slot = self.scope.iter_mut().rev().find(|(n, _)| n == name)?;
+                if name.starts_with('@') && matches!(slot.1, V::List(_)) {
+                    Some(std::mem::replace(&mut slot.1, V::Null))
+                } else {
+                    Some(slot.1.clone())
+                }
+            }
             Expr::Select(sel) => {
                 let V::Json(Value::Object(m)) = self.eval(&sel.operand)? else {
                     return None;
@@ -213,14 +218,7 @@ impl<'a> Eval<'a> {
                         let accumulating = [a, b]
                             .iter()
                             .any(|x| matches!(&x.expr, Expr::Ident(n) if n.starts_with('@')));
-                        // The accumulator is read once per step: take it rather
-                        // than copy the list built so far (a copy per step made
-                        // `filter` quadratic).
-                        let x = match &a.expr {
-                            Expr::Ident(n) if n.starts_with('@') => self.take(n)?,
-                            _ => self.eval(a)?,
-                        };
-                        let y = self.eval(b)?;
+                        let (x, y) = (self.eval(a)?, self.eval(b)?);
                         if !accumulating {
                             for (arg, v) in [(a, &x), (b, &y)] {
                                 if !matches!(arg.expr, Expr::Literal(_)) {
@@ -279,12 +277,6 @@ impl<'a> Eval<'a> {
             }
             _ => None,
         }
-    }
-
-    /// Move a variable's value out of the scope (it is not read again).
-    fn take(&mut self, name: &str) -> Option<V<'a>> {
-        let slot = self.scope.iter_mut().rev().find(|(n, _)| *n == name)?;
-        Some(std::mem::replace(&mut slot.1, V::Null))
     }
 
     fn comprehension(&mut self, c: &'a ComprehensionExpr) -> Option<V<'a>> {
