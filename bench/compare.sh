@@ -16,7 +16,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-peer="$(cd "$root/../shared/bench" 2>/dev/null && pwd)" || {
+# PEER_BENCH overrides where the peers live (a git worktree elsewhere).
+peer="$(cd "${PEER_BENCH:-$root/../shared/bench}" 2>/dev/null && pwd)" || {
   echo "skipped: ../shared/bench not found next to the repository" >&2; exit 0; }
 runs="${RUNS:-5}"
 only="${ONLY:-stream repair validate invariants}"
