@@ -4,7 +4,11 @@
 #
 #   bench/compare.sh            full corpus (~330 MB, generated once into bench/data)
 #   SMALL=1 bench/compare.sh    the small corpus (smoke test, seconds)
-#   RUNS=5 ONLY="stream repair validate" bench/compare.sh
+#   RUNS=5 ONLY="stream repair validate invariants" bench/compare.sh
+#
+# `invariants` races `validate --jsonl` on 3,000 code-review documents of 64
+# findings with the schema's `x-invariants` against the same schema without
+# them (no peer has CEL invariants: the ratio is their cost over validation).
 #
 # Prints, per task, the median whole-process wall time of each command
 # (hyperfine, 1 warm-up), agentshape's throughput ratio to each peer, and the
@@ -12,10 +16,11 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-peer="$(cd "$root/../shared/bench" 2>/dev/null && pwd)" || {
+# PEER_BENCH overrides where the peers live (a git worktree elsewhere).
+peer="$(cd "${PEER_BENCH:-$root/../shared/bench}" 2>/dev/null && pwd)" || {
   echo "skipped: ../shared/bench not found next to the repository" >&2; exit 0; }
 runs="${RUNS:-5}"
-only="${ONLY:-stream repair validate}"
+only="${ONLY:-stream repair validate invariants}"
 if [ -n "${SMALL:-}" ]; then data="$here/data-small"; gen=(--small); else data="$here/data"; gen=(); fi
 res="$data/results"
 
@@ -26,7 +31,7 @@ if [ ! -f "$data/CORPUS.json" ]; then
   python3 "$peer/gen_corpus.py" "$data" "${gen[@]}"
 fi
 (cd "$root" && cargo build --release --locked --quiet -p agentshape)
-bin="$root/target/release/agentshape"
+bin="${CARGO_TARGET_DIR:-$root/target}/release/agentshape"
 mkdir -p "$res"
 
 race() { # task ours-command peer-name peer-command [peer-name peer-command ...]
@@ -65,6 +70,31 @@ if [[ " $only " == *" validate "* ]]; then
   python3 "$here/adapt.py" instances "$res/ours-verdicts.jsonl" "$res/ours-verdicts.txt"
   check agentshape-validate "$(python3 "$peer/check_outputs.py" instances "$data" "$res/ours-verdicts.txt" || true)"
   check ajv-validate "$(node "$peer/base_validate_ajv.js" "$data" | tail -n 1)"
+fi
+if [[ " $only " == *" invariants "* ]]; then
+  python3 - "$root/schemas/code-review.json" "$data/invariants" <<'PY'
+import json, os, sys
+schema = json.load(open(sys.argv[1]))
+out = sys.argv[2]
+os.makedirs(out, exist_ok=True)
+json.dump(schema, open(os.path.join(out, "with.json"), "w"))
+schema.pop("x-invariants")
+json.dump(schema, open(os.path.join(out, "without.json"), "w"))
+sev = ["blocker", "major", "minor", "nit"]
+with open(os.path.join(out, "reviews.jsonl"), "w") as f:
+    for d in range(3000):
+        findings = [{"severity": sev[(i + d) % 4], "file": f"src/mod{i % 5}.rs", "line": i + 1,
+                     "description": f"finding number {i} about the code", "raisedBy": "security"}
+                    for i in range(64)]
+        counts = {s: sum(x["severity"] == s for x in findings) for s in sev}
+        if d % 10 == 0:
+            counts["blocker"] += 1  # one document in ten breaks an invariant
+        f.write(json.dumps({"findings": findings, "counts": counts}) + "\n")
+PY
+  inv="$data/invariants"
+  race invariants "$bin validate --schema $inv/with.json --jsonl --json --quiet $inv/reviews.jsonl > $res/ours-invariants.jsonl || true" \
+    plain-validation "$bin validate --schema $inv/without.json --jsonl --json --quiet $inv/reviews.jsonl > /dev/null || true"
+  check agentshape-invariants "$(python3 -c 'import json,sys; v=[json.loads(l) for l in open(sys.argv[1])]; bad=[r["line"] for r in v if not r["valid"]]; ok=len(v)==3000 and bad==list(range(1,3001,10)) and all(e.get("kind")=="invariant" for r in v for e in r["errors"]); print(json.dumps({"correct": 3000 if ok else 0, "checked": len(v)}))' "$res/ours-invariants.jsonl")"
 fi
 
 python3 - "$res" <<'PY'

@@ -7,6 +7,7 @@ use agentshape_core::extract::{ExtractOptions, extract_decoded, extract_text};
 use agentshape_core::{Extraction, Method};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::args::ExtractArgs;
@@ -156,20 +157,7 @@ fn one_line(
     let code = outcome(&extraction);
     let mut bytes = Vec::new();
     if json {
-        let mut obj = match serde_json::to_value(&extraction) {
-            Ok(Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
-        };
-        if let Some(id) = id {
-            obj.insert("id".into(), id);
-        }
-        obj.insert("line".into(), Value::from(n));
-        if let Some(msg) = input_error {
-            obj.insert("input_error".into(), Value::String(msg));
-        }
-        // Serializing a map of JSON values cannot fail.
-        let _ = serde_json::to_writer(&mut bytes, &obj);
-        bytes.push(b'\n');
+        bytes = result_line(&extraction, id, n, input_error.as_deref());
     } else if code != Exit::Ok {
         let what = match (&input_error, extraction.method) {
             (Some(msg), _) => msg.clone(),
@@ -189,16 +177,97 @@ fn one_line(
     (code, extraction.method, extraction.valid, bytes)
 }
 
+/// One `--json` result line: the extraction's fields, then `id` (when the
+/// input line had one), `line` and `input_error` (when it was not a reply).
+///
+/// Serialised straight from the extraction: building a `serde_json::Map`
+/// first copied the whole extracted value once more per line.
+fn result_line(
+    extraction: &Extraction,
+    id: Option<Value>,
+    line: u64,
+    input_error: Option<&str>,
+) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct ResultLine<'a> {
+        #[serde(flatten)]
+        extraction: &'a Extraction,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<Value>,
+        line: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        input_error: Option<&'a str>,
+    }
+    let mut bytes = Vec::with_capacity(256);
+    // Serializing plain data and JSON values cannot fail.
+    let _ = serde_json::to_writer(
+        &mut bytes,
+        &ResultLine {
+            extraction,
+            id,
+            line,
+            input_error,
+        },
+    );
+    bytes.push(b'\n');
+    bytes
+}
+
 /// The reply text (and id) of one JSONL line.
+///
+/// Note [Fast JSONL lines]: a line is usually `{"id", "text", ...}` with
+/// other fields beside (a corpus line carries its whole `expected` value).
+/// Reading it into a `Value` built every one of them, maps and all, only to
+/// drop them; the fast reader keeps `text` and `id` and skips the rest
+/// without building anything. Whatever it does not take as read (a repeated
+/// field, a `text` that is not a string, anything but a string or an
+/// object) goes through the `Value` reading, which gives the same answers
+/// and messages as before (`jsonl_reply_table`).
 fn reply_of(line: &[u8], got: LineRead) -> Result<(String, Option<Value>), String> {
     if got == LineRead::TooLong {
         return Err("line longer than --max-line-bytes; skipped".into());
     }
+    match line.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'"') => {
+            if let Ok(s) = serde_json::from_slice::<String>(line) {
+                return Ok((s, None));
+            }
+        }
+        Some(b'{') => {
+            if let Ok(r) = serde_json::from_slice::<ReplyLine>(line) {
+                return match r.text {
+                    Some(s) => Ok((s, r.id)),
+                    None => Err(NO_TEXT.into()),
+                };
+            }
+        }
+        _ => {}
+    }
+    reply_of_value(line)
+}
+
+const NO_TEXT: &str = "object has no string `text` field";
+
+/// The fields of an object line that extraction needs (Note [Fast JSONL lines]).
+#[derive(Deserialize)]
+struct ReplyLine {
+    text: Option<String>,
+    /// `Some(Value::Null)` for `"id": null`, which is echoed as given.
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// [`reply_of`] through a whole `Value`: the reference reading.
+fn reply_of_value(line: &[u8]) -> Result<(String, Option<Value>), String> {
     match serde_json::from_slice::<Value>(line) {
         Ok(Value::String(s)) => Ok((s, None)),
         Ok(Value::Object(mut m)) => match m.remove("text") {
             Some(Value::String(s)) => Ok((s, m.remove("id"))),
-            _ => Err("object has no string `text` field".into()),
+            _ => Err(NO_TEXT.into()),
         },
         Ok(_) => Err("expected a JSON string or an object with a `text` field".into()),
         Err(e) => Err(format!("not JSON: {e}")),
@@ -314,6 +383,95 @@ fn describe(value: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every line shape gives the same text, id and message as reading the
+    /// whole line into a `Value` did (the fast reader must not change them).
+    #[test]
+    fn jsonl_reply_table() {
+        type Row = (
+            &'static str,
+            Result<(&'static str, Option<Value>), &'static str>,
+        );
+        let rows: &[Row] = &[
+            (r#""a\nb""#, Ok(("a\nb", None))),
+            (r#"{"text": "x"}"#, Ok(("x", None))),
+            (r#"{"id": 3, "text": "x"}"#, Ok(("x", Some(Value::from(3))))),
+            (
+                r#"{"text": "x", "id": "r-1"}"#,
+                Ok(("x", Some(Value::from("r-1")))),
+            ),
+            // A null id is still echoed, as the `Value` reading did.
+            (r#"{"id": null, "text": "x"}"#, Ok(("x", Some(Value::Null)))),
+            (
+                r#"{"id": {"k": [1]}, "text": "x"}"#,
+                Ok(("x", Some(serde_json::json!({"k": [1]})))),
+            ),
+            // Other fields, however deep, are skipped, not kept.
+            (
+                r#"{"id": 1, "kind": "clean", "text": "t", "expected": {"a": [1, {"b": null}]}}"#,
+                Ok(("t", Some(Value::from(1)))),
+            ),
+            // A repeated field: the last one wins, as in a `Value`.
+            (r#"{"text": "a", "text": "b"}"#, Ok(("b", None))),
+            (
+                r#"{"id": 1, "id": 2, "text": "a"}"#,
+                Ok(("a", Some(Value::from(2)))),
+            ),
+            (r#"{"text": 1}"#, Err("object has no string `text` field")),
+            (
+                r#"{"text": null}"#,
+                Err("object has no string `text` field"),
+            ),
+            (r#"{"id": 1}"#, Err("object has no string `text` field")),
+            (
+                "[1]",
+                Err("expected a JSON string or an object with a `text` field"),
+            ),
+            (
+                "42",
+                Err("expected a JSON string or an object with a `text` field"),
+            ),
+            ("nope", Err("not JSON")),
+            (r#"{"text": "x"} trailing"#, Err("not JSON")),
+            (r#"{"text": "x""#, Err("not JSON")),
+        ];
+        for (line, want) in rows {
+            let got = reply_of(line.as_bytes(), LineRead::Line);
+            match (got, want) {
+                (Ok((text, id)), Ok((t, i))) => {
+                    assert_eq!((text.as_str(), &id), (*t, i), "line {line}");
+                }
+                (Err(msg), Err(prefix)) => {
+                    assert!(msg.starts_with(prefix), "line {line}: {msg}");
+                }
+                (got, _) => panic!("line {line}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn jsonl_result_line_has_the_extraction_then_id_line_and_input_error() {
+        let mut e = Extraction::none();
+        e.value = Some(serde_json::json!({"a": 1}));
+        e.method = Method::Bare;
+        e.valid = true;
+        let bytes = result_line(&e, Some(Value::from(7)), 3, None);
+        assert_eq!(bytes.last(), Some(&b'\n'));
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"value": {"a": 1}, "method": "bare", "repairs": [],
+                "coercions": [], "valid": true, "errors": [], "id": 7, "line": 3})
+        );
+        let bytes = result_line(&Extraction::none(), None, 9, Some("bad"));
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"value": null, "method": "none", "repairs": [],
+                "coercions": [], "valid": false, "errors": [], "line": 9,
+                "input_error": "bad"})
+        );
+    }
 
     #[test]
     fn jsonl_lines_are_strings_or_text_objects() {

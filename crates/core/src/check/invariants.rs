@@ -87,6 +87,11 @@ struct Rule {
     schema_path: String,
     /// The compiled rule with its meters (Note [Cost limit]).
     metered: IdedExpr,
+    /// What the rule can reach from `self` (Note [Projected binding]).
+    reach: project::Reach,
+    /// The compiled rule without meters, for the native evaluator (Note
+    /// [Native rules]).
+    plain: IdedExpr,
 }
 
 /// One subschema on a path that leads to rules.
@@ -101,6 +106,9 @@ struct Node {
     reference: Option<usize>,
     /// Whether this node or anything it leads to holds rules.
     live: bool,
+    /// What its rules reach together: `self` is bound to this much of the
+    /// instance (Note [Projected binding]).
+    reach: project::Reach,
 }
 
 /// The `x-invariants` of one schema, compiled once; evaluate many instances.
@@ -113,6 +121,9 @@ pub struct Invariants {
     nodes: Vec<Node>,
     count: usize,
     cost_limit: u64,
+    /// Bind only what the rules reach, and try the native evaluator first
+    /// (always, but for the tests that compare with the plain interpreter).
+    projected: bool,
 }
 
 impl std::fmt::Debug for Invariants {
@@ -158,6 +169,7 @@ impl Invariants {
             nodes,
             count,
             cost_limit: COST_LIMIT,
+            projected: true,
         })
     }
 
@@ -256,6 +268,9 @@ impl Builder<'_> {
             rules: self.rules(&pointer, obj.get(KEYWORD))?,
             ..Node::default()
         };
+        for r in &node.rules {
+            node.reach.merge(&r.reach);
+        }
         self.count += node.rules.len();
         if let Some(Value::Object(props)) = obj.get("properties") {
             for (name, sub) in props {
@@ -340,6 +355,7 @@ impl Builder<'_> {
                     one_line(&e.to_string())
                 ),
             })?;
+            let reach = project::Reach::of(program.expression());
             let mut metered = program.expression().clone();
             meter(&mut metered);
             rules.push(Rule {
@@ -347,6 +363,8 @@ impl Builder<'_> {
                 message,
                 schema_path: at,
                 metered,
+                reach,
+                plain: program.expression().clone(),
             });
         }
         Ok(rules)
@@ -520,17 +538,37 @@ impl Walk<'_> {
     fn run_rules(&mut self, node: &Node, value: &Value, path: &str) {
         let limit = self.inv.cost_limit;
         let spent = Arc::new(AtomicU64::new(0));
-        let mut ctx = Context::with_env(Arc::clone(&self.inv.env));
-        ctx.add_variable_from_value("self", to_cel(value));
-        // The meters are ours, and their `@` names cannot clash with the
-        // standard library: registering them cannot fail.
-        let _ = ctx.add_function(METER_LOOP, meter_fn(METER_LOOP, &spent, limit, true));
-        let _ = ctx.add_function(METER_SCAN, meter_fn(METER_SCAN, &spent, limit, false));
+        // Built only when a rule needs the interpreter (Note [Native rules]).
+        let mut ctx: Option<Context<'_, '_>> = None;
         for rule in &node.rules {
+            if self.inv.projected {
+                match native::verdict(&rule.plain, value, limit) {
+                    Some(true) => continue,
+                    Some(false) => {
+                        self.push(rule, path, rule.message.clone());
+                        continue;
+                    }
+                    None => {}
+                }
+            }
+            let ctx = ctx.get_or_insert_with(|| {
+                let mut ctx = Context::with_env(Arc::clone(&self.inv.env));
+                let bound = if self.inv.projected {
+                    node.reach.project(value)
+                } else {
+                    to_cel(value)
+                };
+                ctx.add_variable_from_value("self", bound);
+                // The meters are ours, and their `@` names cannot clash with
+                // the standard library: registering them cannot fail.
+                let _ = ctx.add_function(METER_LOOP, meter_fn(METER_LOOP, &spent, limit, true));
+                let _ = ctx.add_function(METER_SCAN, meter_fn(METER_SCAN, &spent, limit, false));
+                ctx
+            });
             spent.store(0, Ordering::Relaxed);
             // Note: a panic inside the CEL interpreter would be its bug; it is
             // caught so bad input can never bring the caller down.
-            let got = catch_unwind(AssertUnwindSafe(|| Cel::resolve(&rule.metered, &ctx)));
+            let got = catch_unwind(AssertUnwindSafe(|| Cel::resolve(&rule.metered, ctx)));
             let message = if spent.load(Ordering::Relaxed) > limit {
                 format!(
                     "{}: the rule exceeded the cost limit ({limit} steps per evaluation; \
@@ -557,14 +595,18 @@ impl Walk<'_> {
                     ),
                 }
             };
-            self.out.push(Violation {
-                instance_path: path.to_owned(),
-                schema_path: rule.schema_path.clone(),
-                message,
-                kind: Some(ViolationKind::Invariant),
-                rule: Some(rule.source.clone()),
-            });
+            self.push(rule, path, message);
         }
+    }
+
+    fn push(&mut self, rule: &Rule, path: &str, message: String) {
+        self.out.push(Violation {
+            instance_path: path.to_owned(),
+            schema_path: rule.schema_path.clone(),
+            message,
+            kind: Some(ViolationKind::Invariant),
+            rule: Some(rule.source.clone()),
+        });
     }
 }
 
@@ -774,6 +816,9 @@ fn escape(token: &str) -> String {
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+mod native;
+mod project;
 
 #[cfg(test)]
 mod tests;

@@ -392,3 +392,113 @@ fn a_false_rule_within_the_limit_is_still_just_false() {
     let schema = one_rule("self.items.all(a, self.items.all(b, a != b || a == b)) && false");
     assert_eq!(found(&schema, &items(50))[0].3, "m");
 }
+
+/// Note [Projected binding]: binding only what a rule reaches gives the same
+/// findings (messages included) as binding the whole instance, over rules
+/// that select, iterate, compare whole values, index, test with `has`,
+/// shadow `self`, iterate maps and use two-variable comprehensions.
+#[test]
+fn projected_binding_gives_the_same_findings_as_binding_everything() {
+    let rules = [
+        "self.counts.blocker == self.findings.filter(f, f.severity == 'blocker').size()",
+        "self.findings.all(f, f.line > 0 && has(f.file))",
+        "self.findings.exists(f, f.severity == 'nit')",
+        "self.findings.map(f, f.line).filter(l, l > 2).size() == 1",
+        "self.findings[0].severity == 'blocker'",
+        "self.findings[0] == {'severity': 'blocker'}",
+        "self.counts == {'blocker': 1}",
+        "'blocker' in self.counts",
+        "self.counts.all(k, self.counts[k] >= 0)",
+        "self.counts.all(k, k.size() > 0)",
+        "self.counts.exists(k, k.severity == 'x')",
+        "self.findings.all(i, f, f.line > i)",
+        "self.findings.all(self, self.line > 0)",
+        "self.findings.all(f, self.findings.exists(g, g.line == f.line))",
+        "self.findings.filter(f, f.severity == 'minor').all(f, f.file == 'b.rs')",
+        "has(self.missing) || self.findings.size() == 2",
+        "self.missing.x == 1",
+        "self.findings.all(f, f.nope == 1)",
+        "self.findings.exists(f, f.line == 3) && self.findings[1].file == 'b.rs'",
+        "size(self) == 2",
+        "self.findings.all(f, f.line.size() == 1)",
+        "self.name.startsWith('r')",
+        "self.nested.all(x, x.all(y, y.v == 1))",
+        "self.nested.exists(x, x.exists(y, y.w == 2))",
+        "self.findings.all(f, [f.severity].all(s, s in ['blocker', 'minor']))",
+        "self.findings.exists_one(f, f.line == 3)",
+        "self.findings.map(f, f.line + 1).all(l, l >= 2 && l <= 4)",
+        "self.counts.blocker + 1 > 1 || !(self.name == 'r1')",
+        "self.name < 's' && self.name != 'x'",
+        "self.findings + [1] == self.findings",
+        "(self.findings + self.findings).size() == 4",
+        "self.counts.blocker in [1, 2]",
+        "self.findings.all(f, f.line != null ? f.line >= 0 : true)",
+        "self.counts.blocker == 1.0",
+        "self.name.size() == 2",
+        "self.findings.filter(f, f.line > 1).map(f, f.file) == ['a.rs']",
+        "self.nested[0][0].v == 1",
+        "self.counts.all(k, k != 'x')",
+    ];
+    let instances = [
+        json!({"findings": [
+            {"severity": "blocker", "file": "a.rs", "line": 3},
+            {"severity": "minor", "file": "b.rs", "line": 1}
+        ], "counts": {"blocker": 1}, "name": "r1", "nested": [[{"v": 1, "w": 2}], [{"v": 1}]]}),
+        json!({"findings": [{"severity": "nit", "line": 0}, "odd"], "counts": {"blocker": 2, "x": -1},
+               "name": 5, "nested": {"a": 1}}),
+        json!({"findings": {"a": {"severity": "blocker"}}, "counts": [1], "missing": {"x": 1}}),
+        json!(["not", "an", "object"]),
+        json!(null),
+    ];
+    for rule in rules {
+        let schema = one_rule(rule);
+        let projected = Invariants::compile(&schema).unwrap();
+        let mut whole = Invariants::compile(&schema).unwrap();
+        whole.projected = false;
+        for inst in &instances {
+            assert_eq!(
+                projected.evaluate(inst, &[]),
+                whole.evaluate(inst, &[]),
+                "rule {rule} on {inst}"
+            );
+        }
+    }
+}
+
+#[test]
+fn self_is_bound_to_what_the_rules_reach() {
+    let schema = code_review();
+    let inv = Invariants::compile(&schema).unwrap();
+    let root = &inv.nodes[0];
+    let inst = json!({"findings": [
+        {"severity": "blocker", "file": "a.rs", "line": 3, "description": "d", "raisedBy": "s"}
+    ], "counts": {"blocker": 1, "major": 0, "minor": 0, "nit": 0}, "summary": "long text"});
+    let got = root.reach.project(&inst);
+    let want = to_cel(&json!({"findings": [{"severity": "blocker"}],
+        "counts": {"blocker": 1, "major": 0, "minor": 0, "nit": 0}}));
+    assert_eq!(got, want);
+}
+
+/// Note [Native rules]: the native evaluator decides the code-review rules
+/// (so the interpreter is not needed for them), and its verdicts are the
+/// interpreter's (the table above compares every finding and message).
+#[test]
+fn native_rules_agree_with_the_interpreter() {
+    let env = Env::stdlib();
+    let ok = json!({"findings": [{"severity": "blocker", "line": 1}], "counts": {"blocker": 1}});
+    let bad = json!({"findings": [{"severity": "minor", "line": 1}], "counts": {"blocker": 1}});
+    let rule = "self.counts.blocker == self.findings.filter(f, f.severity == 'blocker').size()";
+    let p = env.compile(rule).unwrap();
+    assert_eq!(native::verdict(p.expression(), &ok, COST_LIMIT), Some(true));
+    assert_eq!(
+        native::verdict(p.expression(), &bad, COST_LIMIT),
+        Some(false)
+    );
+    // Outside the subset: no answer, the interpreter decides.
+    let float = json!({"findings": [], "counts": {"blocker": 1.5}});
+    assert_eq!(native::verdict(p.expression(), &float, COST_LIMIT), None);
+    let missing = json!({"findings": []});
+    assert_eq!(native::verdict(p.expression(), &missing, COST_LIMIT), None);
+    // Past the cost limit: no answer, the interpreter reports the limit.
+    assert_eq!(native::verdict(p.expression(), &ok, 0), None);
+}

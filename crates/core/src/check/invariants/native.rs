@@ -1,0 +1,313 @@
+//! A direct evaluator for the common shape of rules, over the JSON value.
+//!
+//! Note [Native rules]: even bound to only what it reaches (Note [Projected
+//! binding]), a rule run by the `cel` interpreter costs about a microsecond
+//! per loop iteration: each `f.severity` is first tried as a qualified
+//! variable name (a string joined per access) and each map read converts the
+//! map again. Most rules are selections, comparisons, boolean logic, `size`
+//! and the comprehension macros over ints, strings and booleans, which this
+//! evaluator runs straight over the `serde_json::Value` without copying it.
+//! It answers only `true` or `false`, and only when every step stayed inside
+//! that subset with the same meaning in CEL: same-kind comparisons of
+//! `null`, booleans, `int`s (JSON integers that fit `i64`) and strings,
+//! `size` of lists, maps and ASCII strings, checked `int` addition. Anything
+//! else (a float, a missing field, a type mismatch, another function, a
+//! result that is not a boolean) gives no answer, and the rule goes to the
+//! interpreter, whose answer and messages are the reference; a rule's
+//! verdict never depends on which of the two ran
+//! (`native_rules_agree_with_the_interpreter`). Loops and scans are charged
+//! as the meters charge them (Note [Cost limit]); past the limit there is no
+//! answer either, so the interpreter reports the limit.
+
+use cel::IdedExpr;
+use cel::common::ast::{ComprehensionExpr, Expr, LiteralValue, operators};
+use serde_json::Value;
+
+/// A value during native evaluation: scalars by value, JSON containers by
+/// reference, lists built by the rule (`map`, `filter`, `[a, b]`) owned.
+#[derive(Debug, Clone)]
+enum V<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Str(&'a str),
+    Json(&'a Value),
+    List(Vec<V<'a>>),
+}
+
+impl<'a> V<'a> {
+    /// `None` for numbers that are not `i64` integers (CEL would see a
+    /// `uint` or a `double`).
+    fn of(v: &'a Value) -> Option<V<'a>> {
+        Some(match v {
+            Value::Null => V::Null,
+            Value::Bool(b) => V::Bool(*b),
+            Value::Number(n) => V::Int(n.as_i64()?),
+            Value::String(s) => V::Str(s),
+            Value::Array(_) | Value::Object(_) => V::Json(v),
+        })
+    }
+
+    /// The elements a comprehension or `in` goes over: a list's elements, a
+    /// map's keys.
+    fn items(&self) -> Option<Vec<V<'a>>> {
+        match self {
+            V::List(l) => Some(l.clone()),
+            V::Json(Value::Array(a)) => a.iter().map(V::of).collect(),
+            V::Json(Value::Object(m)) => Some(m.keys().map(|k| V::Str(k)).collect()),
+            _ => None,
+        }
+    }
+
+    fn len(&self) -> Option<usize> {
+        match self {
+            V::List(l) => Some(l.len()),
+            V::Json(Value::Array(a)) => Some(a.len()),
+            V::Json(Value::Object(m)) => Some(m.len()),
+            V::Str(s) if s.is_ascii() => Some(s.len()),
+            _ => None,
+        }
+    }
+}
+
+/// Same-kind scalar equality; `None` for anything else.
+fn equal(a: &V<'_>, b: &V<'_>) -> Option<bool> {
+    match (a, b) {
+        (V::Null, V::Null) => Some(true),
+        (V::Bool(x), V::Bool(y)) => Some(x == y),
+        (V::Int(x), V::Int(y)) => Some(x == y),
+        (V::Str(x), V::Str(y)) => Some(x == y),
+        _ => None,
+    }
+}
+
+fn order(a: &V<'_>, b: &V<'_>) -> Option<std::cmp::Ordering> {
+    match (a, b) {
+        (V::Int(x), V::Int(y)) => Some(x.cmp(y)),
+        (V::Str(x), V::Str(y)) => Some(x.cmp(y)),
+        (V::Bool(x), V::Bool(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+/// The rule's verdict on `instance`, when the subset decides it.
+pub(crate) fn verdict(rule: &IdedExpr, instance: &Value, limit: u64) -> Option<bool> {
+    let mut ev = Eval {
+        scope: vec![("self", V::of(instance)?)],
+        spent: 0,
+        limit,
+    };
+    match ev.eval(rule)? {
+        V::Bool(b) => Some(b),
+        _ => None,
+    }
+}
+
+struct Eval<'a> {
+    scope: Vec<(&'a str, V<'a>)>,
+    spent: u64,
+    limit: u64,
+}
+
+impl<'a> Eval<'a> {
+    fn charge(&mut self, n: usize) -> Option<()> {
+        self.spent = self.spent.saturating_add(u64::try_from(n).ok()?);
+        (self.spent <= self.limit).then_some(())
+    }
+
+    // One match over CEL's operators reads best whole; `a`, `b` are
+    // operands and `x`, `y` their values throughout.
+    #[allow(clippy::many_single_char_names, clippy::too_many_lines)]
+    fn eval(&mut self, e: &'a IdedExpr) -> Option<V<'a>> {
+        match &e.expr {
+            Expr::Literal(lit) => match lit {
+                LiteralValue::Boolean(b) => Some(V::Bool(*b.inner())),
+                LiteralValue::Int(i) => Some(V::Int(*i.inner())),
+                LiteralValue::String(s) => Some(V::Str(s.inner())),
+                LiteralValue::Null => Some(V::Null),
+                _ => None,
+            },
+            // A list accumulator (`@result` of `map` and `filter`) is read
+            // once per step: moved out, not copied (a copy per step made
+            // them quadratic). Everything else is cheap to copy.
+            Expr::Ident(name) => {
+                let slot = self.scope.iter_mut().rev().find(|(n, _)| n == name)?;
+                if name.starts_with('@') && matches!(slot.1, V::List(_)) {
+                    Some(std::mem::replace(&mut slot.1, V::Null))
+                } else {
+                    Some(slot.1.clone())
+                }
+            }
+            Expr::Select(sel) => {
+                let V::Json(Value::Object(m)) = self.eval(&sel.operand)? else {
+                    return None;
+                };
+                if sel.test {
+                    return Some(V::Bool(m.contains_key(&sel.field)));
+                }
+                V::of(m.get(&sel.field)?)
+            }
+            Expr::List(l) => {
+                if !l.optional_indices.is_empty() {
+                    return None;
+                }
+                let items: Option<Vec<V<'a>>> = l.elements.iter().map(|x| self.eval(x)).collect();
+                Some(V::List(items?))
+            }
+            Expr::Comprehension(c) => self.comprehension(c),
+            Expr::Call(call) => {
+                let name = call.func_name.as_str();
+                match (call.target.as_deref(), call.args.as_slice()) {
+                    (None, [a, b]) if name == operators::LOGICAL_AND => match self.eval(a)? {
+                        V::Bool(false) => Some(V::Bool(false)),
+                        V::Bool(true) => match self.eval(b)? {
+                            V::Bool(y) => Some(V::Bool(y)),
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                    (None, [a, b]) if name == operators::LOGICAL_OR => match self.eval(a)? {
+                        V::Bool(true) => Some(V::Bool(true)),
+                        V::Bool(false) => match self.eval(b)? {
+                            V::Bool(y) => Some(V::Bool(y)),
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                    (None, [a]) if name == operators::LOGICAL_NOT => match self.eval(a)? {
+                        V::Bool(x) => Some(V::Bool(!x)),
+                        _ => None,
+                    },
+                    (None, [a]) if name == operators::NOT_STRICTLY_FALSE => match self.eval(a)? {
+                        V::Bool(x) => Some(V::Bool(x)),
+                        _ => None,
+                    },
+                    (None, [c, t, f]) if name == operators::CONDITIONAL => match self.eval(c)? {
+                        V::Bool(true) => self.eval(t),
+                        V::Bool(false) => self.eval(f),
+                        _ => None,
+                    },
+                    (None, [a, b]) if name == operators::EQUALS => {
+                        let (x, y) = (self.eval(a)?, self.eval(b)?);
+                        equal(&x, &y).map(V::Bool)
+                    }
+                    (None, [a, b]) if name == operators::NOT_EQUALS => {
+                        let (x, y) = (self.eval(a)?, self.eval(b)?);
+                        equal(&x, &y).map(|q| V::Bool(!q))
+                    }
+                    (None, [a, b])
+                        if [
+                            operators::LESS,
+                            operators::LESS_EQUALS,
+                            operators::GREATER,
+                            operators::GREATER_EQUALS,
+                        ]
+                        .contains(&name) =>
+                    {
+                        use std::cmp::Ordering::{Greater, Less};
+                        let (x, y) = (self.eval(a)?, self.eval(b)?);
+                        let o = order(&x, &y)?;
+                        Some(V::Bool(match name {
+                            operators::LESS => o == Less,
+                            operators::LESS_EQUALS => o != Greater,
+                            operators::GREATER => o == Greater,
+                            _ => o != Less,
+                        }))
+                    }
+                    (None, [a, b]) if name == operators::ADD => {
+                        let accumulating = [a, b]
+                            .iter()
+                            .any(|x| matches!(&x.expr, Expr::Ident(n) if n.starts_with('@')));
+                        let (x, y) = (self.eval(a)?, self.eval(b)?);
+                        if !accumulating {
+                            for (arg, v) in [(a, &x), (b, &y)] {
+                                if !matches!(arg.expr, Expr::Literal(_)) {
+                                    let n = match v {
+                                        V::List(_) | V::Json(Value::Array(_)) => v.len()?,
+                                        _ => 1,
+                                    };
+                                    self.charge(n)?;
+                                }
+                            }
+                        }
+                        match (x, y) {
+                            (V::Int(p), V::Int(q)) => p.checked_add(q).map(V::Int),
+                            (
+                                x @ (V::List(_) | V::Json(Value::Array(_))),
+                                y @ (V::List(_) | V::Json(Value::Array(_))),
+                            ) => {
+                                let mut l = match x {
+                                    V::List(l) => l,
+                                    other => other.items()?,
+                                };
+                                l.extend(y.items()?);
+                                Some(V::List(l))
+                            }
+                            _ => None,
+                        }
+                    }
+                    (None, [a, b]) if name == operators::IN => {
+                        let (x, y) = (self.eval(a)?, self.eval(b)?);
+                        match &y {
+                            V::Json(Value::Object(m)) => {
+                                self.charge(1)?;
+                                match x {
+                                    V::Str(k) => Some(V::Bool(m.contains_key(k))),
+                                    _ => None,
+                                }
+                            }
+                            V::List(_) | V::Json(Value::Array(_)) => {
+                                let items = y.items()?;
+                                self.charge(items.len())?;
+                                let mut found = false;
+                                for i in &items {
+                                    found |= equal(&x, i)?;
+                                }
+                                Some(V::Bool(found))
+                            }
+                            _ => None,
+                        }
+                    }
+                    (Some(t), []) | (None, [t]) if name == "size" => {
+                        let v = self.eval(t)?;
+                        Some(V::Int(i64::try_from(v.len()?).ok()?))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn comprehension(&mut self, c: &'a ComprehensionExpr) -> Option<V<'a>> {
+        if c.iter_var2.is_some() {
+            return None;
+        }
+        let items = self.eval(&c.iter_range)?.items()?;
+        self.charge(items.len())?;
+        let mut accu = self.eval(&c.accu_init)?;
+        let depth = self.scope.len();
+        for item in items {
+            self.scope.truncate(depth);
+            self.scope.push((c.accu_var.as_str(), accu));
+            self.scope.push((c.iter_var.as_str(), item));
+            let go = self.eval(&c.loop_cond);
+            let Some(V::Bool(go)) = go else {
+                self.scope.truncate(depth);
+                return None;
+            };
+            if !go {
+                accu = self.scope.swap_remove(depth).1;
+                break;
+            }
+            let next = self.eval(&c.loop_step);
+            self.scope.truncate(depth);
+            accu = next?;
+        }
+        self.scope.truncate(depth);
+        self.scope.push((c.accu_var.as_str(), accu));
+        let out = self.eval(&c.result);
+        self.scope.truncate(depth);
+        out
+    }
+}
