@@ -29,6 +29,11 @@ if cargo tree -p agentshape-core -e normal --locked | grep -qiE 'tokio|reqwest|r
   cargo tree -p agentshape-core -e normal --locked | grep -iE 'tokio|reqwest|rusqlite|hyper' >&2
   exit 1
 fi
+echo "== core's data flows one way (outcome imports no stage; validate does not import extract)"
+if grep -nE 'crate::(extract|validate)' crates/core/src/outcome.rs || grep -rnE 'crate::extract' crates/core/src/validate; then
+  echo "agentshape-core: the result types in outcome.rs must not import a stage, nor validate import extract (Note [Result types])" >&2
+  exit 1
+fi
 # One closing line for the whole run, summed over every test binary.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
      END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"

@@ -2,13 +2,18 @@
 //!
 //! Its JSON form is DESIGN.md's "Extract result":
 //! `{"value", "method", "repairs", "coercions", "valid", "errors", "run"}`.
+//!
+//! Note [Result types]: every type a stage reports (`Repair` from extract,
+//! `Coercion`/`CoercionKind` and `Violation` from validate, `Method`) is
+//! defined here, and this module imports neither `extract` nor `validate`.
+//! So data flows one way, decode → extract → validate → check, and the stages
+//! import this module, never each other's results. `extract::Repair` and
+//! `validate::{Coercion, CoercionKind}` are re-exports.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::extract::Repair;
 use crate::summary::RunSummary;
-use crate::validate::Coercion;
 
 /// Which extraction step produced the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -107,4 +112,145 @@ impl Extraction {
             run: None,
         }
     }
+}
+
+/// One repair applied by the tolerant parser; listed, never hidden.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Repair {
+    /// `,}` or `,]`, or a doubled or leading comma.
+    TrailingComma,
+    /// `'…'` strings or keys.
+    SingleQuotes,
+    /// `{summary: …}`.
+    UnquotedKey,
+    /// An unquoted word in value position, read as a string.
+    UnquotedString,
+    /// `True`, `False`, `None` (and other-case spellings such as `TRUE`, `Null`).
+    PythonLiteral,
+    /// `undefined`, `NaN`, `Infinity` (all become `null`; JSON has no NaN).
+    JsLiteral,
+    /// `//`, `/* */` or `#` comments.
+    Comment,
+    /// A raw newline, tab or other control character inside a string.
+    RawControlCharInString,
+    /// A `"` inside a string that cannot be its end, kept as a character.
+    UnescapedQuote,
+    /// An unknown escape such as `\x` or a bad `\u`, kept literally.
+    InvalidEscape,
+    /// Two members or elements with no comma between them.
+    MissingComma,
+    /// A key followed directly by its value.
+    MissingColon,
+    /// A `]` closing an object or a `}` closing an array.
+    MismatchedBracket,
+    /// The text ended inside the value: strings and containers were closed.
+    Truncated,
+    /// A key with no value (cut, `{"a":}` or `{key}`) was dropped.
+    DanglingKeyDropped,
+    /// A character that cannot continue the value ended it there.
+    UnexpectedChar,
+    /// An `...` elision inside an array was dropped.
+    EllipsisDropped,
+    /// Nesting deeper than the repair parser's `MAX_DEPTH` was cut off.
+    DepthLimit,
+    /// A string lost a quote: its closing quote was placed before the `,`
+    /// or the closers that follow it, or a stray `"` after a value was dropped.
+    MissingQuote,
+    /// `“…”` or `‘…’` typographic quotes used as string delimiters.
+    SmartQuotes,
+    /// A no-break, zero-width or other Unicode space between tokens.
+    UnicodeWhitespace,
+    /// A Python tuple `(1, 2)`, read as an array.
+    PythonTuple,
+    /// A number cut mid-way (`2e`, `-`, `1.`) before a delimiter, kept as what parses.
+    IncompleteNumber,
+    /// The whole value was itself JSON-escaped (`{\"a\": 1}`) and was unescaped once.
+    EscapedJson,
+    /// A Python set `{'a', 'b'}` (quoted items, no values), read as an array.
+    PythonSet,
+    /// `1_234.5_6`: underscores between digits (Python, Rust, JS) dropped.
+    DigitSeparator,
+    /// `ObjectId("x")`, `new Date("x")`: a constructor call around one
+    /// literal (the Mongo shell, JS), read as that literal.
+    WrapperCall,
+    /// A bare word before a quoted key (`COMMENT "k": 1`) was dropped.
+    StrayWord,
+    /// `` `…` `` (or `` `…´ ``) backtick-quoted strings or keys.
+    BacktickQuotes,
+    /// An array continued after its `]` (`"k": [1], [2]`) was merged back.
+    ArrayContinued,
+    /// An extra `}` closing the outermost object before more members
+    /// (`{"a": 1}, "b": 2}`) was dropped.
+    ExtraCloser,
+    /// `"a" + "b"`: a string written in pieces joined by `+` (JS), joined.
+    StringConcatenation,
+    /// `{{"a": 1}}`: an object doubled around its content, read once.
+    DoubledBrace,
+    /// A number no JSON number type here holds exactly (a 23-digit integer,
+    /// `1e400`) became its nearest `f64` or `null`; each one is also an error
+    /// of kind `number`, so the value is not valid (Note [Big numbers] in
+    /// [`crate::json`]).
+    InexactNumber,
+}
+
+/// What a coercion did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoercionKind {
+    /// A numeric string became a number (`"42"` → `42`, `"3.5"` → `3.5`).
+    StringToNumber,
+    /// A percentage string became its number (`"90%"` → `90`).
+    PercentToNumber,
+    /// `"true"`/`"false"` (any case) became a boolean.
+    StringToBoolean,
+    /// A string matched exactly one enum member ignoring case and became it
+    /// (`"Critical"` → `"critical"`).
+    EnumCase,
+    /// A single value became a one-element array (`x` → `[x]`).
+    SingleToArray,
+    /// A `null` optional property whose schema rejects `null` was removed.
+    NullRemoved,
+    /// `{"output": x}` or `{"result": x}` became `x`.
+    Unwrapped,
+}
+
+impl CoercionKind {
+    /// The `snake_case` name used in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CoercionKind::StringToNumber => "string_to_number",
+            CoercionKind::PercentToNumber => "percent_to_number",
+            CoercionKind::StringToBoolean => "string_to_boolean",
+            CoercionKind::EnumCase => "enum_case",
+            CoercionKind::SingleToArray => "single_to_array",
+            CoercionKind::NullRemoved => "null_removed",
+            CoercionKind::Unwrapped => "unwrapped",
+        }
+    }
+}
+
+impl std::fmt::Display for CoercionKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One schema-aligned coercion, reported so nothing is changed silently.
+///
+/// Serialized as `{"kind": "string_to_number", "instance_path": "/confidence",
+/// "from": "90", "to": 90}`; `to` is absent when the value was removed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Coercion {
+    /// What was done.
+    pub kind: CoercionKind,
+    /// Where, as a JSON Pointer into the instance as it was at that step
+    /// (after an [`CoercionKind::Unwrapped`], paths are into the inner value).
+    pub instance_path: String,
+    /// The value before.
+    pub from: Value,
+    /// The value after; `None` when the value was removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<Value>,
 }

@@ -18,10 +18,10 @@
 //! valid. Recursion is capped in depth and in total steps, so recursive
 //! schemas and deep `anyOf` nests cannot run away.
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
 use super::{Draft, Validator};
+use crate::outcome::{Coercion, CoercionKind};
 
 /// Nesting depth (schema applicators and instance levels together) beyond
 /// which the walk stops coercing.
@@ -37,66 +37,6 @@ const MAX_STEPS: usize = 20_000;
 /// SDKs' `output`); broader names such as `data` or `response` are common
 /// real fields of user schemas and are left alone.
 const WRAPPER_KEYS: &[&str] = &["output", "result"];
-
-/// What a coercion did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CoercionKind {
-    /// A numeric string became a number (`"42"` → `42`, `"3.5"` → `3.5`).
-    StringToNumber,
-    /// A percentage string became its number (`"90%"` → `90`).
-    PercentToNumber,
-    /// `"true"`/`"false"` (any case) became a boolean.
-    StringToBoolean,
-    /// A string matched exactly one enum member ignoring case and became it
-    /// (`"Critical"` → `"critical"`).
-    EnumCase,
-    /// A single value became a one-element array (`x` → `[x]`).
-    SingleToArray,
-    /// A `null` optional property whose schema rejects `null` was removed.
-    NullRemoved,
-    /// `{"output": x}` or `{"result": x}` became `x`.
-    Unwrapped,
-}
-
-impl CoercionKind {
-    /// The `snake_case` name used in JSON output.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CoercionKind::StringToNumber => "string_to_number",
-            CoercionKind::PercentToNumber => "percent_to_number",
-            CoercionKind::StringToBoolean => "string_to_boolean",
-            CoercionKind::EnumCase => "enum_case",
-            CoercionKind::SingleToArray => "single_to_array",
-            CoercionKind::NullRemoved => "null_removed",
-            CoercionKind::Unwrapped => "unwrapped",
-        }
-    }
-}
-
-impl std::fmt::Display for CoercionKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One schema-aligned coercion, reported so nothing is changed silently.
-///
-/// Serialized as `{"kind": "string_to_number", "instance_path": "/confidence",
-/// "from": "90", "to": 90}`; `to` is absent when the value was removed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Coercion {
-    /// What was done.
-    pub kind: CoercionKind,
-    /// Where, as a JSON Pointer into the instance as it was at that step
-    /// (after an [`CoercionKind::Unwrapped`], paths are into the inner value).
-    pub instance_path: String,
-    /// The value before.
-    pub from: Value,
-    /// The value after; `None` when the value was removed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to: Option<Value>,
-}
 
 /// See [`Validator::coerce`].
 pub(super) fn coerce(validator: &Validator, instance: Value) -> (Value, Vec<Coercion>) {

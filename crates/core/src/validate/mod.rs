@@ -35,7 +35,9 @@ use crate::check::Invariants;
 use crate::error::{Error, Result};
 use crate::outcome::Violation;
 
-pub use coerce::{Coercion, CoercionKind};
+/// The coercions live with the other result types (Note [Result types] in
+/// `outcome`); re-exported where they are made.
+pub use crate::outcome::{Coercion, CoercionKind};
 pub use draft::Draft;
 
 /// Supplies the documents behind `$ref`s to other URIs (`http://…/defs.json`).
