@@ -11,6 +11,7 @@ pub mod forensic;
 pub mod hub;
 pub mod ingest;
 pub mod loopflow;
+pub mod model;
 pub mod ops;
 pub mod partial;
 pub mod process;
