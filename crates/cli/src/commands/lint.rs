@@ -16,7 +16,8 @@ pub fn dialect_of(p: ProviderArg) -> Dialect {
         ProviderArg::Anthropic | ProviderArg::ClaudeCode => Dialect::Anthropic,
         ProviderArg::Openai | ProviderArg::OpenaiResponses => Dialect::Openai,
         ProviderArg::Gemini => Dialect::Gemini,
-        ProviderArg::Ollama => Dialect::Ollama,
+        // Until core has a local dialect (branch local-models): Ollama's rules.
+        ProviderArg::Ollama | ProviderArg::Local => Dialect::Ollama,
     }
 }
 

@@ -23,6 +23,9 @@ mod feed;
 mod flows;
 mod lint;
 mod lists;
+mod local;
+#[cfg(feature = "local")]
+mod local;
 mod ops;
 mod parse;
 mod playground;

@@ -1,0 +1,151 @@
+//! `agentshape ask --provider local`: the in-process engine through the real
+//! binary. The `tiny` model has random weights, so a valid answer proves the
+//! grammar, and `--unconstrained` proves its absence. A missing model fails
+//! with `model::resolve`'s message (never skipped).
+
+use serde_json::{Value, json};
+
+use crate::{agentshape, json_lines, temp_file};
+
+fn ask_local(schema: &Value, extra: &[&str], prompt: &str) -> (i32, Value, String) {
+    let f = temp_file(&schema.to_string());
+    let out = agentshape()
+        .args(["ask", "--provider", "local", "--json", "--schema"])
+        .arg(f.path())
+        .args(extra)
+        .arg(prompt)
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let lines = json_lines(&out.stdout);
+    let v = lines.first().cloned().unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), v, stderr)
+}
+
+#[test]
+fn tiny_model_answers_valid_objects_with_timing() {
+    let schemas = [
+        json!({"type": "object", "properties": {"level": {"enum": ["low", "high"]}, "n": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["level", "n"], "additionalProperties": false}),
+        json!({"type": "array", "items": {"type": "boolean"}, "minItems": 1, "maxItems": 3}),
+        json!({"type": "object", "properties": {"name": {"type": "string", "maxLength": 6}, "tags": {"type": "array", "items": {"type": "string", "maxLength": 3}, "maxItems": 2}}, "required": ["name"], "additionalProperties": false}),
+    ];
+    for s in &schemas {
+        let (code, v, err) = ask_local(s, &["--model", "tiny"], "hi");
+        assert_eq!(code, 0, "{s}: {v} {err}");
+        assert_eq!(v["valid"], json!(true), "{v}");
+        assert_eq!(v["provider"], "local");
+        assert_eq!(v["attempts"].as_array().map(Vec::len), Some(1), "{v}");
+        for key in [
+            "load_ms",
+            "prompt_ms",
+            "sample_ms",
+            "grammar_ms",
+            "tokens",
+            "tokens_per_second",
+        ] {
+            assert!(v["timing"][key].is_number(), "timing.{key} in {v}");
+        }
+        let validator = agentshape_core::validate::Validator::new(s).unwrap();
+        assert!(validator.errors(&v["value"]).is_empty(), "{v}");
+    }
+}
+
+#[test]
+fn unconstrained_tiny_model_fails_after_the_retries() {
+    let s = json!({"type": "object", "properties": {"level": {"enum": ["low", "high"]}}, "required": ["level"], "additionalProperties": false});
+    let (code, v, err) = ask_local(
+        &s,
+        &[
+            "--model",
+            "tiny",
+            "--unconstrained",
+            "--retries",
+            "1",
+            "--max-tokens",
+            "40",
+        ],
+        "hi",
+    );
+    assert!(code == 1 || code == 2 || code == 3, "{code} {v} {err}");
+    assert_ne!(v["valid"], json!(true), "{v}");
+    assert_eq!(v["attempts"].as_array().map(Vec::len), Some(2), "{v}");
+}
+
+#[test]
+fn a_schema_llguidance_rejects_is_a_usage_error_before_loading() {
+    let s = json!({"type": "integer", "minimum": 5, "maximum": 1});
+    // A model that does not exist: the schema error must come first.
+    let (code, _, err) = ask_local(&s, &["--model", "/nonexistent/model.gguf"], "hi");
+    assert_eq!(code, 64, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("grammar"), "{err}");
+}
+
+#[test]
+fn a_missing_model_names_model_fetch() {
+    let s = json!({"type": "boolean"});
+    let (code, _, err) = ask_local(&s, &["--model", "no-such-model-name"], "hi");
+    assert_eq!(code, 64, "{err}");
+    assert!(err.contains("agentshape model fetch"), "{err}");
+}
+
+#[test]
+fn remote_providers_still_need_a_model() {
+    let f = temp_file("{\"type\":\"boolean\"}");
+    let out = agentshape()
+        .args(["ask", "--provider", "ollama", "--schema"])
+        .arg(f.path())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--model"));
+}
+
+#[test]
+fn live_prints_growing_partial_objects() {
+    let s = json!({"type": "object", "properties": {"a": {"type": "integer", "minimum": 0, "maximum": 99}, "b": {"type": "boolean"}, "c": {"type": "string", "maxLength": 4}}, "required": ["a", "b", "c"], "additionalProperties": false});
+    let (code, v, err) = ask_local(&s, &["--model", "tiny", "--live"], "hi");
+    assert_eq!(code, 0, "{v} {err}");
+    let partials: Vec<Value> = err
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["kind"] == "partial")
+        .map(|m| m["value"].clone())
+        .collect();
+    assert!(!partials.is_empty(), "{err}");
+    let mut seen: Vec<String> = Vec::new();
+    for p in &partials {
+        let keys: Vec<String> = p
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        for k in &seen {
+            assert!(keys.contains(k), "{k} lost in {p}: {err}");
+        }
+        seen = keys;
+    }
+    assert_eq!(v["valid"], json!(true));
+}
+
+#[test]
+fn smollm2_answers_an_agent_response() {
+    let out = agentshape()
+        .args([
+            "ask",
+            "--provider",
+            "local",
+            "--json",
+            "--schema",
+            "schemas/agent-response.json",
+            "The disk on db-1 is 95% full",
+        ])
+        .timeout(std::time::Duration::from_secs(900))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["valid"], json!(true), "{v}");
+}
