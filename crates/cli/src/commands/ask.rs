@@ -340,27 +340,6 @@ impl<P: Provider> Provider for Shared<P> {
     }
 }
 
-/// The loaded local provider behind the `Provider` trait, shared so `ask`
-/// can read its timing after the calls.
-#[cfg(feature = "local")]
-struct Shared(std::sync::Arc<agentshape_runtime::provider::local::Local>);
-
-#[cfg(feature = "local")]
-impl Provider for Shared {
-    fn kind(&self) -> Kind {
-        self.0.kind()
-    }
-    fn body(&self, req: &Request) -> Value {
-        self.0.body(req)
-    }
-    fn call<'a>(
-        &'a self,
-        req: &'a Request,
-    ) -> provider::BoxFuture<'a, Result<provider::Reply, provider::ProviderError>> {
-        self.0.call(req)
-    }
-}
-
 /// A schema name providers accept (`[A-Za-z0-9_-]`, at most 64 characters).
 fn schema_name(path: &std::path::Path) -> String {
     let stem = path

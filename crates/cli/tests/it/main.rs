@@ -23,7 +23,6 @@ mod feed;
 mod flows;
 mod lint;
 mod lists;
-mod local;
 #[cfg(feature = "local")]
 mod local;
 mod ops;

@@ -25,6 +25,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
 use llguidance::{Matcher, ParserFactory};
 use serde::Serialize;
 
@@ -132,7 +133,7 @@ pub struct Timing {
 impl Timing {
     /// `self` plus `other` (over the calls of one ask).
     #[must_use]
-    pub fn add(self, other: Timing) -> Timing {
+    pub fn plus(self, other: Timing) -> Timing {
         let sample_ms = self.sample_ms + other.sample_ms;
         let tokens = self.tokens + other.tokens;
         Timing {
@@ -299,10 +300,8 @@ impl Engine {
                 .iter()
                 .map(|(s, c)| LlamaChatMessage::new(s.as_str().to_owned(), (*c).to_owned()))
                 .collect();
-            if let Ok(text) = chat.map(|c| self.model.apply_chat_template(t, &c, true)) {
-                if let Ok(text) = text {
-                    return text;
-                }
+            if let Ok(Ok(text)) = chat.map(|c| self.model.apply_chat_template(t, &c, true)) {
+                return text;
             }
         }
         let mut out = String::new();
@@ -413,7 +412,7 @@ impl Engine {
                     .compute_mask_or_eos()
                     .map_err(|e| EngineError::Matcher(e.to_string()))?;
                 for d in &mut candidates.data {
-                    if !mask.is_allowed(d.id().0.cast_unsigned()) {
+                    if !mask.is_allowed(token_id(d.id())) {
                         d.set_logit(f32::NEG_INFINITY);
                     }
                 }
@@ -428,7 +427,7 @@ impl Engine {
             }
             if let Some(m) = matcher.as_mut() {
                 let t = Instant::now();
-                m.consume_token(token.0.cast_unsigned())
+                m.consume_token(token_id(token))
                     .map_err(|e| EngineError::Matcher(e.to_string()))?;
                 grammar += t.elapsed();
             }
@@ -465,6 +464,11 @@ impl Engine {
     }
 }
 
+/// llama.cpp's token id as llguidance's (ids are never negative).
+fn token_id(t: LlamaToken) -> u32 {
+    u32::try_from(t.0).unwrap_or(u32::MAX)
+}
+
 /// Token pieces to text: a token may end inside a UTF-8 character, so bytes
 /// wait until the character is whole; bytes that can never form one become
 /// U+FFFD (kept visible, not dropped).
@@ -489,16 +493,12 @@ impl Utf8Stream {
                 Err(e) => {
                     let good = e.valid_up_to();
                     out.push_str(&String::from_utf8_lossy(&self.pending[..good]));
-                    match e.error_len() {
-                        Some(bad) => {
-                            out.push('\u{FFFD}');
-                            self.pending.drain(..good + bad);
-                        }
-                        None => {
-                            self.pending.drain(..good);
-                            break;
-                        }
-                    }
+                    let Some(bad) = e.error_len() else {
+                        self.pending.drain(..good);
+                        break;
+                    };
+                    out.push('\u{FFFD}');
+                    self.pending.drain(..good + bad);
                 }
             }
         }
@@ -542,7 +542,7 @@ mod tests {
             tokens: 10,
             ..Timing::default()
         };
-        let b = a.add(a);
+        let b = a.plus(a);
         assert_eq!(b.tokens, 20);
         assert!((b.tokens_per_second - 10.0).abs() < 1e-9);
     }

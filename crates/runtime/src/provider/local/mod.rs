@@ -13,6 +13,7 @@ pub mod grammar;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use agentshape_core::decode::Format;
 use agentshape_core::event::ResultEvent;
@@ -193,7 +194,10 @@ fn summary(model: &str, g: &Generation) -> agentshape_core::RunSummary {
             },
             text: Some(g.text.clone()),
             stop_reason: Some(stop_reason.to_owned()),
-            duration_ms: Some((g.timing.prompt_ms + g.timing.sample_ms) as u64),
+            duration_ms: Some(Duration::from_secs_f64(
+                (g.timing.prompt_ms + g.timing.sample_ms).max(0.0) / 1000.0,
+            ))
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             ..ResultInfo::default()
         },
         structured_output: None,
@@ -295,7 +299,7 @@ impl Provider for Local {
             };
             {
                 let mut t = self.timing.lock().unwrap_or_else(PoisonError::into_inner);
-                *t = Some(t.map_or(generation.timing, |t| t.add(generation.timing)));
+                *t = Some(t.map_or(generation.timing, |t| t.plus(generation.timing)));
             }
             Ok(Reply {
                 status: None,
