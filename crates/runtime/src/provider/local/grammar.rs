@@ -7,8 +7,16 @@
 //! brace. Compact JSON leaves it no choice but to make progress, and costs a
 //! real model nothing (whitespace carries no data). Keys the schema's own
 //! `x-guidance` object sets are kept: a caller who asks for something else
-//! gets it. `additionalProperties` is left as the schema says (absent means
-//! allowed, as JSON Schema defines it).
+//! gets it.
+//!
+//! Note [Closed objects under the grammar]: an object schema with
+//! `properties` and no `additionalProperties` (nor `patternProperties`) is
+//! closed for the grammar only: SmolLM2 under the open `escalation` object of
+//! `agent-response.json` wrote `"noob":true` until the token limit. A closed
+//! object's values are valid under the open schema too, and the reply is
+//! still validated against the schema as written. An explicit
+//! `additionalProperties` is kept; branches of `allOf` are not closed (their
+//! properties add up across branches).
 
 use std::sync::OnceLock;
 
@@ -38,6 +46,7 @@ pub fn grammar_for(schema: &Value) -> Result<TopLevelGrammar, GrammarError> {
             ));
         }
     };
+    close_objects(&mut schema, true);
     if let Some(obj) = schema.as_object_mut() {
         let opts = obj
             .entry("x-guidance")
@@ -53,6 +62,61 @@ pub fn grammar_for(schema: &Value) -> Result<TopLevelGrammar, GrammarError> {
         }
     }
     Ok(TopLevelGrammar::from_json_schema(schema))
+}
+
+/// Note [Closed objects under the grammar]: walk the subschemas by keyword
+/// (never into `const`, `enum` or `default` values).
+fn close_objects(schema: &mut Value, close: bool) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    if close
+        && obj.get("properties").is_some_and(Value::is_object)
+        && !obj.contains_key("additionalProperties")
+        && !obj.contains_key("patternProperties")
+        && !obj.contains_key("unevaluatedProperties")
+    {
+        obj.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    for key in ["properties", "$defs", "definitions", "patternProperties"] {
+        if let Some(Value::Object(map)) = obj.get_mut(key) {
+            for sub in map.values_mut() {
+                close_objects(sub, true);
+            }
+        }
+    }
+    for key in [
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "additionalItems",
+    ] {
+        if let Some(sub) = obj.get_mut(key) {
+            if let Value::Array(list) = sub {
+                for s in list {
+                    close_objects(s, true);
+                }
+            } else {
+                close_objects(sub, true);
+            }
+        }
+    }
+    for (key, close_branch) in [
+        ("anyOf", true),
+        ("oneOf", true),
+        ("prefixItems", true),
+        ("allOf", false),
+    ] {
+        if let Some(Value::Array(list)) = obj.get_mut(key) {
+            for s in list {
+                close_objects(s, close_branch);
+            }
+        }
+    }
 }
 
 /// A factory over a one-byte-per-token vocabulary: enough to compile a
@@ -127,6 +191,27 @@ mod tests {
             let e = check(&s).expect_err(&s.to_string()).to_string();
             assert!(!e.contains('\n') && !e.is_empty(), "{e}");
         }
+    }
+
+    #[test]
+    fn open_objects_are_closed_for_the_grammar_only_where_safe() {
+        let mut s = json!({
+            "properties": {"a": {"properties": {"x": {}}}, "properties": {"type": "object", "properties": {}}},
+            "allOf": [{"properties": {"y": {}}}],
+            "anyOf": [{"properties": {"z": {}}, "additionalProperties": true}],
+            "const": {"properties": {}}
+        });
+        close_objects(&mut s, true);
+        assert_eq!(s["additionalProperties"], json!(false));
+        assert_eq!(s["properties"]["a"]["additionalProperties"], json!(false));
+        assert_eq!(
+            s["properties"]["properties"]["additionalProperties"],
+            json!(false)
+        );
+        assert!(s["properties"].get("additionalProperties").is_none());
+        assert!(s["allOf"][0].get("additionalProperties").is_none());
+        assert_eq!(s["anyOf"][0]["additionalProperties"], json!(true));
+        assert_eq!(s["const"], json!({"properties": {}}));
     }
 
     #[test]
