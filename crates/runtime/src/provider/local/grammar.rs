@@ -11,7 +11,7 @@
 //!
 //! Note [Closed objects under the grammar]: an object schema with
 //! `properties` and no `additionalProperties` (nor `patternProperties`) is
-//! closed for the grammar only: SmolLM2 under the open `escalation` object of
+//! closed for the grammar only: `SmolLM2` under the open `escalation` object of
 //! `agent-response.json` wrote `"noob":true` until the token limit. A closed
 //! object's values are valid under the open schema too, and the reply is
 //! still validated against the schema as written. An explicit
