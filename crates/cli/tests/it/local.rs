@@ -10,7 +10,17 @@ use crate::{agentshape, json_lines, temp_file};
 fn ask_local(schema: &Value, extra: &[&str], prompt: &str) -> (i32, Value, String) {
     let f = temp_file(&schema.to_string());
     let out = agentshape()
-        .args(["ask", "--provider", "local", "--json", "--schema"])
+        // One thread: llama.cpp's threads spin at each barrier, and on a
+        // shared 2-core CI box two of them ran 60 times slower than one.
+        .args([
+            "ask",
+            "--provider",
+            "local",
+            "--threads",
+            "1",
+            "--json",
+            "--schema",
+        ])
         .arg(f.path())
         .args(extra)
         .arg(prompt)
@@ -152,6 +162,8 @@ fn smollm2_answers_an_agent_response() {
             "ask",
             "--provider",
             "local",
+            "--threads",
+            "1",
             "--json",
             "--schema",
             "schemas/agent-response.json",

@@ -20,6 +20,8 @@ fn tiny() -> Arc<Engine> {
 fn opts() -> SampleOptions {
     SampleOptions {
         max_tokens: 400,
+        // See the CLI tests: one thread is the robust choice on a shared box.
+        threads: 1,
         ..SampleOptions::default()
     }
 }
