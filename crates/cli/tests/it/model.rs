@@ -416,3 +416,57 @@ fn lint_local_names_what_llguidance_refuses_and_fix_removes_it() {
     );
     assert_eq!(r["findings"], json!([]));
 }
+
+/// scripts/setup.sh's `models` component: `--check` with an empty cache
+/// lists it; files with the pinned sizes satisfy it (no network, no hashing).
+#[test]
+fn setup_check_lists_models_until_both_files_are_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = || {
+        std::process::Command::new(crate::repo_root().join("scripts/setup.sh"))
+            .args(["--check", "--only", "models"])
+            .env("AGENTSHAPE_MODEL_DIR", dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = check();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("setup: models missing"), "{text}");
+    for m in agentshape_runtime::model::MODELS {
+        // Sparse files of the pinned sizes: `have` checks presence and size.
+        let f = std::fs::File::create(dir.path().join(m.file)).unwrap();
+        f.set_len(m.size).unwrap();
+    }
+    let out = check();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("setup: models ok"), "{text}");
+}
+
+/// The set-up script reads its pins from the code (one copy): its parser
+/// must find exactly `MODELS`, field by field.
+#[test]
+fn setup_pins_agree_with_the_code() {
+    let out = std::process::Command::new("python3")
+        .arg(crate::repo_root().join("scripts/models.py"))
+        .arg("pins")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = json_lines(&out.stdout);
+    let want: Vec<Value> = agentshape_runtime::model::MODELS
+        .iter()
+        .map(|m| {
+            json!({"name": m.name, "package": m.package, "version": m.version, "wheel": m.wheel,
+                   "wheel_sha256": m.wheel_sha256, "member": m.member, "sha256": m.sha256,
+                   "size": m.size, "file": m.file, "description": m.description})
+        })
+        .collect();
+    assert_eq!(got, want);
+}
