@@ -121,7 +121,8 @@ pub enum Command {
     #[command(after_help = "Examples:\n  \
         agentshape lint --schema schemas/agent-response.json --provider openai\n  \
         agentshape lint --schema schemas/code-review.json --provider anthropic --fix > fixed.json\n  \
-        agentshape lint --schema s.json --provider gemini --json")]
+        agentshape lint --schema s.json --provider gemini --json\n  \
+        agentshape lint --schema s.json --provider local --fix > for-llguidance.json")]
     Lint(LintArgs),
     /// Run an agent (or replay a transcript): stream, log, extract, validate, store.
     #[command(after_help = "Examples:\n  \

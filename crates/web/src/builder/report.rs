@@ -147,7 +147,11 @@ mod tests {
             json!({"$ref": "#/nowhere"}),
         ] {
             let lint = super::lint_all(&schema);
-            assert_eq!(lint["providers"].as_object().unwrap().len(), 4, "{schema}");
+            assert_eq!(
+                lint["providers"].as_object().unwrap().len(),
+                agentshape_core::lint::Dialect::ALL.len(),
+                "{schema}"
+            );
             let inv = super::invariants(&schema);
             assert!(inv["ok"].is_boolean(), "{schema}: {inv}");
         }
