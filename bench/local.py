@@ -123,6 +123,23 @@ def ask(bin_, schema_path, prompt, constrained, env):
     }
 
 
+def preflight(bin_, env):
+    """Exit 64 must mean "the grammar did not compile", not "no engine":
+    one trivial ask first, and stop when even that is refused."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}, f)
+    try:
+        cmd = [bin_, "ask", "--provider", "local", "--model", env["MODEL"], "--json",
+               "--schema", f.name, "--max-tokens", "16", "Is the sky blue?"]
+        code, _, err = run(cmd, timeout=int(env["ASK_TIMEOUT"]))
+    finally:
+        os.unlink(f.name)
+    if code is None or code == 64 or code >= 66:
+        sys.exit("bench/local: `ask --provider local` cannot run here (exit %s): %s\n"
+                 "build with `--features local` and fetch the model, or set COVERAGE_ONLY=1"
+                 % (code, err.decode("utf-8", "replace").strip()[-500:]))
+
+
 def pct(a, b):
     return f"{a}/{b} ({100.0 * a / b:.1f}%)" if b else "-"
 
@@ -140,6 +157,8 @@ def main(argv):
     seed = int(os.environ.get("SEED", "10"))
     picked = sample(corpus, n, seed)
     os.makedirs(out_dir, exist_ok=True)
+    if not coverage_only:
+        preflight(bin_, env)
     rows = []
     tmp = tempfile.mkdtemp(prefix="agentshape-local-bench-")
     with open(os.path.join(out_dir, "results.jsonl"), "w") as log:
