@@ -25,7 +25,8 @@ fn kind_of(p: ProviderArg) -> Kind {
         ProviderArg::Openai => Kind::OpenaiChat,
         ProviderArg::OpenaiResponses => Kind::OpenaiResponses,
         ProviderArg::Gemini => Kind::Gemini,
-        ProviderArg::Ollama => Kind::Ollama,
+        // `Local` is not reached: `run` refuses it first, until the engine lands.
+        ProviderArg::Ollama | ProviderArg::Local => Kind::Ollama,
         ProviderArg::ClaudeCode => Kind::ClaudeCode,
     }
 }
@@ -47,6 +48,12 @@ fn env(name: &str) -> Option<String> {
 /// # Errors
 /// A missing or bad schema, a missing key, an unreadable prompt, or a failing stdout.
 pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
+    if args.provider == ProviderArg::Local {
+        return Err(CliError::Usage(
+            "`ask --provider local` needs the local engine, which this build does not have".into(),
+        )
+        .into());
+    }
     let kind = kind_of(args.provider);
     let validator = input::load_schema(&args.schema)?;
     let schema = validator.schema().clone();

@@ -17,6 +17,7 @@ pub fn dialect_of(p: ProviderArg) -> Dialect {
         ProviderArg::Openai | ProviderArg::OpenaiResponses => Dialect::Openai,
         ProviderArg::Gemini => Dialect::Gemini,
         ProviderArg::Ollama => Dialect::Ollama,
+        ProviderArg::Local => Dialect::Local,
     }
 }
 

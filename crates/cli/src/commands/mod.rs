@@ -6,6 +6,7 @@ mod extract;
 mod ingest;
 mod lint;
 mod memories;
+mod model;
 mod ops;
 mod parse;
 mod profile;
@@ -60,6 +61,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Sessions(a) => sessions::run(&a),
         Command::Serve(a) => serve::run(a),
         Command::Profile(a) => profile::run(&a),
+        Command::Model(a) => model::run(&a),
     }
 }
 

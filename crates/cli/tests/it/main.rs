@@ -23,6 +23,7 @@ mod feed;
 mod flows;
 mod lint;
 mod lists;
+mod model;
 mod ops;
 mod parse;
 mod playground;
