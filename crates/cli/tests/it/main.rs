@@ -25,6 +25,7 @@ mod lint;
 mod lists;
 #[cfg(feature = "local")]
 mod local;
+mod model;
 mod ops;
 mod parse;
 mod playground;

@@ -94,6 +94,7 @@ fn keyword(key: &str, value: &Value) -> Option<(Severity, &'static str)> {
 
 pub(crate) static RULES: Rules = Rules {
     keyword,
+    in_context: None,
     max_depth: None,
     max_properties: None,
     max_enum_values: None,

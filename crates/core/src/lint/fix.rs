@@ -257,7 +257,8 @@ impl Fixer<'_> {
                 }
                 _ => false,
             };
-            let verdict = (rules.keyword)(&key, value);
+            let verdict = (rules.keyword)(&key, value)
+                .or_else(|| rules.in_context.and_then(|rule| rule(obj, &key, value)));
             if verdict.is_none() && !special {
                 continue;
             }

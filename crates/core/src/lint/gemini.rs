@@ -58,6 +58,7 @@ fn keyword(key: &str, _value: &Value) -> Option<(Severity, &'static str)> {
 
 pub(crate) static RULES: Rules = Rules {
     keyword,
+    in_context: None,
     max_depth: None,
     max_properties: None,
     max_enum_values: None,

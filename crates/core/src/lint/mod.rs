@@ -7,7 +7,7 @@
 //! module finds both, with a JSON Pointer to the place in the schema:
 //!
 //! - [`lint`] lists [`Finding`]s for one [`Dialect`] (one module per dialect:
-//!   [`anthropic`], [`openai`], [`gemini`], [`ollama`]; the shared walker is `walk`);
+//!   [`anthropic`], [`openai`], [`gemini`], [`ollama`], [`local`]; the shared walker is `walk`);
 //! - [`fix`] returns a [`Fixed`] schema the provider accepts: unsupported
 //!   constraints move into `description` (so the model still reads them),
 //!   `oneOf` becomes `anyOf`, `allOf` is merged, objects are closed with
@@ -30,6 +30,7 @@
 pub mod anthropic;
 mod fix;
 pub mod gemini;
+pub mod local;
 pub mod ollama;
 pub mod openai;
 mod walk;
@@ -51,15 +52,18 @@ pub enum Dialect {
     Gemini,
     /// Ollama `/api/chat` `format` (a llama.cpp grammar built from the schema).
     Ollama,
+    /// `--provider local`: llguidance's JSON Schema compiler on a local model.
+    Local,
 }
 
 impl Dialect {
     /// Every dialect, in a stable order.
-    pub const ALL: [Dialect; 4] = [
+    pub const ALL: [Dialect; 5] = [
         Dialect::Anthropic,
         Dialect::Openai,
         Dialect::Gemini,
         Dialect::Ollama,
+        Dialect::Local,
     ];
 
     /// The name used on the command line and in JSON output.
@@ -69,6 +73,7 @@ impl Dialect {
             Dialect::Openai => "openai",
             Dialect::Gemini => "gemini",
             Dialect::Ollama => "ollama",
+            Dialect::Local => "local",
         }
     }
 
@@ -79,6 +84,7 @@ impl Dialect {
             "openai" | "openai-chat" | "openai-responses" => Some(Dialect::Openai),
             "gemini" => Some(Dialect::Gemini),
             "ollama" => Some(Dialect::Ollama),
+            "local" => Some(Dialect::Local),
             _ => None,
         }
     }
@@ -100,6 +106,7 @@ impl Dialect {
             Dialect::Openai => &openai::RULES,
             Dialect::Gemini => &gemini::RULES,
             Dialect::Ollama => &ollama::RULES,
+            Dialect::Local => &local::RULES,
         }
     }
 }

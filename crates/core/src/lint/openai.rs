@@ -95,6 +95,7 @@ fn keyword(key: &str, value: &Value) -> Option<(Severity, &'static str)> {
 
 pub(crate) static RULES: Rules = Rules {
     keyword,
+    in_context: None,
     max_depth: Some(10),
     max_properties: Some(5000),
     max_enum_values: Some(1000),

@@ -241,3 +241,135 @@ fn an_accepted_schema_is_left_unchanged() {
         assert_eq!(fixed.schema, schema);
     }
 }
+
+/// One row per llguidance rule (`docs/json_schema.md` and its compiler's
+/// `IMPLEMENTED` list): what compiles passes, what does not is an error.
+#[test]
+fn local_flags_what_llguidance_refuses_to_compile() {
+    use Severity::Error;
+    type Row = (Value, Vec<(&'static str, &'static str, Severity)>);
+    let cases: Vec<Row> = vec![
+        // Everything it implements: no finding.
+        (
+            json!({"type": "object", "title": "t", "x-guidance": {"whitespace_flexible": false},
+                   "properties": {
+                       "a": {"type": "string", "minLength": 1, "maxLength": 9, "pattern": "^[a-z]+$", "format": "email"},
+                       "b": {"type": "number", "minimum": 0, "exclusiveMaximum": 5, "multipleOf": 0.5},
+                       "c": {"type": "array", "items": {"enum": [1, 2]}, "minItems": 1, "maxItems": 3},
+                       "d": {"anyOf": [{"$ref": "#/$defs/x"}, {"const": null}]},
+                       "e": {"type": "object", "patternProperties": {"^x": {}}, "additionalProperties": false},
+                       "f": {"allOf": [{"type": "integer"}, {"maximum": 3}]}},
+                   "required": ["a"], "$defs": {"x": {"type": "boolean"}}}),
+            vec![],
+        ),
+        (
+            json!({"type": "array", "uniqueItems": true}),
+            vec![("/uniqueItems", "unsupported_keyword", Error)],
+        ),
+        (
+            json!({"type": "array", "contains": {"const": 1}}),
+            vec![("/contains", "unsupported_keyword", Error)],
+        ),
+        (
+            json!({"not": {"type": "null"}}),
+            vec![("/not", "unsupported_keyword", Error)],
+        ),
+        (
+            json!({"if": {"type": "string"}, "then": {"minLength": 1}, "else": {"type": "null"}}),
+            vec![
+                ("/else", "unsupported_keyword", Error),
+                ("/if", "unsupported_keyword", Error),
+                ("/then", "unsupported_keyword", Error),
+            ],
+        ),
+        (
+            json!({"type": "object", "propertyNames": {"maxLength": 3}}),
+            vec![("/propertyNames", "unsupported_keyword", Error)],
+        ),
+        (
+            json!({"type": "object", "dependentRequired": {"a": ["b"]}}),
+            vec![("/dependentRequired", "unsupported_keyword", Error)],
+        ),
+        (
+            json!({"type": "object", "unevaluatedProperties": false}),
+            vec![("/unevaluatedProperties", "unsupported_keyword", Error)],
+        ),
+        (json!({"type": "string", "format": "ipv4"}), vec![]),
+        (
+            json!({"type": "string", "format": "regex"}),
+            vec![("/format", "unsupported_keyword", Error)],
+        ),
+        (
+            json!({"type": "string", "format": "uri-reference"}),
+            vec![("/format", "unsupported_keyword", Error)],
+        ),
+        (
+            json!({"type": "string", "pattern": "^(?!x).*$"}),
+            vec![("/pattern", "pattern", Error)],
+        ),
+        (
+            json!({"oneOf": [{"type": "string"}, {"type": "integer"}]}),
+            vec![("/oneOf", "unsupported_keyword", Error)],
+        ),
+        // min/maxProperties: only when every listed property is required.
+        (
+            json!({"type": "object", "properties": {"a": {}}, "required": ["a"], "maxProperties": 3}),
+            vec![],
+        ),
+        (
+            json!({"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 1}),
+            vec![],
+        ),
+        (
+            json!({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"], "minProperties": 1}),
+            vec![("/minProperties", "unsupported_keyword", Error)],
+        ),
+        (
+            json!({"$ref": "https://example.com/s.json"}),
+            vec![("/$ref", "remote_ref", Error)],
+        ),
+        // Vendor keys are not JSON Schema keywords: llguidance skips them.
+        (json!({"type": "string", "x-whatever": {"not": 1}}), vec![]),
+    ];
+    for (schema, want) in cases {
+        let got = rules_at(&schema, Dialect::Local);
+        let want: Vec<(String, &str, Severity)> = want
+            .into_iter()
+            .map(|(p, r, s)| (p.to_owned(), r, s))
+            .collect();
+        assert_eq!(got, want, "{schema}");
+    }
+}
+
+#[test]
+fn local_fix_leaves_a_schema_llguidance_compiles() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string", "format": "regex"}, "uniqueItems": true},
+            "v": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+            "w": {"not": {"const": 0}}
+        },
+        "minProperties": 1
+    });
+    let fixed = fix(&schema, Dialect::Local);
+    assert!(
+        lint(&fixed.schema, Dialect::Local).is_empty(),
+        "{:#}",
+        fixed.schema
+    );
+    assert!(fixed.schema["properties"]["v"].get("anyOf").is_some());
+    let tags = &fixed.schema["properties"]["tags"];
+    assert!(tags.get("uniqueItems").is_none());
+    assert!(
+        tags["description"]
+            .as_str()
+            .unwrap()
+            .contains("uniqueItems"),
+        "{tags}"
+    );
+    // The original keeps enforcing what moved (belt and suspenders).
+    let original = Validator::new(&schema).unwrap();
+    assert!(!original.is_valid(&json!({"tags": ["a", "a"]})));
+    assert!(Dialect::from_name("local") == Some(Dialect::Local));
+}

@@ -11,10 +11,16 @@ use super::{Dialect, Finding, Severity};
 /// What a dialect says about one keyword: `None` when supported.
 pub(crate) type KeywordRule = fn(key: &str, value: &Value) -> Option<(Severity, &'static str)>;
 
+/// What a dialect says about one keyword given the rest of its node: `None` when supported.
+pub(crate) type ContextRule =
+    fn(node: &Map<String, Value>, key: &str, value: &Value) -> Option<(Severity, &'static str)>;
+
 /// One dialect's rules, with the documented limits (`None`: no documented limit).
 pub(crate) struct Rules {
     /// Verdict on one keyword of a schema node.
     pub keyword: KeywordRule,
+    /// Verdict on one keyword that depends on its siblings (asked after `keyword`).
+    pub in_context: Option<ContextRule>,
     /// Maximum object nesting depth.
     pub max_depth: Option<usize>,
     /// Maximum number of object properties over the whole schema.
@@ -428,8 +434,9 @@ impl Walk<'_> {
             }
             return;
         }
-        let _ = obj;
-        if let Some((sev, why)) = (self.rules.keyword)(key, value) {
+        let verdict = (self.rules.keyword)(key, value)
+            .or_else(|| self.rules.in_context.and_then(|rule| rule(obj, key, value)));
+        if let Some((sev, why)) = verdict {
             self.push(
                 at,
                 sev,

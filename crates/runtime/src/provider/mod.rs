@@ -173,10 +173,10 @@ impl Kind {
             Kind::Anthropic | Kind::ClaudeCode => Dialect::Anthropic,
             Kind::OpenaiChat | Kind::OpenaiResponses => Dialect::Openai,
             Kind::Gemini => Dialect::Gemini,
-            // No schema rewrite is sent to the local engine (llguidance
-            // compiles the schema as written); Ollama's rules are the closest
-            // until core has a local dialect.
-            Kind::Ollama | Kind::Local => Dialect::Ollama,
+            Kind::Ollama => Dialect::Ollama,
+            // What llguidance refuses to compile (core's `lint::local`); `ask`
+            // sends no rewritten schema to the engine, which compiles it as written.
+            Kind::Local => Dialect::Local,
         }
     }
 

@@ -108,7 +108,7 @@ mod tests {
         let out = super::lint_all(&schema);
         let providers = out["providers"].as_object().unwrap();
         let names: Vec<&str> = providers.keys().map(String::as_str).collect();
-        assert_eq!(names, ["anthropic", "gemini", "ollama", "openai"]);
+        assert_eq!(names, ["anthropic", "gemini", "local", "ollama", "openai"]);
         let openai = &providers["openai"];
         assert_eq!(openai["provider"], "openai");
         assert_eq!(openai["accepted"], false, "{openai}");
@@ -147,7 +147,11 @@ mod tests {
             json!({"$ref": "#/nowhere"}),
         ] {
             let lint = super::lint_all(&schema);
-            assert_eq!(lint["providers"].as_object().unwrap().len(), 4, "{schema}");
+            assert_eq!(
+                lint["providers"].as_object().unwrap().len(),
+                agentshape_core::lint::Dialect::ALL.len(),
+                "{schema}"
+            );
             let inv = super::invariants(&schema);
             assert!(inv["ok"].is_boolean(), "{schema}: {inv}");
         }

