@@ -491,7 +491,7 @@ mod verdict {
         // Compact JSON text in the column (identical for run and ingest).
         assert_eq!(
             rows(&s, "SELECT output FROM sessions WHERE id = 'p'"),
-            vec![vec![r#"{"n":[1,2.5,null,true],"summary":"<b>x</b>"}"#]]
+            vec![vec![r#"{"summary":"<b>x</b>","n":[1,2.5,null,true]}"#]]
         );
         let ended = s.feed_after(0, 10).unwrap().pop().unwrap();
         assert_eq!(ended.kind, "ended");
