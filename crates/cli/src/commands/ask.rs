@@ -70,6 +70,10 @@ fn local_provider(
         temperature: args.temperature.unwrap_or(0.0),
         seed: args.seed.unwrap_or(DEFAULT_SEED),
         threads: args.threads.unwrap_or_else(default_threads),
+        // Per reply, like an HTTP provider's request timeout.
+        timeout: Some(std::time::Duration::from_secs(
+            args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1),
+        )),
     };
     let local = Local::open(args.model.as_deref(), opts, !args.unconstrained)
         .map_err(|e| CliError::Usage(e.to_string()))?;
@@ -92,6 +96,10 @@ fn local_provider(
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
+
+/// `--timeout`'s default for every provider but claude-code (600 s): one
+/// HTTP request, or one reply sampled by the local engine.
+const DEFAULT_TIMEOUT_SECS: u64 = 120;
 
 /// Run `ask`.
 ///
@@ -157,7 +165,11 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         })?),
         None => None,
     };
-    let default_timeout = if kind == Kind::ClaudeCode { 600 } else { 120 };
+    let default_timeout = if kind == Kind::ClaudeCode {
+        600
+    } else {
+        DEFAULT_TIMEOUT_SECS
+    };
     let timeout = Duration::from_secs(args.timeout.unwrap_or(default_timeout).max(1));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -157,6 +157,7 @@ fn summary(model: &str, g: &Generation) -> agentshape_core::RunSummary {
         Stop::Eos => "end_of_generation",
         Stop::Grammar => "grammar_complete",
         Stop::MaxTokens => "max_tokens",
+        Stop::Timeout => "timeout",
     };
     let mut b = SummaryBuilder::new();
     b.push(Event::Init {
@@ -175,16 +176,23 @@ fn summary(model: &str, g: &Generation) -> agentshape_core::RunSummary {
             text: g.text.clone(),
         });
     }
-    let (error, category) = if g.stop == Stop::MaxTokens {
-        (
+    let (error, category) = match g.stop {
+        Stop::MaxTokens => (
             Some(format!(
                 "max_tokens: output cut at the token limit ({} tokens)",
                 g.completion_tokens
             )),
             Some(ErrorCategory::MaxTokens),
-        )
-    } else {
-        (None, None)
+        ),
+        Stop::Timeout => (
+            Some(format!(
+                "timeout: sampling stopped at the time limit ({} tokens, {:.0} ms)",
+                g.completion_tokens,
+                g.timing.prompt_ms + g.timing.sample_ms
+            )),
+            Some(ErrorCategory::Timeout),
+        ),
+        Stop::Eos | Stop::Grammar => (None, None),
     };
     b.push(Event::Result(Box::new(ResultEvent {
         info: ResultInfo {

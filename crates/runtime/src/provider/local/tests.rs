@@ -186,6 +186,35 @@ fn max_tokens_cuts_the_reply_and_says_so() {
 }
 
 #[test]
+fn the_timeout_stops_sampling_and_says_so() {
+    let engine = tiny();
+    let schema = json!({"type": "array", "items": {"type": "integer"}, "minItems": 50});
+    let prompt = engine.prompt(&[(Speaker::User, "numbers")]);
+    // Already past: the first check in the loop stops it, before any token.
+    let g = engine
+        .generate(
+            &prompt,
+            Some(engine.matcher(&schema).unwrap()),
+            &SampleOptions {
+                timeout: Some(std::time::Duration::ZERO),
+                ..opts()
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!((g.stop, g.completion_tokens), (Stop::Timeout, 0));
+    let s = summary("tiny", &g);
+    assert_eq!(s.error_category, Some(ErrorCategory::Timeout));
+    assert!(
+        s.error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("timeout:")),
+        "{:?}",
+        s.error
+    );
+}
+
+#[test]
 fn a_prompt_over_the_context_is_a_clear_error() {
     let engine = tiny();
     let context = engine.context() as usize;
