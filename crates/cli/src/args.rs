@@ -291,7 +291,7 @@ pub struct AskArgs {
     /// local only: sampling temperature (0, the default, samples greedily).
     #[arg(long, value_name = "F", value_parser = temperature)]
     pub temperature: Option<f32>,
-    /// local only: CPU threads (default: the available cores).
+    /// local only: CPU threads (default: every core but one, at least one).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Option<u32>,
     /// local only: seed of the sampler (default 42, so runs repeat).
@@ -325,7 +325,7 @@ pub struct AskArgs {
     /// Longest backoff delay in milliseconds, retry-after included.
     #[arg(long, default_value_t = 30_000, value_name = "MS", value_parser = millis)]
     pub max_backoff_ms: u64,
-    /// Request timeout in seconds, at most a year (default 120; claude-code: each agent run, default 600).
+    /// Request timeout in seconds, at most a year (default 120; local: each reply sampled, default 120; claude-code: each agent run, default 600).
     #[arg(long, value_name = "SECS", value_parser = whole_secs)]
     pub timeout: Option<u64>,
     /// claude-code: the Claude Code executable.
