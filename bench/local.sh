@@ -10,7 +10,8 @@
 #   COVERAGE_ONLY=1 bench/local.sh lint coverage only (no model, no `local` feature)
 #
 # Also: SEED, MODEL (default smollm2-135m), MAX_TOKENS (512), THREADS,
-# ASK_TIMEOUT (600 s per call, a hang guard), AGENTSHAPE (a built binary).
+# ASK_TIMEOUT (600 s per call, a hang guard), JOBS (schemas at a time, 1),
+# AGENTSHAPE (a built binary).
 # Per-schema results: bench/data-local/results.jsonl. Details: bench/local.py.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
