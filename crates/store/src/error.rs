@@ -62,6 +62,13 @@ pub enum Error {
         /// The deadline.
         after_ms: u64,
     },
+    /// Something this backend does not do yet (the dashboard's pages read
+    /// SQLite only).
+    #[error("{what} is not available on a Postgres store yet")]
+    Unsupported {
+        /// What was asked.
+        what: String,
+    },
     /// A store location that names no backend we have.
     #[error("bad store `{url}`: {reason}")]
     BadUrl {
@@ -113,7 +120,7 @@ impl Error {
             Error::TooNew { .. } => ErrorKind::TooNew,
             Error::Missing { .. } => ErrorKind::Missing,
             Error::IdTaken { .. } => ErrorKind::Conflict,
-            Error::BadUrl { .. } => ErrorKind::Usage,
+            Error::BadUrl { .. } | Error::Unsupported { .. } => ErrorKind::Usage,
             Error::ConnectTimeout { .. } => ErrorKind::Unavailable,
             Error::Postgres { source, .. } => pg_kind(source),
             Error::Io { source, .. } => match source.kind() {

@@ -424,6 +424,19 @@ impl PgStore {
         }
     }
 
+    /// The newest feed id (0 for an empty feed): where a new tailer starts.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    pub fn feed_max_id(&self) -> Result<i64> {
+        self.with_conn(|conn| {
+            conn.client
+                .query_one("SELECT COALESCE(MAX(id), 0)::BIGINT FROM feed", &[])
+                .map(|r| r.get(0))
+                .pg(|| "reading the newest feed id".to_owned())
+        })
+    }
+
     /// Run a query through the simple protocol and return every value as
     /// text (`NULL` for null): ad-hoc reports and tests that compare rows
     /// across backends.
