@@ -10,7 +10,7 @@
 //! (or dropping) a runtime from inside another runtime panics. The store is
 //! called from async code (the runner writes from its session future), so
 //! every call that touches a connection — including dropping one — goes
-//! through [`off_runtime`]: run directly on a plain thread, or on a scoped
+//! through `off_runtime`: run directly on a plain thread, or on a scoped
 //! helper thread when the caller is inside a runtime. SQLite blocks the
 //! caller the same way; only the thread differs.
 //!

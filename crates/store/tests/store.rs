@@ -212,8 +212,7 @@ mod verdict {
         let d = query::session(&s, "p").unwrap().unwrap();
         assert_eq!(d.output, start.output);
         assert_eq!(d.verdict, Some(verdict()));
-        // Compact JSON text in the column (identical for run and ingest),
-        // in the agent's key order (serde_json `preserve_order`).
+        // Compact JSON text in the column (identical for run and ingest).
         assert_eq!(
             rows(&s, "SELECT output FROM sessions WHERE id = 'p'"),
             vec![vec![r#"{"summary":"<b>x</b>","n":[1,2.5,null,true]}"#]]
