@@ -760,7 +760,16 @@ mod tests {
             json!({"tree": {"v": 1, "children": [{"v": 2, "children": [{"v": 3}]}]}})
         );
         assert_eq!(c.len(), 3);
-        assert_eq!(c[0].instance_path, "/tree/children/0/children/0/v");
+        // Coercions come in document order (serde_json keeps key order).
+        let paths: Vec<&str> = c.iter().map(|c| c.instance_path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/tree/v",
+                "/tree/children/0/v",
+                "/tree/children/0/children/0/v"
+            ]
+        );
         // A union that refers back to itself: terminates (the crate treats
         // the cycle as satisfied, so nothing needs coercing).
         let (got, _) = v.coerce(json!({"weird": "x"}));

@@ -108,7 +108,8 @@ mod tests {
         let out = super::lint_all(&schema);
         let providers = out["providers"].as_object().unwrap();
         let names: Vec<&str> = providers.keys().map(String::as_str).collect();
-        assert_eq!(names, ["anthropic", "gemini", "local", "ollama", "openai"]);
+        // The dialects' own order (serde_json keeps insertion order).
+        assert_eq!(names, ["anthropic", "openai", "gemini", "ollama", "local"]);
         let openai = &providers["openai"];
         assert_eq!(openai["provider"], "openai");
         assert_eq!(openai["accepted"], false, "{openai}");
