@@ -505,15 +505,12 @@ pub struct RunArgs {
     #[command(flatten)]
     pub schema: SchemaArgs,
     /// The store to write the session to: a SQLite file (`PATH`,
-    /// `sqlite:PATH`) or `postgres://…`.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "AGENTSHAPE_STORE",
-        hide_env_values = true,
-        default_value = "agentshape.db"
-    )]
-    pub store: String,
+    /// `sqlite:PATH`) or `postgres://…` [default: `AGENTSHAPE_STORE`, else
+    /// agentshape.db]
+    // Resolved by hand (`StoreUrl::resolve`), not by clap's `env`: an
+    // environment value would conflict with `--no-store`.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// Do not write to any store.
     #[arg(long, conflicts_with = "store")]
     pub no_store: bool,

@@ -483,8 +483,13 @@ const UPDATE_SESSION: &str =
 
 const STATUS_FOR_UPDATE: &str = "SELECT status FROM sessions WHERE id = $1 FOR UPDATE";
 
-const INSERT_EVENT: &str = "INSERT INTO events (session_id, level, service, message, created_at)
-     VALUES ($1, $2, $3, $4, $5)";
+/// Note \[One statement per table\]: each statement is a round trip, so a
+/// session's events (and services, and a feed batch) go in as arrays,
+/// unnested in order: 1,000 events are one statement, not 1,000.
+const INSERT_EVENTS: &str = "INSERT INTO events (session_id, level, service, message, created_at)
+     SELECT $1, l, s, m, $5
+     FROM UNNEST($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(l, s, m, n)
+     ORDER BY n";
 
 const UPSERT_MEMORY: &str = "INSERT INTO memories
         (service, category, observation, confidence, active, created_at, updated_at, session_id, tier)
@@ -495,8 +500,10 @@ const UPSERT_MEMORY: &str = "INSERT INTO memories
         session_id = EXCLUDED.session_id, tier = EXCLUDED.tier
      RETURNING (xmax = 0)";
 
-const INSERT_SERVICE: &str =
-    "INSERT INTO services_checked (session_id, name, status, detail) VALUES ($1, $2, $3, $4)";
+const INSERT_SERVICES: &str = "INSERT INTO services_checked (session_id, name, status, detail)
+     SELECT $1, a, b, c
+     FROM UNNEST($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(a, b, c, n)
+     ORDER BY n";
 
 const INSERT_ESCALATION: &str =
     "INSERT INTO escalations (parent_id, child_id, service, tier, created_at)
@@ -504,8 +511,10 @@ const INSERT_ESCALATION: &str =
 
 const FEED_LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
 
-const INSERT_FEED: &str =
-    "INSERT INTO feed (session_id, kind, body, created_at) VALUES ($1, $2, $3, $4)";
+const INSERT_FEED: &str = "INSERT INTO feed (session_id, kind, body, created_at)
+     SELECT a, b, c, d
+     FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(a, b, c, d, n)
+     ORDER BY n";
 
 /// Insert (or, `update`, overwrite the running row) as SQLite's
 /// `insert_session`; false when the insert found the id taken.
@@ -563,9 +572,20 @@ fn feed_lock(tx: &mut Transaction<'_>, stmts: &mut Stmts) -> PgResult<()> {
     Ok(())
 }
 
-fn feed_insert(tx: &mut Transaction<'_>, stmts: &mut Stmts, e: &FeedEntry) -> PgResult<()> {
+/// Append feed rows in order, in one statement (Note \[One statement per
+/// table\]); the caller holds [`FEED_LOCK`].
+fn feed_insert(tx: &mut Transaction<'_>, stmts: &mut Stmts, entries: &[FeedEntry]) -> PgResult<()> {
     let s = stmt(tx, stmts, INSERT_FEED)?;
-    tx.execute(&s, &[&e.session_id, &e.kind, &e.body, &e.created_at])?;
+    let col = |f: fn(&FeedEntry) -> &str| entries.iter().map(f).collect::<Vec<&str>>();
+    tx.execute(
+        &s,
+        &[
+            &col(|e| &e.session_id),
+            &col(|e| &e.kind),
+            &col(|e| &e.body),
+            &col(|e| &e.created_at),
+        ],
+    )?;
     Ok(())
 }
 
@@ -578,7 +598,9 @@ fn children(
     report: &mut WriteReport,
 ) -> PgResult<()> {
     let at = r.ended_at.as_deref().unwrap_or(&r.started_at);
-    let ev = stmt(tx, stmts, INSERT_EVENT)?;
+    let mut levels = Vec::with_capacity(r.events.len());
+    let mut services = Vec::with_capacity(r.events.len());
+    let mut messages = Vec::with_capacity(r.events.len());
     for e in &r.events {
         if !LEVELS.contains(&e.level.as_str()) {
             report.events_rejected += 1;
@@ -588,8 +610,14 @@ fn children(
             ));
             continue;
         }
-        tx.execute(&ev, &[&r.id, &e.level, &e.service, &e.message, &at])?;
-        report.events += 1;
+        levels.push(e.level.as_str());
+        services.push(e.service.as_deref());
+        messages.push(e.message.as_str());
+    }
+    if !levels.is_empty() {
+        let ev = stmt(tx, stmts, INSERT_EVENTS)?;
+        let n = tx.execute(&ev, &[&r.id, &levels, &services, &messages, &at])?;
+        report.events += usize::try_from(n).unwrap_or(usize::MAX);
     }
     let up = stmt(tx, stmts, UPSERT_MEMORY)?;
     let tier = i64::from(r.tier);
@@ -621,10 +649,13 @@ fn children(
             report.memories_reinforced += 1;
         }
     }
-    let svc = stmt(tx, stmts, INSERT_SERVICE)?;
-    for s in &r.services {
-        tx.execute(&svc, &[&r.id, &s.name, &s.status, &s.detail])?;
-        report.services += 1;
+    if !r.services.is_empty() {
+        let svc = stmt(tx, stmts, INSERT_SERVICES)?;
+        let names: Vec<&str> = r.services.iter().map(|s| s.name.as_str()).collect();
+        let statuses: Vec<&str> = r.services.iter().map(|s| s.status.as_str()).collect();
+        let details: Vec<Option<&str>> = r.services.iter().map(|s| s.detail.as_deref()).collect();
+        let n = tx.execute(&svc, &[&r.id, &names, &statuses, &details])?;
+        report.services += usize::try_from(n).unwrap_or(usize::MAX);
     }
     if let Some(parent) = &r.parent_id {
         let esc = stmt(tx, stmts, INSERT_ESCALATION)?;
@@ -675,12 +706,12 @@ impl Store for PgStore {
             feed_insert(
                 tx,
                 stmts,
-                &FeedEntry {
+                &[FeedEntry {
                     session_id: record.id.clone(),
                     kind: "ended".to_owned(),
                     body: body.to_string(),
                     created_at: record.ended_at.clone().unwrap_or_else(time::now),
-                },
+                }],
             )?;
             report.inserted = true;
             Ok(report)
@@ -709,12 +740,12 @@ impl Store for PgStore {
             feed_insert(
                 tx,
                 stmts,
-                &FeedEntry {
+                &[FeedEntry {
                     session_id: record.id.clone(),
                     kind: "started".to_owned(),
                     body: body.to_string(),
                     created_at: record.started_at.clone(),
-                },
+                }],
             )?;
             Ok(None)
         })?;
@@ -746,10 +777,7 @@ impl Store for PgStore {
         let what = || format!("appending {} feed entries", entries.len());
         self.write_tx(&what, None, RETRIES, &|tx, stmts| {
             feed_lock(tx, stmts)?;
-            for e in entries {
-                feed_insert(tx, stmts, e)?;
-            }
-            Ok(())
+            feed_insert(tx, stmts, entries)
         })
     }
 
@@ -760,10 +788,7 @@ impl Store for PgStore {
         let what = || format!("appending {} feed entries", entries.len());
         self.write_tx(&what, Some(Duration::from_millis(250)), 0, &|tx, stmts| {
             feed_lock(tx, stmts)?;
-            for e in entries {
-                feed_insert(tx, stmts, e)?;
-            }
-            Ok(())
+            feed_insert(tx, stmts, entries)
         })
     }
 

@@ -184,7 +184,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let mut store = if args.no_store {
         None
     } else {
-        Some(StoreUrl::parse(&args.store)?.open()?)
+        Some(StoreUrl::resolve(args.store.as_deref())?.open()?)
     };
     let id = args.session_id.clone().unwrap_or_else(new_session_id);
     let spec = SessionSpec {

@@ -155,6 +155,26 @@ fn the_environment_gives_the_default_and_a_flag_beats_it() {
     let o = sessions_json(&url);
     assert_eq!(o["sessions"][0]["id"], "from-env", "{o}");
     assert!(!dir.path().join("agentshape.db").exists());
+    // `--no-store` still works when the environment names a store.
+    let out = agentshape()
+        .env("AGENTSHAPE_STORE", &url)
+        .args(["run", "--no-store", "--profile", "claude-ops", "--replay"])
+        .arg(example("healthy-structured.ndjson"))
+        .args(["--session-id", "not-stored", "--log-dir"])
+        .arg(dir.path().join("logs"))
+        .timeout(GUARD)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        sessions_json(&url)["sessions"].as_array().map(Vec::len),
+        Some(1)
+    );
     // A flag beats the environment, even a broken one.
     let db = dir.path().join("flag.db");
     let out = agentshape()
