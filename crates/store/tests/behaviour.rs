@@ -102,7 +102,58 @@ both!(
     concurrent_reinforcements_lose_no_update,
     racing_writers_of_one_session_store_it_once,
     copy_to_the_other_backend_and_back_is_idempotent,
+    opening_a_new_store_from_many_threads_migrates_once,
+    a_store_from_a_newer_build_is_refused,
 );
+
+fn is_sqlite(p: &Place) -> bool {
+    p.url.starts_with("sqlite:")
+}
+
+/// Note [Migrations]: racing openers of a new store apply each migration once.
+fn opening_a_new_store_from_many_threads_migrates_once(p: &Place) {
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let url = p.url.clone();
+            std::thread::spawn(move || {
+                let mut s = StoreUrl::parse(&url).unwrap().open().unwrap();
+                s.write_session(&record(&format!("r{i}"), "2025-07-14T03:00:00.000Z"))
+                    .unwrap();
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let s = p.open();
+    assert_eq!(s.rows("SELECT COUNT(*) FROM sessions"), vec![vec!["8"]]);
+    if is_sqlite(p) {
+        assert_eq!(s.rows("PRAGMA user_version"), vec![vec!["4"]]);
+    } else {
+        assert_eq!(
+            s.rows("SELECT version, name FROM schema_migrations ORDER BY version"),
+            vec![vec!["1", "postgres/0001_init.sql"]]
+        );
+    }
+}
+
+fn a_store_from_a_newer_build_is_refused(p: &Place) {
+    let s = p.open();
+    if is_sqlite(p) {
+        s.rows("PRAGMA user_version = 99");
+    } else {
+        s.rows(
+            "INSERT INTO schema_migrations VALUES (99, 'future.sql', '2030-01-01T00:00:00.000Z')",
+        );
+    }
+    drop(s);
+    let url = StoreUrl::parse(&p.url).unwrap();
+    for e in [url.open().err(), url.open_read_only().err()] {
+        let e = e.expect("a newer schema is refused");
+        assert_eq!(e.kind(), ErrorKind::TooNew, "{e}");
+        assert!(e.to_string().contains("schema version 99"), "{e}");
+    }
+}
 
 fn one_session_inserts_rows_and_rejects_bad_levels_and_keys(p: &Place) {
     let mut store = p.open();
