@@ -6,6 +6,8 @@
 # No agent needs to be installed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# llama.cpp (the default `local` feature) builds from source: cmake, clang, libclang.
+./scripts/setup.sh --only llama || exit 1
 cargo build --release --locked --quiet -p agentshape || exit 1
 bin=target/release/agentshape
 db=agentshape.db

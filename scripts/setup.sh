@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-COMPONENTS=(chromium models postgres)
+COMPONENTS=(chromium llama models postgres)
 
 # Note [Why chromium-driver]: the browser tests drive Debian's chromium over
 # WebDriver (the fantoccini crate), which needs the matching chromedriver;
@@ -26,6 +26,17 @@ COMPONENTS=(chromium models postgres)
 component_chromium() {
   need=(chromium chromium-driver)
   have() { [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; }
+}
+
+# Note [Why cmake and clang]: `--provider local` links llama.cpp through the
+# llama-cpp-2 crate, whose build script compiles llama.cpp from source with
+# cmake and generates its bindings with bindgen, which loads libclang.so.
+component_llama() {
+  need=(cmake clang libclang-dev)
+  have() {
+    command -v cmake >/dev/null && command -v clang >/dev/null &&
+      compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null
+  }
 }
 
 # Note [Models from the same pins]: the two GGUFs `--provider local` uses

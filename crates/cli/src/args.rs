@@ -34,6 +34,14 @@ fn whole_secs(text: &str) -> Result<u64, String> {
     }
 }
 
+/// A sampling temperature: finite, from 0 to 10.
+fn temperature(text: &str) -> Result<f32, String> {
+    match text.trim().parse::<f32>() {
+        Ok(t) if (0.0..=10.0).contains(&t) => Ok(t),
+        _ => Err("must be a number from 0 to 10".to_owned()),
+    }
+}
+
 /// Milliseconds from 0 to a year (`--pace`, backoffs).
 fn millis(text: &str) -> Result<u64, String> {
     let max = MAX_DURATION_SECS * 1000;
@@ -115,7 +123,10 @@ pub enum Command {
         agentshape ask --provider anthropic --model claude-sonnet-4-5 --schema schemas/loop-action.json 'Is the build green?'\n  \
         echo 'Summarize the incident' | agentshape ask --provider openai --model gpt-4o-mini --schema s.json --json -\n  \
         agentshape ask --provider ollama --model llama3.2 --schema s.json --retries 4 --base-url http://127.0.0.1:11434 'hi'\n  \
-        agentshape ask --provider claude-code --model sonnet --schema schemas/loop-action.json --timeout 900 'Is the build green?'")]
+        agentshape ask --provider claude-code --model sonnet --schema schemas/loop-action.json --timeout 900 'Is the build green?'\n  \
+        agentshape ask --provider local --schema schemas/agent-response.json 'The disk on db-1 is 95% full'\n  \
+        agentshape ask --provider local --model tiny --schema s.json --live --json 'hi'\n  \
+        agentshape ask --provider local --model ./my-model.gguf --unconstrained --temperature 0.7 --seed 7 --schema s.json 'hi'")]
     Ask(AskArgs),
     /// What a provider will reject or ignore in a schema; --fix prints a schema it accepts.
     #[command(after_help = "Examples:\n  \
@@ -301,15 +312,31 @@ pub struct AskArgs {
     /// Provider API.
     #[arg(long, value_enum)]
     pub provider: ProviderArg,
-    /// Model name.
+    /// Model name (required; local: a known model name or a GGUF file, default smollm2-135m).
     #[arg(long)]
-    pub model: String,
+    pub model: Option<String>,
     /// JSON Schema the answer must match.
     #[arg(long, value_name = "SCHEMA")]
     pub schema: PathBuf,
     /// System prompt.
     #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
+    /// local only: sampling temperature (0, the default, samples greedily).
+    #[arg(long, value_name = "F", value_parser = temperature)]
+    pub temperature: Option<f32>,
+    /// local only: CPU threads (default: every core but one, at least one).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
+    /// local only: seed of the sampler (default 42, so runs repeat).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u32>,
+    /// local only: sample without the grammar; the schema goes into the prompt
+    /// and the reply through extract, repair and validate-and-retry (measures the constraint).
+    #[arg(long)]
+    pub unconstrained: bool,
+    /// local only: print the text as it is sampled and the growing partial object on stderr (JSON lines).
+    #[arg(long)]
+    pub live: bool,
     /// Retries with the validation errors fed back, when the answer is missing or invalid.
     #[arg(long, default_value_t = 2)]
     pub retries: u32,
@@ -331,7 +358,7 @@ pub struct AskArgs {
     /// Longest backoff delay in milliseconds, retry-after included.
     #[arg(long, default_value_t = 30_000, value_name = "MS", value_parser = millis)]
     pub max_backoff_ms: u64,
-    /// Request timeout in seconds, at most a year (default 120; claude-code: each agent run, default 600).
+    /// Request timeout in seconds, at most a year (default 120; local: each reply sampled, default 120; claude-code: each agent run, default 600).
     #[arg(long, value_name = "SECS", value_parser = whole_secs)]
     pub timeout: Option<u64>,
     /// claude-code: the Claude Code executable.

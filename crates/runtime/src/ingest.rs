@@ -63,14 +63,12 @@ pub fn ingest(
         // recorded by its absolute path; a relative one resolves here.
         let profile = load_profile(&profile_name, Path::new("."))?;
         let validator = Validator::new(&profile.schema)?;
-        let format = meta.agent.as_deref().and_then(AgentKind::from_name).map_or(
-            Format::Auto,
-            |k| match k {
-                AgentKind::Claude => Format::Claude,
-                AgentKind::Codex => Format::Codex,
-                _ => Format::Auto,
-            },
-        );
+        // The format the run read it with (a local tier's log is plain text).
+        let format = meta
+            .agent
+            .as_deref()
+            .and_then(AgentKind::from_name)
+            .map_or(Format::Auto, AgentKind::format);
         let file = File::open(&path).map_err(|source| Error::Io {
             context: format!("opening forensic log `{}`", path.display()),
             source,

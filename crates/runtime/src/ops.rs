@@ -165,10 +165,14 @@ pub struct OpsConfig {
     /// Seconds between cycles.
     #[serde(default = "default_interval")]
     pub interval_secs: u64,
-    /// The agent program and fixed arguments.
-    #[serde(default = "default_command")]
+    /// The agent program and fixed arguments, as the file gives them.
+    #[serde(default, rename = "command")]
+    command_given: Option<Vec<String>>,
+    /// The agent program and fixed arguments: the file's, else `claude`, or
+    /// for `agent = "local"` this agentshape binary (Note \[Local tiers\]).
+    #[serde(skip)]
     pub command: Vec<String>,
-    /// Agent kind (`claude`, `codex`, `raw`).
+    /// Agent kind (`claude`, `codex`, `raw`, `local`).
     #[serde(default = "default_agent")]
     pub agent: String,
     /// Profile: a built-in name or a profile file, relative to this config's
@@ -200,9 +204,6 @@ pub struct OpsConfig {
 
 fn default_interval() -> u64 {
     3600
-}
-fn default_command() -> Vec<String> {
-    vec!["claude".to_owned()]
 }
 fn default_agent() -> String {
     "claude".to_owned()
@@ -237,15 +238,31 @@ impl OpsConfig {
             )));
         }
         cfg.policy.check(cfg.tiers.len()).map_err(bad)?;
-        if cfg.command.is_empty() {
-            return Err(bad("`command` is empty".into()));
-        }
-        if AgentKind::from_name(&cfg.agent).is_none_or(|k| k == AgentKind::Replay) {
+        let Some(kind) = AgentKind::from_name(&cfg.agent).filter(|k| *k != AgentKind::Replay)
+        else {
             return Err(bad(format!(
-                "agent `{}`: expected claude, codex or raw",
+                "agent `{}`: expected claude, codex, raw or local",
                 cfg.agent
             )));
+        };
+        if kind == AgentKind::Local && !cfg!(feature = "local") {
+            return Err(bad(
+                "agent `local` needs the local engine, which this build does not have (built without the `local` feature)".into(),
+            ));
         }
+        cfg.command = match cfg.command_given.clone() {
+            Some(c) if c.is_empty() => return Err(bad("`command` is empty".into())),
+            Some(c) => c,
+            None if kind == AgentKind::Local => {
+                let exe = std::env::current_exe().map_err(|e| {
+                    bad(format!(
+                        "agent `local`: cannot find this program to run tiers with ({e}); set `command`"
+                    ))
+                })?;
+                vec![exe.display().to_string()]
+            }
+            None => vec!["claude".to_owned()],
+        };
         load_profile(&cfg.profile, &cfg.base).map_err(|e| bad(e.to_string()))?;
         for t in &cfg.tiers {
             let p = cfg.base.join(&t.prompt);
@@ -384,6 +401,30 @@ pub struct Supervisor<'a> {
 }
 
 impl Supervisor<'_> {
+    /// Note \[Local tiers\]: an `agent = "local"` tier runs `agentshape ask
+    /// --provider local` (this binary, unless `command` says otherwise) as its
+    /// agent process, the prompt on stdin, the profile's schema in a file
+    /// beside the session's forensic log (`<id>.schema.json`, kept: it is
+    /// part of what the agent was given). A child process rather than the
+    /// engine in-process, so a local tier gets what every tier gets: the
+    /// timeout and interrupts kill it, its stdout is the forensic log, and
+    /// the supervisor stays responsive while the model samples. Its stdout
+    /// is the value `ask` printed, read as plain text (bare JSON).
+    fn write_tier_schema(&self, id: &str, schema: &Value) -> Result<PathBuf> {
+        use std::os::unix::fs::DirBuilderExt as _;
+        let dir = &self.config.log_dir;
+        let io = |context: String| move |source| Error::Io { context, source };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(io(format!("creating log dir `{}`", dir.display())))?;
+        let path = dir.join(format!("{id}.schema.json"));
+        std::fs::write(&path, schema.to_string())
+            .map_err(io(format!("writing `{}`", path.display())))?;
+        Ok(path)
+    }
+
     fn tier_spec<'v>(
         &self,
         tier: u32,
@@ -399,19 +440,7 @@ impl Supervisor<'_> {
             source,
         })?;
         let kind = AgentKind::from_name(&cfg.agent).unwrap_or(AgentKind::Claude);
-        let mut args: Vec<String> = cfg.command[1..].to_vec();
-        args.extend([
-            "--model".to_owned(),
-            t.model.clone(),
-            "-p".to_owned(),
-            prompt,
-        ]);
-        if !t.allowed_tools.is_empty() {
-            args.extend(["--allowedTools".to_owned(), t.allowed_tools.join(",")]);
-        }
-        if !t.disallowed_tools.is_empty() {
-            args.extend(["--disallowedTools".to_owned(), t.disallowed_tools.join(",")]);
-        }
+        let id = new_session_id();
         let mut system = Vec::new();
         if let Some(env) = &cfg.environment {
             system.push(format!("Environment: {env}"));
@@ -419,11 +448,50 @@ impl Supervisor<'_> {
         if let Some(c) = context.filter(|c| !c.is_empty()) {
             system.push(c.to_owned());
         }
-        if !system.is_empty() {
-            args.extend(["--append-system-prompt".to_owned(), system.join("\n\n")]);
+        let system = (!system.is_empty()).then(|| system.join("\n\n"));
+        let mut args: Vec<String> = cfg.command[1..].to_vec();
+        let mut stdin = None;
+        if kind == AgentKind::Local {
+            let schema = self.write_tier_schema(&id, validator.schema())?;
+            args.extend(
+                [
+                    "ask",
+                    "--provider",
+                    "local",
+                    "--model",
+                    &t.model,
+                    "--schema",
+                ]
+                .map(str::to_owned),
+            );
+            args.push(schema.display().to_string());
+            if let Some(system) = system {
+                args.extend(["--system".to_owned(), system]);
+            }
+            args.push("-".to_owned());
+            stdin = Some(prompt);
+        } else {
+            args.extend(["--model".to_owned(), t.model.clone(), "-p".to_owned()]);
+            // Note [Prompt on stdin] in `provider::claude_code`: `claude -p`
+            // reads the prompt from stdin, which has no 128 KiB cap; other
+            // agents get it as `-p`'s argument, as before.
+            if kind == AgentKind::Claude {
+                stdin = Some(prompt);
+            } else {
+                args.push(prompt);
+            }
+            if !t.allowed_tools.is_empty() {
+                args.extend(["--allowedTools".to_owned(), t.allowed_tools.join(",")]);
+            }
+            if !t.disallowed_tools.is_empty() {
+                args.extend(["--disallowedTools".to_owned(), t.disallowed_tools.join(",")]);
+            }
+            if let Some(system) = system {
+                args.extend(["--append-system-prompt".to_owned(), system]);
+            }
         }
         Ok(SessionSpec {
-            id: new_session_id(),
+            id,
             parent_id: None,
             tier,
             profile: Some(profile_label(&cfg.profile, &cfg.base)),
@@ -437,7 +505,7 @@ impl Supervisor<'_> {
                 program: cfg.command[0].clone(),
                 args: agent_args(kind, &args, Some(validator.schema()), false),
                 env: Vec::new(),
-                stdin: None,
+                stdin,
             }),
             log_dir: cfg.log_dir.clone(),
             timeout: cfg.policy.timeout(),

@@ -55,6 +55,9 @@ pub enum AgentKind {
     Raw,
     /// A recorded transcript replayed.
     Replay,
+    /// `agentshape ask --provider local` as the agent: its stdout is the
+    /// value, read as plain text (ops tiers: Note \[Local tiers\] in `ops`).
+    Local,
 }
 
 impl AgentKind {
@@ -65,6 +68,7 @@ impl AgentKind {
             AgentKind::Codex => "codex",
             AgentKind::Raw => "raw",
             AgentKind::Replay => "replay",
+            AgentKind::Local => "local",
         }
     }
 
@@ -75,15 +79,18 @@ impl AgentKind {
             "codex" => AgentKind::Codex,
             "raw" => AgentKind::Raw,
             "replay" => AgentKind::Replay,
+            "local" => AgentKind::Local,
             _ => return None,
         })
     }
 
-    fn format(self) -> Format {
+    /// The decoder format of its transcript.
+    pub(crate) fn format(self) -> Format {
         match self {
             AgentKind::Claude => Format::Claude,
             AgentKind::Codex => Format::Codex,
             AgentKind::Raw | AgentKind::Replay => Format::Auto,
+            AgentKind::Local => Format::Text,
         }
     }
 }
@@ -127,7 +134,7 @@ pub fn agent_args(
                 out.push("--json".to_owned());
             }
         }
-        AgentKind::Raw | AgentKind::Replay => {}
+        AgentKind::Raw | AgentKind::Replay | AgentKind::Local => {}
     }
     out
 }
@@ -503,6 +510,12 @@ fn status_of(meta: &SessionMeta, summary: &RunSummary) -> &'static str {
         Some("timeout") => return "timeout",
         Some("not_found") => return "not_found",
         _ => {}
+    }
+    // Note [Text sessions]: a plain-text transcript (a raw agent's prose, a
+    // local ops tier's `ask` output) has no result event to wait for; the
+    // agent's clean exit is its result.
+    if summary.format == Format::Text && meta.signal.is_none() && meta.exit_code == Some(0) {
+        return "completed";
     }
     if meta.signal.is_some() || !summary.saw_result {
         return "failed";

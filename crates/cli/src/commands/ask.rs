@@ -25,15 +25,81 @@ fn kind_of(p: ProviderArg) -> Kind {
         ProviderArg::Openai => Kind::OpenaiChat,
         ProviderArg::OpenaiResponses => Kind::OpenaiResponses,
         ProviderArg::Gemini => Kind::Gemini,
-        // `Local` is not reached: `run` refuses it first, until the engine lands.
-        ProviderArg::Ollama | ProviderArg::Local => Kind::Ollama,
+        ProviderArg::Ollama => Kind::Ollama,
         ProviderArg::ClaudeCode => Kind::ClaudeCode,
+        ProviderArg::Local => Kind::Local,
     }
+}
+
+/// Why `--provider local` is refused by a build without the engine.
+#[cfg(not(feature = "local"))]
+const NO_LOCAL: &str = "--provider local: this agentshape was built without the `local` feature (rebuild with default features)";
+
+/// The local-only flags given with another provider: a usage error (they
+/// would be silently ignored otherwise).
+fn local_only_flags(args: &AskArgs) -> Option<&'static str> {
+    [
+        (args.temperature.is_some(), "--temperature"),
+        (args.threads.is_some(), "--threads"),
+        (args.seed.is_some(), "--seed"),
+        (args.unconstrained, "--unconstrained"),
+        (args.live, "--live"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
+/// The local provider for `args`, after the checks that need no model:
+/// the schema compiles into a grammar (Note [Compact JSON under the
+/// grammar] in runtime), then the model resolves and loads.
+#[cfg(feature = "local")]
+fn local_provider(
+    args: &AskArgs,
+    schema: &Value,
+    hub: Option<&agentshape_runtime::hub::Hub>,
+) -> Result<agentshape_runtime::provider::local::Local, CliError> {
+    use agentshape_runtime::provider::local::engine::{
+        DEFAULT_SEED, SampleOptions, default_threads,
+    };
+    use agentshape_runtime::provider::local::{Live, Local, grammar};
+    if !args.unconstrained {
+        grammar::check(schema).map_err(|e| CliError::Usage(e.to_string()))?;
+    }
+    let opts = SampleOptions {
+        max_tokens: args.max_tokens,
+        temperature: args.temperature.unwrap_or(0.0),
+        seed: args.seed.unwrap_or(DEFAULT_SEED),
+        threads: args.threads.unwrap_or_else(default_threads),
+        // Per reply, like an HTTP provider's request timeout.
+        timeout: Some(std::time::Duration::from_secs(
+            args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1),
+        )),
+    };
+    let local = Local::open(args.model.as_deref(), opts, !args.unconstrained)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    if !local.engine().has_chat_template() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "agentshape: warning: {} has no chat template; using a plain prompt (system, blank line, user)",
+            local.engine().path().display()
+        );
+    }
+    Ok(match hub {
+        Some(hub) => local.with_live(Live {
+            hub: hub.clone(),
+            session_id: "ask".to_owned(),
+        }),
+        None => local,
+    })
 }
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
+
+/// `--timeout`'s default for every provider but claude-code (600 s): one
+/// HTTP request, or one reply sampled by the local engine.
+const DEFAULT_TIMEOUT_SECS: u64 = 120;
 
 /// Run `ask`.
 ///
@@ -48,13 +114,27 @@ fn env(name: &str) -> Option<String> {
 /// # Errors
 /// A missing or bad schema, a missing key, an unreadable prompt, or a failing stdout.
 pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
-    if args.provider == ProviderArg::Local {
-        return Err(CliError::Usage(
-            "`ask --provider local` needs the local engine, which this build does not have".into(),
-        )
-        .into());
-    }
     let kind = kind_of(args.provider);
+    if kind != Kind::Local {
+        if let Some(flag) = local_only_flags(args) {
+            return Err(CliError::Usage(format!("{flag} is only for --provider local")).into());
+        }
+    }
+    #[cfg(not(feature = "local"))]
+    if kind == Kind::Local {
+        return Err(CliError::Usage(NO_LOCAL.into()).into());
+    }
+    let model = match (&args.model, kind) {
+        (Some(m), _) => m.clone(),
+        (None, Kind::Local) => agentshape_runtime::model::DEFAULT_MODEL.to_owned(),
+        (None, _) => {
+            return Err(CliError::Usage(format!(
+                "--model is required for --provider {}",
+                kind.as_str()
+            ))
+            .into());
+        }
+    };
     let validator = input::load_schema(&args.schema)?;
     let schema = validator.schema().clone();
     let prompt = if args.prompt == "-" {
@@ -69,11 +149,13 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
     if prompt.trim().is_empty() {
         return Err(CliError::Usage("the prompt is empty".into()).into());
     }
-    // Fix the schema only when the provider would reject it as written.
+    // Fix the schema only when the provider would reject it as written. The
+    // local engine compiles the schema as written (or refuses it, exit 64).
     let dialect = kind.dialect();
-    let rejects = lint(&schema, dialect)
-        .iter()
-        .any(|f| f.severity == Severity::Error);
+    let rejects = kind != Kind::Local
+        && lint(&schema, dialect)
+            .iter()
+            .any(|f| f.severity == Severity::Error);
     let fixed = rejects
         .then(|| fix(&schema, dialect))
         .filter(agentshape_core::lint::Fixed::changed);
@@ -83,9 +165,32 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         })?),
         None => None,
     };
-    let default_timeout = if kind == Kind::ClaudeCode { 600 } else { 120 };
+    let default_timeout = if kind == Kind::ClaudeCode {
+        600
+    } else {
+        DEFAULT_TIMEOUT_SECS
+    };
     let timeout = Duration::from_secs(args.timeout.unwrap_or(default_timeout).max(1));
-    let client: Box<dyn Provider> = if kind == Kind::ClaudeCode {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let hub = args.live.then(agentshape_runtime::hub::Hub::default);
+    let printer = hub.as_ref().map(|h| {
+        let _guard = rt.enter();
+        crate::commands::run::spawn_live_printer(h)
+    });
+    #[cfg(feature = "local")]
+    let mut local = None;
+    let client: Box<dyn Provider> = if kind == Kind::Local {
+        #[cfg(feature = "local")]
+        {
+            let l = std::sync::Arc::new(local_provider(args, &schema, hub.as_ref())?);
+            local = Some(std::sync::Arc::clone(&l));
+            Box::new(Shared(l))
+        }
+        #[cfg(not(feature = "local"))]
+        return Err(CliError::Usage(NO_LOCAL.into()).into());
+    } else if kind == Kind::ClaudeCode {
         Box::new(ClaudeCode::new(
             args.claude_bin.clone(),
             Some(timeout),
@@ -105,7 +210,7 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         provider::build(kind, config).map_err(|e| CliError::Usage(e.to_string()))?
     };
     let req = Request {
-        model: args.model.clone(),
+        model: model.clone(),
         system: args.system.clone(),
         messages: vec![Message {
             role: Role::User,
@@ -129,10 +234,20 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
             max: Duration::from_millis(args.max_backoff_ms),
         },
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let outcome = rt.block_on(ask(client.as_ref(), req, &opts));
+    let (outcome, timing) = rt.block_on(async move {
+        let outcome = ask(client.as_ref(), req, &opts).await;
+        #[cfg(feature = "local")]
+        let timing = local.and_then(|l| l.timing());
+        #[cfg(not(feature = "local"))]
+        let timing: Option<()> = None;
+        // Every clone of the hub gone, the printer drains what is left and ends.
+        drop(client);
+        drop(hub);
+        if let Some(p) = printer {
+            let _ = p.await;
+        }
+        (outcome, timing)
+    });
     let exit = match outcome.verdict() {
         _ if outcome.not_found.is_some() => Exit::NotFound,
         Verdict::Valid => Exit::Ok,
@@ -156,7 +271,10 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         obj.insert("usage".into(), serde_json::to_value(&outcome.usage)?);
         obj.insert("cost_usd".into(), json!(outcome.cost_usd));
         obj.insert("provider".into(), json!(kind.as_str()));
-        obj.insert("model".into(), json!(args.model));
+        obj.insert("model".into(), json!(model));
+        if let Some(t) = &timing {
+            obj.insert("timing".into(), serde_json::to_value(t)?);
+        }
         obj.insert("error".into(), json!(outcome.error));
         obj.insert(
             "error_category".into(),
@@ -182,7 +300,7 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
             err,
             "{} {}: {verdict} via {} after {} attempt(s), {} in / {} out tokens{}{}",
             kind.as_str(),
-            args.model,
+            model,
             e.method.as_str(),
             outcome.attempts.len(),
             outcome.usage.input_tokens,
@@ -206,6 +324,32 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
     }
     out.flush()?;
     Ok(exit)
+}
+
+/// A shared provider behind the `Box<dyn Provider>` the loop takes, so its
+/// timing can be read after the ask.
+#[cfg(feature = "local")]
+struct Shared<P>(std::sync::Arc<P>);
+
+#[cfg(feature = "local")]
+impl<P: Provider> Provider for Shared<P> {
+    fn kind(&self) -> Kind {
+        self.0.kind()
+    }
+
+    fn body(&self, req: &Request) -> Value {
+        self.0.body(req)
+    }
+
+    fn call<'a>(
+        &'a self,
+        req: &'a Request,
+    ) -> agentshape_runtime::provider::BoxFuture<
+        'a,
+        Result<agentshape_runtime::provider::Reply, agentshape_runtime::provider::ProviderError>,
+    > {
+        self.0.call(req)
+    }
 }
 
 /// A schema name providers accept (`[A-Za-z0-9_-]`, at most 64 characters).

@@ -23,6 +23,8 @@ mod feed;
 mod flows;
 mod lint;
 mod lists;
+#[cfg(feature = "local")]
+mod local;
 mod model;
 mod ops;
 mod parse;

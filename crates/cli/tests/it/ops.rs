@@ -55,8 +55,22 @@ impl Ops {
             .args(extra)
             .env("FAKE_DIR", self.dir.path().join("agents"))
             .env("FAKE_ARGV_DIR", self.argv_dir())
+            .env("FAKE_STDIN_DIR", self.dir.path().join("stdin"))
             .output()
             .unwrap()
+    }
+
+    /// Standard input of every agent call, in call order.
+    fn stdins(&self) -> Vec<String> {
+        let Ok(rd) = std::fs::read_dir(self.dir.path().join("stdin")) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).collect();
+        files.sort();
+        files
+            .iter()
+            .map(|f| std::fs::read_to_string(f).unwrap())
+            .collect()
     }
 
     fn argv_dir(&self) -> PathBuf {
@@ -120,7 +134,10 @@ fn tier_one_asking_to_escalate_spawns_tier_two_with_parent_and_context() {
     let calls = ops.calls();
     assert_eq!(calls.len(), 2);
     assert_eq!(arg_after(&calls[0], "--model"), Some("t1"));
-    assert_eq!(arg_after(&calls[0], "-p"), Some("tier 1 prompt"));
+    // The prompt goes on stdin (no 128 KiB argument cap), after a bare `-p`.
+    assert_eq!(arg_after(&calls[0], "-p"), Some("--allowedTools"));
+    assert!(!calls[0].iter().any(|a| a == "tier 1 prompt"));
+    assert_eq!(ops.stdins(), ["tier 1 prompt", "tier 2 prompt"]);
     assert_eq!(arg_after(&calls[0], "--allowedTools"), Some("Read,Grep"));
     assert_eq!(arg_after(&calls[0], "--disallowedTools"), Some("Write"));
     assert_eq!(

@@ -21,6 +21,8 @@ pub mod anthropic;
 pub mod claude_code;
 pub mod gemini;
 mod http;
+#[cfg(feature = "local")]
+pub mod local;
 pub mod ollama;
 pub mod openai;
 
@@ -132,6 +134,8 @@ pub enum Kind {
     Ollama,
     /// The Claude Code CLI (`claude -p --json-schema`), run as an agent process.
     ClaudeCode,
+    /// A GGUF model run in-process under a grammar (the `local` feature).
+    Local,
 }
 
 impl Kind {
@@ -144,6 +148,7 @@ impl Kind {
             "gemini" => Some(Kind::Gemini),
             "ollama" => Some(Kind::Ollama),
             "claude-code" => Some(Kind::ClaudeCode),
+            "local" => Some(Kind::Local),
             _ => None,
         }
     }
@@ -157,6 +162,7 @@ impl Kind {
             Kind::Gemini => "gemini",
             Kind::Ollama => "ollama",
             Kind::ClaudeCode => "claude-code",
+            Kind::Local => "local",
         }
     }
 
@@ -168,6 +174,9 @@ impl Kind {
             Kind::OpenaiChat | Kind::OpenaiResponses => Dialect::Openai,
             Kind::Gemini => Dialect::Gemini,
             Kind::Ollama => Dialect::Ollama,
+            // What llguidance refuses to compile (core's `lint::local`); `ask`
+            // sends no rewritten schema to the engine, which compiles it as written.
+            Kind::Local => Dialect::Local,
         }
     }
 
@@ -180,6 +189,7 @@ impl Kind {
             Kind::Gemini => Format::Gemini,
             Kind::Ollama => Format::Ollama,
             Kind::ClaudeCode => Format::Claude,
+            Kind::Local => Format::Text,
         }
     }
 
@@ -191,6 +201,7 @@ impl Kind {
             Kind::OpenaiChat | Kind::OpenaiResponses => "OPENAI_BASE_URL",
             Kind::Gemini => "GEMINI_BASE_URL",
             Kind::Ollama => "OLLAMA_HOST",
+            Kind::Local => "AGENTSHAPE_MODEL_DIR",
         }
     }
 
@@ -211,7 +222,7 @@ impl Kind {
             Kind::Anthropic => Some("ANTHROPIC_API_KEY"),
             Kind::OpenaiChat | Kind::OpenaiResponses => Some("OPENAI_API_KEY"),
             Kind::Gemini => Some("GEMINI_API_KEY"),
-            Kind::Ollama | Kind::ClaudeCode => None,
+            Kind::Ollama | Kind::ClaudeCode | Kind::Local => None,
         }
     }
 
@@ -222,6 +233,7 @@ impl Kind {
             Kind::OpenaiChat | Kind::OpenaiResponses => "https://api.openai.com/v1",
             Kind::Gemini => "https://generativelanguage.googleapis.com",
             Kind::Ollama => "http://localhost:11434",
+            Kind::Local => "",
         }
     }
 }
@@ -504,6 +516,15 @@ pub fn build(kind: Kind, config: Config) -> Result<Box<dyn Provider>, ProviderEr
         Kind::Gemini => Box::new(gemini::Gemini::new(http(), base, key)),
         Kind::Ollama => Box::new(ollama::Ollama::new(http(), base, key)),
         Kind::ClaudeCode => Box::new(claude_code::ClaudeCode::new("claude", Some(timeout), None)),
+        // A model file and sampling options, not a URL and a key: built by
+        // `local::Local::load` (the CLI's shared constructor picks it).
+        Kind::Local => {
+            return Err(ProviderError::Agent {
+                provider: kind.as_str(),
+                message: "the local provider is not an HTTP client; load it with provider::local::Local::load".into(),
+                category: agentshape_core::ErrorCategory::Api,
+            });
+        }
     })
 }
 
