@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-COMPONENTS=(chromium llama models)
+COMPONENTS=(chromium llama models postgres)
 
 # Note [Why chromium-driver]: the browser tests drive Debian's chromium over
 # WebDriver (the fantoccini crate), which needs the matching chromedriver;
@@ -51,6 +51,23 @@ component_models() {
   what="SmolLM2-135M + tiny GGUF in $(python3 scripts/models.py dir)"
   have() { python3 scripts/models.py have; }
   install() { python3 scripts/models.py fetch; }
+}
+
+# Note [Throwaway Postgres]: the store's tests run on SQLite and on a real
+# Postgres that each test binary starts itself (initdb + pg_ctl from
+# /usr/lib/postgresql/<version>/bin, in a temporary folder, on a Unix socket,
+# as `nobody` under root; crates/testkit/src/pg.rs). Only the binaries are
+# needed: the package's own cluster is never used.
+component_postgres() {
+  need=(postgresql)
+  what="Debian postgresql: initdb, pg_ctl, postgres, createdb"
+  have() {
+    local d
+    for d in /usr/lib/postgresql/*/bin; do
+      [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && [ -x "$d/postgres" ] && [ -x "$d/createdb" ] && return 0
+    done
+    return 1
+  }
 }
 
 check_only=0

@@ -184,6 +184,39 @@ pub enum Command {
         agentshape model fetch tiny --json\n  \
         agentshape model list")]
     Model(ModelArgs),
+    /// The store itself: copy it to another backend.
+    Store(StoreArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    #[command(subcommand)]
+    pub action: StoreAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreAction {
+    /// Copy every session (with its rows) and memory the target lacks, idempotently.
+    #[command(
+        after_help = "Sessions the target already has are skipped with all their rows, so a \
+        second copy adds nothing; counts per table are reported.\n\n\
+        Exit codes: 0 copied · 64 a bad store location · 66 the source does not exist · \
+        65/73/74/75 store failures as for `run`.\n\n\
+        Examples:\n  \
+        agentshape store copy --from sqlite:agentshape.db --to postgres://ops@db.internal/agentshape\n  \
+        agentshape store copy --from postgres://ops@db.internal/agentshape --to backup.db --json\n  \
+        AGENTSHAPE_STORE=postgres://ops@db.internal/agentshape agentshape sessions"
+    )]
+    Copy {
+        /// The store to read (never written): `PATH`, `sqlite:PATH` or `postgres://…`.
+        #[arg(long, value_name = "URL")]
+        from: String,
+        /// The store to write (created and migrated when needed).
+        #[arg(long, value_name = "URL")]
+        to: String,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -498,9 +531,13 @@ pub enum AgentArg {
 pub struct RunArgs {
     #[command(flatten)]
     pub schema: SchemaArgs,
-    /// SQLite database to write the session to.
-    #[arg(long, value_name = "DB", default_value = "agentshape.db")]
-    pub store: PathBuf,
+    /// The store to write the session to: a SQLite file (`PATH`,
+    /// `sqlite:PATH`) or `postgres://…` [default: `AGENTSHAPE_STORE`, else
+    /// agentshape.db]
+    // Resolved by hand (`StoreUrl::resolve`), not by clap's `env`: an
+    // environment value would conflict with `--no-store`.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// Do not write to any store.
     #[arg(long, conflicts_with = "store")]
     pub no_store: bool,
@@ -556,15 +593,27 @@ pub struct OpsArgs {
     /// Log escalation decisions without spawning the next tier.
     #[arg(long)]
     pub dry_run: bool,
+    /// The store, over the config's `store`: a SQLite file (`PATH`,
+    /// `sqlite:PATH`) or `postgres://…` (default: the config's `store`,
+    /// else the environment's, else agentshape.db).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct IngestArgs {
-    /// SQLite database to rebuild into.
-    #[arg(long, value_name = "DB", default_value = "agentshape.db")]
-    pub store: PathBuf,
+    /// The store to rebuild into: a SQLite file (`PATH`, `sqlite:PATH`) or
+    /// `postgres://…`.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "AGENTSHAPE_STORE",
+        hide_env_values = true,
+        default_value = "agentshape.db"
+    )]
+    pub store: String,
     /// Profile (built-in name or TOML file) for logs without a `.meta.json` sidecar.
     #[arg(long, value_name = "NAME|PATH", default_value = "claude-ops")]
     pub profile: String,
@@ -585,17 +634,29 @@ pub struct MemoriesArgs {
 pub enum MemoriesAction {
     /// List active memories, most confident first.
     List {
-        /// SQLite database.
-        #[arg(long, value_name = "DB", default_value = "agentshape.db")]
-        store: PathBuf,
+        /// The store: a SQLite file (`PATH`, `sqlite:PATH`) or `postgres://…`.
+        #[arg(
+            long,
+            value_name = "URL",
+            env = "AGENTSHAPE_STORE",
+            hide_env_values = true,
+            default_value = "agentshape.db"
+        )]
+        store: String,
         #[command(flatten)]
         output: OutputArgs,
     },
     /// Deactivate memories not reinforced within the given age.
     Prune {
-        /// SQLite database.
-        #[arg(long, value_name = "DB", default_value = "agentshape.db")]
-        store: PathBuf,
+        /// The store: a SQLite file (`PATH`, `sqlite:PATH`) or `postgres://…`.
+        #[arg(
+            long,
+            value_name = "URL",
+            env = "AGENTSHAPE_STORE",
+            hide_env_values = true,
+            default_value = "agentshape.db"
+        )]
+        store: String,
         /// Age such as `30d`, `12h`, `90m`, at most a year.
         #[arg(long, value_name = "AGE", value_parser = age)]
         older_than: String,
@@ -606,9 +667,15 @@ pub enum MemoriesAction {
 
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
-    /// SQLite database.
-    #[arg(long, value_name = "DB", default_value = "agentshape.db")]
-    pub store: PathBuf,
+    /// The store: a SQLite file (`PATH`, `sqlite:PATH`) or `postgres://…`.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "AGENTSHAPE_STORE",
+        hide_env_values = true,
+        default_value = "agentshape.db"
+    )]
+    pub store: String,
     /// Directory of the forensic logs (as `run --log-dir`): logs the store
     /// lacks are reported with the `ingest` command that adds them.
     #[arg(long, value_name = "DIR", default_value = "logs")]
@@ -619,9 +686,16 @@ pub struct SessionsArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// SQLite database (created when missing).
-    #[arg(long, value_name = "DB", default_value = "agentshape.db")]
-    pub store: PathBuf,
+    /// The store: a SQLite file (`PATH`, `sqlite:PATH`; created when
+    /// missing) or `postgres://…`.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "AGENTSHAPE_STORE",
+        hide_env_values = true,
+        default_value = "agentshape.db"
+    )]
+    pub store: String,
     /// Address to listen on; port 0 picks a free port. Anything but a
     /// loopback address needs --token.
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:7878")]

@@ -10,8 +10,11 @@
 //! Store failures, one code per kind (sysexits-style, see
 //! [`agentshape_store::ErrorKind`]): 65 the store file is not a database or
 //! is damaged · 73 the store cannot be written (read-only file or folder,
-//! permission) · 74 other I/O failure writing the store · 75 the store stayed
-//! locked/busy after the bounded retries (temporary: try again). A panic is
+//! permission; also refused Postgres credentials) · 74 other I/O failure
+//! writing the store · 75 temporary: the store stayed locked/busy after the
+//! bounded retries, or its Postgres server cannot be reached (refused, no
+//! answer within the connect deadline, shutting down) — try again. A bad
+//! store location (`--store mysql://…`) is 64. A panic is
 //! 70, [`INTERNAL_ERROR`], an internal error.
 
 use std::io::Write;
@@ -146,11 +149,13 @@ fn classify(err: &anyhow::Error) -> Exit {
 fn store_exit(e: &agentshape_store::Error) -> Exit {
     use agentshape_store::ErrorKind as K;
     match e.kind() {
-        K::TooNew => Exit::Usage,
+        // A newer build's store, or a location naming no backend.
+        K::TooNew | K::Usage => Exit::Usage,
         K::Missing => Exit::NoInput,
         K::Corrupt => Exit::DataErr,
         K::ReadOnly => Exit::CantCreate,
-        K::Busy => Exit::TempFail,
+        // Temporary: still locked, or the server cannot be reached now.
+        K::Busy | K::Unavailable => Exit::TempFail,
         K::Conflict => Exit::Invalid,
         K::Io => Exit::IoErr,
     }

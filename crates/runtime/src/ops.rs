@@ -179,9 +179,10 @@ pub struct OpsConfig {
     /// folder (Note \[Profile names and paths\] in `profile`).
     #[serde(default = "default_profile")]
     pub profile: String,
-    /// SQLite database.
-    #[serde(default = "default_store")]
-    pub store: PathBuf,
+    /// The store: a SQLite path or a `postgres://` URL (`ops --store`
+    /// overrides it; without either, `AGENTSHAPE_STORE`, else `agentshape.db`).
+    #[serde(default)]
+    pub store: Option<String>,
     /// Forensic logs.
     #[serde(default = "default_logs")]
     pub log_dir: PathBuf,
@@ -209,9 +210,6 @@ fn default_agent() -> String {
 }
 fn default_profile() -> String {
     "claude-ops".to_owned()
-}
-fn default_store() -> PathBuf {
-    PathBuf::from(agentshape_store::DEFAULT_DB)
 }
 fn default_logs() -> PathBuf {
     PathBuf::from("logs")

@@ -1,13 +1,16 @@
 //! Store insertion throughput: sessions of N events each, one transaction per
 //! session, into a file database (WAL), reported as events per second; and
 //! live-feed appends in batches (one transaction per batch), reported as
-//! feed rows per second.
+//! feed rows per second. The same two on Postgres (`store/insert_postgres`,
+//! `store/append_feed_postgres`), on the throwaway server of
+//! `agentshape_testkit::pg` over its Unix socket — with `fsync=off`, so
+//! they measure the client, the protocol and the server's work, not a disk.
 #![allow(clippy::unwrap_used, missing_docs)] // a bench: a failure is the bench failing
 
 use std::hint::black_box;
 
 use agentshape_store::{
-    FeedEntry, NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store,
+    FeedEntry, NewEvent, NewMemory, PgStore, ServiceCheck, SessionRecord, SqliteStore, Store,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -58,6 +61,49 @@ fn insert(c: &mut Criterion) {
     group.finish();
 }
 
+fn insert_postgres(c: &mut Criterion) {
+    let mut group = c.benchmark_group("store/insert_postgres");
+    for events in [10usize, 100, 1000] {
+        group.throughput(Throughput::Elements(events as u64));
+        group.bench_with_input(
+            BenchmarkId::new("events_per_session", events),
+            &events,
+            |b, &events| {
+                let mut store = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+                let mut n = 0usize;
+                b.iter(|| {
+                    n += 1;
+                    let rec = session(n, events);
+                    black_box(store.write_session(&rec).unwrap());
+                });
+            },
+        );
+    }
+    group.finish();
+}
+
+fn append_feed_postgres(c: &mut Criterion) {
+    let mut group = c.benchmark_group("store/append_feed_postgres");
+    for batch in [1usize, 16, 256] {
+        group.throughput(Throughput::Elements(batch as u64));
+        group.bench_with_input(BenchmarkId::new("batch", batch), &batch, |b, &batch| {
+            let mut store = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+            let entries: Vec<FeedEntry> = (0..batch)
+                .map(|i| FeedEntry {
+                    session_id: "s1".into(),
+                    kind: "line".into(),
+                    body: format!(
+                        r#"{{"type":"assistant","n":{i},"text":"checking jellyfin: HTTP 502"}}"#
+                    ),
+                    created_at: "2025-07-14T03:00:00.000Z".into(),
+                })
+                .collect();
+            b.iter(|| store.append_feed(black_box(&entries)).unwrap());
+        });
+    }
+    group.finish();
+}
+
 fn append_feed(c: &mut Criterion) {
     let mut group = c.benchmark_group("store/append_feed");
     for batch in [1usize, 16, 256] {
@@ -81,5 +127,11 @@ fn append_feed(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, insert, append_feed);
+criterion_group!(
+    benches,
+    insert,
+    append_feed,
+    insert_postgres,
+    append_feed_postgres
+);
 criterion_main!(benches);

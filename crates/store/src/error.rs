@@ -3,7 +3,8 @@
 //! Note \[Store error kinds\]: callers (the CLI's exit codes, the runner's
 //! retry and hint messages) need to know *what kind* of failure happened,
 //! not its text. [`Error::kind`] classifies every error once, here, from
-//! SQLite's primary result code, so nobody matches on strings.
+//! SQLite's primary result code or Postgres's SQLSTATE class, so nobody
+//! matches on strings.
 
 /// What kind of failure a store error is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +23,11 @@ pub enum ErrorKind {
     Conflict,
     /// Any other I/O failure (disk full, ...).
     Io,
+    /// The database server cannot be reached: refused, timed out, gone
+    /// (temporary: the same command may work later).
+    Unavailable,
+    /// The store location is not one we can open (`store copy --from x://`).
+    Usage,
 }
 
 /// An error of the store: the database could not be opened, migrated or written.
@@ -36,6 +42,40 @@ pub enum Error {
         /// The cause.
         #[source]
         source: rusqlite::Error,
+    },
+    /// A Postgres failure, with what was being done (the URL in the context
+    /// has its password redacted).
+    #[error("{context}: {}", pg_message(source))]
+    Postgres {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        #[source]
+        source: postgres::Error,
+    },
+    /// Connecting took longer than the connect timeout (a server that
+    /// accepts but never answers; see Note \[Connect deadline\] in `postgres`).
+    #[error("cannot reach the store `{url}`: no answer within {after_ms} ms")]
+    ConnectTimeout {
+        /// The store URL, password redacted.
+        url: String,
+        /// The deadline.
+        after_ms: u64,
+    },
+    /// Something this backend does not do yet (the dashboard's pages read
+    /// SQLite only).
+    #[error("{what} is not available on a Postgres store yet")]
+    Unsupported {
+        /// What was asked.
+        what: String,
+    },
+    /// A store location that names no backend we have.
+    #[error("bad store `{url}`: {reason}")]
+    BadUrl {
+        /// The location as given, password redacted.
+        url: String,
+        /// Why.
+        reason: String,
     },
     /// The database was written by a newer agentshape.
     #[error("database `{path}` has schema version {found}, newer than this agentshape ({known})")]
@@ -80,6 +120,9 @@ impl Error {
             Error::TooNew { .. } => ErrorKind::TooNew,
             Error::Missing { .. } => ErrorKind::Missing,
             Error::IdTaken { .. } => ErrorKind::Conflict,
+            Error::BadUrl { .. } | Error::Unsupported { .. } => ErrorKind::Usage,
+            Error::ConnectTimeout { .. } => ErrorKind::Unavailable,
+            Error::Postgres { source, .. } => pg_kind(source),
             Error::Io { source, .. } => match source.kind() {
                 std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
                     ErrorKind::ReadOnly
@@ -108,6 +151,57 @@ impl Error {
     }
 }
 
+/// The kind of a Postgres failure, from its SQLSTATE class when the server
+/// sent one, else from how the connection failed.
+fn pg_kind(e: &postgres::Error) -> ErrorKind {
+    if let Some(state) = e.code() {
+        let code = state.code();
+        return match &code[..2] {
+            // serialization failure, deadlock; lock not available; too many connections
+            "40" | "55" | "53" => ErrorKind::Busy,
+            // invalid authorization; insufficient privilege; read-only transaction
+            "28" => ErrorKind::ReadOnly,
+            "42" if code == "42501" => ErrorKind::ReadOnly,
+            "25" if code == "25006" => ErrorKind::ReadOnly,
+            // the database does not exist
+            "3D" => ErrorKind::Missing,
+            // shutting down / cannot connect now; connection exceptions
+            "57" | "08" => ErrorKind::Unavailable,
+            "XX" => ErrorKind::Corrupt,
+            _ => ErrorKind::Io,
+        };
+    }
+    // No SQLSTATE: the connection itself failed (refused, reset, closed,
+    // DNS, socket path missing) — the server cannot be reached now.
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(c) = cause {
+        if c.is::<std::io::Error>() {
+            return ErrorKind::Unavailable;
+        }
+        cause = c.source();
+    }
+    if e.is_closed() {
+        ErrorKind::Unavailable
+    } else {
+        ErrorKind::Io
+    }
+}
+
+/// A Postgres error on one line: the server's message (and detail) when it
+/// sent one, else the client's description with its cause.
+fn pg_message(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return match db.detail() {
+            Some(d) => format!("{} ({})", db.message(), d),
+            None => db.message().to_owned(),
+        };
+    }
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
+    }
+}
+
 /// The result type of the store.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -119,6 +213,20 @@ pub(crate) trait Context<T> {
 impl<T> Context<T> for std::result::Result<T, rusqlite::Error> {
     fn context(self, what: impl FnOnce() -> String) -> Result<T> {
         self.map_err(|source| Error::Sqlite {
+            context: what(),
+            source,
+        })
+    }
+}
+
+/// Attach context to a Postgres result.
+pub(crate) trait PgContext<T> {
+    fn pg(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> PgContext<T> for std::result::Result<T, postgres::Error> {
+    fn pg(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| Error::Postgres {
             context: what(),
             source,
         })

@@ -23,18 +23,25 @@
 // No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
 #![forbid(unsafe_code)]
 
+pub mod copy;
 pub mod error;
 pub mod memory;
+pub mod migrate;
+pub mod postgres;
 pub mod query;
 pub mod sqlite;
 pub mod time;
+pub mod url;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use copy::{CopyReport, copy};
 pub use error::{Error, ErrorKind, Result};
 pub use memory::{MemoryKey, parse_memory_key};
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+pub use url::{STORE_ENV, StoreUrl};
 
 /// The default database file, relative to the working directory.
 pub const DEFAULT_DB: &str = "agentshape.db";

@@ -1,14 +1,9 @@
 //! The SQLite backend: one file (`agentshape.db` by default), WAL, migrations
 //! embedded and applied on open.
 //!
-//! Note \[Migrations\]: each file in `migrations/` is compiled in and applied
-//! in order; `PRAGMA user_version` records how many have run. Many processes
-//! may open a new file at the same moment, so the check and the migrations
-//! happen inside one `BEGIN IMMEDIATE` transaction that re-reads
-//! `user_version` first: the first process to take the write lock applies
-//! what is missing, the others then see the new version and apply nothing.
-//! A database from a newer build (higher version) is refused rather than
-//! guessed at. Migrations are never edited, only added.
+//! Migrations: Note \[Migrations\] in `migrate`. Here the version is
+//! `PRAGMA user_version`, and the check and the migrations happen inside one
+//! `BEGIN IMMEDIATE` transaction that re-reads it under the write lock.
 //!
 //! Note \[Many writers\]: every connection has a busy timeout, and every
 //! write runs in an immediate transaction (a deferred one that upgrades to a
@@ -27,22 +22,15 @@ use rusqlite::{
 };
 
 use crate::error::{Context, Error, Result};
+use crate::migrate::{self, Plan};
 use crate::{
     FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, MemoryLine, NEW_MEMORY_CONFIDENCE, Overview,
     REINFORCE_STEP, SessionLine, SessionRecord, Store, WriteReport, parse_memory_key, time,
 };
 
-/// The embedded migrations, in order.
-const MIGRATIONS: &[&str] = &[
-    include_str!("../migrations/0001_init.sql"),
-    include_str!("../migrations/0002_live.sql"),
-    include_str!("../migrations/0003_verdict.sql"),
-    include_str!("../migrations/0004_lists.sql"),
-];
-
 /// The schema version this build writes.
 fn known_version() -> i64 {
-    i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX)
+    migrate::latest(migrate::SQLITE)
 }
 
 /// The busy timeout and retry budget (Note \[Many writers\]).
@@ -241,28 +229,23 @@ fn migrate(conn: &mut Connection, name: &str) -> Result<i64> {
         found,
         known,
     };
-    let version = read(conn)?;
-    if version > known {
-        return Err(too_new(version));
-    }
-    if version == known {
-        return Ok(known);
+    match migrate::plan(migrate::SQLITE, read(conn)?) {
+        Plan::Current => return Ok(known),
+        Plan::TooNew { found, .. } => return Err(too_new(found)),
+        Plan::Apply(_) => {}
     }
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .context(|| format!("migrating `{name}`"))?;
     // Re-read under the write lock: another process may have migrated since.
-    let version = read(&tx)?;
-    if version > known {
-        return Err(too_new(version));
-    }
-    for (i, sql) in MIGRATIONS
-        .iter()
-        .enumerate()
-        .skip(usize::try_from(version).unwrap_or(0))
-    {
-        tx.execute_batch(sql)
-            .context(|| format!("applying migration {} to `{name}`", i + 1))?;
+    let pending = match migrate::plan(migrate::SQLITE, read(&tx)?) {
+        Plan::Current => &[][..],
+        Plan::TooNew { found, .. } => return Err(too_new(found)),
+        Plan::Apply(list) => list,
+    };
+    for m in pending {
+        tx.execute_batch(m.sql)
+            .context(|| format!("applying migration {} to `{name}`", m.version))?;
     }
     tx.pragma_update(None, "user_version", known)
         .context(|| format!("migrating `{name}`"))?;
@@ -724,5 +707,69 @@ impl Store for SqliteStore {
             o.memories.push(row.context(ctx)?);
         }
         Ok(o)
+    }
+}
+
+impl rusqlite::ToSql for crate::copy::Cell {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use crate::copy::Cell;
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(match self {
+            Cell::Null => ValueRef::Null,
+            Cell::Int(v) => ValueRef::Integer(*v),
+            Cell::Real(v) => ValueRef::Real(*v),
+            Cell::Text(s) => ValueRef::Text(s.as_bytes()),
+        }))
+    }
+}
+
+impl crate::copy::Rows for SqliteStore {
+    fn read(&self, sql: &str, params: &[crate::copy::Cell]) -> Result<Vec<Vec<crate::copy::Cell>>> {
+        use crate::copy::Cell;
+        use rusqlite::types::ValueRef;
+        let ctx = || "reading rows to copy".to_owned();
+        let mut stmt = self.conn.prepare_cached(sql).context(ctx)?;
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(params), |r| {
+                (0..n)
+                    .map(|i| {
+                        Ok(match r.get_ref(i)? {
+                            ValueRef::Null => Cell::Null,
+                            ValueRef::Integer(v) => Cell::Int(v),
+                            ValueRef::Real(v) => Cell::Real(v),
+                            ValueRef::Text(t) | ValueRef::Blob(t) => {
+                                Cell::Text(String::from_utf8_lossy(t).into_owned())
+                            }
+                        })
+                    })
+                    .collect::<rusqlite::Result<Vec<Cell>>>()
+            })
+            .context(ctx)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+    }
+
+    fn write_all(&mut self, stmts: &[(String, Vec<crate::copy::Cell>)]) -> Result<Vec<u64>> {
+        self.write_tx(&|| "copying rows in".to_owned(), |tx| {
+            // Checked at commit: a batch may hold a child before its parent.
+            tx.pragma_update(None, "defer_foreign_keys", "ON")?;
+            let mut out = Vec::with_capacity(stmts.len());
+            for (sql, params) in stmts {
+                let n = tx
+                    .prepare_cached(sql)?
+                    .execute(rusqlite::params_from_iter(params))?;
+                out.push(n as u64);
+            }
+            Ok(out)
+        })
+    }
+}
+
+impl crate::copy::Copyable for SqliteStore {
+    fn copy_rows(&self) -> &dyn crate::copy::Rows {
+        self
+    }
+    fn copy_rows_mut(&mut self) -> &mut dyn crate::copy::Rows {
+        self
     }
 }

@@ -1,9 +1,13 @@
-//! The SQLite store checked with SQL queries.
+//! The store checked with SQL queries: the behaviour suite on both backends
+//! (`behaviour`), then what only SQLite has (files, WAL, `user_version`,
+//! the dashboard's read model).
 #![allow(clippy::unwrap_used)] // tests unwrap: a failure is the test failing
+
+mod behaviour;
 
 use agentshape_store::{NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store};
 
-fn record(id: &str, at: &str) -> SessionRecord {
+pub(crate) fn record(id: &str, at: &str) -> SessionRecord {
     let mut r = SessionRecord::new(id, at, "completed");
     r.ended_at = Some(at.to_owned());
     r.events = vec![
@@ -66,175 +70,6 @@ fn rows(store: &SqliteStore, sql: &str) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn one_session_inserts_rows_and_rejects_bad_levels_and_keys() {
-    let mut store = SqliteStore::open_in_memory().unwrap();
-    let rep = store
-        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
-        .unwrap();
-    assert!(rep.inserted);
-    assert_eq!((rep.events, rep.events_rejected), (2, 1));
-    assert_eq!(
-        (
-            rep.memories_new,
-            rep.memories_reinforced,
-            rep.memories_rejected
-        ),
-        (2, 0, 1)
-    );
-    assert_eq!(
-        rows(
-            &store,
-            "SELECT session_id, level, service, message, created_at FROM events ORDER BY id"
-        ),
-        vec![
-            vec![
-                "s1",
-                "critical",
-                "jellyfin",
-                "HTTP 502",
-                "2025-07-14T03:00:00.000Z"
-            ],
-            vec![
-                "s1",
-                "info",
-                "NULL",
-                "backup done",
-                "2025-07-14T03:00:00.000Z"
-            ],
-        ]
-    );
-    assert_eq!(
-        rows(
-            &store,
-            "SELECT service, category, observation, confidence, active, session_id, tier FROM memories ORDER BY id"
-        ),
-        vec![
-            vec![
-                "jellyfin",
-                "timing",
-                "takes 60s to restart",
-                "0.7",
-                "1",
-                "s1",
-                "1"
-            ],
-            vec![
-                "NULL",
-                "remediation",
-                "restart before redeploy",
-                "0.7",
-                "1",
-                "s1",
-                "1"
-            ],
-        ]
-    );
-    assert_eq!(
-        rows(
-            &store,
-            "SELECT session_id, name, status, detail FROM services_checked"
-        ),
-        vec![vec!["s1", "jellyfin", "down", "502"]]
-    );
-}
-
-#[test]
-fn same_memories_again_reinforce_up_to_one_and_same_id_is_idempotent() {
-    let mut store = SqliteStore::open_in_memory().unwrap();
-    store
-        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
-        .unwrap();
-    // Writing the same session id again adds nothing.
-    let again = store
-        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
-        .unwrap();
-    assert!(!again.inserted);
-    assert_eq!(rows(&store, "SELECT COUNT(*) FROM events"), vec![vec!["2"]]);
-    let mut want = vec![0.8, 0.9, 1.0, 1.0];
-    for (i, conf) in want.drain(..).enumerate() {
-        let id = format!("s{}", i + 2);
-        let rep = store
-            .write_session(&record(&id, "2025-07-14T04:00:00.000Z"))
-            .unwrap();
-        assert_eq!((rep.memories_new, rep.memories_reinforced), (0, 2));
-        assert_eq!(
-            rows(
-                &store,
-                "SELECT confidence, session_id FROM memories WHERE category = 'timing'"
-            ),
-            vec![vec![conf.to_string(), id.clone()]]
-        );
-    }
-    assert_eq!(
-        rows(&store, "SELECT COUNT(*) FROM memories"),
-        vec![vec!["2"]]
-    );
-}
-
-#[test]
-fn prune_deactivates_stale_memories_and_a_new_one_starts_fresh() {
-    let mut store = SqliteStore::open_in_memory().unwrap();
-    store
-        .write_session(&record("old", "2025-01-01T00:00:00.000Z"))
-        .unwrap();
-    let mut fresh = SessionRecord::new("new", "2025-07-01T00:00:00.000Z", "completed");
-    fresh.memories = vec![NewMemory {
-        key: "postgres:dependency".into(),
-        value: "replica".into(),
-    }];
-    store.write_session(&fresh).unwrap();
-    assert_eq!(store.prune_memories("2025-06-01T00:00:00.000Z").unwrap(), 2);
-    assert_eq!(
-        rows(&store, "SELECT category, active FROM memories ORDER BY id"),
-        vec![
-            vec!["timing", "0"],
-            vec!["remediation", "0"],
-            vec!["dependency", "1"]
-        ]
-    );
-    let rep = store
-        .write_session(&record("later", "2025-07-02T00:00:00.000Z"))
-        .unwrap();
-    assert_eq!((rep.memories_new, rep.memories_reinforced), (2, 0));
-}
-
-#[test]
-fn escalations_are_counted_per_service_within_a_window() {
-    let mut store = SqliteStore::open_in_memory().unwrap();
-    store
-        .write_session(&record("p", "2025-07-14T01:00:00.000Z"))
-        .unwrap();
-    for (id, at) in [
-        ("c1", "2025-07-14T01:00:00.000Z"),
-        ("c2", "2025-07-14T03:00:00.000Z"),
-    ] {
-        let mut child = SessionRecord::new(id, at, "completed");
-        child.parent_id = Some("p".into());
-        child.tier = 2;
-        child.escalated_for = vec!["jellyfin".into()];
-        store.write_session(&child).unwrap();
-    }
-    assert_eq!(
-        store
-            .escalations_since("jellyfin", "2025-07-14T00:00:00.000Z")
-            .unwrap(),
-        2
-    );
-    assert_eq!(
-        store
-            .escalations_since("jellyfin", "2025-07-14T02:00:00.000Z")
-            .unwrap(),
-        1
-    );
-    assert_eq!(
-        store
-            .escalations_since("nginx", "2025-07-14T00:00:00.000Z")
-            .unwrap(),
-        0
-    );
-}
-
-#[test]
 fn file_store_uses_wal_and_reopens_without_remigrating() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("agentshape.db");
@@ -288,50 +123,6 @@ mod many_writers {
     }
 
     #[test]
-    fn start_heartbeat_finish_is_one_row() {
-        let mut s = SqliteStore::open_in_memory().unwrap();
-        let mut start = SessionRecord::new("s1", "2025-07-14T03:00:00.000Z", "running");
-        start.raw_log_path = Some("logs/s1.ndjson".into());
-        s.start_session(&start).unwrap();
-        s.start_session(&start).unwrap(); // still running: a no-op
-        let o = s.overview().unwrap();
-        assert_eq!(o.sessions.len(), 1);
-        assert_eq!(o.sessions[0].status, "running");
-        assert!(o.sessions[0].lost, "a heartbeat from 2025 is stale");
-        assert_eq!(o.lost, 1);
-        s.heartbeat("s1", &agentshape_store::time::now()).unwrap();
-        let o = s.overview().unwrap();
-        assert!(!o.sessions[0].lost);
-        let report = s
-            .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
-            .unwrap();
-        assert!(report.inserted);
-        assert_eq!(report.events, 2);
-        let (n, status): (i64, String) = s
-            .connection()
-            .query_row("SELECT COUNT(*), MAX(status) FROM sessions", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .unwrap();
-        assert_eq!((n, status.as_str()), (1, "completed"));
-        // Finished: writing again adds nothing, starting again is refused.
-        assert!(
-            !s.write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
-                .unwrap()
-                .inserted
-        );
-        let err = s.start_session(&start).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Conflict);
-        let kinds: Vec<String> = s
-            .feed_after(0, 100)
-            .unwrap()
-            .into_iter()
-            .map(|r| r.kind)
-            .collect();
-        assert_eq!(kinds, ["started", "ended"]);
-    }
-
-    #[test]
     fn append_feed_now_fails_fast_on_a_busy_store_and_writes_later() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("now.db");
@@ -352,73 +143,6 @@ mod many_writers {
         other.execute_batch("ROLLBACK").unwrap();
         s.append_feed_now(&[entry]).unwrap();
         assert_eq!(s.feed_after(0, 10).unwrap().len(), 1);
-    }
-
-    #[test]
-    fn feed_after_resumes_without_gap_or_duplicate() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("feed.db");
-        SqliteStore::open(&path).unwrap();
-        let writers: Vec<_> = (0..4)
-            .map(|w| {
-                let path = path.clone();
-                std::thread::spawn(move || {
-                    let mut s = SqliteStore::open(&path).unwrap();
-                    for b in 0..10 {
-                        let batch: Vec<FeedEntry> = (0..5)
-                            .map(|i| FeedEntry {
-                                session_id: format!("w{w}"),
-                                kind: "line".into(),
-                                body: format!("{{\"n\":{}}}", b * 5 + i),
-                                created_at: "2025-07-14T03:00:00.000Z".into(),
-                            })
-                            .collect();
-                        s.append_feed(&batch).unwrap();
-                    }
-                })
-            })
-            .collect();
-        // A reader tails while the writers append.
-        let reader = SqliteStore::open(&path).unwrap();
-        let mut seen = Vec::new();
-        let mut last = 0;
-        let mut done = false;
-        while !done {
-            done = writers.iter().all(std::thread::JoinHandle::is_finished);
-            for row in reader.feed_after(last, 7).unwrap() {
-                assert!(row.id > last);
-                last = row.id;
-                seen.push(row);
-            }
-            if !done {
-                std::thread::yield_now();
-            }
-        }
-        loop {
-            let rows = reader.feed_after(last, 7).unwrap();
-            if rows.is_empty() {
-                break;
-            }
-            for row in rows {
-                last = row.id;
-                seen.push(row);
-            }
-        }
-        for w in writers {
-            w.join().unwrap();
-        }
-        assert_eq!(seen.len(), 200);
-        let ids: Vec<i64> = seen.iter().map(|r| r.id).collect();
-        assert_eq!(ids, (1..=200).collect::<Vec<_>>(), "no gap, no duplicate");
-        for w in 0..4 {
-            let ns: Vec<String> = seen
-                .iter()
-                .filter(|r| r.session_id == format!("w{w}"))
-                .map(|r| r.body.clone())
-                .collect();
-            let want: Vec<String> = (0..50).map(|n| format!("{{\"n\":{n}}}")).collect();
-            assert_eq!(ns, want, "each writer's entries in order");
-        }
     }
 
     #[cfg(unix)]

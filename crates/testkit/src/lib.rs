@@ -10,7 +10,14 @@
 // No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
 #![forbid(unsafe_code)]
 // A stand-in for tests: a poisoned lock or a failed bind is a failed test.
-#![allow(clippy::unwrap_used, clippy::missing_panics_doc, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::missing_panics_doc,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+pub mod pg;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;

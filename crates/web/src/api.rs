@@ -56,7 +56,9 @@ impl IntoResponse for ApiError {
 impl From<agentshape_store::Error> for ApiError {
     fn from(e: agentshape_store::Error) -> Self {
         let status = match e.kind() {
-            ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorKind::Busy | ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            // A page the Postgres store cannot serve yet.
+            ErrorKind::Usage => StatusCode::NOT_IMPLEMENTED,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, e.to_string())
@@ -207,7 +209,13 @@ async fn feed_sse(
             ));
         }
         Some(n) => n,
-        None => read(&state, query::feed_max_id).await?,
+        None => match state.pg.clone() {
+            // Note [Feed on Postgres] in `feed`.
+            Some(pg) => tokio::task::spawn_blocking(move || pg.feed_max_id())
+                .await
+                .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??,
+            None => read(&state, query::feed_max_id).await?,
+        },
     };
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     feed::spawn_client(Arc::clone(&state), after, tx);

@@ -28,7 +28,13 @@
 //! spell waits a few ms more, every later one is back on the fast path, and
 //! an idle server wakes about a hundred times a second for a few
 //! microseconds each (measured by `serve_load`: README).
-//! A Postgres store would use `LISTEN/NOTIFY` here instead.
+//!
+//! Note \[Feed on Postgres\]: Postgres has no `data_version`; its tailer
+//! reads the feed by id every `poll` (100 ms) on the store's pooled
+//! connection, a query on the primary key that finds nothing most of the
+//! time. Ids become visible in id order there too (Note \[Feed order on
+//! Postgres\] in the store), so resuming from the last id loses nothing.
+//! `LISTEN/NOTIFY` would cut the latency below the poll; not needed yet.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,6 +89,10 @@ pub(crate) struct Pace {
 pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc<AtomicBool>) {
     let state = Arc::clone(state);
     let check = pace.check.max(Duration::from_micros(100));
+    if let Some(pg) = state.pg.clone() {
+        std::thread::spawn(move || tail_postgres(&state, &pg, after, pace.poll, &stop));
+        return;
+    }
     std::thread::spawn(move || {
         let mut last = after;
         let mut store: Option<SqliteStore> = None;
@@ -132,6 +142,29 @@ pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc
             }
         }
     });
+}
+
+/// Note \[Feed on Postgres\]: read by id every `poll`; a failed read (the
+/// server restarting) is tried again at the next poll.
+fn tail_postgres(
+    state: &State,
+    pg: &agentshape_store::PgStore,
+    after: i64,
+    poll: Duration,
+    stop: &AtomicBool,
+) {
+    let mut last = after;
+    while !stop.load(Ordering::Relaxed) {
+        let rows = pg.feed_after(last, PAGE).unwrap_or_default();
+        let full = rows.len() == PAGE;
+        for row in rows {
+            last = row.id;
+            let _ = state.tail.send(Arc::new(Row::new(&row)));
+        }
+        if !full {
+            std::thread::sleep(poll);
+        }
+    }
 }
 
 /// A feed row ready to send. Its SSE `data` is made once, by the tailer
@@ -194,7 +227,7 @@ async fn catch_up(state: &Arc<State>, last: &mut i64, out: &Sink) -> bool {
     loop {
         let st = Arc::clone(state);
         let after = *last;
-        let rows = tokio::task::spawn_blocking(move || st.open()?.feed_after(after, PAGE)).await;
+        let rows = tokio::task::spawn_blocking(move || st.feed_after(after, PAGE)).await;
         // Busy or briefly unreadable: wait and try again rather than end
         // the stream (the client would only reconnect here).
         let Ok(Ok(rows)) = rows else {
@@ -276,7 +309,8 @@ mod tests {
         writer.append_feed(&entries[..10]).unwrap();
         let (tail, _) = broadcast::channel(2);
         let state = Arc::new(State {
-            store: path,
+            store: agentshape_store::StoreUrl::Sqlite(path),
+            pg: None,
             token: None,
             keep_alive: Duration::from_secs(15),
             schemas: None,
@@ -317,7 +351,8 @@ mod tests {
         let mut writer = SqliteStore::open(&path).unwrap();
         let (tail, mut rx) = broadcast::channel(16);
         let state = Arc::new(State {
-            store: path,
+            store: agentshape_store::StoreUrl::Sqlite(path),
+            pg: None,
             token: None,
             keep_alive: Duration::from_secs(15),
             schemas: None,

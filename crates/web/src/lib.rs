@@ -41,7 +41,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use agentshape_store::SqliteStore;
+use agentshape_store::{FeedRow, PgStore, SqliteStore, Store, StoreUrl};
 use tokio::sync::broadcast;
 
 pub use auth::Token;
@@ -50,8 +50,10 @@ pub use error::Error;
 /// How `serve` runs.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The SQLite store (created and migrated when missing).
-    pub store: PathBuf,
+    /// The store: a SQLite file (created and migrated when missing), or a
+    /// Postgres URL (migrated; only the live feed follows it for now, Note
+    /// \[Feed on Postgres\] in `feed`).
+    pub store: StoreUrl,
     /// The bearer token every request needs (Note \[Token\]); `None`: no check.
     pub token: Option<Token>,
     /// The longest between two reads of the feed table, whether or not the
@@ -69,7 +71,7 @@ pub struct Config {
 impl Config {
     /// The defaults for a store: check for changes every 2 ms, read the feed
     /// at least every 100 ms, keep-alive every 15 s.
-    pub fn new(store: PathBuf) -> Self {
+    pub fn new(store: StoreUrl) -> Self {
         Config {
             store,
             token: None,
@@ -84,7 +86,9 @@ impl Config {
 /// What every handler shares.
 #[derive(Debug)]
 pub(crate) struct State {
-    pub(crate) store: PathBuf,
+    pub(crate) store: StoreUrl,
+    /// The pooled Postgres store, when `store` is one.
+    pub(crate) pg: Option<PgStore>,
     pub(crate) token: Option<Token>,
     pub(crate) keep_alive: Duration,
     /// `--schemas`: see [`Config::schemas`].
@@ -95,8 +99,27 @@ pub(crate) struct State {
 
 impl State {
     /// A fresh read-only connection: cheap, and under WAL it never waits on writers.
+    /// The dashboard's pages and API read SQLite only (their queries are
+    /// SQLite's); on Postgres they answer that it is not there yet.
     pub(crate) fn open(&self) -> agentshape_store::Result<SqliteStore> {
-        SqliteStore::open_read_only(&self.store)
+        match &self.store {
+            StoreUrl::Sqlite(path) => SqliteStore::open_read_only(path),
+            StoreUrl::Postgres(_) => Err(agentshape_store::Error::Unsupported {
+                what: "this page".to_owned(),
+            }),
+        }
+    }
+
+    /// Feed rows after `after`, from whichever backend (blocking).
+    pub(crate) fn feed_after(
+        &self,
+        after: i64,
+        limit: usize,
+    ) -> agentshape_store::Result<Vec<FeedRow>> {
+        match &self.pg {
+            Some(pg) => pg.feed_after(after, limit),
+            None => self.open()?.feed_after(after, limit),
+        }
     }
 }
 
@@ -115,16 +138,25 @@ pub struct Bound {
 /// # Errors
 /// [`Error::Store`] when the store cannot be opened; [`Error::Bind`].
 pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
-    let path = config.store.clone();
+    let url = config.store.clone();
     // Created here so the read-only connections below always find a
     // migrated file, even when `serve` starts before any `run`.
-    let start_after = tokio::task::spawn_blocking(move || -> Result<i64, Error> {
-        drop(SqliteStore::open(&path)?);
-        let store = SqliteStore::open_read_only(&path)?;
-        Ok(agentshape_store::query::feed_max_id(&store)?)
+    let opened = tokio::task::spawn_blocking(move || -> Result<(i64, Option<PgStore>), Error> {
+        match &url {
+            StoreUrl::Sqlite(path) => {
+                drop(SqliteStore::open(path)?);
+                let store = SqliteStore::open_read_only(path)?;
+                Ok((agentshape_store::query::feed_max_id(&store)?, None))
+            }
+            StoreUrl::Postgres(u) => {
+                let pg = PgStore::open(u)?;
+                Ok((pg.feed_max_id()?, Some(pg)))
+            }
+        }
     })
     .await
-    .map_err(|e| Error::Serve(std::io::Error::other(e)))??;
+    .map_err(|e| Error::Serve(std::io::Error::other(e)))?;
+    let (start_after, pg) = opened?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| Error::Bind { addr, source })?;
@@ -133,6 +165,7 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
         listener,
         state: Arc::new(State {
             store: config.store,
+            pg,
             token: config.token,
             keep_alive: config.keep_alive,
             schemas: config.schemas,

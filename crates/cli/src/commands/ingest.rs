@@ -1,7 +1,7 @@
 //! `agentshape ingest`: rebuild sessions in the store from forensic logs.
 
 use agentshape_runtime::ingest::ingest;
-use agentshape_store::SqliteStore;
+use agentshape_store::StoreUrl;
 
 use crate::args::IngestArgs;
 use crate::exit::Exit;
@@ -13,9 +13,10 @@ use crate::output::Out;
 /// # Errors
 /// A missing log, an unknown profile or a store failure.
 pub fn run(args: &IngestArgs) -> anyhow::Result<Exit> {
+    let url = StoreUrl::parse(&args.store)?;
     input::check_exist(&args.logs)?;
-    let mut store = SqliteStore::open(&args.store)?;
-    let reports = ingest(&args.logs, &args.profile, &mut store)?;
+    let mut store = url.open()?;
+    let reports = ingest(&args.logs, &args.profile, &mut *store)?;
     let mut out = Out::new(args.output);
     let mut added = 0usize;
     for r in &reports {

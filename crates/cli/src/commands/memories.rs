@@ -1,6 +1,6 @@
 //! `agentshape memories`: list or prune the operational memories.
 
-use agentshape_store::{SqliteStore, Store, time};
+use agentshape_store::{StoreUrl, time};
 
 use crate::args::{MemoriesAction, MemoriesArgs};
 use crate::exit::{CliError, Exit};
@@ -14,7 +14,7 @@ pub fn run(args: &MemoriesArgs) -> anyhow::Result<Exit> {
     match &args.action {
         MemoriesAction::List { store, output } => {
             // Only reads: never creates or migrates the file.
-            let store = SqliteStore::open_read_only(store)?;
+            let store = StoreUrl::parse(store)?.open_read_only()?;
             let mut out = Out::new(*output);
             for m in store.overview()?.memories {
                 if out.json {
@@ -39,8 +39,9 @@ pub fn run(args: &MemoriesArgs) -> anyhow::Result<Exit> {
                     "--older-than `{older_than}`: expected a number and a unit (ms, s, m, h, d, w), like 30d"
                 ))
             })?;
+            let url = StoreUrl::parse(store)?;
             let before = time::format_ms(time::now_ms().saturating_sub(age));
-            let mut store = SqliteStore::open(store)?;
+            let mut store = url.open()?;
             let n = store.prune_memories(&before)?;
             let mut out = Out::new(*output);
             if out.json {

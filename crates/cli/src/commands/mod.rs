@@ -13,6 +13,7 @@ mod profile;
 mod run;
 mod serve;
 mod sessions;
+mod store;
 mod validate;
 
 use std::ffi::OsString;
@@ -62,6 +63,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Serve(a) => serve::run(a),
         Command::Profile(a) => profile::run(&a),
         Command::Model(a) => model::run(&a),
+        Command::Store(a) => store::run(&a),
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use agentshape_runtime::hub::Hub;
 use agentshape_runtime::ops::{OpsConfig, OpsReport, Supervisor};
 use agentshape_runtime::process::ProcessOptions;
-use agentshape_store::SqliteStore;
+use agentshape_store::StoreUrl;
 
 use crate::args::OpsArgs;
 use crate::commands::run::{listen, runner_error, runtime, session_exit};
@@ -25,7 +25,14 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
         .into());
     }
     let config = OpsConfig::load(&args.config).map_err(|e| CliError::Usage(e.to_string()))?;
-    let mut store = SqliteStore::open(&config.store)?;
+    // Note [Store locations]: the flag, else the config's `store`, else
+    // AGENTSHAPE_STORE, else agentshape.db.
+    let url = match (&args.store, &config.store) {
+        (Some(flag), _) => StoreUrl::parse(flag)?,
+        (None, Some(configured)) => StoreUrl::parse(configured)?,
+        (None, None) => StoreUrl::resolve(None)?,
+    };
+    let mut store = url.open()?;
     let mut out = Out::new(args.output);
     let rt = runtime()?;
     // Runtime `process`'s Note [Interrupts]: a signal reaches the running
@@ -57,7 +64,7 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
                 }
             };
             let sessions = sup
-                .cycle(&mut store, &mut print)
+                .cycle(&mut *store, &mut print)
                 .await
                 .map_err(runner_error)?;
             if let Some(e) = failed {

@@ -12,7 +12,7 @@ use agentshape_runtime::process::{AgentCommand, Interrupts, ProcessOptions, Sour
 use agentshape_runtime::runner::{
     AgentKind, SessionOutcome, SessionSpec, agent_args, new_session_id, run_session,
 };
-use agentshape_store::{SqliteStore, Store};
+use agentshape_store::{Store, StoreUrl};
 use serde_json::{Value, json};
 
 use crate::args::{AgentArg, RunArgs};
@@ -184,7 +184,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let mut store = if args.no_store {
         None
     } else {
-        Some(SqliteStore::open(&args.store)?)
+        Some(StoreUrl::resolve(args.store.as_deref())?.open()?)
     };
     let id = args.session_id.clone().unwrap_or_else(new_session_id);
     let spec = SessionSpec {
@@ -220,8 +220,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         .block_on(async {
             let hub = Hub::default();
             let printer = args.live.then(|| spawn_live_printer(&hub));
-            let result =
-                run_session(&spec, store.as_mut().map(|s| s as &mut dyn Store), &hub).await;
+            let result = run_session(
+                &spec,
+                store.as_deref_mut().map(|s| s as &mut dyn Store),
+                &hub,
+            )
+            .await;
             drop(hub);
             if let Some(p) = printer {
                 let _ = p.await;

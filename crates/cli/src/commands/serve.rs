@@ -30,7 +30,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         ))
         .into());
     }
-    let mut config = Config::new(args.store);
+    let mut config = Config::new(agentshape_store::StoreUrl::parse(&args.store)?);
     config.token = token.map(Token::new);
     if let Some(dir) = &args.schemas {
         std::fs::create_dir_all(dir).map_err(|e| {

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agentshape_store::{Overview, SqliteStore, Store};
+use agentshape_store::{Overview, StoreUrl};
 
 use crate::args::SessionsArgs;
 use crate::commands::parse::truncate;
@@ -36,13 +36,10 @@ fn unstored_logs(dir: &Path, o: &Overview) -> Vec<PathBuf> {
     out
 }
 
-/// The command that completes these sessions from their logs.
-fn ingest_command(store: &Path, logs: &[String]) -> String {
-    format!(
-        "agentshape ingest --store {} {}",
-        store.display(),
-        logs.join(" ")
-    )
+/// The command that completes these sessions from their logs (a Postgres
+/// password is shown as `***`: never printed).
+fn ingest_command(store: &StoreUrl, logs: &[String]) -> String {
+    format!("agentshape ingest --store {store} {}", logs.join(" "))
 }
 
 /// Run `sessions`.
@@ -50,7 +47,8 @@ fn ingest_command(store: &Path, logs: &[String]) -> String {
 /// # Errors
 /// A missing database (66) or a store failure.
 pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
-    let store = SqliteStore::open_read_only(&args.store)?;
+    let url = StoreUrl::parse(&args.store)?;
+    let store = url.open_read_only()?;
     let o = store.overview()?;
     let unstored: Vec<String> = unstored_logs(&args.log_dir, &o)
         .iter()
@@ -74,7 +72,7 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
             "escalations": o.escalations,
             "lost": o.lost,
             "unstored_logs": unstored,
-            "ingest": (!to_ingest.is_empty()).then(|| ingest_command(&args.store, &to_ingest)),
+            "ingest": (!to_ingest.is_empty()).then(|| ingest_command(&url, &to_ingest)),
             "sessions": o.sessions,
         }))?;
         out.flush()?;
@@ -148,7 +146,7 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
     if !to_ingest.is_empty() {
         out.line(&format!(
             "to complete them: {}",
-            ingest_command(&args.store, &to_ingest)
+            ingest_command(&url, &to_ingest)
         ))?;
     }
     out.flush()?;

@@ -1,0 +1,273 @@
+//! `store copy`: move a store to another backend (or another file),
+//! idempotently.
+//!
+//! Note \[Copying a store\]: both backends hold one logical schema (Note
+//! \[One logical schema\]), so a copy is the same rows with the same
+//! columns. Sessions are the unit: a session the target already has is
+//! skipped with all its rows; a session it lacks is copied with its events,
+//! services, escalations (as the child) and feed rows, in batches of
+//! [`BATCH`] sessions, each batch one transaction on the target (foreign
+//! keys checked at its commit), so a copy that stops half-way leaves whole
+//! sessions only and running it again finishes the job. Row ids are the
+//! target's own (its feed ids must keep growing for its live tailers).
+//! Sessions go in tier order, then start time, so a parent lands before its
+//! escalated children.
+//!
+//! Memories are copied when the target has no memory with the same service,
+//! category and creation time; an active memory whose key is already active
+//! in the target (both stores learned it separately) is not copied, and is
+//! counted as a conflict: reinforcing it would invent confidence neither
+//! store had. Feed rows of no stored session (a run that never wrote its
+//! start) cannot be told apart from a previous copy's, so they are counted
+//! and left.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::Store;
+use crate::error::Result;
+
+/// Sessions per target transaction.
+pub const BATCH: usize = 200;
+
+/// One value of a row, whatever the backend (the copy's own currency;
+/// hidden: not an API to build on).
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// NULL.
+    Null,
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Real(f64),
+    /// Text.
+    Text(String),
+}
+
+impl Cell {
+    fn text(&self) -> Option<&str> {
+        match self {
+            Cell::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// What `copy` needs from a backend: read rows, and write many statements
+/// in one transaction with deferred foreign keys. Statements use `?`
+/// placeholders; Postgres renumbers them.
+#[doc(hidden)]
+pub trait Rows {
+    /// Rows of a query.
+    fn read(&self, sql: &str, params: &[Cell]) -> Result<Vec<Vec<Cell>>>;
+    /// Run the statements in one transaction; the rows each changed.
+    fn write_all(&mut self, stmts: &[(String, Vec<Cell>)]) -> Result<Vec<u64>>;
+}
+
+/// A store that can be copied from and to (both backends).
+pub trait Copyable: Store {
+    /// Its rows, for reading.
+    #[doc(hidden)]
+    fn copy_rows(&self) -> &dyn Rows;
+    /// Its rows, for writing.
+    #[doc(hidden)]
+    fn copy_rows_mut(&mut self) -> &mut dyn Rows;
+}
+
+const SESSION_COLS: &str = "id, parent_id, tier, profile, agent, model, status, exit_code, \
+    started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens, \
+    extraction_method, error, error_category, summary, escalation, raw_log_path, heartbeat_at, \
+    output, verdict";
+const EVENT_COLS: &str = "session_id, level, service, message, created_at";
+const SERVICE_COLS: &str = "session_id, name, status, detail";
+const ESCALATION_COLS: &str = "parent_id, child_id, service, tier, created_at";
+const FEED_COLS: &str = "session_id, kind, body, created_at";
+const MEMORY_COLS: &str =
+    "service, category, observation, confidence, active, created_at, updated_at, session_id, tier";
+
+/// Rows per table that a copy added, skipped (already there) or could not add.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CopyReport {
+    /// Sessions copied.
+    pub sessions: u64,
+    /// Sessions the target already had (skipped with their rows).
+    pub sessions_skipped: u64,
+    /// Events copied.
+    pub events: u64,
+    /// `services_checked` rows copied.
+    pub services_checked: u64,
+    /// Escalations copied.
+    pub escalations: u64,
+    /// Feed rows copied.
+    pub feed: u64,
+    /// Feed rows of no stored session, left (Note \[Copying a store\]).
+    pub feed_orphans: u64,
+    /// Memories copied.
+    pub memories: u64,
+    /// Memories the target already had.
+    pub memories_skipped: u64,
+    /// Active memories whose key is already active in the target, left.
+    pub memory_conflicts: u64,
+}
+
+impl CopyReport {
+    /// Rows added, all tables.
+    pub fn added(&self) -> u64 {
+        self.sessions
+            + self.events
+            + self.services_checked
+            + self.escalations
+            + self.feed
+            + self.memories
+    }
+}
+
+fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+fn insert(table: &str, cols: &str, row: Vec<Cell>) -> (String, Vec<Cell>) {
+    (
+        format!(
+            "INSERT INTO {table} ({cols}) VALUES ({})",
+            placeholders(row.len())
+        ),
+        row,
+    )
+}
+
+/// Copy every session and memory of `from` that `to` lacks (Note
+/// \[Copying a store\]).
+///
+/// # Errors
+/// Reading `from` or writing `to` failed; batches already committed stay.
+pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
+    let src = from.copy_rows();
+    let mut report = CopyReport::default();
+    let mut offset = 0usize;
+    loop {
+        let batch = src.read(
+            &format!(
+                "SELECT {SESSION_COLS} FROM sessions ORDER BY tier, started_at, id LIMIT ? OFFSET ?"
+            ),
+            &[
+                Cell::Int(i64::try_from(BATCH).unwrap_or(i64::MAX)),
+                Cell::Int(i64::try_from(offset).unwrap_or(i64::MAX)),
+            ],
+        )?;
+        if batch.is_empty() {
+            break;
+        }
+        offset += batch.len();
+        let ids: Vec<Cell> = batch.iter().map(|r| r[0].clone()).collect();
+        let in_list = placeholders(ids.len());
+        let present: HashSet<String> = to
+            .copy_rows()
+            .read(
+                &format!("SELECT id FROM sessions WHERE id IN ({in_list})"),
+                &ids,
+            )?
+            .into_iter()
+            .filter_map(|r| r[0].text().map(str::to_owned))
+            .collect();
+        let fresh: Vec<Cell> = ids
+            .iter()
+            .filter(|c| c.text().is_some_and(|id| !present.contains(id)))
+            .cloned()
+            .collect();
+        report.sessions_skipped += (ids.len() - fresh.len()) as u64;
+        if fresh.is_empty() {
+            continue;
+        }
+        let fresh_list = placeholders(fresh.len());
+        let mut stmts = Vec::new();
+        let mut counts = CopyReport::default();
+        for row in batch {
+            if row[0].text().is_some_and(|id| !present.contains(id)) {
+                stmts.push(insert("sessions", SESSION_COLS, row));
+                counts.sessions += 1;
+            }
+        }
+        let children = |table: &str, cols: &str, key: &str| -> Result<Vec<Vec<Cell>>> {
+            src.read(
+                &format!("SELECT {cols} FROM {table} WHERE {key} IN ({fresh_list}) ORDER BY id"),
+                &fresh,
+            )
+        };
+        for row in children("events", EVENT_COLS, "session_id")? {
+            stmts.push(insert("events", EVENT_COLS, row));
+            counts.events += 1;
+        }
+        for row in children("services_checked", SERVICE_COLS, "session_id")? {
+            stmts.push(insert("services_checked", SERVICE_COLS, row));
+            counts.services_checked += 1;
+        }
+        for row in children("escalations", ESCALATION_COLS, "child_id")? {
+            stmts.push(insert("escalations", ESCALATION_COLS, row));
+            counts.escalations += 1;
+        }
+        for row in children("feed", FEED_COLS, "session_id")? {
+            stmts.push(insert("feed", FEED_COLS, row));
+            counts.feed += 1;
+        }
+        to.copy_rows_mut().write_all(&stmts)?;
+        report.sessions += counts.sessions;
+        report.events += counts.events;
+        report.services_checked += counts.services_checked;
+        report.escalations += counts.escalations;
+        report.feed += counts.feed;
+    }
+    report.feed_orphans = src
+        .read(
+            "SELECT COUNT(*) FROM feed f WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = f.session_id)",
+            &[],
+        )?
+        .first()
+        .and_then(|r| match r.first() {
+            Some(Cell::Int(n)) => u64::try_from(*n).ok(),
+            _ => None,
+        })
+        .unwrap_or(0);
+    copy_memories(src, to.copy_rows_mut(), &mut report)?;
+    Ok(report)
+}
+
+fn copy_memories(src: &dyn Rows, dst: &mut dyn Rows, report: &mut CopyReport) -> Result<()> {
+    let rows = src.read(
+        &format!("SELECT {MEMORY_COLS} FROM memories ORDER BY id"),
+        &[],
+    )?;
+    let mut stmts = Vec::new();
+    for row in rows {
+        // service, category, created_at
+        let (service, category, active, created) = (&row[0], &row[1], &row[4], &row[5]);
+        let same = dst.read(
+            "SELECT COUNT(*) FROM memories WHERE category = ? AND created_at = ?
+                AND service IS NOT DISTINCT FROM ?",
+            &[category.clone(), created.clone(), service.clone()],
+        )?;
+        if matches!(same.first().and_then(|r| r.first()), Some(Cell::Int(n)) if *n > 0) {
+            report.memories_skipped += 1;
+            continue;
+        }
+        if *active == Cell::Int(1) {
+            let clash = dst.read(
+                "SELECT COUNT(*) FROM memories WHERE active = 1 AND category = ?
+                    AND service IS NOT DISTINCT FROM ?",
+                &[category.clone(), service.clone()],
+            )?;
+            if matches!(clash.first().and_then(|r| r.first()), Some(Cell::Int(n)) if *n > 0) {
+                report.memory_conflicts += 1;
+                continue;
+            }
+        }
+        stmts.push(insert("memories", MEMORY_COLS, row));
+        report.memories += 1;
+    }
+    if !stmts.is_empty() {
+        dst.write_all(&stmts)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! Schema migrations, embedded, for both backends.
+//!
+//! Note \[Migrations\]: each backend has its own ordered list of SQL files
+//! compiled in; the number of files applied is the schema version. A store
+//! opened for writing applies what is missing, all in one transaction that
+//! re-reads the version under a lock first (many processes may open a new
+//! store at the same moment: the first applies, the others see the new
+//! version and apply nothing). A store from a newer build (higher version)
+//! is refused rather than guessed at. Migrations are never edited, only
+//! added.
+//!
+//! Where the version lives: SQLite keeps it in `PRAGMA user_version` (as it
+//! always did, so an existing file opens unchanged); Postgres keeps one row
+//! per applied migration in `schema_migrations` (`version`, `name`, `applied_at`),
+//! and serialises migrators with a transaction-scoped advisory lock
+//! ([`PG_MIGRATION_LOCK`]).
+//!
+//! Note \[One logical schema\]: both backends hold the same six tables
+//! (`sessions`, `events`, `memories`, `services_checked`, `escalations`,
+//! `feed`) with the same columns and meanings; timestamps are RFC 3339 text
+//! on both (Note \[Text timestamps\]) so a copied store compares and sorts
+//! the same. What differs is physical: SQLite's dashboard indexes, its FTS5
+//! text search and the trigger-kept counters (`list_counts`,
+//! `session_days`) exist only there; Postgres has a partial unique index on
+//! active memories, which is what makes concurrent reinforcement race-free
+//! there (Note \[Reinforcing on Postgres\] in `postgres`).
+
+/// One embedded migration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migration {
+    /// 1-based; the schema version once it has been applied.
+    pub version: i64,
+    /// File name, for messages and the `schema_migrations` row.
+    pub name: &'static str,
+    /// The SQL, run as one batch.
+    pub sql: &'static str,
+}
+
+/// SQLite's migrations, in order (the version is `PRAGMA user_version`).
+pub const SQLITE: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_init.sql",
+        sql: include_str!("../migrations/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_live.sql",
+        sql: include_str!("../migrations/0002_live.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "0003_verdict.sql",
+        sql: include_str!("../migrations/0003_verdict.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "0004_lists.sql",
+        sql: include_str!("../migrations/0004_lists.sql"),
+    },
+];
+
+/// Postgres's migrations, in order (recorded in `schema_migrations`).
+pub const POSTGRES: &[Migration] = &[Migration {
+    version: 1,
+    name: "postgres/0001_init.sql",
+    sql: include_str!("../migrations/postgres/0001_init.sql"),
+}];
+
+/// The advisory lock key migrators take on Postgres (any fixed number that
+/// no other code uses; ASCII "agshmigr").
+pub const PG_MIGRATION_LOCK: i64 = 0x6167_7368_6d69_6772;
+
+/// The schema version a list brings a store to.
+pub fn latest(list: &[Migration]) -> i64 {
+    list.last().map_or(0, |m| m.version)
+}
+
+/// What opening a store at `current` must do with `list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan<'a> {
+    /// Up to date.
+    Current,
+    /// Apply these, in order.
+    Apply(&'a [Migration]),
+    /// Written by a newer build: refuse.
+    TooNew {
+        /// The store's version.
+        found: i64,
+        /// The newest this build knows.
+        known: i64,
+    },
+}
+
+/// The migrations missing from a store at version `current`.
+pub fn plan(list: &[Migration], current: i64) -> Plan<'_> {
+    let known = latest(list);
+    if current > known {
+        return Plan::TooNew {
+            found: current,
+            known,
+        };
+    }
+    let done = usize::try_from(current.max(0)).unwrap_or(usize::MAX);
+    match list.get(done..) {
+        Some([]) | None => Plan::Current,
+        Some(rest) => Plan::Apply(rest),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_one_based_and_dense() {
+        for list in [SQLITE, POSTGRES] {
+            for (i, m) in list.iter().enumerate() {
+                assert_eq!(m.version, i64::try_from(i).unwrap() + 1, "{}", m.name);
+            }
+        }
+    }
+
+    #[test]
+    fn plans_from_every_version() {
+        let n = SQLITE.len();
+        assert_eq!(plan(SQLITE, 0), Plan::Apply(SQLITE));
+        assert_eq!(plan(SQLITE, 2), Plan::Apply(&SQLITE[2..]));
+        assert_eq!(plan(SQLITE, latest(SQLITE)), Plan::Current);
+        assert_eq!(
+            plan(SQLITE, 9),
+            Plan::TooNew {
+                found: 9,
+                known: i64::try_from(n).unwrap()
+            }
+        );
+        assert_eq!(plan(POSTGRES, 0), Plan::Apply(POSTGRES));
+    }
+
+    /// Note [One logical schema]: every data column of SQLite's schema is in
+    /// Postgres's, and the other way round (physical extras aside).
+    #[test]
+    fn both_backends_declare_the_same_tables_and_columns() {
+        fn columns(sql: &str) -> Vec<(String, String)> {
+            let mut out = Vec::new();
+            let mut table: Option<String> = None;
+            for line in sql.lines() {
+                let t = line.trim();
+                if let Some(rest) = t.strip_prefix("CREATE TABLE ") {
+                    let name = rest.split_whitespace().next().unwrap_or("");
+                    table = Some(name.trim_end_matches('(').to_owned());
+                    continue;
+                }
+                if t.starts_with(')') {
+                    table = None;
+                    continue;
+                }
+                if let Some(rest) = t.strip_prefix("ALTER TABLE sessions ADD COLUMN ") {
+                    let col = rest.split_whitespace().next().unwrap_or("");
+                    out.push(("sessions".to_owned(), col.to_owned()));
+                    continue;
+                }
+                if let Some(table) = &table {
+                    let col = t.split_whitespace().next().unwrap_or("");
+                    if !col.is_empty()
+                        && !col.starts_with("--")
+                        && !["PRIMARY", "UNIQUE", "CONSTRAINT"].contains(&col)
+                    {
+                        out.push((table.clone(), col.to_owned()));
+                    }
+                }
+            }
+            out.sort();
+            out
+        }
+        let physical = ["list_counts", "session_days", "schema_migrations"];
+        let keep = |v: Vec<(String, String)>| {
+            v.into_iter()
+                .filter(|(t, _)| !physical.contains(&t.as_str()))
+                .collect::<Vec<_>>()
+        };
+        let sqlite = keep(columns(
+            &SQLITE.iter().map(|m| m.sql).collect::<Vec<_>>().join("\n"),
+        ));
+        let postgres = keep(columns(
+            &POSTGRES
+                .iter()
+                .map(|m| m.sql)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ));
+        assert!(sqlite.len() > 40, "{sqlite:?}");
+        assert_eq!(sqlite, postgres);
+    }
+}

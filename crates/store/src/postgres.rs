@@ -1,0 +1,1046 @@
+//! The Postgres backend: the store several machines share.
+//!
+//! Same [`Store`] trait, same logical schema (Note \[One logical schema\]),
+//! same behaviour as SQLite: one transaction per session, idempotent writes,
+//! the live feed tailed by id. Built on the synchronous `postgres` client
+//! with a small pool of connections, each with its prepared statements.
+//!
+//! Note \[Off the runtime\]: the `postgres` client runs each connection on a
+//! private current-thread tokio runtime and blocks on it, and blocking on
+//! (or dropping) a runtime from inside another runtime panics. The store is
+//! called from async code (the runner writes from its session future), so
+//! every call that touches a connection — including dropping one — goes
+//! through `off_runtime`: run directly on a plain thread, or on a scoped
+//! helper thread when the caller is inside a runtime. SQLite blocks the
+//! caller the same way; only the thread differs.
+//!
+//! Note \[Connect deadline\]: the client's `connect_timeout` bounds only the
+//! socket connect; a server that accepts and never answers would hold the
+//! start-up handshake forever. Each connect runs on its own thread and is
+//! given up after the deadline ([`CONNECT_ENV`], default 5000 ms) with
+//! [`Error::ConnectTimeout`]; the abandoned thread ends when the socket does.
+//!
+//! Note \[Pool\]: a hand-written pool of idle connections rather than r2d2:
+//! r2d2 reports a failed connect as text, and callers need its kind (exit
+//! codes, and retrying when a database restarts). A connection goes back to
+//! the pool after each call unless it is closed; at most [`MAX_IDLE`] stay.
+//!
+//! Note \[Feed order on Postgres\]: `serve` tails the feed by id, which is
+//! only safe if ids become visible in id order. With concurrent writers a
+//! sequence does not give that (a transaction that drew id 10 may commit
+//! after one that drew 11, and a tailer at 11 would never see 10). Every
+//! transaction that appends to the feed takes one advisory lock
+//! ([`FEED_LOCK`]) just before its feed rows and holds it to commit, so ids
+//! are drawn and committed one writer at a time. Session writes append
+//! their `ended` row last, so the lock is held only for the commit.
+//!
+//! Note \[Reinforcing on Postgres\]: SQLite serialises writers, so
+//! "find the active memory, then update it" cannot race there. On Postgres
+//! two sessions can, losing one reinforcement (or inserting the memory
+//! twice). A partial unique index keeps one active memory per
+//! (category, service), and each memory is one `INSERT … ON CONFLICT … DO
+//! UPDATE` whose arithmetic (raise by [`REINFORCE_STEP`], round to
+//! hundredths, cap at 1) happens in SQL on the locked row: concurrent
+//! reinforcements queue on the row and each sees the previous one.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use postgres::{Client, NoTls, Statement, Transaction};
+
+use crate::error::{Error, PgContext, Result};
+use crate::migrate::{self, Migration, PG_MIGRATION_LOCK, Plan};
+use crate::url::redact;
+use crate::{
+    FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, MemoryLine, NEW_MEMORY_CONFIDENCE, Overview,
+    REINFORCE_STEP, SessionLine, SessionRecord, Store, WriteReport, parse_memory_key, time,
+};
+
+/// The environment variable bounding each connect, in milliseconds.
+pub const CONNECT_ENV: &str = "AGENTSHAPE_STORE_CONNECT_MS";
+
+/// Idle connections kept per store.
+pub const MAX_IDLE: usize = 4;
+
+/// The advisory lock feed writers hold to commit (Note \[Feed order on
+/// Postgres\]); ASCII "agshfeed".
+pub const FEED_LOCK: i64 = 0x6167_7368_6665_6564;
+
+/// Run `f` where blocking on a private runtime is allowed (Note \[Off the
+/// runtime\]). A panic in `f` is resumed on the caller's thread.
+pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return f();
+    }
+    std::thread::scope(|s| match s.spawn(f).join() {
+        Ok(v) => v,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
+}
+
+fn connect_deadline() -> Duration {
+    let ms = std::env::var(CONNECT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(5_000);
+    Duration::from_millis(ms.max(1))
+}
+
+/// How many more times a busy transaction (deadlock, serialization failure,
+/// lock timeout) is tried, with the SQLite backend's backoff.
+const RETRIES: u32 = 5;
+
+/// One connection and the statements prepared on it.
+struct Conn {
+    client: Client,
+    stmts: HashMap<&'static str, Statement>,
+}
+
+/// Prepare `sql` once per connection (Note \[Pool\]).
+fn stmt(
+    tx: &mut Transaction<'_>,
+    cache: &mut HashMap<&'static str, Statement>,
+    sql: &'static str,
+) -> std::result::Result<Statement, postgres::Error> {
+    if let Some(s) = cache.get(sql) {
+        return Ok(s.clone());
+    }
+    let s = tx.prepare(sql)?;
+    cache.insert(sql, s.clone());
+    Ok(s)
+}
+
+/// The connections of one store (Note \[Pool\]).
+struct Pool {
+    config: postgres::Config,
+    /// The URL for messages, password redacted.
+    url: String,
+    idle: Mutex<Vec<Conn>>,
+    deadline: Duration,
+}
+
+impl Pool {
+    /// A pooled connection, or a new one within the deadline.
+    fn get(&self) -> Result<Conn> {
+        let reused = self
+            .idle
+            .lock()
+            .ok()
+            .and_then(|mut idle| idle.pop())
+            .filter(|c| !c.client.is_closed());
+        match reused {
+            Some(c) => Ok(c),
+            None => self.connect(),
+        }
+    }
+
+    /// Note \[Connect deadline\].
+    fn connect(&self) -> Result<Conn> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let config = self.config.clone();
+        let spawned = std::thread::Builder::new()
+            .name("agentshape-pg-connect".to_owned())
+            .spawn(move || {
+                // The receiver may be gone (deadline passed): the client is
+                // then dropped here, off any runtime.
+                let _ = tx.send(config.connect(NoTls));
+            });
+        if let Err(source) = spawned {
+            return Err(Error::Io {
+                context: format!("connecting to `{}`", self.url),
+                source,
+            });
+        }
+        match rx.recv_timeout(self.deadline) {
+            Ok(Ok(client)) => Ok(Conn {
+                client,
+                stmts: HashMap::new(),
+            }),
+            Ok(Err(source)) => Err(Error::Postgres {
+                context: format!("cannot connect to the store `{}`", self.url),
+                source,
+            }),
+            Err(_) => Err(Error::ConnectTimeout {
+                url: self.url.clone(),
+                after_ms: u64::try_from(self.deadline.as_millis()).unwrap_or(u64::MAX),
+            }),
+        }
+    }
+
+    fn put(&self, conn: Conn) {
+        if conn.client.is_closed() {
+            return;
+        }
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < MAX_IDLE
+        {
+            idle.push(conn);
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let idle = self.idle.get_mut().map(std::mem::take).unwrap_or_default();
+        off_runtime(move || drop(idle));
+    }
+}
+
+/// A Postgres store. Cheap to clone: clones share the pool.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: Arc<Pool>,
+    /// The schema version found (a read-only store may be older).
+    version: i64,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("url", &self.pool.url)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+fn pool(url: &str, read_only: bool) -> Result<Pool> {
+    let redacted = redact(url);
+    let mut config: postgres::Config = url.parse().map_err(|e| Error::BadUrl {
+        url: redacted.clone(),
+        reason: format!("not a Postgres URL the client can read: {e}"),
+    })?;
+    let deadline = connect_deadline();
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(deadline);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("agentshape");
+    }
+    if read_only {
+        // Enforced by the server, not just by us.
+        let opts = format!(
+            "{} -c default_transaction_read_only=on",
+            config.get_options().unwrap_or("")
+        );
+        config.options(opts.trim());
+    }
+    Ok(Pool {
+        config,
+        url: redacted,
+        idle: Mutex::new(Vec::new()),
+        deadline,
+    })
+}
+
+/// The applied version: the highest row of `schema_migrations`, 0 when the
+/// table does not exist.
+fn read_version(c: &mut impl postgres::GenericClient) -> std::result::Result<i64, postgres::Error> {
+    let exists: bool = c
+        .query_one("SELECT to_regclass('schema_migrations') IS NOT NULL", &[])?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let v: Option<i64> = c
+        .query_one("SELECT MAX(version) FROM schema_migrations", &[])?
+        .get(0);
+    Ok(v.unwrap_or(0))
+}
+
+/// Note \[Migrations\], on Postgres: one transaction under an advisory lock.
+fn migrate_pg(c: &mut Client, url: &str) -> Result<i64> {
+    let ctx = || format!("migrating the store `{url}`");
+    let known = migrate::latest(migrate::POSTGRES);
+    let too_new = |found| Error::TooNew {
+        path: url.to_owned(),
+        found,
+        known,
+    };
+    // Most opens find the schema current: check without taking the lock.
+    match migrate::plan(migrate::POSTGRES, read_version(c).pg(ctx)?) {
+        Plan::Current => return Ok(known),
+        Plan::TooNew { found, .. } => return Err(too_new(found)),
+        Plan::Apply(_) => {}
+    }
+    let mut tx = c.transaction().pg(ctx)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&PG_MIGRATION_LOCK])
+        .pg(ctx)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+            version    BIGINT PRIMARY KEY,
+            name       TEXT NOT NULL,
+            applied_at TEXT NOT NULL
+        )",
+    )
+    .pg(ctx)?;
+    let pending: &[Migration] =
+        match migrate::plan(migrate::POSTGRES, read_version(&mut tx).pg(ctx)?) {
+            Plan::Current => &[],
+            Plan::TooNew { found, .. } => return Err(too_new(found)),
+            Plan::Apply(list) => list,
+        };
+    for m in pending {
+        tx.batch_execute(m.sql)
+            .pg(|| format!("applying migration {} to `{url}`", m.name))?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+            &[&m.version, &m.name, &time::now()],
+        )
+        .pg(ctx)?;
+    }
+    tx.commit().pg(ctx)?;
+    Ok(known)
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn to_u64(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// A pause before retry `attempt` (1-based), as SQLite's.
+fn backoff(attempt: u32) -> Duration {
+    let base = 20u64 << attempt.min(6);
+    Duration::from_millis(base + fastish_jitter(base))
+}
+
+fn fastish_jitter(base: u64) -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()));
+    (nanos ^ u64::from(std::process::id()).wrapping_mul(2_654_435_761)) % (base + 1)
+}
+
+type PgResult<T> = std::result::Result<T, postgres::Error>;
+type Stmts = HashMap<&'static str, Statement>;
+
+impl PgStore {
+    /// Connect to `url` and apply pending migrations (Note \[Migrations\]).
+    ///
+    /// # Errors
+    /// A URL the client cannot read ([`ErrorKind::Usage`](crate::ErrorKind::Usage)),
+    /// a server that cannot be reached ([`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)),
+    /// refused credentials, a schema from a newer build.
+    pub fn open(url: &str) -> Result<Self> {
+        let pool = pool(url, false)?;
+        let version = off_runtime(|| -> Result<i64> {
+            let mut conn = pool.get()?;
+            let v = migrate_pg(&mut conn.client, &pool.url);
+            pool.put(conn);
+            v
+        })?;
+        Ok(PgStore {
+            pool: Arc::new(pool),
+            version,
+        })
+    }
+
+    /// Connect for reading only (the server refuses writes): nothing is
+    /// created or migrated; a database without the agentshape schema is
+    /// [`Error::Missing`].
+    ///
+    /// # Errors
+    /// As [`PgStore::open`], and [`Error::Missing`].
+    pub fn open_read_only(url: &str) -> Result<Self> {
+        let pool = pool(url, true)?;
+        let version = off_runtime(|| -> Result<i64> {
+            let mut conn = pool.get()?;
+            let v = read_version(&mut conn.client)
+                .pg(|| format!("reading the schema of `{}`", pool.url));
+            pool.put(conn);
+            v
+        })?;
+        let known = migrate::latest(migrate::POSTGRES);
+        if version == 0 {
+            return Err(Error::Missing { path: redact(url) });
+        }
+        if version > known {
+            return Err(Error::TooNew {
+                path: redact(url),
+                found: version,
+                known,
+            });
+        }
+        Ok(PgStore {
+            pool: Arc::new(pool),
+            version,
+        })
+    }
+
+    /// The URL, password redacted.
+    pub fn url(&self) -> &str {
+        &self.pool.url
+    }
+
+    /// The schema version of the database.
+    pub fn version(&self) -> i64 {
+        self.version
+    }
+
+    /// Run `f` on a pooled connection, off the runtime.
+    fn with_conn<T: Send>(&self, f: impl FnOnce(&mut Conn) -> Result<T> + Send) -> Result<T> {
+        let pool = &self.pool;
+        off_runtime(move || {
+            let mut conn = pool.get()?;
+            let out = f(&mut conn);
+            pool.put(conn);
+            out
+        })
+    }
+
+    /// One transaction, retried while busy (deadlock, serialization
+    /// failure, lock timeout), with `lock_timeout` when `patience` is given.
+    fn write_tx<T: Send>(
+        &self,
+        what: &(dyn Fn() -> String + Sync),
+        patience: Option<Duration>,
+        retries: u32,
+        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> PgResult<T> + Sync),
+    ) -> Result<T> {
+        let mut attempt = 0;
+        loop {
+            let result = self.with_conn(|conn| {
+                let Conn { client, stmts } = conn;
+                let mut tx = client.transaction().pg(what)?;
+                if let Some(p) = patience {
+                    tx.batch_execute(&format!("SET LOCAL lock_timeout = {}", p.as_millis()))
+                        .pg(what)?;
+                }
+                let out = f(&mut tx, stmts).pg(what)?;
+                tx.commit().pg(what)?;
+                Ok(out)
+            });
+            match result {
+                Err(e) if e.is_busy() && attempt < retries => {
+                    attempt += 1;
+                    std::thread::sleep(backoff(attempt));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The newest feed id (0 for an empty feed): where a new tailer starts.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    pub fn feed_max_id(&self) -> Result<i64> {
+        self.with_conn(|conn| {
+            conn.client
+                .query_one("SELECT COALESCE(MAX(id), 0)::BIGINT FROM feed", &[])
+                .map(|r| r.get(0))
+                .pg(|| "reading the newest feed id".to_owned())
+        })
+    }
+
+    /// Run a query through the simple protocol and return every value as
+    /// text (`NULL` for null): ad-hoc reports and tests that compare rows
+    /// across backends.
+    ///
+    /// # Errors
+    /// When the query fails.
+    pub fn query_text(&self, sql: &str) -> Result<Vec<Vec<String>>> {
+        self.with_conn(|conn| {
+            let msgs = conn
+                .client
+                .simple_query(sql)
+                .pg(|| format!("running `{sql}`"))?;
+            Ok(msgs
+                .into_iter()
+                .filter_map(|m| match m {
+                    postgres::SimpleQueryMessage::Row(r) => Some(
+                        (0..r.len())
+                            .map(|i| r.get(i).unwrap_or("NULL").to_owned())
+                            .collect(),
+                    ),
+                    _ => None,
+                })
+                .collect())
+        })
+    }
+}
+
+const INSERT_SESSION: &str =
+    "INSERT INTO sessions (id, parent_id, tier, profile, agent, model, status, exit_code,
+        started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens,
+        extraction_method, error, error_category, summary, escalation, raw_log_path,
+        output, verdict, heartbeat_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+        $19, $20, $21, $22, $23, $24)
+     ON CONFLICT (id) DO NOTHING";
+
+const UPDATE_SESSION: &str =
+    "UPDATE sessions SET parent_id = $2, tier = $3, profile = $4, agent = $5,
+        model = $6, status = $7, exit_code = $8, started_at = $9, ended_at = $10, cost_usd = $11,
+        duration_ms = $12, num_turns = $13, input_tokens = $14, output_tokens = $15,
+        extraction_method = $16, error = $17, error_category = $18, summary = $19,
+        escalation = $20, raw_log_path = $21, output = $22, verdict = $23, heartbeat_at = $24
+     WHERE id = $1";
+
+const STATUS_FOR_UPDATE: &str = "SELECT status FROM sessions WHERE id = $1 FOR UPDATE";
+
+/// Note \[One statement per table\]: each statement is a round trip, so a
+/// session's events (and services, and a feed batch) go in as arrays,
+/// unnested in order: 1,000 events are one statement, not 1,000.
+const INSERT_EVENTS: &str = "INSERT INTO events (session_id, level, service, message, created_at)
+     SELECT $1, l, s, m, $5
+     FROM UNNEST($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(l, s, m, n)
+     ORDER BY n";
+
+const UPSERT_MEMORY: &str = "INSERT INTO memories
+        (service, category, observation, confidence, active, created_at, updated_at, session_id, tier)
+     VALUES ($1, $2, $3, $4, 1, $5, $5, $6, $7)
+     ON CONFLICT (category, (COALESCE(service, ''))) WHERE active = 1 DO UPDATE SET
+        confidence = LEAST(1.0, round(memories.confidence::numeric + $8::float8::numeric, 2))::float8,
+        observation = EXCLUDED.observation, updated_at = EXCLUDED.updated_at,
+        session_id = EXCLUDED.session_id, tier = EXCLUDED.tier
+     RETURNING (xmax = 0)";
+
+const INSERT_SERVICES: &str = "INSERT INTO services_checked (session_id, name, status, detail)
+     SELECT $1, a, b, c
+     FROM UNNEST($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(a, b, c, n)
+     ORDER BY n";
+
+const INSERT_ESCALATION: &str =
+    "INSERT INTO escalations (parent_id, child_id, service, tier, created_at)
+     VALUES ($1, $2, $3, $4, $5)";
+
+const FEED_LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
+
+const INSERT_FEED: &str = "INSERT INTO feed (session_id, kind, body, created_at)
+     SELECT a, b, c, d
+     FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(a, b, c, d, n)
+     ORDER BY n";
+
+/// Insert (or, `update`, overwrite the running row) as SQLite's
+/// `insert_session`; false when the insert found the id taken.
+fn put_session(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    r: &SessionRecord,
+    update: bool,
+    heartbeat_at: Option<&str>,
+) -> PgResult<bool> {
+    let escalation = r.escalation.as_ref().map(ToString::to_string);
+    let output = r.output.as_ref().map(ToString::to_string);
+    let verdict = r.verdict.as_ref().map(ToString::to_string);
+    let sql = if update {
+        UPDATE_SESSION
+    } else {
+        INSERT_SESSION
+    };
+    let s = stmt(tx, stmts, sql)?;
+    let n = tx.execute(
+        &s,
+        &[
+            &r.id,
+            &r.parent_id,
+            &i64::from(r.tier),
+            &r.profile,
+            &r.agent,
+            &r.model,
+            &r.status,
+            &r.exit_code.map(i64::from),
+            &r.started_at,
+            &r.ended_at,
+            &r.cost_usd,
+            &r.duration_ms.map(to_i64),
+            &r.num_turns.map(to_i64),
+            &to_i64(r.input_tokens),
+            &to_i64(r.output_tokens),
+            &r.extraction_method,
+            &r.error,
+            &r.error_category,
+            &r.summary,
+            &escalation,
+            &r.raw_log_path,
+            &output,
+            &verdict,
+            &heartbeat_at,
+        ],
+    )?;
+    Ok(n == 1)
+}
+
+fn feed_lock(tx: &mut Transaction<'_>, stmts: &mut Stmts) -> PgResult<()> {
+    let s = stmt(tx, stmts, FEED_LOCK_SQL)?;
+    tx.execute(&s, &[&FEED_LOCK])?;
+    Ok(())
+}
+
+/// Append feed rows in order, in one statement (Note \[One statement per
+/// table\]); the caller holds [`FEED_LOCK`].
+fn feed_insert(tx: &mut Transaction<'_>, stmts: &mut Stmts, entries: &[FeedEntry]) -> PgResult<()> {
+    let s = stmt(tx, stmts, INSERT_FEED)?;
+    let col = |f: fn(&FeedEntry) -> &str| entries.iter().map(f).collect::<Vec<&str>>();
+    tx.execute(
+        &s,
+        &[
+            &col(|e| &e.session_id),
+            &col(|e| &e.kind),
+            &col(|e| &e.body),
+            &col(|e| &e.created_at),
+        ],
+    )?;
+    Ok(())
+}
+
+/// The rows of a session (events, memories, services, escalations), as
+/// SQLite's `write`.
+fn children(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    r: &SessionRecord,
+    report: &mut WriteReport,
+) -> PgResult<()> {
+    let at = r.ended_at.as_deref().unwrap_or(&r.started_at);
+    let mut levels = Vec::with_capacity(r.events.len());
+    let mut services = Vec::with_capacity(r.events.len());
+    let mut messages = Vec::with_capacity(r.events.len());
+    for e in &r.events {
+        if !LEVELS.contains(&e.level.as_str()) {
+            report.events_rejected += 1;
+            report.warnings.push(format!(
+                "event rejected: level `{}` is not one of info, warning, critical",
+                e.level
+            ));
+            continue;
+        }
+        levels.push(e.level.as_str());
+        services.push(e.service.as_deref());
+        messages.push(e.message.as_str());
+    }
+    if !levels.is_empty() {
+        let ev = stmt(tx, stmts, INSERT_EVENTS)?;
+        let n = tx.execute(&ev, &[&r.id, &levels, &services, &messages, &at])?;
+        report.events += usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    let up = stmt(tx, stmts, UPSERT_MEMORY)?;
+    let tier = i64::from(r.tier);
+    for m in &r.memories {
+        let Some(key) = parse_memory_key(&m.key) else {
+            report.memories_rejected += 1;
+            report.warnings.push(format!(
+                "memory rejected: key `{}` is not `service:category` or `category`",
+                m.key
+            ));
+            continue;
+        };
+        let row = tx.query_one(
+            &up,
+            &[
+                &key.service,
+                &key.category,
+                &m.value,
+                &NEW_MEMORY_CONFIDENCE,
+                &at,
+                &r.id,
+                &tier,
+                &REINFORCE_STEP,
+            ],
+        )?;
+        if row.get::<_, bool>(0) {
+            report.memories_new += 1;
+        } else {
+            report.memories_reinforced += 1;
+        }
+    }
+    if !r.services.is_empty() {
+        let svc = stmt(tx, stmts, INSERT_SERVICES)?;
+        let names: Vec<&str> = r.services.iter().map(|s| s.name.as_str()).collect();
+        let statuses: Vec<&str> = r.services.iter().map(|s| s.status.as_str()).collect();
+        let details: Vec<Option<&str>> = r.services.iter().map(|s| s.detail.as_deref()).collect();
+        let n = tx.execute(&svc, &[&r.id, &names, &statuses, &details])?;
+        report.services += usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(parent) = &r.parent_id {
+        let esc = stmt(tx, stmts, INSERT_ESCALATION)?;
+        for service in &r.escalated_for {
+            tx.execute(&esc, &[parent, &r.id, service, &tier, &r.started_at])?;
+        }
+    }
+    Ok(())
+}
+
+/// The stored status of a session, locking its row.
+fn status_for_update(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    id: &str,
+) -> PgResult<Option<String>> {
+    let s = stmt(tx, stmts, STATUS_FOR_UPDATE)?;
+    Ok(tx.query_opt(&s, &[&id])?.map(|r| r.get(0)))
+}
+
+impl Store for PgStore {
+    fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
+        let what = || format!("writing session `{}`", record.id);
+        self.write_tx(&what, None, RETRIES, &|tx, stmts| {
+            let mut report = WriteReport::default();
+            // Insert first: of two writers racing on a new id, one inserts
+            // and the other waits on the row, then finds it finished.
+            if !put_session(tx, stmts, record, false, None)? {
+                match status_for_update(tx, stmts, &record.id)?.as_deref() {
+                    Some("running") => {
+                        put_session(tx, stmts, record, true, None)?;
+                    }
+                    _ => return Ok(report),
+                }
+            }
+            children(tx, stmts, record, &mut report)?;
+            let verdict = record.verdict.as_ref();
+            let body = serde_json::json!({
+                "status": record.status,
+                "extraction_method": record.extraction_method,
+                "valid": verdict.and_then(|v| v.get("valid")).and_then(serde_json::Value::as_bool),
+                "errors": verdict
+                    .and_then(|v| v.get("errors"))
+                    .and_then(serde_json::Value::as_array)
+                    .map(Vec::len),
+            });
+            feed_lock(tx, stmts)?;
+            feed_insert(
+                tx,
+                stmts,
+                &[FeedEntry {
+                    session_id: record.id.clone(),
+                    kind: "ended".to_owned(),
+                    body: body.to_string(),
+                    created_at: record.ended_at.clone().unwrap_or_else(time::now),
+                }],
+            )?;
+            report.inserted = true;
+            Ok(report)
+        })
+    }
+
+    fn start_session(&mut self, record: &SessionRecord) -> Result<()> {
+        let what = || format!("recording the start of session `{}`", record.id);
+        let taken = self.write_tx(&what, None, RETRIES, &|tx, stmts| {
+            let mut running = record.clone();
+            "running".clone_into(&mut running.status);
+            if !put_session(tx, stmts, &running, false, Some(&record.started_at))? {
+                return Ok(match status_for_update(tx, stmts, &record.id)? {
+                    Some(s) if s == "running" => None,
+                    other => Some(other.unwrap_or_default()),
+                });
+            }
+            let body = serde_json::json!({
+                "tier": record.tier,
+                "parent_id": record.parent_id,
+                "agent": record.agent,
+                "profile": record.profile,
+                "raw_log_path": record.raw_log_path,
+            });
+            feed_lock(tx, stmts)?;
+            feed_insert(
+                tx,
+                stmts,
+                &[FeedEntry {
+                    session_id: record.id.clone(),
+                    kind: "started".to_owned(),
+                    body: body.to_string(),
+                    created_at: record.started_at.clone(),
+                }],
+            )?;
+            Ok(None)
+        })?;
+        match taken {
+            Some(status) => Err(Error::IdTaken {
+                id: record.id.clone(),
+                status,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn heartbeat(&mut self, id: &str, at: &str) -> Result<()> {
+        let what = || format!("heartbeat of session `{id}`");
+        // Short patience: a missed beat is harmless, a blocked runner is not.
+        self.write_tx(&what, Some(Duration::from_millis(250)), 0, &|tx, _| {
+            tx.execute(
+                "UPDATE sessions SET heartbeat_at = $2 WHERE id = $1 AND status = 'running'",
+                &[&id, &at],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn append_feed(&mut self, entries: &[FeedEntry]) -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let what = || format!("appending {} feed entries", entries.len());
+        self.write_tx(&what, None, RETRIES, &|tx, stmts| {
+            feed_lock(tx, stmts)?;
+            feed_insert(tx, stmts, entries)
+        })
+    }
+
+    fn append_feed_now(&mut self, entries: &[FeedEntry]) -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let what = || format!("appending {} feed entries", entries.len());
+        self.write_tx(&what, Some(Duration::from_millis(250)), 0, &|tx, stmts| {
+            feed_lock(tx, stmts)?;
+            feed_insert(tx, stmts, entries)
+        })
+    }
+
+    fn feed_after(&self, after_id: i64, limit: usize) -> Result<Vec<FeedRow>> {
+        let ctx = || format!("reading the feed after {after_id}");
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.with_conn(|conn| {
+            let rows = conn
+                .client
+                .query(
+                    "SELECT id, session_id, kind, body, created_at FROM feed
+                     WHERE id > $1 ORDER BY id LIMIT $2",
+                    &[&after_id, &limit],
+                )
+                .pg(ctx)?;
+            Ok(rows
+                .iter()
+                .map(|r| FeedRow {
+                    id: r.get(0),
+                    session_id: r.get(1),
+                    kind: r.get(2),
+                    body: r.get(3),
+                    created_at: r.get(4),
+                })
+                .collect())
+        })
+    }
+
+    fn has_session(&self, id: &str) -> Result<bool> {
+        self.with_conn(|conn| {
+            conn.client
+                .query_one(
+                    "SELECT EXISTS(SELECT 1 FROM sessions WHERE id = $1)",
+                    &[&id],
+                )
+                .map(|r| r.get(0))
+                .pg(|| format!("looking up session `{id}`"))
+        })
+    }
+
+    fn escalations_since(&self, service: &str, since: &str) -> Result<u64> {
+        self.with_conn(|conn| {
+            conn.client
+                .query_one(
+                    "SELECT COUNT(*) FROM escalations WHERE service = $1 AND created_at >= $2",
+                    &[&service, &since],
+                )
+                .map(|r| to_u64(r.get(0)))
+                .pg(|| format!("counting escalations for `{service}`"))
+        })
+    }
+
+    fn prune_memories(&mut self, before: &str) -> Result<u64> {
+        self.write_tx(
+            &|| "pruning memories".to_owned(),
+            None,
+            RETRIES,
+            &|tx, _| {
+                tx.execute(
+                    "UPDATE memories SET active = 0 WHERE active = 1 AND updated_at < $1",
+                    &[&before],
+                )
+            },
+        )
+    }
+
+    fn overview(&self) -> Result<Overview> {
+        let ctx = || "reading the store overview".to_owned();
+        let cutoff = time::format_ms(time::now_ms().saturating_sub(LOST_AFTER_MS));
+        self.with_conn(|conn| {
+            let c = &mut conn.client;
+            let mut count = |sql: &str| -> Result<u64> {
+                Ok(to_u64(c.query_one(sql, &[]).pg(ctx)?.get(0)))
+            };
+            let active_memories = count("SELECT COUNT(*) FROM memories WHERE active = 1")?;
+            let inactive_memories = count("SELECT COUNT(*) FROM memories WHERE active = 0")?;
+            let services_checked = count("SELECT COUNT(*) FROM services_checked")?;
+            let escalations = count("SELECT COUNT(*) FROM escalations")?;
+            let mut grouped = |sql: &str| -> Result<Vec<(String, u64)>> {
+                Ok(c.query(sql, &[])
+                    .pg(ctx)?
+                    .iter()
+                    .map(|r| (r.get::<_, String>(0), to_u64(r.get(1))))
+                    .collect())
+            };
+            let mut o = Overview {
+                sessions_by_status: grouped(
+                    "SELECT status, COUNT(*) FROM sessions GROUP BY status ORDER BY status COLLATE \"C\"",
+                )?,
+                events_by_level: grouped(
+                    "SELECT level, COUNT(*) FROM events GROUP BY level ORDER BY level COLLATE \"C\"",
+                )?,
+                active_memories,
+                inactive_memories,
+                services_checked,
+                escalations,
+                ..Overview::default()
+            };
+            let rows = c
+                .query(
+                    "SELECT s.id, s.parent_id, s.tier, s.status, s.extraction_method, s.error_category,
+                            (SELECT COUNT(*) FROM events e WHERE e.session_id = s.id), s.summary,
+                            s.heartbeat_at,
+                            s.status = 'running' AND COALESCE(s.heartbeat_at, s.started_at) < $1,
+                            s.raw_log_path
+                     FROM sessions s ORDER BY s.started_at COLLATE \"C\", s.id COLLATE \"C\"",
+                    &[&cutoff],
+                )
+                .pg(ctx)?;
+            for r in &rows {
+                o.sessions.push(SessionLine {
+                    id: r.get(0),
+                    parent_id: r.get(1),
+                    tier: u32::try_from(r.get::<_, i64>(2)).unwrap_or(0),
+                    status: r.get(3),
+                    extraction_method: r.get(4),
+                    error_category: r.get(5),
+                    events: to_u64(r.get(6)),
+                    summary: r.get(7),
+                    heartbeat_at: r.get(8),
+                    lost: r.get(9),
+                    raw_log_path: r.get(10),
+                });
+            }
+            o.lost = o.sessions.iter().filter(|s| s.lost).count() as u64;
+            let rows = c
+                .query(
+                    "SELECT service, category, observation, confidence FROM memories
+                     WHERE active = 1 ORDER BY confidence DESC, id",
+                    &[],
+                )
+                .pg(ctx)?;
+            o.memories = rows
+                .iter()
+                .map(|r| MemoryLine {
+                    service: r.get(0),
+                    category: r.get(1),
+                    observation: r.get(2),
+                    confidence: r.get(3),
+                })
+                .collect();
+            Ok(o)
+        })
+    }
+}
+
+impl postgres::types::ToSql for crate::copy::Cell {
+    fn to_sql(
+        &self,
+        ty: &postgres::types::Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> std::result::Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
+    {
+        use crate::copy::Cell;
+        use postgres::types::Type;
+        match self {
+            Cell::Null => Ok(postgres::types::IsNull::Yes),
+            // SQLite keeps a whole REAL as an integer: widen it for float columns.
+            Cell::Int(v) if *ty == Type::FLOAT8 => (*v as f64).to_sql(ty, out),
+            Cell::Int(v) if *ty == Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
+            Cell::Int(v) => v.to_sql(ty, out),
+            Cell::Real(v) => v.to_sql(ty, out),
+            Cell::Text(s) => s.as_str().to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &postgres::types::Type) -> bool {
+        true
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+/// `?` placeholders renumbered `$1`, `$2`, … (the copy's SQL has no `?`
+/// inside strings).
+fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    for ch in sql.chars() {
+        if ch == '?' {
+            n += 1;
+            let _ = write!(out, "${n}");
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+fn cells(row: &postgres::Row) -> std::result::Result<Vec<crate::copy::Cell>, postgres::Error> {
+    use crate::copy::Cell;
+    use postgres::types::Type;
+    (0..row.len())
+        .map(|i| {
+            let ty = row.columns()[i].type_();
+            Ok(if *ty == Type::INT8 {
+                row.try_get::<_, Option<i64>>(i)?
+                    .map_or(Cell::Null, Cell::Int)
+            } else if *ty == Type::INT4 {
+                row.try_get::<_, Option<i32>>(i)?
+                    .map_or(Cell::Null, |v| Cell::Int(i64::from(v)))
+            } else if *ty == Type::FLOAT8 {
+                row.try_get::<_, Option<f64>>(i)?
+                    .map_or(Cell::Null, Cell::Real)
+            } else if *ty == Type::BOOL {
+                row.try_get::<_, Option<bool>>(i)?
+                    .map_or(Cell::Null, |b| Cell::Int(i64::from(b)))
+            } else {
+                row.try_get::<_, Option<String>>(i)?
+                    .map_or(Cell::Null, Cell::Text)
+            })
+        })
+        .collect()
+}
+
+fn as_params(params: &[crate::copy::Cell]) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
+    params
+        .iter()
+        .map(|c| c as &(dyn postgres::types::ToSql + Sync))
+        .collect()
+}
+
+impl crate::copy::Rows for PgStore {
+    fn read(&self, sql: &str, params: &[crate::copy::Cell]) -> Result<Vec<Vec<crate::copy::Cell>>> {
+        let ctx = || "reading rows to copy".to_owned();
+        let sql = numbered(sql);
+        self.with_conn(|conn| {
+            let rows = conn.client.query(&sql, &as_params(params)).pg(ctx)?;
+            rows.iter().map(|r| cells(r).pg(ctx)).collect()
+        })
+    }
+
+    fn write_all(&mut self, stmts: &[(String, Vec<crate::copy::Cell>)]) -> Result<Vec<u64>> {
+        self.write_tx(&|| "copying rows in".to_owned(), None, RETRIES, &|tx, _| {
+            // Checked at commit: a batch may hold a child before its parent.
+            tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")?;
+            // Feed rows are among them (Note [Feed order on Postgres]).
+            tx.execute(FEED_LOCK_SQL, &[&FEED_LOCK])?;
+            let mut out = Vec::with_capacity(stmts.len());
+            for (sql, params) in stmts {
+                out.push(tx.execute(&numbered(sql), &as_params(params))?);
+            }
+            Ok(out)
+        })
+    }
+}
+
+impl crate::copy::Copyable for PgStore {
+    fn copy_rows(&self) -> &dyn crate::copy::Rows {
+        self
+    }
+    fn copy_rows_mut(&mut self) -> &mut dyn crate::copy::Rows {
+        self
+    }
+}

@@ -1,0 +1,603 @@
+//! One behaviour suite for both backends: every test here is a plain
+//! function over a [`Place`] (a fresh SQLite file, or a fresh database on the
+//! throwaway Postgres of `agentshape_testkit::pg`), and `both!` runs it on
+//! each. Rows are compared as text, which both backends print the same way.
+
+use std::sync::Arc;
+
+use agentshape_store::{
+    CopyReport, ErrorKind, FeedEntry, NewMemory, PgStore, SessionRecord, SqliteStore, Store,
+    StoreUrl, copy,
+};
+
+use super::record;
+
+/// A store the backends can both be: the [`Store`] trait plus rows as text.
+pub trait Sql: Store + agentshape_store::copy::Copyable {
+    /// Every value of the query's rows as text (`NULL` for null).
+    fn rows(&self, sql: &str) -> Vec<Vec<String>>;
+}
+
+impl Sql for SqliteStore {
+    fn rows(&self, sql: &str) -> Vec<Vec<String>> {
+        let c = self.connection();
+        let mut stmt = c.prepare(sql).unwrap();
+        let n = stmt.column_count();
+        stmt.query_map([], |r| {
+            Ok((0..n)
+                .map(|i| match r.get_ref(i).unwrap() {
+                    rusqlite::types::ValueRef::Null => "NULL".to_owned(),
+                    rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Real(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                    rusqlite::types::ValueRef::Blob(_) => "BLOB".to_owned(),
+                })
+                .collect())
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    }
+}
+
+impl Sql for PgStore {
+    fn rows(&self, sql: &str) -> Vec<Vec<String>> {
+        self.query_text(sql).unwrap()
+    }
+}
+
+/// Where a test's store lives; `open` may be called many times (threads,
+/// reopening).
+pub struct Place {
+    _dir: Option<tempfile::TempDir>,
+    /// The `--store` value.
+    pub url: String,
+}
+
+impl Place {
+    fn sqlite() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("agentshape.db").display());
+        Place {
+            _dir: Some(dir),
+            url,
+        }
+    }
+
+    fn postgres() -> Self {
+        Place {
+            _dir: None,
+            url: agentshape_testkit::pg::fresh_db(),
+        }
+    }
+
+    /// Open for writing (migrating).
+    pub fn open(&self) -> Box<dyn Sql> {
+        match StoreUrl::parse(&self.url).unwrap() {
+            StoreUrl::Sqlite(p) => Box::new(SqliteStore::open(&p).unwrap()),
+            StoreUrl::Postgres(u) => Box::new(PgStore::open(&u).unwrap()),
+        }
+    }
+}
+
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        mod on_sqlite {
+            $( #[test] fn $name() { super::$name(&super::Place::sqlite()) } )*
+        }
+        mod on_postgres {
+            $( #[test] fn $name() { super::$name(&super::Place::postgres()) } )*
+        }
+    };
+}
+
+both!(
+    one_session_inserts_rows_and_rejects_bad_levels_and_keys,
+    same_memories_again_reinforce_up_to_one_and_same_id_is_idempotent,
+    prune_deactivates_stale_memories_and_a_new_one_starts_fresh,
+    escalations_are_counted_per_service_within_a_window,
+    start_heartbeat_finish_is_one_row,
+    reopening_applies_no_migration_and_keeps_the_rows,
+    feed_after_resumes_without_gap_or_duplicate,
+    concurrent_reinforcements_lose_no_update,
+    racing_writers_of_one_session_store_it_once,
+    copy_to_the_other_backend_and_back_is_idempotent,
+    opening_a_new_store_from_many_threads_migrates_once,
+    a_store_from_a_newer_build_is_refused,
+);
+
+fn is_sqlite(p: &Place) -> bool {
+    p.url.starts_with("sqlite:")
+}
+
+/// Note [Migrations]: racing openers of a new store apply each migration once.
+fn opening_a_new_store_from_many_threads_migrates_once(p: &Place) {
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let url = p.url.clone();
+            std::thread::spawn(move || {
+                let mut s = StoreUrl::parse(&url).unwrap().open().unwrap();
+                s.write_session(&record(&format!("r{i}"), "2025-07-14T03:00:00.000Z"))
+                    .unwrap();
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let s = p.open();
+    assert_eq!(s.rows("SELECT COUNT(*) FROM sessions"), vec![vec!["8"]]);
+    if is_sqlite(p) {
+        assert_eq!(s.rows("PRAGMA user_version"), vec![vec!["4"]]);
+    } else {
+        assert_eq!(
+            s.rows("SELECT version, name FROM schema_migrations ORDER BY version"),
+            vec![vec!["1", "postgres/0001_init.sql"]]
+        );
+    }
+}
+
+fn a_store_from_a_newer_build_is_refused(p: &Place) {
+    let s = p.open();
+    if is_sqlite(p) {
+        s.rows("PRAGMA user_version = 99");
+    } else {
+        s.rows(
+            "INSERT INTO schema_migrations VALUES (99, 'future.sql', '2030-01-01T00:00:00.000Z')",
+        );
+    }
+    drop(s);
+    let url = StoreUrl::parse(&p.url).unwrap();
+    for e in [url.open().err(), url.open_read_only().err()] {
+        let e = e.expect("a newer schema is refused");
+        assert_eq!(e.kind(), ErrorKind::TooNew, "{e}");
+        assert!(e.to_string().contains("schema version 99"), "{e}");
+    }
+}
+
+fn one_session_inserts_rows_and_rejects_bad_levels_and_keys(p: &Place) {
+    let mut store = p.open();
+    let rep = store
+        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+        .unwrap();
+    assert!(rep.inserted);
+    assert_eq!((rep.events, rep.events_rejected), (2, 1));
+    assert_eq!(
+        (
+            rep.memories_new,
+            rep.memories_reinforced,
+            rep.memories_rejected
+        ),
+        (2, 0, 1)
+    );
+    assert_eq!(
+        store
+            .rows("SELECT session_id, level, service, message, created_at FROM events ORDER BY id"),
+        vec![
+            vec![
+                "s1",
+                "critical",
+                "jellyfin",
+                "HTTP 502",
+                "2025-07-14T03:00:00.000Z"
+            ],
+            vec![
+                "s1",
+                "info",
+                "NULL",
+                "backup done",
+                "2025-07-14T03:00:00.000Z"
+            ],
+        ]
+    );
+    assert_eq!(
+        store.rows(
+            "SELECT service, category, observation, confidence, active, session_id, tier FROM memories ORDER BY id"
+        ),
+        vec![
+            vec!["jellyfin", "timing", "takes 60s to restart", "0.7", "1", "s1", "1"],
+            vec!["NULL", "remediation", "restart before redeploy", "0.7", "1", "s1", "1"],
+        ]
+    );
+    assert_eq!(
+        store.rows("SELECT session_id, name, status, detail FROM services_checked"),
+        vec![vec!["s1", "jellyfin", "down", "502"]]
+    );
+}
+
+fn same_memories_again_reinforce_up_to_one_and_same_id_is_idempotent(p: &Place) {
+    let mut store = p.open();
+    store
+        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+        .unwrap();
+    // Writing the same session id again adds nothing (idempotent ingest).
+    let again = store
+        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+        .unwrap();
+    assert!(!again.inserted);
+    assert_eq!(store.rows("SELECT COUNT(*) FROM events"), vec![vec!["2"]]);
+    for (i, conf) in [0.8, 0.9, 1.0, 1.0].into_iter().enumerate() {
+        let id = format!("s{}", i + 2);
+        let rep = store
+            .write_session(&record(&id, "2025-07-14T04:00:00.000Z"))
+            .unwrap();
+        assert_eq!((rep.memories_new, rep.memories_reinforced), (0, 2));
+        assert_eq!(
+            store.rows("SELECT confidence, session_id FROM memories WHERE category = 'timing'"),
+            vec![vec![conf.to_string(), id.clone()]]
+        );
+    }
+    assert_eq!(store.rows("SELECT COUNT(*) FROM memories"), vec![vec!["2"]]);
+    assert_eq!(
+        store.rows("SELECT COUNT(*) FROM feed WHERE kind = 'ended'"),
+        vec![vec!["5"]]
+    );
+}
+
+fn prune_deactivates_stale_memories_and_a_new_one_starts_fresh(p: &Place) {
+    let mut store = p.open();
+    store
+        .write_session(&record("old", "2025-01-01T00:00:00.000Z"))
+        .unwrap();
+    let mut fresh = SessionRecord::new("new", "2025-07-01T00:00:00.000Z", "completed");
+    fresh.memories = vec![NewMemory {
+        key: "postgres:dependency".into(),
+        value: "replica".into(),
+    }];
+    store.write_session(&fresh).unwrap();
+    assert_eq!(store.prune_memories("2025-06-01T00:00:00.000Z").unwrap(), 2);
+    assert_eq!(
+        store.rows("SELECT category, active FROM memories ORDER BY id"),
+        vec![
+            vec!["timing", "0"],
+            vec!["remediation", "0"],
+            vec!["dependency", "1"]
+        ]
+    );
+    let rep = store
+        .write_session(&record("later", "2025-07-02T00:00:00.000Z"))
+        .unwrap();
+    assert_eq!((rep.memories_new, rep.memories_reinforced), (2, 0));
+    let o = store.overview().unwrap();
+    assert_eq!((o.active_memories, o.inactive_memories), (3, 2));
+}
+
+fn escalations_are_counted_per_service_within_a_window(p: &Place) {
+    let mut store = p.open();
+    store
+        .write_session(&record("p", "2025-07-14T01:00:00.000Z"))
+        .unwrap();
+    for (id, at) in [
+        ("c1", "2025-07-14T01:00:00.000Z"),
+        ("c2", "2025-07-14T03:00:00.000Z"),
+    ] {
+        let mut child = SessionRecord::new(id, at, "completed");
+        child.parent_id = Some("p".into());
+        child.tier = 2;
+        child.escalated_for = vec!["jellyfin".into()];
+        store.write_session(&child).unwrap();
+    }
+    let since = |s: &str, t: &str| store.escalations_since(s, t).unwrap();
+    assert_eq!(since("jellyfin", "2025-07-14T00:00:00.000Z"), 2);
+    assert_eq!(since("jellyfin", "2025-07-14T02:00:00.000Z"), 1);
+    assert_eq!(since("nginx", "2025-07-14T00:00:00.000Z"), 0);
+    assert_eq!(store.overview().unwrap().escalations, 2);
+}
+
+fn start_heartbeat_finish_is_one_row(p: &Place) {
+    let mut s = p.open();
+    let mut start = SessionRecord::new("s1", "2025-07-14T03:00:00.000Z", "running");
+    start.raw_log_path = Some("logs/s1.ndjson".into());
+    s.start_session(&start).unwrap();
+    s.start_session(&start).unwrap(); // still running: a no-op
+    let o = s.overview().unwrap();
+    assert_eq!(o.sessions.len(), 1);
+    assert_eq!(o.sessions[0].status, "running");
+    assert!(o.sessions[0].lost, "a heartbeat from 2025 is stale");
+    assert_eq!(o.lost, 1);
+    s.heartbeat("s1", &agentshape_store::time::now()).unwrap();
+    let o = s.overview().unwrap();
+    assert!(!o.sessions[0].lost);
+    let report = s
+        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+        .unwrap();
+    assert!(report.inserted);
+    assert_eq!(report.events, 2);
+    assert_eq!(
+        s.rows("SELECT COUNT(*), MAX(status), MAX(heartbeat_at) FROM sessions"),
+        vec![vec!["1", "completed", "NULL"]]
+    );
+    // Finished: writing again adds nothing, starting again is refused.
+    assert!(
+        !s.write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+            .unwrap()
+            .inserted
+    );
+    let err = s.start_session(&start).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+    let kinds: Vec<String> = s
+        .feed_after(0, 100)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.kind)
+        .collect();
+    assert_eq!(kinds, ["started", "ended"]);
+    assert!(s.has_session("s1").unwrap());
+    assert!(!s.has_session("s2").unwrap());
+}
+
+fn reopening_applies_no_migration_and_keeps_the_rows(p: &Place) {
+    p.open()
+        .write_session(&record("s1", "2025-07-14T03:00:00.000Z"))
+        .unwrap();
+    let s = p.open();
+    let o = s.overview().unwrap();
+    assert_eq!(o.sessions_by_status, vec![("completed".to_owned(), 1)]);
+    assert_eq!(
+        o.events_by_level,
+        vec![("critical".to_owned(), 1), ("info".to_owned(), 1)]
+    );
+    assert_eq!(o.active_memories, 2);
+    assert!((o.memories[0].confidence - 0.7).abs() < 1e-12);
+    // Read-only opens see the same.
+    let ro = StoreUrl::parse(&p.url).unwrap().open_read_only().unwrap();
+    assert_eq!(ro.overview().unwrap(), o);
+}
+
+fn feed_after_resumes_without_gap_or_duplicate(p: &Place) {
+    drop(p.open());
+    let place = Arc::new(p.url.clone());
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let url = Arc::clone(&place);
+            std::thread::spawn(move || {
+                let mut s = StoreUrl::parse(&url).unwrap().open().unwrap();
+                for b in 0..10 {
+                    let batch: Vec<FeedEntry> = (0..5)
+                        .map(|i| FeedEntry {
+                            session_id: format!("w{w}"),
+                            kind: "line".into(),
+                            body: format!("{{\"n\":{}}}", b * 5 + i),
+                            created_at: "2025-07-14T03:00:00.000Z".into(),
+                        })
+                        .collect();
+                    s.append_feed(&batch).unwrap();
+                }
+            })
+        })
+        .collect();
+    // A reader tails while the writers append.
+    let reader = p.open();
+    let mut seen = Vec::new();
+    let mut last = 0;
+    let mut done = false;
+    while !done {
+        done = writers.iter().all(std::thread::JoinHandle::is_finished);
+        for row in reader.feed_after(last, 7).unwrap() {
+            assert!(row.id > last);
+            last = row.id;
+            seen.push(row);
+        }
+        if !done {
+            std::thread::yield_now();
+        }
+    }
+    loop {
+        let rows = reader.feed_after(last, 7).unwrap();
+        if rows.is_empty() {
+            break;
+        }
+        for row in rows {
+            last = row.id;
+            seen.push(row);
+        }
+    }
+    for w in writers {
+        w.join().unwrap();
+    }
+    // Every stored row was seen once, in id order: nothing was skipped by
+    // tailing (Note [Feed order on Postgres]).
+    let stored: Vec<String> = reader
+        .rows("SELECT id FROM feed ORDER BY id")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    let ids: Vec<String> = seen.iter().map(|r| r.id.to_string()).collect();
+    assert_eq!(ids.len(), 200);
+    assert_eq!(ids, stored, "no gap, no duplicate");
+    for w in 0..4 {
+        let ns: Vec<String> = seen
+            .iter()
+            .filter(|r| r.session_id == format!("w{w}"))
+            .map(|r| r.body.clone())
+            .collect();
+        let want: Vec<String> = (0..50).map(|n| format!("{{\"n\":{n}}}")).collect();
+        assert_eq!(ns, want, "each writer's entries in order");
+    }
+}
+
+/// Issue 11: memories reinforced concurrently by two sessions end with the
+/// right confidence. Two threads write N sessions each; session `i` of
+/// either thread teaches `svc{i}:timing`, so each key is learned once
+/// (0.7) and reinforced once (0.8) in the first round, then reinforced
+/// twice more (1.0) in the second: a lost update or a duplicate row shows.
+fn concurrent_reinforcements_lose_no_update(p: &Place) {
+    const N: usize = 30;
+    drop(p.open());
+    for (round, want) in [(0, "0.8"), (1, "1")] {
+        let threads: Vec<_> = (0..2)
+            .map(|t| {
+                let url = p.url.clone();
+                std::thread::spawn(move || {
+                    let mut s = StoreUrl::parse(&url).unwrap().open().unwrap();
+                    let (mut new, mut reinforced) = (0, 0);
+                    for i in 0..N {
+                        let mut r = SessionRecord::new(
+                            &format!("r{round}t{t}s{i}"),
+                            "2025-07-14T03:00:00.000Z",
+                            "completed",
+                        );
+                        r.memories = vec![NewMemory {
+                            key: format!("svc{i}:timing"),
+                            value: format!("from {t}"),
+                        }];
+                        let rep = s.write_session(&r).unwrap();
+                        new += rep.memories_new;
+                        reinforced += rep.memories_reinforced;
+                    }
+                    (new, reinforced)
+                })
+            })
+            .collect();
+        let (new, reinforced) = threads
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        if round == 0 {
+            assert_eq!((new, reinforced), (N, N));
+        } else {
+            assert_eq!((new, reinforced), (0, 2 * N));
+        }
+        let s = p.open();
+        assert_eq!(
+            s.rows("SELECT COUNT(*), COUNT(DISTINCT service), MIN(confidence), MAX(confidence) FROM memories WHERE active = 1"),
+            vec![vec![N.to_string(), N.to_string(), want.to_owned(), want.to_owned()]],
+            "round {round}"
+        );
+    }
+}
+
+/// Two processes finishing the same session id (a `run` and an `ingest`
+/// of its log) store it once.
+fn racing_writers_of_one_session_store_it_once(p: &Place) {
+    drop(p.open());
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let url = p.url.clone();
+            std::thread::spawn(move || {
+                let mut s = StoreUrl::parse(&url).unwrap().open().unwrap();
+                (0..10)
+                    .filter(|i| {
+                        s.write_session(&record(&format!("same{i}"), "2025-07-14T03:00:00.000Z"))
+                            .unwrap()
+                            .inserted
+                    })
+                    .count()
+            })
+        })
+        .collect();
+    let inserted: usize = threads.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(inserted, 10);
+    let s = p.open();
+    assert_eq!(
+        s.rows("SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM events), (SELECT COUNT(*) FROM feed)"),
+        vec![vec!["10", "20", "10"]]
+    );
+}
+
+/// A store with every kind of row: sessions (one running, a parent and an
+/// escalated child, written out of order), events, memories (one pruned),
+/// services, escalations, feed rows (one of no session).
+fn fill(s: &mut dyn Sql) {
+    let mut child = SessionRecord::new("child", "2025-07-14T01:00:00.000Z", "completed");
+    child.parent_id = Some("parent".into());
+    child.tier = 2;
+    child.escalated_for = vec!["jellyfin".into()];
+    child.output = Some(serde_json::json!({"summary": "ok", "n": 1.5}));
+    child.cost_usd = Some(0.25);
+    s.write_session(&record("parent", "2025-07-14T01:00:00.000Z"))
+        .unwrap();
+    s.write_session(&child).unwrap();
+    s.write_session(&record("old", "2025-01-01T00:00:00.000Z"))
+        .unwrap();
+    s.prune_memories("2025-01-02T00:00:00.000Z").unwrap();
+    s.write_session(&record("fresh", "2025-07-15T00:00:00.000Z"))
+        .unwrap();
+    let mut running = SessionRecord::new("run", "2025-07-16T00:00:00.000Z", "running");
+    running.raw_log_path = Some("logs/run.ndjson".into());
+    s.start_session(&running).unwrap();
+    s.append_feed(&[
+        FeedEntry {
+            session_id: "run".into(),
+            kind: "line".into(),
+            body: "{\"n\":1}".into(),
+            created_at: "2025-07-16T00:00:01.000Z".into(),
+        },
+        FeedEntry {
+            session_id: "ghost".into(),
+            kind: "line".into(),
+            body: "{}".into(),
+            created_at: "2025-07-16T00:00:01.000Z".into(),
+        },
+    ])
+    .unwrap();
+}
+
+/// Every logical row of a store, ids left out (each store numbers its own).
+fn dump(s: &dyn Sql) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT id, parent_id, tier, profile, agent, model, status, exit_code, started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens, extraction_method, error, error_category, summary, escalation, raw_log_path, heartbeat_at, output, verdict FROM sessions ORDER BY id",
+        "SELECT session_id, level, service, message, created_at FROM events ORDER BY session_id, id",
+        "SELECT service, category, observation, confidence, active, created_at, updated_at, session_id, tier FROM memories ORDER BY created_at, category",
+        "SELECT session_id, name, status, detail FROM services_checked ORDER BY session_id, id",
+        "SELECT parent_id, child_id, service, tier, created_at FROM escalations ORDER BY child_id, id",
+        "SELECT session_id, kind, body, created_at FROM feed WHERE session_id <> 'ghost' ORDER BY session_id, id",
+    ] {
+        out.push(vec![format!("-- {sql}")]);
+        out.extend(s.rows(sql));
+    }
+    out
+}
+
+/// `store copy` (issue 11 item 4): to the other backend, then back into a
+/// third store; every logical row arrives, a second copy adds nothing.
+fn copy_to_the_other_backend_and_back_is_idempotent(p: &Place) {
+    let mut src = p.open();
+    fill(&mut *src);
+    let other = if p.url.starts_with("sqlite:") {
+        Place::postgres()
+    } else {
+        Place::sqlite()
+    };
+    let mut dst = other.open();
+    let first = copy(&*src, &mut *dst).unwrap();
+    assert_eq!(
+        first,
+        CopyReport {
+            sessions: 5,
+            sessions_skipped: 0,
+            events: 6,
+            services_checked: 3,
+            escalations: 1,
+            feed: 6,
+            feed_orphans: 1,
+            memories: 4,
+            memories_skipped: 0,
+            memory_conflicts: 0,
+        }
+    );
+    assert_eq!(dump(&*dst), dump(&*src));
+    let again = copy(&*src, &mut *dst).unwrap();
+    assert_eq!(again.added(), 0, "{again:?}");
+    assert_eq!((again.sessions_skipped, again.memories_skipped), (5, 4));
+    assert_eq!(dump(&*dst), dump(&*src));
+    // And back, into a fresh store of the first kind.
+    let third = if p.url.starts_with("sqlite:") {
+        Place::sqlite()
+    } else {
+        Place::postgres()
+    };
+    let mut back = third.open();
+    copy(&*dst, &mut *back).unwrap();
+    assert_eq!(dump(&*back), dump(&*src));
+    // The copy is a working store: the running session finishes there.
+    let rep = back
+        .write_session(&record("run", "2025-07-16T00:00:00.000Z"))
+        .unwrap();
+    assert!(rep.inserted);
+    assert_eq!(
+        rep.memories_reinforced, 2,
+        "the copied active memories are reinforced"
+    );
+}

@@ -1,0 +1,242 @@
+//! A throwaway Postgres server for tests: one per test binary, a fresh
+//! database per test.
+//!
+//! Note \[Throwaway Postgres\]: the server is Debian's `postgresql` package
+//! (`./scripts/setup.sh --only postgres`), started from
+//! `/usr/lib/postgresql/<version>/bin` (or `AGENTSHAPE_PG_BIN`) with
+//! `initdb` + `pg_ctl` in a temporary folder, listening only on a Unix
+//! socket in that folder (no port to collide on), with `fsync=off`: its data
+//! is thrown away. `initdb` refuses to run as root, so under root the server
+//! runs as `nobody` (the folder is chowned to it). It is never left behind:
+//! a watchdog process (its own process group, so a Ctrl-C to the tests does
+//! not take it first) waits for the test binary to exit — normally, by a
+//! panic or by SIGKILL — then stops the server and removes the folder.
+//!
+//! A machine without Postgres fails every test that asks for a server, with
+//! a message naming the set-up command: never a silent skip, and never a
+//! hang (`pg_ctl -w -t 60`, and the store's own connect deadline).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The command that installs what these tests need.
+pub const SETUP: &str = "./scripts/setup.sh --only postgres";
+
+/// The running server.
+#[derive(Debug)]
+pub struct PgServer {
+    dir: PathBuf,
+    bin: PathBuf,
+    next: AtomicUsize,
+}
+
+/// The folder holding `initdb`, `pg_ctl` and `postgres`: `AGENTSHAPE_PG_BIN`,
+/// else the newest `/usr/lib/postgresql/*/bin`.
+pub fn bin_dir() -> Option<PathBuf> {
+    let ok = |d: &Path| {
+        ["initdb", "pg_ctl", "postgres", "createdb"]
+            .iter()
+            .all(|b| d.join(b).is_file())
+    };
+    if let Some(d) = std::env::var_os("AGENTSHAPE_PG_BIN") {
+        let d = PathBuf::from(d);
+        return ok(&d).then_some(d);
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let v = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            ok(&bin).then_some((v, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, d)| d)
+}
+
+/// `(uid, gid)` of `nobody` when this process is root (initdb refuses root).
+fn unprivileged() -> Option<(u32, u32)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let euid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<u32>()
+        .ok()?;
+    if euid != 0 {
+        return None;
+    }
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.first() == Some(&"nobody"))
+            .then(|| Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?)))?
+    })
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("throwaway Postgres: {what}: {e}; run {SETUP}"));
+    assert!(
+        out.status.success(),
+        "throwaway Postgres: {what} failed ({}): {}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn start() -> PgServer {
+    let Some(bin) = bin_dir() else {
+        panic!(
+            "Postgres is not installed (no initdb/pg_ctl under /usr/lib/postgresql/*/bin \
+             or AGENTSHAPE_PG_BIN): run {SETUP}"
+        );
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("agentshape-pg-")
+        .tempdir()
+        .expect("a temporary folder for the throwaway Postgres")
+        .keep();
+    let data = dir.join("data");
+    let user = unprivileged();
+    if let Some((uid, gid)) = user {
+        std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).expect("chown the server folder");
+    }
+    let as_server = |program: &str| {
+        let mut c = Command::new(bin.join(program));
+        c.env("LC_ALL", "C").env_remove("PGDATA");
+        if let Some((uid, gid)) = user {
+            use std::os::unix::process::CommandExt;
+            c.uid(uid).gid(gid).current_dir(&dir);
+        }
+        c
+    };
+    // The watchdog first: whatever happens next, the folder goes.
+    let watchdog = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 0.5; done; \
+         if [ -f '{data}/postmaster.pid' ]; then kill -QUIT \"$(head -1 '{data}/postmaster.pid')\" 2>/dev/null; sleep 1; fi; \
+         rm -rf '{dir}'",
+        pid = std::process::id(),
+        data = data.display(),
+        dir = dir.display(),
+    );
+    {
+        use std::os::unix::process::CommandExt;
+        // Never waited on: it outlives this process on purpose (its parent
+        // becomes init, which reaps it).
+        #[allow(clippy::zombie_processes)]
+        Command::new("sh")
+            .arg("-c")
+            .arg(watchdog)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("the throwaway Postgres watchdog");
+    }
+    run(
+        as_server("initdb").arg("-D").arg(&data).args([
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        ]),
+        "initdb",
+    );
+    let opts = format!(
+        "-c listen_addresses='' -c unix_socket_directories='{}' -c fsync=off \
+         -c synchronous_commit=off -c full_page_writes=off -c max_connections=300",
+        dir.display()
+    );
+    run(
+        as_server("pg_ctl")
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(dir.join("server.log"))
+            .args(["-w", "-t", "60", "-o", &opts, "start"]),
+        "pg_ctl start",
+    );
+    PgServer {
+        dir,
+        bin,
+        next: AtomicUsize::new(0),
+    }
+}
+
+/// The server of this test binary, started on first use.
+///
+/// # Panics
+/// When Postgres is not installed (the message names [`SETUP`]) or does not start.
+pub fn server() -> &'static PgServer {
+    static SERVER: OnceLock<PgServer> = OnceLock::new();
+    SERVER.get_or_init(start)
+}
+
+/// Percent-encode a socket folder for the host part of a URL.
+fn encode(path: &Path) -> String {
+    let mut out = String::new();
+    for b in path.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+impl PgServer {
+    /// The URL of database `db` on this server.
+    pub fn url(&self, db: &str) -> String {
+        format!("postgresql://postgres@{}/{db}", encode(&self.dir))
+    }
+
+    /// A new empty database, its URL.
+    ///
+    /// # Panics
+    /// When `createdb` fails.
+    pub fn fresh_db(&self) -> String {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let name = format!("t{}_{n}", std::process::id());
+        run(
+            Command::new(self.bin.join("createdb"))
+                .arg("-h")
+                .arg(&self.dir)
+                .args([
+                    "-U",
+                    "postgres",
+                    "-T",
+                    "template0",
+                    "-S",
+                    "file_copy",
+                    &name,
+                ]),
+            "createdb",
+        );
+        self.url(&name)
+    }
+
+    /// The folder of the server's socket (and its log, `server.log`).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// A fresh database on this binary's server (see [`PgServer::fresh_db`]).
+pub fn fresh_db() -> String {
+    server().fresh_db()
+}
