@@ -23,6 +23,8 @@ use cel::IdedExpr;
 use cel::common::ast::{ComprehensionExpr, Expr, LiteralValue, operators};
 use serde_json::Value;
 
+use crate::validate::tape::{Shape, TapeNode};
+
 /// A value during native evaluation: scalars by value, JSON containers by
 /// reference, lists built by the rule (`map`, `filter`, `[a, b]`) owned.
 #[derive(Debug, Clone)]
@@ -32,6 +34,9 @@ enum V<'a> {
     Int(i64),
     Str(&'a str),
     Json(&'a Value),
+    /// An array or object of an instance read in place (Note [Validating
+    /// from text] in `validate`): read exactly as `Json` is.
+    Tape(TapeNode<'a>),
     List(Vec<V<'a>>),
 }
 
@@ -48,6 +53,17 @@ impl<'a> V<'a> {
         })
     }
 
+    /// [`V::of`] for a node read in place.
+    fn of_tape(n: TapeNode<'a>) -> Option<V<'a>> {
+        Some(match n.shape() {
+            Shape::Null => V::Null,
+            Shape::Bool(b) => V::Bool(b),
+            Shape::Number(x) => V::Int(x.as_i64()?),
+            Shape::Str(s) => V::Str(s),
+            Shape::Array(_) | Shape::Object(_) => V::Tape(n),
+        })
+    }
+
     /// The elements a comprehension or `in` goes over: a list's elements, a
     /// map's keys.
     fn items(&self) -> Option<Vec<V<'a>>> {
@@ -55,6 +71,11 @@ impl<'a> V<'a> {
             V::List(l) => Some(l.clone()),
             V::Json(Value::Array(a)) => a.iter().map(V::of).collect(),
             V::Json(Value::Object(m)) => Some(m.keys().map(|k| V::Str(k)).collect()),
+            V::Tape(n) => match n.shape() {
+                Shape::Array(a) => a.iter().map(V::of_tape).collect(),
+                Shape::Object(o) => Some(o.iter().map(|(k, _)| V::Str(k)).collect()),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -64,9 +85,34 @@ impl<'a> V<'a> {
             V::List(l) => Some(l.len()),
             V::Json(Value::Array(a)) => Some(a.len()),
             V::Json(Value::Object(m)) => Some(m.len()),
+            V::Tape(n) => match n.shape() {
+                Shape::Array(a) => Some(a.size()),
+                Shape::Object(o) => Some(o.size()),
+                _ => None,
+            },
             V::Str(s) if s.is_ascii() => Some(s.len()),
             _ => None,
         }
+    }
+
+    /// A list: built by the rule, or a JSON array.
+    fn is_list(&self) -> bool {
+        match self {
+            V::List(_) | V::Json(Value::Array(_)) => true,
+            V::Tape(n) => matches!(n.shape(), Shape::Array(_)),
+            _ => false,
+        }
+    }
+}
+
+/// The member `name` of an object. Agent objects are small, and comparing
+/// a few keys costs less than hashing one (the map keeps insertion order,
+/// so a scan finds the one member a lookup finds: keys are unique).
+fn member<'v>(m: &'v serde_json::Map<String, Value>, name: &str) -> Option<&'v Value> {
+    if m.len() <= 8 {
+        m.iter().find(|(k, _)| k.as_str() == name).map(|(_, v)| v)
+    } else {
+        m.get(name)
     }
 }
 
@@ -92,8 +138,18 @@ fn order(a: &V<'_>, b: &V<'_>) -> Option<std::cmp::Ordering> {
 
 /// The rule's verdict on `instance`, when the subset decides it.
 pub(crate) fn verdict(rule: &IdedExpr, instance: &Value, limit: u64) -> Option<bool> {
+    verdict_on(rule, V::of(instance)?, limit)
+}
+
+/// [`verdict`] on an instance read in place: the same answer for the same
+/// JSON (`tape_invariants_agree_with_value_invariants`).
+pub(crate) fn verdict_tape(rule: &IdedExpr, instance: TapeNode<'_>, limit: u64) -> Option<bool> {
+    verdict_on(rule, V::of_tape(instance)?, limit)
+}
+
+fn verdict_on<'a>(rule: &'a IdedExpr, this: V<'a>, limit: u64) -> Option<bool> {
     let mut ev = Eval {
-        scope: vec![("self", V::of(instance)?)],
+        scope: vec![("self", this)],
         spent: 0,
         limit,
     };
@@ -138,15 +194,26 @@ impl<'a> Eval<'a> {
                     Some(slot.1.clone())
                 }
             }
-            Expr::Select(sel) => {
-                let V::Json(Value::Object(m)) = self.eval(&sel.operand)? else {
-                    return None;
-                };
-                if sel.test {
-                    return Some(V::Bool(m.contains_key(&sel.field)));
+            Expr::Select(sel) => match self.eval(&sel.operand)? {
+                V::Json(Value::Object(m)) => {
+                    let found = member(m, &sel.field);
+                    if sel.test {
+                        return Some(V::Bool(found.is_some()));
+                    }
+                    V::of(found?)
                 }
-                V::of(m.get(&sel.field)?)
-            }
+                V::Tape(n) => {
+                    let Shape::Object(o) = n.shape() else {
+                        return None;
+                    };
+                    let found = o.member(&sel.field);
+                    if sel.test {
+                        return Some(V::Bool(found.is_some()));
+                    }
+                    V::of_tape(found?)
+                }
+                _ => None,
+            },
             Expr::List(l) => {
                 if !l.optional_indices.is_empty() {
                     return None;
@@ -222,25 +289,23 @@ impl<'a> Eval<'a> {
                         if !accumulating {
                             for (arg, v) in [(a, &x), (b, &y)] {
                                 if !matches!(arg.expr, Expr::Literal(_)) {
-                                    let n = match v {
-                                        V::List(_) | V::Json(Value::Array(_)) => v.len()?,
-                                        _ => 1,
-                                    };
+                                    let n = if v.is_list() { v.len()? } else { 1 };
                                     self.charge(n)?;
                                 }
                             }
                         }
                         match (x, y) {
                             (V::Int(p), V::Int(q)) => p.checked_add(q).map(V::Int),
-                            (
-                                x @ (V::List(_) | V::Json(Value::Array(_))),
-                                y @ (V::List(_) | V::Json(Value::Array(_))),
-                            ) => {
+                            (x, y) if x.is_list() && y.is_list() => {
                                 let mut l = match x {
                                     V::List(l) => l,
                                     other => other.items()?,
                                 };
-                                l.extend(y.items()?);
+                                // A list built by the rule is moved, not copied.
+                                match y {
+                                    V::List(r) => l.extend(r),
+                                    other => l.extend(other.items()?),
+                                }
                                 Some(V::List(l))
                             }
                             _ => None,
@@ -256,7 +321,16 @@ impl<'a> Eval<'a> {
                                     _ => None,
                                 }
                             }
-                            V::List(_) | V::Json(Value::Array(_)) => {
+                            V::Tape(n) if matches!(n.shape(), Shape::Object(_)) => {
+                                self.charge(1)?;
+                                match (x, n.shape()) {
+                                    (V::Str(k), Shape::Object(o)) => {
+                                        Some(V::Bool(o.member(k).is_some()))
+                                    }
+                                    _ => None,
+                                }
+                            }
+                            y if y.is_list() => {
                                 let items = y.items()?;
                                 self.charge(items.len())?;
                                 let mut found = false;
@@ -279,35 +353,121 @@ impl<'a> Eval<'a> {
         }
     }
 
+    /// The range is walked in place, not copied into a list first: a JSON
+    /// array's elements are checked to be in the subset up front (as the
+    /// copy did), then read one by one.
     fn comprehension(&mut self, c: &'a ComprehensionExpr) -> Option<V<'a>> {
         if c.iter_var2.is_some() {
             return None;
         }
-        let items = self.eval(&c.iter_range)?.items()?;
-        self.charge(items.len())?;
+        let range = self.eval(&c.iter_range)?;
+        match &range {
+            V::List(_) | V::Json(Value::Object(_)) => {}
+            V::Json(Value::Array(a)) => {
+                if !a.iter().all(|x| match x {
+                    Value::Number(n) => n.as_i64().is_some(),
+                    _ => true,
+                }) {
+                    return None;
+                }
+            }
+            V::Tape(n) => match n.shape() {
+                Shape::Object(_) => {}
+                Shape::Array(a) => {
+                    if !a.iter().all(|x| match x.shape() {
+                        Shape::Number(n) => n.as_i64().is_some(),
+                        _ => true,
+                    }) {
+                        return None;
+                    }
+                }
+                _ => return None,
+            },
+            _ => return None,
+        }
+        self.charge(range.len()?)?;
         let mut accu = self.eval(&c.accu_init)?;
         let depth = self.scope.len();
-        for item in items {
-            self.scope.truncate(depth);
-            self.scope.push((c.accu_var.as_str(), accu));
-            self.scope.push((c.iter_var.as_str(), item));
-            let go = self.eval(&c.loop_cond);
-            let Some(V::Bool(go)) = go else {
-                self.scope.truncate(depth);
-                return None;
-            };
-            if !go {
-                accu = self.scope.swap_remove(depth).1;
-                break;
+        let mut go = true;
+        match range {
+            V::List(l) => {
+                for item in l {
+                    accu = self.step(c, depth, accu, item, &mut go)?;
+                    if !go {
+                        break;
+                    }
+                }
             }
-            let next = self.eval(&c.loop_step);
-            self.scope.truncate(depth);
-            accu = next?;
+            V::Json(Value::Array(a)) => {
+                for x in a {
+                    accu = self.step(c, depth, accu, V::of(x)?, &mut go)?;
+                    if !go {
+                        break;
+                    }
+                }
+            }
+            V::Json(Value::Object(m)) => {
+                for k in m.keys() {
+                    accu = self.step(c, depth, accu, V::Str(k), &mut go)?;
+                    if !go {
+                        break;
+                    }
+                }
+            }
+            V::Tape(n) => match n.shape() {
+                Shape::Array(a) => {
+                    for x in a.iter() {
+                        accu = self.step(c, depth, accu, V::of_tape(x)?, &mut go)?;
+                        if !go {
+                            break;
+                        }
+                    }
+                }
+                Shape::Object(o) => {
+                    for (k, _) in o.iter() {
+                        accu = self.step(c, depth, accu, V::Str(k), &mut go)?;
+                        if !go {
+                            break;
+                        }
+                    }
+                }
+                _ => return None,
+            },
+            _ => return None,
         }
         self.scope.truncate(depth);
         self.scope.push((c.accu_var.as_str(), accu));
         let out = self.eval(&c.result);
         self.scope.truncate(depth);
         out
+    }
+
+    /// One turn of a comprehension: the loop condition, then (when it
+    /// holds) the step; the accumulator after it. `go` turns false when the
+    /// condition stops the loop.
+    fn step(
+        &mut self,
+        c: &'a ComprehensionExpr,
+        depth: usize,
+        accu: V<'a>,
+        item: V<'a>,
+        go: &mut bool,
+    ) -> Option<V<'a>> {
+        self.scope.truncate(depth);
+        self.scope.push((c.accu_var.as_str(), accu));
+        self.scope.push((c.iter_var.as_str(), item));
+        let Some(V::Bool(cond)) = self.eval(&c.loop_cond) else {
+            self.scope.truncate(depth);
+            return None;
+        };
+        if !cond {
+            *go = false;
+            let accu = self.scope.swap_remove(depth).1;
+            self.scope.truncate(depth);
+            return Some(accu);
+        }
+        let next = self.eval(&c.loop_step);
+        self.scope.truncate(depth);
+        next
     }
 }
