@@ -105,6 +105,61 @@ impl<'a> V<'a> {
     }
 }
 
+/// Note [Counting filters]: `xs.filter(x, p).size()`, the usual way to
+/// count (`self.counts.blocker == self.findings.filter(f, f.severity ==
+/// 'blocker').size()`), built the filtered list, one allocation per match,
+/// only to take its length. The `filter` macro expands to a comprehension
+/// with accumulator `[]`, condition `true` and step `p ? @acc + [x] : @acc`,
+/// result `@acc`; `size()` of exactly that shape counts the items for which
+/// `p` is true instead. A predicate that is not a boolean, or any step
+/// outside the subset, gives no answer, as the list-building path does.
+/// The predicate of a `filter` comprehension, `None` for any other shape.
+fn filter_predicate(c: &ComprehensionExpr) -> Option<&IdedExpr> {
+    if c.iter_var2.is_some() {
+        return None;
+    }
+    let acc = c.accu_var.as_str();
+    let is_acc = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(n) if n == acc);
+    match &c.accu_init.expr {
+        Expr::List(l) if l.elements.is_empty() && l.optional_indices.is_empty() => {}
+        _ => return None,
+    }
+    if !matches!(&c.loop_cond.expr, Expr::Literal(LiteralValue::Boolean(b)) if *b.inner()) {
+        return None;
+    }
+    if !is_acc(&c.result) {
+        return None;
+    }
+    let Expr::Call(step) = &c.loop_step.expr else {
+        return None;
+    };
+    let [pred, add, keep] = step.args.as_slice() else {
+        return None;
+    };
+    if step.func_name != operators::CONDITIONAL || step.target.is_some() || !is_acc(keep) {
+        return None;
+    }
+    let Expr::Call(add) = &add.expr else {
+        return None;
+    };
+    let [left, right] = add.args.as_slice() else {
+        return None;
+    };
+    if add.func_name != operators::ADD || add.target.is_some() || !is_acc(left) {
+        return None;
+    }
+    match &right.expr {
+        Expr::List(l)
+            if l.optional_indices.is_empty()
+                && matches!(l.elements.as_slice(), [x] if matches!(&x.expr, Expr::Ident(n) if *n == c.iter_var)) =>
+            {}
+        _ => return None,
+    }
+    // The predicate cannot name the accumulator (`@` names are not CEL
+    // source), so it is evaluated without it.
+    Some(pred)
+}
+
 /// The member `name` of an object. Agent objects are small, and comparing
 /// a few keys costs less than hashing one (the map keeps insertion order,
 /// so a scan finds the one member a lookup finds: keys are unique).
@@ -343,6 +398,11 @@ impl<'a> Eval<'a> {
                         }
                     }
                     (Some(t), []) | (None, [t]) if name == "size" => {
+                        if let Expr::Comprehension(c) = &t.expr {
+                            if let Some(pred) = filter_predicate(c) {
+                                return self.count_matches(c, pred);
+                            }
+                        }
                         let v = self.eval(t)?;
                         Some(V::Int(i64::try_from(v.len()?).ok()?))
                     }
@@ -442,6 +502,31 @@ impl<'a> Eval<'a> {
         out
     }
 
+    /// `size()` of a `filter` (Note [Counting filters]): the number of
+    /// items for which `pred` holds, charged as the comprehension is.
+    fn count_matches(&mut self, c: &'a ComprehensionExpr, pred: &'a IdedExpr) -> Option<V<'a>> {
+        let range = self.eval(&c.iter_range)?;
+        let items: Vec<V<'a>> = match range {
+            V::List(l) => l,
+            other => other.items()?,
+        };
+        self.charge(items.len())?;
+        let depth = self.scope.len();
+        let mut n: i64 = 0;
+        for item in items {
+            self.scope.truncate(depth);
+            self.scope.push((c.iter_var.as_str(), item));
+            let hit = self.eval(pred);
+            self.scope.truncate(depth);
+            match hit? {
+                V::Bool(true) => n += 1,
+                V::Bool(false) => {}
+                _ => return None,
+            }
+        }
+        Some(V::Int(n))
+    }
+
     /// One turn of a comprehension: the loop condition, then (when it
     /// holds) the step; the accumulator after it. `go` turns false when the
     /// condition stops the loop.
@@ -469,5 +554,60 @@ impl<'a> Eval<'a> {
         let next = self.eval(&c.loop_step);
         self.scope.truncate(depth);
         next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cel::Env;
+    use cel::common::ast::Expr;
+    use serde_json::json;
+
+    use super::*;
+
+    /// Note [Counting filters]: `filter(...).size()` is recognised (so no
+    /// list is built) and counts what the list would hold; other shapes are
+    /// left to the general path.
+    #[test]
+    fn filter_sizes_are_counted() {
+        let env = Env::stdlib();
+        let count_of = |rule: &str| {
+            let p = env.compile(rule).unwrap();
+            let Expr::Call(call) = &p.expression().expr else {
+                panic!("{rule}: not a call");
+            };
+            let target = call.target.as_deref().or(call.args.first()).unwrap();
+            match &target.expr {
+                Expr::Comprehension(c) => filter_predicate(c).is_some(),
+                _ => false,
+            }
+        };
+        assert!(count_of(
+            "self.findings.filter(f, f.severity == 'blocker').size()"
+        ));
+        assert!(count_of("size(self.findings.filter(f, f.line > 1))"));
+        assert!(!count_of("self.findings.map(f, f.line).size()"));
+        assert!(!count_of("self.findings.size()"));
+        let inst = json!({"findings": [{"severity": "blocker"}, {"severity": "nit"}, {"severity": "blocker"}]});
+        for (rule, want) in [
+            (
+                "self.findings.filter(f, f.severity == 'blocker').size() == 2",
+                Some(true),
+            ),
+            (
+                "self.findings.filter(f, f.severity == 'nit').size() == 2",
+                Some(false),
+            ),
+            ("self.findings.filter(f, f.line).size() == 0", None),
+        ] {
+            let p = env.compile(rule).unwrap();
+            assert_eq!(verdict(p.expression(), &inst, 1000), want, "{rule}");
+        }
+        // Charged as the comprehension is: three items over a limit of two.
+        let p = env
+            .compile("self.findings.filter(f, true).size() == 3")
+            .unwrap();
+        assert_eq!(verdict(p.expression(), &inst, 2), None);
+        assert_eq!(verdict(p.expression(), &inst, 3), Some(true));
     }
 }
