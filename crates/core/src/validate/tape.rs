@@ -257,8 +257,8 @@ impl<'t> Reader<'t> {
         let mut run = start;
         let mut owned: Option<String> = None;
         loop {
-            // Note [Byte scans] in `json`.
-            i = crate::json::first_stop(b, i, |c| !crate::json::plain_string_byte(c));
+            // Note [String scans] in `json`.
+            i = crate::json::plain_run_end(b, i, b'"', b'"');
             match *b.get(i)? {
                 b'"' => {
                     self.pos = i + 1;

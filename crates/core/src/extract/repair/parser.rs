@@ -1611,11 +1611,11 @@ fn is_key_byte(b: u8) -> bool {
 }
 
 /// The first byte of `rest` that may end or interrupt a string: a quote
-/// byte `a` or `b`, a backslash or a control character (Note [Byte scans]
-/// in `json`); the same answer as a byte-by-byte `position`
+/// byte `a` or `b`, a backslash or a control character (Note [String
+/// scans] in `json`); the same answer as a byte-by-byte `position`
 /// (`string_stop_agrees_with_position`).
 fn string_stop(rest: &[u8], a: u8, b: u8) -> Option<usize> {
-    let i = crate::json::first_stop(rest, 0, |c| c == a || c == b || c == b'\\' || c < 0x20);
+    let i = crate::json::plain_run_end(rest, 0, a, b);
     (i < rest.len()).then_some(i)
 }
 
