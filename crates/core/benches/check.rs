@@ -44,6 +44,22 @@ fn bench_check(c: &mut Criterion) {
         group.bench_function(format!("errors_and_invariants/code-review-{n}"), |b| {
             b.iter(|| black_box(v.errors_and_invariants(black_box(&inst))));
         });
+        // The whole verdict from the text (Note [Validating from text]),
+        // against parsing and validating a `Value`.
+        let text = inst.to_string();
+        assert_eq!(v.check_text(&text), Some(Vec::new()));
+        group.bench_function(format!("check_text/code-review-{n}"), |b| {
+            b.iter(|| black_box(v.check_text(black_box(&text))));
+        });
+        group.bench_function(
+            format!("parse+errors_and_invariants/code-review-{n}"),
+            |b| {
+                b.iter(|| {
+                    let inst: Value = serde_json::from_str(black_box(&text)).expect("json");
+                    black_box(v.errors_and_invariants(&inst))
+                });
+            },
+        );
     }
     let outputs: Vec<Value> = (0..4).map(|_| review(64)).collect();
     let sources: Vec<(&str, &Value)> = ["a", "b", "c", "d"].into_iter().zip(&outputs).collect();

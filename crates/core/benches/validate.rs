@@ -37,6 +37,26 @@ fn bench_validate(c: &mut Criterion) {
             black_box(v.is_valid(&inst))
         });
     });
+    // Note [Validating from text]: the same verdict without a `Value`.
+    group.bench_function("check_text/agent-response", |b| {
+        b.iter(|| black_box(v.check_text(black_box(&text))));
+    });
+    let line =
+        json!({"id": 7, "kind": "fenced", "text": format!("Here it is:\n```json\n{text}\n```\n"),
+                      "expected": valid})
+        .to_string();
+    group.throughput(Throughput::Bytes(line.len() as u64));
+    group.bench_function("reply_line/corpus-shape", |b| {
+        b.iter(|| black_box(agentshape_core::json::reply_line(black_box(&line))));
+    });
+    group.bench_function("write_compact/agent-response", |b| {
+        let mut out = Vec::with_capacity(4096);
+        b.iter(|| {
+            out.clear();
+            agentshape_core::json::write_compact(&mut out, black_box(&valid));
+            black_box(out.len())
+        });
+    });
     group.finish();
 }
 

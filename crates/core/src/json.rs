@@ -140,6 +140,156 @@ pub fn parse(text: &str) -> Result<Parsed, serde_json::Error> {
     }
 }
 
+/// The reply of one JSONL line read in place: the line's string, or the
+/// string member `text` of its object, and the value of its member `id`
+/// when present. `None` when the line has another shape or the borrowed
+/// reader declines it (Note [Validating from text] in `validate`: a syntax
+/// error, a repeated key, a lone surrogate, an inexact number anywhere in
+/// the line); the caller then reads it with `serde_json`, which gives the
+/// same answer for every line this function reads (`reply_lines_agree`).
+///
+/// Why: `extract --jsonl` spent a quarter of its time reading lines through
+/// `serde_json`, mostly growing a scratch buffer for the escapes of `text`;
+/// here `text` is unescaped into one buffer of the right size and the other
+/// members are read without hashing or copying.
+pub fn reply_line(line: &str) -> Option<(String, Option<Value>)> {
+    let (text, id) = crate::validate::tape::Doc::parse(line)?.take_reply()?;
+    Some((text.into_owned(), id))
+}
+
+/// Append `value` as compact JSON, byte for byte what
+/// `serde_json::to_writer` writes (`compact_writer_agrees_with_serde_json`).
+///
+/// Why: writing results was a fifth of `extract --jsonl`, half of it
+/// `serde_json`'s byte-at-a-time string escaping; here runs of 16 bytes that
+/// need no escape are copied at once, and maps are walked directly.
+pub fn write_compact(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        // Numbers are rare and short: `serde_json` writes them (`itoa`/`ryu`).
+        Value::Number(n) => {
+            let _ = serde_json::to_writer(&mut *out, n);
+        }
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_compact(out, v);
+            }
+            out.push(b']');
+        }
+        Value::Object(members) => {
+            out.push(b'{');
+            for (i, (k, v)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, k);
+                out.push(b':');
+                write_compact(out, v);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Append `s` as a JSON string, escaped as `serde_json` escapes it: `"`,
+/// `\\` and the control characters (`\b \t \n \f \r` short, the rest as
+/// `\u00xx`); everything else, non-ASCII included, as is.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    let b = s.as_bytes();
+    let mut start = 0;
+    loop {
+        let i = plain_run_end(b, start, b'"', b'"');
+        out.extend_from_slice(b.get(start..i).unwrap_or_default());
+        let Some(&c) = b.get(i) else {
+            break;
+        };
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(c >> 4)]);
+                out.push(HEX[usize::from(c & 0xf)]);
+            }
+        }
+        start = i + 1;
+    }
+    out.push(b'"');
+}
+
+/// The index of the first byte at or after `from` for which `stop` holds,
+/// or `b.len()`.
+///
+/// Note [Byte scans]: string bodies are scanned 16 bytes at a time: the
+/// test of each byte of a chunk goes into one bit mask (no branch per byte,
+/// which the compiler can turn into vector compares), and the first set bit
+/// is the answer. Only the last, partial chunk of the input is walked byte
+/// by byte. The same answer as `position` (`first_stop_agrees_with_position`).
+#[inline]
+pub(crate) fn first_stop(b: &[u8], from: usize, stop: impl Fn(u8) -> bool) -> usize {
+    const CHUNK: usize = 16;
+    let mut i = from;
+    while let Some(chunk) = b.get(i..i + CHUNK) {
+        let Ok(chunk) = <&[u8; CHUNK]>::try_from(chunk) else {
+            break;
+        };
+        let mut mask = 0u32;
+        for (k, &c) in chunk.iter().enumerate() {
+            mask |= u32::from(stop(c)) << k;
+        }
+        if mask != 0 {
+            return i + mask.trailing_zeros() as usize;
+        }
+        i += CHUNK;
+    }
+    b.get(i..)
+        .and_then(|rest| rest.iter().position(|&c| stop(c)))
+        .map_or(b.len(), |p| p + i)
+}
+
+/// The index of the first byte at or after `from` that is `a`, `b`, a
+/// backslash or a control character, or `b.len()`: where a string's plain
+/// run ends.
+///
+/// Note [String scans]: `memchr3` finds the quote or backslash with vector
+/// compares, and the run before it is checked for control characters with a
+/// minimum over its bytes (no early exit, so it vectorises too); only a run
+/// that holds one is walked byte by byte. A per-byte loop here was the
+/// largest cost of reading and writing JSON text. The same answer as
+/// `position` (`plain_run_end_agrees_with_position`).
+#[inline]
+pub(crate) fn plain_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
+    let rest = bytes.get(from..).unwrap_or_default();
+    let j = memchr::memchr3(a, b, b'\\', rest).unwrap_or(rest.len());
+    let run = rest.get(..j).unwrap_or_default();
+    if run.iter().fold(u8::MAX, |m, &c| m.min(c)) < 0x20 {
+        return from + run.iter().position(|&c| c < 0x20).unwrap_or(j);
+    }
+    from + j
+}
+
+/// A byte JSON strings carry as is: not a quote, a backslash or a control
+/// character (the tests' reference for the scans).
+#[cfg(test)]
+pub(crate) fn plain_string_byte(c: u8) -> bool {
+    c >= 0x20 && c != b'"' && c != b'\\'
+}
+
 /// Whether `value` holds a float anywhere (only floats can be inexact).
 fn has_float(value: &Value) -> bool {
     match value {
@@ -445,6 +595,114 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    fn reference_reply(line: &str) -> Option<(String, Option<Value>)> {
+        match serde_json::from_str::<Value>(line).ok()? {
+            Value::String(s) => Some((s, None)),
+            Value::Object(mut m) => match m.remove("text") {
+                Some(Value::String(s)) => Some((s, m.remove("id"))),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn value_strategy() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            any::<String>().prop_map(Value::String),
+            "[\\x00-\\x21\"\\\\a\\x7f-\\u{a0}é😀]{0,40}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 40, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(("(text|id|[a-c\"\\\\\\n]{0,3})", inner), 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn compact_writer_agrees_with_serde_json(v in value_strategy()) {
+            let mut mine = Vec::new();
+            write_compact(&mut mine, &v);
+            proptest::prop_assert_eq!(String::from_utf8(mine).unwrap(), serde_json::to_string(&v).unwrap());
+        }
+
+        #[test]
+        fn reply_lines_agree(v in value_strategy(), pretty in proptest::prelude::any::<bool>(), cut in 0usize..300, byte in proptest::prelude::any::<u8>()) {
+            let line = if pretty { serde_json::to_string_pretty(&v) } else { serde_json::to_string(&v) }.unwrap();
+            let mut mangled = line.clone().into_bytes();
+            mangled.insert(cut.min(mangled.len()), byte);
+            let mangled = String::from_utf8(mangled).unwrap_or_default();
+            for line in [line, mangled] {
+                if let Some(got) = reply_line(&line) {
+                    proptest::prop_assert_eq!(Some(got), reference_reply(&line), "{}", line);
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn first_stop_agrees_with_position(
+            b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..100),
+            from in 0usize..120,
+        ) {
+            let want = b.get(from..).and_then(|r| r.iter().position(|&c| !plain_string_byte(c)))
+                .map_or(b.len(), |p| p + from);
+            proptest::prop_assert_eq!(first_stop(&b, from, |c| !plain_string_byte(c)), want);
+        }
+
+        #[test]
+        fn plain_run_end_agrees_with_position(
+            b in proptest::collection::vec(proptest::prelude::prop_oneof![
+                proptest::prelude::Just(b'"'), proptest::prelude::Just(b'\\'), proptest::prelude::Just(b'\n'),
+                proptest::prelude::Just(b'\''), 0x20u8..0x7f, proptest::prelude::any::<u8>()], 0..100),
+            from in 0usize..120,
+        ) {
+            for (x, y) in [(b'"', b'"'), (b'\'', 0xC2)] {
+                let want = b.get(from..).and_then(|r| r.iter().position(|&c| c == x || c == y || c == b'\\' || c < 0x20))
+                    .map_or(b.len().max(from), |p| p + from);
+                proptest::prop_assert_eq!(plain_run_end(&b, from, x, y), want);
+            }
+        }
+    }
+
+    #[test]
+    fn reply_lines_of_every_shape() {
+        type Row = (&'static str, Option<(&'static str, Option<Value>)>);
+        let rows: &[Row] = &[
+            (r#""a\nb""#, Some(("a\nb", None))),
+            (
+                r#"{"id": 3, "text": "x\"y"}"#,
+                Some(("x\"y", Some(json!(3)))),
+            ),
+            (
+                r#"{"text": "x", "id": {"k": [1, null]}, "expected": {"a": 1.5}}"#,
+                Some(("x", Some(json!({"k": [1, null]})))),
+            ),
+            (r#"{"id": null, "text": ""}"#, Some(("", Some(Value::Null)))),
+            // Declined: the `serde_json` reading decides.
+            (r#"{"text": "a", "text": "b"}"#, None),
+            (r#"{"text": 1}"#, None),
+            (r#"{"id": 1}"#, None),
+            (r#"{"text": "x", "n": 1e400}"#, None),
+            (r#""\ud800""#, None),
+            ("[1]", None),
+            ("nope", None),
+        ];
+        for (line, want) in rows {
+            let want = want.as_ref().map(|(t, id)| ((*t).to_owned(), id.clone()));
+            assert_eq!(reply_line(line), want, "{line}");
+        }
+    }
 
     #[test]
     fn exactness_table() {

@@ -108,8 +108,28 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
 /// A number the instance cannot hold exactly (a 23-digit integer, `1e400`)
 /// is an error of kind `number`, never a silent change (core's Note [Big
 /// numbers]).
+///
+/// Most instances are valid: core reads their text in place and validates
+/// it, `x-invariants` included, without building a `Value` (Note [Validating
+/// from text]); a schema-invalid one, or one that reader or the native rule
+/// evaluator declines, is parsed and judged the full way, which gives every
+/// error and message.
 fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -> Verdict {
-    let parsed = match std::str::from_utf8(bytes) {
+    let text = std::str::from_utf8(bytes);
+    if let Ok(text) = text {
+        if !coerce {
+            if let Some(errors) = validator.check_text(text) {
+                return Verdict {
+                    line,
+                    valid: errors.is_empty(),
+                    errors,
+                    coercions: None,
+                    value: None,
+                };
+            }
+        }
+    }
+    let parsed = match text {
         Ok(text) => json::parse(text),
         Err(_) => serde_json::from_slice::<Value>(bytes).map(|value| json::Parsed {
             value,

@@ -223,6 +223,128 @@ impl Invariants {
     }
 }
 
+impl Invariants {
+    /// [`Invariants::evaluate`] on a schema-valid instance read in place
+    /// (Note [Validating from text] in `validate`), when the native
+    /// evaluator decides every rule that runs (Note [Native rules]); `None`
+    /// when one needs the interpreter, and the caller then evaluates the
+    /// `Value`. The same violations in the same order
+    /// (`tape_verdicts_agree_with_value_verdicts`).
+    pub(crate) fn evaluate_tape(
+        &self,
+        instance: crate::validate::tape::TapeNode<'_>,
+    ) -> Option<Vec<Violation>> {
+        if self.count == 0 || self.nodes.is_empty() {
+            return Some(Vec::new());
+        }
+        if !self.projected {
+            return None;
+        }
+        let mut walk = TapeWalk {
+            inv: self,
+            out: Vec::new(),
+            stack: Vec::new(),
+        };
+        let mut path = String::new();
+        walk.visit(0, instance, &mut path)?;
+        let mut out = walk.out;
+        out.sort_by(|a, b| {
+            (&a.instance_path, &a.schema_path).cmp(&(&b.instance_path, &b.schema_path))
+        });
+        out.dedup();
+        Some(out)
+    }
+}
+
+/// [`Walk`] over an instance read in place; every location passed
+/// validation (the caller checked the whole instance first).
+struct TapeWalk<'a> {
+    inv: &'a Invariants,
+    out: Vec<Violation>,
+    stack: Vec<(usize, Option<jsonschema::json::NodeIdentity>)>,
+}
+
+impl TapeWalk<'_> {
+    fn visit(
+        &mut self,
+        id: usize,
+        value: crate::validate::tape::TapeNode<'_>,
+        path: &mut String,
+    ) -> Option<()> {
+        use crate::validate::tape::Shape;
+        use jsonschema::json::Node as _;
+        let inv = self.inv;
+        let node = &inv.nodes[id];
+        if !node.live {
+            return Some(());
+        }
+        let key = (id, value.identity());
+        if self.stack.contains(&key) {
+            return Some(());
+        }
+        self.stack.push(key);
+        for rule in &node.rules {
+            if !native::verdict_tape(&rule.plain, value, inv.cost_limit)? {
+                self.out.push(Violation {
+                    instance_path: path.clone(),
+                    schema_path: rule.schema_path.clone(),
+                    message: rule.message.clone(),
+                    kind: Some(ViolationKind::Invariant),
+                    rule: Some(rule.source.clone()),
+                });
+            }
+        }
+        for &c in node.all_of.iter().chain(node.reference.iter()) {
+            self.visit(c, value, path)?;
+        }
+        match value.shape() {
+            Shape::Object(members) => {
+                for (name, c) in &node.properties {
+                    if let Some(v) = members.member(name) {
+                        self.descend(*c, v, path, name)?;
+                    }
+                }
+                if let Some(c) = node.additional {
+                    for (name, v) in members.iter() {
+                        if !node.properties.iter().any(|(n, _)| n == name) {
+                            self.descend(c, v, path, name)?;
+                        }
+                    }
+                }
+            }
+            Shape::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    let c = node.prefix_items.get(i).copied().or(node.items);
+                    if let Some(c) = c {
+                        self.descend(c, v, path, &i.to_string())?;
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.stack.pop();
+        Some(())
+    }
+
+    fn descend(
+        &mut self,
+        id: usize,
+        value: crate::validate::tape::TapeNode<'_>,
+        path: &mut String,
+        token: &str,
+    ) -> Option<()> {
+        if !self.inv.nodes[id].live {
+            return Some(());
+        }
+        let len = path.len();
+        path.push('/');
+        path.push_str(&escape(token));
+        let r = self.visit(id, value, path);
+        path.truncate(len);
+        r
+    }
+}
+
 /// Evaluate `invariants` on an extraction's value and add their violations to
 /// its `errors` (making it invalid). Nothing happens when nothing was
 /// extracted. This is the helper for every pipeline edge (`extract` uses it

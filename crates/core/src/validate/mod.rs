@@ -24,10 +24,11 @@
 
 pub mod coerce;
 mod draft;
+pub(crate) mod tape;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
 
@@ -132,7 +133,7 @@ impl ValidateOptions {
                 .unwrap_or_default(),
         };
         let inner = self
-            .jsonschema_options(draft, None)
+            .jsonschema_options::<jsonschema::json::SerdeJson>(draft, None)
             .build(schema)
             .map_err(|e| Error::InvalidSchema {
                 message: schema_error_message(&e),
@@ -144,16 +145,17 @@ impl ValidateOptions {
             draft,
             options: self.clone(),
             inner,
+            tape: OnceLock::new(),
             subschemas: Mutex::new(HashMap::new()),
         })
     }
 
-    fn jsonschema_options(
+    fn jsonschema_options<F: jsonschema::json::Json>(
         &self,
         draft: Draft,
         root: Option<Arc<Value>>,
-    ) -> jsonschema::ValidationOptions<'_> {
-        let mut opts = jsonschema::options()
+    ) -> jsonschema::ValidationOptions<'_, Arc<dyn jsonschema::Retrieve>, F> {
+        let mut opts = jsonschema::options_for::<F>()
             .with_draft(draft.to_jsonschema())
             .with_retriever(Fetch {
                 root,
@@ -203,6 +205,10 @@ pub struct Validator {
     draft: Draft,
     options: ValidateOptions,
     inner: jsonschema::Validator,
+    /// The same schema for instances read by [`tape::Doc`], compiled on
+    /// first use (Note [Validating from text] in `tape`); `None` when it
+    /// does not compile that way.
+    tape: OnceLock<Option<jsonschema::Validator<tape::Tape>>>,
     /// The schema's `x-invariants`, compiled with it.
     invariants: Invariants,
     /// Validators for subschemas by JSON Pointer, compiled lazily by
@@ -244,6 +250,51 @@ impl Validator {
     /// Fast check without collecting errors; does not allocate.
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.inner.is_valid(instance)
+    }
+
+    /// The verdict on the JSON text `text` without building a `Value`:
+    /// `Some(valid)` when `text` is strict JSON that the borrowed reader
+    /// takes (Note [Validating from text] in `tape`) and every number in it
+    /// is exact; `None` when the caller must parse it ([`crate::json::parse`])
+    /// and use [`Validator::errors_and_invariants`]. Says nothing of
+    /// `x-invariants`: callers check [`Validator::invariants`] is empty.
+    pub fn is_valid_text(&self, text: &str) -> Option<bool> {
+        let validator = self
+            .tape
+            .get_or_init(|| {
+                self.options
+                    .jsonschema_options::<tape::Tape>(self.draft, None)
+                    .build(&self.schema)
+                    .ok()
+            })
+            .as_ref()?;
+        let doc = tape::Doc::parse(text)?;
+        Some(validator.is_valid(doc.root()))
+    }
+
+    /// The whole verdict on the JSON text `text` (schema, then
+    /// `x-invariants`) without building a `Value`, when it is valid against
+    /// the schema: `Some(violations)` of the invariants (empty: valid). `None`
+    /// when the caller must parse and use [`Validator::errors_and_invariants`]:
+    /// the borrowed reader declined the text (Note [Validating from text] in
+    /// `tape`), the instance is schema-invalid (its errors need the `Value`),
+    /// or a rule needs the CEL interpreter. Where it answers, it gives
+    /// exactly what `errors_and_invariants` gives.
+    pub fn check_text(&self, text: &str) -> Option<Vec<Violation>> {
+        let validator = self
+            .tape
+            .get_or_init(|| {
+                self.options
+                    .jsonschema_options::<tape::Tape>(self.draft, None)
+                    .build(&self.schema)
+                    .ok()
+            })
+            .as_ref()?;
+        let doc = tape::Doc::parse(text)?;
+        if !validator.is_valid(doc.root()) {
+            return None;
+        }
+        self.invariants.evaluate_tape(doc.root())
     }
 
     /// Every violation of `instance`, sorted by instance path, then schema
@@ -322,7 +373,10 @@ impl Validator {
         });
         let compiled = self
             .options
-            .jsonschema_options(self.draft, Some(Arc::new(self.schema.clone())))
+            .jsonschema_options::<jsonschema::json::SerdeJson>(
+                self.draft,
+                Some(Arc::new(self.schema.clone())),
+            )
             .build(&wrapper)
             .ok()
             .map(Arc::new);

@@ -455,14 +455,31 @@ fn projected_binding_gives_the_same_findings_as_binding_everything() {
         let projected = Invariants::compile(&schema).unwrap();
         let mut whole = Invariants::compile(&schema).unwrap();
         whole.projected = false;
+        let validator = Validator::new(&schema).unwrap();
         for inst in &instances {
             assert_eq!(
                 projected.evaluate(inst, &[]),
                 whole.evaluate(inst, &[]),
                 "rule {rule} on {inst}"
             );
+            // Read in place (Note [Validating from text]): where the native
+            // evaluator answers, the same findings.
+            if let Some(got) = validator.check_text(&inst.to_string()) {
+                assert_eq!(
+                    got,
+                    validator.errors_and_invariants(inst),
+                    "rule {rule} on {inst}"
+                );
+            }
         }
     }
+    let validator = Validator::new(&one_rule(rules[0])).unwrap();
+    assert_eq!(
+        validator.check_text(&instances[0].to_string()),
+        Some(Vec::new())
+    );
+    let wrong = r#"{"findings": [{"severity": "minor"}], "counts": {"blocker": 1}}"#;
+    assert_eq!(validator.check_text(wrong).map(|f| f.len()), Some(1));
 }
 
 #[test]

@@ -802,10 +802,7 @@ impl<'a> Parser<'a> {
         let mut first_raw: Option<usize> = None;
         loop {
             let rest = self.src.get(self.pos..).unwrap_or_default();
-            let Some(i) = rest
-                .iter()
-                .position(|&b| b == first || b == alt || b == b'\\' || b < 0x20)
-            else {
+            let Some(i) = string_stop(rest, first, alt) else {
                 out.extend_from_slice(rest);
                 self.pos = self.src.len();
                 if ctx == Ctx::Key || !self.cut_before_tail(start, ctx, &mut out) {
@@ -1611,4 +1608,36 @@ fn is_ident_byte(b: u8) -> bool {
 /// Bytes an unquoted key may hold (non-ASCII included, so `{ключ: 1}` works).
 fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-' | b'.') || b >= 0x80
+}
+
+/// The first byte of `rest` that may end or interrupt a string: a quote
+/// byte `a` or `b`, a backslash or a control character (Note [String
+/// scans] in `json`); the same answer as a byte-by-byte `position`
+/// (`string_stop_agrees_with_position`).
+fn string_stop(rest: &[u8], a: u8, b: u8) -> Option<usize> {
+    let i = crate::json::plain_run_end(rest, 0, a, b);
+    (i < rest.len()).then_some(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::string_stop;
+
+    proptest! {
+        #[test]
+        fn string_stop_agrees_with_position(
+            rest in prop::collection::vec(prop_oneof![Just(b'"'), Just(b'\\'), Just(b'\n'), Just(0xE2u8), 0x20u8..0x7f, any::<u8>()], 0..80),
+            a in prop_oneof![Just(b'"'), Just(b'\''), Just(0xE2u8)],
+            b in prop_oneof![Just(b'"'), Just(0xC2u8)],
+        ) {
+            let want = rest.iter().position(|&c| c == a || c == b || c == b'\\' || c < 0x20);
+            prop_assert_eq!(string_stop(&rest, a, b), want);
+            // A long clean run before the stop, across chunk boundaries.
+            let mut long = vec![b'x'; 37];
+            long.extend_from_slice(&rest);
+            prop_assert_eq!(string_stop(&long, a, b), want.map(|p| p + 37));
+        }
+    }
 }

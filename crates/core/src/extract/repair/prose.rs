@@ -95,18 +95,17 @@ pub(crate) fn keeps_nothing(
 ///
 /// Note [Noise fast path]: this runs over every reply that is not one whole
 /// JSON value, so it must cost about a byte compare per byte. A character
-/// counted as bad starts with a byte the vectorised count below sees (an
-/// ASCII control, DEL, `0xC2` for the C1 controls, `0xEF` for U+FFFD); text
-/// with none of them, nearly every reply, is not noise without decoding it.
+/// counted as bad starts with a byte the 16-at-a-time scan below looks for
+/// (an ASCII control, DEL, `0xC2` for the C1 controls, `0xEF` for U+FFFD);
+/// text with none of them, nearly every reply, is not noise without
+/// decoding it.
 pub(crate) fn noise(text: &str) -> bool {
-    let suspects = text
-        .as_bytes()
-        .iter()
-        .filter(|&&c| {
-            (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r')) || matches!(c, 0x7F | 0xC2 | 0xEF)
-        })
-        .count();
-    if suspects == 0 {
+    // Any suspect byte at all? (Note [Byte scans] in `json`: 16 at a time.)
+    let b = text.as_bytes();
+    let suspect = |c: u8| {
+        (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r')) || matches!(c, 0x7F | 0xC2 | 0xEF)
+    };
+    if crate::json::first_stop(b, 0, suspect) == b.len() {
         return false;
     }
     let mut total = 0usize;
