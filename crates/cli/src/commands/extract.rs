@@ -215,7 +215,7 @@ fn result_line_serde(
     bytes
 }
 
-/// [`result_line_serde`]'s bytes, written by hand: the values (most of the
+/// `result_line_serde`'s bytes (the test-only reference), written by hand: the values (most of the
 /// bytes) through core's `json::write_compact`, the small fields through
 /// `serde_json`. Byte for byte the same (`result_lines_are_byte_identical`).
 fn result_line(
