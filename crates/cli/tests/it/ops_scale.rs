@@ -226,6 +226,13 @@ fn a_killed_supervisor_is_taken_over_and_nothing_escalates_twice(postgres: bool)
         a_lease[0][1].contains(&format!(":{}:", a.id())),
         "{a_lease:?}"
     );
+    // A renews its lease while its agent runs (the row's expiry moves on).
+    let first = fleet.sql("SELECT expires_at FROM leases");
+    wait_until("A renewing its lease", GUARD, || {
+        let now = fleet.sql("SELECT holder, expires_at FROM leases");
+        assert_eq!(now[0][0], a_lease[0][1], "nobody took A's live lease");
+        now[0][1] != first[0][0]
+    });
     a.kill().unwrap();
     a.wait().unwrap();
 
