@@ -9,18 +9,44 @@
 //! `interval_secs`.
 //!
 //! Note \[Cooldown\]: each escalation writes one `escalations` row per affected
-//! service (in the child session's transaction). Before escalating, the rows
-//! for each affected service within the window (default 4 h) are counted; at
-//! `max_escalations_per_service` (default 2) the escalation is blocked. The
-//! affected services are those `services_checked` reports not healthy, else
-//! the services of warning and critical events, else the failed checks.
+//! service (in the child session's transaction). Before escalating, the
+//! escalations of each affected service within the window (default 4 h) are
+//! counted; at `max_escalations_per_service` (default 2) the escalation is
+//! blocked. The count and the record of the new escalation are one atomic
+//! step in the store (`Store::claim_escalation`, Note \[Escalation claims\]
+//! in the store), taken before the child runs, so supervisors sharing a store
+//! cannot both pass a check that only one escalation fits in. The affected
+//! services are those `services_checked` reports not healthy, else the
+//! services of warning and critical events, else the failed checks.
+//!
+//! Note \[Supervisor leases\]: several `ops` processes (on several machines)
+//! may share one store. A supervisor takes a lease (a `leases` row with a
+//! holder and an expiry, never a database lock or transaction) for each
+//! **cycle**, not for each service: a cycle's tier-1 session checks every
+//! service at once and the services at stake are known only when it ends,
+//! so there is no per-service unit of work to hand out; per-service
+//! exclusivity is what the escalation claims already give, atomically and
+//! without holding anything while an agent runs. The lease is named after
+//! the config's `environment` (`ops-cycle:<environment>`): replicas of one
+//! environment take turns (a supervisor that finds the lease held waits for
+//! it, saying so on stderr once), while supervisors of different
+//! environments run side by side and share only the per-service claims. The
+//! lease lasts `policy.lease_seconds` (default 60), is renewed every third
+//! of that by a thread with its own store connection while the cycle's
+//! agents run, and is released when the cycle ends (also on errors and
+//! interrupts). A supervisor killed with SIGKILL renews nothing: its lease
+//! lapses and the next supervisor takes over within `lease_seconds`. Its
+//! escalation claims outlive it: a claim whose child session started keeps
+//! counting, one whose child never started stops counting after the same
+//! `lease_seconds`, so it blocks nobody for long. The holder id is
+//! `host:pid:random`. Expiry is judged by the database's clock.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentshape_core::profile::Profile;
 use agentshape_core::validate::Validator;
-use agentshape_store::{SessionRecord, Store, time};
+use agentshape_store::{Claim, ClaimRequest, LeaseState, SessionRecord, Store, time};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -80,6 +106,9 @@ pub const MIN_INTERVAL_SECS: u64 = 60;
 ///   escalate).
 /// - `timeout_secs`: unset (no timeout) or a finite number above 0, at most
 ///   a year. `0`, negative and `nan` used to mean "no timeout at all".
+/// - `lease_seconds`: 1 s to a day (Note \[Supervisor leases\]): how long
+///   a killed supervisor can hold up the others, and how long an unused
+///   escalation claim counts.
 /// - `interval_secs` (top level): 60 s to a year. A faster loop restarts an
 ///   agent that fails at once hundreds of times a minute (runaway API spend);
 ///   for anything else run `--once` from cron or a systemd timer.
@@ -94,7 +123,14 @@ pub struct Policy {
     pub max_escalations_per_service: u64,
     /// Timeout of each session, seconds.
     pub timeout_secs: Option<f64>,
+    /// How long a cycle's lease (and an unused escalation claim) lasts
+    /// without renewal, seconds (Note \[Supervisor leases\]).
+    pub lease_seconds: u64,
 }
+
+/// The longest lease, seconds (a day): a supervisor killed mid-cycle holds
+/// the others up at most this long.
+pub const MAX_LEASE_SECS: u64 = 86_400;
 
 impl Default for Policy {
     fn default() -> Self {
@@ -103,6 +139,7 @@ impl Default for Policy {
             cooldown_hours: 4.0,
             max_escalations_per_service: 2,
             timeout_secs: None,
+            lease_seconds: 60,
         }
     }
 }
@@ -146,6 +183,12 @@ impl Policy {
                 "`policy.max_escalations_per_service` = 0: must be at least 1 (to never escalate, set `policy.max_tier = 1`)"
                     .into(),
             );
+        }
+        if !(1..=MAX_LEASE_SECS).contains(&self.lease_seconds) {
+            return Err(format!(
+                "`policy.lease_seconds` = {}: must be from 1 to {MAX_LEASE_SECS} seconds (a day)",
+                self.lease_seconds
+            ));
         }
         if let Some(t) = self.timeout_secs {
             if !(t.is_finite() && t > 0.0 && t <= MAX_SECS) {
@@ -315,6 +358,16 @@ pub enum OpsReport<'a> {
         /// Why.
         detail: String,
     },
+    /// The cycle's lease is held by another supervisor: this one waits
+    /// (reported once per holder; Note \[Supervisor leases\]).
+    LeaseBusy {
+        /// The lease.
+        name: &'a str,
+        /// Who holds it.
+        holder: &'a str,
+        /// When it lapses unless renewed (the database's clock).
+        expires_at: &'a str,
+    },
 }
 
 /// The escalation context for the next tier.
@@ -386,6 +439,86 @@ pub fn affected_services(escalation: &Value, record: &SessionRecord) -> Vec<Stri
     out
 }
 
+/// A supervisor's identity in leases and claims: `host:pid:random`, so two
+/// processes never share one, even with the same pid on two machines.
+pub fn holder_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned());
+    format!("{host}:{}:{:08x}", std::process::id(), fastrand::u32(..))
+}
+
+/// The name of the cycle lease for a config (Note \[Supervisor leases\]).
+pub fn lease_name(config: &OpsConfig) -> String {
+    format!("ops-cycle:{}", config.environment.as_deref().unwrap_or(""))
+}
+
+/// Opens another handle on the supervisor's store (the lease is renewed
+/// through it while the cycle's own handle runs sessions).
+pub type OpenStore = dyn Fn() -> agentshape_store::Result<Box<dyn Store>> + Send + Sync;
+
+/// How a supervisor takes its cycle lease (Note \[Supervisor leases\]).
+pub struct CycleLease {
+    /// The lease name ([`lease_name`]).
+    pub name: String,
+    /// This supervisor ([`holder_id`]).
+    pub holder: String,
+    /// A second store handle for renewing.
+    pub open: Box<OpenStore>,
+}
+
+/// A held lease, renewed by a thread until dropped; dropping it stops the
+/// thread, which releases the lease.
+struct HeldLease {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HeldLease {
+    fn start(mut store: Box<dyn Store>, name: String, holder: String, ttl: Duration) -> Self {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let thread = std::thread::Builder::new()
+            .name("agentshape-ops-lease".to_owned())
+            .spawn(move || {
+                let mut lost = false;
+                // Renew every third of the lease: two renewals may fail (a
+                // busy or restarting store) before it lapses.
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(ttl / 3)
+                {
+                    if lost {
+                        continue;
+                    }
+                    if let Ok(LeaseState::Busy { .. }) = store.acquire_lease(&name, &holder, ttl_ms)
+                    {
+                        // Taken over after it lapsed: the escalation claims
+                        // still hold the policies; stop renewing.
+                        lost = true;
+                    }
+                }
+                let _ = store.release_lease(&name, &holder);
+            })
+            .ok();
+        HeldLease {
+            stop: Some(stop),
+            thread,
+        }
+    }
+}
+
+impl Drop for HeldLease {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// The supervisor.
 pub struct Supervisor<'a> {
     /// Configuration.
@@ -398,6 +531,9 @@ pub struct Supervisor<'a> {
     pub process: ProcessOptions,
     /// Heartbeat and live-feed intervals (Note \[Live feed\] in `feed`).
     pub feed: crate::feed::FeedOptions,
+    /// The cycle lease; `None` runs cycles without one (a store no other
+    /// supervisor shares).
+    pub lease: Option<CycleLease>,
 }
 
 impl Supervisor<'_> {
@@ -427,6 +563,7 @@ impl Supervisor<'_> {
 
     fn tier_spec<'v>(
         &self,
+        id: String,
         tier: u32,
         validator: &'v Validator,
         profile: &'v Profile,
@@ -440,7 +577,6 @@ impl Supervisor<'_> {
             source,
         })?;
         let kind = AgentKind::from_name(&cfg.agent).unwrap_or(AgentKind::Claude);
-        let id = new_session_id();
         let mut system = Vec::new();
         if let Some(env) = &cfg.environment {
             system.push(format!("Environment: {env}"));
@@ -521,8 +657,65 @@ impl Supervisor<'_> {
         })
     }
 
+    /// Take the cycle lease, waiting while another supervisor holds it
+    /// (Note \[Supervisor leases\]); `None` when interrupted while waiting.
+    async fn take_lease(
+        &self,
+        lease: &CycleLease,
+        store: &mut dyn Store,
+        report: &mut dyn FnMut(&OpsReport<'_>),
+    ) -> Result<Option<HeldLease>> {
+        let ttl = Duration::from_secs(self.config.policy.lease_seconds);
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        // Polled: a released lease is seen within a tenth of its length (at
+        // most a second), a lapsed one when it lapses.
+        let poll = (ttl / 10).clamp(Duration::from_millis(50), Duration::from_secs(1));
+        let mut interrupts = self.process.interrupts.clone();
+        let mut told: Option<String> = None;
+        loop {
+            if interrupts.as_ref().is_some_and(|i| i.first().is_some()) {
+                return Ok(None);
+            }
+            match store.acquire_lease(&lease.name, &lease.holder, ttl_ms)? {
+                LeaseState::Held { .. } => break,
+                LeaseState::Busy { holder, expires_at } => {
+                    if told.as_deref() != Some(holder.as_str()) {
+                        report(&OpsReport::LeaseBusy {
+                            name: &lease.name,
+                            holder: &holder,
+                            expires_at: &expires_at,
+                        });
+                        told = Some(holder);
+                    }
+                }
+            }
+            match interrupts.as_mut() {
+                Some(i) => {
+                    tokio::select! {
+                        () = tokio::time::sleep(poll) => {}
+                        _ = i.recv() => return Ok(None),
+                    }
+                }
+                None => tokio::time::sleep(poll).await,
+            }
+        }
+        match (lease.open)() {
+            Ok(renewer) => Ok(Some(HeldLease::start(
+                renewer,
+                lease.name.clone(),
+                lease.holder.clone(),
+                ttl,
+            ))),
+            Err(e) => {
+                let _ = store.release_lease(&lease.name, &lease.holder);
+                Err(e.into())
+            }
+        }
+    }
+
     /// Run one cycle: tier 1 and every escalation the policies allow.
-    /// Returns the sessions run, in order.
+    /// Returns the sessions run, in order (none when interrupted while
+    /// waiting for the cycle lease).
     ///
     /// # Errors
     /// Forensic log, spawn or store failures.
@@ -531,19 +724,25 @@ impl Supervisor<'_> {
         store: &mut dyn Store,
         report: &mut dyn FnMut(&OpsReport<'_>),
     ) -> Result<Vec<SessionOutcome>> {
+        let _held = match &self.lease {
+            Some(lease) => match self.take_lease(lease, store, report).await? {
+                Some(held) => Some(held),
+                None => return Ok(Vec::new()),
+            },
+            None => None,
+        };
+        let holder = self
+            .lease
+            .as_ref()
+            .map_or_else(holder_id, |l| l.holder.clone());
         let cfg = self.config;
         let profile = load_profile(&cfg.profile, &cfg.base)?;
         let validator = Validator::new(&profile.schema)?;
         let max_tier = cfg.policy.max_tier(cfg.tiers.len());
         let mut sessions = Vec::new();
         let mut tier = 1u32;
-        let mut parent: Option<String> = None;
-        let mut context: Option<String> = None;
-        let mut escalated_for: Vec<String> = Vec::new();
+        let mut spec = self.tier_spec(new_session_id(), tier, &validator, &profile, None)?;
         loop {
-            let mut spec = self.tier_spec(tier, &validator, &profile, context.as_deref())?;
-            spec.parent_id = parent.take();
-            spec.escalated_for = std::mem::take(&mut escalated_for);
             let mut outcome = run_session(&spec, Some(store), self.hub).await?;
             // Not stored: stop here rather than escalate from a lost session.
             let store_error = outcome.store_error.take();
@@ -577,12 +776,15 @@ impl Supervisor<'_> {
                     services: &services,
                     detail,
                 };
-            if tier >= max_tier {
-                report(&decide(
+            let at_max = || {
+                decide(
                     false,
                     "max_tier",
                     format!("tier {tier} is the highest allowed ({max_tier})"),
-                ));
+                )
+            };
+            if tier >= max_tier {
+                report(&at_max());
                 sessions.push(outcome);
                 break;
             }
@@ -598,33 +800,54 @@ impl Supervisor<'_> {
             // Hours to whole milliseconds; a window longer than ~290 million years saturates.
             #[allow(clippy::cast_possible_truncation)]
             let window_ms = (cfg.policy.cooldown_hours.max(0.0) * 3_600_000.0) as i64;
-            let since = time::format_ms(time::now_ms().saturating_sub(window_ms));
-            let mut blocked = None;
-            for s in &services {
-                let n = store.escalations_since(s, &since)?;
-                if n >= cfg.policy.max_escalations_per_service {
-                    blocked = Some(format!(
-                        "`{s}` was escalated {n} times in the last {} h (max {})",
-                        cfg.policy.cooldown_hours, cfg.policy.max_escalations_per_service
-                    ));
+            let now_ms = time::now_ms();
+            let lease_ms =
+                i64::try_from(cfg.policy.lease_seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+            let child_id = new_session_id();
+            let request = ClaimRequest {
+                parent_id: r.id.clone(),
+                child_id: child_id.clone(),
+                tier: tier + 1,
+                max_tier,
+                services: services.clone(),
+                since: time::format_ms(now_ms.saturating_sub(window_ms)),
+                max_per_window: cfg.policy.max_escalations_per_service,
+                holder: holder.clone(),
+                now: time::format_ms(now_ms),
+                expires_at: time::format_ms(now_ms.saturating_add(lease_ms)),
+            };
+            match store.claim_escalation(&request)? {
+                Claim::Granted => {}
+                Claim::MaxTier => {
+                    report(&at_max());
+                    sessions.push(outcome);
                     break;
                 }
-            }
-            if let Some(detail) = blocked {
-                report(&decide(false, "cooldown", detail));
-                sessions.push(outcome);
-                break;
+                Claim::Cooldown { service, count } => {
+                    report(&decide(
+                        false,
+                        "cooldown",
+                        format!(
+                            "`{service}` was escalated {count} times in the last {} h (max {})",
+                            cfg.policy.cooldown_hours, cfg.policy.max_escalations_per_service
+                        ),
+                    ));
+                    sessions.push(outcome);
+                    break;
+                }
             }
             report(&decide(
                 true,
                 "escalate",
                 format!("tier {} with parent {}", tier + 1, r.id),
             ));
-            context = Some(escalation_context(&escalation, r));
-            parent = Some(r.id.clone());
-            escalated_for.clone_from(&services);
-            tier += 1;
+            let context = escalation_context(&escalation, r);
+            let parent = r.id.clone();
             sessions.push(outcome);
+            tier += 1;
+            spec = self.tier_spec(child_id, tier, &validator, &profile, Some(&context))?;
+            spec.parent_id = Some(parent);
+            spec.escalated_for = services;
         }
         Ok(sessions)
     }
@@ -724,6 +947,20 @@ mod tests {
             ),
             (
                 Policy {
+                    lease_seconds: 0,
+                    ..base.clone()
+                },
+                "lease_seconds",
+            ),
+            (
+                Policy {
+                    lease_seconds: MAX_LEASE_SECS + 1,
+                    ..base.clone()
+                },
+                "lease_seconds",
+            ),
+            (
+                Policy {
                     timeout_secs: Some(-1.0),
                     ..base.clone()
                 },
@@ -763,6 +1000,7 @@ mod tests {
         assert_eq!(p.timeout(), Some(Duration::from_millis(500)));
         let top = Policy {
             max_tier: Some(2),
+            lease_seconds: MAX_LEASE_SECS,
             timeout_secs: Some(MAX_DURATION_SECS as f64),
             ..Policy::default()
         };

@@ -312,6 +312,66 @@ pub struct MemoryLine {
     pub confidence: f64,
 }
 
+/// A request to escalate, checked and recorded in one atomic step by
+/// [`Store::claim_escalation`] (Note \[Escalation claims\]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimRequest {
+    /// The session that asked to escalate.
+    pub parent_id: String,
+    /// The id the child session will have (chosen before it runs).
+    pub child_id: String,
+    /// The tier the child runs at.
+    pub tier: u32,
+    /// The highest tier the policy allows; a claim above it is refused.
+    pub max_tier: u32,
+    /// The services the escalation is for (one claim row each).
+    pub services: Vec<String>,
+    /// Start of the cooldown window (RFC 3339): escalations before it do not count.
+    pub since: String,
+    /// Escalations per service allowed within the window.
+    pub max_per_window: u64,
+    /// Who claims (the supervisor's lease holder id), for forensics.
+    pub holder: String,
+    /// When (RFC 3339, the caller's clock, as the escalation rows it is compared with).
+    pub now: String,
+    /// When an unused claim stops counting (RFC 3339): a claim whose child
+    /// session never started (its supervisor died first) must not block forever.
+    pub expires_at: String,
+}
+
+/// What [`Store::claim_escalation`] decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// Recorded: the child may run.
+    Granted,
+    /// A service is at its cooldown limit; nothing was recorded.
+    Cooldown {
+        /// The first service (in sorted order) at the limit.
+        service: String,
+        /// Escalations counted for it within the window.
+        count: u64,
+    },
+    /// The tier is above the policy's highest; nothing was recorded.
+    MaxTier,
+}
+
+/// The state of a lease after [`Store::acquire_lease`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseState {
+    /// Ours until `expires_at` (the database's clock).
+    Held {
+        /// RFC 3339.
+        expires_at: String,
+    },
+    /// Someone else's, unexpired.
+    Busy {
+        /// The other holder.
+        holder: String,
+        /// When it lapses unless renewed (RFC 3339, the database's clock).
+        expires_at: String,
+    },
+}
+
 /// A place sessions are persisted. SQLite implements it; a Postgres backend can too.
 /// `Send`, so a session that writes to it is a `Send` future (the Claude Code
 /// provider runs sessions behind the object-safe `Provider` trait).
@@ -381,6 +441,33 @@ pub trait Store: Send {
     /// # Errors
     /// When the database cannot be read.
     fn escalations_since(&self, service: &str, since: &str) -> Result<u64>;
+
+    /// Note \[Escalation claims\]: decide "may these services escalate
+    /// now?" and record the answer in one atomic step, so two supervisors
+    /// sharing the store cannot both pass a cooldown check that only one
+    /// escalation fits in. Counted per service within the window: the
+    /// `escalations` rows, plus the claims not yet backed by one that are
+    /// still live (unexpired, or whose child session has started). Granted:
+    /// one `escalation_claims` row per service. Refused: nothing written.
+    ///
+    /// # Errors
+    /// When the database cannot be written.
+    fn claim_escalation(&mut self, request: &ClaimRequest) -> Result<Claim>;
+
+    /// Take lease `name` for `holder` for `ttl_ms` (Note \[Supervisor
+    /// leases\] in the runtime's `ops`): granted when it is free, expired
+    /// or already `holder`'s (then it is renewed). Expiry is judged by the
+    /// database's clock, the one clock every machine sharing it agrees on.
+    ///
+    /// # Errors
+    /// When the database cannot be written.
+    fn acquire_lease(&mut self, name: &str, holder: &str, ttl_ms: u64) -> Result<LeaseState>;
+
+    /// Give lease `name` up if `holder` has it; whether it did.
+    ///
+    /// # Errors
+    /// When the database cannot be written.
+    fn release_lease(&mut self, name: &str, holder: &str) -> Result<bool>;
 
     /// Deactivate active memories not reinforced since `before` (RFC 3339);
     /// returns how many.

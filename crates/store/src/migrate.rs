@@ -15,9 +15,9 @@
 //! and serialises migrators with a transaction-scoped advisory lock
 //! ([`PG_MIGRATION_LOCK`]).
 //!
-//! Note \[One logical schema\]: both backends hold the same six tables
+//! Note \[One logical schema\]: both backends hold the same eight tables
 //! (`sessions`, `events`, `memories`, `services_checked`, `escalations`,
-//! `feed`) with the same columns and meanings; timestamps are RFC 3339 text
+//! `feed`, and since version 5 / 2 `escalation_claims` and `leases`) with the same columns and meanings; timestamps are RFC 3339 text
 //! on both (Note \[Text timestamps\]) so a copied store compares and sorts
 //! the same. What differs is physical: SQLite's dashboard indexes, its FTS5
 //! text search and the trigger-kept counters (`list_counts`,
@@ -58,14 +58,26 @@ pub const SQLITE: &[Migration] = &[
         name: "0004_lists.sql",
         sql: include_str!("../migrations/0004_lists.sql"),
     },
+    Migration {
+        version: 5,
+        name: "0005_scale.sql",
+        sql: include_str!("../migrations/0005_scale.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
-pub const POSTGRES: &[Migration] = &[Migration {
-    version: 1,
-    name: "postgres/0001_init.sql",
-    sql: include_str!("../migrations/postgres/0001_init.sql"),
-}];
+pub const POSTGRES: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "postgres/0001_init.sql",
+        sql: include_str!("../migrations/postgres/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "postgres/0002_scale.sql",
+        sql: include_str!("../migrations/postgres/0002_scale.sql"),
+    },
+];
 
 /// The advisory lock key migrators take on Postgres (any fixed number that
 /// no other code uses; ASCII "agshmigr").

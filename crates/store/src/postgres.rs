@@ -54,8 +54,9 @@ use crate::error::{Error, PgContext, Result};
 use crate::migrate::{self, Migration, PG_MIGRATION_LOCK, Plan};
 use crate::url::redact;
 use crate::{
-    FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, MemoryLine, NEW_MEMORY_CONFIDENCE, Overview,
-    REINFORCE_STEP, SessionLine, SessionRecord, Store, WriteReport, parse_memory_key, time,
+    Claim, ClaimRequest, FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, LeaseState, MemoryLine,
+    NEW_MEMORY_CONFIDENCE, Overview, REINFORCE_STEP, SessionLine, SessionRecord, Store,
+    WriteReport, parse_memory_key, time,
 };
 
 /// The environment variable bounding each connect, in milliseconds.
@@ -676,6 +677,132 @@ fn status_for_update(
     Ok(tx.query_opt(&s, &[&id])?.map(|r| r.get(0)))
 }
 
+/// The advisory lock class of escalation claims (Note \[Claims on
+/// Postgres\]); the second key is `hashtext(service)`. ASCII "agsc".
+const CLAIM_LOCK_CLASS: i32 = 0x6167_7363;
+
+/// Note \[Claims on Postgres\]: counting and inserting under READ
+/// COMMITTED would race (both supervisors count 1 of 2, both insert). Each
+/// claim first takes a transaction-scoped advisory lock per service, in
+/// sorted order (two claims over overlapping services cannot deadlock),
+/// then counts: every statement after the lock sees what the previous
+/// holder committed. The lock ends with the transaction, which never spans
+/// an agent run. Distinct services never wait on each other (a hash
+/// collision only serialises two claims, never wrongs them).
+const CLAIM_LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1, hashtext($2))";
+
+/// As SQLite's `CLAIM_COUNT` (Note \[Escalation claims\]).
+const CLAIM_COUNT_PG: &str = "SELECT
+    (SELECT COUNT(*) FROM escalations WHERE service = $1 AND created_at >= $2)
+  + (SELECT COUNT(*) FROM escalation_claims c
+     WHERE c.service = $1 AND c.created_at >= $2
+       AND NOT EXISTS (SELECT 1 FROM escalations e
+                       WHERE e.child_id = c.child_id AND e.service = c.service)
+       AND (c.expires_at > $3 OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = c.child_id)))";
+
+const INSERT_CLAIM: &str = "INSERT INTO escalation_claims
+        (parent_id, child_id, service, tier, holder, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// Take or renew a lease in one statement: the upsert locks the row, so
+/// concurrent takers queue on it and each sees the previous one's result;
+/// the row changes hands only when it is ours or expired, by the server's
+/// clock (which every machine sharing the store agrees on), written as our
+/// timestamp text (Note \[Text timestamps\]).
+const LEASE_UPSERT: &str = "INSERT INTO leases (name, holder, acquired_at, expires_at)
+     VALUES ($1, $2,
+             to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),
+             to_char((now() + $3::bigint * interval '1 millisecond') AT TIME ZONE 'UTC',
+                     'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'))
+     ON CONFLICT (name) DO UPDATE SET
+        holder = EXCLUDED.holder,
+        acquired_at = CASE WHEN leases.holder = EXCLUDED.holder
+                           THEN leases.acquired_at ELSE EXCLUDED.acquired_at END,
+        expires_at = EXCLUDED.expires_at
+     WHERE leases.holder = EXCLUDED.holder OR leases.expires_at <= EXCLUDED.acquired_at
+     RETURNING expires_at";
+
+fn claim_pg(tx: &mut Transaction<'_>, stmts: &mut Stmts, r: &ClaimRequest) -> PgResult<Claim> {
+    if r.tier > r.max_tier {
+        return Ok(Claim::MaxTier);
+    }
+    let services = crate::sqlite::claim_services(r);
+    let lock = stmt(tx, stmts, CLAIM_LOCK_SQL)?;
+    for service in &services {
+        tx.execute(&lock, &[&CLAIM_LOCK_CLASS, service])?;
+    }
+    let count = stmt(tx, stmts, CLAIM_COUNT_PG)?;
+    for service in &services {
+        let n = to_u64(tx.query_one(&count, &[service, &r.since, &r.now])?.get(0));
+        if n >= r.max_per_window {
+            return Ok(Claim::Cooldown {
+                service: (*service).to_owned(),
+                count: n,
+            });
+        }
+    }
+    let insert = stmt(tx, stmts, INSERT_CLAIM)?;
+    let tier = i64::from(r.tier);
+    for service in &services {
+        tx.execute(
+            &insert,
+            &[
+                &r.parent_id,
+                &r.child_id,
+                service,
+                &tier,
+                &r.holder,
+                &r.now,
+                &r.expires_at,
+            ],
+        )?;
+    }
+    Ok(Claim::Granted)
+}
+
+impl PgStore {
+    fn claim(&self, request: &ClaimRequest) -> Result<Claim> {
+        let what = || format!("claiming an escalation from `{}`", request.parent_id);
+        self.write_tx(&what, None, RETRIES, &|tx, stmts| {
+            claim_pg(tx, stmts, request)
+        })
+    }
+
+    fn lease(&self, name: &str, holder: &str, ttl_ms: u64) -> Result<LeaseState> {
+        let what = || format!("taking the lease `{name}`");
+        let ttl = to_i64(ttl_ms);
+        self.write_tx(&what, None, RETRIES, &|tx, stmts| {
+            let upsert = stmt(tx, stmts, LEASE_UPSERT)?;
+            if let Some(row) = tx.query_opt(&upsert, &[&name, &holder, &ttl])? {
+                return Ok(LeaseState::Held {
+                    expires_at: row.get(0),
+                });
+            }
+            // Not ours and unexpired: the upsert locked the row for this
+            // transaction, so it reads as it stands.
+            let row = tx.query_one(
+                "SELECT holder, expires_at FROM leases WHERE name = $1",
+                &[&name],
+            )?;
+            Ok(LeaseState::Busy {
+                holder: row.get(0),
+                expires_at: row.get(1),
+            })
+        })
+    }
+
+    fn release(&self, name: &str, holder: &str) -> Result<bool> {
+        let what = || format!("releasing the lease `{name}`");
+        self.write_tx(&what, None, RETRIES, &|tx, _| {
+            tx.execute(
+                "DELETE FROM leases WHERE name = $1 AND holder = $2",
+                &[&name, &holder],
+            )
+            .map(|n| n > 0)
+        })
+    }
+}
+
 impl Store for PgStore {
     fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
         let what = || format!("writing session `{}`", record.id);
@@ -839,6 +966,18 @@ impl Store for PgStore {
                 .map(|r| to_u64(r.get(0)))
                 .pg(|| format!("counting escalations for `{service}`"))
         })
+    }
+
+    fn claim_escalation(&mut self, request: &ClaimRequest) -> Result<Claim> {
+        self.claim(request)
+    }
+
+    fn acquire_lease(&mut self, name: &str, holder: &str, ttl_ms: u64) -> Result<LeaseState> {
+        self.lease(name, holder, ttl_ms)
+    }
+
+    fn release_lease(&mut self, name: &str, holder: &str) -> Result<bool> {
+        self.release(name, holder)
     }
 
     fn prune_memories(&mut self, before: &str) -> Result<u64> {

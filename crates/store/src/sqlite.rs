@@ -24,8 +24,9 @@ use rusqlite::{
 use crate::error::{Context, Error, Result};
 use crate::migrate::{self, Plan};
 use crate::{
-    FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, MemoryLine, NEW_MEMORY_CONFIDENCE, Overview,
-    REINFORCE_STEP, SessionLine, SessionRecord, Store, WriteReport, parse_memory_key, time,
+    Claim, ClaimRequest, FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, LeaseState, MemoryLine,
+    NEW_MEMORY_CONFIDENCE, Overview, REINFORCE_STEP, SessionLine, SessionRecord, Store,
+    WriteReport, parse_memory_key, time,
 };
 
 /// The schema version this build writes.
@@ -430,6 +431,103 @@ fn feed_insert(tx: &Transaction<'_>, e: &FeedEntry) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Note \[Escalation claims\] in the crate root: what counts against the
+/// cooldown of `?1` since `?2`, at `?3`. Shared by both backends' SQL.
+pub(crate) const CLAIM_COUNT: &str = "SELECT
+    (SELECT COUNT(*) FROM escalations WHERE service = ?1 AND created_at >= ?2)
+  + (SELECT COUNT(*) FROM escalation_claims c
+     WHERE c.service = ?1 AND c.created_at >= ?2
+       AND NOT EXISTS (SELECT 1 FROM escalations e
+                       WHERE e.child_id = c.child_id AND e.service = c.service)
+       AND (c.expires_at > ?3 OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = c.child_id)))";
+
+/// The services of a claim, sorted and without duplicates: one row each,
+/// and (on Postgres) locks taken in one order.
+pub(crate) fn claim_services(request: &ClaimRequest) -> Vec<&str> {
+    let mut services: Vec<&str> = request.services.iter().map(String::as_str).collect();
+    services.sort_unstable();
+    services.dedup();
+    services
+}
+
+fn claim_tx(tx: &Transaction<'_>, r: &ClaimRequest) -> rusqlite::Result<Claim> {
+    if r.tier > r.max_tier {
+        return Ok(Claim::MaxTier);
+    }
+    let services = claim_services(r);
+    let mut count = tx.prepare_cached(CLAIM_COUNT)?;
+    for service in &services {
+        let n: i64 = count.query_row(params![service, r.since, r.now], |row| row.get(0))?;
+        let n = u64::try_from(n).unwrap_or(0);
+        if n >= r.max_per_window {
+            return Ok(Claim::Cooldown {
+                service: (*service).to_owned(),
+                count: n,
+            });
+        }
+    }
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO escalation_claims (parent_id, child_id, service, tier, holder, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for service in &services {
+        insert.execute(params![
+            r.parent_id,
+            r.child_id,
+            service,
+            r.tier,
+            r.holder,
+            r.now,
+            r.expires_at
+        ])?;
+    }
+    Ok(Claim::Granted)
+}
+
+/// Take or renew a lease inside an immediate transaction (the file's write
+/// lock serialises takers). SQLite's clock is this machine's: the file is
+/// local to it.
+fn lease_tx(
+    tx: &Transaction<'_>,
+    name: &str,
+    holder: &str,
+    ttl_ms: u64,
+) -> rusqlite::Result<LeaseState> {
+    let now_ms = time::now_ms();
+    let now = time::format_ms(now_ms);
+    let expires_at = time::format_ms(now_ms.saturating_add(to_i64(ttl_ms)));
+    let current: Option<(String, String)> = tx
+        .query_row(
+            "SELECT holder, expires_at FROM leases WHERE name = ?1",
+            [name],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    match current {
+        Some((other, until)) if other != holder && until > now => Ok(LeaseState::Busy {
+            holder: other,
+            expires_at: until,
+        }),
+        Some((other, _)) => {
+            let acquired = if other == holder { "acquired_at" } else { "?3" };
+            tx.execute(
+                &format!(
+                    "UPDATE leases SET holder = ?2, acquired_at = {acquired}, expires_at = ?4 WHERE name = ?1"
+                ),
+                params![name, holder, now, expires_at],
+            )?;
+            Ok(LeaseState::Held { expires_at })
+        }
+        None => {
+            tx.execute(
+                "INSERT INTO leases (name, holder, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4)",
+                params![name, holder, now, expires_at],
+            )?;
+            Ok(LeaseState::Held { expires_at })
+        }
+    }
+}
+
 impl Store for SqliteStore {
     fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
         let what = || format!("writing session `{}`", record.id);
@@ -606,6 +704,27 @@ impl Store for SqliteStore {
             )
             .context(|| format!("counting escalations for `{service}`"))?;
         Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    fn claim_escalation(&mut self, request: &ClaimRequest) -> Result<Claim> {
+        let what = || format!("claiming an escalation from `{}`", request.parent_id);
+        self.write_tx(&what, |tx| claim_tx(tx, request))
+    }
+
+    fn acquire_lease(&mut self, name: &str, holder: &str, ttl_ms: u64) -> Result<LeaseState> {
+        let what = || format!("taking the lease `{name}`");
+        self.write_tx(&what, |tx| lease_tx(tx, name, holder, ttl_ms))
+    }
+
+    fn release_lease(&mut self, name: &str, holder: &str) -> Result<bool> {
+        let what = || format!("releasing the lease `{name}`");
+        self.write_tx(&what, |tx| {
+            tx.execute(
+                "DELETE FROM leases WHERE name = ?1 AND holder = ?2",
+                params![name, holder],
+            )
+            .map(|n| n > 0)
+        })
     }
 
     fn prune_memories(&mut self, before: &str) -> Result<u64> {

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use agentshape_store::{
-    CopyReport, ErrorKind, FeedEntry, NewMemory, PgStore, SessionRecord, SqliteStore, Store,
-    StoreUrl, copy,
+    Claim, ClaimRequest, CopyReport, ErrorKind, FeedEntry, LeaseState, NewMemory, PgStore,
+    SessionRecord, SqliteStore, Store, StoreUrl, copy,
 };
 
 use super::record;
@@ -104,6 +104,10 @@ both!(
     copy_to_the_other_backend_and_back_is_idempotent,
     opening_a_new_store_from_many_threads_migrates_once,
     a_store_from_a_newer_build_is_refused,
+    racing_claims_grant_exactly_the_window_allowance,
+    claims_expire_unused_count_once_started_and_once_written,
+    a_lease_has_one_holder_until_released_or_expired,
+    racing_lease_takers_get_one_holder,
 );
 
 fn is_sqlite(p: &Place) -> bool {
@@ -128,11 +132,14 @@ fn opening_a_new_store_from_many_threads_migrates_once(p: &Place) {
     let s = p.open();
     assert_eq!(s.rows("SELECT COUNT(*) FROM sessions"), vec![vec!["8"]]);
     if is_sqlite(p) {
-        assert_eq!(s.rows("PRAGMA user_version"), vec![vec!["4"]]);
+        assert_eq!(s.rows("PRAGMA user_version"), vec![vec!["5"]]);
     } else {
         assert_eq!(
             s.rows("SELECT version, name FROM schema_migrations ORDER BY version"),
-            vec![vec!["1", "postgres/0001_init.sql"]]
+            vec![
+                vec!["1", "postgres/0001_init.sql"],
+                vec!["2", "postgres/0002_scale.sql"]
+            ]
         );
     }
 }
@@ -600,4 +607,195 @@ fn copy_to_the_other_backend_and_back_is_idempotent(p: &Place) {
         rep.memories_reinforced, 2,
         "the copied active memories are reinforced"
     );
+}
+
+/// A claim at `now` for `services`, child `child`, window from the epoch,
+/// at most `max` per service, expiring a minute after `now`.
+fn claim(child: &str, services: &[&str], max: u64, now: &str) -> ClaimRequest {
+    let ms = agentshape_store::time::parse_ms(now).unwrap();
+    ClaimRequest {
+        parent_id: "p".into(),
+        child_id: child.into(),
+        tier: 2,
+        max_tier: 3,
+        services: services.iter().map(|s| (*s).to_owned()).collect(),
+        since: "2025-01-01T00:00:00.000Z".into(),
+        max_per_window: max,
+        holder: "test".into(),
+        now: now.into(),
+        expires_at: agentshape_store::time::format_ms(ms + 60_000),
+    }
+}
+
+/// Note [Escalation claims]: eight supervisors racing to escalate the same
+/// services get exactly the window's allowance between them, on both
+/// backends (a read-then-write cooldown grants up to eight).
+fn racing_claims_grant_exactly_the_window_allowance(p: &Place) {
+    drop(p.open());
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let url = p.url.clone();
+            std::thread::spawn(move || {
+                let mut s = StoreUrl::parse(&url).unwrap().open().unwrap();
+                (0..5)
+                    .filter(|i| {
+                        let c = claim(
+                            &format!("c{t}-{i}"),
+                            &["nginx", "jellyfin", "nginx"],
+                            3,
+                            "2025-07-14T03:00:00.000Z",
+                        );
+                        let got = s.claim_escalation(&c).unwrap();
+                        if let Claim::Cooldown { count, .. } = &got {
+                            assert_eq!(*count, 3);
+                        }
+                        assert_ne!(got, Claim::MaxTier);
+                        got == Claim::Granted
+                    })
+                    .count()
+            })
+        })
+        .collect();
+    let granted: usize = threads.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(granted, 3);
+    let s = p.open();
+    assert_eq!(
+        s.rows("SELECT service, COUNT(*), COUNT(DISTINCT child_id) FROM escalation_claims GROUP BY service ORDER BY service"),
+        vec![vec!["jellyfin", "3", "3"], vec!["nginx", "3", "3"]]
+    );
+}
+
+/// A claim counts while unexpired; expired, only if its child session
+/// started (its supervisor died before the child ran otherwise); once the
+/// child's own `escalations` row exists, once. The max tier and the window
+/// start are honoured; a refusal writes nothing.
+fn claims_expire_unused_count_once_started_and_once_written(p: &Place) {
+    let mut s = p.open();
+    s.write_session(&record("p", "2025-07-14T03:00:00.000Z"))
+        .unwrap();
+    let at = |min: u32| format!("2025-07-14T04:{min:02}:00.000Z");
+    assert_eq!(
+        s.claim_escalation(&claim("c1", &["jellyfin"], 1, &at(0)))
+            .unwrap(),
+        Claim::Granted
+    );
+    // Unexpired: it counts.
+    assert_eq!(
+        s.claim_escalation(&claim("c2", &["jellyfin"], 1, &at(0)))
+            .unwrap(),
+        Claim::Cooldown {
+            service: "jellyfin".into(),
+            count: 1
+        }
+    );
+    // Expired, and c1 never started: it no longer blocks.
+    assert_eq!(
+        s.claim_escalation(&claim("c3", &["jellyfin"], 1, &at(2)))
+            .unwrap(),
+        Claim::Granted
+    );
+    // c3 starts (its `running` row), then its claim expires: still counts.
+    let mut child = SessionRecord::new("c3", &at(2), "running");
+    child.parent_id = Some("p".into());
+    child.tier = 2;
+    child.escalated_for = vec!["jellyfin".into()];
+    s.start_session(&child).unwrap();
+    let refused = Claim::Cooldown {
+        service: "jellyfin".into(),
+        count: 1,
+    };
+    assert_eq!(
+        s.claim_escalation(&claim("c4", &["jellyfin"], 1, &at(9)))
+            .unwrap(),
+        refused
+    );
+    // c3 finishes: its `escalations` row replaces the claim, not adds to it.
+    "completed".clone_into(&mut child.status);
+    s.write_session(&child).unwrap();
+    assert_eq!(
+        s.escalations_since("jellyfin", "2025-01-01T00:00:00.000Z")
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        s.claim_escalation(&claim("c5", &["jellyfin"], 1, &at(9)))
+            .unwrap(),
+        refused
+    );
+    assert_eq!(
+        s.claim_escalation(&claim("c5", &["jellyfin"], 2, &at(9)))
+            .unwrap(),
+        Claim::Granted
+    );
+    // A later window start leaves everything out.
+    let mut late = claim("c6", &["jellyfin"], 1, &at(11));
+    late.since = at(10);
+    assert_eq!(s.claim_escalation(&late).unwrap(), Claim::Granted);
+    let mut high = claim("c7", &["nginx"], 1, &at(9));
+    high.tier = 4;
+    assert_eq!(s.claim_escalation(&high).unwrap(), Claim::MaxTier);
+    assert_eq!(
+        s.rows("SELECT child_id FROM escalation_claims ORDER BY id"),
+        vec![vec!["c1"], vec!["c3"], vec!["c5"], vec!["c6"]]
+    );
+}
+
+fn held(state: &LeaseState) -> bool {
+    matches!(state, LeaseState::Held { .. })
+}
+
+/// When a held lease lapses; `None` when it is someone else's.
+fn held_until(state: LeaseState) -> Option<String> {
+    match state {
+        LeaseState::Held { expires_at } => Some(expires_at),
+        LeaseState::Busy { .. } => None,
+    }
+}
+
+/// Note [Supervisor leases]: one holder at a time; the holder renews; a
+/// release by someone else does nothing; an expired lease is taken over.
+fn a_lease_has_one_holder_until_released_or_expired(p: &Place) {
+    let mut s = p.open();
+    let first = held_until(s.acquire_lease("cycle", "a", 60_000).unwrap()).unwrap();
+    assert_eq!(
+        s.acquire_lease("cycle", "b", 60_000).unwrap(),
+        LeaseState::Busy {
+            holder: "a".into(),
+            expires_at: first.clone()
+        }
+    );
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let renewed = held_until(s.acquire_lease("cycle", "a", 60_000).unwrap()).unwrap();
+    assert!(renewed > first, "{renewed} after {first}");
+    assert!(held(&s.acquire_lease("other", "b", 60_000).unwrap()));
+    assert!(!s.release_lease("cycle", "b").unwrap());
+    assert!(s.release_lease("cycle", "a").unwrap());
+    assert!(held(&s.acquire_lease("cycle", "b", 1).unwrap()));
+    // b's lease lapses (a hang guard, not a speed check: any wait past 1 ms).
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(held(&s.acquire_lease("cycle", "a", 60_000).unwrap()));
+    assert!(!held(&s.acquire_lease("cycle", "b", 60_000).unwrap()));
+    assert_eq!(
+        s.rows("SELECT name, holder FROM leases ORDER BY name"),
+        vec![vec!["cycle", "a"], vec!["other", "b"]]
+    );
+}
+
+/// Eight supervisors starting at once: one holds the lease.
+fn racing_lease_takers_get_one_holder(p: &Place) {
+    drop(p.open());
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let url = p.url.clone();
+            std::thread::spawn(move || {
+                let mut s = StoreUrl::parse(&url).unwrap().open().unwrap();
+                held(&s.acquire_lease("cycle", &format!("h{t}"), 60_000).unwrap())
+            })
+        })
+        .collect();
+    let holders = threads
+        .into_iter()
+        .filter_map(|h| h.join().unwrap().then_some(()))
+        .count();
+    assert_eq!(holders, 1);
 }

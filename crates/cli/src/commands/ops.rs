@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use agentshape_runtime::hub::Hub;
-use agentshape_runtime::ops::{OpsConfig, OpsReport, Supervisor};
+use agentshape_runtime::ops::{
+    CycleLease, OpsConfig, OpsReport, Supervisor, holder_id, lease_name,
+};
 use agentshape_runtime::process::ProcessOptions;
 use agentshape_store::StoreUrl;
 
@@ -33,6 +35,14 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
         (None, None) => StoreUrl::resolve(None)?,
     };
     let mut store = url.open()?;
+    // Note [Supervisor leases] in the runtime: the lease is renewed through
+    // a second handle while the cycle's own runs sessions.
+    let lease_url = url.clone();
+    let lease = CycleLease {
+        name: lease_name(&config),
+        holder: holder_id(),
+        open: Box::new(move || lease_url.open()),
+    };
     let mut out = Out::new(args.output);
     let rt = runtime()?;
     // Runtime `process`'s Note [Interrupts]: a signal reaches the running
@@ -48,12 +58,27 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
             ..ProcessOptions::default()
         },
         feed: crate::commands::run::feed_options(),
+        lease: Some(lease),
     };
     let mut exit = Exit::Ok;
     rt.block_on(async {
         loop {
             let mut failed: Option<std::io::Error> = None;
             let mut print = |r: &OpsReport<'_>| {
+                if let OpsReport::LeaseBusy {
+                    name,
+                    holder,
+                    expires_at,
+                } = r
+                {
+                    // Not a result: stderr only, so `--json` stdout keeps its shape.
+                    eprint(&format!(
+                        "agentshape ops: waiting for the lease `{}` held by {} (lapses at {expires_at} unless renewed)",
+                        clean(name),
+                        clean(holder)
+                    ));
+                    return;
+                }
                 let res = if out.json {
                     out.json_line(r)
                 } else {
@@ -123,5 +148,12 @@ fn human(r: &OpsReport<'_>) -> String {
             clean(&services.join(", ")),
             clean(detail)
         ),
+        OpsReport::LeaseBusy { name, holder, .. } => {
+            format!(
+                "waiting for the lease `{}` held by {}",
+                clean(name),
+                clean(holder)
+            )
+        }
     }
 }

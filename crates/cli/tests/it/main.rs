@@ -27,6 +27,7 @@ mod lists;
 mod local;
 mod model;
 mod ops;
+mod ops_scale;
 mod parse;
 mod playground;
 mod process_safety;
