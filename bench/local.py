@@ -117,6 +117,8 @@ def ask(bin_, schema_path, prompt, constrained, env):
         "ask_valid": r.get("valid"),
         "tokens": t.get("tokens"),
         "tokens_per_second": t.get("tokens_per_second"),
+        "closing_tokens": t.get("closing_tokens"),
+        "error_category": r.get("error_category"),
         "grammar_ms": t.get("grammar_ms"),
         "sample_ms": t.get("sample_ms"),
         "prompt_ms": t.get("prompt_ms"),
@@ -210,6 +212,10 @@ def report(rows, n, seed, env, coverage_only):
         compiled = [x for x in c if x["compiled"]]
         print(f"| coverage: grammar compiled by `ask` (after lint's fix) | {pct(len(compiled), total)} | |")
         print(f"| compliance, constrained: schema-valid outputs / schemas compiled | {pct(sum(x['valid'] for x in compiled), len(compiled))} | |")
+        closed = sum(1 for x in compiled if x["valid"] and (x.get("closing_tokens") or 0) > 0)
+        print(f"| of which closed in the budget's last quarter (Note [Closing under the budget]) | {closed} | |")
+        cut = sum(1 for x in compiled if x.get("error_category") == "max_tokens")
+        print(f"| constrained answers cut at MAX_TOKENS={env['MAX_TOKENS']} | {cut} | |")
         same = [y for x, y in zip(c, u) if x["compiled"]]
         print(f"| compliance, unconstrained (same schemas and prompts, extract + repair + retry) | {pct(sum(y['valid'] for y in same), len(same))} | |")
         for label, xs in (("constrained", compiled), ("unconstrained", same)):

@@ -29,6 +29,7 @@ use llama_cpp_2::token::LlamaToken;
 use llguidance::{Matcher, ParserFactory};
 use serde::Serialize;
 
+use super::closing;
 use super::grammar::GrammarError;
 
 /// Why the engine could not answer.
@@ -143,6 +144,9 @@ pub struct Timing {
     pub tokens: u64,
     /// `tokens / sample_ms`.
     pub tokens_per_second: f64,
+    /// Tokens sampled in the budget's closing reserve (Note [Closing under
+    /// the budget]): 0 when the answer ended on its own.
+    pub closing_tokens: u64,
 }
 
 impl Timing {
@@ -158,6 +162,7 @@ impl Timing {
             grammar_ms: self.grammar_ms + other.grammar_ms,
             tokens,
             tokens_per_second: per_second(tokens, sample_ms),
+            closing_tokens: self.closing_tokens + other.closing_tokens,
         }
     }
 }
@@ -219,6 +224,9 @@ pub struct Engine {
     load_ms: f64,
     /// Whether `load_ms` was already reported (only the first call pays it).
     load_reported: Mutex<bool>,
+    /// [`closing::rank`] of every token id outside and inside a string,
+    /// made on first use.
+    ranks: OnceLock<[Vec<u8>; 2]>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -287,7 +295,28 @@ impl Engine {
             path: path.to_owned(),
             load_ms: ms(started.elapsed()),
             load_reported: Mutex::new(false),
+            ranks: OnceLock::new(),
         })
+    }
+
+    /// [`closing::rank`] by token id (Note [Closing under the budget]).
+    fn ranks(&self, in_string: bool) -> &[u8] {
+        let [outside, inside] = self.ranks.get_or_init(|| {
+            let vocab = self.model.vocab();
+            let n = u32::try_from(self.model.n_vocab()).unwrap_or(0);
+            let mut piece = Vec::new();
+            let (mut outside, mut inside) = (Vec::new(), Vec::new());
+            for id in 0..n {
+                let token = LlamaToken(i32::try_from(id).unwrap_or(i32::MAX));
+                piece.clear();
+                vocab.token_to_piece_into(token, &mut piece, false, None);
+                let eog = vocab.is_eog(token);
+                outside.push(closing::rank(&piece, eog, false));
+                inside.push(closing::rank(&piece, eog, true));
+            }
+            [outside, inside]
+        });
+        if in_string { inside } else { outside }
     }
 
     /// Whether the GGUF carries a chat template (without one the prompt is
@@ -353,6 +382,9 @@ impl Engine {
     ) -> Result<Generation, EngineError> {
         let started = Instant::now();
         let deadline = opts.timeout.and_then(|t| started.checked_add(t));
+        let close_at = opts
+            .timeout
+            .and_then(|t| started.checked_add(closing::time_reserve_starts(t)));
         let mut timing = Timing::default();
         {
             let mut reported = self
@@ -416,6 +448,9 @@ impl Engine {
         let room = n_ctx.saturating_sub(prompt_len);
         let limit = u64::from(opts.max_tokens.min(room));
         let mut sampled = 0u64;
+        let closing_from = limit.saturating_sub(closing::reserve(limit));
+        let mut closing_tokens = 0u64;
+        let mut lexer = closing::Lexer::default();
         let mut one = LlamaBatch::new(1, 1);
         let stop = loop {
             if sampled >= limit {
@@ -435,6 +470,11 @@ impl Engine {
                         d.set_logit(f32::NEG_INFINITY);
                     }
                 }
+                if sampled >= closing_from || close_at.is_some_and(|c| Instant::now() >= c) {
+                    // Note [Closing under the budget].
+                    closing_tokens += 1;
+                    keep_closest(&mut candidates.data, self.ranks(lexer.in_string()));
+                }
                 grammar += t.elapsed();
             }
             candidates.apply_sampler(&mut chain);
@@ -452,6 +492,7 @@ impl Engine {
             }
             sampled += 1;
             let piece = vocab.token_to_piece(token, false, None);
+            lexer.feed(&piece);
             if let Some(s) = text.push(&piece) {
                 on_text(&s);
             }
@@ -473,6 +514,7 @@ impl Engine {
         timing.grammar_ms = ms(grammar);
         timing.tokens = sampled;
         timing.tokens_per_second = per_second(sampled, timing.sample_ms);
+        timing.closing_tokens = closing_tokens;
         Ok(Generation {
             text: text.text,
             prompt_tokens: tokens.len() as u64,
@@ -480,6 +522,28 @@ impl Engine {
             stop,
             timing,
         })
+    }
+}
+
+/// Keep only the allowed candidates (finite logit) of the highest
+/// [`closing::rank`]; the others get a logit of minus infinity.
+fn keep_closest(data: &mut [llama_cpp_2::token::data::LlamaTokenData], ranks: &[u8]) {
+    let rank = |d: &llama_cpp_2::token::data::LlamaTokenData| {
+        usize::try_from(d.id().0)
+            .ok()
+            .and_then(|i| ranks.get(i).copied())
+            .unwrap_or(0)
+    };
+    let best = data
+        .iter()
+        .filter(|d| d.logit().is_finite())
+        .map(rank)
+        .max()
+        .unwrap_or(0);
+    for d in data.iter_mut() {
+        if d.logit().is_finite() && rank(d) < best {
+            d.set_logit(f32::NEG_INFINITY);
+        }
     }
 }
 
@@ -559,10 +623,12 @@ mod tests {
         let a = Timing {
             sample_ms: 1000.0,
             tokens: 10,
+            closing_tokens: 3,
             ..Timing::default()
         };
         let b = a.plus(a);
         assert_eq!(b.tokens, 20);
+        assert_eq!(b.closing_tokens, 6);
         assert!((b.tokens_per_second - 10.0).abs() < 1e-9);
     }
 }

@@ -8,6 +8,7 @@
 //! model samples freely and the schema goes into the prompt instead, which
 //! measures what the constraint is worth on the same prompts.
 
+pub mod closing;
 pub mod engine;
 pub mod grammar;
 

@@ -156,6 +156,56 @@ fn tiny_model_under_every_schema_gives_valid_output() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// Note [Closing under the budget]: the random-weight model never ends an
+/// unbounded string, integer or array on its own (see [`table`]); within the
+/// budget's closing reserve it must, and the answer must be valid.
+#[test]
+fn unbounded_values_are_closed_within_the_budget() {
+    let engine = tiny();
+    let table = [
+        ("string", json!({"type": "string"})),
+        ("integer", json!({"type": "integer"})),
+        (
+            "array of strings",
+            json!({"type": "array", "items": {"type": "string"}}),
+        ),
+        ("anything", json!({})),
+        (
+            "required keys",
+            json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "array", "items": {"type": "integer"}}, "c": {"type": "object", "properties": {"d": {"type": "string"}}, "required": ["d"]}}, "required": ["a", "b", "c"]}),
+        ),
+        (
+            "minItems",
+            json!({"type": "array", "items": {"type": "string"}, "minItems": 3}),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, schema) in &table {
+        let validator = Validator::new(schema).unwrap();
+        let prompt = engine.prompt(&[(Speaker::User, "Give me the value.")]);
+        let g = engine
+            .generate(
+                &prompt,
+                Some(engine.matcher(schema).unwrap()),
+                &SampleOptions {
+                    max_tokens: 96,
+                    ..opts()
+                },
+                &mut |_| {},
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let valid =
+            serde_json::from_str::<Value>(&g.text).is_ok_and(|v| validator.errors(&v).is_empty());
+        if !valid || g.stop == Stop::MaxTokens || g.timing.closing_tokens == 0 {
+            failures.push(format!(
+                "{name}: {:?} ({:?}, {} closing tokens)",
+                g.text, g.stop, g.timing.closing_tokens
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 #[test]
 fn the_model_is_loaded_once_per_process() {
     let a = tiny();
