@@ -54,6 +54,7 @@ fn tiny_model_answers_valid_objects_with_timing() {
             "tokens",
             "tokens_per_second",
             "closing_tokens",
+            "rewound_tokens",
         ] {
             assert!(v["timing"][key].is_number(), "timing.{key} in {v}");
         }
