@@ -117,6 +117,9 @@ def ask(bin_, schema_path, prompt, constrained, env):
         "ask_valid": r.get("valid"),
         "tokens": t.get("tokens"),
         "tokens_per_second": t.get("tokens_per_second"),
+        "closing_tokens": t.get("closing_tokens"),
+        "rewound_tokens": t.get("rewound_tokens"),
+        "error_category": r.get("error_category"),
         "grammar_ms": t.get("grammar_ms"),
         "sample_ms": t.get("sample_ms"),
         "prompt_ms": t.get("prompt_ms"),
@@ -179,7 +182,8 @@ def main(argv):
         if not coverage_only:
             prompt = prompt_of(schema)
             row["constrained"] = ask(bin_, path, prompt, True, env)
-            row["unconstrained"] = ask(bin_, path, prompt, False, env)
+            if not os.environ.get("CONSTRAINED_ONLY"):
+                row["unconstrained"] = ask(bin_, path, prompt, False, env)
         print(f"[{i + 1}/{len(picked)}] {folder}/{name}", file=sys.stderr)
         return row
 
@@ -206,12 +210,19 @@ def report(rows, n, seed, env, coverage_only):
     print(f"| coverage: schemas llguidance compiles as written (lint --provider local) | {pct(lint_ok, total)} | {pct(*PAPER)} |")
     if not coverage_only:
         c = [r["constrained"] for r in rows]
-        u = [r["unconstrained"] for r in rows]
+        u = [r.get("unconstrained") for r in rows]
         compiled = [x for x in c if x["compiled"]]
         print(f"| coverage: grammar compiled by `ask` (after lint's fix) | {pct(len(compiled), total)} | |")
         print(f"| compliance, constrained: schema-valid outputs / schemas compiled | {pct(sum(x['valid'] for x in compiled), len(compiled))} | |")
-        same = [y for x, y in zip(c, u) if x["compiled"]]
-        print(f"| compliance, unconstrained (same schemas and prompts, extract + repair + retry) | {pct(sum(y['valid'] for y in same), len(same))} | |")
+        closed = sum(1 for x in compiled if x["valid"] and (x.get("closing_tokens") or 0) > 0)
+        print(f"| of which closed in the budget's last quarter (Note [Closing under the budget]) | {closed} | |")
+        rewound = sum(1 for x in compiled if x["valid"] and (x.get("rewound_tokens") or 0) > 0)
+        print(f"| of which rolled back and closed sooner | {rewound} | |")
+        cut = sum(1 for x in compiled if x.get("error_category") == "max_tokens")
+        print(f"| constrained answers cut at MAX_TOKENS={env['MAX_TOKENS']} | {cut} | |")
+        same = [y for x, y in zip(c, u) if x["compiled"] and y is not None]
+        if same:
+            print(f"| compliance, unconstrained (same schemas and prompts, extract + repair + retry) | {pct(sum(y['valid'] for y in same), len(same))} | |")
         for label, xs in (("constrained", compiled), ("unconstrained", same)):
             tps = [x["tokens_per_second"] for x in xs if x.get("tokens_per_second")]
             if tps:

@@ -8,6 +8,7 @@
 #   bench/local.sh                 100 schemas, seed 10 (the README's table)
 #   SAMPLE=10 bench/local.sh       a smoke run
 #   COVERAGE_ONLY=1 bench/local.sh lint coverage only (no model, no `local` feature)
+#   CONSTRAINED_ONLY=1 bench/local.sh   no --unconstrained runs (half the time)
 #
 # Also: SEED, MODEL (default smollm2-135m), MAX_TOKENS (512), THREADS,
 # ASK_TIMEOUT (600 s per call, a hang guard), JOBS (schemas at a time, 1),

@@ -53,12 +53,35 @@ fn tiny_model_answers_valid_objects_with_timing() {
             "grammar_ms",
             "tokens",
             "tokens_per_second",
+            "closing_tokens",
+            "rewound_tokens",
         ] {
             assert!(v["timing"][key].is_number(), "timing.{key} in {v}");
         }
         let validator = agentshape_core::validate::Validator::new(s).unwrap();
         assert!(validator.errors(&v["value"]).is_empty(), "{v}");
     }
+}
+
+/// Note [Closing under the budget], from the CLI: the random-weight model
+/// never ends an unbounded string by itself, so without the closing reserve
+/// this is exit 3 `max_tokens`.
+#[test]
+fn an_unbounded_answer_is_closed_before_the_token_limit() {
+    let s = json!({"type": "object", "properties": {"summary": {"type": "string"}, "steps": {"type": "array", "items": {"type": "string"}}}, "required": ["summary", "steps"]});
+    let (code, v, err) = ask_local(&s, &["--model", "tiny", "--max-tokens", "48"], "hi");
+    assert_eq!(code, 0, "{v} {err}");
+    assert_eq!(v["valid"], json!(true), "{v}");
+    assert!(
+        v["timing"]["closing_tokens"]
+            .as_u64()
+            .is_some_and(|n| n > 0),
+        "{v}"
+    );
+    assert!(
+        v["timing"]["tokens"].as_u64().is_some_and(|n| n <= 48),
+        "{v}"
+    );
 }
 
 #[test]

@@ -29,6 +29,7 @@ use llama_cpp_2::token::LlamaToken;
 use llguidance::{Matcher, ParserFactory};
 use serde::Serialize;
 
+use super::closing;
 use super::grammar::GrammarError;
 
 /// Why the engine could not answer.
@@ -113,6 +114,21 @@ pub fn default_threads() -> u32 {
     cores.saturating_sub(1).max(1)
 }
 
+/// What the sample loop passes on as it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampled<'a> {
+    /// New text: whole UTF-8 characters only.
+    Text(&'a str),
+    /// Sampling went back to close sooner (Note [Closing under the budget]):
+    /// the answer so far is now `kept`, and what followed it is gone.
+    Rewound {
+        /// The text kept.
+        kept: &'a str,
+        /// Tokens dropped.
+        dropped_tokens: u64,
+    },
+}
+
 /// Why sampling stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -143,6 +159,13 @@ pub struct Timing {
     pub tokens: u64,
     /// `tokens / sample_ms`.
     pub tokens_per_second: f64,
+    /// Tokens of the answer sampled closing, the end token included when
+    /// closing chose it (Note [Closing under the budget]): 0 when the
+    /// answer ended on its own.
+    pub closing_tokens: u64,
+    /// Tokens sampled and then dropped to close sooner (Note [Closing under
+    /// the budget]); counted in `tokens`, not in the answer.
+    pub rewound_tokens: u64,
 }
 
 impl Timing {
@@ -158,6 +181,8 @@ impl Timing {
             grammar_ms: self.grammar_ms + other.grammar_ms,
             tokens,
             tokens_per_second: per_second(tokens, sample_ms),
+            closing_tokens: self.closing_tokens + other.closing_tokens,
+            rewound_tokens: self.rewound_tokens + other.rewound_tokens,
         }
     }
 }
@@ -219,6 +244,9 @@ pub struct Engine {
     load_ms: f64,
     /// Whether `load_ms` was already reported (only the first call pays it).
     load_reported: Mutex<bool>,
+    /// [`closing::rank`] of every token id outside and inside a string,
+    /// made on first use.
+    ranks: OnceLock<[Vec<u8>; 2]>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -287,7 +315,28 @@ impl Engine {
             path: path.to_owned(),
             load_ms: ms(started.elapsed()),
             load_reported: Mutex::new(false),
+            ranks: OnceLock::new(),
         })
+    }
+
+    /// [`closing::rank`] by token id (Note [Closing under the budget]).
+    fn ranks(&self, in_string: bool) -> &[u8] {
+        let [outside, inside] = self.ranks.get_or_init(|| {
+            let vocab = self.model.vocab();
+            let n = u32::try_from(self.model.n_vocab()).unwrap_or(0);
+            let mut piece = Vec::new();
+            let (mut outside, mut inside) = (Vec::new(), Vec::new());
+            for id in 0..n {
+                let token = LlamaToken(i32::try_from(id).unwrap_or(i32::MAX));
+                piece.clear();
+                vocab.token_to_piece_into(token, &mut piece, false, None);
+                let eog = vocab.is_eog(token);
+                outside.push(closing::rank(&piece, eog, false));
+                inside.push(closing::rank(&piece, eog, true));
+            }
+            [outside, inside]
+        });
+        if in_string { inside } else { outside }
     }
 
     /// Whether the GGUF carries a chat template (without one the prompt is
@@ -349,10 +398,13 @@ impl Engine {
         prompt: &str,
         mut matcher: Option<Matcher>,
         opts: &SampleOptions,
-        on_text: &mut dyn FnMut(&str),
+        on_text: &mut dyn FnMut(Sampled<'_>),
     ) -> Result<Generation, EngineError> {
         let started = Instant::now();
         let deadline = opts.timeout.and_then(|t| started.checked_add(t));
+        let close_at = opts
+            .timeout
+            .and_then(|t| started.checked_add(closing::time_reserve_starts(t)));
         let mut timing = Timing::default();
         {
             let mut reported = self
@@ -412,19 +464,74 @@ impl Engine {
         };
         let mut text = Utf8Stream::default();
         let mut logits_at = batch.n_tokens() - 1;
-        let mut pos = i32::try_from(tokens.len()).unwrap_or(i32::MAX);
+        let prompt_pos = i32::try_from(tokens.len()).unwrap_or(i32::MAX);
+        let mut pos = prompt_pos;
         let room = n_ctx.saturating_sub(prompt_len);
         let limit = u64::from(opts.max_tokens.min(room));
-        let mut sampled = 0u64;
+        // The answer so far: each token, its text, and whether it was
+        // sampled closing (Note [Closing under the budget]).
+        let mut kept: Vec<(LlamaToken, Vec<u8>, bool)> = Vec::new();
+        let mut attempt = 0;
+        let mut closing_from = closing::close_from(limit, attempt).unwrap_or(0);
+        let mut sampled_total = 0u64;
+        let mut rewound = 0u64;
+        let mut lexer = closing::Lexer::default();
+        let mut ended_closing = false;
         let mut one = LlamaBatch::new(1, 1);
         let stop = loop {
-            if sampled >= limit {
-                break Stop::MaxTokens;
+            let n = kept.len() as u64;
+            if n >= limit {
+                // Note [Closing under the budget]: cut before the grammar
+                // ended; go back and start closing sooner, while a try is left.
+                let Some(from) = matcher
+                    .is_some()
+                    .then(|| closing::close_from(limit, attempt + 1))
+                    .flatten()
+                else {
+                    break Stop::MaxTokens;
+                };
+                attempt += 1;
+                closing_from = from;
+                let keep = usize::try_from(from).unwrap_or(usize::MAX).min(kept.len());
+                let dropped = kept.len() - keep;
+                if let Some(m) = matcher.as_mut() {
+                    m.rollback(dropped)
+                        .map_err(|e| EngineError::Matcher(e.to_string()))?;
+                }
+                kept.truncate(keep);
+                rewound += dropped as u64;
+                // Evaluate the last kept token (or the prompt's last) again
+                // for the logits of the next one.
+                let at = prompt_pos
+                    .saturating_add(i32::try_from(keep).unwrap_or(i32::MAX))
+                    .saturating_sub(1);
+                let redo = kept.last().map_or(tokens[last], |(t, _, _)| *t);
+                ctx.clear_kv_cache_seq(Some(0), Some(u32::try_from(at).unwrap_or(0)), None)
+                    .map_err(|e| EngineError::Decode(e.to_string()))?;
+                one.clear();
+                one.add(redo, at, &[0], true)
+                    .map_err(|e| EngineError::Decode(e.to_string()))?;
+                ctx.decode(&mut one)
+                    .map_err(|e| EngineError::Decode(e.to_string()))?;
+                logits_at = 0;
+                pos = at.saturating_add(1);
+                text = Utf8Stream::default();
+                lexer = closing::Lexer::default();
+                for (_, piece, _) in &kept {
+                    text.push(piece);
+                    lexer.feed(piece);
+                }
+                on_text(Sampled::Rewound {
+                    kept: &text.text,
+                    dropped_tokens: dropped as u64,
+                });
+                continue;
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 break Stop::Timeout;
             }
             let mut candidates = ctx.token_data_array_ith(logits_at);
+            let mut closing_now = false;
             if let Some(m) = matcher.as_mut() {
                 let t = Instant::now();
                 let mask = m
@@ -435,6 +542,11 @@ impl Engine {
                         d.set_logit(f32::NEG_INFINITY);
                     }
                 }
+                if n >= closing_from || close_at.is_some_and(|c| Instant::now() >= c) {
+                    // Note [Closing under the budget].
+                    closing_now = true;
+                    keep_closest(&mut candidates.data, self.ranks(lexer.in_string()));
+                }
                 grammar += t.elapsed();
             }
             candidates.apply_sampler(&mut chain);
@@ -442,6 +554,9 @@ impl Engine {
                 return Err(EngineError::Decode("the sampler chose no token".into()));
             };
             if vocab.is_eog(token) {
+                // The end token is not part of the answer, but choosing it
+                // may have been closing's doing.
+                ended_closing = closing_now;
                 break Stop::Eos;
             }
             if let Some(m) = matcher.as_mut() {
@@ -450,11 +565,13 @@ impl Engine {
                     .map_err(|e| EngineError::Matcher(e.to_string()))?;
                 grammar += t.elapsed();
             }
-            sampled += 1;
+            sampled_total += 1;
             let piece = vocab.token_to_piece(token, false, None);
+            lexer.feed(&piece);
             if let Some(s) = text.push(&piece) {
-                on_text(&s);
+                on_text(Sampled::Text(&s));
             }
+            kept.push((token, piece, closing_now));
             if matcher.as_ref().is_some_and(Matcher::is_stopped) {
                 break Stop::Grammar;
             }
@@ -467,19 +584,45 @@ impl Engine {
             logits_at = 0;
         };
         if let Some(s) = text.finish() {
-            on_text(&s);
+            on_text(Sampled::Text(&s));
         }
+        let completion = kept.len() as u64;
         timing.sample_ms = ms(sampling.elapsed());
         timing.grammar_ms = ms(grammar);
-        timing.tokens = sampled;
-        timing.tokens_per_second = per_second(sampled, timing.sample_ms);
+        timing.tokens = sampled_total;
+        timing.tokens_per_second = per_second(sampled_total, timing.sample_ms);
+        timing.closing_tokens =
+            kept.iter().filter(|(_, _, c)| *c).count() as u64 + u64::from(ended_closing);
+        timing.rewound_tokens = rewound;
         Ok(Generation {
             text: text.text,
             prompt_tokens: tokens.len() as u64,
-            completion_tokens: sampled,
+            completion_tokens: completion,
             stop,
             timing,
         })
+    }
+}
+
+/// Keep only the allowed candidates (finite logit) of the highest
+/// [`closing::rank`]; the others get a logit of minus infinity.
+fn keep_closest(data: &mut [llama_cpp_2::token::data::LlamaTokenData], ranks: &[u8]) {
+    let rank = |d: &llama_cpp_2::token::data::LlamaTokenData| {
+        usize::try_from(d.id().0)
+            .ok()
+            .and_then(|i| ranks.get(i).copied())
+            .unwrap_or(0)
+    };
+    let best = data
+        .iter()
+        .filter(|d| d.logit().is_finite())
+        .map(rank)
+        .max()
+        .unwrap_or(0);
+    for d in data.iter_mut() {
+        if d.logit().is_finite() && rank(d) < best {
+            d.set_logit(f32::NEG_INFINITY);
+        }
     }
 }
 
@@ -559,10 +702,12 @@ mod tests {
         let a = Timing {
             sample_ms: 1000.0,
             tokens: 10,
+            closing_tokens: 3,
             ..Timing::default()
         };
         let b = a.plus(a);
         assert_eq!(b.tokens, 20);
+        assert_eq!(b.closing_tokens, 6);
         assert!((b.tokens_per_second - 10.0).abs() < 1e-9);
     }
 }

@@ -8,6 +8,7 @@
 //! model samples freely and the schema goes into the prompt instead, which
 //! measures what the constraint is worth on the same prompts.
 
+pub mod closing;
 pub mod engine;
 pub mod grammar;
 
@@ -21,7 +22,9 @@ use agentshape_core::summary::{ResultInfo, SummaryBuilder, Usage};
 use agentshape_core::{ErrorCategory, Event};
 use serde_json::{Value, json};
 
-use self::engine::{Engine, EngineError, Generation, SampleOptions, Speaker, Stop, Timing};
+use self::engine::{
+    Engine, EngineError, Generation, SampleOptions, Sampled, Speaker, Stop, Timing,
+};
 use super::{BoxFuture, Kind, Provider, ProviderError, Reply, Request, Role};
 use crate::hub::{Hub, HubBody};
 use crate::partial::PartialTracker;
@@ -271,9 +274,38 @@ impl Provider for Local {
                     turns.iter().map(|(s, c)| (*s, c.as_str())).collect();
                 let prompt = engine.prompt(&refs);
                 let mut tracker = live.as_ref().map(|_| PartialTracker::new(Some(&schema)));
-                let mut publish = |text: &str| {
+                let mut publish = |sampled: Sampled<'_>| {
                     let (Some(live), Some(tracker)) = (&live, tracker.as_mut()) else {
                         return;
+                    };
+                    let text = match sampled {
+                        Sampled::Text(text) => {
+                            let event = Event::Partial {
+                                index: None,
+                                text: Some(text.to_owned()),
+                                partial_json: None,
+                            };
+                            live.hub.publish(&live.session_id, HubBody::Event { event });
+                            text
+                        }
+                        Sampled::Rewound {
+                            kept,
+                            dropped_tokens,
+                        } => {
+                            // Note [Closing under the budget]: the partial
+                            // object starts again from what was kept.
+                            let message = format!(
+                                "the answer did not fit --max-tokens: {dropped_tokens} tokens rolled back to close it sooner"
+                            );
+                            live.hub.publish(
+                                &live.session_id,
+                                HubBody::Event {
+                                    event: Event::Warning { message },
+                                },
+                            );
+                            *tracker = PartialTracker::new(Some(&schema));
+                            kept
+                        }
                     };
                     let event = Event::Partial {
                         index: None,
@@ -281,7 +313,6 @@ impl Provider for Local {
                         partial_json: None,
                     };
                     let snapshot = tracker.feed(&event);
-                    live.hub.publish(&live.session_id, HubBody::Event { event });
                     if let Some(s) = snapshot {
                         live.hub.publish(
                             &live.session_id,

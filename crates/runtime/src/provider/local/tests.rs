@@ -132,8 +132,9 @@ fn tiny_model_under_every_schema_gives_valid_output() {
         let matcher = engine.matcher(schema).unwrap();
         let mut streamed = String::new();
         let g = engine
-            .generate(&prompt, Some(matcher), &opts(), &mut |t| {
-                streamed.push_str(t);
+            .generate(&prompt, Some(matcher), &opts(), &mut |t| match t {
+                Sampled::Text(t) => streamed.push_str(t),
+                Sampled::Rewound { kept, .. } => kept.clone_into(&mut streamed),
             })
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(streamed, g.text, "{name}: the stream is the text");
@@ -154,6 +155,109 @@ fn tiny_model_under_every_schema_gives_valid_output() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Note [Closing under the budget]: the random-weight model never ends an
+/// unbounded string, integer or array on its own (see [`table`]); within the
+/// budget's closing reserve it must, and the answer must be valid.
+#[test]
+fn unbounded_values_are_closed_within_the_budget() {
+    let engine = tiny();
+    let table = [
+        ("string", json!({"type": "string"})),
+        ("integer", json!({"type": "integer"})),
+        (
+            "array of strings",
+            json!({"type": "array", "items": {"type": "string"}}),
+        ),
+        ("anything", json!({})),
+        (
+            "required keys",
+            json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "array", "items": {"type": "integer"}}, "c": {"type": "object", "properties": {"d": {"type": "string"}}, "required": ["d"]}}, "required": ["a", "b", "c"]}),
+        ),
+        (
+            "minItems",
+            json!({"type": "array", "items": {"type": "string"}, "minItems": 3}),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, schema) in &table {
+        let validator = Validator::new(schema).unwrap();
+        let prompt = engine.prompt(&[(Speaker::User, "Give me the value.")]);
+        let g = engine
+            .generate(
+                &prompt,
+                Some(engine.matcher(schema).unwrap()),
+                &SampleOptions {
+                    max_tokens: 96,
+                    ..opts()
+                },
+                &mut |_| {},
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let valid =
+            serde_json::from_str::<Value>(&g.text).is_ok_and(|v| validator.errors(&v).is_empty());
+        if !valid || g.stop == Stop::MaxTokens || g.timing.closing_tokens == 0 {
+            failures.push(format!(
+                "{name}: {:?} ({:?}, {} closing tokens)",
+                g.text, g.stop, g.timing.closing_tokens
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Note [Closing under the budget]: required keys that alone need more
+/// than the budget's last quarter. The first try is cut at the limit; the
+/// answer is rolled back and closed sooner, and ends valid; the stream
+/// reports the rollback so a reader's copy of the text stays right.
+#[test]
+fn an_answer_cut_at_the_limit_is_rolled_back_and_closed_sooner() {
+    let engine = tiny();
+    let keys = [
+        "alpha_one",
+        "beta_two",
+        "gamma_three",
+        "delta_four",
+        "epsilon_five",
+        "zeta_six",
+    ];
+    let props: serde_json::Map<String, Value> = keys
+        .iter()
+        .map(|k| ((*k).to_owned(), json!({"type": "string"})))
+        .collect();
+    let schema = json!({"type": "object", "properties": props, "required": keys});
+    let validator = Validator::new(&schema).unwrap();
+    let prompt = engine.prompt(&[(Speaker::User, "Give me the value.")]);
+    let mut streamed = String::new();
+    let mut rewinds = 0;
+    let g = engine
+        .generate(
+            &prompt,
+            Some(engine.matcher(&schema).unwrap()),
+            &SampleOptions {
+                max_tokens: 64,
+                ..opts()
+            },
+            &mut |t| match t {
+                Sampled::Text(t) => streamed.push_str(t),
+                Sampled::Rewound { kept, .. } => {
+                    rewinds += 1;
+                    kept.clone_into(&mut streamed);
+                }
+            },
+        )
+        .unwrap();
+    let value: Value =
+        serde_json::from_str(&g.text).unwrap_or_else(|e| panic!("{e}: {:?}", g.text));
+    assert!(validator.errors(&value).is_empty(), "{value}");
+    assert_ne!(g.stop, Stop::MaxTokens);
+    assert!(rewinds > 0 && g.timing.rewound_tokens > 0, "{:?}", g.timing);
+    assert_eq!(
+        streamed, g.text,
+        "the stream, rollbacks applied, is the text"
+    );
+    assert!(g.completion_tokens <= 64 && g.timing.tokens > g.completion_tokens);
 }
 
 #[test]
