@@ -98,25 +98,35 @@ pub(crate) fn keeps_nothing(
 /// counted as bad starts with a byte the 16-at-a-time scan below looks for
 /// (an ASCII control, DEL, `0xC2` for the C1 controls, `0xEF` for U+FFFD);
 /// text with none of them, nearly every reply, is not noise without
-/// decoding it.
+/// decoding it. When there are some (`0xC2` also starts `°` and the
+/// non-breaking space), only the characters at those bytes are looked at,
+/// and the characters are counted only when one of them is bad: UTF-8
+/// continuation bytes are the only ones that start no character.
 pub(crate) fn noise(text: &str) -> bool {
     // Any suspect byte at all? (Note [Byte scans] in `json`: 16 at a time.)
     let b = text.as_bytes();
     let suspect = |c: u8| {
         (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r')) || matches!(c, 0x7F | 0xC2 | 0xEF)
     };
-    if crate::json::first_stop(b, 0, suspect) == b.len() {
+    let mut bad = 0usize;
+    let mut i = crate::json::first_stop(b, 0, suspect);
+    while let Some(&c) = b.get(i) {
+        let is_bad = match c {
+            // U+0080..=U+009F, the C1 controls.
+            0xC2 => matches!(b.get(i + 1), Some(0x80..=0x9F)),
+            // U+FFFD.
+            0xEF => b.get(i + 1..i + 3) == Some(&[0xBF, 0xBD][..]),
+            // The ASCII controls the scan stops at, and DEL.
+            _ => true,
+        };
+        bad += usize::from(is_bad);
+        i = crate::json::first_stop(b, i + 1, suspect);
+    }
+    if bad == 0 {
         return false;
     }
-    let mut total = 0usize;
-    let mut bad = 0usize;
-    for c in text.chars() {
-        total += 1;
-        if c == '\u{fffd}' || (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) {
-            bad += 1;
-        }
-    }
-    bad > 0 && bad * 8 >= total
+    let total = b.iter().filter(|&&c| c & 0xC0 != 0x80).count();
+    bad * 8 >= total
 }
 
 /// Does the text inside a candidate's brackets hold anything besides
@@ -252,6 +262,15 @@ mod tests {
             "\u{feff}bom",
             "\u{1}\u{2}\u{3}abcdefghijklmnopqrstuvwxyz",
             "",
+            // 0xEF and 0xC2 that start no bad character.
+            "\u{fe0f}\u{ff01}\u{a0}\u{b0}",
+            // One bad in eight characters is noise; in nine it is not.
+            "\u{80}abcdefg",
+            "\u{80}abcdefgh",
+            "\u{fffd}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}",
+            "\u{fffd}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}",
+            "\u{0}",
+            "x\u{fffd}",
         ] {
             assert_eq!(noise(t), noise_by_chars(t), "{t:?}");
         }
