@@ -144,15 +144,20 @@ impl PyValidator {
     /// Compile `schema` (a dict, JSON text, a path, a Pydantic model class).
     ///
     /// Raises `SchemaError` when it does not compile.
+    ///
+    /// `retriever`, a callable `uri -> dict`, supplies the documents behind
+    /// `$ref`s to other URIs (nothing is fetched otherwise: a remote `$ref`
+    /// is a `SchemaError`).
     #[new]
-    #[pyo3(signature = (schema, *, draft=None, assert_formats=None))]
+    #[pyo3(signature = (schema, *, draft=None, assert_formats=None, retriever=None))]
     fn new(
         py: Python<'_>,
         schema: &Bound<'_, PyAny>,
         draft: Option<&str>,
         assert_formats: Option<bool>,
+        retriever: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        if draft.is_none() && assert_formats.is_none() {
+        if draft.is_none() && assert_formats.is_none() && retriever.is_none() {
             return Ok(PyValidator {
                 inner: schema::validator(schema)?,
             });
@@ -164,6 +169,14 @@ impl PyValidator {
         }
         if let Some(yes) = assert_formats {
             opts = opts.assert_formats(yes);
+        }
+        if let Some(callback) = retriever {
+            opts = opts.retriever(move |uri: &str| {
+                Python::attach(|py| {
+                    let got = callback.call1(py, (uri,)).map_err(|e| e.to_string())?;
+                    convert::to_value(got.bind(py)).map_err(|e| e.to_string())
+                })
+            });
         }
         let inner = py
             .detach(|| opts.build(&value))

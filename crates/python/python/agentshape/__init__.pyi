@@ -1,7 +1,7 @@
 """Type stubs of agentshape (the native module agentshape._agentshape)."""
 
 import os
-from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Sequence, TypeVar, Union
 
 __version__: str
 MAX_DEPTH: int
@@ -131,6 +131,7 @@ class Validator:
         *,
         draft: Optional[str] = None,
         assert_formats: Optional[bool] = None,
+        retriever: Optional[Callable[[str], JSON]] = None,
     ) -> None: ...
     def validate(self, instance: JSON) -> list[Violation]: ...
     def is_valid(self, instance: JSON) -> bool: ...
