@@ -18,6 +18,8 @@
 //! (sets, bytes, dates). Objects with Pydantic's `model_dump` are dumped in
 //! JSON mode first, so a model instance validates like its dict.
 
+use std::collections::HashMap;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
@@ -145,9 +147,26 @@ fn not_json(path: &[String], why: &str) -> PyErr {
 /// Convert a JSON value to Python objects (dict, list, str, int, float,
 /// bool, None); object keys keep their order.
 ///
+/// Note [Key strings]: the objects of one value repeat their keys (every
+/// finding has `file`, `line`, `severity`), so one Python `str` is made per
+/// distinct short key and shared, as `json.loads` does; it halves the
+/// conversion of the corpus's replies. Lists are built at their final size.
+///
 /// # Errors
 /// Only when Python cannot allocate.
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    let mut keys = HashMap::new();
+    to_py_with(py, value, &mut keys)
+}
+
+/// Keys longer than this are not shared (Note [Key strings]).
+const SHARED_KEY_BYTES: usize = 64;
+
+fn to_py_with<'py, 'v>(
+    py: Python<'py>,
+    value: &'v Value,
+    keys: &mut HashMap<&'v str, Bound<'py, PyString>>,
+) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -162,16 +181,23 @@ pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
         }
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_py(py, item)?)?;
-            }
-            list.into_any()
+            let converted = items
+                .iter()
+                .map(|item| to_py_with(py, item, keys))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, converted)?.into_any()
         }
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (k, v) in map {
-                dict.set_item(PyString::new(py, k), to_py(py, v)?)?;
+                let key = if k.len() <= SHARED_KEY_BYTES {
+                    keys.entry(k.as_str())
+                        .or_insert_with(|| PyString::new(py, k))
+                        .clone()
+                } else {
+                    PyString::new(py, k)
+                };
+                dict.set_item(key, to_py_with(py, v, keys)?)?;
             }
             dict.into_any()
         }
