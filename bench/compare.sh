@@ -38,7 +38,11 @@ if [[ " $only " == *" python "* ]]; then
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -c 'import maturin, json_repair, jsonschema, fastjsonschema' 2>/dev/null ||
     "$venv/bin/python" -m pip install -q "maturin>=1.9.4,<2" json_repair jsonschema fastjsonschema
-  (cd "$root/crates/python" && VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --release --locked -q)
+  # A wheel, not `maturin develop`: an editable install puts the module in
+  # crates/python/python/agentshape/, where .venv's debug build lives too.
+  rm -rf "$venv/wheels"
+  (cd "$root/crates/python" && VIRTUAL_ENV="$venv" "$venv/bin/maturin" build --release --locked -q -o "$venv/wheels")
+  "$venv/bin/python" -m pip install -q --force-reinstall --no-deps "$venv"/wheels/agentshape-*.whl
   mkdir -p "$res"
   "$venv/bin/python" "$here/python.py" --data "$data" --peer "$peer" --repeat "${RUNS:-3}" --out "$res/python.json"
   only="${only//python/}"
