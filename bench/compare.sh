@@ -5,6 +5,7 @@
 #   bench/compare.sh            full corpus (~330 MB, generated once into bench/data)
 #   SMALL=1 bench/compare.sh    the small corpus (smoke test, seconds)
 #   RUNS=5 ONLY="stream repair validate invariants" bench/compare.sh
+#   ONLY=python bench/compare.sh   the Python package in-process (bench/python.py)
 #
 # `invariants` races `validate --jsonl` on 3,000 code-review documents of 64
 # findings with the schema's `x-invariants` against the same schema without
@@ -29,6 +30,23 @@ export NODE_PATH="$here/.deps/node_modules"
 if [ ! -f "$data/CORPUS.json" ]; then
   echo "generating the corpus into $data ..." >&2
   python3 "$peer/gen_corpus.py" "$data" "${gen[@]}"
+fi
+if [[ " $only " == *" python "* ]]; then
+  # The Python package from a release build, in its own venv beside the
+  # peers (bench/.deps, git-ignored), then bench/python.py in-process.
+  venv="$here/.deps/pyvenv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -c 'import maturin, json_repair, jsonschema, fastjsonschema' 2>/dev/null ||
+    "$venv/bin/python" -m pip install -q "maturin>=1.9.4,<2" json_repair jsonschema fastjsonschema
+  # A wheel, not `maturin develop`: an editable install puts the module in
+  # crates/python/python/agentshape/, where .venv's debug build lives too.
+  rm -rf "$venv/wheels"
+  (cd "$root/crates/python" && VIRTUAL_ENV="$venv" "$venv/bin/maturin" build --release --locked -q -o "$venv/wheels")
+  "$venv/bin/python" -m pip install -q --force-reinstall --no-deps "$venv"/wheels/agentshape-*.whl
+  mkdir -p "$res"
+  "$venv/bin/python" "$here/python.py" --data "$data" --peer "$peer" --repeat "${RUNS:-3}" --out "$res/python.json"
+  only="${only//python/}"
+  [ -n "${only// /}" ] || exit 0
 fi
 (cd "$root" && cargo build --release --locked --quiet -p agentshape)
 bin="${CARGO_TARGET_DIR:-$root/target}/release/agentshape"

@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-COMPONENTS=(chromium llama models postgres)
+COMPONENTS=(chromium llama models postgres python)
 
 # Note [Why chromium-driver]: the browser tests drive Debian's chromium over
 # WebDriver (the fantoccini crate), which needs the matching chromedriver;
@@ -67,6 +67,30 @@ component_postgres() {
       [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && [ -x "$d/postgres" ] && [ -x "$d/createdb" ] && return 0
     done
     return 1
+  }
+}
+
+# Note [The Python venv]: crates/python is built with maturin into a
+# virtual environment at .venv (git-ignored), with pytest and Pydantic v2
+# for its tests, all from PyPI. The wheel is built in the debug profile and
+# the same target dir as the other tests (`maturin develop`, editable), so
+# CI compiles agentshape-core once more at most for it; scripts/test.sh
+# runs `maturin develop` again before pytest, which rebuilds only when the
+# sources changed. `have`: the tools and the package import.
+VENV=.venv
+PY_TOOLS=("maturin>=1.9.4,<2" "pytest>=7" "pydantic>=2,<3")
+component_python() {
+  need=()
+  what="$VENV with maturin, pytest, pydantic 2 and the agentshape package (crates/python)"
+  have() {
+    [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c '
+import maturin, pytest, pydantic, agentshape
+assert int(pydantic.VERSION.split(".")[0]) == 2' >/dev/null 2>&1
+  }
+  install() {
+    [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PY_TOOLS[@]}"
+    (cd crates/python && VIRTUAL_ENV="$PWD/../../$VENV" "../../$VENV/bin/maturin" develop --locked -q)
   }
 }
 

@@ -19,8 +19,23 @@ echo "== clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== tests"
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+pylog="$(mktemp)"
+trap 'rm -f "$log" "$pylog"' EXIT
 cargo test --workspace --locked 2>&1 | tee "$log"
+echo "== python (crates/python: pytest over the extension, debug build in the same target dir)"
+# Note [The Python venv] in scripts/setup.sh. Never skipped: without the venv
+# the step fails and names the command that makes it.
+if [ ! -x .venv/bin/python ] || [ ! -x .venv/bin/maturin ]; then
+  echo "python: .venv with maturin is missing; run ./scripts/setup.sh --only python" >&2
+  exit 1
+fi
+py_start=$SECONDS
+(cd crates/python && VIRTUAL_ENV="$PWD/../../.venv" ../../.venv/bin/maturin develop --locked -q)
+py_built=$((SECONDS - py_start))
+# pytest's own closing line ("N passed ...") is what CI reads for this step;
+# its exit code 5 (no test ran) fails the run like any other failure.
+.venv/bin/python -m pytest -q -p no:cacheprovider crates/python/tests 2>&1 | tee "$pylog"
+echo "python step: build $py_built s, total $((SECONDS - py_start)) s"
 echo "== docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 echo "== core stays pure (no tokio, reqwest or database in agentshape-core)"
@@ -34,6 +49,8 @@ if grep -nE 'crate::(extract|validate)' crates/core/src/outcome.rs || grep -rnE 
   echo "agentshape-core: the result types in outcome.rs must not import a stage, nor validate import extract (Note [Result types])" >&2
   exit 1
 fi
-# One closing line for the whole run, summed over every test binary.
+# One closing line for the whole run, summed over every test binary and
+# pytest's summary line ("245 passed, 2 skipped in 14.1s").
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
-     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+     FILENAME == ARGV[2] && / in [0-9.]+s/ && /(passed|failed)/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^skipped/) s += $i } }
+     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log" "$pylog"

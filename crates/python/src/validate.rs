@@ -1,0 +1,330 @@
+//! `Validator`, `Violation` and `validate_many`: core's validate and check
+//! stages over Python values.
+//!
+//! A `Validator` wraps core's compiled schema behind an `Arc`: compiled
+//! once, shared by every thread (core's `Validator` is `Send + Sync`), and
+//! by every `Extractor` built from it. Each call converts the instance while
+//! holding the interpreter (it reads Python objects), then validates with
+//! the interpreter released (Note [Releasing the interpreter] in `lib`).
+
+use std::sync::Arc;
+
+use agentshape_core::validate::{Draft, ValidateOptions, Validator};
+use agentshape_core::{Violation, json};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use serde_json::Value;
+
+use crate::errors::{self, InputError};
+use crate::{convert, parallel, schema};
+
+/// One reason an instance is invalid (the CLI's error shape).
+///
+/// `instance_path` and `schema_path` are JSON Pointers; `kind` is `None` for
+/// a JSON Schema keyword, `"invariant"` for a failed `x-invariants` rule
+/// (then `rule` holds its CEL source), `"number"` for a number JSON cannot
+/// hold exactly. Also exported as `agentshape.Error`.
+#[pyclass(name = "Violation", module = "agentshape", frozen, eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PyViolation {
+    /// JSON Pointer to the offending part of the instance (`""` is the root).
+    #[pyo3(get)]
+    instance_path: String,
+    /// JSON Pointer to the failing keyword in the schema.
+    #[pyo3(get)]
+    schema_path: String,
+    /// One line for people.
+    #[pyo3(get)]
+    message: String,
+    /// `None`, `"invariant"` or `"number"`.
+    #[pyo3(get)]
+    kind: Option<String>,
+    /// The CEL source of a failed `x-invariants` rule.
+    #[pyo3(get)]
+    rule: Option<String>,
+}
+
+impl From<Violation> for PyViolation {
+    fn from(v: Violation) -> Self {
+        PyViolation {
+            instance_path: v.instance_path,
+            schema_path: v.schema_path,
+            message: v.message,
+            kind: v.kind.and_then(|k| {
+                serde_json::to_value(k)
+                    .ok()
+                    .and_then(|x| x.as_str().map(str::to_owned))
+            }),
+            rule: v.rule,
+        }
+    }
+}
+
+#[pymethods]
+impl PyViolation {
+    /// The CLI's JSON shape: `{"instance_path", "schema_path", "message"}`,
+    /// plus `kind` and `rule` when set.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let mut map = serde_json::Map::new();
+        map.insert("instance_path".into(), self.instance_path.clone().into());
+        map.insert("schema_path".into(), self.schema_path.clone().into());
+        map.insert("message".into(), self.message.clone().into());
+        if let Some(k) = &self.kind {
+            map.insert("kind".into(), k.clone().into());
+        }
+        if let Some(r) = &self.rule {
+            map.insert("rule".into(), r.clone().into());
+        }
+        convert::to_py(py, &Value::Object(map))
+    }
+
+    fn __repr__(&self) -> String {
+        let kind = self
+            .kind
+            .as_ref()
+            .map_or_else(String::new, |k| format!(", kind={k:?}"));
+        format!(
+            "Violation(instance_path={:?}, schema_path={:?}, message={:?}{kind})",
+            self.instance_path, self.schema_path, self.message
+        )
+    }
+
+    fn __str__(&self) -> String {
+        let at = if self.instance_path.is_empty() {
+            "(root)"
+        } else {
+            &self.instance_path
+        };
+        format!("{at}: {}", self.message)
+    }
+}
+
+/// Python list of violations.
+pub fn violations(py: Python<'_>, list: Vec<Violation>) -> PyResult<Vec<Py<PyViolation>>> {
+    list.into_iter()
+        .map(|v| Py::new(py, PyViolation::from(v)))
+        .collect()
+}
+
+/// A JSON Schema compiled once, validated against many times.
+///
+/// Draft-07, 2019-09 and 2020-12 (from `$schema`, default 2020-12, or
+/// forced with `draft=`); the schema's `x-invariants` CEL rules are compiled
+/// with it and checked after the schema passes. Thread-safe: one `Validator`
+/// may be used from many threads at once.
+///
+/// >>> v = Validator({"type": "object", "required": ["ok"]})
+/// >>> v.is_valid({"ok": True})
+/// True
+/// >>> [e.instance_path for e in v.validate({})]
+/// ['']
+#[pyclass(name = "Validator", module = "agentshape", frozen)]
+pub struct PyValidator {
+    pub inner: Arc<Validator>,
+}
+
+fn draft_of(name: &str) -> PyResult<Draft> {
+    Ok(match name {
+        "4" | "draft4" | "draft-04" => Draft::Draft4,
+        "6" | "draft6" | "draft-06" => Draft::Draft6,
+        "7" | "draft7" | "draft-07" => Draft::Draft7,
+        "2019-09" | "draft2019-09" => Draft::Draft201909,
+        "2020-12" | "draft2020-12" => Draft::Draft202012,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown draft `{other}` (known: draft-04, draft-06, draft-07, 2019-09, 2020-12)"
+            )));
+        }
+    })
+}
+
+#[pymethods]
+impl PyValidator {
+    /// Compile `schema` (a dict, JSON text, a path, a Pydantic model class).
+    ///
+    /// Raises `SchemaError` when it does not compile.
+    ///
+    /// `retriever`, a callable `uri -> dict`, supplies the documents behind
+    /// `$ref`s to other URIs (nothing is fetched otherwise: a remote `$ref`
+    /// is a `SchemaError`).
+    #[new]
+    #[pyo3(signature = (schema, *, draft=None, assert_formats=None, retriever=None))]
+    fn new(
+        py: Python<'_>,
+        schema: &Bound<'_, PyAny>,
+        draft: Option<&str>,
+        assert_formats: Option<bool>,
+        retriever: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        if draft.is_none() && assert_formats.is_none() && retriever.is_none() {
+            return Ok(PyValidator {
+                inner: schema::validator(schema)?,
+            });
+        }
+        let value = schema::schema_value(schema)?;
+        let mut opts = ValidateOptions::new();
+        if let Some(d) = draft {
+            opts = opts.draft(draft_of(d)?);
+        }
+        if let Some(yes) = assert_formats {
+            opts = opts.assert_formats(yes);
+        }
+        if let Some(callback) = retriever {
+            opts = opts.retriever(move |uri: &str| {
+                Python::attach(|py| {
+                    let got = callback.call1(py, (uri,)).map_err(|e| e.to_string())?;
+                    convert::to_value(got.bind(py)).map_err(|e| e.to_string())
+                })
+            });
+        }
+        let inner = py
+            .detach(|| opts.build(&value))
+            .map_err(|e| errors::from_core(&e))?;
+        Ok(PyValidator {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Every violation of `instance` (schema errors, then failed
+    /// invariants), sorted; empty when valid.
+    fn validate(
+        &self,
+        py: Python<'_>,
+        instance: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<Py<PyViolation>>> {
+        let value = convert::to_value(instance)?;
+        let found = py.detach(|| verdict(&self.inner, &value));
+        violations(py, found)
+    }
+
+    /// `True` when `validate(instance)` would be empty; cheaper.
+    fn is_valid(&self, py: Python<'_>, instance: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let value = convert::to_value(instance)?;
+        Ok(py.detach(|| is_valid(&self.inner, &value)))
+    }
+
+    /// Validate the JSON text `text` (str or UTF-8 bytes) without building
+    /// Python objects: the fastest form for JSON Lines.
+    ///
+    /// Raises `InputError` when `text` is not JSON.
+    fn validate_json(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<Py<PyViolation>>> {
+        let text = text_of(text)?;
+        let found = py.detach(|| verdict_of_text(&self.inner, &text))?;
+        violations(py, found)
+    }
+
+    /// Validate many instances on every core (or `threads`); one list of
+    /// violations per instance, in order. Instances are converted first
+    /// (holding the interpreter), then validated with it released.
+    #[pyo3(signature = (instances, *, threads=None))]
+    fn validate_many(
+        &self,
+        py: Python<'_>,
+        instances: &Bound<'_, PyAny>,
+        threads: Option<usize>,
+    ) -> PyResult<Vec<Vec<Py<PyViolation>>>> {
+        let values = instances
+            .try_iter()?
+            .map(|item| convert::to_value(&item?))
+            .collect::<PyResult<Vec<Value>>>()?;
+        let inner = &self.inner;
+        let found = py.detach(|| parallel::map(&values, threads, |v| verdict(inner, v)));
+        found.into_iter().map(|f| violations(py, f)).collect()
+    }
+
+    /// Apply schema-aligned coercions (`"90%"` → 90, `"Critical"` →
+    /// `"critical"`, `x` → `[x]`, ...): returns `(value, coercions)`, each
+    /// coercion a dict `{"kind", "instance_path", "from", "to"}`.
+    fn coerce<'py>(
+        &self,
+        py: Python<'py>,
+        instance: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let value = convert::to_value(instance)?;
+        let (value, coercions) = py.detach(|| self.inner.coerce(value));
+        Ok((
+            convert::to_py(py, &value)?,
+            convert::serde_to_py(py, &coercions)?,
+        ))
+    }
+
+    /// The schema as given (a dict).
+    #[getter]
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_py(py, self.inner.schema())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Validator(draft={:?})", self.inner.draft())
+    }
+}
+
+/// Schema errors then invariants: the CLI's `validate` verdict.
+pub fn verdict(v: &Validator, value: &Value) -> Vec<Violation> {
+    v.errors_and_invariants(value)
+}
+
+/// The fast path: no error list unless the instance has invariants to run.
+pub fn is_valid(v: &Validator, value: &Value) -> bool {
+    if v.invariants().is_empty() {
+        v.is_valid(value)
+    } else {
+        v.errors_and_invariants(value).is_empty()
+    }
+}
+
+/// The verdict on JSON text: core's borrowed reader when it answers, else
+/// a parse (numbers JSON cannot hold exactly are violations of kind
+/// `number`, as in `agentshape validate`).
+pub fn verdict_of_text(v: &Validator, text: &str) -> PyResult<Vec<Violation>> {
+    if let Some(found) = v.check_text(text) {
+        return Ok(found);
+    }
+    let parsed = json::parse(text).map_err(|e| InputError::new_err(format!("not JSON: {e}")))?;
+    let mut found: Vec<Violation> = parsed
+        .inexact
+        .iter()
+        .map(json::InexactNumber::violation)
+        .collect();
+    found.extend(v.errors_and_invariants(&parsed.value));
+    Ok(found)
+}
+
+/// A `str` or UTF-8 `bytes` argument as Rust text.
+pub fn text_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(s.to_cow()?.into_owned());
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return String::from_utf8(b.as_bytes().to_vec()).map_err(|e| {
+            InputError::new_err(format!(
+                "bytes are not UTF-8 text (invalid at byte {})",
+                e.utf8_error().valid_up_to()
+            ))
+        });
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(
+        "expected str or bytes",
+    ))
+}
+
+/// `validate_many(instances, *, schema, threads=None)`: compile `schema`
+/// once and validate every instance on every core.
+#[pyfunction]
+#[pyo3(signature = (instances, *, schema, threads=None))]
+pub fn validate_many(
+    py: Python<'_>,
+    instances: &Bound<'_, PyAny>,
+    schema: &Bound<'_, PyAny>,
+    threads: Option<usize>,
+) -> PyResult<Vec<Vec<Py<PyViolation>>>> {
+    let v = PyValidator {
+        inner: schema::validator(schema)?,
+    };
+    v.validate_many(py, instances, threads)
+}
