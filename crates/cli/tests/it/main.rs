@@ -38,6 +38,7 @@ mod serve_robust;
 mod served;
 mod session_page;
 mod sessions;
+mod store_outage;
 mod store_pg;
 mod store_safety;
 mod validate;
