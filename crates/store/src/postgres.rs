@@ -612,6 +612,22 @@ impl PgStore {
         })
     }
 
+    /// The rows of `sql` (`$N` placeholders) as cells: the dashboard's
+    /// queries (Note \[Queries on both backends\] in `query`).
+    pub(crate) fn query_cells(
+        &self,
+        sql: &str,
+        params: &[crate::copy::Cell],
+        what: &dyn Fn() -> String,
+    ) -> Result<Vec<Vec<crate::copy::Cell>>> {
+        let context = what();
+        let ctx = || context.clone();
+        self.with_conn(|conn| {
+            let rows = conn.client.query(sql, &as_params(params)).pg(ctx)?;
+            rows.iter().map(|r| cells(r).pg(ctx)).collect()
+        })
+    }
+
     /// Run a query through the simple protocol and return every value as
     /// text (`NULL` for null): ad-hoc reports and tests that compare rows
     /// across backends.

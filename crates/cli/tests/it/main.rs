@@ -34,6 +34,7 @@ mod profiles;
 mod provider_safety;
 mod run;
 mod serve;
+mod serve_pg;
 mod serve_robust;
 mod served;
 mod session_page;
