@@ -39,6 +39,7 @@ mod serve_robust;
 mod served;
 mod session_page;
 mod sessions;
+mod store_load;
 mod store_outage;
 mod store_pg;
 mod store_safety;
