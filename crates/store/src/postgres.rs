@@ -34,8 +34,15 @@
 //!   connection and forgets every idle one: the next call connects anew.
 //! - The session write ([`Store::write_session`]) is idempotent, so it is
 //!   tried again through an outage, with a backoff of 100 ms doubling to
-//!   2 s (jittered), until [`OUTAGE_ENV`] (default 30 s) has passed. A
-//!   database back within that stores the session as if nothing happened.
+//!   2 s (jittered), until the server has been unreachable for
+//!   [`OUTAGE_ENV`] (default 30 s; counted from the first failure of the
+//!   outage, so a run waits for it once). So are the run's last feed lines
+//!   ([`Store::append_feed`], which `run` drains just before the session):
+//!   a database back within the deadline gets every line and the session,
+//!   in order, as if nothing happened. (A feed batch whose commit was
+//!   cut off by the outage may have committed and is written again: a
+//!   watcher may see such a line twice; the forensic log and the session's
+//!   rows never are.)
 //!   Past it the error goes to the caller: `run` prints the agent's result
 //!   as usual, then one line saying the session is only in its forensic
 //!   log with the exact `agentshape ingest --store … LOG` command, and
@@ -172,9 +179,33 @@ struct Pool {
     deadline: Duration,
     /// A connect for a caller that could not wait is still under way.
     connecting: Arc<AtomicBool>,
+    /// When the server stopped answering, while it still does not
+    /// (Note \[Store outage\]: the outage deadline counts from here).
+    down_since: Mutex<Option<std::time::Instant>>,
 }
 
 impl Pool {
+    /// Record that a call failed because the server is gone (or that one
+    /// succeeded): the start of the current outage, if any.
+    fn note_outage(&self, down: bool) {
+        if let Ok(mut since) = self.down_since.lock() {
+            match (down, *since) {
+                (true, None) => *since = Some(std::time::Instant::now()),
+                (false, Some(_)) => *since = None,
+                _ => {}
+            }
+        }
+    }
+
+    /// How long the server has been unreachable (zero when it answers).
+    fn down_for(&self) -> Duration {
+        self.down_since
+            .lock()
+            .ok()
+            .and_then(|s| *s)
+            .map_or(Duration::ZERO, |t| t.elapsed())
+    }
+
     /// A pooled connection, or a new one within the deadline.
     fn get(&self) -> Result<Conn> {
         let reused = self
@@ -345,6 +376,7 @@ fn pool(url: &str, read_only: bool) -> Result<Pool> {
         idle: Arc::default(),
         deadline,
         connecting: Arc::default(),
+        down_since: Mutex::new(None),
     })
 }
 
@@ -510,11 +542,20 @@ impl PgStore {
     ) -> Result<T> {
         let pool = &self.pool;
         off_runtime(move || {
-            let mut conn = if now { pool.get_now()? } else { pool.get()? };
+            let got = if now { pool.get_now() } else { pool.get() };
+            let mut conn = match got {
+                Ok(c) => c,
+                Err(e) => {
+                    pool.note_outage(e.kind() == ErrorKind::Unavailable);
+                    return Err(e);
+                }
+            };
             let out = f(&mut conn);
-            if matches!(&out, Err(e) if e.kind() == ErrorKind::Unavailable) {
+            let down = matches!(&out, Err(e) if e.kind() == ErrorKind::Unavailable);
+            if down {
                 pool.forget_idle();
             }
+            pool.note_outage(down);
             pool.put(conn);
             out
         })
@@ -576,22 +617,23 @@ impl PgStore {
 
     /// [`PgStore::write_tx`], and while the server cannot be reached
     /// (restarting, refusing connections) tried again with a bounded
-    /// backoff until the outage deadline ([`OUTAGE_ENV`]) has passed:
-    /// Note \[Store outage\]. Only for writes that are idempotent (a
-    /// transaction whose commit was cut off may have committed).
+    /// backoff until it has been unreachable for the outage deadline
+    /// ([`OUTAGE_ENV`]): Note \[Store outage\]. The deadline counts from the
+    /// first failure of the outage, so writes made one after another
+    /// (the feed's last lines, then the session) wait for it once, not
+    /// each in turn.
     fn write_tx_through_outage<T: Send>(
         &self,
         what: &(dyn Fn() -> String + Sync),
         f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> PgResult<T> + Sync),
     ) -> Result<T> {
-        let started = std::time::Instant::now();
         let deadline = outage_deadline();
         let mut attempt = 0u32;
         loop {
             match self.write_tx(what, None, RETRIES, f) {
-                Err(e) if e.kind() == ErrorKind::Unavailable && started.elapsed() < deadline => {
+                Err(e) if e.kind() == ErrorKind::Unavailable && self.pool.down_for() < deadline => {
                     attempt = attempt.saturating_add(1);
-                    let left = deadline.saturating_sub(started.elapsed());
+                    let left = deadline.saturating_sub(self.pool.down_for());
                     std::thread::sleep(outage_backoff(attempt).min(left));
                 }
                 other => return other,
@@ -968,7 +1010,8 @@ impl Store for PgStore {
             return Ok(());
         }
         let what = || format!("appending {} feed entries", entries.len());
-        self.write_tx(&what, None, RETRIES, &|tx, stmts| {
+        // The run's last lines, before its session (Note [Store outage]).
+        self.write_tx_through_outage(&what, &|tx, stmts| {
             feed_lock(tx, stmts)?;
             feed_insert(tx, stmts, entries)
         })

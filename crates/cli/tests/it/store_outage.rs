@@ -129,6 +129,47 @@ fn a_database_back_within_the_deadline_gets_the_session() {
             "1".to_owned()
         ]]
     );
+    // The live feed got every line the outage held back, before `ended`:
+    // the same rows as the same run into SQLite with no outage.
+    let feed = |rows: Vec<Vec<String>>| -> Vec<(String, String)> {
+        rows.into_iter()
+            .map(|r| (r[0].clone(), r[1].clone()))
+            .collect()
+    };
+    let on_pg = feed(sql(
+        &url,
+        "SELECT kind, COUNT(*) FROM feed WHERE session_id = 'out-a'
+         GROUP BY kind ORDER BY kind",
+    ));
+    let db = dir.path().join("ref.db");
+    std::fs::write(dir.path().join("ref.go"), "").unwrap();
+    let reference = wait_output(start_run(
+        &format!("sqlite:{}", db.display()),
+        dir.path(),
+        "ref",
+        "0",
+    ));
+    assert_eq!(reference.status.code(), Some(0));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let on_sqlite: Vec<(String, String)> = c
+        .prepare(
+            "SELECT kind, CAST(COUNT(*) AS TEXT) FROM feed WHERE session_id = 'ref'
+             GROUP BY kind ORDER BY kind",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(on_pg, on_sqlite);
+    let last_two = sql(
+        &url,
+        "SELECT kind FROM feed WHERE session_id = 'out-a' ORDER BY id DESC LIMIT 2",
+    );
+    assert_eq!(
+        last_two,
+        [vec!["ended".to_owned()], vec!["event".to_owned()]]
+    );
 }
 
 #[test]
