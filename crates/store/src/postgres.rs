@@ -468,8 +468,8 @@ impl PgStore {
     /// Connect to `url` and apply pending migrations (Note \[Migrations\]).
     ///
     /// # Errors
-    /// A URL the client cannot read ([`ErrorKind::Usage`](crate::ErrorKind::Usage)),
-    /// a server that cannot be reached ([`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)),
+    /// A URL the client cannot read ([`ErrorKind::Usage`]),
+    /// a server that cannot be reached ([`ErrorKind::Unavailable`]),
     /// refused credentials, a schema from a newer build.
     pub fn open(url: &str) -> Result<Self> {
         let pool = pool(url, false)?;
