@@ -40,11 +40,14 @@ pub enum Error {
     },
     /// A session could not be written to the store; its forensic log keeps it.
     #[error(
-        "session `{id}` was not stored in the store ({source}); it is kept in its forensic log: add it later with `agentshape ingest {log}`"
+        "session `{id}` was not stored in the store ({source}); it is kept in its forensic log: add it later with `agentshape ingest{store_arg} {log}`"
     )]
     StoreWrite {
         /// The session id.
         id: String,
+        /// ` --store LOCATION` when the store is not the default file (the
+        /// password of a URL redacted), else empty: the exact command.
+        store_arg: String,
         /// The forensic log to ingest.
         log: String,
         /// The store's error (its kind decides the exit code); boxed to keep

@@ -351,8 +351,15 @@ pub async fn run_session(
         feed: feed.clone(),
     };
     let mut store = store;
+    let store_arg = store
+        .as_ref()
+        .and_then(|s| s.location())
+        .filter(|l| l != agentshape_store::DEFAULT_DB)
+        .map(|l| format!(" --store {}", shell_word(&l)))
+        .unwrap_or_default();
     let store_failed = |source| crate::Error::StoreWrite {
         id: spec.id.clone(),
+        store_arg: store_arg.clone(),
         log: log_path.display().to_string(),
         source: Box::new(source),
     };
@@ -486,6 +493,20 @@ pub async fn run_session(
         not_found,
         feed: feed.as_ref().map(FeedQueue::stats),
     })
+}
+
+/// `s` as one shell word: as is when it holds only characters no shell
+/// treats specially, else in single quotes (a quote inside closed and
+/// reopened), so the `ingest` hint can be pasted.
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:@%+=,".contains(&b));
+    if plain {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 /// At most this many feed batches are written per wake of the select loop,

@@ -69,6 +69,13 @@ pub enum Error {
         /// What was asked.
         what: String,
     },
+    /// A stored value of a type its column never holds (a row written by
+    /// hand, or damaged), met while reading.
+    #[error("unexpected row in the store: {what}")]
+    Unexpected {
+        /// Which value, and what it was.
+        what: String,
+    },
     /// A store location that names no backend we have.
     #[error("bad store `{url}`: {reason}")]
     BadUrl {
@@ -122,6 +129,7 @@ impl Error {
             Error::IdTaken { .. } => ErrorKind::Conflict,
             Error::BadUrl { .. } | Error::Unsupported { .. } => ErrorKind::Usage,
             Error::ConnectTimeout { .. } => ErrorKind::Unavailable,
+            Error::Unexpected { .. } => ErrorKind::Corrupt,
             Error::Postgres { source, .. } => pg_kind(source),
             Error::Io { source, .. } => match source.kind() {
                 std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {

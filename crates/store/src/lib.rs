@@ -481,4 +481,12 @@ pub trait Store: Send {
     /// # Errors
     /// When the database cannot be read.
     fn overview(&self) -> Result<Overview>;
+
+    /// Where the store is, as `--store` takes it (a URL's password
+    /// redacted), for messages that give a command to run later (the
+    /// `ingest` hint of a session the store could not take); `None` when
+    /// it has no such name (in memory).
+    fn location(&self) -> Option<String> {
+        None
+    }
 }

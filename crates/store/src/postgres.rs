@@ -25,6 +25,36 @@
 //! codes, and retrying when a database restarts). A connection goes back to
 //! the pool after each call unless it is closed; at most [`MAX_IDLE`] stay.
 //!
+//! Note \[Store outage\]: a database that restarts or refuses connections
+//! while a `run` is in progress must cost no line and must not stall the
+//! agent. The runtime writes the forensic log first, so nothing is lost
+//! whatever the store does; what the store does is this:
+//! - A failure that says the server is gone ([`ErrorKind::Unavailable`]:
+//!   refused, reset, `57P01` shutting down, connect deadline) drops that
+//!   connection and forgets every idle one: the next call connects anew.
+//! - The session write ([`Store::write_session`]) is idempotent, so it is
+//!   tried again through an outage, with a backoff of 100 ms doubling to
+//!   2 s (jittered), until the server has been unreachable for
+//!   [`OUTAGE_ENV`] (default 30 s; counted from the first failure of the
+//!   outage, so a run waits for it once). So are the run's last feed lines
+//!   ([`Store::append_feed`], which `run` drains just before the session):
+//!   a database back within the deadline gets every line and the session,
+//!   in order, as if nothing happened. (A feed batch whose commit was
+//!   cut off by the outage may have committed and is written again: a
+//!   watcher may see such a line twice; the forensic log and the session's
+//!   rows never are.)
+//!   Past it the error goes to the caller: `run` prints the agent's result
+//!   as usual, then one line saying the session is only in its forensic
+//!   log with the exact `agentshape ingest --store … LOG` command, and
+//!   exits 75 (temporary failure), the code of an unreachable store.
+//! - Heartbeats and live-feed flushes never wait for a connect longer than
+//!   [`NOW_PATIENCE`], and while such a connect is still under way the
+//!   next ones fail at once instead of starting another (a connect that
+//!   succeeds late leaves its connection in the pool). The feed keeps its
+//!   entries and retries them, bounded: past the queue's bound entries are
+//!   dropped and counted (runtime's Note \[Live feed\]); a missed heartbeat
+//!   is harmless. The stream of the agent is read throughout.
+//!
 //! Note \[Feed order on Postgres\]: `serve` tails the feed by id, which is
 //! only safe if ids become visible in id order. With concurrent writers a
 //! sequence does not give that (a transaction that drew id 10 may commit
@@ -45,12 +75,13 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use postgres::{Client, NoTls, Statement, Transaction};
 
-use crate::error::{Error, PgContext, Result};
+use crate::error::{Error, ErrorKind, PgContext, Result};
 use crate::migrate::{self, Migration, PG_MIGRATION_LOCK, Plan};
 use crate::url::redact;
 use crate::{
@@ -89,6 +120,31 @@ fn connect_deadline() -> Duration {
     Duration::from_millis(ms.max(1))
 }
 
+/// The environment variable bounding how long a session write waits for a
+/// store that cannot be reached, in milliseconds (Note \[Store outage\]).
+pub const OUTAGE_ENV: &str = "AGENTSHAPE_STORE_OUTAGE_MS";
+
+/// How long a session write waits through an outage by default.
+pub const OUTAGE_DEFAULT_MS: u64 = 30_000;
+
+/// The longest a heartbeat or a live-feed flush waits for a new connection.
+pub const NOW_PATIENCE: Duration = Duration::from_millis(250);
+
+fn outage_deadline() -> Duration {
+    let ms = std::env::var(OUTAGE_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(OUTAGE_DEFAULT_MS);
+    Duration::from_millis(ms)
+}
+
+/// The pause before reconnect `attempt` (1-based): 100 ms doubling to 2 s,
+/// with jitter so a fleet that lost its database does not come back in step.
+fn outage_backoff(attempt: u32) -> Duration {
+    let base = (100u64 << attempt.saturating_sub(1).min(5)).min(2_000);
+    Duration::from_millis(base / 2 + fastish_jitter(base / 2))
+}
+
 /// How many more times a busy transaction (deadlock, serialization failure,
 /// lock timeout) is tried, with the SQLite backend's backoff.
 const RETRIES: u32 = 5;
@@ -118,11 +174,39 @@ struct Pool {
     config: postgres::Config,
     /// The URL for messages, password redacted.
     url: String,
-    idle: Mutex<Vec<Conn>>,
+    /// Shared with connect threads, which leave a connection made after
+    /// its caller stopped waiting here (Note \[Store outage\]).
+    idle: Arc<Mutex<Vec<Conn>>>,
     deadline: Duration,
+    /// A connect for a caller that could not wait is still under way.
+    connecting: Arc<AtomicBool>,
+    /// When the server stopped answering, while it still does not
+    /// (Note \[Store outage\]: the outage deadline counts from here).
+    down_since: Mutex<Option<std::time::Instant>>,
 }
 
 impl Pool {
+    /// Record that a call failed because the server is gone (or that one
+    /// succeeded): the start of the current outage, if any.
+    fn note_outage(&self, down: bool) {
+        if let Ok(mut since) = self.down_since.lock() {
+            match (down, *since) {
+                (true, None) => *since = Some(std::time::Instant::now()),
+                (false, Some(_)) => *since = None,
+                _ => {}
+            }
+        }
+    }
+
+    /// How long the server has been unreachable (zero when it answers).
+    fn down_for(&self) -> Duration {
+        self.down_since
+            .lock()
+            .ok()
+            .and_then(|s| *s)
+            .map_or(Duration::ZERO, |t| t.elapsed())
+    }
+
     /// A pooled connection, or a new one within the deadline.
     fn get(&self) -> Result<Conn> {
         let reused = self
@@ -139,22 +223,67 @@ impl Pool {
 
     /// Note \[Connect deadline\].
     fn connect(&self) -> Result<Conn> {
+        self.connect_within(self.deadline)
+    }
+
+    /// A connection for a call that must not wait (the heartbeat, the live
+    /// feed): a pooled one, else a connect given at most [`NOW_PATIENCE`];
+    /// while an earlier such connect is still under way, none is started
+    /// and the call fails at once (Note \[Store outage\]).
+    fn get_now(&self) -> Result<Conn> {
+        let reused = self
+            .idle
+            .lock()
+            .ok()
+            .and_then(|mut idle| idle.pop())
+            .filter(|c| !c.client.is_closed());
+        if let Some(c) = reused {
+            return Ok(c);
+        }
+        if self.connecting.load(Ordering::Acquire) {
+            return Err(Error::ConnectTimeout {
+                url: self.url.clone(),
+                after_ms: 0,
+            });
+        }
+        self.connect_within(self.deadline.min(NOW_PATIENCE))
+    }
+
+    /// Connect on a thread of its own, waiting at most `wait`. A connect
+    /// that succeeds after the caller gave up leaves its connection in the
+    /// pool for the next call.
+    fn connect_within(&self, wait: Duration) -> Result<Conn> {
         let (tx, rx) = mpsc::sync_channel(1);
         let config = self.config.clone();
+        let idle = Arc::clone(&self.idle);
+        let connecting = Arc::clone(&self.connecting);
+        connecting.store(true, Ordering::Release);
         let spawned = std::thread::Builder::new()
             .name("agentshape-pg-connect".to_owned())
             .spawn(move || {
-                // The receiver may be gone (deadline passed): the client is
-                // then dropped here, off any runtime.
-                let _ = tx.send(config.connect(NoTls));
+                let result = config.connect(NoTls);
+                connecting.store(false, Ordering::Release);
+                // The receiver may be gone (the caller stopped waiting).
+                if let Err(mpsc::SendError(Ok(client))) = tx.send(result) {
+                    let conn = Conn {
+                        client,
+                        stmts: HashMap::new(),
+                    };
+                    match idle.lock() {
+                        Ok(mut idle) if idle.len() < MAX_IDLE => idle.push(conn),
+                        // Dropped here, off any runtime.
+                        _ => drop(conn),
+                    }
+                }
             });
         if let Err(source) = spawned {
+            self.connecting.store(false, Ordering::Release);
             return Err(Error::Io {
                 context: format!("connecting to `{}`", self.url),
                 source,
             });
         }
-        match rx.recv_timeout(self.deadline) {
+        match rx.recv_timeout(wait) {
             Ok(Ok(client)) => Ok(Conn {
                 client,
                 stmts: HashMap::new(),
@@ -165,9 +294,20 @@ impl Pool {
             }),
             Err(_) => Err(Error::ConnectTimeout {
                 url: self.url.clone(),
-                after_ms: u64::try_from(self.deadline.as_millis()).unwrap_or(u64::MAX),
+                after_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
             }),
         }
+    }
+
+    /// Forget every idle connection: after the server went away they are
+    /// all dead, and each would cost a failed call to find out.
+    fn forget_idle(&self) {
+        let idle = self
+            .idle
+            .lock()
+            .map(|mut idle| std::mem::take(&mut *idle))
+            .unwrap_or_default();
+        drop(idle);
     }
 
     fn put(&self, conn: Conn) {
@@ -184,7 +324,11 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        let idle = self.idle.get_mut().map(std::mem::take).unwrap_or_default();
+        let idle = self
+            .idle
+            .lock()
+            .map(|mut idle| std::mem::take(&mut *idle))
+            .unwrap_or_default();
         off_runtime(move || drop(idle));
     }
 }
@@ -230,8 +374,10 @@ fn pool(url: &str, read_only: bool) -> Result<Pool> {
     Ok(Pool {
         config,
         url: redacted,
-        idle: Mutex::new(Vec::new()),
+        idle: Arc::default(),
         deadline,
+        connecting: Arc::default(),
+        down_since: Mutex::new(None),
     })
 }
 
@@ -323,8 +469,8 @@ impl PgStore {
     /// Connect to `url` and apply pending migrations (Note \[Migrations\]).
     ///
     /// # Errors
-    /// A URL the client cannot read ([`ErrorKind::Usage`](crate::ErrorKind::Usage)),
-    /// a server that cannot be reached ([`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)),
+    /// A URL the client cannot read ([`ErrorKind::Usage`]),
+    /// a server that cannot be reached ([`ErrorKind::Unavailable`]),
     /// refused credentials, a schema from a newer build.
     pub fn open(url: &str) -> Result<Self> {
         let pool = pool(url, false)?;
@@ -384,10 +530,33 @@ impl PgStore {
 
     /// Run `f` on a pooled connection, off the runtime.
     fn with_conn<T: Send>(&self, f: impl FnOnce(&mut Conn) -> Result<T> + Send) -> Result<T> {
+        self.with_conn_how(false, f)
+    }
+
+    /// As [`PgStore::with_conn`]; `now`: never wait long for a connection
+    /// (Note \[Store outage\]). A failure that says the server is gone
+    /// forgets the idle connections too.
+    fn with_conn_how<T: Send>(
+        &self,
+        now: bool,
+        f: impl FnOnce(&mut Conn) -> Result<T> + Send,
+    ) -> Result<T> {
         let pool = &self.pool;
         off_runtime(move || {
-            let mut conn = pool.get()?;
+            let got = if now { pool.get_now() } else { pool.get() };
+            let mut conn = match got {
+                Ok(c) => c,
+                Err(e) => {
+                    pool.note_outage(e.kind() == ErrorKind::Unavailable);
+                    return Err(e);
+                }
+            };
             let out = f(&mut conn);
+            let down = matches!(&out, Err(e) if e.kind() == ErrorKind::Unavailable);
+            if down {
+                pool.forget_idle();
+            }
+            pool.note_outage(down);
             pool.put(conn);
             out
         })
@@ -402,9 +571,31 @@ impl PgStore {
         retries: u32,
         f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> PgResult<T> + Sync),
     ) -> Result<T> {
+        self.write_tx_how(false, what, patience, retries, f)
+    }
+
+    /// [`PgStore::write_tx`] for a call that must not wait on a connect
+    /// (Note \[Store outage\]).
+    fn write_tx_now<T: Send>(
+        &self,
+        what: &(dyn Fn() -> String + Sync),
+        patience: Duration,
+        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> PgResult<T> + Sync),
+    ) -> Result<T> {
+        self.write_tx_how(true, what, Some(patience), 0, f)
+    }
+
+    fn write_tx_how<T: Send>(
+        &self,
+        now: bool,
+        what: &(dyn Fn() -> String + Sync),
+        patience: Option<Duration>,
+        retries: u32,
+        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> PgResult<T> + Sync),
+    ) -> Result<T> {
         let mut attempt = 0;
         loop {
-            let result = self.with_conn(|conn| {
+            let result = self.with_conn_how(now, |conn| {
                 let Conn { client, stmts } = conn;
                 let mut tx = client.transaction().pg(what)?;
                 if let Some(p) = patience {
@@ -425,6 +616,32 @@ impl PgStore {
         }
     }
 
+    /// [`PgStore::write_tx`], and while the server cannot be reached
+    /// (restarting, refusing connections) tried again with a bounded
+    /// backoff until it has been unreachable for the outage deadline
+    /// ([`OUTAGE_ENV`]): Note \[Store outage\]. The deadline counts from the
+    /// first failure of the outage, so writes made one after another
+    /// (the feed's last lines, then the session) wait for it once, not
+    /// each in turn.
+    fn write_tx_through_outage<T: Send>(
+        &self,
+        what: &(dyn Fn() -> String + Sync),
+        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> PgResult<T> + Sync),
+    ) -> Result<T> {
+        let deadline = outage_deadline();
+        let mut attempt = 0u32;
+        loop {
+            match self.write_tx(what, None, RETRIES, f) {
+                Err(e) if e.kind() == ErrorKind::Unavailable && self.pool.down_for() < deadline => {
+                    attempt = attempt.saturating_add(1);
+                    let left = deadline.saturating_sub(self.pool.down_for());
+                    std::thread::sleep(outage_backoff(attempt).min(left));
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// The newest feed id (0 for an empty feed): where a new tailer starts.
     ///
     /// # Errors
@@ -435,6 +652,22 @@ impl PgStore {
                 .query_one("SELECT COALESCE(MAX(id), 0)::BIGINT FROM feed", &[])
                 .map(|r| r.get(0))
                 .pg(|| "reading the newest feed id".to_owned())
+        })
+    }
+
+    /// The rows of `sql` (`$N` placeholders) as cells: the dashboard's
+    /// queries (Note \[Queries on both backends\] in `query`).
+    pub(crate) fn query_cells(
+        &self,
+        sql: &str,
+        params: &[crate::copy::Cell],
+        what: &dyn Fn() -> String,
+    ) -> Result<Vec<Vec<crate::copy::Cell>>> {
+        let context = what();
+        let ctx = || context.clone();
+        self.with_conn(|conn| {
+            let rows = conn.client.query(sql, &as_params(params)).pg(ctx)?;
+            rows.iter().map(|r| cells(r).pg(ctx)).collect()
         })
     }
 
@@ -806,7 +1039,9 @@ impl PgStore {
 impl Store for PgStore {
     fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
         let what = || format!("writing session `{}`", record.id);
-        self.write_tx(&what, None, RETRIES, &|tx, stmts| {
+        // Idempotent (a finished session is never rewritten): safe to retry
+        // through an outage (Note [Store outage]).
+        self.write_tx_through_outage(&what, &|tx, stmts| {
             let mut report = WriteReport::default();
             // Insert first: of two writers racing on a new id, one inserts
             // and the other waits on the row, then finds it finished.
@@ -888,7 +1123,7 @@ impl Store for PgStore {
     fn heartbeat(&mut self, id: &str, at: &str) -> Result<()> {
         let what = || format!("heartbeat of session `{id}`");
         // Short patience: a missed beat is harmless, a blocked runner is not.
-        self.write_tx(&what, Some(Duration::from_millis(250)), 0, &|tx, _| {
+        self.write_tx_now(&what, Duration::from_millis(250), &|tx, _| {
             tx.execute(
                 "UPDATE sessions SET heartbeat_at = $2 WHERE id = $1 AND status = 'running'",
                 &[&id, &at],
@@ -902,7 +1137,8 @@ impl Store for PgStore {
             return Ok(());
         }
         let what = || format!("appending {} feed entries", entries.len());
-        self.write_tx(&what, None, RETRIES, &|tx, stmts| {
+        // The run's last lines, before its session (Note [Store outage]).
+        self.write_tx_through_outage(&what, &|tx, stmts| {
             feed_lock(tx, stmts)?;
             feed_insert(tx, stmts, entries)
         })
@@ -913,7 +1149,7 @@ impl Store for PgStore {
             return Ok(());
         }
         let what = || format!("appending {} feed entries", entries.len());
-        self.write_tx(&what, Some(Duration::from_millis(250)), 0, &|tx, stmts| {
+        self.write_tx_now(&what, Duration::from_millis(250), &|tx, stmts| {
             feed_lock(tx, stmts)?;
             feed_insert(tx, stmts, entries)
         })
@@ -992,6 +1228,10 @@ impl Store for PgStore {
                 )
             },
         )
+    }
+
+    fn location(&self) -> Option<String> {
+        Some(self.pool.url.clone())
     }
 
     fn overview(&self) -> Result<Overview> {

@@ -1,10 +1,11 @@
 //! Read-only queries for `serve` (issue 9): sessions newest first with keyset
 //! pagination, one session with its rows, recent events, memories.
 //!
-//! They live here, not in the web crate, so SQL stays behind the store (a
-//! Postgres backend will answer the same questions) and the web crate only
-//! shapes HTTP. They take a [`SqliteStore`], normally one opened with
-//! [`SqliteStore::open_read_only`], and never write.
+//! They live here, not in the web crate, so SQL stays behind the store and
+//! the web crate only shapes HTTP. They take a [`Source`]: a
+//! [`SqliteStore`], normally one opened with
+//! [`SqliteStore::open_read_only`], or a [`PgStore`] (Note \[Queries on
+//! both backends\]), and never write.
 //!
 //! Note \[Keyset pages\]: sessions are ordered by `(started_at, id)`
 //! descending and a page starts strictly before the last session of the
@@ -12,12 +13,13 @@
 //! grow with its depth (index `sessions_started`), and sessions written while
 //! a reader pages do not shift later pages.
 
-use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{Context, Result};
-use crate::{FeedRow, LOST_AFTER_MS, SqliteStore, time};
+#[doc(hidden)]
+pub use crate::copy::Cell;
+use crate::error::{Context, Error, Result};
+use crate::{FeedRow, LOST_AFTER_MS, PgStore, SqliteStore, time};
 
 /// The most rows one call returns: bounds the memory and time of a request.
 pub const MAX_LIMIT: usize = 500;
@@ -177,10 +179,184 @@ pub struct SessionDetail {
 /// The most rows [`feed_for_session`] returns in one call.
 pub const MAX_FEED_LIMIT: usize = 10_000;
 
+/// The backend a [`Source`] reads, and what its schema has.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A SQLite file at this schema version (a read-only store may be old).
+    Sqlite {
+        /// `user_version`.
+        version: i64,
+    },
+    /// A Postgres database (its one schema version has every column).
+    Postgres,
+}
+
+/// A store the dashboard's queries read: [`SqliteStore`] or [`PgStore`].
+///
+/// Note \[Queries on both backends\]: every query here is written once,
+/// with SQLite's `?N` placeholders, and its rows are read as
+/// [`Cell`]s and shaped into the row types by the same code on both
+/// backends. The SQL differs only where the backends do:
+/// - placeholders: `?N` becomes `$N` for Postgres;
+/// - order of ids: SQLite compares text byte by byte; on Postgres the
+///   database's collation might not, so ids are ordered and compared
+///   `COLLATE "C"` (and the keyset bound also says `started_at <= x`,
+///   which the `(started_at, id)` index answers in any collation;
+///   timestamps are fixed-width RFC 3339, ordered alike in every collation);
+/// - text search: SQLite's trigram index or `LIKE`; on Postgres `ILIKE`
+///   with the same escaping (Note \[Text search\]);
+/// - the filter form's values: SQLite skips through an index; Postgres
+///   reads `DISTINCT` once; both are sorted byte-wise here;
+/// - the overview's counts: SQLite's trigger-kept counters when it has
+///   them; Postgres (and old SQLite files) count with `GROUP BY`;
+/// - what an old read-only SQLite file lacks (heartbeat, feed, output
+///   columns) is answered as empty; Postgres has them all.
+pub trait Source {
+    /// Which backend, and its schema version.
+    #[doc(hidden)]
+    fn backend(&self) -> Backend;
+    /// The rows of `sql` (with `?N` placeholders) as cells.
+    ///
+    /// # Errors
+    /// When the query fails.
+    #[doc(hidden)]
+    fn cells(&self, sql: &str, args: &[Cell], what: &dyn Fn() -> String) -> Result<Vec<Vec<Cell>>>;
+}
+
+impl Source for SqliteStore {
+    fn backend(&self) -> Backend {
+        Backend::Sqlite {
+            version: self.version,
+        }
+    }
+
+    fn cells(&self, sql: &str, args: &[Cell], what: &dyn Fn() -> String) -> Result<Vec<Vec<Cell>>> {
+        use rusqlite::types::ValueRef;
+        let mut stmt = self.connection().prepare_cached(sql).context(what)?;
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                (0..n)
+                    .map(|i| {
+                        Ok(match r.get_ref(i)? {
+                            ValueRef::Null => Cell::Null,
+                            ValueRef::Integer(v) => Cell::Int(v),
+                            ValueRef::Real(v) => Cell::Real(v),
+                            ValueRef::Text(t) | ValueRef::Blob(t) => {
+                                Cell::Text(String::from_utf8_lossy(t).into_owned())
+                            }
+                        })
+                    })
+                    .collect::<rusqlite::Result<Vec<Cell>>>()
+            })
+            .context(what)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().context(what)
+    }
+}
+
+impl Source for PgStore {
+    fn backend(&self) -> Backend {
+        Backend::Postgres
+    }
+
+    fn cells(&self, sql: &str, args: &[Cell], what: &dyn Fn() -> String) -> Result<Vec<Vec<Cell>>> {
+        self.query_cells(&dollars(sql), args, what)
+    }
+}
+
+/// `?N` placeholders as Postgres's `$N` (the SQL here has no `?` in a
+/// string literal).
+fn dollars(sql: &str) -> String {
+    sql.replace('?', "$")
+}
+
+fn is_pg(store: &dyn Source) -> bool {
+    store.backend() == Backend::Postgres
+}
+
+/// Whether the schema has the heartbeat column and the feed (SQLite 2+).
+fn has_live(store: &dyn Source) -> bool {
+    match store.backend() {
+        Backend::Sqlite { version } => version >= 2,
+        Backend::Postgres => true,
+    }
+}
+
+/// `s.id` as ordered and compared (Note \[Queries on both backends\]).
+fn id_col(store: &dyn Source) -> &'static str {
+    if is_pg(store) {
+        "s.id COLLATE \"C\""
+    } else {
+        "s.id"
+    }
+}
+
+/// A cell that does not hold what its column should: a damaged row.
+fn bad(what: &str, c: &Cell) -> Error {
+    Error::Unexpected {
+        what: format!("{what}: unexpected value {c:?}"),
+    }
+}
+
+fn text(c: &Cell) -> Result<String> {
+    match c {
+        Cell::Text(s) => Ok(s.clone()),
+        other => Err(bad("a text column", other)),
+    }
+}
+
+fn opt_text(c: &Cell) -> Result<Option<String>> {
+    match c {
+        Cell::Null => Ok(None),
+        other => text(other).map(Some),
+    }
+}
+
+fn int(c: &Cell) -> Result<i64> {
+    match c {
+        Cell::Int(v) => Ok(*v),
+        other => Err(bad("an integer column", other)),
+    }
+}
+
+fn opt_int(c: &Cell) -> Result<Option<i64>> {
+    match c {
+        Cell::Null => Ok(None),
+        other => int(other).map(Some),
+    }
+}
+
+fn real(c: &Cell) -> Result<f64> {
+    match c {
+        Cell::Real(v) => Ok(*v),
+        // SQLite keeps a whole REAL as an integer.
+        #[allow(clippy::cast_precision_loss)] // what SQLite itself does
+        Cell::Int(v) => Ok(*v as f64),
+        other => Err(bad("a real column", other)),
+    }
+}
+
+fn opt_real(c: &Cell) -> Result<Option<f64>> {
+    match c {
+        Cell::Null => Ok(None),
+        other => real(other).map(Some),
+    }
+}
+
+fn flag(c: &Cell) -> Result<bool> {
+    Ok(int(c)? != 0)
+}
+
+/// Cell `i` of a row (a short row is a damaged query, not a panic).
+fn at(r: &[Cell], i: usize) -> &Cell {
+    r.get(i).unwrap_or(&Cell::Null)
+}
+
 /// The select list of [`SessionRow`]; `?1` is the lost cutoff.
-fn session_columns(store: &SqliteStore) -> String {
+fn session_columns(store: &dyn Source) -> String {
     // A read-only store of version 1 has no heartbeat column.
-    let hb = if store.version >= 2 {
+    let hb = if has_live(store) {
         "s.heartbeat_at"
     } else {
         "NULL"
@@ -194,54 +370,69 @@ fn session_columns(store: &SqliteStore) -> String {
     )
 }
 
-fn session_row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
-    let status: String = r.get(6)?;
-    let lost: bool = r.get(22)?;
+fn session_row(r: &[Cell]) -> Result<SessionRow> {
+    let status = text(at(r, 6))?;
+    let lost = flag(at(r, 22))?;
     Ok(SessionRow {
-        id: r.get(0)?,
-        parent_id: r.get(1)?,
-        tier: r.get(2)?,
-        profile: r.get(3)?,
-        agent: r.get(4)?,
-        model: r.get(5)?,
+        id: text(at(r, 0))?,
+        parent_id: opt_text(at(r, 1))?,
+        tier: int(at(r, 2))?,
+        profile: opt_text(at(r, 3))?,
+        agent: opt_text(at(r, 4))?,
+        model: opt_text(at(r, 5))?,
         shown_status: if lost {
             "lost".to_owned()
         } else {
             status.clone()
         },
         status,
-        exit_code: r.get(7)?,
-        started_at: r.get(8)?,
-        ended_at: r.get(9)?,
-        cost_usd: r.get(10)?,
-        duration_ms: r.get(11)?,
-        num_turns: r.get(12)?,
-        input_tokens: r.get(13)?,
-        output_tokens: r.get(14)?,
-        extraction_method: r.get(15)?,
-        error: r.get(16)?,
-        error_category: r.get(17)?,
-        summary: r.get(18)?,
-        escalation: r.get(19)?,
-        raw_log_path: r.get(20)?,
-        heartbeat_at: r.get(21)?,
+        exit_code: opt_int(at(r, 7))?,
+        started_at: text(at(r, 8))?,
+        ended_at: opt_text(at(r, 9))?,
+        cost_usd: opt_real(at(r, 10))?,
+        duration_ms: opt_int(at(r, 11))?,
+        num_turns: opt_int(at(r, 12))?,
+        input_tokens: int(at(r, 13))?,
+        output_tokens: int(at(r, 14))?,
+        extraction_method: opt_text(at(r, 15))?,
+        error: opt_text(at(r, 16))?,
+        error_category: opt_text(at(r, 17))?,
+        summary: opt_text(at(r, 18))?,
+        escalation: opt_text(at(r, 19))?,
+        raw_log_path: opt_text(at(r, 20))?,
+        heartbeat_at: opt_text(at(r, 21))?,
         lost,
     })
 }
 
-fn memory_row(r: &Row<'_>) -> rusqlite::Result<MemoryRow> {
+fn memory_row(r: &[Cell]) -> Result<MemoryRow> {
     Ok(MemoryRow {
-        id: r.get(0)?,
-        service: r.get(1)?,
-        category: r.get(2)?,
-        observation: r.get(3)?,
-        confidence: r.get(4)?,
-        active: r.get(5)?,
-        created_at: r.get(6)?,
-        updated_at: r.get(7)?,
-        session_id: r.get(8)?,
-        tier: r.get(9)?,
+        id: int(at(r, 0))?,
+        service: opt_text(at(r, 1))?,
+        category: text(at(r, 2))?,
+        observation: text(at(r, 3))?,
+        confidence: real(at(r, 4))?,
+        active: flag(at(r, 5))?,
+        created_at: text(at(r, 6))?,
+        updated_at: text(at(r, 7))?,
+        session_id: opt_text(at(r, 8))?,
+        tier: opt_int(at(r, 9))?,
     })
+}
+
+/// Every row of `sql` shaped by `shape`.
+fn shaped<T>(
+    store: &dyn Source,
+    sql: &str,
+    args: &[Cell],
+    what: &dyn Fn() -> String,
+    shape: fn(&[Cell]) -> Result<T>,
+) -> Result<Vec<T>> {
+    store
+        .cells(sql, args, what)?
+        .iter()
+        .map(|r| shape(r))
+        .collect()
 }
 
 const MEMORY_COLUMNS: &str = "id, service, category, observation, confidence, active, created_at, updated_at, session_id, tier";
@@ -256,8 +447,8 @@ fn clamp(limit: usize) -> i64 {
 }
 
 /// The SQL of "this session is lost" over `s`; `?1` is the lost cutoff.
-fn lost_sql(store: &SqliteStore) -> String {
-    let hb = if store.version >= 2 {
+fn lost_sql(store: &dyn Source) -> String {
+    let hb = if has_live(store) {
         "s.heartbeat_at"
     } else {
         "NULL"
@@ -284,14 +475,19 @@ fn like_anywhere(text: &str) -> String {
 /// \[Text search\]).
 pub const FTS_PROBE: i64 = 2_000;
 
-/// Whether a table (or virtual table) exists: a read-only store of an
-/// older version has none of migration 0004's.
-fn has_table(store: &SqliteStore, name: &str) -> Result<bool> {
-    store
-        .connection()
-        .prepare_cached("SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = ?1)")
-        .and_then(|mut s| s.query_row([name], |r| r.get(0)))
-        .context(|| format!("looking for table `{name}`"))
+/// Whether a SQLite table (or virtual table) exists: a read-only store of
+/// an older version has none of migration 0004's. Postgres has none of
+/// them (Note \[One logical schema\]).
+fn has_table(store: &dyn Source, name: &str) -> Result<bool> {
+    if is_pg(store) {
+        return Ok(false);
+    }
+    let rows = store.cells(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = ?1)",
+        &[Cell::Text(name.to_owned())],
+        &|| format!("looking for table `{name}`"),
+    )?;
+    rows.first().map_or(Ok(false), |r| flag(at(r, 0)))
 }
 
 /// `text` as one FTS5 phrase: quoted, inner quotes doubled, so no
@@ -302,18 +498,17 @@ fn fts_phrase(text: &str) -> String {
 
 /// Whether `q` goes through the trigram index: long enough, the index
 /// exists, and it matches fewer than [`FTS_PROBE`] sessions.
-fn few_text_matches(store: &SqliteStore, q: &str) -> Result<bool> {
+fn few_text_matches(store: &dyn Source, q: &str) -> Result<bool> {
     if q.chars().count() < 3 || !has_table(store, "sessions_fts")? {
         return Ok(false);
     }
-    store
-        .connection()
-        .prepare_cached(
-            "SELECT COUNT(*) < ?2 FROM
-               (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ?1 LIMIT ?2)",
-        )
-        .and_then(|mut s| s.query_row(params![fts_phrase(q), FTS_PROBE], |r| r.get(0)))
-        .context(|| "searching the sessions' text".to_owned())
+    let rows = store.cells(
+        "SELECT COUNT(*) < ?2 FROM
+           (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ?1 LIMIT ?2)",
+        &[Cell::Text(fts_phrase(q)), Cell::Int(FTS_PROBE)],
+        &|| "searching the sessions' text".to_owned(),
+    )?;
+    rows.first().map_or(Ok(false), |r| flag(at(r, 0)))
 }
 
 /// Sessions newest first (Note \[Keyset pages\]), filtered.
@@ -325,7 +520,8 @@ fn few_text_matches(store: &SqliteStore, q: &str) -> Result<bool> {
 /// With several filters SQLite walks the index of one and checks the
 /// others on the rows it meets. The SQL is built for the filters given
 /// (never `?n IS NULL OR ...`, which hides the index from the planner); the
-/// values are always bound, never spliced.
+/// values are always bound, never spliced. (On Postgres only the list
+/// order and status have such indexes; Note \[One logical schema\].)
 ///
 /// Note \[Text search\]: `q` is a case-insensitive substring of the id,
 /// summary, error, agent or model. Two ways to find it, chosen per query:
@@ -340,18 +536,18 @@ fn few_text_matches(store: &SqliteStore, q: &str) -> Result<bool> {
 ///   stops at the page's end: common text is met early. This is the only
 ///   scan left; a 1-2 character text that matches almost nothing reads
 ///   the whole table (measured in `benches/lists.rs`).
+/// - on Postgres, always the walk, with `ILIKE` and the same escaping.
 ///
-/// Both ignore ASCII case; the trigram index also folds the case of other
-/// scripts, `LIKE` does not.
+/// All ignore ASCII case; the trigram index (and `ILIKE` in a database
+/// whose character type is not `C`) also folds the case of other scripts,
+/// `LIKE` does not.
 ///
 /// # Errors
 /// When the database cannot be read.
-pub fn sessions(store: &SqliteStore, filter: &SessionFilter) -> Result<Vec<SessionRow>> {
-    use rusqlite::types::Value;
+pub fn sessions(store: &dyn Source, filter: &SessionFilter) -> Result<Vec<SessionRow>> {
     let ctx = || "listing sessions".to_owned();
-    let c = store.connection();
-    let mut args: Vec<Value> = vec![Value::Text(lost_cutoff())];
-    let mut bind = |v: Value| {
+    let mut args: Vec<Cell> = vec![Cell::Text(lost_cutoff())];
+    let mut bind = |v: Cell| {
         args.push(v);
         format!("?{}", args.len())
     };
@@ -361,10 +557,10 @@ pub fn sessions(store: &SqliteStore, filter: &SessionFilter) -> Result<Vec<Sessi
         None => {}
         Some("lost") => conds.push(format!("({lost})")),
         Some("running") => conds.push(format!("s.status = 'running' AND NOT ({lost})")),
-        Some(st) => conds.push(format!("s.status = {}", bind(Value::Text(st.to_owned())))),
+        Some(st) => conds.push(format!("s.status = {}", bind(Cell::Text(st.to_owned())))),
     }
     if let Some(tier) = filter.tier {
-        conds.push(format!("s.tier = {}", bind(Value::Integer(tier))));
+        conds.push(format!("s.tier = {}", bind(Cell::Int(tier))));
     }
     for (col, v) in [
         ("profile", &filter.profile),
@@ -372,41 +568,46 @@ pub fn sessions(store: &SqliteStore, filter: &SessionFilter) -> Result<Vec<Sessi
         ("extraction_method", &filter.method),
     ] {
         if let Some(v) = v {
-            conds.push(format!("s.{col} = {}", bind(Value::Text(v.clone()))));
+            conds.push(format!("s.{col} = {}", bind(Cell::Text(v.clone()))));
         }
     }
     if let Some(q) = filter.q.as_deref() {
         if few_text_matches(store, q)? {
-            let m = bind(Value::Text(fts_phrase(q)));
+            let m = bind(Cell::Text(fts_phrase(q)));
             conds.push(format!(
                 "s.rowid IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH {m})"
             ));
         } else {
-            let p = bind(Value::Text(like_anywhere(q)));
+            let p = bind(Cell::Text(like_anywhere(q)));
+            let like = if is_pg(store) { "ILIKE" } else { "LIKE" };
             conds.push(format!(
-                "(s.id LIKE {p} ESCAPE '\\' OR s.summary LIKE {p} ESCAPE '\\' \
-                 OR s.error LIKE {p} ESCAPE '\\' OR s.agent LIKE {p} ESCAPE '\\' \
-                 OR s.model LIKE {p} ESCAPE '\\')"
+                "(s.id {like} {p} ESCAPE '\\' OR s.summary {like} {p} ESCAPE '\\' \
+                 OR s.error {like} {p} ESCAPE '\\' OR s.agent {like} {p} ESCAPE '\\' \
+                 OR s.model {like} {p} ESCAPE '\\')"
             ));
         }
     }
+    let id = id_col(store);
     if let Some(before) = filter.before.as_deref() {
-        let at: Option<String> = c
-            .query_row(
-                "SELECT started_at FROM sessions WHERE id = ?1",
-                [before],
-                |r| r.get(0),
-            )
-            .optional()
-            .context(ctx)?;
-        let Some(at) = at else {
+        let found = store.cells(
+            "SELECT started_at FROM sessions WHERE id = ?1",
+            &[Cell::Text(before.to_owned())],
+            &ctx,
+        )?;
+        let Some(at_) = found.first().map(|r| text(at(r, 0))).transpose()? else {
             return Ok(Vec::new());
         };
-        let a = bind(Value::Text(at));
-        let b = bind(Value::Text(before.to_owned()));
-        conds.push(format!("(s.started_at, s.id) < ({a}, {b})"));
+        let a = bind(Cell::Text(at_));
+        let b = bind(Cell::Text(before.to_owned()));
+        if is_pg(store) {
+            conds.push(format!(
+                "s.started_at <= {a} AND (s.started_at, {id}) < ({a}, {b})"
+            ));
+        } else {
+            conds.push(format!("(s.started_at, s.id) < ({a}, {b})"));
+        }
     }
-    let limit = bind(Value::Integer(clamp(filter.limit)));
+    let limit = bind(Cell::Int(clamp(filter.limit)));
     let where_sql = if conds.is_empty() {
         String::new()
     } else {
@@ -414,14 +615,10 @@ pub fn sessions(store: &SqliteStore, filter: &SessionFilter) -> Result<Vec<Sessi
     };
     let sql = format!(
         "SELECT {} FROM sessions s {where_sql}
-         ORDER BY s.started_at DESC, s.id DESC LIMIT {limit}",
+         ORDER BY s.started_at DESC, {id} DESC LIMIT {limit}",
         session_columns(store)
     );
-    let mut stmt = c.prepare_cached(&sql).context(ctx)?;
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(args), session_row)
-        .context(ctx)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+    shaped(store, &sql, &args, &ctx, session_row)
 }
 
 /// The values stored in the filterable columns, for the filter form's
@@ -445,10 +642,27 @@ pub struct FilterValues {
 /// offered as free text, not a select.
 pub const MAX_DISTINCT: usize = 50;
 
-/// The distinct values of one indexed column, smallest first, at most
+/// The distinct values of one column, smallest (byte-wise) first, at most
 /// [`MAX_DISTINCT`] + 1 (so a caller can tell "more").
-fn distinct<T: rusqlite::types::FromSql>(store: &SqliteStore, col: &str) -> Result<Vec<T>> {
+fn distinct(store: &dyn Source, col: &str) -> Result<Vec<Cell>> {
     let ctx = || format!("reading the distinct values of `{col}`");
+    let most = i64::try_from(MAX_DISTINCT).unwrap_or(50);
+    if is_pg(store) {
+        // No index per column on Postgres to skip through: one pass.
+        let sql = format!("SELECT DISTINCT {col} FROM sessions WHERE {col} IS NOT NULL");
+        let mut values: Vec<Cell> = store
+            .cells(&sql, &[], &ctx)?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next())
+            .collect();
+        values.sort_by(|a, b| match (a, b) {
+            (Cell::Int(x), Cell::Int(y)) => x.cmp(y),
+            (Cell::Text(x), Cell::Text(y)) => x.as_bytes().cmp(y.as_bytes()),
+            _ => std::cmp::Ordering::Equal,
+        });
+        values.truncate(MAX_DISTINCT + 1);
+        return Ok(values);
+    }
     // A skip scan written out: each step is one seek in the column's index.
     let sql = format!(
         "WITH RECURSIVE v(x, n) AS (
@@ -458,29 +672,36 @@ fn distinct<T: rusqlite::types::FromSql>(store: &SqliteStore, col: &str) -> Resu
             FROM v WHERE v.x IS NOT NULL AND n < ?1)
          SELECT x FROM v WHERE x IS NOT NULL"
     );
-    let mut stmt = store.connection().prepare_cached(&sql).context(ctx)?;
-    let rows = stmt
-        .query_map([i64::try_from(MAX_DISTINCT).unwrap_or(50)], |r| r.get(0))
-        .context(ctx)?;
-    rows.collect::<rusqlite::Result<Vec<T>>>().context(ctx)
+    Ok(store
+        .cells(&sql, &[Cell::Int(most)], &ctx)?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next())
+        .collect())
+}
+
+fn texts(cells: &[Cell]) -> Result<Vec<String>> {
+    cells.iter().map(text).collect()
 }
 
 /// The values the filter form offers (see [`FilterValues`]).
 ///
 /// # Errors
 /// When the database cannot be read.
-pub fn filter_values(store: &SqliteStore) -> Result<FilterValues> {
-    let mut statuses: Vec<String> = distinct(store, "status")?;
+pub fn filter_values(store: &dyn Source) -> Result<FilterValues> {
+    let mut statuses = texts(&distinct(store, "status")?)?;
     if !statuses.iter().any(|s| s == "lost") {
         statuses.push("lost".to_owned());
         statuses.sort();
     }
     Ok(FilterValues {
         statuses,
-        tiers: distinct(store, "tier")?,
-        profiles: distinct(store, "profile")?,
-        error_categories: distinct(store, "error_category")?,
-        methods: distinct(store, "extraction_method")?,
+        tiers: distinct(store, "tier")?
+            .iter()
+            .map(int)
+            .collect::<Result<_>>()?,
+        profiles: texts(&distinct(store, "profile")?)?,
+        error_categories: texts(&distinct(store, "error_category")?)?,
+        methods: texts(&distinct(store, "extraction_method")?)?,
     })
 }
 
@@ -488,57 +709,51 @@ pub fn filter_values(store: &SqliteStore) -> Result<FilterValues> {
 ///
 /// # Errors
 /// When the database cannot be read.
-pub fn session(store: &SqliteStore, id: &str) -> Result<Option<SessionDetail>> {
+pub fn session(store: &dyn Source, id: &str) -> Result<Option<SessionDetail>> {
     let ctx = || format!("reading session `{id}`");
-    let c = store.connection();
     let sql = format!(
         "SELECT {} FROM sessions s WHERE s.id = ?2",
         session_columns(store)
     );
-    let Some(session) = c
-        .query_row(&sql, params![lost_cutoff(), id], session_row)
-        .optional()
-        .context(ctx)?
-    else {
+    let key = Cell::Text(id.to_owned());
+    let found = shaped(
+        store,
+        &sql,
+        &[Cell::Text(lost_cutoff()), key.clone()],
+        &ctx,
+        session_row,
+    )?;
+    let Some(session) = found.into_iter().next() else {
         return Ok(None);
     };
-    let mut stmt = c
-        .prepare_cached(
-            "SELECT id, session_id, level, service, message, created_at FROM events
-             WHERE session_id = ?1 ORDER BY id",
-        )
-        .context(ctx)?;
-    let events = stmt
-        .query_map([id], event_row)
-        .context(ctx)?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .context(ctx)?;
-    let mut stmt = c
-        .prepare_cached(
-            "SELECT name, status, detail FROM services_checked WHERE session_id = ?1 ORDER BY id",
-        )
-        .context(ctx)?;
-    let services = stmt
-        .query_map([id], |r| {
+    let events = shaped(
+        store,
+        "SELECT id, session_id, level, service, message, created_at FROM events
+         WHERE session_id = ?1 ORDER BY id",
+        std::slice::from_ref(&key),
+        &ctx,
+        event_row,
+    )?;
+    let services = shaped(
+        store,
+        "SELECT name, status, detail FROM services_checked WHERE session_id = ?1 ORDER BY id",
+        std::slice::from_ref(&key),
+        &ctx,
+        |r| {
             Ok(ServiceRow {
-                name: r.get(0)?,
-                status: r.get(1)?,
-                detail: r.get(2)?,
+                name: text(at(r, 0))?,
+                status: text(at(r, 1))?,
+                detail: opt_text(at(r, 2))?,
             })
-        })
-        .context(ctx)?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .context(ctx)?;
-    let mut stmt = c
-        .prepare_cached(&format!(
-            "SELECT {MEMORY_COLUMNS} FROM memories WHERE session_id = ?1 ORDER BY id"
-        ))
-        .context(ctx)?;
-    let memories = stmt
-        .query_map([id], memory_row)
-        .context(ctx)?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .context(ctx)?;
+        },
+    )?;
+    let memories = shaped(
+        store,
+        &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE session_id = ?1 ORDER BY id"),
+        std::slice::from_ref(&key),
+        &ctx,
+        memory_row,
+    )?;
     let (output, verdict) = output_and_verdict(store, id)?;
     let children = children(store, id)?;
     Ok(Some(SessionDetail {
@@ -556,36 +771,44 @@ pub fn session(store: &SqliteStore, id: &str) -> Result<Option<SessionDetail>> {
 /// than version 3 has no such columns: both `None`. Text that is not JSON
 /// (written by hand, or damaged) is `None` too: a reader shows "no output"
 /// rather than failing the whole page.
-fn output_and_verdict(store: &SqliteStore, id: &str) -> Result<(Option<Value>, Option<Value>)> {
-    if store.version < 3 {
+fn output_and_verdict(store: &dyn Source, id: &str) -> Result<(Option<Value>, Option<Value>)> {
+    if matches!(store.backend(), Backend::Sqlite { version } if version < 3) {
         return Ok((None, None));
     }
     let ctx = || format!("reading the output of session `{id}`");
-    let texts: Option<(Option<String>, Option<String>)> = store
-        .connection()
-        .query_row(
-            "SELECT output, verdict FROM sessions WHERE id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()
-        .context(ctx)?;
-    let parse = |t: Option<String>| t.and_then(|t| serde_json::from_str::<Value>(&t).ok());
-    Ok(texts.map_or((None, None), |(o, v)| (parse(o), parse(v))))
+    let rows = store.cells(
+        "SELECT output, verdict FROM sessions WHERE id = ?1",
+        &[Cell::Text(id.to_owned())],
+        &ctx,
+    )?;
+    let parse = |c: &Cell| match c {
+        Cell::Text(t) => serde_json::from_str::<Value>(t).ok(),
+        _ => None,
+    };
+    Ok(rows
+        .first()
+        .map_or((None, None), |r| (parse(at(r, 0)), parse(at(r, 1)))))
 }
 
 /// The sessions whose parent is `id`, oldest first (index `sessions_parent`).
-fn children(store: &SqliteStore, id: &str) -> Result<Vec<SessionRow>> {
+fn children(store: &dyn Source, id: &str) -> Result<Vec<SessionRow>> {
     let ctx = || format!("reading the children of session `{id}`");
     let sql = format!(
-        "SELECT {} FROM sessions s WHERE s.parent_id = ?2 ORDER BY s.started_at, s.id LIMIT ?3",
-        session_columns(store)
+        "SELECT {} FROM sessions s WHERE s.parent_id = ?2 ORDER BY s.started_at, {} LIMIT ?3",
+        session_columns(store),
+        id_col(store)
     );
-    let mut stmt = store.connection().prepare_cached(&sql).context(ctx)?;
-    let rows = stmt
-        .query_map(params![lost_cutoff(), id, clamp(MAX_LIMIT)], session_row)
-        .context(ctx)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+    shaped(
+        store,
+        &sql,
+        &[
+            Cell::Text(lost_cutoff()),
+            Cell::Text(id.to_owned()),
+            Cell::Int(clamp(MAX_LIMIT)),
+        ],
+        &ctx,
+        session_row,
+    )
 }
 
 /// One session's feed rows with an id greater than `after`, in id order, at
@@ -595,37 +818,46 @@ fn children(store: &SqliteStore, id: &str) -> Result<Vec<SessionRow>> {
 /// # Errors
 /// When the database cannot be read.
 pub fn feed_for_session(
-    store: &SqliteStore,
+    store: &dyn Source,
     id: &str,
     after: i64,
     limit: usize,
 ) -> Result<Vec<FeedRow>> {
-    if store.version < 2 {
+    if !has_live(store) {
         return Ok(Vec::new());
     }
     let ctx = || format!("reading the feed of session `{id}`");
     let limit = i64::try_from(limit.clamp(1, MAX_FEED_LIMIT)).unwrap_or(1);
-    let mut stmt = store
-        .connection()
-        .prepare_cached(
-            "SELECT id, session_id, kind, body, created_at FROM feed
-             WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
-        )
-        .context(ctx)?;
-    let rows = stmt
-        .query_map(params![id, after, limit], crate::sqlite::feed_row)
-        .context(ctx)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+    shaped(
+        store,
+        "SELECT id, session_id, kind, body, created_at FROM feed
+         WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+        &[
+            Cell::Text(id.to_owned()),
+            Cell::Int(after),
+            Cell::Int(limit),
+        ],
+        &ctx,
+        |r| {
+            Ok(FeedRow {
+                id: int(at(r, 0))?,
+                session_id: text(at(r, 1))?,
+                kind: text(at(r, 2))?,
+                body: text(at(r, 3))?,
+                created_at: text(at(r, 4))?,
+            })
+        },
+    )
 }
 
-fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
+fn event_row(r: &[Cell]) -> Result<EventRow> {
     Ok(EventRow {
-        id: r.get(0)?,
-        session_id: r.get(1)?,
-        level: r.get(2)?,
-        service: r.get(3)?,
-        message: r.get(4)?,
-        created_at: r.get(5)?,
+        id: int(at(r, 0))?,
+        session_id: text(at(r, 1))?,
+        level: text(at(r, 2))?,
+        service: opt_text(at(r, 3))?,
+        message: text(at(r, 4))?,
+        created_at: text(at(r, 5))?,
     })
 }
 
@@ -636,28 +868,33 @@ fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
 /// # Errors
 /// When the database cannot be read.
 pub fn events(
-    store: &SqliteStore,
+    store: &dyn Source,
     level: Option<&str>,
     after: Option<i64>,
     limit: usize,
 ) -> Result<Vec<EventRow>> {
     let ctx = || "listing events".to_owned();
+    let after = Cell::Int(after.unwrap_or(-1));
+    let limit = Cell::Int(clamp(limit));
     // Index `events_level (level, id)` for a level, the rowid otherwise.
-    let sql = match level {
-        Some(_) => {
+    match level {
+        Some(l) => shaped(
+            store,
             "SELECT id, session_id, level, service, message, created_at FROM events
-             WHERE level = ?1 AND id > ?2 ORDER BY id DESC LIMIT ?3"
-        }
-        None => {
+             WHERE level = ?1 AND id > ?2 ORDER BY id DESC LIMIT ?3",
+            &[Cell::Text(l.to_owned()), after, limit],
+            &ctx,
+            event_row,
+        ),
+        None => shaped(
+            store,
             "SELECT id, session_id, level, service, message, created_at FROM events
-             WHERE id > ?2 AND ?1 IS NULL ORDER BY id DESC LIMIT ?3"
-        }
-    };
-    let mut stmt = store.connection().prepare_cached(sql).context(ctx)?;
-    let rows = stmt
-        .query_map(params![level, after.unwrap_or(-1), clamp(limit)], event_row)
-        .context(ctx)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+             WHERE id > ?1 ORDER BY id DESC LIMIT ?2",
+            &[after, limit],
+            &ctx,
+            event_row,
+        ),
+    }
 }
 
 /// One day of the overview's chart.
@@ -739,16 +976,15 @@ pub fn overview_first_day(now_ms: i64) -> String {
 ///
 /// # Errors
 /// When the database cannot be read.
-pub fn overview(store: &SqliteStore, now_ms: i64) -> Result<Dashboard> {
+pub fn overview(store: &dyn Source, now_ms: i64) -> Result<Dashboard> {
     let ctx = || "reading the overview".to_owned();
-    let c = store.connection();
     let cutoff = time::format_ms(now_ms.saturating_sub(LOST_AFTER_MS));
     let grouped = |sql: &str| -> Result<Vec<(String, i64)>> {
-        let mut stmt = c.prepare_cached(sql).context(ctx)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .context(ctx)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+        store
+            .cells(sql, &[], &ctx)?
+            .iter()
+            .map(|r| Ok((text(at(r, 0))?, int(at(r, 1))?)))
+            .collect()
     };
     let counted = has_table(store, "list_counts")?;
     let mut by_status = grouped(if counted {
@@ -756,13 +992,14 @@ pub fn overview(store: &SqliteStore, now_ms: i64) -> Result<Dashboard> {
     } else {
         "SELECT status, COUNT(*) FROM sessions GROUP BY status"
     })?;
-    let lost: i64 = c
-        .query_row(
+    let lost = store
+        .cells(
             &format!("SELECT COUNT(*) FROM sessions s WHERE {}", lost_sql(store)),
-            [&cutoff],
-            |r| r.get(0),
-        )
-        .context(ctx)?;
+            &[Cell::Text(cutoff.clone())],
+            &ctx,
+        )?
+        .first()
+        .map_or(Ok(0), |r| int(at(r, 0)))?;
     let mut running = 0;
     if let Some(r) = by_status.iter_mut().find(|(s, _)| s == "running") {
         r.1 -= lost;
@@ -773,65 +1010,66 @@ pub fn overview(store: &SqliteStore, now_ms: i64) -> Result<Dashboard> {
         by_status.push(("lost".to_owned(), lost));
     }
     by_status.sort();
-    let events_by_level = grouped(if counted {
-        "SELECT key, n FROM list_counts WHERE what = 'level' AND n > 0 ORDER BY key"
+    let mut events_by_level = grouped(if counted {
+        "SELECT key, n FROM list_counts WHERE what = 'level' AND n > 0"
     } else {
-        "SELECT level, COUNT(*) FROM events GROUP BY level ORDER BY level"
+        "SELECT level, COUNT(*) FROM events GROUP BY level"
     })?;
+    events_by_level.sort();
     let first = overview_first_day(now_ms);
-    let mut stmt = c
-        .prepare_cached(if counted {
+    let days = shaped(
+        store,
+        if counted {
             "SELECT day, sessions, cost_usd, input_tokens, output_tokens
              FROM session_days WHERE day >= ?1 AND sessions > 0 ORDER BY day"
         } else {
-            "SELECT substr(started_at, 1, 10) AS day, COUNT(*), COALESCE(SUM(cost_usd), 0.0),
-                    SUM(input_tokens), SUM(output_tokens)
+            // Casts: Postgres sums integers as numeric.
+            "SELECT substr(started_at, 1, 10) AS day, COUNT(*),
+                    CAST(COALESCE(SUM(cost_usd), 0.0) AS DOUBLE PRECISION),
+                    CAST(SUM(input_tokens) AS BIGINT), CAST(SUM(output_tokens) AS BIGINT)
              FROM sessions WHERE started_at >= ?1 GROUP BY day ORDER BY day"
-        })
-        .context(ctx)?;
-    let days = stmt
-        .query_map([&first], |r| {
+        },
+        &[Cell::Text(first)],
+        &ctx,
+        |r| {
             Ok(DayTotals {
-                day: r.get(0)?,
-                sessions: r.get(1)?,
-                cost_usd: r.get(2)?,
-                input_tokens: r.get(3)?,
-                output_tokens: r.get(4)?,
+                day: text(at(r, 0))?,
+                sessions: int(at(r, 1))?,
+                cost_usd: real(at(r, 2))?,
+                input_tokens: int(at(r, 3))?,
+                output_tokens: int(at(r, 4))?,
             })
-        })
-        .context(ctx)?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .context(ctx)?;
-    let hb = if store.version >= 2 {
+        },
+    )?;
+    let hb = if has_live(store) {
         "s.heartbeat_at"
     } else {
         "NULL"
     };
-    let mut stmt = c
-        .prepare_cached(&format!(
+    let escalations = shaped(
+        store,
+        &format!(
             "SELECT e.id, e.parent_id, e.child_id, e.service, e.tier, e.created_at,
                     CASE WHEN s.id IS NULL THEN NULL
                          WHEN s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1
                          THEN 'lost' ELSE s.status END
              FROM escalations e LEFT JOIN sessions s ON s.id = e.child_id
              ORDER BY e.id DESC LIMIT ?2"
-        ))
-        .context(ctx)?;
-    let escalations = stmt
-        .query_map(params![cutoff, OVERVIEW_ESCALATIONS], |r| {
+        ),
+        &[Cell::Text(cutoff), Cell::Int(OVERVIEW_ESCALATIONS)],
+        &ctx,
+        |r| {
             Ok(EscalationRow {
-                id: r.get(0)?,
-                parent_id: r.get(1)?,
-                child_id: r.get(2)?,
-                service: r.get(3)?,
-                tier: r.get(4)?,
-                created_at: r.get(5)?,
-                child_status: r.get(6)?,
+                id: int(at(r, 0))?,
+                parent_id: text(at(r, 1))?,
+                child_id: text(at(r, 2))?,
+                service: text(at(r, 3))?,
+                tier: int(at(r, 4))?,
+                created_at: text(at(r, 5))?,
+                child_status: opt_text(at(r, 6))?,
             })
-        })
-        .context(ctx)?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .context(ctx)?;
+        },
+    )?;
     Ok(Dashboard {
         sessions_by_status: by_status,
         events_by_level,
@@ -845,16 +1083,14 @@ pub fn overview(store: &SqliteStore, now_ms: i64) -> Result<Dashboard> {
 ///
 /// # Errors
 /// When the database cannot be read.
-pub fn memories(store: &SqliteStore) -> Result<Vec<MemoryRow>> {
-    let ctx = || "listing memories".to_owned();
-    let mut stmt = store
-        .connection()
-        .prepare_cached(&format!(
-            "SELECT {MEMORY_COLUMNS} FROM memories ORDER BY active DESC, confidence DESC, id"
-        ))
-        .context(ctx)?;
-    let rows = stmt.query_map([], memory_row).context(ctx)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+pub fn memories(store: &dyn Source) -> Result<Vec<MemoryRow>> {
+    shaped(
+        store,
+        &format!("SELECT {MEMORY_COLUMNS} FROM memories ORDER BY active DESC, confidence DESC, id"),
+        &[],
+        &|| "listing memories".to_owned(),
+        memory_row,
+    )
 }
 
 /// The highest feed id stored (0 when empty): where a tailer that only
@@ -862,14 +1098,18 @@ pub fn memories(store: &SqliteStore) -> Result<Vec<MemoryRow>> {
 ///
 /// # Errors
 /// When the database cannot be read.
-pub fn feed_max_id(store: &SqliteStore) -> Result<i64> {
-    if store.version < 2 {
+pub fn feed_max_id(store: &dyn Source) -> Result<i64> {
+    if !has_live(store) {
         return Ok(0);
     }
     store
-        .connection()
-        .query_row("SELECT COALESCE(MAX(id), 0) FROM feed", [], |r| r.get(0))
-        .context(|| "reading the feed's last id".to_owned())
+        .cells(
+            "SELECT CAST(COALESCE(MAX(id), 0) AS BIGINT) FROM feed",
+            &[],
+            &|| "reading the feed's last id".to_owned(),
+        )?
+        .first()
+        .map_or(Ok(0), |r| int(at(r, 0)))
 }
 
 #[cfg(test)]

@@ -529,6 +529,13 @@ fn lease_tx(
 }
 
 impl Store for SqliteStore {
+    fn location(&self) -> Option<String> {
+        self.conn
+            .path()
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+    }
+
     fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
         let what = || format!("writing session `{}`", record.id);
         let has_feed = self.version >= 2;

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // tests unwrap: a failure is the test failing
 
 mod behaviour;
+mod queries;
 
 use agentshape_store::{NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store};
 

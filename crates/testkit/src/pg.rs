@@ -31,6 +31,13 @@ pub struct PgServer {
     dir: PathBuf,
     bin: PathBuf,
     next: AtomicUsize,
+    /// `postgres` options (socket folder, no fsync): the same on a restart.
+    opts: String,
+    /// Runs server programs as `nobody` under root.
+    user: Option<(u32, u32)>,
+    /// A [`private`] server, stopped when dropped; the shared one lives
+    /// as long as the test binary (its watchdog stops it).
+    owned: bool,
 }
 
 /// The folder holding `initdb`, `pg_ctl` and `postgres`: `AGENTSHAPE_PG_BIN`,
@@ -93,6 +100,17 @@ fn run(cmd: &mut Command, what: &str) {
     );
 }
 
+/// `program` of the server's bin folder, run as the server's user.
+fn server_cmd(bin: &Path, dir: &Path, user: Option<(u32, u32)>, program: &str) -> Command {
+    let mut c = Command::new(bin.join(program));
+    c.env("LC_ALL", "C").env_remove("PGDATA");
+    if let Some((uid, gid)) = user {
+        use std::os::unix::process::CommandExt;
+        c.uid(uid).gid(gid).current_dir(dir);
+    }
+    c
+}
+
 fn start() -> PgServer {
     let Some(bin) = bin_dir() else {
         panic!(
@@ -110,15 +128,7 @@ fn start() -> PgServer {
     if let Some((uid, gid)) = user {
         std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).expect("chown the server folder");
     }
-    let as_server = |program: &str| {
-        let mut c = Command::new(bin.join(program));
-        c.env("LC_ALL", "C").env_remove("PGDATA");
-        if let Some((uid, gid)) = user {
-            use std::os::unix::process::CommandExt;
-            c.uid(uid).gid(gid).current_dir(&dir);
-        }
-        c
-    };
+    let as_server = |program: &str| server_cmd(&bin, &dir, user, program);
     // The watchdog first: whatever happens next, the folder goes.
     let watchdog = format!(
         "while kill -0 {pid} 2>/dev/null; do sleep 0.5; done; \
@@ -161,20 +171,16 @@ fn start() -> PgServer {
          -c synchronous_commit=off -c full_page_writes=off -c max_connections=300",
         dir.display()
     );
-    run(
-        as_server("pg_ctl")
-            .arg("-D")
-            .arg(&data)
-            .arg("-l")
-            .arg(dir.join("server.log"))
-            .args(["-w", "-t", "60", "-o", &opts, "start"]),
-        "pg_ctl start",
-    );
-    PgServer {
+    let server = PgServer {
         dir,
         bin,
         next: AtomicUsize::new(0),
-    }
+        opts,
+        user,
+        owned: false,
+    };
+    server.start();
+    server
 }
 
 /// The server of this test binary, started on first use.
@@ -184,6 +190,18 @@ fn start() -> PgServer {
 pub fn server() -> &'static PgServer {
     static SERVER: OnceLock<PgServer> = OnceLock::new();
     SERVER.get_or_init(start)
+}
+
+/// A server of the caller's own, which it may stop and start (the outage
+/// tests); stopped and removed when dropped (or, at the latest, by its
+/// watchdog when the test binary exits).
+///
+/// # Panics
+/// As [`server`].
+pub fn private() -> PgServer {
+    let mut s = start();
+    s.owned = true;
+    s
 }
 
 /// Percent-encode a socket folder for the host part of a URL.
@@ -230,9 +248,57 @@ impl PgServer {
         self.url(&name)
     }
 
+    /// Start the server on its data folder (again, after [`PgServer::stop`]):
+    /// same socket, same databases, same data.
+    ///
+    /// # Panics
+    /// When `pg_ctl start` fails.
+    pub fn start(&self) {
+        run(
+            server_cmd(&self.bin, &self.dir, self.user, "pg_ctl")
+                .arg("-D")
+                .arg(self.dir.join("data"))
+                .arg("-l")
+                .arg(self.dir.join("server.log"))
+                .args(["-w", "-t", "60", "-o", &self.opts, "start"]),
+            "pg_ctl start",
+        );
+    }
+
+    /// Stop the server (`-m fast`: open connections are closed, as when a
+    /// database is restarted under its clients) and wait until it is down.
+    ///
+    /// # Panics
+    /// When `pg_ctl stop` fails.
+    pub fn stop(&self) {
+        run(
+            server_cmd(&self.bin, &self.dir, self.user, "pg_ctl")
+                .arg("-D")
+                .arg(self.dir.join("data"))
+                .args(["-w", "-t", "60", "-m", "fast", "stop"]),
+            "pg_ctl stop",
+        );
+    }
+
     /// The folder of the server's socket (and its log, `server.log`).
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
+        // Best effort: the watchdog removes whatever is left at exit.
+        let _ = server_cmd(&self.bin, &self.dir, self.user, "pg_ctl")
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .args(["-w", "-t", "60", "-m", "immediate", "stop"])
+            .stdin(Stdio::null())
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

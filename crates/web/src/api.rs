@@ -5,8 +5,9 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use agentshape_store::ErrorKind;
 use agentshape_store::query;
-use agentshape_store::{ErrorKind, SqliteStore};
+use agentshape_store::query::Source;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State as AxState};
 use axum::http::{HeaderMap, StatusCode};
@@ -57,7 +58,7 @@ impl From<agentshape_store::Error> for ApiError {
     fn from(e: agentshape_store::Error) -> Self {
         let status = match e.kind() {
             ErrorKind::Busy | ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-            // A page the Postgres store cannot serve yet.
+            // Something this store cannot do (none of the pages now).
             ErrorKind::Usage => StatusCode::NOT_IMPLEMENTED,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -70,13 +71,14 @@ fn bad_query(e: &QueryRejection) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, e.body_text())
 }
 
-/// Run a read on a fresh read-only connection, off the async threads.
+/// Run a read on a fresh read-only connection (SQLite) or the pool
+/// (Postgres), off the async threads.
 pub(crate) async fn read<T: Send + 'static>(
     state: &Arc<State>,
-    f: impl FnOnce(&SqliteStore) -> agentshape_store::Result<T> + Send + 'static,
+    f: impl FnOnce(&dyn Source) -> agentshape_store::Result<T> + Send + 'static,
 ) -> Result<T, ApiError> {
     let st = Arc::clone(state);
-    tokio::task::spawn_blocking(move || f(&st.open()?))
+    tokio::task::spawn_blocking(move || f(st.open()?.source()))
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .map_err(ApiError::from)
@@ -209,13 +211,7 @@ async fn feed_sse(
             ));
         }
         Some(n) => n,
-        None => match state.pg.clone() {
-            // Note [Feed on Postgres] in `feed`.
-            Some(pg) => tokio::task::spawn_blocking(move || pg.feed_max_id())
-                .await
-                .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??,
-            None => read(&state, query::feed_max_id).await?,
-        },
+        None => read(&state, query::feed_max_id).await?,
     };
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     feed::spawn_client(Arc::clone(&state), after, tx);

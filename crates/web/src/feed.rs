@@ -102,7 +102,7 @@ pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc
         let mut first = true;
         while !stop.load(Ordering::Relaxed) {
             if store.is_none() {
-                store = state.open().ok();
+                store = state.open_sqlite().ok();
                 seen = None;
             }
             let Some(s) = store.as_ref() else {

@@ -41,6 +41,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use agentshape_store::query::Source;
 use agentshape_store::{FeedRow, PgStore, SqliteStore, Store, StoreUrl};
 use tokio::sync::broadcast;
 
@@ -51,8 +52,8 @@ pub use error::Error;
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The store: a SQLite file (created and migrated when missing), or a
-    /// Postgres URL (migrated; only the live feed follows it for now, Note
-    /// \[Feed on Postgres\] in `feed`).
+    /// Postgres URL (migrated; its live feed is tailed as Note \[Feed on
+    /// Postgres\] in `feed` says).
     pub store: StoreUrl,
     /// The bearer token every request needs (Note \[Token\]); `None`: no check.
     pub token: Option<Token>,
@@ -98,14 +99,23 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// A fresh read-only connection: cheap, and under WAL it never waits on writers.
-    /// The dashboard's pages and API read SQLite only (their queries are
-    /// SQLite's); on Postgres they answer that it is not there yet.
-    pub(crate) fn open(&self) -> agentshape_store::Result<SqliteStore> {
+    /// What a page or API request reads: a fresh read-only SQLite
+    /// connection (cheap, and under WAL it never waits on writers), or the
+    /// pooled Postgres store. The queries are the same on both (Note
+    /// \[Queries on both backends\] in `agentshape_store::query`).
+    pub(crate) fn open(&self) -> agentshape_store::Result<Reader> {
+        match &self.pg {
+            Some(pg) => Ok(Reader::Postgres(pg.clone())),
+            None => self.open_sqlite().map(Reader::Sqlite),
+        }
+    }
+
+    /// A fresh read-only SQLite connection (the SQLite tailer's own).
+    pub(crate) fn open_sqlite(&self) -> agentshape_store::Result<SqliteStore> {
         match &self.store {
             StoreUrl::Sqlite(path) => SqliteStore::open_read_only(path),
             StoreUrl::Postgres(_) => Err(agentshape_store::Error::Unsupported {
-                what: "this page".to_owned(),
+                what: "a SQLite connection".to_owned(),
             }),
         }
     }
@@ -118,7 +128,25 @@ impl State {
     ) -> agentshape_store::Result<Vec<FeedRow>> {
         match &self.pg {
             Some(pg) => pg.feed_after(after, limit),
-            None => self.open()?.feed_after(after, limit),
+            None => self.open_sqlite()?.feed_after(after, limit),
+        }
+    }
+}
+
+/// A store opened for one request's reads.
+pub(crate) enum Reader {
+    /// A read-only SQLite connection.
+    Sqlite(SqliteStore),
+    /// The server's Postgres pool.
+    Postgres(PgStore),
+}
+
+impl Reader {
+    /// The store as the queries take it.
+    pub(crate) fn source(&self) -> &dyn Source {
+        match self {
+            Reader::Sqlite(s) => s,
+            Reader::Postgres(p) => p,
         }
     }
 }

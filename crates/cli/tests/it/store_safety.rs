@@ -272,8 +272,13 @@ fn a_store_that_cannot_be_written_is_73_and_the_log_is_kept() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(73), "{err}");
     let log = logs.join("second.ndjson");
+    // The exact command: the store is named (Note [Store outage]).
     assert!(
-        err.contains(&format!("agentshape ingest {}", log.display())),
+        err.contains(&format!(
+            "agentshape ingest --store {} {}",
+            db.display(),
+            log.display()
+        )),
         "{err}"
     );
     assert!(log.exists(), "the forensic log is kept");
@@ -367,8 +372,13 @@ fn a_final_write_that_fails_still_shows_the_outcome_and_names_ingest() {
     conn.execute_batch("ROLLBACK").unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(75), "{err}");
+    // The exact command: the store is named (Note [Store outage]).
     assert!(
-        err.contains(&format!("agentshape ingest {}", log.display())),
+        err.contains(&format!(
+            "agentshape ingest --store {} {}",
+            db.display(),
+            log.display()
+        )),
         "{err}"
     );
     let v = &json_lines(&out.stdout)[0];

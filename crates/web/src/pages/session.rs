@@ -16,8 +16,9 @@ pub(crate) mod transcript;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use agentshape_store::ErrorKind;
+use agentshape_store::query::Source as Store;
 use agentshape_store::query::{self, SessionDetail, SessionRow};
-use agentshape_store::{ErrorKind, SqliteStore};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State as AxState};
 use axum::http::StatusCode;
@@ -56,7 +57,7 @@ pub(crate) struct Loaded {
 ///
 /// # Errors
 /// When the store cannot be read.
-pub(crate) fn load(store: &SqliteStore, id: &str) -> agentshape_store::Result<Option<Loaded>> {
+pub(crate) fn load(store: &dyn Store, id: &str) -> agentshape_store::Result<Option<Loaded>> {
     let max = query::feed_max_id(store)?;
     let Some(detail) = query::session(store, id)? else {
         return Ok(None);
@@ -93,7 +94,7 @@ pub(crate) async fn page(
     };
     let st = Arc::clone(&state);
     let key = id.clone();
-    let loaded = tokio::task::spawn_blocking(move || load(&st.open()?, &key)).await;
+    let loaded = tokio::task::spawn_blocking(move || load(st.open()?.source(), &key)).await;
     match loaded {
         Ok(Ok(Some(l))) => {
             let title = format!("Session {}", printable(&l.detail.session.id));

@@ -15,8 +15,9 @@
 use std::io::{BufRead, BufReader, Read};
 
 use agentshape_core::decode::{DecodeOptions, Decoder, Format};
+use agentshape_store::FeedRow;
+use agentshape_store::query::Source as Store;
 use agentshape_store::query::{SessionRow, feed_for_session};
-use agentshape_store::{FeedRow, SqliteStore};
 use maud::{Markup, html};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -78,7 +79,7 @@ pub(crate) struct Transcript {
 ///
 /// # Errors
 /// When the store cannot be read; an unreadable log is [`Source::None`].
-pub(crate) fn load(store: &SqliteStore, s: &SessionRow) -> agentshape_store::Result<Transcript> {
+pub(crate) fn load(store: &dyn Store, s: &SessionRow) -> agentshape_store::Result<Transcript> {
     let mut rows = feed_for_session(store, &s.id, 0, MAX_ROWS + 1)?;
     let alive = s.status == "running" && !s.lost;
     // `ingest` writes the `ended` row only: a feed of bookends says nothing

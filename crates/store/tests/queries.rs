@@ -1,0 +1,542 @@
+//! The dashboard's queries (`agentshape_store::query`) on both backends
+//! (Note [Queries on both backends]): the same sessions written to a SQLite
+//! file and to a fresh database on the throwaway Postgres, then every query
+//! asked of both. Each answer is checked against what it must be, and the
+//! two backends' answers are compared whole, as JSON.
+
+use agentshape_store::query::{self, SessionFilter, Source};
+use agentshape_store::{
+    FeedEntry, NewEvent, NewMemory, PgStore, ServiceCheck, SessionRecord, SqliteStore, Store, time,
+};
+use serde_json::Value;
+
+/// (id, minute started, status, tier, profile, error category, method, summary, agent)
+type Spec = (
+    &'static str,
+    u32,
+    &'static str,
+    u32,
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+    &'static str,
+);
+
+const SPECS: &[Spec] = &[
+    (
+        "a1",
+        1,
+        "completed",
+        1,
+        Some("claude-ops"),
+        None,
+        Some("structured"),
+        Some("All healthy"),
+        "claude",
+    ),
+    (
+        "a2",
+        2,
+        "error",
+        1,
+        Some("claude-ops"),
+        Some("rate_limit"),
+        None,
+        None,
+        "claude",
+    ),
+    (
+        "a3",
+        3,
+        "completed",
+        2,
+        Some("claude-loop"),
+        None,
+        Some("fenced"),
+        Some("Jellyfin 502 found"),
+        "codex",
+    ),
+    (
+        "a4",
+        4,
+        "failed",
+        2,
+        Some("claude-ops"),
+        Some("max_turns"),
+        Some("markers+handoff"),
+        Some("gave up"),
+        "claude",
+    ),
+    (
+        "a5",
+        5,
+        "completed",
+        3,
+        Some("code-review"),
+        None,
+        Some("structured"),
+        Some("50% done_ok"),
+        "replay",
+    ),
+    (
+        "a6",
+        6,
+        "error",
+        3,
+        None,
+        Some("rate_limit"),
+        None,
+        None,
+        "claude",
+    ),
+    (
+        "a7",
+        7,
+        "completed",
+        1,
+        Some("claude-ops"),
+        None,
+        Some("structured"),
+        Some("JELLYFIN restarted"),
+        "claude",
+    ),
+    // Same start: the id breaks the tie, byte-wise (`-` < `B` < `_`).
+    (
+        "t-a",
+        9,
+        "completed",
+        1,
+        None,
+        None,
+        None,
+        Some("tie"),
+        "claude",
+    ),
+    (
+        "t_B",
+        9,
+        "completed",
+        1,
+        None,
+        None,
+        None,
+        Some("tie"),
+        "claude",
+    ),
+    (
+        "tB",
+        9,
+        "completed",
+        1,
+        None,
+        None,
+        None,
+        Some("tie"),
+        "claude",
+    ),
+];
+
+/// Write the same sessions, in the same order, to `store`.
+fn fill(store: &mut dyn Store, now: &str) {
+    for &(id, min, status, tier, profile, cat, method, summary, agent) in SPECS {
+        let at = format!("2025-07-14T03:{min:02}:00.000Z");
+        let mut r = SessionRecord::new(id, &at, status);
+        r.ended_at = Some(at.clone());
+        r.tier = tier;
+        r.profile = profile.map(str::to_owned);
+        r.error_category = cat.map(str::to_owned);
+        r.extraction_method = method.map(str::to_owned);
+        r.summary = summary.map(str::to_owned);
+        r.agent = Some(agent.to_owned());
+        r.model = Some(format!("model-{agent}"));
+        r.cost_usd = Some(f64::from(min) / 4.0);
+        r.input_tokens = u64::from(min) * 100;
+        r.output_tokens = u64::from(min);
+        if cat == Some("rate_limit") {
+            r.error = Some("API Error: 429 Too Many Requests".to_owned());
+        }
+        if id == "a3" {
+            r.events = ["critical", "info", "warning"]
+                .iter()
+                .enumerate()
+                .map(|(i, l)| NewEvent {
+                    level: (*l).into(),
+                    service: Some("jellyfin".into()),
+                    message: format!("e{i}"),
+                })
+                .collect();
+            r.services = vec![ServiceCheck {
+                name: "jellyfin".into(),
+                status: "down".into(),
+                detail: Some("502".into()),
+            }];
+            r.memories = vec![NewMemory {
+                key: "jellyfin:restart".into(),
+                value: "restart fixes 502".into(),
+            }];
+            r.output = Some(serde_json::json!({"summary": "Jellyfin 502 found"}));
+            r.verdict = Some(serde_json::json!({"valid": true, "errors": []}));
+        }
+        if id == "a4" {
+            r.parent_id = Some("a3".into());
+            r.escalated_for = vec!["jellyfin".into()];
+            r.memories = vec![NewMemory {
+                key: "jellyfin:restart".into(),
+                value: "restart again".into(),
+            }];
+        }
+        store.write_session(&r).unwrap();
+    }
+    let mut lost = SessionRecord::new("b-lost", "2025-07-14T03:08:00.000Z", "running");
+    lost.profile = Some("claude-ops".to_owned());
+    store.start_session(&lost).unwrap();
+    let fresh = SessionRecord::new("b-run", now, "running");
+    store.start_session(&fresh).unwrap();
+    store
+        .append_feed(&[FeedEntry {
+            session_id: "b-run".into(),
+            kind: "event".into(),
+            body: r#"{"kind":"text","text":"hi"}"#.into(),
+            created_at: now.to_owned(),
+        }])
+        .unwrap();
+}
+
+struct Both {
+    _dir: tempfile::TempDir,
+    sqlite: SqliteStore,
+    pg: PgStore,
+}
+
+fn both() -> Both {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agentshape.db");
+    let now = time::now();
+    let mut w = SqliteStore::open(&path).unwrap();
+    fill(&mut w, &now);
+    let mut pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    fill(&mut pg, &now);
+    Both {
+        sqlite: SqliteStore::open_read_only(&path).unwrap(),
+        pg,
+        _dir: dir,
+    }
+}
+
+impl Both {
+    /// `f` on each backend: the answers must be equal; returns one.
+    fn ask<T: serde::Serialize>(&self, what: &str, f: impl Fn(&dyn Source) -> T) -> T {
+        let a = f(&self.sqlite);
+        let b = f(&self.pg);
+        let (ja, jb) = (
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap(),
+        );
+        assert_eq!(ja, jb, "{what}: SQLite (left) and Postgres (right) differ");
+        a
+    }
+
+    fn ids(&self, what: &str, filter: &SessionFilter) -> Vec<String> {
+        self.ask(what, |s| {
+            query::sessions(s, filter)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.id)
+                .collect::<Vec<_>>()
+        })
+    }
+}
+
+fn f() -> SessionFilter {
+    SessionFilter {
+        limit: 100,
+        ..SessionFilter::default()
+    }
+}
+
+// Reads as the filter's field does: `status: some("x")`.
+#[allow(clippy::unnecessary_wraps)]
+fn some(s: &str) -> Option<String> {
+    Some(s.to_owned())
+}
+
+#[test]
+fn every_filter_and_text_search_answers_alike() {
+    let b = both();
+    let all = [
+        "b-run", "t_B", "tB", "t-a", "b-lost", "a7", "a6", "a5", "a4", "a3", "a2", "a1",
+    ];
+    let cases: Vec<(&str, SessionFilter, Vec<&str>)> = vec![
+        ("none", f(), all.to_vec()),
+        (
+            "status",
+            SessionFilter {
+                status: some("failed"),
+                ..f()
+            },
+            vec!["a4"],
+        ),
+        (
+            "lost",
+            SessionFilter {
+                status: some("lost"),
+                ..f()
+            },
+            vec!["b-lost"],
+        ),
+        (
+            "running",
+            SessionFilter {
+                status: some("running"),
+                ..f()
+            },
+            vec!["b-run"],
+        ),
+        (
+            "tier",
+            SessionFilter {
+                tier: Some(2),
+                ..f()
+            },
+            vec!["a4", "a3"],
+        ),
+        (
+            "profile",
+            SessionFilter {
+                profile: some("claude-loop"),
+                ..f()
+            },
+            vec!["a3"],
+        ),
+        (
+            "category",
+            SessionFilter {
+                error_category: some("rate_limit"),
+                ..f()
+            },
+            vec!["a6", "a2"],
+        ),
+        (
+            "method",
+            SessionFilter {
+                method: some("markers+handoff"),
+                ..f()
+            },
+            vec!["a4"],
+        ),
+        (
+            "q any case",
+            SessionFilter {
+                q: some("jellyfin"),
+                ..f()
+            },
+            vec!["a7", "a3"],
+        ),
+        (
+            "q in error",
+            SessionFilter {
+                q: some("too many"),
+                ..f()
+            },
+            vec!["a6", "a2"],
+        ),
+        (
+            "q in model",
+            SessionFilter {
+                q: some("MODEL-CODEX"),
+                ..f()
+            },
+            vec!["a3"],
+        ),
+        (
+            "q percent literal",
+            SessionFilter {
+                q: some("0%"),
+                ..f()
+            },
+            vec!["a5"],
+        ),
+        (
+            "q underscore literal",
+            SessionFilter {
+                q: some("_"),
+                ..f()
+            },
+            vec!["t_B", "a5"],
+        ),
+        (
+            "q short",
+            SessionFilter {
+                q: some("tB"),
+                ..f()
+            },
+            vec!["tB"],
+        ),
+        (
+            "q nothing",
+            SessionFilter {
+                q: some("zebra"),
+                ..f()
+            },
+            vec![],
+        ),
+        (
+            "combined",
+            SessionFilter {
+                status: some("completed"),
+                profile: some("claude-ops"),
+                method: some("structured"),
+                q: some("healthy"),
+                ..f()
+            },
+            vec!["a1"],
+        ),
+        (
+            "before unknown",
+            SessionFilter {
+                before: some("nope"),
+                ..f()
+            },
+            vec![],
+        ),
+    ];
+    for (name, filter, want) in cases {
+        assert_eq!(b.ids(name, &filter), want, "{name}");
+    }
+}
+
+#[test]
+fn keyset_pages_walk_the_same_list_on_both() {
+    let b = both();
+    for filter in [
+        f(),
+        SessionFilter {
+            status: some("completed"),
+            ..f()
+        },
+        SessionFilter {
+            q: some("t"),
+            ..f()
+        },
+    ] {
+        let all = b.ids("all", &filter);
+        for size in 1..=3 {
+            let mut walked = Vec::new();
+            let mut before = None;
+            loop {
+                let page = b.ids(
+                    "page",
+                    &SessionFilter {
+                        limit: size,
+                        before: before.clone(),
+                        ..filter.clone()
+                    },
+                );
+                walked.extend(page.iter().cloned());
+                if page.len() < size {
+                    break;
+                }
+                before = page.last().cloned();
+            }
+            assert_eq!(walked, all, "{filter:?} by {size}");
+        }
+    }
+}
+
+#[test]
+fn one_session_with_its_rows_children_and_feed() {
+    let b = both();
+    let d = b.ask("session a3", |s| query::session(s, "a3").unwrap().unwrap());
+    let levels: Vec<&str> = d.events.iter().map(|e| e.level.as_str()).collect();
+    assert_eq!(levels, ["critical", "info", "warning"]);
+    assert_eq!(d.services.len(), 1);
+    assert_eq!(
+        d.children.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        ["a4"]
+    );
+    assert_eq!(
+        d.output,
+        Some(serde_json::json!({"summary": "Jellyfin 502 found"}))
+    );
+    assert_eq!(
+        d.verdict.as_ref().and_then(|v| v.get("valid")),
+        Some(&Value::Bool(true))
+    );
+    // Reinforced by a4: the memory row now names a4.
+    let d4 = b.ask("session a4", |s| query::session(s, "a4").unwrap().unwrap());
+    assert_eq!(d4.memories.len(), 1);
+    assert!(
+        (d4.memories[0].confidence - 0.8).abs() < 1e-9,
+        "{:?}",
+        d4.memories
+    );
+    assert_eq!(d4.session.parent_id.as_deref(), Some("a3"));
+    let lost = b.ask("lost", |s| query::session(s, "b-lost").unwrap().unwrap());
+    assert!(lost.session.lost);
+    assert_eq!(lost.session.shown_status, "lost");
+    assert!(
+        b.ask("unknown", |s| query::session(s, "nope").unwrap())
+            .is_none()
+    );
+    let feed = b.ask("feed", |s| {
+        query::feed_for_session(s, "b-run", 0, 10).unwrap()
+    });
+    let kinds: Vec<&str> = feed.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds, ["started", "event"]);
+    let after = b.ask("feed after", |s| {
+        query::feed_for_session(s, "b-run", feed[0].id, 10).unwrap()
+    });
+    assert_eq!(after.len(), 1);
+    let max = b.ask("max", |s| query::feed_max_id(s).unwrap());
+    assert_eq!(max, feed[1].id);
+}
+
+#[test]
+fn events_memories_filter_values_and_overview_answer_alike() {
+    let b = both();
+    let all = b.ask("events", |s| query::events(s, None, None, 10).unwrap());
+    assert_eq!(
+        all.iter().map(|e| e.message.as_str()).collect::<Vec<_>>(),
+        ["e2", "e1", "e0"]
+    );
+    let info = b.ask("info", |s| {
+        query::events(s, Some("info"), None, 10).unwrap()
+    });
+    assert_eq!(info.len(), 1);
+    let newer = b.ask("after", |s| {
+        query::events(s, None, Some(all[2].id), 10).unwrap()
+    });
+    assert_eq!(newer.len(), 2);
+    let mems = b.ask("memories", |s| query::memories(s).unwrap());
+    assert_eq!(mems.len(), 1);
+    let v = b.ask("filter values", |s| query::filter_values(s).unwrap());
+    assert_eq!(
+        v.statuses,
+        ["completed", "error", "failed", "lost", "running"]
+    );
+    assert_eq!(v.tiers, [1, 2, 3]);
+    assert_eq!(v.profiles, ["claude-loop", "claude-ops", "code-review"]);
+    assert_eq!(v.methods, ["fenced", "markers+handoff", "structured"]);
+    // "now" on the sessions' day.
+    let now = time::parse_ms("2025-07-14T12:00:00.000Z").unwrap();
+    let o = b.ask("overview", |s| query::overview(s, now).unwrap());
+    // The day of the sessions, then today's (b-run).
+    assert_eq!(o.days.len(), 2, "{o:?}");
+    assert_eq!(o.days[0].day, "2025-07-14", "{o:?}");
+    assert_eq!(o.days[0].sessions, 11, "{o:?}");
+    assert_eq!(
+        o.days[0].input_tokens,
+        (1 + 2 + 3 + 4 + 5 + 6 + 7 + 9 * 3) * 100
+    );
+    assert_eq!(o.escalations.len(), 1);
+    assert_eq!(o.escalations[0].child_status.as_deref(), Some("failed"));
+    assert_eq!(
+        o.events_by_level,
+        [
+            ("critical".to_owned(), 1),
+            ("info".to_owned(), 1),
+            ("warning".to_owned(), 1)
+        ]
+    );
+}
