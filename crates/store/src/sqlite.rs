@@ -851,28 +851,8 @@ impl rusqlite::ToSql for crate::copy::Cell {
 
 impl crate::copy::Rows for SqliteStore {
     fn read(&self, sql: &str, params: &[crate::copy::Cell]) -> Result<Vec<Vec<crate::copy::Cell>>> {
-        use crate::copy::Cell;
-        use rusqlite::types::ValueRef;
-        let ctx = || "reading rows to copy".to_owned();
-        let mut stmt = self.conn.prepare_cached(sql).context(ctx)?;
-        let n = stmt.column_count();
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(params), |r| {
-                (0..n)
-                    .map(|i| {
-                        Ok(match r.get_ref(i)? {
-                            ValueRef::Null => Cell::Null,
-                            ValueRef::Integer(v) => Cell::Int(v),
-                            ValueRef::Real(v) => Cell::Real(v),
-                            ValueRef::Text(t) | ValueRef::Blob(t) => {
-                                Cell::Text(String::from_utf8_lossy(t).into_owned())
-                            }
-                        })
-                    })
-                    .collect::<rusqlite::Result<Vec<Cell>>>()
-            })
-            .context(ctx)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+        // The dashboard queries' reader: one conversion of SQLite values to cells.
+        crate::query::Source::cells(self, sql, params, &|| "reading rows to copy".to_owned())
     }
 
     fn write_all(&mut self, stmts: &[(String, Vec<crate::copy::Cell>)]) -> Result<Vec<u64>> {
