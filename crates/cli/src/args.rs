@@ -602,18 +602,25 @@ pub struct OpsArgs {
     pub output: OutputArgs,
 }
 
+/// `--store` of the commands that read or rebuild an existing store
+/// (`ingest`, `sessions`, `memories`): one definition, one default.
 #[derive(Debug, Args)]
-pub struct IngestArgs {
-    /// The store to rebuild into: a SQLite file (`PATH`, `sqlite:PATH`) or
-    /// `postgres://…`.
+pub struct StoreArg {
+    /// The store: a SQLite file (`PATH`, `sqlite:PATH`) or `postgres://…`.
     #[arg(
-        long,
+        long = "store",
         value_name = "URL",
         env = "AGENTSHAPE_STORE",
         hide_env_values = true,
         default_value = "agentshape.db"
     )]
-    pub store: String,
+    pub location: String,
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Profile (built-in name or TOML file) for logs without a `.meta.json` sidecar.
     #[arg(long, value_name = "NAME|PATH", default_value = "claude-ops")]
     pub profile: String,
@@ -634,29 +641,15 @@ pub struct MemoriesArgs {
 pub enum MemoriesAction {
     /// List active memories, most confident first.
     List {
-        /// The store: a SQLite file (`PATH`, `sqlite:PATH`) or `postgres://…`.
-        #[arg(
-            long,
-            value_name = "URL",
-            env = "AGENTSHAPE_STORE",
-            hide_env_values = true,
-            default_value = "agentshape.db"
-        )]
-        store: String,
+        #[command(flatten)]
+        store: StoreArg,
         #[command(flatten)]
         output: OutputArgs,
     },
     /// Deactivate memories not reinforced within the given age.
     Prune {
-        /// The store: a SQLite file (`PATH`, `sqlite:PATH`) or `postgres://…`.
-        #[arg(
-            long,
-            value_name = "URL",
-            env = "AGENTSHAPE_STORE",
-            hide_env_values = true,
-            default_value = "agentshape.db"
-        )]
-        store: String,
+        #[command(flatten)]
+        store: StoreArg,
         /// Age such as `30d`, `12h`, `90m`, at most a year.
         #[arg(long, value_name = "AGE", value_parser = age)]
         older_than: String,
@@ -667,15 +660,8 @@ pub enum MemoriesAction {
 
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
-    /// The store: a SQLite file (`PATH`, `sqlite:PATH`) or `postgres://…`.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "AGENTSHAPE_STORE",
-        hide_env_values = true,
-        default_value = "agentshape.db"
-    )]
-    pub store: String,
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Directory of the forensic logs (as `run --log-dir`): logs the store
     /// lacks are reported with the `ingest` command that adds them.
     #[arg(long, value_name = "DIR", default_value = "logs")]

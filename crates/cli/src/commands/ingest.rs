@@ -13,7 +13,7 @@ use crate::output::Out;
 /// # Errors
 /// A missing log, an unknown profile or a store failure.
 pub fn run(args: &IngestArgs) -> anyhow::Result<Exit> {
-    let url = StoreUrl::parse(&args.store)?;
+    let url = StoreUrl::parse(&args.store.location)?;
     input::check_exist(&args.logs)?;
     let mut store = url.open()?;
     let reports = ingest(&args.logs, &args.profile, &mut *store)?;

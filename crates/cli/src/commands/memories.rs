@@ -14,7 +14,7 @@ pub fn run(args: &MemoriesArgs) -> anyhow::Result<Exit> {
     match &args.action {
         MemoriesAction::List { store, output } => {
             // Only reads: never creates or migrates the file.
-            let store = StoreUrl::parse(store)?.open_read_only()?;
+            let store = StoreUrl::parse(&store.location)?.open_read_only()?;
             let mut out = Out::new(*output);
             for m in store.overview()?.memories {
                 if out.json {
@@ -39,7 +39,7 @@ pub fn run(args: &MemoriesArgs) -> anyhow::Result<Exit> {
                     "--older-than `{older_than}`: expected a number and a unit (ms, s, m, h, d, w), like 30d"
                 ))
             })?;
-            let url = StoreUrl::parse(store)?;
+            let url = StoreUrl::parse(&store.location)?;
             let before = time::format_ms(time::now_ms().saturating_sub(age));
             let mut store = url.open()?;
             let n = store.prune_memories(&before)?;

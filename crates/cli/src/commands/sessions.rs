@@ -47,7 +47,7 @@ fn ingest_command(store: &StoreUrl, logs: &[String]) -> String {
 /// # Errors
 /// A missing database (66) or a store failure.
 pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
-    let url = StoreUrl::parse(&args.store)?;
+    let url = StoreUrl::parse(&args.store.location)?;
     let store = url.open_read_only()?;
     let o = store.overview()?;
     let unstored: Vec<String> = unstored_logs(&args.log_dir, &o)
