@@ -255,10 +255,10 @@ impl PyExtractor {
         texts: &Bound<'_, PyAny>,
         threads: Option<usize>,
     ) -> PyResult<Vec<PyExtraction>> {
-        let texts = texts
-            .try_iter()?
-            .map(|t| text_of(&t?))
-            .collect::<PyResult<Vec<String>>>()?;
+        // The items are held while their text is borrowed (Note [Borrowed
+        // text] in `instance`).
+        let items = texts.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+        let texts = items.iter().map(text_of).collect::<PyResult<Vec<_>>>()?;
         let setup = &self.setup;
         let format = self.format;
         let done = py.detach(|| parallel::map(&texts, threads, |t| run_one(setup, format, t)));

@@ -26,6 +26,7 @@ mod check;
 mod convert;
 mod errors;
 mod extract;
+mod instance;
 mod parallel;
 mod parse;
 mod schema;

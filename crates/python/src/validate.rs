@@ -7,6 +7,7 @@
 //! holding the interpreter (it reads Python objects), then validates with
 //! the interpreter released (Note [Releasing the interpreter] in `lib`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use agentshape_core::validate::{Draft, ValidateOptions, Validator};
@@ -17,7 +18,7 @@ use pyo3::types::{PyBytes, PyString};
 use serde_json::Value;
 
 use crate::errors::{self, InputError};
-use crate::{convert, parallel, schema};
+use crate::{convert, instance, parallel, schema};
 
 /// One reason an instance is invalid (the CLI's error shape).
 ///
@@ -193,15 +194,37 @@ impl PyValidator {
         py: Python<'_>,
         instance: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<Py<PyViolation>>> {
+        let inner = &self.inner;
+        let answered = instance::with_instance(instance, |inst| {
+            release_for(py, inst, || inner.check_instance(inst))
+        })
+        .flatten();
+        if let Some(found) = answered {
+            return violations(py, found);
+        }
         let value = convert::to_value(instance)?;
-        let found = py.detach(|| verdict(&self.inner, &value));
+        let found = py.detach(|| verdict(inner, &value));
         violations(py, found)
     }
 
     /// `True` when `validate(instance)` would be empty; cheaper.
     fn is_valid(&self, py: Python<'_>, instance: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let inner = &self.inner;
+        let answered = instance::with_instance(instance, |inst| {
+            release_for(py, inst, || {
+                if inner.invariants().is_empty() {
+                    inner.is_valid_instance(inst)
+                } else {
+                    inner.check_instance(inst).map(|found| found.is_empty())
+                }
+            })
+        })
+        .flatten();
+        if let Some(valid) = answered {
+            return Ok(valid);
+        }
         let value = convert::to_value(instance)?;
-        Ok(py.detach(|| is_valid(&self.inner, &value)))
+        Ok(py.detach(|| is_valid(inner, &value)))
     }
 
     /// Validate the JSON text `text` (str or UTF-8 bytes) without building
@@ -228,13 +251,39 @@ impl PyValidator {
         instances: &Bound<'_, PyAny>,
         threads: Option<usize>,
     ) -> PyResult<Vec<Vec<Py<PyViolation>>>> {
-        let values = instances
+        let objs = instances
             .try_iter()?
-            .map(|item| convert::to_value(&item?))
-            .collect::<PyResult<Vec<Value>>>()?;
+            .collect::<PyResult<Vec<Bound<'_, PyAny>>>>()?;
         let inner = &self.inner;
-        let found = py.detach(|| parallel::map(&values, threads, |v| verdict(inner, v)));
-        found.into_iter().map(|f| violations(py, f)).collect()
+        // Note [Validating Python objects in place]: built instances first,
+        // validated on every core; the rest (declined by the walk, or
+        // invalid: their errors need the `Value`) converted afterwards.
+        let answered: Vec<Option<Vec<Violation>>> = instance::with_instances(&objs, |built| {
+            py.detach(|| {
+                parallel::map(built, threads, |inst| {
+                    inst.as_ref().and_then(|i| inner.check_instance(i))
+                })
+            })
+        });
+        let mut rest = Vec::new();
+        for (i, a) in answered.iter().enumerate() {
+            if a.is_none() {
+                rest.push((i, convert::to_value(&objs[i])?));
+            }
+        }
+        let mut late = py
+            .detach(|| parallel::map(&rest, threads, |(_, v)| verdict(inner, v)))
+            .into_iter();
+        answered
+            .into_iter()
+            .map(|a| {
+                let found = match a {
+                    Some(found) => found,
+                    None => late.next().unwrap_or_default(),
+                };
+                violations(py, found)
+            })
+            .collect()
     }
 
     /// Apply schema-aligned coercions (`"90%"` → 90, `"Critical"` →
@@ -263,6 +312,32 @@ impl PyValidator {
         format!("Validator(draft={:?})", self.inner.draft())
     }
 }
+
+/// Run `f` on a built instance, releasing the interpreter only when the
+/// instance is large.
+///
+/// Note [Small instances keep the interpreter]: releasing and taking back
+/// the interpreter costs little alone, but when another Python thread is
+/// running, taking it back waits for that thread's switch interval (5 ms by
+/// default), a thousand times what validating an agent's answer of a few
+/// dozen nodes costs. Such a call keeps it; an instance of more than
+/// [`RELEASE_NODES`] nodes (a tenth of a millisecond of validation and up)
+/// releases it. The objects read are held meanwhile (Note [Borrowed text]
+/// in `instance`), so other threads may run and even mutate them.
+fn release_for<T: Send>(
+    py: Python<'_>,
+    inst: &agentshape_core::validate::Instance<'_>,
+    f: impl FnOnce() -> T + Send,
+) -> T {
+    if inst.len() > RELEASE_NODES {
+        py.detach(f)
+    } else {
+        f()
+    }
+}
+
+/// Nodes above which a single validation releases the interpreter.
+const RELEASE_NODES: usize = 4096;
 
 /// Schema errors then invariants: the CLI's `validate` verdict.
 pub fn verdict(v: &Validator, value: &Value) -> Vec<Violation> {
@@ -295,18 +370,25 @@ pub fn verdict_of_text(v: &Validator, text: &str) -> PyResult<Vec<Violation>> {
     Ok(found)
 }
 
-/// A `str` or UTF-8 `bytes` argument as Rust text.
-pub fn text_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+/// A `str` or UTF-8 `bytes` argument as Rust text, borrowed from the
+/// object when it is a `str` (Note [Borrowed text] in `instance`).
+pub fn text_of<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, str>> {
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(s.to_cow()?.into_owned());
+        return match instance::text(s) {
+            Some(t) => Ok(Cow::Borrowed(t)),
+            // A lone surrogate: PyO3's copy raises the `UnicodeEncodeError`.
+            None => Ok(Cow::Owned(s.to_cow()?.into_owned())),
+        };
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
-        return String::from_utf8(b.as_bytes().to_vec()).map_err(|e| {
-            InputError::new_err(format!(
-                "bytes are not UTF-8 text (invalid at byte {})",
-                e.utf8_error().valid_up_to()
-            ))
-        });
+        return std::str::from_utf8(b.as_bytes())
+            .map(Cow::Borrowed)
+            .map_err(|e| {
+                InputError::new_err(format!(
+                    "bytes are not UTF-8 text (invalid at byte {})",
+                    e.valid_up_to()
+                ))
+            });
     }
     Err(pyo3::exceptions::PyTypeError::new_err(
         "expected str or bytes",

@@ -24,6 +24,7 @@
 
 pub mod coerce;
 mod draft;
+mod instance;
 pub(crate) mod tape;
 
 use std::collections::HashMap;
@@ -40,6 +41,7 @@ use crate::outcome::Violation;
 /// `outcome`); re-exported where they are made.
 pub use crate::outcome::{Coercion, CoercionKind};
 pub use draft::Draft;
+pub use instance::{Instance, InstanceBuilder};
 
 /// Supplies the documents behind `$ref`s to other URIs (`http://…/defs.json`).
 ///
@@ -259,17 +261,23 @@ impl Validator {
     /// and use [`Validator::errors_and_invariants`]. Says nothing of
     /// `x-invariants`: callers check [`Validator::invariants`] is empty.
     pub fn is_valid_text(&self, text: &str) -> Option<bool> {
-        let validator = self
-            .tape
+        let validator = self.tape_validator()?;
+        let doc = tape::Doc::parse(text)?;
+        Some(validator.is_valid(doc.root()))
+    }
+
+    /// The schema compiled for instances read in place (Note [Validating
+    /// from text] in `tape`), on first use; `None` when it does not compile
+    /// that way.
+    fn tape_validator(&self) -> Option<&jsonschema::Validator<tape::Tape>> {
+        self.tape
             .get_or_init(|| {
                 self.options
                     .jsonschema_options::<tape::Tape>(self.draft, None)
                     .build(&self.schema)
                     .ok()
             })
-            .as_ref()?;
-        let doc = tape::Doc::parse(text)?;
-        Some(validator.is_valid(doc.root()))
+            .as_ref()
     }
 
     /// The whole verdict on the JSON text `text` (schema, then
@@ -281,15 +289,7 @@ impl Validator {
     /// or a rule needs the CEL interpreter. Where it answers, it gives
     /// exactly what `errors_and_invariants` gives.
     pub fn check_text(&self, text: &str) -> Option<Vec<Violation>> {
-        let validator = self
-            .tape
-            .get_or_init(|| {
-                self.options
-                    .jsonschema_options::<tape::Tape>(self.draft, None)
-                    .build(&self.schema)
-                    .ok()
-            })
-            .as_ref()?;
+        let validator = self.tape_validator()?;
         let doc = tape::Doc::parse(text)?;
         if !validator.is_valid(doc.root()) {
             return None;

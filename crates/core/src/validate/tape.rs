@@ -28,7 +28,7 @@ pub(crate) const MAX_DEPTH: usize = 100;
 
 /// One node of a [`Doc`].
 #[derive(Debug)]
-enum Slot<'t> {
+pub(crate) enum Slot<'t> {
     Null,
     Bool(bool),
     Number(Number),
@@ -48,10 +48,10 @@ enum Slot<'t> {
 /// Strict JSON text read into one arena, borrowing what it can from the text.
 #[derive(Debug, Default)]
 pub(crate) struct Doc<'t> {
-    slots: Vec<Slot<'t>>,
-    items: Vec<u32>,
-    members: Vec<(Cow<'t, str>, u32)>,
-    root: u32,
+    pub(crate) slots: Vec<Slot<'t>>,
+    pub(crate) items: Vec<u32>,
+    pub(crate) members: Vec<(Cow<'t, str>, u32)>,
+    pub(crate) root: u32,
 }
 
 impl<'t> Doc<'t> {
