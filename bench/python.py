@@ -9,6 +9,7 @@ Run it with a Python where `agentshape` is installed from a release build
 json_repair, fastjsonschema and jsonschema are importable.
 
 (b) extraction, 20,000 replies: `agentshape.extract(text).value` per reply
+    (and `.method` only, which builds no Python value)
     against `json_repair.loads` on the candidate the corpus's extraction rule
     picks (`base_repair_py.py --pick last`, imported from the peer folder, as
     bench/compare.sh races it); then `extract_many` on 1 and 2 threads.
@@ -16,9 +17,10 @@ json_repair, fastjsonschema and jsonschema are importable.
 (c) validation, 100,000 instances against schemas/agent-response.json:
     "validate only" (instances parsed by `json.loads` beforehand, in blocks
     of 10,000, untimed): fastjsonschema, jsonschema `Draft7Validator`,
-    `Validator.is_valid(dict)`, `Validator.validate(dict)` (the error list),
-    `json.dumps` + `Validator.validate_json` (the other conversion route:
-    Note [Direct conversion] in crates/python/src/convert.rs),
+    `Validator.is_valid(dict)`, `Validator.validate(dict)` (the error list;
+    both walk the objects in place: Note [Validating Python objects in place]
+    in crates/python/src/instance.rs), the walk alone (an empty schema),
+    `json.dumps` + `Validator.validate_json` (the route through text),
     `Validator.validate_many` on 1 and 2 threads; and "from the line":
     `json.loads` + fastjsonschema against `Validator.validate_json(line)`.
     Verdicts checked against instances/labels.jsonl.
@@ -97,6 +99,12 @@ def main():
         c, k, _ = benchlib.check_replies(replies, got)
         row("extract", f"json_repair {getattr(json_repair, '__version__', '')} (--pick last)",
             t_jr, n, c, k)
+        # The same calls without building the Python values: what core's
+        # extraction costs, apart from the dicts and lists every parser
+        # that returns Python objects pays for (json.loads included).
+        t_core, _ = timed(lambda: [agentshape.extract(t).method for t in texts], a.repeat)
+        row("extract", "agentshape.extract per reply, .method only (no Python value built)",
+            t_core, n, None, None, {"json_repair": t_jr})
         t_one, got = timed(lambda: [agentshape.extract(t).value for t in texts], a.repeat)
         c, k, per_kind = benchlib.check_replies(replies, got)
         row("extract", "agentshape.extract per reply", t_one, n, c, k, {"json_repair": t_jr})
@@ -135,7 +143,7 @@ def main():
             "fastjsonschema": lambda block: [fjs(d) for d in block],
             "agentshape Validator.is_valid(dict)": lambda block: [v.is_valid(d) for d in block],
             "agentshape Validator.validate(dict)": lambda block: [not v.validate(d) for d in block],
-            "agentshape Validator({}).is_valid(dict): conversion alone": lambda block: [
+            "agentshape Validator({}).is_valid(dict): the in-place walk alone": lambda block: [
                 empty.is_valid(d) for d in block],
             "json.dumps alone": lambda block: [bool(json.dumps(d)) for d in block],
             "agentshape json.dumps + validate_json": lambda block: [
