@@ -18,8 +18,6 @@
 //! (sets, bytes, dates). Objects with Pydantic's `model_dump` are dumped in
 //! JSON mode first, so a model instance validates like its dict.
 
-use std::collections::HashMap;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
@@ -155,17 +153,42 @@ fn not_json(path: &[String], why: &str) -> PyErr {
 /// # Errors
 /// Only when Python cannot allocate.
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    let mut keys = HashMap::new();
+    let mut keys = Vec::new();
     to_py_with(py, value, &mut keys)
 }
 
 /// Keys longer than this are not shared (Note [Key strings]).
 const SHARED_KEY_BYTES: usize = 64;
 
+/// Distinct keys shared per value (Note [Key strings]): agent objects repeat
+/// a few dozen keys at most; past this many, new keys are not shared.
+const SHARED_KEYS: usize = 48;
+
+/// The shared `str` for `k`: found by a scan (a `HashMap` with `SipHash` was
+/// a tenth of the conversion's time; a few dozen length-then-bytes compares
+/// cost less).
+fn key_str<'py, 'v>(
+    py: Python<'py>,
+    k: &'v str,
+    keys: &mut Vec<(&'v str, Bound<'py, PyString>)>,
+) -> Bound<'py, PyString> {
+    if k.len() > SHARED_KEY_BYTES {
+        return PyString::new(py, k);
+    }
+    if let Some((_, s)) = keys.iter().find(|(known, _)| *known == k) {
+        return s.clone();
+    }
+    let s = PyString::new(py, k);
+    if keys.len() < SHARED_KEYS {
+        keys.push((k, s.clone()));
+    }
+    s
+}
+
 fn to_py_with<'py, 'v>(
     py: Python<'py>,
     value: &'v Value,
-    keys: &mut HashMap<&'v str, Bound<'py, PyString>>,
+    keys: &mut Vec<(&'v str, Bound<'py, PyString>)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Null => py.None().into_bound(py),
@@ -190,13 +213,7 @@ fn to_py_with<'py, 'v>(
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (k, v) in map {
-                let key = if k.len() <= SHARED_KEY_BYTES {
-                    keys.entry(k.as_str())
-                        .or_insert_with(|| PyString::new(py, k))
-                        .clone()
-                } else {
-                    PyString::new(py, k)
-                };
+                let key = key_str(py, k, keys);
                 dict.set_item(key, to_py_with(py, v, keys)?)?;
             }
             dict.into_any()
