@@ -11,8 +11,12 @@
 //! Note [Releasing the interpreter]: every call releases the interpreter
 //! (`Python::detach`) around the work core does, so other Python threads
 //! run meanwhile and `threading` gives real parallelism; it holds it only
-//! to read arguments and to build the results. Batch forms go further and
-//! use every core (Note [Batch threads] in `parallel`).
+//! to read arguments and to build the results. Two exceptions, both about
+//! cost: `Validator.validate`/`is_valid` on an instance of a few thousand
+//! nodes or fewer keep it (Note [Small instances keep the interpreter] in
+//! `validate`), and the walk over Python objects holds it because it reads
+//! them. Batch forms go further and use every core (Note [Batch threads] in
+//! `parallel`).
 
 // pyo3's macros expand to `unsafe` blocks under their own
 // `#[allow(unsafe_code)]`, which `forbid` would reject; the workspace's

@@ -3,9 +3,11 @@
 //!
 //! A `Validator` wraps core's compiled schema behind an `Arc`: compiled
 //! once, shared by every thread (core's `Validator` is `Send + Sync`), and
-//! by every `Extractor` built from it. Each call converts the instance while
-//! holding the interpreter (it reads Python objects), then validates with
-//! the interpreter released (Note [Releasing the interpreter] in `lib`).
+//! by every `Extractor` built from it. Each call reads the instance while
+//! holding the interpreter (it reads Python objects), in place when it can
+//! (Note [Validating Python objects in place] in `instance`), then validates,
+//! releasing the interpreter for large instances (Note [Releasing the
+//! interpreter] in `lib`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
