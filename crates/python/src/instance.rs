@@ -191,26 +191,29 @@ fn walk<'py>(
         return true;
     }
     if let Ok(l) = obj.cast_exact::<PyList>() {
-        b.begin_array();
-        for item in l.iter() {
-            if !walk(&item, b, held, depth + 1) {
-                return false;
-            }
-        }
-        b.end_array();
-        return true;
+        return array(l.iter(), b, held, depth);
     }
     if let Ok(t) = obj.cast_exact::<PyTuple>() {
-        b.begin_array();
-        for item in t.iter() {
-            if !walk(&item, b, held, depth + 1) {
-                return false;
-            }
-        }
-        b.end_array();
-        return true;
+        return array(t.iter(), b, held, depth);
     }
     false
+}
+
+/// A list's or tuple's items as an array.
+fn array<'py>(
+    items: impl Iterator<Item = Bound<'py, PyAny>>,
+    b: &mut InstanceBuilder<'_>,
+    held: &mut Held<'py>,
+    depth: usize,
+) -> bool {
+    b.begin_array();
+    for item in items {
+        if !walk(&item, b, held, depth + 1) {
+            return false;
+        }
+    }
+    b.end_array();
+    true
 }
 
 /// The text of `s`, holding the object for the instance's life.

@@ -116,10 +116,7 @@ impl<'t> InstanceBuilder<'t> {
             self.broken = true;
             return;
         };
-        let (Ok(start), Ok(len)) = (
-            u32::try_from(self.doc.items.len()),
-            u32::try_from(self.items.len() - base),
-        ) else {
+        let Some((start, len)) = run(self.doc.items.len(), self.items.len() - base) else {
             self.broken = true;
             return;
         };
@@ -142,10 +139,7 @@ impl<'t> InstanceBuilder<'t> {
             self.broken = true;
             return;
         };
-        let (Ok(start), Ok(len)) = (
-            u32::try_from(self.doc.members.len()),
-            u32::try_from(self.members.len() - base),
-        ) else {
+        let Some((start, len)) = run(self.doc.members.len(), self.members.len() - base) else {
             self.broken = true;
             return;
         };
@@ -224,6 +218,11 @@ impl<'t> InstanceBuilder<'t> {
             },
         }
     }
+}
+
+/// A closed container's `(start, len)` in the arena, when both fit `u32`.
+fn run(start: usize, len: usize) -> Option<(u32, u32)> {
+    Some((u32::try_from(start).ok()?, u32::try_from(len).ok()?))
 }
 
 impl Validator {
