@@ -15,7 +15,9 @@
 //! result that is not a boolean) gives no answer, and the rule goes to the
 //! interpreter, whose answer and messages are the reference; a rule's
 //! verdict never depends on which of the two ran
-//! (`native_rules_agree_with_the_interpreter`). Loops and scans are charged
+//! (`native_rules_agree_with_the_interpreter`, and the proptests
+//! `native_verdicts_agree_with_the_interpreter` over random rules and
+//! `native_verdicts_agree_on_typed_rules` over well-typed ones). Loops and scans are charged
 //! as the meters charge them (Note [Cost limit]); past the limit there is no
 //! answer either, so the interpreter reports the limit.
 
@@ -176,10 +178,11 @@ fn order(a: &V<'_>, b: &V<'_>) -> Option<std::cmp::Ordering> {
 }
 
 /// Note [Compiled native rules]: walking the `cel` AST per evaluation
-/// compared each call's function name against the operators it knows and
-/// looked each variable up by name, per loop iteration: about 120 ns per
-/// element of `self.findings.filter(f, f.severity == 'blocker').size()`,
-/// five times a plain validation over the code-review schema's four rules.
+/// compared each call's function name against the operators it knows,
+/// looked each variable up by name, copied each counted range into a list
+/// and went through a generic step per operand: about 90 ns per element of
+/// `self.findings.filter(f, f.severity == 'blocker').size()`, five times a
+/// plain validation over the code-review schema's four rules.
 /// Each rule is therefore translated once, when the schema is compiled,
 /// into a [`Program`]: operators resolved to [`Node`] variants, variables
 /// to their position on the evaluation stack, `filter(...).size()` to a
@@ -187,7 +190,10 @@ fn order(a: &V<'_>, b: &V<'_>) -> Option<std::cmp::Ordering> {
 /// [`Node::Unknown`], which gives no answer only if it is reached (`false &&
 /// other(x)` is still decided, as before). Evaluation order, cost charges
 /// and the places that give no answer are those of the AST walk, step for
-/// step; ranges are iterated in place, never copied into a list first.
+/// step (`compiled_rules_decide_what_the_subset_covers`); ranges are
+/// iterated in place, never copied into a list first. The code-review
+/// schema's four rules over 64 findings went from 170,000 to 84,000
+/// instructions per instance (a plain validation: 46,500).
 #[derive(Debug)]
 pub(crate) struct Program {
     root: Node,
