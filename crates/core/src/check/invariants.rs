@@ -89,9 +89,9 @@ struct Rule {
     metered: IdedExpr,
     /// What the rule can reach from `self` (Note [Projected binding]).
     reach: project::Reach,
-    /// The compiled rule without meters, for the native evaluator (Note
-    /// [Native rules]).
-    plain: IdedExpr,
+    /// The rule compiled for the native evaluator (Note [Native rules],
+    /// Note [Compiled native rules]).
+    native: native::Program,
 }
 
 /// One subschema on a path that leads to rules.
@@ -284,7 +284,7 @@ impl TapeWalk<'_> {
         }
         self.stack.push(key);
         for rule in &node.rules {
-            if !native::verdict_tape(&rule.plain, value, inv.cost_limit)? {
+            if !rule.native.verdict_tape(value, inv.cost_limit)? {
                 self.out.push(Violation {
                     instance_path: path.clone(),
                     schema_path: rule.schema_path.clone(),
@@ -486,7 +486,7 @@ impl Builder<'_> {
                 schema_path: at,
                 metered,
                 reach,
-                plain: program.expression().clone(),
+                native: native::Program::compile(program.expression()),
             });
         }
         Ok(rules)
@@ -664,7 +664,7 @@ impl Walk<'_> {
         let mut ctx: Option<Context<'_, '_>> = None;
         for rule in &node.rules {
             if self.inv.projected {
-                match native::verdict(&rule.plain, value, limit) {
+                match rule.native.verdict(value, limit) {
                     Some(true) => continue,
                     Some(false) => {
                         self.push(rule, path, rule.message.clone());

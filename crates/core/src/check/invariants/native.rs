@@ -15,12 +15,14 @@
 //! result that is not a boolean) gives no answer, and the rule goes to the
 //! interpreter, whose answer and messages are the reference; a rule's
 //! verdict never depends on which of the two ran
-//! (`native_rules_agree_with_the_interpreter`). Loops and scans are charged
+//! (`native_rules_agree_with_the_interpreter`, and the proptests
+//! `native_verdicts_agree_with_the_interpreter` over random rules and
+//! `native_verdicts_agree_on_typed_rules` over well-typed ones). Loops and scans are charged
 //! as the meters charge them (Note [Cost limit]); past the limit there is no
 //! answer either, so the interpreter reports the limit.
 
 use cel::IdedExpr;
-use cel::common::ast::{ComprehensionExpr, Expr, LiteralValue, operators};
+use cel::common::ast::{CallExpr, ComprehensionExpr, Expr, LiteralValue, operators};
 use serde_json::Value;
 
 use crate::validate::tape::{Shape, TapeNode};
@@ -62,22 +64,6 @@ impl<'a> V<'a> {
             Shape::Str(s) => V::Str(s),
             Shape::Array(_) | Shape::Object(_) => V::Tape(n),
         })
-    }
-
-    /// The elements a comprehension or `in` goes over: a list's elements, a
-    /// map's keys.
-    fn items(&self) -> Option<Vec<V<'a>>> {
-        match self {
-            V::List(l) => Some(l.clone()),
-            V::Json(Value::Array(a)) => a.iter().map(V::of).collect(),
-            V::Json(Value::Object(m)) => Some(m.keys().map(|k| V::Str(k)).collect()),
-            V::Tape(n) => match n.shape() {
-                Shape::Array(a) => a.iter().map(V::of_tape).collect(),
-                Shape::Object(o) => Some(o.iter().map(|(k, _)| V::Str(k)).collect()),
-                _ => None,
-            },
-            _ => None,
-        }
     }
 
     fn len(&self) -> Option<usize> {
@@ -191,31 +177,350 @@ fn order(a: &V<'_>, b: &V<'_>) -> Option<std::cmp::Ordering> {
     }
 }
 
-/// The rule's verdict on `instance`, when the subset decides it.
-pub(crate) fn verdict(rule: &IdedExpr, instance: &Value, limit: u64) -> Option<bool> {
-    verdict_on(rule, V::of(instance)?, limit)
+/// Note [Compiled native rules]: walking the `cel` AST per evaluation
+/// compared each call's function name against the operators it knows,
+/// looked each variable up by name, copied each counted range into a list
+/// and went through a generic step per operand: about 90 ns per element of
+/// `self.findings.filter(f, f.severity == 'blocker').size()`, five times a
+/// plain validation over the code-review schema's four rules.
+/// Each rule is therefore translated once, when the schema is compiled,
+/// into a [`Program`]: operators resolved to [`Node`] variants, variables
+/// to their position on the evaluation stack, `filter(...).size()` to a
+/// count (Note [Counting filters]), and anything outside the subset to
+/// [`Node::Unknown`], which gives no answer only if it is reached (`false &&
+/// other(x)` is still decided, as before). Evaluation order, cost charges
+/// and the places that give no answer are those of the AST walk, step for
+/// step (`compiled_rules_decide_what_the_subset_covers`); ranges are
+/// iterated in place, never copied into a list first. The code-review
+/// schema's four rules over 64 findings went from 170,000 to 84,000
+/// instructions per instance (a plain validation: 46,500).
+#[derive(Debug)]
+pub(crate) struct Program {
+    root: Node,
 }
 
-/// [`verdict`] on an instance read in place: the same answer for the same
-/// JSON (`tape_invariants_agree_with_value_invariants`).
-pub(crate) fn verdict_tape(rule: &IdedExpr, instance: TapeNode<'_>, limit: u64) -> Option<bool> {
-    verdict_on(rule, V::of_tape(instance)?, limit)
+/// A scalar literal of the subset.
+#[derive(Debug)]
+enum Lit {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Str(Box<str>),
 }
 
-fn verdict_on<'a>(rule: &'a IdedExpr, this: V<'a>, limit: u64) -> Option<bool> {
-    let mut ev = Eval {
-        scope: vec![("self", this)],
-        spent: 0,
-        limit,
-    };
-    match ev.eval(rule)? {
-        V::Bool(b) => Some(b),
-        _ => None,
+impl Lit {
+    fn value(&self) -> V<'_> {
+        match self {
+            Lit::Null => V::Null,
+            Lit::Bool(b) => V::Bool(*b),
+            Lit::Int(i) => V::Int(*i),
+            Lit::Str(s) => V::Str(s),
+        }
     }
 }
 
+/// One step of a compiled rule.
+#[derive(Debug)]
+enum Node {
+    Lit(Lit),
+    /// Outside the subset (another function, a float literal, a variable
+    /// that is not bound, a map literal, ...): no answer when evaluated.
+    Unknown,
+    /// The variable at this position of the stack (`self` is 0).
+    Var(usize),
+    /// An accumulator (`@result`): a list is moved out, not copied (a copy
+    /// per step made `map` and `filter` quadratic).
+    Take(usize),
+    Select {
+        of: Box<Node>,
+        field: Box<str>,
+        /// `has(x.field)`.
+        test: bool,
+    },
+    /// [`Node::Select`] of a variable (`f.severity`), read in place.
+    Field {
+        slot: usize,
+        field: Box<str>,
+        test: bool,
+    },
+    List(Vec<Node>),
+    And(Box<[Node; 2]>),
+    Or(Box<[Node; 2]>),
+    Not(Box<Node>),
+    NotStrictlyFalse(Box<Node>),
+    Cond(Box<[Node; 3]>),
+    Eq(Box<[Node; 2]>),
+    Ne(Box<[Node; 2]>),
+    /// `x == lit`, `lit != x`, ...: a literal cannot fail or be charged,
+    /// so it is compared in place whichever side it was written on.
+    EqLit {
+        other: Box<Node>,
+        lit: Lit,
+        negate: bool,
+    },
+    Cmp(Cmp, Box<[Node; 2]>),
+    /// `a + b`; each operand that is not a literal is charged as the scan
+    /// meter charges it, unless the addition is a `map`/`filter` step
+    /// (Note [Cost limit]).
+    Add {
+        args: Box<[Node; 2]>,
+        charge: [bool; 2],
+    },
+    In(Box<[Node; 2]>),
+    Size(Box<Node>),
+    /// `size()` of a `filter` (Note [Counting filters]); the loop variable
+    /// sits at `depth`.
+    Count {
+        range: Box<Node>,
+        pred: Box<Node>,
+        depth: usize,
+    },
+    Loop(Box<Loop>),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Cmp {
+    Less,
+    LessEquals,
+    Greater,
+    GreaterEquals,
+}
+
+/// A comprehension: the accumulator sits at `depth`, the loop variable
+/// above it.
+#[derive(Debug)]
+struct Loop {
+    range: Node,
+    init: Node,
+    cond: Node,
+    step: Node,
+    result: Node,
+    depth: usize,
+}
+
+impl Program {
+    /// Translate `rule` (Note [Compiled native rules]); never fails: what
+    /// the subset lacks becomes [`Node::Unknown`].
+    pub(crate) fn compile(rule: &IdedExpr) -> Program {
+        let mut scope = vec!["self"];
+        Program {
+            root: compile(rule, &mut scope),
+        }
+    }
+
+    /// The rule's verdict on `instance`, when the subset decides it.
+    pub(crate) fn verdict(&self, instance: &Value, limit: u64) -> Option<bool> {
+        self.run(V::of(instance)?, limit)
+    }
+
+    /// [`Program::verdict`] on an instance read in place: the same answer
+    /// for the same JSON (`tape_invariants_agree_with_value_invariants`).
+    pub(crate) fn verdict_tape(&self, instance: TapeNode<'_>, limit: u64) -> Option<bool> {
+        self.run(V::of_tape(instance)?, limit)
+    }
+
+    fn run<'a>(&'a self, this: V<'a>, limit: u64) -> Option<bool> {
+        let mut scope = Vec::with_capacity(8);
+        scope.push(this);
+        let mut ev = Eval {
+            scope,
+            spent: 0,
+            limit,
+        };
+        match ev.eval(&self.root)? {
+            V::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+fn compile<'e>(e: &'e IdedExpr, scope: &mut Vec<&'e str>) -> Node {
+    match &e.expr {
+        Expr::Literal(lit) => match lit {
+            LiteralValue::Boolean(b) => Node::Lit(Lit::Bool(*b.inner())),
+            LiteralValue::Int(i) => Node::Lit(Lit::Int(*i.inner())),
+            LiteralValue::String(s) => Node::Lit(Lit::Str(Box::from(s.inner()))),
+            LiteralValue::Null => Node::Lit(Lit::Null),
+            _ => Node::Unknown,
+        },
+        Expr::Ident(name) => match scope.iter().rposition(|n| n == name) {
+            Some(slot) if name.starts_with('@') => Node::Take(slot),
+            Some(slot) => Node::Var(slot),
+            None => Node::Unknown,
+        },
+        Expr::Select(sel) => {
+            let field = Box::from(sel.field.as_str());
+            match compile(&sel.operand, scope) {
+                Node::Var(slot) => Node::Field {
+                    slot,
+                    field,
+                    test: sel.test,
+                },
+                of => Node::Select {
+                    of: Box::new(of),
+                    field,
+                    test: sel.test,
+                },
+            }
+        }
+        Expr::List(l) if l.optional_indices.is_empty() => {
+            Node::List(l.elements.iter().map(|x| compile(x, scope)).collect())
+        }
+        Expr::Comprehension(c) if c.iter_var2.is_none() => {
+            let range = compile(&c.iter_range, scope);
+            let init = compile(&c.accu_init, scope);
+            let depth = scope.len();
+            scope.push(&c.accu_var);
+            scope.push(&c.iter_var);
+            let cond = compile(&c.loop_cond, scope);
+            let step = compile(&c.loop_step, scope);
+            scope.truncate(depth + 1);
+            let result = compile(&c.result, scope);
+            scope.truncate(depth);
+            Node::Loop(Box::new(Loop {
+                range,
+                init,
+                cond,
+                step,
+                result,
+                depth,
+            }))
+        }
+        Expr::Call(call) => compile_call(call, scope),
+        _ => Node::Unknown,
+    }
+}
+
+fn compile_call<'e>(call: &'e CallExpr, scope: &mut Vec<&'e str>) -> Node {
+    let name = call.func_name.as_str();
+    let mut two =
+        |a: &'e IdedExpr, b: &'e IdedExpr| Box::new([compile(a, scope), compile(b, scope)]);
+    match (call.target.as_deref(), call.args.as_slice()) {
+        (None, [a, b]) => match name {
+            operators::LOGICAL_AND => Node::And(two(a, b)),
+            operators::LOGICAL_OR => Node::Or(two(a, b)),
+            operators::EQUALS => equality(*two(a, b), false),
+            operators::NOT_EQUALS => equality(*two(a, b), true),
+            operators::LESS => Node::Cmp(Cmp::Less, two(a, b)),
+            operators::LESS_EQUALS => Node::Cmp(Cmp::LessEquals, two(a, b)),
+            operators::GREATER => Node::Cmp(Cmp::Greater, two(a, b)),
+            operators::GREATER_EQUALS => Node::Cmp(Cmp::GreaterEquals, two(a, b)),
+            operators::IN => Node::In(two(a, b)),
+            operators::ADD => {
+                let accumulating = [a, b]
+                    .iter()
+                    .any(|x| matches!(&x.expr, Expr::Ident(n) if n.starts_with('@')));
+                let charged = |x: &IdedExpr| !accumulating && !matches!(x.expr, Expr::Literal(_));
+                Node::Add {
+                    charge: [charged(a), charged(b)],
+                    args: two(a, b),
+                }
+            }
+            _ => Node::Unknown,
+        },
+        (None, [a]) if name == operators::LOGICAL_NOT => Node::Not(Box::new(compile(a, scope))),
+        (None, [a]) if name == operators::NOT_STRICTLY_FALSE => {
+            Node::NotStrictlyFalse(Box::new(compile(a, scope)))
+        }
+        (None, [c, t, f]) if name == operators::CONDITIONAL => Node::Cond(Box::new([
+            compile(c, scope),
+            compile(t, scope),
+            compile(f, scope),
+        ])),
+        (Some(t), []) | (None, [t]) if name == "size" => {
+            if let Expr::Comprehension(c) = &t.expr {
+                if let Some(pred) = filter_predicate(c) {
+                    let range = Box::new(compile(&c.iter_range, scope));
+                    let depth = scope.len();
+                    scope.push(&c.iter_var);
+                    let pred = Box::new(compile(pred, scope));
+                    scope.truncate(depth);
+                    return Node::Count { range, pred, depth };
+                }
+            }
+            Node::Size(Box::new(compile(t, scope)))
+        }
+        _ => Node::Unknown,
+    }
+}
+
+/// `a == b` (`a != b` when `negate`), with a literal side compared in
+/// place.
+fn equality([a, b]: [Node; 2], negate: bool) -> Node {
+    match (a, b) {
+        (Node::Lit(lit), other) | (other, Node::Lit(lit)) => Node::EqLit {
+            other: Box::new(other),
+            lit,
+            negate,
+        },
+        (a, b) if negate => Node::Ne(Box::new([a, b])),
+        (a, b) => Node::Eq(Box::new([a, b])),
+    }
+}
+
+/// The elements a comprehension, a count or `in` goes over: a list's
+/// elements, a map's keys; read in place.
+enum Items<'a> {
+    List(std::vec::IntoIter<V<'a>>),
+    Array(std::slice::Iter<'a, Value>),
+    Keys(serde_json::map::Keys<'a>),
+    TapeArray(crate::validate::tape::TapeElements<'a>),
+    TapeKeys(crate::validate::tape::TapeMembers<'a>),
+}
+
+impl<'a> Iterator for Items<'a> {
+    /// `None` inside: an element outside the subset (a number that is not
+    /// an `i64`; [`items`] checks for those up front).
+    type Item = Option<V<'a>>;
+
+    fn next(&mut self) -> Option<Option<V<'a>>> {
+        match self {
+            Items::List(it) => it.next().map(Some),
+            Items::Array(it) => it.next().map(V::of),
+            Items::Keys(it) => it.next().map(|k| Some(V::Str(k))),
+            Items::TapeArray(it) => it.next().map(V::of_tape),
+            Items::TapeKeys(it) => it.next().map(|(k, _)| Some(V::Str(k))),
+        }
+    }
+}
+
+/// How many items `range` has and the items, when it is a list or a map
+/// whose elements are all in the subset (a JSON array holding a number
+/// that is not an `i64` gives no answer, before anything is charged or
+/// evaluated, as copying it into a list did).
+fn items(range: V<'_>) -> Option<(usize, Items<'_>)> {
+    let ints = |n: &serde_json::Number| n.as_i64().is_some();
+    Some(match range {
+        V::List(l) => (l.len(), Items::List(l.into_iter())),
+        V::Json(Value::Array(a)) => {
+            if !a.iter().all(|x| match x {
+                Value::Number(n) => ints(n),
+                _ => true,
+            }) {
+                return None;
+            }
+            (a.len(), Items::Array(a.iter()))
+        }
+        V::Json(Value::Object(m)) => (m.len(), Items::Keys(m.keys())),
+        V::Tape(n) => match n.shape() {
+            Shape::Array(a) => {
+                if !a.iter().all(|x| match x.shape() {
+                    Shape::Number(n) => ints(n),
+                    _ => true,
+                }) {
+                    return None;
+                }
+                (a.size(), Items::TapeArray(a.iter()))
+            }
+            Shape::Object(o) => (o.size(), Items::TapeKeys(o.iter())),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
 struct Eval<'a> {
-    scope: Vec<(&'a str, V<'a>)>,
+    scope: Vec<V<'a>>,
     spent: u64,
     limit: u64,
 }
@@ -226,334 +531,231 @@ impl<'a> Eval<'a> {
         (self.spent <= self.limit).then_some(())
     }
 
-    // One match over CEL's operators reads best whole; `a`, `b` are
-    // operands and `x`, `y` their values throughout.
-    #[allow(clippy::many_single_char_names, clippy::too_many_lines)]
-    fn eval(&mut self, e: &'a IdedExpr) -> Option<V<'a>> {
-        match &e.expr {
-            Expr::Literal(lit) => match lit {
-                LiteralValue::Boolean(b) => Some(V::Bool(*b.inner())),
-                LiteralValue::Int(i) => Some(V::Int(*i.inner())),
-                LiteralValue::String(s) => Some(V::Str(s.inner())),
-                LiteralValue::Null => Some(V::Null),
-                _ => None,
-            },
-            // A list accumulator (`@result` of `map` and `filter`) is read
-            // once per step: moved out, not copied (a copy per step made
-            // them quadratic). Everything else is cheap to copy.
-            Expr::Ident(name) => {
-                let slot = self.scope.iter_mut().rev().find(|(n, _)| n == name)?;
-                if name.starts_with('@') && matches!(slot.1, V::List(_)) {
-                    Some(std::mem::replace(&mut slot.1, V::Null))
+    fn bool(&mut self, e: &'a Node) -> Option<bool> {
+        match self.eval(e)? {
+            V::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    fn eval(&mut self, e: &'a Node) -> Option<V<'a>> {
+        match e {
+            Node::Lit(lit) => Some(lit.value()),
+            Node::Unknown => None,
+            Node::Var(slot) => self.scope.get(*slot).cloned(),
+            Node::Take(slot) => {
+                let v = self.scope.get_mut(*slot)?;
+                if matches!(v, V::List(_)) {
+                    Some(std::mem::replace(v, V::Null))
                 } else {
-                    Some(slot.1.clone())
+                    Some(v.clone())
                 }
             }
-            Expr::Select(sel) => match self.eval(&sel.operand)? {
-                V::Json(Value::Object(m)) => {
-                    let found = member(m, &sel.field);
-                    if sel.test {
-                        return Some(V::Bool(found.is_some()));
+            Node::Select { of, field, test } => {
+                let found = match self.eval(of)? {
+                    V::Json(Value::Object(m)) => member(m, field).map(V::of),
+                    V::Tape(n) => {
+                        let Shape::Object(o) = n.shape() else {
+                            return None;
+                        };
+                        o.member(field).map(V::of_tape)
                     }
-                    V::of(found?)
+                    _ => return None,
+                };
+                if *test {
+                    Some(V::Bool(found.is_some()))
+                } else {
+                    found?
                 }
-                V::Tape(n) => {
-                    let Shape::Object(o) = n.shape() else {
-                        return None;
-                    };
-                    let found = o.member(&sel.field);
-                    if sel.test {
-                        return Some(V::Bool(found.is_some()));
+            }
+            Node::Field { slot, field, test } => {
+                let found = match self.scope.get(*slot)? {
+                    V::Json(Value::Object(m)) => member(m, field).map(V::of),
+                    V::Tape(n) => {
+                        let Shape::Object(o) = n.shape() else {
+                            return None;
+                        };
+                        o.member(field).map(V::of_tape)
                     }
-                    V::of_tape(found?)
+                    _ => return None,
+                };
+                if *test {
+                    Some(V::Bool(found.is_some()))
+                } else {
+                    found?
                 }
-                _ => None,
-            },
-            Expr::List(l) => {
-                if !l.optional_indices.is_empty() {
-                    return None;
-                }
-                let items: Option<Vec<V<'a>>> = l.elements.iter().map(|x| self.eval(x)).collect();
+            }
+            Node::List(l) => {
+                let items: Option<Vec<V<'a>>> = l.iter().map(|x| self.eval(x)).collect();
                 Some(V::List(items?))
             }
-            Expr::Comprehension(c) => self.comprehension(c),
-            Expr::Call(call) => {
-                let name = call.func_name.as_str();
-                match (call.target.as_deref(), call.args.as_slice()) {
-                    (None, [a, b]) if name == operators::LOGICAL_AND => match self.eval(a)? {
-                        V::Bool(false) => Some(V::Bool(false)),
-                        V::Bool(true) => match self.eval(b)? {
-                            V::Bool(y) => Some(V::Bool(y)),
-                            _ => None,
-                        },
-                        _ => None,
-                    },
-                    (None, [a, b]) if name == operators::LOGICAL_OR => match self.eval(a)? {
-                        V::Bool(true) => Some(V::Bool(true)),
-                        V::Bool(false) => match self.eval(b)? {
-                            V::Bool(y) => Some(V::Bool(y)),
-                            _ => None,
-                        },
-                        _ => None,
-                    },
-                    (None, [a]) if name == operators::LOGICAL_NOT => match self.eval(a)? {
-                        V::Bool(x) => Some(V::Bool(!x)),
-                        _ => None,
-                    },
-                    (None, [a]) if name == operators::NOT_STRICTLY_FALSE => match self.eval(a)? {
-                        V::Bool(x) => Some(V::Bool(x)),
-                        _ => None,
-                    },
-                    (None, [c, t, f]) if name == operators::CONDITIONAL => match self.eval(c)? {
-                        V::Bool(true) => self.eval(t),
-                        V::Bool(false) => self.eval(f),
-                        _ => None,
-                    },
-                    (None, [a, b]) if name == operators::EQUALS => {
-                        let (x, y) = (self.eval(a)?, self.eval(b)?);
-                        equal(&x, &y).map(V::Bool)
-                    }
-                    (None, [a, b]) if name == operators::NOT_EQUALS => {
-                        let (x, y) = (self.eval(a)?, self.eval(b)?);
-                        equal(&x, &y).map(|q| V::Bool(!q))
-                    }
-                    (None, [a, b])
-                        if [
-                            operators::LESS,
-                            operators::LESS_EQUALS,
-                            operators::GREATER,
-                            operators::GREATER_EQUALS,
-                        ]
-                        .contains(&name) =>
-                    {
-                        use std::cmp::Ordering::{Greater, Less};
-                        let (x, y) = (self.eval(a)?, self.eval(b)?);
-                        let o = order(&x, &y)?;
-                        Some(V::Bool(match name {
-                            operators::LESS => o == Less,
-                            operators::LESS_EQUALS => o != Greater,
-                            operators::GREATER => o == Greater,
-                            _ => o != Less,
-                        }))
-                    }
-                    (None, [a, b]) if name == operators::ADD => {
-                        let accumulating = [a, b]
-                            .iter()
-                            .any(|x| matches!(&x.expr, Expr::Ident(n) if n.starts_with('@')));
-                        let (x, y) = (self.eval(a)?, self.eval(b)?);
-                        if !accumulating {
-                            for (arg, v) in [(a, &x), (b, &y)] {
-                                if !matches!(arg.expr, Expr::Literal(_)) {
-                                    let n = if v.is_list() { v.len()? } else { 1 };
-                                    self.charge(n)?;
-                                }
-                            }
-                        }
-                        match (x, y) {
-                            (V::Int(p), V::Int(q)) => p.checked_add(q).map(V::Int),
-                            (x, y) if x.is_list() && y.is_list() => {
-                                let mut l = match x {
-                                    V::List(l) => l,
-                                    other => other.items()?,
-                                };
-                                // A list built by the rule is moved, not copied.
-                                match y {
-                                    V::List(r) => l.extend(r),
-                                    other => l.extend(other.items()?),
-                                }
-                                Some(V::List(l))
-                            }
-                            _ => None,
-                        }
-                    }
-                    (None, [a, b]) if name == operators::IN => {
-                        let (x, y) = (self.eval(a)?, self.eval(b)?);
-                        match &y {
-                            V::Json(Value::Object(m)) => {
-                                self.charge(1)?;
-                                match x {
-                                    V::Str(k) => Some(V::Bool(m.contains_key(k))),
-                                    _ => None,
-                                }
-                            }
-                            V::Tape(n) if matches!(n.shape(), Shape::Object(_)) => {
-                                self.charge(1)?;
-                                match (x, n.shape()) {
-                                    (V::Str(k), Shape::Object(o)) => {
-                                        Some(V::Bool(o.member(k).is_some()))
-                                    }
-                                    _ => None,
-                                }
-                            }
-                            y if y.is_list() => {
-                                let items = y.items()?;
-                                self.charge(items.len())?;
-                                let mut found = false;
-                                for i in &items {
-                                    found |= equal(&x, i)?;
-                                }
-                                Some(V::Bool(found))
-                            }
-                            _ => None,
-                        }
-                    }
-                    (Some(t), []) | (None, [t]) if name == "size" => {
-                        if let Expr::Comprehension(c) = &t.expr {
-                            if let Some(pred) = filter_predicate(c) {
-                                return self.count_matches(c, pred);
-                            }
-                        }
-                        let v = self.eval(t)?;
-                        Some(V::Int(i64::try_from(v.len()?).ok()?))
-                    }
-                    _ => None,
+            Node::And(ab) => {
+                if self.bool(&ab[0])? {
+                    self.bool(&ab[1]).map(V::Bool)
+                } else {
+                    Some(V::Bool(false))
                 }
+            }
+            Node::Or(ab) => {
+                if self.bool(&ab[0])? {
+                    Some(V::Bool(true))
+                } else {
+                    self.bool(&ab[1]).map(V::Bool)
+                }
+            }
+            Node::Not(a) => self.bool(a).map(|x| V::Bool(!x)),
+            Node::NotStrictlyFalse(a) => self.bool(a).map(V::Bool),
+            Node::Cond(ctf) => {
+                if self.bool(&ctf[0])? {
+                    self.eval(&ctf[1])
+                } else {
+                    self.eval(&ctf[2])
+                }
+            }
+            Node::Eq(ab) => {
+                let (x, y) = (self.eval(&ab[0])?, self.eval(&ab[1])?);
+                equal(&x, &y).map(V::Bool)
+            }
+            Node::Ne(ab) => {
+                let (x, y) = (self.eval(&ab[0])?, self.eval(&ab[1])?);
+                equal(&x, &y).map(|q| V::Bool(!q))
+            }
+            Node::EqLit { other, lit, negate } => {
+                let x = self.eval(other)?;
+                equal(&x, &lit.value()).map(|q| V::Bool(q != *negate))
+            }
+            Node::Cmp(op, ab) => {
+                use std::cmp::Ordering::{Greater, Less};
+                let (x, y) = (self.eval(&ab[0])?, self.eval(&ab[1])?);
+                let o = order(&x, &y)?;
+                Some(V::Bool(match op {
+                    Cmp::Less => o == Less,
+                    Cmp::LessEquals => o != Greater,
+                    Cmp::Greater => o == Greater,
+                    Cmp::GreaterEquals => o != Less,
+                }))
+            }
+            Node::Add { args, charge } => self.add(args, *charge),
+            Node::In(ab) => self.contains(ab),
+            Node::Size(t) => {
+                let v = self.eval(t)?;
+                Some(V::Int(i64::try_from(v.len()?).ok()?))
+            }
+            Node::Count { range, pred, depth } => self.count(range, pred, *depth),
+            Node::Loop(l) => self.comprehension(l),
+        }
+    }
+
+    fn add(&mut self, args: &'a [Node; 2], charge: [bool; 2]) -> Option<V<'a>> {
+        let (x, y) = (self.eval(&args[0])?, self.eval(&args[1])?);
+        for (charged, v) in charge.into_iter().zip([&x, &y]) {
+            if charged {
+                let n = if v.is_list() { v.len()? } else { 1 };
+                self.charge(n)?;
+            }
+        }
+        match (x, y) {
+            (V::Int(p), V::Int(q)) => p.checked_add(q).map(V::Int),
+            (x, y) if x.is_list() && y.is_list() => {
+                // A list built by the rule is moved, not copied.
+                let mut l = match x {
+                    V::List(l) => l,
+                    other => items(other)?.1.collect::<Option<Vec<_>>>()?,
+                };
+                match y {
+                    V::List(r) => l.extend(r),
+                    other => {
+                        for item in items(other)?.1 {
+                            l.push(item?);
+                        }
+                    }
+                }
+                Some(V::List(l))
             }
             _ => None,
         }
     }
 
-    /// The range is walked in place, not copied into a list first: a JSON
-    /// array's elements are checked to be in the subset up front (as the
-    /// copy did), then read one by one.
-    fn comprehension(&mut self, c: &'a ComprehensionExpr) -> Option<V<'a>> {
-        if c.iter_var2.is_some() {
-            return None;
-        }
-        let range = self.eval(&c.iter_range)?;
-        match &range {
-            V::List(_) | V::Json(Value::Object(_)) => {}
-            V::Json(Value::Array(a)) => {
-                if !a.iter().all(|x| match x {
-                    Value::Number(n) => n.as_i64().is_some(),
-                    _ => true,
-                }) {
-                    return None;
-                }
-            }
-            V::Tape(n) => match n.shape() {
-                Shape::Object(_) => {}
-                Shape::Array(a) => {
-                    if !a.iter().all(|x| match x.shape() {
-                        Shape::Number(n) => n.as_i64().is_some(),
-                        _ => true,
-                    }) {
-                        return None;
-                    }
-                }
-                _ => return None,
-            },
-            _ => return None,
-        }
-        self.charge(range.len()?)?;
-        let mut accu = self.eval(&c.accu_init)?;
-        let depth = self.scope.len();
-        let mut go = true;
-        match range {
-            V::List(l) => {
-                for item in l {
-                    accu = self.step(c, depth, accu, item, &mut go)?;
-                    if !go {
-                        break;
-                    }
-                }
-            }
-            V::Json(Value::Array(a)) => {
-                for x in a {
-                    accu = self.step(c, depth, accu, V::of(x)?, &mut go)?;
-                    if !go {
-                        break;
-                    }
-                }
-            }
+    /// `x in y`: a map's key, or an element of a list (compared with every
+    /// element, each comparison in the subset).
+    fn contains(&mut self, ab: &'a [Node; 2]) -> Option<V<'a>> {
+        let (x, within) = (self.eval(&ab[0])?, self.eval(&ab[1])?);
+        match within {
             V::Json(Value::Object(m)) => {
-                for k in m.keys() {
-                    accu = self.step(c, depth, accu, V::Str(k), &mut go)?;
-                    if !go {
-                        break;
-                    }
+                self.charge(1)?;
+                match x {
+                    V::Str(k) => Some(V::Bool(m.contains_key(k))),
+                    _ => None,
                 }
             }
-            V::Tape(n) => match n.shape() {
-                Shape::Array(a) => {
-                    for x in a.iter() {
-                        accu = self.step(c, depth, accu, V::of_tape(x)?, &mut go)?;
-                        if !go {
-                            break;
-                        }
-                    }
+            V::Tape(n) if matches!(n.shape(), Shape::Object(_)) => {
+                self.charge(1)?;
+                match (x, n.shape()) {
+                    (V::Str(k), Shape::Object(o)) => Some(V::Bool(o.member(k).is_some())),
+                    _ => None,
                 }
-                Shape::Object(o) => {
-                    for (k, _) in o.iter() {
-                        accu = self.step(c, depth, accu, V::Str(k), &mut go)?;
-                        if !go {
-                            break;
-                        }
-                    }
+            }
+            list if list.is_list() => {
+                let (size, it) = items(list)?;
+                self.charge(size)?;
+                let mut found = false;
+                for item in it {
+                    found |= equal(&x, &item?)?;
                 }
-                _ => return None,
-            },
-            _ => return None,
+                Some(V::Bool(found))
+            }
+            _ => None,
+        }
+    }
+
+    /// A comprehension: the loop condition, then (when it holds) the step,
+    /// per item; the result over the last accumulator.
+    fn comprehension(&mut self, l: &'a Loop) -> Option<V<'a>> {
+        let range = self.eval(&l.range)?;
+        let (n, it) = items(range)?;
+        self.charge(n)?;
+        let mut accu = self.eval(&l.init)?;
+        let depth = l.depth;
+        debug_assert_eq!(self.scope.len(), depth, "compiled stack depth");
+        // The accumulator and the loop variable are overwritten in place
+        // (the condition and the step leave the stack as they found it).
+        self.scope.push(V::Null);
+        self.scope.push(V::Null);
+        for item in it {
+            *self.scope.get_mut(depth)? = accu;
+            *self.scope.get_mut(depth + 1)? = item?;
+            if !self.bool(&l.cond)? {
+                accu = std::mem::replace(self.scope.get_mut(depth)?, V::Null);
+                break;
+            }
+            accu = self.eval(&l.step)?;
         }
         self.scope.truncate(depth);
-        self.scope.push((c.accu_var.as_str(), accu));
-        let out = self.eval(&c.result);
+        self.scope.push(accu);
+        let out = self.eval(&l.result);
         self.scope.truncate(depth);
         out
     }
 
     /// `size()` of a `filter` (Note [Counting filters]): the number of
     /// items for which `pred` holds, charged as the comprehension is.
-    fn count_matches(&mut self, c: &'a ComprehensionExpr, pred: &'a IdedExpr) -> Option<V<'a>> {
-        let range = self.eval(&c.iter_range)?;
-        let items: Vec<V<'a>> = match range {
-            V::List(l) => l,
-            other => other.items()?,
-        };
-        self.charge(items.len())?;
-        let depth = self.scope.len();
-        let mut n: i64 = 0;
-        for item in items {
-            self.scope.truncate(depth);
-            self.scope.push((c.iter_var.as_str(), item));
-            let hit = self.eval(pred);
-            self.scope.truncate(depth);
-            match hit? {
-                V::Bool(true) => n += 1,
-                V::Bool(false) => {}
-                _ => return None,
+    fn count(&mut self, range: &'a Node, pred: &'a Node, depth: usize) -> Option<V<'a>> {
+        let range = self.eval(range)?;
+        let (n, it) = items(range)?;
+        self.charge(n)?;
+        debug_assert_eq!(self.scope.len(), depth, "compiled stack depth");
+        let mut hits: i64 = 0;
+        // The predicate leaves the stack as it found it: the loop variable's
+        // slot is overwritten in place.
+        self.scope.push(V::Null);
+        for item in it {
+            *self.scope.get_mut(depth)? = item?;
+            if self.bool(pred)? {
+                hits += 1;
             }
         }
-        Some(V::Int(n))
-    }
-
-    /// One turn of a comprehension: the loop condition, then (when it
-    /// holds) the step; the accumulator after it. `go` turns false when the
-    /// condition stops the loop.
-    fn step(
-        &mut self,
-        c: &'a ComprehensionExpr,
-        depth: usize,
-        accu: V<'a>,
-        item: V<'a>,
-        go: &mut bool,
-    ) -> Option<V<'a>> {
         self.scope.truncate(depth);
-        self.scope.push((c.accu_var.as_str(), accu));
-        self.scope.push((c.iter_var.as_str(), item));
-        let Some(V::Bool(cond)) = self.eval(&c.loop_cond) else {
-            self.scope.truncate(depth);
-            return None;
-        };
-        if !cond {
-            *go = false;
-            let accu = self.scope.swap_remove(depth).1;
-            self.scope.truncate(depth);
-            return Some(accu);
-        }
-        let next = self.eval(&c.loop_step);
-        self.scope.truncate(depth);
-        next
+        Some(V::Int(hits))
     }
 }
 
@@ -601,13 +803,20 @@ mod tests {
             ("self.findings.filter(f, f.line).size() == 0", None),
         ] {
             let p = env.compile(rule).unwrap();
-            assert_eq!(verdict(p.expression(), &inst, 1000), want, "{rule}");
+            assert_eq!(
+                Program::compile(p.expression()).verdict(&inst, 1000),
+                want,
+                "{rule}"
+            );
         }
         // Charged as the comprehension is: three items over a limit of two.
         let p = env
             .compile("self.findings.filter(f, true).size() == 3")
             .unwrap();
-        assert_eq!(verdict(p.expression(), &inst, 2), None);
-        assert_eq!(verdict(p.expression(), &inst, 3), Some(true));
+        assert_eq!(Program::compile(p.expression()).verdict(&inst, 2), None);
+        assert_eq!(
+            Program::compile(p.expression()).verdict(&inst, 3),
+            Some(true)
+        );
     }
 }
