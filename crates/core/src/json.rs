@@ -631,13 +631,29 @@ pub(crate) fn first_stop(b: &[u8], from: usize, stop: impl Fn(u8) -> bool) -> us
 /// takes over for a longer run. (A 16-step loop of byte compares into a bit
 /// mask, tried first, did not vectorise here: it doubled the instructions
 /// of `extract --jsonl`.)
-#[inline]
+// Inlined on purpose: Note [Short runs].
+#[allow(clippy::inline_always)]
+#[inline(always)]
 pub(crate) fn plain_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
+    // Inlined at every caller: most runs end in the first word, and the
+    // call (seven registers saved and restored) cost as much as the test.
+    if let Some(word) = bytes.get(from..from + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let stops = stop_bytes(u64::from_le_bytes(w), a, b);
+        if stops != 0 {
+            return from + (stops.trailing_zeros() / 8) as usize;
+        }
+        return long_run_end(bytes, from + 8, a, b);
+    }
+    long_run_end(bytes, from, a, b)
+}
+
+/// [`plain_run_end`] past its first word: one more word, then `memchr3`.
+#[inline(never)]
+fn long_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
     let mut from = from;
-    for _ in 0..2 {
-        let Some(word) = bytes.get(from..from + 8) else {
-            break;
-        };
+    if let Some(word) = bytes.get(from..from + 8) {
         let mut w = [0u8; 8];
         w.copy_from_slice(word);
         let stops = stop_bytes(u64::from_le_bytes(w), a, b);
@@ -658,7 +674,9 @@ pub(crate) fn plain_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
 /// The high bit of each byte of `w` (little-endian) that is `a`, `b`, a
 /// backslash or a control character; a bit above the lowest may be false
 /// (borrows run upwards), so only the lowest set bit is meaningful.
-#[inline]
+// Inlined on purpose: Note [Short runs].
+#[allow(clippy::inline_always)]
+#[inline(always)]
 fn stop_bytes(w: u64, a: u8, b: u8) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
