@@ -65,5 +65,88 @@ fn bench_extract(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_extract);
+/// The first replies of the generated bench corpus (`bench/data`, made by
+/// `bench/compare.sh`; git-ignored), or `None` when it is absent.
+// A bench reads its fixture; the library itself never opens files.
+#[allow(clippy::disallowed_methods)]
+fn corpus_lines() -> Option<Vec<String>> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/data/replies/replies.jsonl");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!(
+            "skipped extract/corpus: {} not found (run bench/compare.sh once)",
+            path.display()
+        );
+        return None;
+    };
+    Some(text.lines().take(CORPUS_LINES).map(str::to_owned).collect())
+}
+
+const CORPUS_LINES: usize = 2000;
+
+/// The reading `extract --jsonl` used before `reply_of_line`: serde's
+/// derive, skipping the other members through `IgnoredAny`.
+#[derive(serde::Deserialize)]
+#[allow(dead_code)] // Read for its cost only.
+struct ReplyLine {
+    text: Option<String>,
+    id: Option<serde_json::Value>,
+}
+
+/// What `extract --jsonl --json` does per line of the bench corpus, in
+/// three parts: reading the reply out of the line, extracting (no schema),
+/// and writing the value; one iteration is [`CORPUS_LINES`] lines.
+fn bench_corpus(c: &mut Criterion) {
+    let Some(lines) = corpus_lines() else { return };
+    let bytes: usize = lines.iter().map(String::len).sum();
+    let texts: Vec<String> = lines
+        .iter()
+        .filter_map(|l| agentshape_core::json::reply_of_line(l.as_bytes()).map(|r| r.0))
+        .collect();
+    assert_eq!(texts.len(), lines.len(), "every corpus line is a reply");
+    let mut group = c.benchmark_group("extract/corpus");
+    group.sample_size(20);
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.bench_function("read", |b| {
+        b.iter(|| {
+            for l in &lines {
+                black_box(agentshape_core::json::reply_of_line(black_box(
+                    l.as_bytes(),
+                )));
+            }
+        });
+    });
+    group.bench_function("read/serde", |b| {
+        b.iter(|| {
+            for l in &lines {
+                black_box(serde_json::from_slice::<ReplyLine>(black_box(l.as_bytes())).ok());
+            }
+        });
+    });
+    let opts = ExtractOptions::default();
+    group.bench_function("extract", |b| {
+        b.iter(|| {
+            for t in &texts {
+                black_box(extract_text(black_box(t), &opts));
+            }
+        });
+    });
+    let values: Vec<serde_json::Value> = texts
+        .iter()
+        .filter_map(|t| extract_text(t, &opts).value)
+        .collect();
+    group.bench_function("write", |b| {
+        let mut out = Vec::with_capacity(1 << 20);
+        b.iter(|| {
+            out.clear();
+            for v in &values {
+                agentshape_core::json::write_compact(&mut out, black_box(v));
+            }
+            black_box(out.len())
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_extract, bench_corpus);
 criterion_main!(benches);

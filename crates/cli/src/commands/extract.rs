@@ -7,7 +7,6 @@ use agentshape_core::extract::{ExtractOptions, extract_decoded, extract_text};
 use agentshape_core::{Extraction, Method, json};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::ExtractArgs;
@@ -150,14 +149,20 @@ fn one_line(
     opts: &ExtractOptions<'_>,
     json: bool,
 ) -> (Exit, Method, bool, Vec<u8>) {
-    let (extraction, id, input_error) = match reply_of(line, got) {
-        Ok((text, id)) => (extract_text(&text, opts), id, None),
-        Err(msg) => (Extraction::none(), None, Some(msg)),
+    let (extraction, id, input_error, text_len) = match reply_of(line, got) {
+        Ok((text, id)) => (extract_text(&text, opts), id, None, text.len()),
+        Err(msg) => (Extraction::none(), None, Some(msg), 0),
     };
     let code = outcome(&extraction);
     let mut bytes = Vec::new();
     if json {
-        bytes = result_line(&extraction, id.as_ref(), n, input_error.as_deref());
+        bytes = result_line(
+            &extraction,
+            id.as_ref(),
+            n,
+            input_error.as_deref(),
+            text_len,
+        );
     } else if code != Exit::Ok {
         let what = match (&input_error, extraction.method) {
             (Some(msg), _) => msg.clone(),
@@ -218,15 +223,20 @@ fn result_line_serde(
 /// `result_line_serde`'s bytes (the test-only reference), written by hand: the values (most of the
 /// bytes) through core's `json::write_compact`, the small fields through
 /// `serde_json`. Byte for byte the same (`result_lines_are_byte_identical`).
+///
+/// `text_len`, the reply's length, sizes the buffer: the value came out of
+/// that text and is written back about as long, so the line is allocated
+/// once instead of growing from a guess.
 fn result_line(
     extraction: &Extraction,
     id: Option<&Value>,
     line: u64,
     input_error: Option<&str>,
+    text_len: usize,
 ) -> Vec<u8> {
     let value_len = extraction.value.as_ref().map_or(0, |v| match v {
         Value::String(s) => s.len(),
-        _ => 256,
+        _ => text_len,
     });
     let mut out = Vec::with_capacity(value_len + 256);
     out.extend_from_slice(b"{\"value\":");
@@ -269,51 +279,23 @@ fn result_line(
 ///
 /// Note [Fast JSONL lines]: a line is usually `{"id", "text", ...}` with
 /// other fields beside (a corpus line carries its whole `expected` value).
-/// Reading it into a `Value` built every one of them, maps and all, only to
-/// drop them; the fast reader keeps `text` and `id` and skips the rest
-/// without building anything. (Core's `json::reply_line`, which reads the
-/// line in place, was measured here and cost more instructions than this
-/// reader on the corpus: `serde_json`'s string scan is faster than ours.) Whatever it does not take as read (a repeated
-/// field, a `text` that is not a string, anything but a string or an
-/// object) goes through the `Value` reading, which gives the same answers
-/// and messages as before (`jsonl_reply_table`).
+/// Core's `json::reply_of_line` reads `text` and `id` and checks the rest
+/// without building it (Note [Reading reply lines] there); whatever it
+/// declines (a repeated field, a `text` that is not a string, anything but
+/// a string or an object, a number it is not sure of) goes through the
+/// `Value` reading, which gives the same answers and messages as before
+/// (`jsonl_reply_table`, and core's proptest against the `Value` reading).
 fn reply_of(line: &[u8], got: LineRead) -> Result<(String, Option<Value>), String> {
     if got == LineRead::TooLong {
         return Err("line longer than --max-line-bytes; skipped".into());
     }
-    match line.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'"') => {
-            if let Ok(s) = serde_json::from_slice::<String>(line) {
-                return Ok((s, None));
-            }
-        }
-        Some(b'{') => {
-            if let Ok(r) = serde_json::from_slice::<ReplyLine>(line) {
-                return match r.text {
-                    Some(s) => Ok((s, r.id)),
-                    None => Err(NO_TEXT.into()),
-                };
-            }
-        }
-        _ => {}
+    if let Some(reply) = json::reply_of_line(line) {
+        return Ok(reply);
     }
     reply_of_value(line)
 }
 
 const NO_TEXT: &str = "object has no string `text` field";
-
-/// The fields of an object line that extraction needs (Note [Fast JSONL lines]).
-#[derive(Deserialize)]
-struct ReplyLine {
-    text: Option<String>,
-    /// `Some(Value::Null)` for `"id": null`, which is echoed as given.
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
-}
-
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
-}
 
 /// [`reply_of`] through a whole `Value`: the reference reading.
 fn reply_of_value(line: &[u8]) -> Result<(String, Option<Value>), String> {
@@ -509,7 +491,7 @@ mod tests {
         e.value = Some(serde_json::json!({"a": 1}));
         e.method = Method::Bare;
         e.valid = true;
-        let bytes = result_line(&e, Some(&Value::from(7)), 3, None);
+        let bytes = result_line(&e, Some(&Value::from(7)), 3, None, 0);
         assert_eq!(bytes.last(), Some(&b'\n'));
         let v: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(
@@ -517,7 +499,7 @@ mod tests {
             serde_json::json!({"value": {"a": 1}, "method": "bare", "repairs": [],
                 "coercions": [], "valid": true, "errors": [], "id": 7, "line": 3})
         );
-        let bytes = result_line(&Extraction::none(), None, 9, Some("bad"));
+        let bytes = result_line(&Extraction::none(), None, 9, Some("bad"), 0);
         let v: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(
             v,
@@ -564,7 +546,7 @@ mod tests {
                 ] {
                     for err in [None, Some("not JSON: \"x\"\n")] {
                         let want = result_line_serde(&e, id.clone(), 42, err);
-                        let got = result_line(&e, id.as_ref(), 42, err);
+                        let got = result_line(&e, id.as_ref(), 42, err, 100);
                         assert_eq!(
                             String::from_utf8(got).unwrap(),
                             String::from_utf8(want).unwrap()

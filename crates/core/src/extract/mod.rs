@@ -295,8 +295,12 @@ fn text_chain(
         b.first(),
         Some(b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
     );
+    // The whole reply, when it was just found not to be strict JSON: it is
+    // often the one bare candidate too, and is not parsed twice.
+    let mut refused: Option<&str> = None;
     if whole || scalar {
-        if let Ok(p) = json::parse(trimmed) {
+        refused = Some(trimmed);
+        if let Some(p) = json::parse_if_json(trimmed) {
             let at = Some((piece, offset_in(text, trimmed)));
             let slot = chooser.note_span(TraceSource::Bare, Method::Bare, at, true, &[], false);
             return chooser.offer(p.value, Method::Bare, Vec::new(), &p.inexact, slot);
@@ -328,7 +332,13 @@ fn text_chain(
             Source::Fenced => TraceSource::Fenced,
             Source::Bare => TraceSource::Bare,
         };
-        let won = if let Ok(p) = json::parse(span) {
+        // Note [Doomed strict parses] in `json`.
+        let strict = if refused.is_some_and(|r| std::ptr::eq(r, span)) {
+            None
+        } else {
+            json::parse_if_json(span)
+        };
+        let won = if let Some(p) = strict {
             let method = match source {
                 Source::Fenced => Method::Fenced,
                 Source::Bare => Method::Bare,
