@@ -163,7 +163,7 @@ pub fn reply_line(line: &str) -> Option<(String, Option<Value>)> {
 /// after a strict parse that fails, and that parse built a `Value` (an
 /// `IndexMap` per object, every key hashed, every string copied) up to the
 /// failure, often near the end (a trailing comma, a cut). A scan that builds
-/// nothing ([`scan_value`]) decides first; only text it cannot rule out
+/// nothing (`scan_value`) decides first; only text it cannot rule out
 /// goes to [`parse`], so the values are still `serde_json`'s. It rules a
 /// text out only where `serde_json` refuses it as well (a grammar error);
 /// anything it is unsure of (a `\u` surrogate escape, a number not surely
@@ -404,7 +404,7 @@ fn hex4(b: Option<&[u8]>) -> Option<u32> {
 /// the string member `text` of its object, and the value of its member `id`
 /// when present. `None` when the line has another shape or this reader
 /// declines it (a key with an escape, a repeated `text` or `id`, anything
-/// [`scan_value`] is not sure of, such as a number not surely exact
+/// `scan_value` is not sure of, such as a number not surely exact
 /// anywhere in the line); the caller then reads the line into a `Value`,
 /// which gives the same answer for every line read here
 /// (`reply_of_line_agrees_with_the_value_reading`).
@@ -416,7 +416,7 @@ fn hex4(b: Option<&[u8]>) -> Option<u32> {
 /// `expected` value) were walked through `serde`'s visitor machinery. Here
 /// the line's UTF-8 is checked once, `text` is unescaped in one pass into a
 /// `String` allocated once (the rest of the line bounds its length), and
-/// the other members are checked by [`scan_value`] without building them.
+/// the other members are checked by `scan_value` without building them.
 /// Measured (criterion `extract/corpus/read` against `read/serde`, the
 /// derive it replaced, 2,000 corpus lines, a loaded machine): 13.6 ms
 /// against 12.4 ms ± 1 ms, so no gain shown yet; it is kept because it is
