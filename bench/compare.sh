@@ -122,7 +122,10 @@ print("| task | command | median s (min-max) | agentshape speed-up |")
 print("|---|---|---|---|")
 for path in sorted(glob.glob(os.path.join(res, "*.json"))):
     task = os.path.basename(path)[:-5]
-    rows = json.load(open(path))["results"]
+    data = json.load(open(path))
+    if not isinstance(data, dict) or "results" not in data:
+        continue  # python.json: bench/python.py's own table
+    rows = data["results"]
     ours = next(r for r in rows if r["command"] == "agentshape")
     for r in rows:
         ratio = "" if r is ours else f'{r["median"] / ours["median"]:.1f}x'
