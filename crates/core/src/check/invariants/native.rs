@@ -149,6 +149,27 @@ fn filter_predicate(c: &ComprehensionExpr) -> Option<&IdedExpr> {
 /// The member `name` of an object. Agent objects are small, and comparing
 /// a few keys costs less than hashing one (the map keeps insertion order,
 /// so a scan finds the one member a lookup finds: keys are unique).
+/// `x.f` (or `has(x.f)` when `test`) on the value `of`: `None` (no answer)
+/// when `of` is not an object, or when `f` is absent and not tested. Shared
+/// by selections on any value and on a variable's slot.
+fn select<'a>(of: &V<'a>, field: &str, test: bool) -> Option<V<'a>> {
+    let found = match *of {
+        V::Json(Value::Object(m)) => member(m, field).map(V::of),
+        V::Tape(n) => {
+            let Shape::Object(o) = n.shape() else {
+                return None;
+            };
+            o.member(field).map(V::of_tape)
+        }
+        _ => return None,
+    };
+    if test {
+        Some(V::Bool(found.is_some()))
+    } else {
+        found?
+    }
+}
+
 fn member<'v>(m: &'v serde_json::Map<String, Value>, name: &str) -> Option<&'v Value> {
     if m.len() <= 8 {
         m.iter().find(|(k, _)| k.as_str() == name).map(|(_, v)| v)
@@ -552,39 +573,10 @@ impl<'a> Eval<'a> {
                 }
             }
             Node::Select { of, field, test } => {
-                let found = match self.eval(of)? {
-                    V::Json(Value::Object(m)) => member(m, field).map(V::of),
-                    V::Tape(n) => {
-                        let Shape::Object(o) = n.shape() else {
-                            return None;
-                        };
-                        o.member(field).map(V::of_tape)
-                    }
-                    _ => return None,
-                };
-                if *test {
-                    Some(V::Bool(found.is_some()))
-                } else {
-                    found?
-                }
+                let of = self.eval(of)?;
+                select(&of, field, *test)
             }
-            Node::Field { slot, field, test } => {
-                let found = match self.scope.get(*slot)? {
-                    V::Json(Value::Object(m)) => member(m, field).map(V::of),
-                    V::Tape(n) => {
-                        let Shape::Object(o) = n.shape() else {
-                            return None;
-                        };
-                        o.member(field).map(V::of_tape)
-                    }
-                    _ => return None,
-                };
-                if *test {
-                    Some(V::Bool(found.is_some()))
-                } else {
-                    found?
-                }
-            }
+            Node::Field { slot, field, test } => select(self.scope.get(*slot)?, field, *test),
             Node::List(l) => {
                 let items: Option<Vec<V<'a>>> = l.iter().map(|x| self.eval(x)).collect();
                 Some(V::List(items?))
