@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::assert_exit;
 use crate::run::{example, fake_agent};
 use crate::{agentshape, json_lines, repo_root};
 
@@ -371,12 +372,7 @@ fn sane_policies_still_run_and_max_tier_defaults_to_the_tiers() {
     // One tier and no `max_tier`: the default is the number of tiers.
     let ops = OpsDir::with("interval_secs = 60", "cooldown_hours = 0", 1);
     let out = ops.run(&["--once", "--json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(ops.agent_starts(), 1);
 }
 

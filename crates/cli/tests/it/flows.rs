@@ -1,5 +1,6 @@
 //! The claude-loop flow, `--partial` on the live feed, and `ingest`.
 
+use crate::assert_exit;
 use crate::run::{example, fake_agent, sql};
 use crate::{agentshape, temp_file};
 
@@ -140,12 +141,7 @@ fn partial_publishes_the_growing_structured_object_on_the_live_feed() {
         .env("FAKE_ARGV_DIR", &argv)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let args = std::fs::read_to_string(
         std::fs::read_dir(&argv)
             .unwrap()

@@ -2,6 +2,7 @@
 
 use serde_json::json;
 
+use crate::assert_exit;
 use crate::{agentshape, json_lines, temp_file};
 
 #[test]
@@ -28,12 +29,7 @@ fn lint_lists_findings_and_fix_prints_an_accepted_schema() {
         .arg(f.path())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let fixed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(fixed["additionalProperties"], false);
     assert_eq!(

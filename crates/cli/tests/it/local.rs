@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use crate::assert_exit;
 use crate::{agentshape, json_lines, temp_file};
 
 fn ask_local(schema: &Value, extra: &[&str], prompt: &str) -> (i32, Value, String) {
@@ -233,12 +234,7 @@ fn an_ops_local_tier_runs_ask_with_the_prompt_on_stdin_and_the_schema_in_a_file(
         .env("FAKE_STDIN_DIR", d.join("stdin"))
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let argv: Vec<String> = std::fs::read_dir(d.join("argv"))
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())

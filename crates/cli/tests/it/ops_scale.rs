@@ -11,6 +11,7 @@ use std::time::Duration;
 use agentshape_store::PgStore;
 use agentshape_testkit::pg;
 
+use crate::assert_exit;
 use crate::run::{example, fake_agent};
 use crate::{agentshape, agentshape_std, json_lines, wait_until};
 
@@ -138,12 +139,7 @@ fn two_supervisors_escalate_exactly_the_allowance(postgres: bool) {
                     let mut all = Vec::new();
                     for _ in 0..10 {
                         let out = fleet.ops(config).output().unwrap();
-                        assert_eq!(
-                            out.status.code(),
-                            Some(0),
-                            "{}",
-                            String::from_utf8_lossy(&out.stderr)
-                        );
+                        assert_exit(&out, 0);
                         all.extend(decisions(&out.stdout));
                     }
                     all

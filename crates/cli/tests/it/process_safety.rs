@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 
+use crate::assert_exit;
 use crate::run::{example, fake_agent, sql};
 use crate::{agentshape, json_lines, repo_root, wait_until};
 
@@ -246,12 +247,7 @@ fn a_background_child_holding_stdout_does_not_hold_the_run() {
     let grandchild = read_pid(&child_pid).unwrap();
     let still = alive(grandchild);
     let _reap = Reap(vec![grandchild]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["session"]["status"], "completed");
     assert_eq!(v["method"], "structured");
@@ -385,12 +381,7 @@ fn logs_are_private_under_umask_022() {
         .env("FAKE_TRANSCRIPT", example("healthy-structured.ndjson"))
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let mode = |p: PathBuf| std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(env.logs()), 0o700, "log folder");
     for suffix in ["ndjson", "stderr.log", "meta.json"] {
@@ -419,12 +410,7 @@ fn the_stderr_log_is_capped_and_says_what_it_dropped() {
         .env("FAKE_STDERR_BYTES", "20000000")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(json_lines(&out.stdout)[0]["session"]["status"], "completed");
     let log = std::fs::read(env.logs().join("chatty.stderr.log")).unwrap();
     let len = log.len() as u64;
@@ -456,12 +442,7 @@ fn a_paced_replay_is_interruptible_too() {
     wait_until("the first replayed line", GUARD, || line_count(&log) >= 1);
     signal(run.id(), "INT");
     let out = wait_guarded(run, GUARD);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 130);
     let total = std::fs::read_to_string(&healthy).unwrap().lines().count();
     assert!(line_count(&log) < total);
     assert_eq!(meta(&env, "rp")["status"], "interrupted");
@@ -507,12 +488,7 @@ fn ops_passes_a_signal_on_and_stops() {
     let _reap = Reap(vec![agent, grandchild]);
     signal(ops.id(), "TERM");
     let out = wait_guarded(ops, GUARD);
-    assert_eq!(
-        out.status.code(),
-        Some(143),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 143);
     wait_until("the agent group to die", Duration::from_secs(5), || {
         !alive(agent) && !alive(grandchild)
     });

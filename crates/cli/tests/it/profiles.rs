@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::assert_exit;
 use crate::run::{example, sql};
 use crate::{agentshape, json_lines, repo_root};
 
@@ -312,12 +313,7 @@ fn bad_profile_files_exit_64_naming_the_file_and_the_key() {
         .arg(example("legacy-markers.ndjson"))
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(64),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 64);
     // A missing file is a missing input (66); an unknown name names the built-ins (64).
     let out = agentshape()
         .args(["extract", "--profile", "/nonexistent/agent.toml"])
@@ -358,12 +354,7 @@ fn contradiction_keys_come_from_the_profile() {
         .arg(&b)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 1);
     let lines = json_lines(&out.stdout);
     let c = lines.iter().find(|l| l["kind"] == "contradiction").unwrap();
     assert_eq!(c["key"], json!({"host": "db1"}));

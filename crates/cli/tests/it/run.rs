@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::assert_exit;
 use crate::{agentshape, json_lines, repo_root};
 
 pub(crate) fn fake_agent() -> String {
@@ -86,12 +87,7 @@ fn replay_healthy_inserts_rows_and_twice_reinforces_memories() {
         .args(["--replay", &healthy, "--profile", "claude-ops", "--json"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["method"], "structured");
     assert_eq!(v["session"]["status"], "completed");
@@ -186,12 +182,7 @@ fn claude_agent_gets_stream_flags_and_schema_without_a_shell() {
         .env("FAKE_ARGV_DIR", &argv)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let file = std::fs::read_dir(&argv)
         .unwrap()
         .next()
@@ -332,12 +323,7 @@ fn hung_agent_times_out_its_whole_group_and_keeps_what_it_wrote() {
         .env("FAKE_PIDFILE", &pidfile)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 3);
     assert!(started.elapsed() < Duration::from_secs(10));
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["session"]["status"], "timeout");
@@ -382,12 +368,7 @@ fn agent_dying_mid_line_is_failed_with_the_partial_transcript_kept() {
         .env("FAKE_DELAY", "0.01")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 1);
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["session"]["status"], "failed");
     let log = v["session"]["raw_log_path"].as_str().unwrap();
@@ -488,12 +469,7 @@ fn a_line_longer_than_the_read_piece_is_logged_whole_and_decoded() {
         .arg(&script)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["method"], "structured");
     assert_eq!(v["run"]["skipped_lines"], 0);

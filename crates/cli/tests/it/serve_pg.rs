@@ -11,6 +11,7 @@ use agentshape_testkit::pg;
 use serde_json::Value;
 
 use crate::agentshape;
+use crate::assert_exit;
 use crate::run::example;
 use crate::served::{Server, serve};
 
@@ -89,12 +90,7 @@ fn ingest(store: &str, logs: &Path) {
         cmd.arg(logs.join(format!("{id}.ndjson")));
     }
     let out = cmd.timeout(GUARD).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
 }
 
 /// The JSON of a body with the `id` of each memory taken out: on Postgres

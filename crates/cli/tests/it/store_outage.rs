@@ -19,6 +19,7 @@ use agentshape_store::PgStore;
 use agentshape_testkit::pg;
 use serde_json::Value;
 
+use crate::assert_exit;
 use crate::run::example;
 use crate::{agentshape, agentshape_std, json_lines, wait_until};
 
@@ -207,12 +208,7 @@ fn a_database_down_past_the_deadline_leaves_the_session_for_ingest() {
             .timeout(GUARD)
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 0);
         let report = &json_lines(&out.stdout)[0];
         assert_eq!(report["report"]["inserted"], inserted, "{report}");
     }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use agentshape_testkit::pg;
 use serde_json::Value;
 
+use crate::assert_exit;
 use crate::run::example;
 use crate::{agentshape, json_lines};
 
@@ -36,12 +37,7 @@ fn sessions_json(store: &str) -> Value {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     json_lines(&out.stdout).remove(0)
 }
 
@@ -51,12 +47,7 @@ fn run_ingest_sessions_and_memories_on_postgres() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("logs");
     let out = replay(&url, &logs, "healthy-structured.ndjson", "pg-1");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let run = &json_lines(&out.stdout)[0];
     assert_eq!(run["session"]["store"]["inserted"], true, "{run}");
     let o = sessions_json(&url);
@@ -73,12 +64,7 @@ fn run_ingest_sessions_and_memories_on_postgres() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 3);
     for want in ["1 of 1 sessions added", "0 of 1 sessions added"] {
         let out = agentshape()
             .args(["ingest", "--store", &url])
@@ -86,12 +72,7 @@ fn run_ingest_sessions_and_memories_on_postgres() {
             .timeout(GUARD)
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 0);
         assert!(
             String::from_utf8_lossy(&out.stdout).contains(want),
             "{out:?}"
@@ -124,12 +105,7 @@ fn run_ingest_sessions_and_memories_on_postgres() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert!(json_lines(&out.stdout)[0]["pruned"].is_u64());
 }
 
@@ -146,12 +122,7 @@ fn the_environment_gives_the_default_and_a_flag_beats_it() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let o = sessions_json(&url);
     assert_eq!(o["sessions"][0]["id"], "from-env", "{o}");
     assert!(!dir.path().join("agentshape.db").exists());
@@ -165,12 +136,7 @@ fn the_environment_gives_the_default_and_a_flag_beats_it() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(
         sessions_json(&url)["sessions"].as_array().map(Vec::len),
         Some(1)
@@ -248,12 +214,7 @@ fn an_unreachable_server_is_one_line_naming_the_url_exit_75_and_no_hang() {
             "healthy-structured.ndjson",
             "unreached",
         );
-        assert_eq!(
-            out.status.code(),
-            Some(75),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 75);
     }
     drop(silent);
 }
@@ -274,12 +235,7 @@ fn bad_locations_are_usage_errors_and_an_empty_database_is_missing() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(66),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 66);
 }
 
 #[test]
@@ -300,12 +256,7 @@ fn store_copy_sqlite_to_postgres_and_back_idempotently() {
             .timeout(GUARD)
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 0);
         json_lines(&out.stdout).remove(0)
     };
     let first = copy(&db, &url);
@@ -388,12 +339,7 @@ fn ops_takes_the_store_flag() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let o = sessions_json(&url);
     assert_eq!(o["sessions"].as_array().map(Vec::len), Some(1), "{o}");
     assert!(!d.join("config.db").exists());

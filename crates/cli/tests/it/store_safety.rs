@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
+use crate::assert_exit;
 use crate::run::{example, sql};
 use crate::{agentshape, json_lines};
 
@@ -130,12 +131,7 @@ fn a_killed_run_is_visible_and_ingest_completes_it() {
         .arg(&log)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(
         sql(
             &db,
