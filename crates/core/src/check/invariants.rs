@@ -709,7 +709,7 @@ impl Walk<'_> {
                     Ok(Err(e)) => format!(
                         "{}: the rule could not be evaluated: {}",
                         rule.message,
-                        one_line(&e.to_string())
+                        explain(&e)
                     ),
                     Err(_) => format!(
                         "{}: the rule could not be evaluated: the CEL interpreter failed",
@@ -932,6 +932,86 @@ fn escape(token: &str) -> String {
         token.replace('~', "~0").replace('/', "~1")
     } else {
         token.to_owned()
+    }
+}
+
+/// Why a rule could not be evaluated, in one line.
+///
+/// Note [Errors name values, not dump them]: the interpreter's own messages
+/// print the values involved with `{:?}`: a list or map of the agent's data
+/// came out whole (a finding's message could hold the entire document), and a
+/// map's keys in `HashMap` order, so the same input gave a different message
+/// on every run. Here a list or map is named by its size and a scalar shown
+/// as CEL writes it (strings cut at 40 characters), so messages are short and
+/// the same on every run. Variants added by a later interpreter fall back to
+/// its own text.
+#[allow(deprecated)] // the deprecated variants can still be returned
+fn explain(e: &ExecutionError) -> String {
+    use ExecutionError as E;
+    let text = match e {
+        E::UnsupportedTargetType { target } => {
+            format!("Invalid argument type: {}", shown(target))
+        }
+        E::NotSupportedAsMethod { method, target } => {
+            format!("Method '{method}' not supported on {}", shown(target))
+        }
+        E::UnsupportedKeyType(v) => format!("Unable to use {} as a key", shown(v)),
+        E::ValuesNotComparable(a, b) => {
+            format!("{} can not be compared to {}", shown(a), shown(b))
+        }
+        E::UnsupportedUnaryOperator(op, v) => {
+            format!("Unsupported unary operator '{op}': {}", shown(v))
+        }
+        E::UnsupportedBinaryOperator(op, a, b) => {
+            format!(
+                "Unsupported binary operator '{op}': {}, {}",
+                shown(a),
+                shown(b)
+            )
+        }
+        E::UnsupportedMapIndex(v) => format!("Cannot use {} as map index", shown(v)),
+        E::UnsupportedListIndex(v) => format!("Cannot use {} as list index", shown(v)),
+        E::UnsupportedIndex(i, v) => format!("Cannot use {} to index {}", shown(i), shown(v)),
+        E::DivisionByZero(v) => format!("Division by zero of {}", shown(v)),
+        E::RemainderByZero(v) => format!("Remainder by zero of {}", shown(v)),
+        E::Overflow(op, a, b) => {
+            format!(
+                "Overflow from binary operator '{op}': {}, {}",
+                shown(a),
+                shown(b)
+            )
+        }
+        E::IndexOutOfBounds(v) => format!("Index out of bounds: {}", shown(v)),
+        E::DuplicateKey(v) => format!("Failed with repeated key: {}", shown(v)),
+        other => other.to_string(),
+    };
+    one_line(&text)
+}
+
+/// A value as an error message names it (Note [Errors name values, not
+/// dump them]).
+fn shown(v: &Cel) -> String {
+    const MAX_CHARS: usize = 40;
+    match v {
+        Cel::List(items) => format!("a list of {}", items.len()),
+        Cel::Map(m) => match m.map.len() {
+            1 => "a map of 1 key".to_owned(),
+            n => format!("a map of {n} keys"),
+        },
+        Cel::Int(i) => i.to_string(),
+        Cel::UInt(u) => format!("{u}u"),
+        Cel::Float(f) => format!("{f:?}"),
+        Cel::Bool(b) => b.to_string(),
+        Cel::Null => "null".to_owned(),
+        Cel::Bytes(b) => format!("bytes of length {}", b.len()),
+        Cel::String(s) => {
+            let mut cut: String = s.chars().take(MAX_CHARS).collect();
+            if cut.len() < s.len() {
+                cut.push('…');
+            }
+            serde_json::to_string(&cut).unwrap_or_else(|_| "a string".to_owned())
+        }
+        other => cel_type(other).to_owned(),
     }
 }
 

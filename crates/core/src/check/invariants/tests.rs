@@ -144,6 +144,53 @@ fn runtime_errors_are_findings_not_panics() {
     }
 }
 
+/// Note [Errors name values, not dump them]: a rule error that involves the
+/// agent's lists, maps or long strings names them by size or cuts them, so
+/// the message is short and the same on every run (the interpreter's own text
+/// printed maps in `HashMap` order).
+#[test]
+fn runtime_error_messages_name_values_by_size() {
+    let keys: serde_json::Map<String, Value> =
+        (0..12).map(|i| (format!("key{i}"), json!(i))).collect();
+    let long = "x".repeat(100);
+    let instance = json!({"m": keys, "l": [1, 2, 3], "s": long, "n": 7});
+    let cases = [
+        (
+            "self.m + 1 == 2",
+            "Unsupported binary operator 'add': a map of 12 keys, 1",
+        ),
+        (
+            "self.l / 2 == 1",
+            "Unsupported binary operator 'div': a list of 3, 2",
+        ),
+        ("self.n / 0 == 1", "Division by zero of 7"),
+        ("self.l[7] == 1", "Index out of bounds: 7"),
+    ];
+    for (rule, want) in cases {
+        let schema = json!({"x-invariants": [{"rule": rule, "message": "m"}]});
+        // Twice: each evaluation builds its maps afresh, in a new hash order.
+        for _ in 0..2 {
+            let got = found(&schema, &instance);
+            assert_eq!(got.len(), 1, "{rule}: {got:?}");
+            let message = &got[0].3;
+            assert_eq!(
+                message.strip_prefix("m: the rule could not be evaluated: "),
+                Some(want),
+                "{rule}"
+            );
+        }
+    }
+    // A long string is cut at 40 characters, quoted as JSON.
+    let schema = json!({"x-invariants": [{"rule": "self.s - 1 == 2", "message": "m"}]});
+    let got = found(&schema, &instance);
+    let message = &got[0].3;
+    assert!(
+        message.ends_with(&format!("\"{}…\", 1", "x".repeat(40))),
+        "{message}"
+    );
+    assert!(message.len() < 120, "{message}");
+}
+
 #[test]
 fn rules_run_only_where_schema_validation_passed() {
     let schema = json!({
