@@ -1120,6 +1120,11 @@ mod tests {
     use super::*;
     use crate::{NewEvent, SessionRecord, Store};
 
+    mod sessions {
+        use crate::SessionRecord;
+        include!("../tests/support/sessions.rs");
+    }
+
     #[test]
     fn sessions_page_newest_first_and_detail_has_rows() {
         let mut store = SqliteStore::open_in_memory().unwrap();
@@ -1194,113 +1199,12 @@ mod tests {
         assert!(feed_max_id(&store).unwrap() >= 2);
     }
 
-    /// A store of known sessions for the filter tables: (id, minute started,
-    /// status, tier, profile, error category, method, summary, agent, model).
+    /// A store of the shared known sessions for the filter tables, and two
+    /// running ones.
     fn filter_store() -> SqliteStore {
         let mut store = SqliteStore::open_in_memory().unwrap();
-        type Spec<'a> = (
-            &'a str,
-            u32,
-            &'a str,
-            u32,
-            Option<&'a str>,
-            Option<&'a str>,
-            Option<&'a str>,
-            Option<&'a str>,
-            &'a str,
-        );
-        let specs: &[Spec<'_>] = &[
-            (
-                "a1",
-                1,
-                "completed",
-                1,
-                Some("claude-ops"),
-                None,
-                Some("structured"),
-                Some("All healthy"),
-                "claude",
-            ),
-            (
-                "a2",
-                2,
-                "error",
-                1,
-                Some("claude-ops"),
-                Some("rate_limit"),
-                None,
-                None,
-                "claude",
-            ),
-            (
-                "a3",
-                3,
-                "completed",
-                2,
-                Some("claude-loop"),
-                None,
-                Some("fenced"),
-                Some("Jellyfin 502 found"),
-                "codex",
-            ),
-            (
-                "a4",
-                4,
-                "failed",
-                2,
-                Some("claude-ops"),
-                Some("max_turns"),
-                Some("markers+handoff"),
-                Some("gave up"),
-                "claude",
-            ),
-            (
-                "a5",
-                5,
-                "completed",
-                3,
-                Some("code-review"),
-                None,
-                Some("structured"),
-                Some("50% done_ok"),
-                "replay",
-            ),
-            (
-                "a6",
-                6,
-                "error",
-                3,
-                None,
-                Some("rate_limit"),
-                None,
-                None,
-                "claude",
-            ),
-            (
-                "a7",
-                7,
-                "completed",
-                1,
-                Some("claude-ops"),
-                None,
-                Some("structured"),
-                Some("JELLYFIN restarted"),
-                "claude",
-            ),
-        ];
-        for &(id, min, status, tier, profile, cat, method, summary, agent) in specs {
-            let mut r = SessionRecord::new(id, &format!("2025-07-14T03:{min:02}:00.000Z"), status);
-            r.tier = tier;
-            r.profile = profile.map(str::to_owned);
-            r.error_category = cat.map(str::to_owned);
-            r.extraction_method = method.map(str::to_owned);
-            r.summary = summary.map(str::to_owned);
-            r.agent = Some(agent.to_owned());
-            r.model = Some(format!("model-{agent}"));
-            if cat == Some("rate_limit") {
-                r.error = Some("API Error: 429 Too Many Requests".to_owned());
-            }
-            store.write_session(&r).unwrap();
+        for spec in sessions::SPECS {
+            store.write_session(&sessions::record(spec)).unwrap();
         }
         // A running session long stale (lost), and one fresh (running).
         let mut lost = SessionRecord::new("b-lost", "2025-07-14T03:08:00.000Z", "running");

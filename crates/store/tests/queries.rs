@@ -10,97 +10,15 @@ use agentshape_store::{
 };
 use serde_json::Value;
 
-/// (id, minute started, status, tier, profile, error category, method, summary, agent)
-type Spec = (
-    &'static str,
-    u32,
-    &'static str,
-    u32,
-    Option<&'static str>,
-    Option<&'static str>,
-    Option<&'static str>,
-    Option<&'static str>,
-    &'static str,
-);
+mod sessions {
+    use agentshape_store::SessionRecord;
+    include!("support/sessions.rs");
+}
 
-const SPECS: &[Spec] = &[
-    (
-        "a1",
-        1,
-        "completed",
-        1,
-        Some("claude-ops"),
-        None,
-        Some("structured"),
-        Some("All healthy"),
-        "claude",
-    ),
-    (
-        "a2",
-        2,
-        "error",
-        1,
-        Some("claude-ops"),
-        Some("rate_limit"),
-        None,
-        None,
-        "claude",
-    ),
-    (
-        "a3",
-        3,
-        "completed",
-        2,
-        Some("claude-loop"),
-        None,
-        Some("fenced"),
-        Some("Jellyfin 502 found"),
-        "codex",
-    ),
-    (
-        "a4",
-        4,
-        "failed",
-        2,
-        Some("claude-ops"),
-        Some("max_turns"),
-        Some("markers+handoff"),
-        Some("gave up"),
-        "claude",
-    ),
-    (
-        "a5",
-        5,
-        "completed",
-        3,
-        Some("code-review"),
-        None,
-        Some("structured"),
-        Some("50% done_ok"),
-        "replay",
-    ),
-    (
-        "a6",
-        6,
-        "error",
-        3,
-        None,
-        Some("rate_limit"),
-        None,
-        None,
-        "claude",
-    ),
-    (
-        "a7",
-        7,
-        "completed",
-        1,
-        Some("claude-ops"),
-        None,
-        Some("structured"),
-        Some("JELLYFIN restarted"),
-        "claude",
-    ),
+use sessions::Spec;
+
+/// Three sessions started in the same minute, after the shared ones.
+const TIES: &[Spec] = &[
     // Same start: the id breaks the tie, byte-wise (`-` < `B` < `_`).
     (
         "t-a",
@@ -139,23 +57,13 @@ const SPECS: &[Spec] = &[
 
 /// Write the same sessions, in the same order, to `store`.
 fn fill(store: &mut dyn Store, now: &str) {
-    for &(id, min, status, tier, profile, cat, method, summary, agent) in SPECS {
-        let at = format!("2025-07-14T03:{min:02}:00.000Z");
-        let mut r = SessionRecord::new(id, &at, status);
-        r.ended_at = Some(at.clone());
-        r.tier = tier;
-        r.profile = profile.map(str::to_owned);
-        r.error_category = cat.map(str::to_owned);
-        r.extraction_method = method.map(str::to_owned);
-        r.summary = summary.map(str::to_owned);
-        r.agent = Some(agent.to_owned());
-        r.model = Some(format!("model-{agent}"));
+    for spec in sessions::SPECS.iter().chain(TIES) {
+        let (id, min) = (spec.0, spec.1);
+        let mut r = sessions::record(spec);
+        r.ended_at = Some(r.started_at.clone());
         r.cost_usd = Some(f64::from(min) / 4.0);
         r.input_tokens = u64::from(min) * 100;
         r.output_tokens = u64::from(min);
-        if cat == Some("rate_limit") {
-            r.error = Some("API Error: 429 Too Many Requests".to_owned());
-        }
         if id == "a3" {
             r.events = ["critical", "info", "warning"]
                 .iter()
