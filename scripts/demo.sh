@@ -8,6 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 # llama.cpp (the default `local` feature) builds from source: cmake, clang, libclang.
 ./scripts/setup.sh --only llama || exit 1
+. scripts/ccache-env.sh
 cargo build --release --locked --quiet -p agentshape || exit 1
 bin=target/release/agentshape
 db=agentshape.db

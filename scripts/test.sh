@@ -13,6 +13,9 @@ if ./scripts/setup.sh | grep -v ' ok ('; then
   exit 1
 fi
 
+# llama.cpp's C++ through ccache (Note [ccache for llama.cpp] in setup.sh).
+. scripts/ccache-env.sh
+
 echo "== fmt"
 cargo fmt --all --check
 echo "== clippy"
