@@ -1,6 +1,6 @@
 //! `agentshape validate`: one verdict per instance.
 
-use std::io::Read;
+use std::io::{Read, Write as _};
 
 use agentshape_core::validate::{Coercion, Validator};
 use agentshape_core::{Violation, json};
@@ -115,20 +115,20 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
 /// evaluator declines, is parsed and judged the full way, which gives every
 /// error and message.
 fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -> Verdict {
-    let text = std::str::from_utf8(bytes);
-    if let Ok(text) = text {
-        if !coerce {
-            if let Some(errors) = validator.check_text(text) {
-                return Verdict {
-                    line,
-                    valid: errors.is_empty(),
-                    errors,
-                    coercions: None,
-                    value: None,
-                };
-            }
+    // UTF-8 is checked inside strings only; a line that is not UTF-8 is
+    // declined and reported below (core's Note [Bytes, not text]).
+    if !coerce {
+        if let Some(errors) = validator.check_json(bytes) {
+            return Verdict {
+                line,
+                valid: errors.is_empty(),
+                errors,
+                coercions: None,
+                value: None,
+            };
         }
     }
+    let text = std::str::from_utf8(bytes);
     let parsed = match text {
         Ok(text) => json::parse(text),
         Err(_) => serde_json::from_slice::<Value>(bytes).map(|value| json::Parsed {
@@ -187,7 +187,21 @@ fn failed(line: Option<u64>, message: &str) -> Verdict {
 /// line per invalid instance only.
 fn render(v: &Verdict, json: bool) -> Vec<u8> {
     let mut bytes = Vec::new();
-    if json {
+    if let (true, true, Some(n), None, None) = (
+        json,
+        v.valid && v.errors.is_empty(),
+        v.line,
+        &v.coercions,
+        &v.value,
+    ) {
+        // The common line, written directly: byte for byte what
+        // `serde_json` writes for it (`valid_lines_render_as_serde_json_does`).
+        bytes.reserve(48);
+        bytes.extend_from_slice(b"{\"line\":");
+        // Writing into a `Vec` cannot fail.
+        let _ = write!(bytes, "{n}");
+        bytes.extend_from_slice(b",\"valid\":true,\"errors\":[]}\n");
+    } else if json {
         // Serializing plain data cannot fail.
         let _ = serde_json::to_writer(&mut bytes, v);
         bytes.push(b'\n');
@@ -238,4 +252,25 @@ fn write_verdict(out: &mut Out, v: &Verdict) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_lines_render_as_serde_json_does() {
+        for n in [1, 9, 10, 12_345, u64::MAX] {
+            let v = Verdict {
+                line: Some(n),
+                valid: true,
+                errors: Vec::new(),
+                coercions: None,
+                value: None,
+            };
+            let mut want = serde_json::to_vec(&v).unwrap();
+            want.push(b'\n');
+            assert_eq!(render(&v, true), want, "{n}");
+        }
+    }
 }

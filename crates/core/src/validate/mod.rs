@@ -262,8 +262,7 @@ impl Validator {
     /// `x-invariants`: callers check [`Validator::invariants`] is empty.
     pub fn is_valid_text(&self, text: &str) -> Option<bool> {
         let validator = self.tape_validator()?;
-        let doc = tape::Doc::parse(text)?;
-        Some(validator.is_valid(doc.root()))
+        tape::with_doc(text.as_bytes(), |doc| validator.is_valid(doc.root()))
     }
 
     /// The schema compiled for instances read in place (Note [Validating
@@ -289,12 +288,21 @@ impl Validator {
     /// or a rule needs the CEL interpreter. Where it answers, it gives
     /// exactly what `errors_and_invariants` gives.
     pub fn check_text(&self, text: &str) -> Option<Vec<Violation>> {
+        self.check_json(text.as_bytes())
+    }
+
+    /// [`Validator::check_text`] on bytes that may not be UTF-8: UTF-8 is
+    /// checked only inside strings (Note [Bytes, not text] in `tape`), and
+    /// text that is not UTF-8 anywhere is `None`, for the caller's `Value`
+    /// path to report. The answer on UTF-8 text is `check_text`'s.
+    pub fn check_json(&self, text: &[u8]) -> Option<Vec<Violation>> {
         let validator = self.tape_validator()?;
-        let doc = tape::Doc::parse(text)?;
-        if !validator.is_valid(doc.root()) {
-            return None;
-        }
-        self.invariants.evaluate_tape(doc.root())
+        tape::with_doc(text, |doc| {
+            if !validator.is_valid(doc.root()) {
+                return None;
+            }
+            self.invariants.evaluate_tape(doc.root())
+        })?
     }
 
     /// Every violation of `instance`, sorted by instance path, then schema
