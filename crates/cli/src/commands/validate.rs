@@ -109,16 +109,18 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
 /// is an error of kind `number`, never a silent change (core's Note [Big
 /// numbers]).
 ///
-/// Most instances are valid: core reads their text in place and validates
-/// it, `x-invariants` included, without building a `Value` (Note [Validating
-/// from text]); a schema-invalid one, or one that reader or the native rule
-/// evaluator declines, is parsed and judged the full way, which gives every
-/// error and message.
+/// Core reads the text in place and validates it, `x-invariants` included,
+/// without building a `Value` (Note [Validating from text]); an instance that
+/// reader or the native rule evaluator declines, or a schema-invalid one under
+/// a schema with rules, is parsed and judged the full way. Both give the
+/// same errors and messages.
 fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -> Verdict {
-    // UTF-8 is checked inside strings only; a line that is not UTF-8 is
-    // declined and reported below (core's Note [Bytes, not text]).
+    // Errors of schema-invalid instances come from the text read in place
+    // too (core's Note [Errors from text]); UTF-8 is checked inside strings
+    // only, and a line that is not UTF-8 is declined and reported below
+    // (Note [Bytes, not text]).
     if !coerce {
-        if let Some(errors) = validator.check_json(bytes) {
+        if let Some(errors) = validator.verdict_json(bytes) {
             return Verdict {
                 line,
                 valid: errors.is_empty(),

@@ -288,16 +288,8 @@ impl Validator {
     /// or a rule needs the CEL interpreter. Where it answers, it gives
     /// exactly what `errors_and_invariants` gives.
     pub fn check_text(&self, text: &str) -> Option<Vec<Violation>> {
-        self.check_json(text.as_bytes())
-    }
-
-    /// [`Validator::check_text`] on bytes that may not be UTF-8: UTF-8 is
-    /// checked only inside strings (Note [Bytes, not text] in `tape`), and
-    /// text that is not UTF-8 anywhere is `None`, for the caller's `Value`
-    /// path to report. The answer on UTF-8 text is `check_text`'s.
-    pub fn check_json(&self, text: &[u8]) -> Option<Vec<Violation>> {
         let validator = self.tape_validator()?;
-        tape::with_doc(text, |doc| {
+        tape::with_doc(text.as_bytes(), |doc| {
             if !validator.is_valid(doc.root()) {
                 return None;
             }
@@ -305,29 +297,41 @@ impl Validator {
         })?
     }
 
+    /// The whole verdict on the JSON bytes `text`, as
+    /// [`Validator::errors_and_invariants`] gives it for the same JSON
+    /// (empty: valid), without building a `Value` where it can: `None` when
+    /// the caller must parse and use `errors_and_invariants` (the borrowed
+    /// reader declined the text, a rule needs the CEL interpreter, or the
+    /// instance is schema-invalid and the schema has `x-invariants`).
+    ///
+    /// UTF-8 is checked only inside strings (Note [Bytes, not text] in
+    /// `tape`): text that is not UTF-8 is `None`, for the caller to report.
+    ///
+    /// Note [Errors from text]: a tenth of the bench corpus's instances are
+    /// schema-invalid, and each was read twice: by the borrowed reader, then
+    /// by `serde_json` into a `Value` (an `IndexMap` per object, every key
+    /// hashed) only for `jsonschema` to collect its errors. It collects them
+    /// from the document read in place just as well: the same compiled
+    /// keywords, the instance a message quotes is the node's `Value`, and
+    /// [`Validator::errors`]' sort and dedup make the order the same
+    /// (`tape_verdicts_agree_with_value_verdicts`).
+    pub fn verdict_json(&self, text: &[u8]) -> Option<Vec<Violation>> {
+        let validator = self.tape_validator()?;
+        tape::with_doc(text, |doc| {
+            if validator.is_valid(doc.root()) {
+                return self.invariants.evaluate_tape(doc.root());
+            }
+            if !self.invariants.is_empty() {
+                return None;
+            }
+            Some(violations(validator.iter_errors(doc.root())))
+        })?
+    }
+
     /// Every violation of `instance`, sorted by instance path, then schema
     /// path, then message, so output is stable across runs.
     pub fn errors(&self, instance: &Value) -> Vec<Violation> {
-        let mut errors: Vec<Violation> = self
-            .inner
-            .iter_errors(instance)
-            .map(|e| Violation {
-                instance_path: e.instance_path().as_str().to_owned(),
-                schema_path: e.schema_path().as_str().to_owned(),
-                message: violation_message(&e),
-                kind: None,
-                rule: None,
-            })
-            .collect();
-        errors.sort_by(|a, b| {
-            (&a.instance_path, &a.schema_path, &a.message).cmp(&(
-                &b.instance_path,
-                &b.schema_path,
-                &b.message,
-            ))
-        });
-        errors.dedup();
-        errors
+        violations(self.inner.iter_errors(instance))
     }
 
     /// The schema's compiled `x-invariants` rules (empty when it has none).
@@ -391,6 +395,29 @@ impl Validator {
         cache.insert(pointer.to_owned(), compiled.clone());
         compiled
     }
+}
+
+/// `jsonschema`'s errors as violations, sorted by instance path, then
+/// schema path, then message, without repeats.
+fn violations<'i>(errors: impl Iterator<Item = jsonschema::ValidationError<'i>>) -> Vec<Violation> {
+    let mut errors: Vec<Violation> = errors
+        .map(|e| Violation {
+            instance_path: e.instance_path().as_str().to_owned(),
+            schema_path: e.schema_path().as_str().to_owned(),
+            message: violation_message(&e),
+            kind: None,
+            rule: None,
+        })
+        .collect();
+    errors.sort_by(|a, b| {
+        (&a.instance_path, &a.schema_path, &a.message).cmp(&(
+            &b.instance_path,
+            &b.schema_path,
+            &b.message,
+        ))
+    });
+    errors.dedup();
+    errors
 }
 
 /// Percent-encode a JSON Pointer for use as a URI fragment.

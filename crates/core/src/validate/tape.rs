@@ -1378,9 +1378,14 @@ mod verdicts {
                 prop_assert_eq!(validator.is_valid_text(&text), Some(want), "{}", text);
                 let want = validator.errors_and_invariants(&v);
                 if let Some(got) = validator.check_text(&text) {
-                    prop_assert_eq!(got, want, "{}", text);
+                    prop_assert_eq!(&got, &want, "{}", text);
                 } else {
                     prop_assert!(!want.is_empty() || !validator.invariants().is_empty(), "{}", text);
+                }
+                // Note [Errors from text]: invalid instances too.
+                match validator.verdict_json(text.as_bytes()) {
+                    Some(got) => prop_assert_eq!(got, want, "{}", text),
+                    None => prop_assert!(!validator.invariants().is_empty(), "{}", text),
                 }
             }
         }
