@@ -116,9 +116,9 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
 /// same errors and messages.
 fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -> Verdict {
     // Errors of schema-invalid instances come from the text read in place
-    // too (core's Note [Errors from text]); UTF-8 is checked inside strings
-    // only, and a line that is not UTF-8 is declined and reported below
-    // (Note [Bytes, not text]).
+    // too (core's Note [Errors from text]); core checks UTF-8, and a line
+    // that is not UTF-8 is declined and reported below (Note [Bytes, not
+    // text]).
     if !coerce {
         if let Some(errors) = validator.verdict_json(bytes) {
             return Verdict {

@@ -304,8 +304,8 @@ impl Validator {
     /// reader declined the text, a rule needs the CEL interpreter, or the
     /// instance is schema-invalid and the schema has `x-invariants`).
     ///
-    /// UTF-8 is checked only inside strings (Note [Bytes, not text] in
-    /// `tape`): text that is not UTF-8 is `None`, for the caller to report.
+    /// Text that is not UTF-8 is `None`, for the caller to report (Note
+    /// [Bytes, not text] in `tape`).
     ///
     /// Note [Errors from text]: a tenth of the bench corpus's instances are
     /// schema-invalid, and each was read twice: by the borrowed reader, then

@@ -27,12 +27,14 @@
 //! cell for that string only when a keyword or a rule reads it
 //! (`escaped_strings_read_lazily_agree_with_serde_json`).
 //!
-//! Note [Bytes, not text]: JSON outside strings is ASCII, so the reader
-//! works on bytes and checks UTF-8 only over each string's body (one pass,
-//! with the standard library's ASCII fast path); a line that is not UTF-8
-//! anywhere is declined, and the caller's `Value` path gives today's error.
-//! The whole-line `str::from_utf8` (5% of `validate --jsonl`) is then paid
-//! only on that path.
+//! Note [Bytes, not text]: the CLI checked each line's UTF-8 before calling
+//! in (5% of `validate --jsonl`), then again on its `Value` path. The check
+//! now happens here, once, over the whole line ([`with_doc`]): a line that
+//! is not UTF-8 is declined, and the caller's `Value` path gives today's
+//! error. Checking only inside strings (JSON outside them is ASCII) was
+//! tried and measured: `str::from_utf8` per string body cost 21% of the
+//! instructions against 5% for one call over the line (the call's setup
+//! dominates on short strings), so the line is checked whole.
 //!
 //! Note [Reused arenas]: a document's five vectors were allocated and freed
 //! per line (with the unescaped strings, a tenth of `validate --jsonl` was
@@ -122,6 +124,8 @@ thread_local! {
 /// Read `text` with this thread's [`Scratch`] and call `f` on the document;
 /// `None` when the reader declines the text (Note [Validating from text]).
 pub(crate) fn with_doc<T>(text: &[u8], f: impl FnOnce(&Doc<'_>) -> T) -> Option<T> {
+    // Note [Bytes, not text]: one check over the line.
+    let text = std::str::from_utf8(text).ok()?;
     SCRATCH.with(|cell| {
         // Re-entered (a rule validating while a document is open): a
         // scratch of its own.
@@ -141,23 +145,24 @@ impl<'t> Doc<'t> {
     /// callers that take the text out ([`Doc::take_reply`]).
     pub(crate) fn parse(text: &'t str) -> Option<Doc<'t>> {
         let mut scratch = Scratch::default();
-        let mut r = Reader::new(text.as_bytes(), Some(text), false, &mut scratch);
+        let mut r = Reader::new(text, false, &mut scratch);
         let root = r.document();
         r.finish(root, &mut scratch)
     }
 
     /// Read the bytes `text`, leaving escaped strings raw (Note [Lazy
-    /// escapes]) and checking UTF-8 only inside strings (Note [Bytes, not
-    /// text]); `None` when the `Value` path must decide.
+    /// escapes]); `None` when the `Value` path must decide or `text` is not
+    /// UTF-8 (Note [Bytes, not text]).
     #[cfg(test)]
     pub(crate) fn parse_bytes(text: &'t [u8]) -> Option<Doc<'t>> {
-        Doc::parse_in(text, &mut Scratch::default())
+        Doc::parse_in(std::str::from_utf8(text).ok()?, &mut Scratch::default())
     }
 
-    /// [`Doc::parse_bytes`] into the vectors of `scratch` (Note [Reused
-    /// arenas]); give them back with [`Doc::recycle`].
-    pub(crate) fn parse_in(text: &'t [u8], scratch: &mut Scratch) -> Option<Doc<'t>> {
-        let mut r = Reader::new(text, None, true, scratch);
+    /// Read `text` as [`Doc::parse_bytes`] does, into the vectors of
+    /// `scratch` (Note [Reused arenas]); give them back with
+    /// [`Doc::recycle`].
+    pub(crate) fn parse_in(text: &'t str, scratch: &mut Scratch) -> Option<Doc<'t>> {
+        let mut r = Reader::new(text, true, scratch);
         let root = r.document();
         r.finish(root, scratch)
     }
@@ -209,8 +214,8 @@ impl<'t> Doc<'t> {
 
 struct Reader<'t> {
     b: &'t [u8],
-    /// The same text as `b` when the caller has it as `str` (UTF-8 known).
-    text: Option<&'t str>,
+    /// The same text as `b`.
+    text: &'t str,
     /// Keep escaped strings raw (Note [Lazy escapes]).
     lazy: bool,
     pos: usize,
@@ -222,7 +227,8 @@ struct Reader<'t> {
 }
 
 impl<'t> Reader<'t> {
-    fn new(b: &'t [u8], text: Option<&'t str>, lazy: bool, scratch: &mut Scratch) -> Self {
+    fn new(text: &'t str, lazy: bool, scratch: &mut Scratch) -> Self {
+        let b = text.as_bytes();
         let mut doc = Doc {
             slots: recycle(std::mem::take(&mut scratch.slots)),
             items: std::mem::take(&mut scratch.items),
@@ -393,14 +399,10 @@ impl<'t> Reader<'t> {
         self.push(Slot::Object { start, len })
     }
 
-    /// The text of `b[from..to]`: sliced when the whole text is known
-    /// UTF-8, else checked here (Note [Bytes, not text]).
+    /// The text of `b[from..to]`.
     #[inline]
     fn str_at(&self, from: usize, to: usize) -> Option<&'t str> {
-        match self.text {
-            Some(text) => text.get(from..to),
-            None => std::str::from_utf8(self.b.get(from..to)?).ok(),
-        }
+        self.text.get(from..to)
     }
 
     /// The raw body of the string at `pos` (a `"`), every escape checked,
@@ -1054,7 +1056,7 @@ mod tests {
 
     #[test]
     fn recycled_vectors_keep_their_allocation() {
-        let text = br#"{"a": ["x\ny", 1, {"b": null}], "c": "d"}"#.to_vec();
+        let text = r#"{"a": ["x\ny", 1, {"b": null}], "c": "d"}"#.to_owned();
         let mut scratch = Scratch::default();
         let doc = Doc::parse_in(&text, &mut scratch).expect("reads");
         let slots = doc.slots.as_ptr().cast::<u8>();
@@ -1069,11 +1071,11 @@ mod tests {
         assert_eq!(doc.slots.as_ptr().cast::<u8>(), slots, "the same buffer");
         assert_eq!(
             doc.root().value(),
-            serde_json::from_slice::<Value>(&other).unwrap()
+            serde_json::from_str::<Value>(&other).unwrap()
         );
         doc.recycle(&mut scratch);
         // A declined text gives the vectors back too.
-        assert!(Doc::parse_in(b"[1, 2,", &mut scratch).is_none());
+        assert!(Doc::parse_in("[1, 2,", &mut scratch).is_none());
         assert_eq!(scratch.slots.as_ptr().cast::<u8>(), slots);
         assert!(scratch.slots.is_empty() && scratch.item_stack.is_empty());
     }
