@@ -46,7 +46,8 @@
 //! `recycled_vectors_keep_their_allocation`).
 
 use std::borrow::Cow;
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use jsonschema::JsonType;
 use jsonschema::json::{Array, Json, Node, NodeIdentity, Object};
@@ -87,8 +88,10 @@ pub(crate) struct Doc<'t> {
     pub(crate) slots: Vec<Slot<'t>>,
     pub(crate) items: Vec<u32>,
     pub(crate) members: Vec<(Cow<'t, str>, u32)>,
-    /// The text of each [`Slot::Escaped`], filled when first read.
-    pub(crate) unescaped: Vec<OnceCell<String>>,
+    /// The text of each [`Slot::Escaped`], filled when first read (a
+    /// `OnceLock`, not a `OnceCell`: a built [`super::Instance`] is shared
+    /// by threads).
+    pub(crate) unescaped: Vec<OnceLock<String>>,
     pub(crate) root: u32,
 }
 
@@ -99,7 +102,7 @@ pub(crate) struct Scratch {
     slots: Vec<Slot<'static>>,
     items: Vec<u32>,
     members: Vec<(Cow<'static, str>, u32)>,
-    unescaped: Vec<OnceCell<String>>,
+    unescaped: Vec<OnceLock<String>>,
     item_stack: Vec<u32>,
     member_stack: Vec<(Cow<'static, str>, u32)>,
 }
@@ -265,15 +268,12 @@ impl<'t> Reader<'t> {
         scratch.item_stack = recycle(self.item_stack);
         scratch.member_stack = recycle(self.member_stack);
         let mut doc = self.doc;
-        match root {
-            Some(root) => {
-                doc.root = root;
-                Some(doc)
-            }
-            None => {
-                doc.recycle(scratch);
-                None
-            }
+        if let Some(root) = root {
+            doc.root = root;
+            Some(doc)
+        } else {
+            doc.recycle(scratch);
+            None
         }
     }
 
@@ -441,7 +441,7 @@ impl<'t> Reader<'t> {
             return Some(Slot::String(Cow::Borrowed(raw)));
         }
         let cell = u32::try_from(self.doc.unescaped.len()).ok()?;
-        self.doc.unescaped.push(OnceCell::new());
+        self.doc.unescaped.push(OnceLock::new());
         Some(Slot::Escaped { raw, cell })
     }
 
@@ -581,15 +581,12 @@ fn unescape_all(raw: &str) -> String {
         let after = rest.as_bytes().get(at + 1..).unwrap_or_default();
         // Checked by the reader; an escape it would refuse is kept as text
         // rather than lost.
-        let used = match unescape(after) {
-            Some((c, used)) => {
-                out.push(c);
-                used
-            }
-            None => {
-                out.push('\\');
-                0
-            }
+        let used = if let Some((c, used)) = unescape(after) {
+            out.push(c);
+            used
+        } else {
+            out.push('\\');
+            0
         };
         rest = rest.get(at + 1 + used..).unwrap_or_default();
     }
