@@ -44,6 +44,13 @@
 //! the text's lifetime; an empty vector changes that lifetime without
 //! `unsafe` through an in-place `collect` (same layout, same allocation:
 //! `recycled_vectors_keep_their_allocation`).
+//!
+//! Measured together (lazy escapes, reused arenas, Note [Errors from text]
+//! in `validate`, the CLI's direct line for a valid verdict; not one by one),
+//! `validate --jsonl --json` over the first 10,000 bench instances: 453.5 →
+//! 361.5 million instructions (−20%); over all 100,000, median user time
+//! 1.35 → 1.04 s (5 alternating runs each on a loaded host). Output byte
+//! for byte the same.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
