@@ -41,6 +41,17 @@ fn bench_validate(c: &mut Criterion) {
     group.bench_function("check_text/agent-response", |b| {
         b.iter(|| black_box(v.check_text(black_box(&text))));
     });
+    // Note [Errors from text]: an invalid instance's errors without a `Value`.
+    let invalid_text = invalid.to_string();
+    group.bench_function("verdict_json/agent-response-invalid", |b| {
+        b.iter(|| black_box(v.verdict_json(black_box(invalid_text.as_bytes()))));
+    });
+    group.bench_function("parse+errors/agent-response-invalid", |b| {
+        b.iter(|| {
+            let inst: Value = serde_json::from_str(black_box(&invalid_text)).expect("json");
+            black_box(v.errors(&inst))
+        });
+    });
     let line =
         json!({"id": 7, "kind": "fenced", "text": format!("Here it is:\n```json\n{text}\n```\n"),
                       "expected": valid})

@@ -1,6 +1,6 @@
 //! `agentshape validate`: one verdict per instance.
 
-use std::io::Read;
+use std::io::{Read, Write as _};
 
 use agentshape_core::validate::{Coercion, Validator};
 use agentshape_core::{Violation, json};
@@ -109,26 +109,28 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
 /// is an error of kind `number`, never a silent change (core's Note [Big
 /// numbers]).
 ///
-/// Most instances are valid: core reads their text in place and validates
-/// it, `x-invariants` included, without building a `Value` (Note [Validating
-/// from text]); a schema-invalid one, or one that reader or the native rule
-/// evaluator declines, is parsed and judged the full way, which gives every
-/// error and message.
+/// Core reads the text in place and validates it, `x-invariants` included,
+/// without building a `Value` (Note [Validating from text]); an instance that
+/// reader or the native rule evaluator declines, or a schema-invalid one under
+/// a schema with rules, is parsed and judged the full way. Both give the
+/// same errors and messages.
 fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -> Verdict {
-    let text = std::str::from_utf8(bytes);
-    if let Ok(text) = text {
-        if !coerce {
-            if let Some(errors) = validator.check_text(text) {
-                return Verdict {
-                    line,
-                    valid: errors.is_empty(),
-                    errors,
-                    coercions: None,
-                    value: None,
-                };
-            }
+    // Errors of schema-invalid instances come from the text read in place
+    // too (core's Note [Errors from text]); core checks UTF-8, and a line
+    // that is not UTF-8 is declined and reported below (Note [Bytes, not
+    // text]).
+    if !coerce {
+        if let Some(errors) = validator.verdict_json(bytes) {
+            return Verdict {
+                line,
+                valid: errors.is_empty(),
+                errors,
+                coercions: None,
+                value: None,
+            };
         }
     }
+    let text = std::str::from_utf8(bytes);
     let parsed = match text {
         Ok(text) => json::parse(text),
         Err(_) => serde_json::from_slice::<Value>(bytes).map(|value| json::Parsed {
@@ -187,7 +189,21 @@ fn failed(line: Option<u64>, message: &str) -> Verdict {
 /// line per invalid instance only.
 fn render(v: &Verdict, json: bool) -> Vec<u8> {
     let mut bytes = Vec::new();
-    if json {
+    if let (true, true, Some(n), None, None) = (
+        json,
+        v.valid && v.errors.is_empty(),
+        v.line,
+        &v.coercions,
+        &v.value,
+    ) {
+        // The common line, written directly: byte for byte what
+        // `serde_json` writes for it (`valid_lines_render_as_serde_json_does`).
+        bytes.reserve(48);
+        bytes.extend_from_slice(b"{\"line\":");
+        // Writing into a `Vec` cannot fail.
+        let _ = write!(bytes, "{n}");
+        bytes.extend_from_slice(b",\"valid\":true,\"errors\":[]}\n");
+    } else if json {
         // Serializing plain data cannot fail.
         let _ = serde_json::to_writer(&mut bytes, v);
         bytes.push(b'\n');
@@ -238,4 +254,25 @@ fn write_verdict(out: &mut Out, v: &Verdict) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_lines_render_as_serde_json_does() {
+        for n in [1, 9, 10, 12_345, u64::MAX] {
+            let v = Verdict {
+                line: Some(n),
+                valid: true,
+                errors: Vec::new(),
+                coercions: None,
+                value: None,
+            };
+            let mut want = serde_json::to_vec(&v).unwrap();
+            want.push(b'\n');
+            assert_eq!(render(&v, true), want, "{n}");
+        }
+    }
 }

@@ -73,3 +73,54 @@ fn human_summary_counts_instances() {
     assert!(text.contains("line 2: invalid"), "{text}");
     assert!(text.contains("2 instances: 1 valid, 1 invalid"), "{text}");
 }
+
+/// Lines read in place (escapes left raw, errors collected from the text)
+/// and lines core declines (bytes that are not UTF-8, inside or outside a
+/// string) get the verdicts and messages of the `Value` path.
+#[test]
+fn escaped_invalid_and_non_utf8_lines() {
+    let mut input: Vec<u8> = Vec::new();
+    input.extend_from_slice(
+        b"{\"action\": \"complete\", \"reason\": \"a\\nb \\\"q\\\" \\u00e9\"}\n",
+    );
+    input.extend_from_slice(b"{\"action\": \"compl\\u0065te\"}\n");
+    input.extend_from_slice(b"{\"action\": \"compl\\tete\"}\n");
+    input.extend_from_slice(b"{\"action\": \"complete\", \"reason\": \"caf\xe9\"}\n");
+    input.extend_from_slice(b"{\"action\": \"complete\"} \xff\n");
+    let out = agentshape()
+        .args([
+            "validate",
+            "--schema",
+            "schemas/loop-action.json",
+            "--jsonl",
+            "--json",
+            "-",
+        ])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v = json_lines(&out.stdout);
+    let got: Vec<(u64, bool)> = v
+        .iter()
+        .map(|l| (l["line"].as_u64().unwrap(), l["valid"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [(1, true), (2, true), (3, false), (4, false), (5, false)]
+    );
+    assert_eq!(v[2]["errors"][0]["instance_path"], "/action");
+    assert_eq!(v[2]["errors"][0]["schema_path"], "/properties/action/enum");
+    assert!(
+        v[2]["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("\"compl\\tete\" is not one of"),
+        "{}",
+        v[2]
+    );
+    for bad in &v[3..] {
+        let message = bad["errors"][0]["message"].as_str().unwrap();
+        assert!(message.starts_with("not valid JSON"), "{message}");
+    }
+}

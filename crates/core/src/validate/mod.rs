@@ -262,8 +262,7 @@ impl Validator {
     /// `x-invariants`: callers check [`Validator::invariants`] is empty.
     pub fn is_valid_text(&self, text: &str) -> Option<bool> {
         let validator = self.tape_validator()?;
-        let doc = tape::Doc::parse(text)?;
-        Some(validator.is_valid(doc.root()))
+        tape::with_doc(text.as_bytes(), |doc| validator.is_valid(doc.root()))
     }
 
     /// The schema compiled for instances read in place (Note [Validating
@@ -290,36 +289,49 @@ impl Validator {
     /// exactly what `errors_and_invariants` gives.
     pub fn check_text(&self, text: &str) -> Option<Vec<Violation>> {
         let validator = self.tape_validator()?;
-        let doc = tape::Doc::parse(text)?;
-        if !validator.is_valid(doc.root()) {
-            return None;
-        }
-        self.invariants.evaluate_tape(doc.root())
+        tape::with_doc(text.as_bytes(), |doc| {
+            if !validator.is_valid(doc.root()) {
+                return None;
+            }
+            self.invariants.evaluate_tape(doc.root())
+        })?
+    }
+
+    /// The whole verdict on the JSON bytes `text`, as
+    /// [`Validator::errors_and_invariants`] gives it for the same JSON
+    /// (empty: valid), without building a `Value` where it can: `None` when
+    /// the caller must parse and use `errors_and_invariants` (the borrowed
+    /// reader declined the text, a rule needs the CEL interpreter, or the
+    /// instance is schema-invalid and the schema has `x-invariants`).
+    ///
+    /// Text that is not UTF-8 is `None`, for the caller to report (Note
+    /// [Bytes, not text] in `tape`).
+    ///
+    /// Note [Errors from text]: a tenth of the bench corpus's instances are
+    /// schema-invalid, and each was read twice: by the borrowed reader, then
+    /// by `serde_json` into a `Value` (an `IndexMap` per object, every key
+    /// hashed) only for `jsonschema` to collect its errors. It collects them
+    /// from the document read in place just as well: the same compiled
+    /// keywords, the instance a message quotes is the node's `Value`, and
+    /// [`Validator::errors`]' sort and dedup make the order the same
+    /// (`tape_verdicts_agree_with_value_verdicts`).
+    pub fn verdict_json(&self, text: &[u8]) -> Option<Vec<Violation>> {
+        let validator = self.tape_validator()?;
+        tape::with_doc(text, |doc| {
+            if validator.is_valid(doc.root()) {
+                return self.invariants.evaluate_tape(doc.root());
+            }
+            if !self.invariants.is_empty() {
+                return None;
+            }
+            Some(violations(validator.iter_errors(doc.root())))
+        })?
     }
 
     /// Every violation of `instance`, sorted by instance path, then schema
     /// path, then message, so output is stable across runs.
     pub fn errors(&self, instance: &Value) -> Vec<Violation> {
-        let mut errors: Vec<Violation> = self
-            .inner
-            .iter_errors(instance)
-            .map(|e| Violation {
-                instance_path: e.instance_path().as_str().to_owned(),
-                schema_path: e.schema_path().as_str().to_owned(),
-                message: violation_message(&e),
-                kind: None,
-                rule: None,
-            })
-            .collect();
-        errors.sort_by(|a, b| {
-            (&a.instance_path, &a.schema_path, &a.message).cmp(&(
-                &b.instance_path,
-                &b.schema_path,
-                &b.message,
-            ))
-        });
-        errors.dedup();
-        errors
+        violations(self.inner.iter_errors(instance))
     }
 
     /// The schema's compiled `x-invariants` rules (empty when it has none).
@@ -383,6 +395,29 @@ impl Validator {
         cache.insert(pointer.to_owned(), compiled.clone());
         compiled
     }
+}
+
+/// `jsonschema`'s errors as violations, sorted by instance path, then
+/// schema path, then message, without repeats.
+fn violations<'i>(errors: impl Iterator<Item = jsonschema::ValidationError<'i>>) -> Vec<Violation> {
+    let mut errors: Vec<Violation> = errors
+        .map(|e| Violation {
+            instance_path: e.instance_path().as_str().to_owned(),
+            schema_path: e.schema_path().as_str().to_owned(),
+            message: violation_message(&e),
+            kind: None,
+            rule: None,
+        })
+        .collect();
+    errors.sort_by(|a, b| {
+        (&a.instance_path, &a.schema_path, &a.message).cmp(&(
+            &b.instance_path,
+            &b.schema_path,
+            &b.message,
+        ))
+    });
+    errors.dedup();
+    errors
 }
 
 /// Percent-encode a JSON Pointer for use as a URI fragment.
