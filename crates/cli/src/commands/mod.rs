@@ -139,6 +139,19 @@ pub fn read_line_limited<R: BufRead + ?Sized>(
     limit: usize,
 ) -> io::Result<LineRead> {
     buf.clear();
+    append_line_limited(reader, buf, limit)
+}
+
+/// [`read_line_limited`] appending to `buf` instead of replacing it: the
+/// line is `buf[old_len..]` afterwards (at most `limit` bytes of it, without
+/// its terminator). Lets a batch of lines share one buffer (Note [One buffer
+/// per batch]).
+fn append_line_limited<R: BufRead + ?Sized>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<LineRead> {
+    let start = buf.len();
     let mut seen_any = false;
     let mut too_long = false;
     loop {
@@ -156,7 +169,7 @@ pub fn read_line_limited<R: BufRead + ?Sized>(
             None => (chunk.len(), false),
         };
         if !too_long {
-            let room = limit.saturating_sub(buf.len());
+            let room = limit.saturating_sub(buf.len() - start);
             if take > room {
                 buf.extend_from_slice(&chunk[..room]);
                 too_long = true;
@@ -173,7 +186,7 @@ pub fn read_line_limited<R: BufRead + ?Sized>(
     if !seen_any {
         return Ok(LineRead::Eof);
     }
-    if buf.last() == Some(&b'\r') {
+    if buf.len() > start && buf.last() == Some(&b'\r') {
         buf.pop();
     }
     Ok(if too_long {
@@ -216,45 +229,58 @@ where
     E: FnMut(T) -> io::Result<()>,
 {
     use rayon::prelude::*;
-    type Batch = Vec<(u64, Vec<u8>, LineRead)>;
     let mut line_no = 0u64;
-    let mut read_batch = |reader: &mut R| -> io::Result<(Batch, bool)> {
-        let mut batch: Batch = Vec::with_capacity(BATCH_LINES);
-        let mut buf = Vec::new();
-        while batch.len() < BATCH_LINES {
-            let got = read_line_limited(reader, &mut buf, limit)?;
+    let mut read_batch = |reader: &mut R, batch: &mut Batch| -> io::Result<bool> {
+        batch.clear();
+        while batch.lines.len() < BATCH_LINES {
+            let start = batch.bytes.len();
+            let got = append_line_limited(reader, &mut batch.bytes, limit)?;
             if got == LineRead::Eof {
-                return Ok((batch, true));
+                return Ok(true);
             }
             line_no += 1;
-            if buf.iter().all(u8::is_ascii_whitespace) {
+            let end = batch.bytes.len();
+            if batch.bytes[start..].iter().all(u8::is_ascii_whitespace) {
+                batch.bytes.truncate(start);
                 continue;
             }
-            batch.push((line_no, std::mem::take(&mut buf), got));
+            batch.lines.push((line_no, start..end, got));
         }
-        Ok((batch, false))
+        Ok(false)
     };
     let work = &work;
     std::thread::scope(|scope| {
-        let (mut batch, mut eof) = read_batch(reader)?;
+        let mut batch = Batch::default();
+        let mut spare = Batch::default();
+        let mut eof = read_batch(reader, &mut batch)?;
         let mut done: Vec<T> = Vec::new();
         loop {
             let worker = scope.spawn(move || {
-                batch
+                let results = batch
+                    .lines
                     .par_iter()
-                    .map(|(n, line, got)| work(*n, line, *got))
-                    .collect::<Vec<T>>()
+                    .map(|(n, at, got)| work(*n, &batch.bytes[at.clone()], *got))
+                    .collect::<Vec<T>>();
+                (results, batch)
             });
             for r in done.drain(..) {
                 emit(r)?;
             }
-            let next = if eof { None } else { Some(read_batch(reader)?) };
-            done = match worker.join() {
-                Ok(results) => results,
+            let next_eof = if eof {
+                None
+            } else {
+                Some(read_batch(reader, &mut spare)?)
+            };
+            let worked = match worker.join() {
+                Ok(r) => r,
                 Err(panic) => std::panic::resume_unwind(panic),
             };
-            match next {
-                Some((b, e)) => (batch, eof) = (b, e),
+            done = worked.0;
+            // The next batch was read into `spare`; the one just worked on
+            // becomes the spare (Note [One buffer per batch]).
+            batch = std::mem::replace(&mut spare, worked.1);
+            match next_eof {
+                Some(e) => eof = e,
                 None => break,
             }
         }
@@ -263,6 +289,27 @@ where
         }
         Ok(())
     })
+}
+
+/// One batch of lines for [`par_lines`]: their bytes one after another in
+/// one buffer, and each line's number, extent and how it was read.
+///
+/// Note [One buffer per batch]: a `Vec<u8>` per line was allocated on the
+/// reading thread, grown by doubling as the line was copied in (seven or
+/// eight reallocations for a 2 KB reply line), and freed on a worker
+/// thread. One buffer per batch, reused for the batch after next, grows
+/// only over the first batches; the lines are slices of it.
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    lines: Vec<(u64, std::ops::Range<usize>, LineRead)>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.lines.clear();
+    }
 }
 
 #[cfg(test)]
