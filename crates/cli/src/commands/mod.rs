@@ -274,14 +274,14 @@ where
             } else {
                 Some(read_batch(reader, &mut spare)?)
             };
-            let worked = match worker.join() {
+            let (results, used) = match worker.join() {
                 Ok(r) => r,
                 Err(panic) => std::panic::resume_unwind(panic),
             };
-            done = worked.0;
+            done = results;
             // The next batch was read into `spare`; the one just worked on
             // becomes the spare (Note [One buffer per batch]).
-            batch = std::mem::replace(&mut spare, worked.1);
+            batch = std::mem::replace(&mut spare, used);
             match next_eof {
                 Some(e) => eof = e,
                 None => break,
