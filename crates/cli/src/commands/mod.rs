@@ -131,14 +131,30 @@ pub enum LineRead {
 /// Read one line into `buf` (cleared first), holding at most `limit` bytes of
 /// it: the rest of an over-long line is read and dropped, so memory stays bounded.
 ///
+/// The tests' entry to [`append_line_limited`], which `par_lines` calls.
+///
 /// # Errors
 /// When the reader fails.
+#[cfg(test)]
 pub fn read_line_limited<R: BufRead + ?Sized>(
     reader: &mut R,
     buf: &mut Vec<u8>,
     limit: usize,
 ) -> io::Result<LineRead> {
     buf.clear();
+    append_line_limited(reader, buf, limit)
+}
+
+/// [`read_line_limited`] appending to `buf` instead of replacing it: the
+/// line is `buf[old_len..]` afterwards (at most `limit` bytes of it, without
+/// its terminator). Lets a batch of lines share one buffer (Note [One buffer
+/// per batch]).
+fn append_line_limited<R: BufRead + ?Sized>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<LineRead> {
+    let start = buf.len();
     let mut seen_any = false;
     let mut too_long = false;
     loop {
@@ -156,7 +172,7 @@ pub fn read_line_limited<R: BufRead + ?Sized>(
             None => (chunk.len(), false),
         };
         if !too_long {
-            let room = limit.saturating_sub(buf.len());
+            let room = limit.saturating_sub(buf.len() - start);
             if take > room {
                 buf.extend_from_slice(&chunk[..room]);
                 too_long = true;
@@ -173,7 +189,7 @@ pub fn read_line_limited<R: BufRead + ?Sized>(
     if !seen_any {
         return Ok(LineRead::Eof);
     }
-    if buf.last() == Some(&b'\r') {
+    if buf.len() > start && buf.last() == Some(&b'\r') {
         buf.pop();
     }
     Ok(if too_long {
@@ -216,45 +232,58 @@ where
     E: FnMut(T) -> io::Result<()>,
 {
     use rayon::prelude::*;
-    type Batch = Vec<(u64, Vec<u8>, LineRead)>;
     let mut line_no = 0u64;
-    let mut read_batch = |reader: &mut R| -> io::Result<(Batch, bool)> {
-        let mut batch: Batch = Vec::with_capacity(BATCH_LINES);
-        let mut buf = Vec::new();
-        while batch.len() < BATCH_LINES {
-            let got = read_line_limited(reader, &mut buf, limit)?;
+    let mut read_batch = |reader: &mut R, batch: &mut Batch| -> io::Result<bool> {
+        batch.clear();
+        while batch.lines.len() < BATCH_LINES {
+            let start = batch.bytes.len();
+            let got = append_line_limited(reader, &mut batch.bytes, limit)?;
             if got == LineRead::Eof {
-                return Ok((batch, true));
+                return Ok(true);
             }
             line_no += 1;
-            if buf.iter().all(u8::is_ascii_whitespace) {
+            let end = batch.bytes.len();
+            if batch.bytes[start..].iter().all(u8::is_ascii_whitespace) {
+                batch.bytes.truncate(start);
                 continue;
             }
-            batch.push((line_no, std::mem::take(&mut buf), got));
+            batch.lines.push((line_no, start..end, got));
         }
-        Ok((batch, false))
+        Ok(false)
     };
     let work = &work;
     std::thread::scope(|scope| {
-        let (mut batch, mut eof) = read_batch(reader)?;
+        let mut batch = Batch::default();
+        let mut spare = Batch::default();
+        let mut eof = read_batch(reader, &mut batch)?;
         let mut done: Vec<T> = Vec::new();
         loop {
             let worker = scope.spawn(move || {
-                batch
+                let results = batch
+                    .lines
                     .par_iter()
-                    .map(|(n, line, got)| work(*n, line, *got))
-                    .collect::<Vec<T>>()
+                    .map(|(n, at, got)| work(*n, &batch.bytes[at.clone()], *got))
+                    .collect::<Vec<T>>();
+                (results, batch)
             });
             for r in done.drain(..) {
                 emit(r)?;
             }
-            let next = if eof { None } else { Some(read_batch(reader)?) };
-            done = match worker.join() {
-                Ok(results) => results,
+            let next_eof = if eof {
+                None
+            } else {
+                Some(read_batch(reader, &mut spare)?)
+            };
+            let (results, used) = match worker.join() {
+                Ok(r) => r,
                 Err(panic) => std::panic::resume_unwind(panic),
             };
-            match next {
-                Some((b, e)) => (batch, eof) = (b, e),
+            done = results;
+            // The next batch was read into `spare`; the one just worked on
+            // becomes the spare (Note [One buffer per batch]).
+            batch = std::mem::replace(&mut spare, used);
+            match next_eof {
+                Some(e) => eof = e,
                 None => break,
             }
         }
@@ -263,6 +292,30 @@ where
         }
         Ok(())
     })
+}
+
+/// One batch of lines for [`par_lines`]: their bytes one after another in
+/// one buffer, and each line's number, extent and how it was read.
+///
+/// Note [One buffer per batch]: a `Vec<u8>` per line was allocated on the
+/// reading thread, grown by doubling as the line was copied in (seven or
+/// eight reallocations for a 2 KB reply line), and freed on a worker
+/// thread. One buffer per batch, reused for the batch after next, grows
+/// only over the first batches; the lines are slices of it. Measured with
+/// core's skipped inexact re-scan (`json::parse_if_json`) together
+/// (`extract --jsonl --json`, 20,000 corpus replies, byte-identical
+/// output): 1.9995 → 1.962 billion instructions (−1.9%).
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    lines: Vec<(u64, std::ops::Range<usize>, LineRead)>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.lines.clear();
+    }
 }
 
 #[cfg(test)]
@@ -324,6 +377,34 @@ mod tests {
         assert!(got.iter().enumerate().all(|(i, &(_, v))| v == i));
         assert!(got.windows(2).all(|w| w[0].0 < w[1].0));
         assert_eq!(got[1].0, 3, "the blank line after line 1 still counts");
+    }
+
+    /// Note [One buffer per batch]: lines share a buffer, so the limit
+    /// and the `\r` strip apply to each line, not to the buffer.
+    #[test]
+    fn par_lines_cuts_each_line_of_a_shared_buffer_on_its_own() {
+        let mut input = Vec::new();
+        for _ in 0..BATCH_LINES + 3 {
+            input.extend_from_slice(b"0123456789\nok\r\n  \nabcd\n");
+        }
+        let mut got: Vec<(u64, Vec<u8>, LineRead)> = Vec::new();
+        par_lines(
+            &mut io::BufReader::with_capacity(5, &input[..]),
+            4,
+            |no, line, read| (no, line.to_vec(), read),
+            |r| {
+                got.push(r);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(got.len(), (BATCH_LINES + 3) * 3);
+        for (k, three) in got.chunks(3).enumerate() {
+            let first = 4 * k as u64 + 1;
+            assert_eq!(three[0], (first, b"0123".to_vec(), LineRead::TooLong));
+            assert_eq!(three[1], (first + 1, b"ok".to_vec(), LineRead::Line));
+            assert_eq!(three[2], (first + 3, b"abcd".to_vec(), LineRead::Line));
+        }
     }
 
     #[test]

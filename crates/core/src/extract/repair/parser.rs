@@ -358,7 +358,7 @@ impl<'a> Parser<'a> {
         let mut map = Map::new();
         let mut after_comma = false;
         let mut set_items: Vec<Value> = Vec::new();
-        let mut last_key: Option<String> = None;
+        let mut last = LastKey::None;
         let end = loop {
             self.skip_ws();
             let Some(b) = self.peek() else {
@@ -390,7 +390,7 @@ impl<'a> Parser<'a> {
                 // Note [Doubled braces]: `{{"a": 1}}` (a template's escaped
                 // braces): an object opening right where the first key
                 // should start is this object's content.
-                b'{' if map.is_empty() && set_items.is_empty() && last_key.is_none() => {
+                b'{' if map.is_empty() && set_items.is_empty() && matches!(last, LastKey::None) => {
                     if let Some(Value::Object(inner)) = self.value(Ctx::Object) {
                         self.note(Repair::DoubledBrace);
                         map.extend(inner);
@@ -446,17 +446,12 @@ impl<'a> Parser<'a> {
                         k
                     }
                 }
-                b'[' if last_key
-                    .as_ref()
-                    .and_then(|k| map.get(k))
-                    .is_some_and(Value::is_array) =>
-                {
+                b'[' if last.value_mut(&mut map).is_some_and(|v| v.is_array()) => {
                     let Some(Value::Array(next)) = self.value(Ctx::Object) else {
                         break End::Open;
                     };
                     self.note(Repair::ArrayContinued);
-                    if let Some(Value::Array(prev)) = last_key.as_ref().and_then(|k| map.get_mut(k))
-                    {
+                    if let Some(Value::Array(prev)) = last.value_mut(&mut map) {
                         continue_array(prev, next);
                     }
                     continue;
@@ -516,8 +511,19 @@ impl<'a> Parser<'a> {
             }
             if let Some(v) = self.value(Ctx::Object) {
                 self.skip_stray_quote();
-                last_key = Some(key.clone());
-                map.insert(key, v);
+                last = match map.entry(key) {
+                    serde_json::map::Entry::Vacant(slot) => {
+                        slot.insert(v);
+                        LastKey::Newest
+                    }
+                    // A repeated key keeps its first place (as `insert`
+                    // does), so it is named to be found again.
+                    serde_json::map::Entry::Occupied(mut slot) => {
+                        let key = slot.key().clone();
+                        slot.insert(v);
+                        LastKey::Named(key)
+                    }
+                };
             } else {
                 if !self.stopped {
                     self.note(Repair::DanglingKeyDropped);
@@ -798,20 +804,20 @@ impl<'a> Parser<'a> {
         let alt = if q == Quote::Backtick { 0xC2 } else { first };
         self.pos += open_len;
         let start = self.pos;
-        let mut out: Vec<u8> = Vec::new();
+        // Sized for a typical key or short value: growing from empty took
+        // three or four reallocations per string.
+        let mut out: Vec<u8> = Vec::with_capacity(32);
         let mut first_raw: Option<usize> = None;
         loop {
-            let rest = self.src.get(self.pos..).unwrap_or_default();
-            let Some(i) = string_stop(rest, first, alt) else {
-                out.extend_from_slice(rest);
+            // Note [Word copies] in `json`.
+            self.pos = crate::json::copy_plain(&mut out, self.src, self.pos, first, alt);
+            if self.pos >= self.src.len() {
                 self.pos = self.src.len();
                 if ctx == Ctx::Key || !self.cut_before_tail(start, ctx, &mut out) {
                     self.note(Repair::Truncated);
                 }
                 break;
-            };
-            out.extend_from_slice(rest.get(..i).unwrap_or_default());
-            self.pos += i;
+            }
             let Some(b) = self.peek() else { break };
             if b == b'\\' {
                 self.escape(&mut out);
@@ -1605,6 +1611,33 @@ fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
 }
 
+/// The member an object read last, for `[..][..]` continuing its array
+/// (Note [Continued arrays]).
+///
+/// Why not the key itself: cloning every key to remember it was an
+/// allocation and a copy per member; a new key is always the map's last
+/// entry, so only a repeated key (rare) is kept by name. Measured
+/// (callgrind, 4,000 corpus replies): allocator instructions −3.5 million
+/// of 382 million (−0.9%).
+enum LastKey {
+    /// No member yet.
+    None,
+    /// The map's last entry.
+    Newest,
+    /// A repeated key, which kept its first place.
+    Named(String),
+}
+
+impl LastKey {
+    fn value_mut<'m>(&self, map: &'m mut Map<String, Value>) -> Option<&'m mut Value> {
+        match self {
+            LastKey::None => None,
+            LastKey::Newest => map.values_mut().next_back(),
+            LastKey::Named(k) => map.get_mut(k),
+        }
+    }
+}
+
 /// Bytes an unquoted key may hold (non-ASCII included, so `{ключ: 1}` works).
 fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-' | b'.') || b >= 0x80
@@ -1613,7 +1646,10 @@ fn is_key_byte(b: u8) -> bool {
 /// The first byte of `rest` that may end or interrupt a string: a quote
 /// byte `a` or `b`, a backslash or a control character (Note [String
 /// scans] in `json`); the same answer as a byte-by-byte `position`
-/// (`string_stop_agrees_with_position`).
+/// (`string_stop_agrees_with_position`). The parser copies runs with
+/// `json::copy_plain`, which stops where this does; kept as the test of
+/// the stops with the parser's quote pairs.
+#[cfg(test)]
 fn string_stop(rest: &[u8], a: u8, b: u8) -> Option<usize> {
     let i = crate::json::plain_run_end(rest, 0, a, b);
     (i < rest.len()).then_some(i)
