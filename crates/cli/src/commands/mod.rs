@@ -145,10 +145,10 @@ pub fn read_line_limited<R: BufRead + ?Sized>(
     append_line_limited(reader, buf, limit)
 }
 
-/// [`read_line_limited`] appending to `buf` instead of replacing it: the
-/// line is `buf[old_len..]` afterwards (at most `limit` bytes of it, without
-/// its terminator). Lets a batch of lines share one buffer (Note [One buffer
-/// per batch]).
+/// Read one line, appending it to `buf`: the line is `buf[old_len..]`
+/// afterwards (at most `limit` bytes of it, without its terminator; the rest
+/// of an over-long line is read and dropped, so memory stays bounded). Lets
+/// a batch of lines share one buffer (Note [One buffer per batch]).
 fn append_line_limited<R: BufRead + ?Sized>(
     reader: &mut R,
     buf: &mut Vec<u8>,

@@ -7,24 +7,7 @@ use crate::{agentshape, json_lines, temp_file};
 #[test]
 fn one_verdict_per_jsonl_line_in_order() {
     let input = "{\"action\": \"complete\"}\n{\"action\": 5}\n\nnot json\n{\"action\": \"skip\", \"confidence\": 101}\n";
-    let out = agentshape()
-        .args([
-            "validate",
-            "--schema",
-            "schemas/loop-action.json",
-            "--jsonl",
-            "--json",
-            "-",
-        ])
-        .write_stdin(input)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let v = json_lines(&out.stdout);
-    let got: Vec<(u64, bool)> = v
-        .iter()
-        .map(|l| (l["line"].as_u64().unwrap(), l["valid"].as_bool().unwrap()))
-        .collect();
+    let (v, got) = loop_action_verdicts(input);
     assert_eq!(got, [(1, true), (2, false), (4, false), (5, false)]);
     assert_eq!(v[1]["errors"][0]["instance_path"], "/action");
     assert!(
@@ -87,24 +70,7 @@ fn escaped_invalid_and_non_utf8_lines() {
     input.extend_from_slice(b"{\"action\": \"compl\\tete\"}\n");
     input.extend_from_slice(b"{\"action\": \"complete\", \"reason\": \"caf\xe9\"}\n");
     input.extend_from_slice(b"{\"action\": \"complete\"} \xff\n");
-    let out = agentshape()
-        .args([
-            "validate",
-            "--schema",
-            "schemas/loop-action.json",
-            "--jsonl",
-            "--json",
-            "-",
-        ])
-        .write_stdin(input)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let v = json_lines(&out.stdout);
-    let got: Vec<(u64, bool)> = v
-        .iter()
-        .map(|l| (l["line"].as_u64().unwrap(), l["valid"].as_bool().unwrap()))
-        .collect();
+    let (v, got) = loop_action_verdicts(input);
     assert_eq!(
         got,
         [(1, true), (2, true), (3, false), (4, false), (5, false)]
@@ -123,4 +89,29 @@ fn escaped_invalid_and_non_utf8_lines() {
         let message = bad["errors"][0]["message"].as_str().unwrap();
         assert!(message.starts_with("not valid JSON"), "{message}");
     }
+}
+
+/// `validate --jsonl --json` of `input` against the loop-action schema, which
+/// some line fails (exit 1): every verdict line, and each one's line number
+/// and validity.
+fn loop_action_verdicts(input: impl Into<Vec<u8>>) -> (Vec<serde_json::Value>, Vec<(u64, bool)>) {
+    let out = agentshape()
+        .args([
+            "validate",
+            "--schema",
+            "schemas/loop-action.json",
+            "--jsonl",
+            "--json",
+            "-",
+        ])
+        .write_stdin(input.into())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v = json_lines(&out.stdout);
+    let got = v
+        .iter()
+        .map(|l| (l["line"].as_u64().unwrap(), l["valid"].as_bool().unwrap()))
+        .collect();
+    (v, got)
 }
