@@ -128,23 +128,6 @@ pub enum LineRead {
     Eof,
 }
 
-/// Read one line into `buf` (cleared first), holding at most `limit` bytes of
-/// it: the rest of an over-long line is read and dropped, so memory stays bounded.
-///
-/// The tests' entry to [`append_line_limited`], which `par_lines` calls.
-///
-/// # Errors
-/// When the reader fails.
-#[cfg(test)]
-pub fn read_line_limited<R: BufRead + ?Sized>(
-    reader: &mut R,
-    buf: &mut Vec<u8>,
-    limit: usize,
-) -> io::Result<LineRead> {
-    buf.clear();
-    append_line_limited(reader, buf, limit)
-}
-
 /// Read one line, appending it to `buf`: the line is `buf[old_len..]`
 /// afterwards (at most `limit` bytes of it, without its terminator; the rest
 /// of an over-long line is read and dropped, so memory stays bounded). Lets
@@ -337,7 +320,8 @@ mod tests {
         let mut buf = Vec::new();
         let mut out = Vec::new();
         loop {
-            let got = read_line_limited(&mut r, &mut buf, limit).unwrap();
+            buf.clear();
+            let got = append_line_limited(&mut r, &mut buf, limit).unwrap();
             if got == LineRead::Eof {
                 return out;
             }
