@@ -591,6 +591,37 @@ mod tests {
         }
     }
 
+    /// A `--json` line of `extract --jsonl` (its value written as it is
+    /// extracted) is the serde line of [`extract_text`]'s extraction, for
+    /// every input of core's shared extract table, with and without an id.
+    #[test]
+    fn jsonl_json_lines_are_the_serde_lines_of_extract_text() {
+        const CASES: &str = include_str!("../../../core/tests/data/extract/cases.jsonl");
+        let opts = ExtractOptions::default();
+        let mut seen = 0;
+        for row in CASES.lines().filter(|l| !l.trim().is_empty()) {
+            let row: Value = serde_json::from_str(row).unwrap();
+            let Some(text) = row["input"].as_str() else {
+                continue;
+            };
+            for id in [None, Some(Value::from("r-1"))] {
+                let mut line = serde_json::json!({"text": text});
+                if let Some(id) = &id {
+                    line["id"] = id.clone();
+                }
+                let line = serde_json::to_vec(&line).unwrap();
+                let (.., got) = one_line(5, &line, LineRead::Line, &opts, true);
+                let want = result_line_serde(&extract_text(text, &opts), id, 5, None);
+                assert_eq!(
+                    String::from_utf8(got).unwrap(),
+                    String::from_utf8(want).unwrap()
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen > 200, "only {seen} lines");
+    }
+
     #[test]
     fn jsonl_lines_are_strings_or_text_objects() {
         let (t, id) = reply_of(br#""hello {}""#, LineRead::Line).unwrap();

@@ -397,7 +397,7 @@ fn text_chain(
             let is_weak = source == Source::Bare && is_weak(top, span, &[]);
             let slot = chooser.note_span(traced, method, at, true, &[], is_weak);
             if is_weak {
-                let p = chooser.into_parsed(reading);
+                let p = chooser.take_parsed(reading);
                 weak.push(Deferred {
                     value: p.value,
                     method,
@@ -603,7 +603,7 @@ impl<'o, 'v> Chooser<'o, 'v> {
 
     /// The reading as a `Value` (the same value `serde_json` reads:
     /// `doc_agrees_with_serde_json` in `validate::tape`).
-    fn into_parsed(&mut self, reading: Reading<'_>) -> Parsed {
+    fn take_parsed(&mut self, reading: Reading<'_>) -> Parsed {
         match reading {
             Reading::Value(p) => p,
             Reading::Tape(doc) => {

@@ -864,6 +864,7 @@ impl TapeNode<'_> {
 /// (no quote, backslash or control character: the reader refuses them
 /// raw), so it is copied as it stands; an owned one was unescaped and is
 /// escaped again.
+#[allow(clippy::ptr_arg)] // Borrowed or owned is what decides here.
 fn write_string(out: &mut Vec<u8>, s: &Cow<'_, str>) {
     match s {
         Cow::Borrowed(raw) => {
@@ -893,22 +894,19 @@ fn write_raw_escaped(out: &mut Vec<u8>, raw: &str) {
         let at = i + at;
         out.extend_from_slice(b.get(i..at).unwrap_or_default());
         let after = b.get(at + 1..).unwrap_or_default();
-        match after.first() {
-            Some(&c @ (b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) => {
-                out.extend_from_slice(&[b'\\', c]);
-                i = at + 2;
-            }
-            _ => {
-                // `\/` or `\u`; an escape the reader would refuse is kept
-                // as text, as `unescape_all` keeps it.
-                let (c, used) = unescape(after).unwrap_or(('\\', 0));
-                // Rare (agents seldom write `\u`): `write_str`'s own escape
-                // of the one character, without its quotes.
-                let mut one = Vec::with_capacity(8);
-                crate::json::write_str(&mut one, c.encode_utf8(&mut [0u8; 4]));
-                out.extend_from_slice(one.get(1..one.len() - 1).unwrap_or_default());
-                i = at + 1 + used;
-            }
+        if let Some(&c @ (b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) = after.first() {
+            out.extend_from_slice(&[b'\\', c]);
+            i = at + 2;
+        } else {
+            // `\/` or `\u`; an escape the reader would refuse is kept as
+            // text, as `unescape_all` keeps it.
+            let (c, used) = unescape(after).unwrap_or(('\\', 0));
+            // Rare (agents seldom write `\u`): `write_str`'s own escape of
+            // the one character, without its quotes.
+            let mut one = Vec::with_capacity(8);
+            crate::json::write_str(&mut one, c.encode_utf8(&mut [0u8; 4]));
+            out.extend_from_slice(one.get(1..one.len() - 1).unwrap_or_default());
+            i = at + 1 + used;
         }
     }
     out.extend_from_slice(b.get(i..).unwrap_or_default());
