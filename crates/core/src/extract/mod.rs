@@ -98,25 +98,22 @@ fn text_with(
 /// every other field as [`extract_text`] gives it.
 ///
 /// For callers that only write the value out (`extract --jsonl --json`):
-/// without a schema, a strict candidate is written straight from its
+/// a strict candidate that wins as it stands (no schema, or valid against
+/// it: coercion leaves a valid value alone) is written straight from its
 /// reading, never built (Note [Writing from the tape] in
-/// `validate::tape`); `extract_text_compact_agrees` holds it to
-/// [`extract_text`].
+/// `validate::tape`); the tests hold it to [`extract_text`]
+/// (`compact_agrees`).
 pub fn extract_text_compact(
     text: &str,
     opts: &ExtractOptions<'_>,
     out: &mut Vec<u8>,
 ) -> Extraction {
     let mut chooser = Chooser::new(opts, None);
-    // With a schema the value is validated (and perhaps coerced) as a
-    // `Value`: nothing to gain.
-    if opts.validator.is_none() {
-        chooser.compact = Some(Compact {
-            out: std::mem::take(out),
-            scratch: tape::take_scratch(),
-            wrote: false,
-        });
-    }
+    chooser.compact = Some(Compact {
+        out: std::mem::take(out),
+        scratch: tape::take_scratch(),
+        wrote: false,
+    });
     run_chain(&mut chooser, None, &[(Piece::Text, text)], text);
     let compact = chooser.compact.take();
     let (extraction, _) = chooser.finish();
@@ -617,34 +614,56 @@ impl<'o, 'v> Chooser<'o, 'v> {
         }
     }
 
-    /// [`Chooser::offer`] for a strict reading. A tape reading is only made
-    /// without a schema, where the first allowed candidate wins as it is:
-    /// it is written to the compact output and never built. The tape holds
+    /// [`Chooser::offer`] for a strict reading.
+    ///
+    /// A tape reading that wins as it stands (allowed, and without a
+    /// schema or valid against it) is written to the compact output and
+    /// never built; its `x-invariants` run on the tape (Note [Invariants
+    /// after the choice]). Anything else (schema-invalid: it competes by
+    /// its errors and may be coerced; a schema or rule the tape cannot
+    /// run) goes through [`Chooser::offer`] as a `Value`. The tape holds
     /// no inexact number (its reader declines them).
     fn offer_reading(&mut self, reading: Reading<'_>, method: Method, slot: Option<usize>) -> bool {
         let doc = match reading {
             Reading::Value(p) => return self.offer(p.value, method, Vec::new(), &p.inexact, slot),
             Reading::Tape(doc) => doc,
         };
-        let won = self.opts.methods.allows(method);
-        if won {
-            if let Some(c) = self.compact.as_mut() {
-                doc.root().write_compact(&mut c.out);
-                c.wrote = true;
-            }
-            self.judged(slot, None, 0, false);
-            if let Some(rec) = self.trace.as_mut() {
-                rec.winner = slot;
-            }
-            let mut e = Extraction::none();
-            e.method = method;
-            e.valid = true;
-            self.winner = Some(e);
-        } else {
+        if !self.opts.methods.allows(method) {
             self.refused(slot);
+            self.recycle(Reading::Tape(doc));
+            return false;
         }
+        let errors = match self.opts.validator {
+            None => Some(Vec::new()),
+            Some(v) if v.is_valid_doc(&doc) == Some(true) => {
+                if v.invariants().is_empty() {
+                    Some(Vec::new())
+                } else {
+                    v.invariants().evaluate_tape(doc.root())
+                }
+            }
+            Some(_) => None,
+        };
+        let Some(errors) = errors else {
+            let p = self.take_parsed(Reading::Tape(doc));
+            return self.offer(p.value, method, Vec::new(), &p.inexact, slot);
+        };
+        if let Some(c) = self.compact.as_mut() {
+            doc.root().write_compact(&mut c.out);
+            c.wrote = true;
+        }
+        let judged_valid = self.opts.validator.map(|_| true);
+        self.judged(slot, judged_valid, 0, false);
+        if let Some(rec) = self.trace.as_mut() {
+            rec.winner = slot;
+        }
+        let mut e = Extraction::none();
+        e.method = method;
+        e.valid = errors.is_empty();
+        e.errors = errors;
+        self.winner = Some(e);
         self.recycle(Reading::Tape(doc));
-        won
+        true
     }
 
     /// Trace a candidate with no span (structured output, markers).

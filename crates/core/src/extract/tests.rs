@@ -56,11 +56,24 @@ pub(super) fn compact_agrees(text: &str, opts: &ExtractOptions<'_>) {
 }
 
 /// The option sets [`compact_agrees`] is checked under: every method, the
-/// fast path's refusals (no bare, no fenced, markers first) and a schema
-/// (which turns the fast path off).
+/// fast path's refusals (no bare, no fenced, markers first), and schemas a
+/// candidate fails (it competes as a `Value`, perhaps coerced) or passes
+/// (written from the tape), with `x-invariants` the tape evaluates and one
+/// only the CEL interpreter can.
 pub(super) fn compact_agrees_under_options(text: &str) {
     let schema = json!({"type": "object", "required": ["summary"]});
     let validator = Validator::new(&schema).unwrap();
+    let schema = json!({"type": "object", "properties": {"a": {"type": "array"}}});
+    let loose = Validator::new(&schema).unwrap();
+    let schema = json!({"type": "object", "x-invariants": [
+        {"rule": "!has(self.b) || self.b != null", "message": "b is null"},
+        {"rule": "size(self) < 3", "message": "too many keys"}
+    ]});
+    let native = Validator::new(&schema).unwrap();
+    let schema = json!({"type": ["object", "array"], "x-invariants": [
+        {"rule": "string(size(self)).startsWith('1')", "message": "interpreted"}
+    ]});
+    let interpreted = Validator::new(&schema).unwrap();
     let methods = |names: &[&str]| Methods::from_names(names).unwrap();
     let option_sets = [
         ExtractOptions::default(),
@@ -80,6 +93,24 @@ pub(super) fn compact_agrees_under_options(text: &str) {
         ExtractOptions {
             validator: Some(&validator),
             coerce: true,
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            validator: Some(&loose),
+            coerce: true,
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            validator: Some(&loose),
+            methods: methods(&["fenced", "repaired"]),
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            validator: Some(&native),
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            validator: Some(&interpreted),
             ..ExtractOptions::default()
         },
     ];
