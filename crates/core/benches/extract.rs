@@ -2,7 +2,7 @@
 
 use std::hint::black_box;
 
-use agentshape_core::extract::{ExtractOptions, MarkerGrammar, extract_text};
+use agentshape_core::extract::{ExtractOptions, MarkerGrammar, extract_text, extract_text_compact};
 use agentshape_core::validate::Validator;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -141,6 +141,18 @@ fn bench_corpus(c: &mut Criterion) {
             out.clear();
             for v in &values {
                 agentshape_core::json::write_compact(&mut out, black_box(v));
+            }
+            black_box(out.len())
+        });
+    });
+    // What the CLI now does instead of `extract` then `write`: the value
+    // written as it is extracted (Note [Writing from the tape]).
+    group.bench_function("extract+write/compact", |b| {
+        let mut out = Vec::with_capacity(1 << 20);
+        b.iter(|| {
+            out.clear();
+            for t in &texts {
+                black_box(extract_text_compact(black_box(t), &opts, &mut out));
             }
             black_box(out.len())
         });

@@ -28,7 +28,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use agentshape_core::extract::{ExtractOptions, extract_text};
+use agentshape_core::extract::{ExtractOptions, extract_text, extract_text_compact};
+use agentshape_core::json;
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 
@@ -261,7 +262,22 @@ fn main() {
     let verbose = std::env::var_os("REPAIR_CORPUS_VERBOSE").is_some();
     let mut per_group: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
+    // `extract --jsonl`'s writer (core's Note [Writing from the tape]) must
+    // give these inputs' extractions byte for byte.
+    let mut compact_differs: Vec<String> = Vec::new();
     for case in &cases {
+        let mut want = extract_text(&case.input, &ExtractOptions::default());
+        let mut want_bytes = Vec::new();
+        match want.value.clone() {
+            Some(v) => json::write_compact(&mut want_bytes, &v),
+            None => want_bytes.extend_from_slice(b"null"),
+        }
+        let mut got_bytes = Vec::new();
+        let got = extract_text_compact(&case.input, &ExtractOptions::default(), &mut got_bytes);
+        want.value = None;
+        if got_bytes != want_bytes || got != want {
+            compact_differs.push(case.id.clone());
+        }
         let got = extract_text(&case.input, &ExtractOptions::default()).value;
         let ok = agrees(case, got.as_ref());
         let e = per_group.entry(case.group.clone()).or_default();
@@ -321,6 +337,15 @@ fn main() {
             Ok(())
         }));
     }
+    trials.push(Trial::test("compact_output_agrees", move || {
+        if compact_differs.is_empty() {
+            Ok(())
+        } else {
+            Err(Failed::from(format!(
+                "extract_text_compact differs from extract_text on {compact_differs:?}"
+            )))
+        }
+    }));
     let unaccepted: Vec<(String, usize)> = classes
         .iter()
         .filter(|(c, _)| !DISAGREEMENTS.iter().any(|(k, _)| k == *c))

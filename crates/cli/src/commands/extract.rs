@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use agentshape_core::decode::{DecodeOptions, Format};
-use agentshape_core::extract::{ExtractOptions, extract_decoded, extract_text};
+use agentshape_core::extract::{
+    ExtractOptions, extract_decoded, extract_text, extract_text_compact,
+};
 use agentshape_core::{Extraction, Method, json};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
@@ -149,21 +151,38 @@ fn one_line(
     opts: &ExtractOptions<'_>,
     json: bool,
 ) -> (Exit, Method, bool, Vec<u8>) {
-    let (extraction, id, input_error, text_len) = match reply_of(line, got) {
-        Ok((text, id)) => (extract_text(&text, opts), id, None, text.len()),
-        Err(msg) => (Extraction::none(), None, Some(msg), 0),
+    let reply = reply_of(line, got);
+    if json {
+        // The value is written as it is extracted (core's Note [Writing
+        // from the tape]); `text_len` sizes the line as in `result_line`.
+        let (extraction, bytes) = match reply {
+            Ok((text, id)) => {
+                let mut bytes = Vec::with_capacity(text.len() + 256);
+                bytes.extend_from_slice(VALUE_FIELD);
+                let e = extract_text_compact(&text, opts, &mut bytes);
+                result_line_rest(&mut bytes, &e, id.as_ref(), n, None);
+                (e, bytes)
+            }
+            Err(msg) => {
+                let e = Extraction::none();
+                let bytes = result_line(&e, None, n, Some(&msg), 0);
+                (e, bytes)
+            }
+        };
+        return (
+            outcome(&extraction),
+            extraction.method,
+            extraction.valid,
+            bytes,
+        );
+    }
+    let (extraction, input_error) = match reply {
+        Ok((text, _)) => (extract_text(&text, opts), None),
+        Err(msg) => (Extraction::none(), Some(msg)),
     };
     let code = outcome(&extraction);
     let mut bytes = Vec::new();
-    if json {
-        bytes = result_line(
-            &extraction,
-            id.as_ref(),
-            n,
-            input_error.as_deref(),
-            text_len,
-        );
-    } else if code != Exit::Ok {
+    if code != Exit::Ok {
         let what = match (&input_error, extraction.method) {
             (Some(msg), _) => msg.clone(),
             (None, Method::None) => "no structured output".into(),
@@ -239,40 +258,55 @@ fn result_line(
         _ => text_len,
     });
     let mut out = Vec::with_capacity(value_len + 256);
-    out.extend_from_slice(b"{\"value\":");
+    out.extend_from_slice(VALUE_FIELD);
     match &extraction.value {
         Some(v) => json::write_compact(&mut out, v),
         None => out.extend_from_slice(b"null"),
     }
+    result_line_rest(&mut out, extraction, id, line, input_error);
+    out
+}
+
+/// How a result line starts: its value comes next.
+const VALUE_FIELD: &[u8] = b"{\"value\":";
+
+/// The fields of a result line after its value (written by the caller
+/// after [`VALUE_FIELD`]), to the closing newline.
+fn result_line_rest(
+    out: &mut Vec<u8>,
+    extraction: &Extraction,
+    id: Option<&Value>,
+    line: u64,
+    input_error: Option<&str>,
+) {
     out.extend_from_slice(b",\"method\":\"");
     out.extend_from_slice(extraction.method.as_str().as_bytes());
     out.extend_from_slice(b"\",\"repairs\":");
     // Serializing plain data cannot fail.
-    let _ = serde_json::to_writer(&mut out, &extraction.repairs);
+    let _ = serde_json::to_writer(&mut *out, &extraction.repairs);
     out.extend_from_slice(b",\"coercions\":");
-    let _ = serde_json::to_writer(&mut out, &extraction.coercions);
+    let _ = serde_json::to_writer(&mut *out, &extraction.coercions);
     out.extend_from_slice(if extraction.valid {
         b",\"valid\":true,\"errors\":"
     } else {
         b",\"valid\":false,\"errors\":"
     });
-    let _ = serde_json::to_writer(&mut out, &extraction.errors);
+    let _ = serde_json::to_writer(&mut *out, &extraction.errors);
     if let Some(run) = &extraction.run {
         out.extend_from_slice(b",\"run\":");
-        let _ = serde_json::to_writer(&mut out, run);
+        let _ = serde_json::to_writer(&mut *out, run);
     }
     if let Some(id) = id {
         out.extend_from_slice(b",\"id\":");
-        json::write_compact(&mut out, id);
+        json::write_compact(out, id);
     }
     out.extend_from_slice(b",\"line\":");
     out.extend_from_slice(line.to_string().as_bytes());
     if let Some(msg) = input_error {
         out.extend_from_slice(b",\"input_error\":");
-        json::write_str(&mut out, msg);
+        json::write_str(out, msg);
     }
     out.extend_from_slice(b"}\n");
-    out
 }
 
 /// The reply text (and id) of one JSONL line.
@@ -555,6 +589,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A `--json` line of `extract --jsonl` (its value written as it is
+    /// extracted) is the serde line of [`extract_text`]'s extraction, for
+    /// every input of core's shared extract table, with and without an id.
+    #[test]
+    fn jsonl_json_lines_are_the_serde_lines_of_extract_text() {
+        const CASES: &str = include_str!("../../../core/tests/data/extract/cases.jsonl");
+        let opts = ExtractOptions::default();
+        let mut seen = 0;
+        for row in CASES.lines().filter(|l| !l.trim().is_empty()) {
+            let row: Value = serde_json::from_str(row).unwrap();
+            let Some(text) = row["input"].as_str() else {
+                continue;
+            };
+            for id in [None, Some(Value::from("r-1"))] {
+                let mut line = serde_json::json!({"text": text});
+                if let Some(id) = &id {
+                    line["id"] = id.clone();
+                }
+                let line = serde_json::to_vec(&line).unwrap();
+                let (.., got) = one_line(5, &line, LineRead::Line, &opts, true);
+                let want = result_line_serde(&extract_text(text, &opts), id, 5, None);
+                assert_eq!(
+                    String::from_utf8(got).unwrap(),
+                    String::from_utf8(want).unwrap()
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen > 200, "only {seen} lines");
     }
 
     #[test]

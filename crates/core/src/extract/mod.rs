@@ -32,10 +32,11 @@ mod trace;
 use serde_json::Value;
 
 use crate::decode::Format;
-use crate::json::{self, InexactNumber};
+use crate::json::{self, InexactNumber, Parsed};
 use crate::outcome::{Extraction, Method};
 use crate::summary::RunSummary;
 use crate::validate::Validator;
+use crate::validate::tape::{self, Declined, Doc, Scratch, TapeNode};
 
 /// The repairs live with the other result types (Note [Result types] in
 /// `outcome`); re-exported where they are made.
@@ -89,6 +90,47 @@ fn text_with(
     run_chain(&mut chooser, None, &[(Piece::Text, text)], text);
     let (extraction, candidates) = chooser.finish();
     (with_invariants(extraction, opts), candidates)
+}
+
+/// [`extract_text`], with the value appended to `out` as compact JSON (the
+/// bytes [`json::write_compact`] writes for it, `null` when there is none)
+/// instead of returned: the extraction comes back with `value` `None` and
+/// every other field as [`extract_text`] gives it.
+///
+/// For callers that only write the value out (`extract --jsonl --json`):
+/// a strict candidate that wins as it stands (no schema, or valid against
+/// it: coercion leaves a valid value alone) is written straight from its
+/// reading, never built (Note [Writing from the tape] in
+/// `validate::tape`); the tests hold it to [`extract_text`]
+/// (`compact_agrees`).
+pub fn extract_text_compact(
+    text: &str,
+    opts: &ExtractOptions<'_>,
+    out: &mut Vec<u8>,
+) -> Extraction {
+    let mut chooser = Chooser::new(opts, None);
+    chooser.compact = Some(Compact {
+        out: std::mem::take(out),
+        scratch: tape::take_scratch(),
+        wrote: false,
+    });
+    run_chain(&mut chooser, None, &[(Piece::Text, text)], text);
+    let compact = chooser.compact.take();
+    let (extraction, _) = chooser.finish();
+    let mut extraction = with_invariants(extraction, opts);
+    let mut wrote = false;
+    if let Some(c) = compact {
+        *out = c.out;
+        tape::put_scratch(c.scratch);
+        wrote = c.wrote;
+    }
+    if !wrote {
+        match extraction.value.take() {
+            Some(v) => json::write_compact(out, &v),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+    extraction
 }
 
 /// What `agentshape extract` does with one decoded input: a plain-text input
@@ -300,10 +342,10 @@ fn text_chain(
     let mut refused: Option<&str> = None;
     if whole || scalar {
         refused = Some(trimmed);
-        if let Some(p) = json::parse_if_json(trimmed) {
+        if let Some(r) = chooser.read_strict(trimmed) {
             let at = Some((piece, offset_in(text, trimmed)));
             let slot = chooser.note_span(TraceSource::Bare, Method::Bare, at, true, &[], false);
-            return chooser.offer(p.value, Method::Bare, Vec::new(), &p.inexact, slot);
+            return chooser.offer_reading(r, Method::Bare, slot);
         }
     }
     // A whole reply that is one lax scalar (a broken quoted string, a cut
@@ -336,20 +378,23 @@ fn text_chain(
         let strict = if refused.is_some_and(|r| std::ptr::eq(r, span)) {
             None
         } else {
-            json::parse_if_json(span)
+            chooser.read_strict(span)
         };
-        let won = if let Some(p) = strict {
+        let won = if let Some(reading) = strict {
             let method = match source {
                 Source::Fenced => Method::Fenced,
                 Source::Bare => Method::Bare,
             };
-            if source == Source::Bare && is_prose(text, span, &p.value, &[]) {
+            let top = reading.top();
+            if source == Source::Bare && is_prose_strict(text, span, top) {
                 chooser.note_prose(traced, method, at, &[]);
+                chooser.recycle(reading);
                 continue;
             }
-            let is_weak = source == Source::Bare && is_weak(&p.value, span, &[]);
+            let is_weak = source == Source::Bare && is_weak(top, span, &[]);
             let slot = chooser.note_span(traced, method, at, true, &[], is_weak);
             if is_weak {
+                let p = chooser.take_parsed(reading);
                 weak.push(Deferred {
                     value: p.value,
                     method,
@@ -359,13 +404,13 @@ fn text_chain(
                 });
                 continue;
             }
-            chooser.offer(p.value, method, Vec::new(), &p.inexact, slot)
+            chooser.offer_reading(reading, method, slot)
         } else if let Some(r) = repair_json(span) {
             if source == Source::Bare && is_prose(text, span, &r.value, &r.repairs) {
                 chooser.note_prose(traced, Method::Repaired, at, &r.repairs);
                 continue;
             }
-            let is_weak = source == Source::Bare && is_weak(&r.value, span, &r.repairs);
+            let is_weak = source == Source::Bare && is_weak(Top::of(&r.value), span, &r.repairs);
             let slot = chooser.note_span(traced, Method::Repaired, at, true, &r.repairs, is_weak);
             if is_weak {
                 weak.push(Deferred {
@@ -399,8 +444,93 @@ fn is_prose(text: &str, span: &str, value: &Value, repairs: &[Repair]) -> bool {
     repair::keeps_nothing(value, span, before, after, repairs)
 }
 
+/// [`is_prose`] for a strict candidate: its rules read only the text and
+/// whether the value is empty when nothing was repaired.
+fn is_prose_strict(text: &str, span: &str, top: Top) -> bool {
+    let (start, end) = offset_in(text, span);
+    let before = text.get(..start).unwrap_or_default();
+    let after = text.get(end..).unwrap_or_default();
+    repair::prose_by_text(top.empty(), span, before, after, &[]) == Some(true)
+}
+
+/// What the weak-candidate and prose rules read of a value: its top level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Top {
+    /// `scalars`: every element is neither an array nor an object.
+    Array {
+        empty: bool,
+        scalars: bool,
+    },
+    Object {
+        empty: bool,
+    },
+    Scalar,
+}
+
+impl Top {
+    fn of(v: &Value) -> Top {
+        match v {
+            Value::Array(items) => Top::Array {
+                empty: items.is_empty(),
+                scalars: items.iter().all(|x| !x.is_object() && !x.is_array()),
+            },
+            Value::Object(m) => Top::Object {
+                empty: m.is_empty(),
+            },
+            _ => Top::Scalar,
+        }
+    }
+
+    fn of_tape(node: TapeNode<'_>) -> Top {
+        match node.shape() {
+            tape::Shape::Array(a) => Top::Array {
+                empty: a.size() == 0,
+                scalars: a.iter().all(|x| !x.is_container()),
+            },
+            tape::Shape::Object(o) => Top::Object {
+                empty: o.size() == 0,
+            },
+            _ => Top::Scalar,
+        }
+    }
+
+    /// An empty array or object.
+    fn empty(self) -> bool {
+        match self {
+            Top::Array { empty, .. } | Top::Object { empty } => empty,
+            Top::Scalar => false,
+        }
+    }
+}
+
+/// A strict candidate as read: a `Value`, or (when the chooser writes
+/// compact output) a document on the tape (Note [Writing from the tape] in
+/// `validate::tape`).
+enum Reading<'t> {
+    Value(Parsed),
+    Tape(Doc<'t>),
+}
+
+impl Reading<'_> {
+    fn top(&self) -> Top {
+        match self {
+            Reading::Value(p) => Top::of(&p.value),
+            Reading::Tape(doc) => Top::of_tape(doc.root()),
+        }
+    }
+}
+
+/// The compact output of [`extract_text_compact`], held by the chooser.
+struct Compact {
+    out: Vec<u8>,
+    /// The tape's vectors, reused from candidate to candidate.
+    scratch: Scratch,
+    /// The winner's value was written to `out`.
+    wrote: bool,
+}
+
 /// Is this bare candidate more likely prose than an answer? See Note [Weak candidates].
-fn is_weak(v: &Value, span: &str, repairs: &[Repair]) -> bool {
+fn is_weak(top: Top, span: &str, repairs: &[Repair]) -> bool {
     if repairs.iter().any(|r| {
         matches!(
             r,
@@ -416,13 +546,10 @@ fn is_weak(v: &Value, span: &str, repairs: &[Repair]) -> bool {
         || span
             .get(1..span.len() - 1)
             .is_some_and(|s| s.trim().is_empty());
-    match v {
-        Value::Array(items) => {
-            (items.is_empty() && !inner_blank)
-                || (!items.is_empty() && items.iter().all(|x| !x.is_object() && !x.is_array()))
-        }
-        Value::Object(m) => m.is_empty() && !inner_blank,
-        _ => true,
+    match top {
+        Top::Array { empty, scalars } => (empty && !inner_blank) || (!empty && scalars),
+        Top::Object { empty } => empty && !inner_blank,
+        Top::Scalar => true,
     }
 }
 
@@ -433,6 +560,8 @@ struct Chooser<'o, 'v> {
     best: Option<(usize, Extraction)>,
     /// `Some` while tracing (Note [One chain, traced] in `trace`).
     trace: Option<Recorder>,
+    /// `Some` for [`extract_text_compact`] without a schema.
+    compact: Option<Compact>,
 }
 
 impl<'o, 'v> Chooser<'o, 'v> {
@@ -442,7 +571,99 @@ impl<'o, 'v> Chooser<'o, 'v> {
             winner: None,
             best: None,
             trace,
+            compact: None,
         }
+    }
+
+    /// Read `span` as strict JSON: from the tape when writing compact
+    /// output and the tape reads it, else as a `Value`; `None` when it is
+    /// not strict JSON.
+    fn read_strict<'t>(&mut self, span: &'t str) -> Option<Reading<'t>> {
+        let Some(c) = self.compact.as_mut() else {
+            return json::parse_if_json(span).map(Reading::Value);
+        };
+        // Text the tape refuses is not JSON: no second scan (Note
+        // [Declined, not refused] in `validate::tape`).
+        match Doc::read_in(span, &mut c.scratch) {
+            Ok(doc) => Some(Reading::Tape(doc)),
+            Err(Declined::Invalid) => None,
+            Err(Declined::Doubtful) => json::parse_if_json(span).map(Reading::Value),
+        }
+    }
+
+    /// Done with a reading: its tape goes back to the scratch.
+    fn recycle(&mut self, reading: Reading<'_>) {
+        if let (Reading::Tape(doc), Some(c)) = (reading, self.compact.as_mut()) {
+            doc.recycle(&mut c.scratch);
+        }
+    }
+
+    /// The reading as a `Value` (the same value `serde_json` reads:
+    /// `doc_agrees_with_serde_json` in `validate::tape`).
+    fn take_parsed(&mut self, reading: Reading<'_>) -> Parsed {
+        match reading {
+            Reading::Value(p) => p,
+            Reading::Tape(doc) => {
+                let value = doc.root().value();
+                self.recycle(Reading::Tape(doc));
+                Parsed {
+                    value,
+                    inexact: Vec::new(),
+                }
+            }
+        }
+    }
+
+    /// [`Chooser::offer`] for a strict reading.
+    ///
+    /// A tape reading that wins as it stands (allowed, and without a
+    /// schema or valid against it) is written to the compact output and
+    /// never built; its `x-invariants` run on the tape (Note [Invariants
+    /// after the choice]). Anything else (schema-invalid: it competes by
+    /// its errors and may be coerced; a schema or rule the tape cannot
+    /// run) goes through [`Chooser::offer`] as a `Value`. The tape holds
+    /// no inexact number (its reader declines them).
+    fn offer_reading(&mut self, reading: Reading<'_>, method: Method, slot: Option<usize>) -> bool {
+        let doc = match reading {
+            Reading::Value(p) => return self.offer(p.value, method, Vec::new(), &p.inexact, slot),
+            Reading::Tape(doc) => doc,
+        };
+        if !self.opts.methods.allows(method) {
+            self.refused(slot);
+            self.recycle(Reading::Tape(doc));
+            return false;
+        }
+        let errors = match self.opts.validator {
+            None => Some(Vec::new()),
+            Some(v) if v.is_valid_doc(&doc) == Some(true) => {
+                if v.invariants().is_empty() {
+                    Some(Vec::new())
+                } else {
+                    v.invariants().evaluate_tape(doc.root())
+                }
+            }
+            Some(_) => None,
+        };
+        let Some(errors) = errors else {
+            let p = self.take_parsed(Reading::Tape(doc));
+            return self.offer(p.value, method, Vec::new(), &p.inexact, slot);
+        };
+        if let Some(c) = self.compact.as_mut() {
+            doc.root().write_compact(&mut c.out);
+            c.wrote = true;
+        }
+        let judged_valid = self.opts.validator.map(|_| true);
+        self.judged(slot, judged_valid, 0, false);
+        if let Some(rec) = self.trace.as_mut() {
+            rec.winner = slot;
+        }
+        let mut e = Extraction::none();
+        e.method = method;
+        e.valid = errors.is_empty();
+        e.errors = errors;
+        self.winner = Some(e);
+        self.recycle(Reading::Tape(doc));
+        true
     }
 
     /// Trace a candidate with no span (structured output, markers).

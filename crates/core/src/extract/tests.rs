@@ -36,9 +36,93 @@ fn rows(table: &str) -> Vec<(String, Value, Method, Vec<Repair>)> {
     rows
 }
 
+/// [`extract_text_compact`] gives [`extract_text`]'s extraction, with the
+/// value appended as the bytes `json::write_compact` writes for it.
+pub(super) fn compact_agrees(text: &str, opts: &ExtractOptions<'_>) {
+    let mut want = extract_text(text, opts);
+    let mut want_bytes = b"[".to_vec();
+    match want.value.take() {
+        Some(v) => json::write_compact(&mut want_bytes, &v),
+        None => want_bytes.extend_from_slice(b"null"),
+    }
+    let mut got_bytes = b"[".to_vec();
+    let got = extract_text_compact(text, opts, &mut got_bytes);
+    assert_eq!(
+        String::from_utf8_lossy(&got_bytes),
+        String::from_utf8_lossy(&want_bytes),
+        "value of {text:?}"
+    );
+    assert_eq!(got, want, "extraction of {text:?}");
+}
+
+/// The option sets [`compact_agrees`] is checked under: every method, the
+/// fast path's refusals (no bare, no fenced, markers first), and schemas a
+/// candidate fails (it competes as a `Value`, perhaps coerced) or passes
+/// (written from the tape), with `x-invariants` the tape evaluates and one
+/// only the CEL interpreter can.
+pub(super) fn compact_agrees_under_options(text: &str) {
+    let schema = json!({"type": "object", "required": ["summary"]});
+    let validator = Validator::new(&schema).unwrap();
+    let schema = json!({"type": "object", "properties": {"a": {"type": "array"}}});
+    let loose = Validator::new(&schema).unwrap();
+    let schema = json!({"type": "object", "x-invariants": [
+        {"rule": "!has(self.b) || self.b != null", "message": "b is null"},
+        {"rule": "size(self) < 3", "message": "too many keys"}
+    ]});
+    let native = Validator::new(&schema).unwrap();
+    let schema = json!({"type": ["object", "array"], "x-invariants": [
+        {"rule": "string(size(self)).startsWith('1')", "message": "interpreted"}
+    ]});
+    let interpreted = Validator::new(&schema).unwrap();
+    let methods = |names: &[&str]| Methods::from_names(names).unwrap();
+    let option_sets = [
+        ExtractOptions::default(),
+        ExtractOptions {
+            methods: methods(&["fenced", "repaired"]),
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            methods: methods(&["bare", "repaired"]),
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            markers: Some(MarkerGrammar::ClaudeOps),
+            methods: methods(&["structured", "markers", "fenced", "bare", "repaired"]),
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            validator: Some(&validator),
+            coerce: true,
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            validator: Some(&loose),
+            coerce: true,
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            validator: Some(&loose),
+            methods: methods(&["fenced", "repaired"]),
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            validator: Some(&native),
+            ..ExtractOptions::default()
+        },
+        ExtractOptions {
+            validator: Some(&interpreted),
+            ..ExtractOptions::default()
+        },
+    ];
+    for opts in &option_sets {
+        compact_agrees(text, opts);
+    }
+}
+
 fn check(table: &str) -> usize {
     let rows = rows(table);
     for (input, want, method, repairs) in &rows {
+        compact_agrees_under_options(input);
         let got = ex(input);
         let want_value = if want.is_null() && *method == Method::None {
             None
@@ -278,6 +362,107 @@ mod prop {
             ], 0..40)) {
             super::super::fuzz_extract(parts.concat().as_bytes());
         }
+
+        #[test]
+        fn compact_agrees_on_noise(s in proptest::collection::vec(
+            prop_oneof![
+                Just('{'), Just('}'), Just('['), Just(']'), Just('"'), Just(','), Just(':'),
+                Just('\n'), Just('\\'), Just('`'), Just(' '), Just('a'), Just('1'), Just('.'),
+                Just('-'), Just('é'), Just('u'), Just('/'), any::<char>(),
+            ], 0..120)) {
+            let text: String = s.into_iter().collect();
+            super::compact_agrees_under_options(&text);
+        }
+
+        /// Strict and nearly strict JSON where the fast path reads it:
+        /// whole, fenced, bare in prose, after another block; with
+        /// repeated keys, escapes, big and negative-zero numbers, empty
+        /// and scalar-only containers (the weak and prose rules).
+        #[test]
+        fn compact_agrees_on_json_replies(
+            v in json_text(),
+            w in json_text(),
+            frame in 0usize..7,
+        ) {
+            let text = match frame {
+                0 => v.clone(),
+                1 => format!("```json\n{v}\n```"),
+                2 => format!("Here it is: {v} as asked."),
+                3 => format!("{v}\nand then {w}"),
+                4 => format!("```\n{w}\n```\n\n```json\n{v}\n```"),
+                5 => format!("Note [x] first.\n\n{v}"),
+                _ => format!("{v},"),
+            };
+            super::compact_agrees_under_options(&text);
+        }
+    }
+
+    proptest! {
+        /// The weak and prose rules read the same top level from the tape
+        /// as from the value.
+        #[test]
+        fn tape_tops_agree(v in json_text()) {
+            if let Some(doc) = crate::validate::tape::Doc::parse(&v) {
+                let root = doc.root();
+                prop_assert_eq!(super::Top::of_tape(root), super::Top::of(&root.value()));
+            }
+        }
+    }
+
+    /// JSON text, written by hand so that keys can repeat and strings and
+    /// numbers take the forms `serde_json` would not write.
+    fn json_text() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            Just("true".to_owned()),
+            Just("-0".to_owned()),
+            Just("1.50".to_owned()),
+            Just("1e400".to_owned()),
+            Just("12345678901234567890123".to_owned()),
+            Just("0.1e-5".to_owned()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<f64>().prop_map(|n| serde_json::Value::from(n).to_string()),
+            proptest::collection::vec(
+                prop_oneof![
+                    Just("a"),
+                    Just("é"),
+                    Just(" "),
+                    Just("\\\""),
+                    Just("\\\\"),
+                    Just("\\/"),
+                    Just("\\n"),
+                    Just("\\u0041"),
+                    Just("\\u0001"),
+                    Just("\\u001f"),
+                    Just("\\u0022"),
+                    Just("\\u005c"),
+                    Just("\\uD83D\\uDE00"),
+                    Just("\\ud800"),
+                    Just("\\b"),
+                    Just("\\u00e9"),
+                    Just("word"),
+                ],
+                0..5,
+            )
+            .prop_map(|p| format!("\"{}\"", p.concat())),
+        ];
+        leaf.prop_recursive(3, 24, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5)
+                    .prop_map(|items| format!("[{}]", items.join(", "))),
+                proptest::collection::vec(
+                    (prop_oneof![Just("a"), Just("b"), Just("k\\u0041")], inner),
+                    0..5
+                )
+                .prop_map(|m| {
+                    let members: Vec<String> = m
+                        .into_iter()
+                        .map(|(k, v)| format!("\"{k}\": {v}"))
+                        .collect();
+                    format!("{{{}}}", members.join(",\n  "))
+                }),
+            ]
+        })
     }
 }
 

@@ -265,6 +265,12 @@ impl Validator {
         tape::with_doc(text.as_bytes(), |doc| validator.is_valid(doc.root()))
     }
 
+    /// [`Validator::is_valid_text`] on a document already read; `None`
+    /// when the schema does not compile for the tape.
+    pub(crate) fn is_valid_doc(&self, doc: &tape::Doc<'_>) -> Option<bool> {
+        Some(self.tape_validator()?.is_valid(doc.root()))
+    }
+
     /// The schema compiled for instances read in place (Note [Validating
     /// from text] in `tape`), on first use; `None` when it does not compile
     /// that way.

@@ -63,6 +63,29 @@ use serde_json::{Number, Value};
 /// Deepest nesting read here (`serde_json` refuses beyond 128).
 pub(crate) const MAX_DEPTH: usize = 100;
 
+/// Members of one object past which the repeated-key scan stops and the
+/// `Value` path reads the text: the scan is quadratic, and agent objects
+/// have a handful of keys.
+const MAX_SCANNED_KEYS: usize = 64;
+
+/// Why [`Doc::read_in`] read nothing.
+///
+/// Note [Declined, not refused]: a caller that falls back on `serde_json`
+/// needs to know whether to: text the reader refuses on a point of grammar
+/// (a missing comma, a cut, a raw control character, a bad literal) is
+/// refused by `serde_json` too, and need not be parsed again; text declined
+/// on a point the reader leaves to `serde_json` (a repeated key, a wide
+/// object, a `\u` escape it does not take, an inexact number, deep
+/// nesting, an arena past `u32`) may still be JSON
+/// (`invalid_means_serde_json_refuses`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Declined {
+    /// Not JSON: `serde_json` refuses it too.
+    Invalid,
+    /// Perhaps JSON: the `Value` path decides.
+    Doubtful,
+}
+
 /// One node of a [`Doc`].
 #[derive(Debug)]
 pub(crate) enum Slot<'t> {
@@ -135,7 +158,31 @@ thread_local! {
 /// `None` when the reader declines the text (Note [Validating from text]).
 pub(crate) fn with_doc<T>(text: &[u8], f: impl FnOnce(&Doc<'_>) -> T) -> Option<T> {
     // Note [Bytes, not text]: one check over the line.
-    let text = std::str::from_utf8(text).ok()?;
+    with_doc_str(std::str::from_utf8(text).ok()?, f)
+}
+
+/// This thread's [`Scratch`], taken out for a caller that reads several
+/// documents in turn (an empty one when it is already out); give it back
+/// with [`put_scratch`].
+pub(crate) fn take_scratch() -> Scratch {
+    SCRATCH.with(|cell| {
+        cell.try_borrow_mut()
+            .map(|mut held| std::mem::take(&mut *held))
+            .unwrap_or_default()
+    })
+}
+
+/// Give back a scratch from [`take_scratch`].
+pub(crate) fn put_scratch(scratch: Scratch) {
+    SCRATCH.with(|cell| {
+        if let Ok(mut held) = cell.try_borrow_mut() {
+            *held = scratch;
+        }
+    });
+}
+
+/// [`with_doc`] for text already known to be UTF-8.
+pub(crate) fn with_doc_str<T>(text: &str, f: impl FnOnce(&Doc<'_>) -> T) -> Option<T> {
     SCRATCH.with(|cell| {
         // Re-entered (a rule validating while a document is open): a
         // scratch of its own.
@@ -157,7 +204,7 @@ impl<'t> Doc<'t> {
         let mut scratch = Scratch::default();
         let mut r = Reader::new(text, false, &mut scratch);
         let root = r.document();
-        r.finish(root, &mut scratch)
+        r.finish(root, &mut scratch).ok()
     }
 
     /// Read the bytes `text`, leaving escaped strings raw (Note [Lazy
@@ -172,6 +219,12 @@ impl<'t> Doc<'t> {
     /// `scratch` (Note [Reused arenas]); give them back with
     /// [`Doc::recycle`].
     pub(crate) fn parse_in(text: &'t str, scratch: &mut Scratch) -> Option<Doc<'t>> {
+        Doc::read_in(text, scratch).ok()
+    }
+
+    /// [`Doc::parse_in`], saying why when it reads nothing (Note
+    /// [Declined, not refused]).
+    pub(crate) fn read_in(text: &'t str, scratch: &mut Scratch) -> Result<Doc<'t>, Declined> {
         let mut r = Reader::new(text, true, scratch);
         let root = r.document();
         r.finish(root, scratch)
@@ -234,6 +287,9 @@ struct Reader<'t> {
     /// so every array's elements are contiguous.
     item_stack: Vec<u32>,
     member_stack: Vec<(Cow<'t, str>, u32)>,
+    /// Set where the reader declines text `serde_json` may still read
+    /// (Note [Declined, not refused]).
+    doubt: bool,
 }
 
 impl<'t> Reader<'t> {
@@ -258,6 +314,7 @@ impl<'t> Reader<'t> {
             doc,
             item_stack: std::mem::take(&mut scratch.item_stack),
             member_stack: recycle(std::mem::take(&mut scratch.member_stack)),
+            doubt: false,
         }
     }
 
@@ -269,18 +326,38 @@ impl<'t> Reader<'t> {
         (self.pos == self.b.len()).then_some(root)
     }
 
-    /// The document when `root` was read; the stacks go back to `scratch`
-    /// either way, the arena too when nothing was read.
-    fn finish(self, root: Option<u32>, scratch: &mut Scratch) -> Option<Doc<'t>> {
+    /// The document when `root` was read, else why not; the stacks go back
+    /// to `scratch` either way, the arena too when nothing was read.
+    fn finish(self, root: Option<u32>, scratch: &mut Scratch) -> Result<Doc<'t>, Declined> {
         scratch.item_stack = recycle(self.item_stack);
         scratch.member_stack = recycle(self.member_stack);
         let mut doc = self.doc;
         if let Some(root) = root {
             doc.root = root;
-            Some(doc)
+            Ok(doc)
         } else {
             doc.recycle(scratch);
-            None
+            Err(if self.doubt {
+                Declined::Doubtful
+            } else {
+                Declined::Invalid
+            })
+        }
+    }
+
+    /// Decline text `serde_json` may read (Note [Declined, not refused]).
+    #[cold]
+    fn doubtful<T>(&mut self) -> Option<T> {
+        self.doubt = true;
+        None
+    }
+
+    /// `n` as an arena index; beyond `u32`, doubtful.
+    #[inline]
+    fn index(&mut self, n: usize) -> Option<u32> {
+        match u32::try_from(n) {
+            Ok(i) => Some(i),
+            Err(_) => self.doubtful(),
         }
     }
 
@@ -292,7 +369,7 @@ impl<'t> Reader<'t> {
 
     #[inline]
     fn push(&mut self, slot: Slot<'t>) -> Option<u32> {
-        let i = u32::try_from(self.doc.slots.len()).ok()?;
+        let i = self.index(self.doc.slots.len())?;
         self.doc.slots.push(slot);
         Some(i)
     }
@@ -326,7 +403,7 @@ impl<'t> Reader<'t> {
 
     fn array(&mut self, depth: usize) -> Option<u32> {
         if depth > MAX_DEPTH {
-            return None;
+            return self.doubtful();
         }
         self.pos += 1;
         let base = self.item_stack.len();
@@ -349,15 +426,15 @@ impl<'t> Reader<'t> {
                 }
             }
         }
-        let start = u32::try_from(self.doc.items.len()).ok()?;
-        let len = u32::try_from(self.item_stack.len() - base).ok()?;
+        let start = self.index(self.doc.items.len())?;
+        let len = self.index(self.item_stack.len() - base)?;
         self.doc.items.extend(self.item_stack.drain(base..));
         self.push(Slot::Array { start, len })
     }
 
     fn object(&mut self, depth: usize) -> Option<u32> {
         if depth > MAX_DEPTH {
-            return None;
+            return self.doubtful();
         }
         self.pos += 1;
         let base = self.member_stack.len();
@@ -379,14 +456,11 @@ impl<'t> Reader<'t> {
                 self.ws();
                 let v = self.value(depth)?;
                 // A repeated key: `serde_json` keeps the first place and the
-                // last value; the `Value` path decides.
-                if self
-                    .member_stack
-                    .get(base..)?
-                    .iter()
-                    .any(|(k, _)| *k == key)
-                {
-                    return None;
+                // last value; the `Value` path decides. So does a wide
+                // object, where this scan would cost more than its map.
+                let held = self.member_stack.get(base..)?;
+                if held.len() >= MAX_SCANNED_KEYS || held.iter().any(|(k, _)| *k == key) {
+                    return self.doubtful();
                 }
                 self.member_stack.push((key, v));
                 self.ws();
@@ -400,8 +474,8 @@ impl<'t> Reader<'t> {
                 }
             }
         }
-        let start = u32::try_from(self.doc.members.len()).ok()?;
-        let len = u32::try_from(self.member_stack.len() - base).ok()?;
+        let start = self.index(self.doc.members.len())?;
+        let len = self.index(self.member_stack.len() - base)?;
         self.doc.members.extend(self.member_stack.drain(base..));
         self.push(Slot::Object { start, len })
     }
@@ -428,7 +502,9 @@ impl<'t> Reader<'t> {
                     return Some((self.str_at(start, i)?, escaped));
                 }
                 b'\\' => {
-                    let (_, used) = unescape(b.get(i + 1..)?)?;
+                    let Some((_, used)) = unescape(b.get(i + 1..)?) else {
+                        return self.doubtful();
+                    };
                     escaped = true;
                     i += 1 + used;
                 }
@@ -447,7 +523,7 @@ impl<'t> Reader<'t> {
         if !escaped {
             return Some(Slot::String(Cow::Borrowed(raw)));
         }
-        let cell = u32::try_from(self.doc.unescaped.len()).ok()?;
+        let cell = self.index(self.doc.unescaped.len())?;
         self.doc.unescaped.push(OnceLock::new());
         Some(Slot::Escaped { raw, cell })
     }
@@ -493,7 +569,9 @@ impl<'t> Reader<'t> {
                     let piece = self.str_at(run, i)?;
                     let s = owned.get_or_insert_with(|| String::with_capacity(i - start + 32));
                     s.push_str(piece);
-                    let (ch, used) = unescape(b.get(i + 1..)?)?;
+                    let Some((ch, used)) = unescape(b.get(i + 1..)?) else {
+                        return self.doubtful();
+                    };
                     s.push(ch);
                     i += 1 + used;
                     run = i;
@@ -572,9 +650,12 @@ impl<'t> Reader<'t> {
         // The literal is ASCII by construction.
         let literal = std::str::from_utf8(b.get(start..i)?).ok()?;
         if !crate::json::is_exact(literal) {
-            return None;
+            return self.doubtful();
         }
-        serde_json::from_str::<Number>(literal).ok()
+        match serde_json::from_str::<Number>(literal) {
+            Ok(n) => Some(n),
+            Err(_) => self.doubtful(),
+        }
     }
 }
 
@@ -712,6 +793,124 @@ impl<'a> TapeNode<'a> {
             ),
         }
     }
+}
+
+impl TapeNode<'_> {
+    /// Whether this node is an array or an object (reads no string).
+    pub(crate) fn is_container(&self) -> bool {
+        matches!(self.slot(), Slot::Array { .. } | Slot::Object { .. })
+    }
+
+    /// Append this node as compact JSON: the bytes [`crate::json::write_compact`]
+    /// writes for [`TapeNode::value`] (`agrees` in the tests checks every
+    /// document read there), without building the value.
+    ///
+    /// Note [Writing from the tape]: `extract --jsonl` wrote each strict
+    /// candidate by parsing it into a `Value` (an `IndexMap` per object,
+    /// every key hashed, every string copied), writing that and dropping
+    /// it. The tape borrows the text, so strings without escapes are copied
+    /// as they stand (a plain run of strict JSON holds nothing `write_str`
+    /// escapes) and escaped ones are re-escaped from their raw body
+    /// ([`write_raw_escaped`]); numbers are the `Number`s the reader made,
+    /// written by `serde_json` as before.
+    pub(crate) fn write_compact(&self, out: &mut Vec<u8>) {
+        let doc = self.doc;
+        match self.slot() {
+            Slot::Null => out.extend_from_slice(b"null"),
+            Slot::Bool(true) => out.extend_from_slice(b"true"),
+            Slot::Bool(false) => out.extend_from_slice(b"false"),
+            Slot::Number(n) => {
+                // Writing a number into a vector cannot fail.
+                let _ = serde_json::to_writer(&mut *out, n);
+            }
+            Slot::String(s) => write_string(out, s),
+            Slot::Escaped { raw, .. } => write_raw_escaped(out, raw),
+            &Slot::Array { start, len } => {
+                out.push(b'[');
+                let items = doc
+                    .items
+                    .get(start as usize..start as usize + len as usize)
+                    .unwrap_or_default();
+                for (i, &idx) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    TapeNode { doc, idx }.write_compact(out);
+                }
+                out.push(b']');
+            }
+            &Slot::Object { start, len } => {
+                out.push(b'{');
+                let members = doc
+                    .members
+                    .get(start as usize..start as usize + len as usize)
+                    .unwrap_or_default();
+                for (i, (key, idx)) in members.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_string(out, key);
+                    out.push(b':');
+                    TapeNode { doc, idx: *idx }.write_compact(out);
+                }
+                out.push(b'}');
+            }
+        }
+    }
+}
+
+/// Append a string or key of the document. A borrowed one is the raw body
+/// of a string without escapes, which holds nothing `write_str` escapes
+/// (no quote, backslash or control character: the reader refuses them
+/// raw), so it is copied as it stands; an owned one was unescaped and is
+/// escaped again.
+#[allow(clippy::ptr_arg)] // Borrowed or owned is what decides here.
+fn write_string(out: &mut Vec<u8>, s: &Cow<'_, str>) {
+    match s {
+        Cow::Borrowed(raw) => {
+            out.reserve(raw.len() + 2);
+            out.push(b'"');
+            out.extend_from_slice(raw.as_bytes());
+            out.push(b'"');
+        }
+        Cow::Owned(text) => crate::json::write_str(out, text),
+    }
+}
+
+/// Append the string whose raw body (escapes checked by the reader) is
+/// `raw`, escaped as [`crate::json::write_str`] escapes its text (Note
+/// [Writing from the tape]).
+///
+/// Plain runs hold no quote, backslash or control character, so they are
+/// copied. The escapes `write_str` writes itself (`\"`, `\\`, `\b`,
+/// `\f`, `\n`, `\r`, `\t`) are copied too; `\/` and `\u` are decoded
+/// and the character written as `write_str` would.
+fn write_raw_escaped(out: &mut Vec<u8>, raw: &str) {
+    let b = raw.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push(b'"');
+    let mut i = 0;
+    while let Some(at) = memchr::memchr(b'\\', b.get(i..).unwrap_or_default()) {
+        let at = i + at;
+        out.extend_from_slice(b.get(i..at).unwrap_or_default());
+        let after = b.get(at + 1..).unwrap_or_default();
+        if let Some(&c @ (b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) = after.first() {
+            out.extend_from_slice(&[b'\\', c]);
+            i = at + 2;
+        } else {
+            // `\/` or `\u`; an escape the reader would refuse is kept as
+            // text, as `unescape_all` keeps it.
+            let (c, used) = unescape(after).unwrap_or(('\\', 0));
+            // Rare (agents seldom write `\u`): `write_str`'s own escape of
+            // the one character, without its quotes.
+            let mut one = Vec::with_capacity(8);
+            crate::json::write_str(&mut one, c.encode_utf8(&mut [0u8; 4]));
+            out.extend_from_slice(one.get(1..one.len() - 1).unwrap_or_default());
+            i = at + 1 + used;
+        }
+    }
+    out.extend_from_slice(b.get(i..).unwrap_or_default());
+    out.push(b'"');
 }
 
 /// A [`TapeNode`] by kind.
@@ -966,6 +1165,10 @@ mod tests {
 
     fn agrees(text: &str) {
         let serde = serde_json::from_str::<Value>(text);
+        // Note [Declined, not refused].
+        if Doc::read_in(text, &mut Scratch::default()).err() == Some(Declined::Invalid) {
+            assert!(serde.is_err(), "refused {text:?}, which serde_json reads");
+        }
         let eager = Doc::parse(text);
         let lazy = Doc::parse_bytes(text.as_bytes());
         assert_eq!(eager.is_some(), lazy.is_some(), "{text:?}");
@@ -975,6 +1178,15 @@ mod tests {
             };
             let mine = doc.root().value();
             assert_eq!(&mine, v, "{text:?}");
+            // Note [Writing from the tape]: the same bytes as the value's.
+            let (mut written, mut reference) = (Vec::new(), Vec::new());
+            doc.root().write_compact(&mut written);
+            crate::json::write_compact(&mut reference, v);
+            assert_eq!(
+                String::from_utf8_lossy(&written),
+                String::from_utf8_lossy(&reference),
+                "{text:?}"
+            );
             // Key order too (objects compare as maps).
             assert_eq!(mine.to_string(), v.to_string(), "{text:?}");
             strings_agree(doc.root(), v);
@@ -1195,10 +1407,30 @@ mod tests {
             assert_eq!(Doc::parse(text).is_some(), *read, "{text:?}");
             agrees(text);
         }
+        // A wide object is left to `serde_json` (Note [Declined, not refused]).
+        let members = |n: usize| (0..n).map(|i| format!("\"k{i}\": {i}")).collect::<Vec<_>>();
+        let wide = format!("{{{}}}", members(MAX_SCANNED_KEYS + 1).join(","));
+        let read = |t: &str| Doc::read_in(t, &mut Scratch::default()).map(|d| d.root().value());
+        assert_eq!(read(&wide).err(), Some(Declined::Doubtful));
+        agrees(&wide);
+        let widest_read = format!("{{{}}}", members(MAX_SCANNED_KEYS).join(","));
+        assert!(read(&widest_read).is_ok());
+        for (text, why) in [
+            (r#"{"a": 1, "a": 2}"#, Declined::Doubtful),
+            (r#""\ud800""#, Declined::Doubtful),
+            ("1e400", Declined::Doubtful),
+            ("[1,]", Declined::Invalid),
+            ("{\"a\": tru}", Declined::Invalid),
+            ("\"a\tb\"", Declined::Invalid),
+            ("[1, 2", Declined::Invalid),
+        ] {
+            assert_eq!(read(text).err(), Some(why), "{text:?}");
+        }
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(Doc::parse(&deep).is_some());
         let deeper = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
         assert!(Doc::parse(&deeper).is_none());
+        assert_eq!(read(&deeper).err(), Some(Declined::Doubtful));
     }
 
     fn json_value() -> impl Strategy<Value = Value> {

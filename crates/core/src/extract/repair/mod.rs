@@ -32,7 +32,7 @@ use super::Repair;
 use crate::json::InexactNumber;
 
 pub use parser::MAX_DEPTH;
-pub(crate) use prose::keeps_nothing;
+pub(crate) use prose::{keeps_nothing, prose_by_text};
 
 /// A value the tolerant parser produced, with the repairs it needed (in order
 /// of first use, each once).

@@ -49,45 +49,67 @@ pub(crate) fn keeps_nothing(
     after: &str,
     repairs: &[Repair],
 ) -> bool {
-    if noise(span) {
-        return true;
-    }
     let empty = match value {
         Value::Object(m) => m.is_empty(),
         Value::Array(a) => a.is_empty(),
         _ => false,
     };
+    prose_by_text(empty, span, before, after, repairs).unwrap_or_else(|| {
+        // Rule 4, the one that reads the value below its top level.
+        if has_member(value) {
+            return false;
+        }
+        let inner = span.get(1..).unwrap_or_default();
+        let closed = span.ends_with([']', '}']);
+        let words = inner.get(..inner.len().saturating_sub(1)).is_some_and(|w| {
+            !w.trim().is_empty() && w.chars().all(|c| c.is_alphabetic() || c == ' ')
+        });
+        (closed && words) || phrase(value)
+    })
+}
+
+/// [`keeps_nothing`]'s rules that read only the text and whether the value
+/// is an `empty` object or array: the verdict, or `None` when rule 4 must
+/// look into the value (only after [`Repair::UnquotedString`]). A strict
+/// candidate (no repairs) always gets a verdict, so it is judged without
+/// building its value (Note [Writing from the tape] in `validate::tape`).
+pub(crate) fn prose_by_text(
+    empty: bool,
+    span: &str,
+    before: &str,
+    after: &str,
+    repairs: &[Repair],
+) -> Option<bool> {
+    if noise(span) {
+        return Some(true);
+    }
     let inner = span.get(1..).unwrap_or_default();
     if empty && dropped_text(inner) {
-        return true;
+        return Some(true);
     }
     let glued = before
         .chars()
         .next_back()
         .is_some_and(|c| c.is_alphanumeric() || matches!(c, '$' | '%' | '@' | '#' | '!' | '_'));
     if glued {
-        return true;
+        return Some(true);
     }
     if repairs.contains(&Repair::DoubledBrace) && prose_around(before, after) {
-        return true;
+        return Some(true);
     }
     let quoted = span.contains([
         '"', '\'', '`', '\u{201c}', '\u{201d}', '\u{2018}', '\u{2019}',
     ]);
     if quoted {
-        return false;
+        return Some(false);
     }
     if prose_around(before, after) {
-        return true;
+        return Some(true);
     }
-    if has_member(value) || !repairs.contains(&Repair::UnquotedString) {
-        return false;
+    if !repairs.contains(&Repair::UnquotedString) {
+        return Some(false);
     }
-    let closed = span.ends_with([']', '}']);
-    let words = inner
-        .get(..inner.len().saturating_sub(1))
-        .is_some_and(|w| !w.trim().is_empty() && w.chars().all(|c| c.is_alphabetic() || c == ' '));
-    (closed && words) || phrase(value)
+    None
 }
 
 /// Is `text` binary noise: at least one character in eight undecodable
