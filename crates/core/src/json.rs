@@ -1223,6 +1223,65 @@ mod tests {
         }
     }
 
+    /// `serde_json`'s reading of the string at `i` of `text`, and the
+    /// index after it (the reference for `unescape_string`).
+    fn reference_string(text: &str, i: usize) -> Option<(String, usize)> {
+        if text.as_bytes().get(i) != Some(&b'"') {
+            return None;
+        }
+        let mut values = serde_json::Deserializer::from_str(text.get(i..)?).into_iter::<String>();
+        let s = values.next()?.ok()?;
+        Some((s, i + values.byte_offset()))
+    }
+
+    /// Strings dense in what must be escaped, long enough for every path
+    /// of the run copies (short words, long runs, the text's last bytes).
+    fn escapable_strategy() -> impl proptest::strategy::Strategy<Value = String> {
+        "([\\x00-\\x21\"\\\\a/\\x7f-\\u{a0}é😀 ]|[a-z ]{1,20}|\n {2,8}){0,60}"
+    }
+
+    proptest::proptest! {
+        /// `unescape_string` gives `serde_json`'s answer on every string,
+        /// escape-dense, whole or broken, at any offset.
+        #[test]
+        fn unescape_string_agrees_with_serde_json(
+            s in escapable_strategy(),
+            prefix in "[ a{:,]{0,70}",
+            suffix in "[ ,}\\]\"a]{0,3}",
+            u_escapes in proptest::prelude::any::<bool>(),
+            cut in 0usize..2000,
+            byte in proptest::prelude::any::<u8>(),
+        ) {
+            let mut encoded = serde_json::to_string(&s).unwrap();
+            if u_escapes {
+                // The same text with `\u` and `\/` escapes.
+                encoded = std::iter::once("\"".to_owned())
+                    .chain(s.chars().map(|c| match c {
+                        '\n' => "\\u000a".to_owned(),
+                        '/' => "\\/".to_owned(),
+                        'é' => "\\u00e9".to_owned(),
+                        '😀' => "\\ud83d\\ude00".to_owned(),
+                        c => {
+                            let e = serde_json::to_string(&c.to_string()).unwrap();
+                            e[1..e.len() - 1].to_owned()
+                        }
+                    }))
+                    .chain(std::iter::once("\"".to_owned()))
+                    .collect();
+            }
+            let text = format!("{prefix}{encoded}{suffix}");
+            let at = prefix.len();
+            proptest::prop_assert_eq!(unescape_string(&text, at), Some((s.clone(), at + encoded.len())));
+            // Broken: one byte inserted, or the text cut short.
+            let mut mangled = text.clone().into_bytes();
+            mangled.insert(cut.min(mangled.len()), byte);
+            let cut_short = text.get(..cut.min(text.len())).unwrap_or_default().to_owned();
+            for broken in [String::from_utf8(mangled).unwrap_or_default(), cut_short] {
+                proptest::prop_assert_eq!(unescape_string(&broken, at), reference_string(&broken, at), "{:?}", broken);
+            }
+        }
+    }
+
     #[test]
     fn reply_of_line_table() {
         type Row = (&'static str, Option<(&'static str, Option<Value>)>);
