@@ -256,7 +256,10 @@ impl<'a> Parser<'a> {
     /// break and an indentation. The first byte is tested here, inlined at
     /// every caller; only a byte that can start whitespace or a comment
     /// calls the loop, which skips spaces and line breaks a word at a time
-    /// ([`spaces_end`]).
+    /// ([`spaces_end`]). Measured as in Note [Plain strings]: the
+    /// whitespace skipping with its callers' share 15.7 → 13.0 million
+    /// instructions (−0.7% of the program; the inlined first test adds
+    /// 3 million to the callers).
     #[inline]
     fn skip_ws(&mut self) {
         if matches!(
@@ -844,7 +847,10 @@ impl<'a> Parser<'a> {
     /// by word into bytes and checked them as UTF-8 again at the end (the
     /// check alone was ~85 instructions a string). `None`, with the cursor
     /// unchanged, when the string is anything else; the general loop then
-    /// reads it (`plain_strings_agree_with_the_general_loop`).
+    /// reads it (`plain_strings_agree_with_the_general_loop`). Measured
+    /// (callgrind, release, the first 4,000 bench replies, output
+    /// byte-identical): `Parser::string` with what it calls 35.4 → 23.1
+    /// million instructions, the program 377.1 → 364.6 million (−3.3%).
     fn plain_string(&mut self, quote: u8, ctx: Ctx) -> Option<String> {
         let start = self.pos;
         let end = crate::json::plain_run_end(self.src, start, quote, quote);
