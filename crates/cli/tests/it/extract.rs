@@ -169,6 +169,79 @@ fn jsonl_keeps_input_order_and_echoes_ids() {
     );
 }
 
+/// `--jsonl --json --schema`: a strict candidate valid against the schema
+/// is written from its reading (core's Note [Writing from the tape]) with
+/// its escapes as serde writes them; an invalid one is coerced and judged
+/// as before; an `x-invariants` violation still makes the line invalid.
+#[test]
+fn jsonl_with_a_schema_writes_valid_values_and_judges_the_rest() {
+    let schema = temp_file(
+        &json!({
+            "type": "object",
+            "required": ["action"],
+            "properties": {
+                "action": {"enum": ["complete", "retry"]},
+                "confidence": {"type": "number"}
+            },
+            "x-invariants": [
+                {"rule": "self.action != 'retry' || self.confidence < 50",
+                 "message": "a retry is not confident"}
+            ]
+        })
+        .to_string(),
+    );
+    let replies = [
+        "Done.\n```json\n{\"action\": \"complete\", \"note\": \"a\\u00e9\\/b\\n\", \"confidence\": 1.50}\n```",
+        "{\"action\": \"Complete\", \"confidence\": \"90%\"}",
+        "{\"action\": \"retry\", \"confidence\": 80}",
+        "{\"confidence\": 3}",
+    ];
+    let input: String = replies
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("{}\n", json!({"id": i, "text": r})))
+        .collect();
+    let out = agentshape()
+        .args(["extract", "--jsonl", "--json", "--coerce", "--schema"])
+        .arg(schema.path())
+        .arg("-")
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "an invalid line: exit 1\n{text}"
+    );
+    // Serde's escapes: `\u00e9` and `\/` decoded, the float as serde prints it.
+    assert!(
+        text.contains(
+            r#"{"value":{"action":"complete","note":"aé/b\n","confidence":1.5},"method":"fenced","#
+        ),
+        "{text}"
+    );
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["valid"], true);
+    assert_eq!(
+        lines[1]["value"],
+        json!({"action": "complete", "confidence": 90})
+    );
+    assert_eq!(lines[1]["valid"], true);
+    assert_eq!(
+        lines[1]["coercions"].as_array().unwrap().len(),
+        2,
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2]["valid"], false);
+    assert_eq!(lines[2]["errors"][0]["kind"], "invariant", "{}", lines[2]);
+    assert_eq!(lines[3]["valid"], false);
+    assert_eq!(lines[3]["value"], json!({"confidence": 3}));
+    assert_eq!(lines[3]["id"], 3);
+}
+
 #[test]
 fn jsonl_accepts_plain_json_strings() {
     let out = agentshape()
