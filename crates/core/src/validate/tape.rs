@@ -825,20 +825,18 @@ impl TapeNode<'_> {
             }
             Slot::String(s) => write_string(out, s),
             Slot::Escaped { raw, .. } => write_raw_escaped(out, raw),
-            &Slot::Array { start, len } => {
+            Slot::Array { .. } => {
                 out.push(b'[');
-                let items = doc
-                    .items
-                    .get(start as usize..start as usize + len as usize)
-                    .unwrap_or_default();
-                for (i, &idx) in items.iter().enumerate() {
+                for (i, item) in self.as_array().iter().flat_map(TapeArray::iter).enumerate() {
                     if i > 0 {
                         out.push(b',');
                     }
-                    TapeNode { doc, idx }.write_compact(out);
+                    item.write_compact(out);
                 }
                 out.push(b']');
             }
+            // Read directly, not through `TapeObject::iter`: whether a key
+            // is borrowed decides how it is written (`write_string`).
             &Slot::Object { start, len } => {
                 out.push(b'{');
                 let members = doc
