@@ -78,6 +78,10 @@ impl<'a> Members<'a> {
             return i;
         }
         let at = self.entries.len();
+        if at == 0 {
+            // Note [First push] in `parser`.
+            self.entries.reserve_exact(super::parser::FIRST_ROOM);
+        }
         match &mut self.index {
             Some(index) => {
                 index.insert(key.clone(), at);
