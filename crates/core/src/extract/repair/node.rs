@@ -16,6 +16,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::Deref;
 
 use serde_json::{Map, Number, Value};
 
@@ -25,9 +26,94 @@ pub(crate) enum Node<'a> {
     Null,
     Bool(bool),
     Number(Number),
-    String(Cow<'a, str>),
+    String(Text<'a>),
     Array(Vec<Node<'a>>),
     Object(Members<'a>),
+}
+
+/// A string of a node, or a key, and whether it is known to hold nothing
+/// JSON escapes.
+///
+/// Note [Plain text]: most strings of a reply are a plain run between two
+/// `"` (Note [Plain strings] in `parser`) or an unquoted key: no quote, no
+/// backslash, no control character. Writing one is a copy between two
+/// quotes, where `json::write_str` tests every word for bytes to escape.
+/// A string the parser built, or cannot vouch for, is written by
+/// `json::write_str`.
+#[derive(Debug, Clone)]
+pub(crate) struct Text<'a> {
+    text: Cow<'a, str>,
+    /// Holds no quote, backslash or control character.
+    plain: bool,
+}
+
+impl PartialEq for Text<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Deref for Text<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl<'a> From<Cow<'a, str>> for Text<'a> {
+    fn from(text: Cow<'a, str>) -> Self {
+        Text { text, plain: false }
+    }
+}
+
+impl From<String> for Text<'_> {
+    fn from(text: String) -> Self {
+        Text::from(Cow::Owned(text))
+    }
+}
+
+/// A byte `json::write_str` escapes.
+fn escaped(c: u8) -> bool {
+    c == b'"' || c == b'\\' || c < 0x20
+}
+
+impl<'a> Text<'a> {
+    /// `s`, which the caller knows holds no byte JSON escapes.
+    pub(crate) fn plain(s: &'a str) -> Self {
+        debug_assert!(!s.bytes().any(escaped), "{s:?}");
+        Text {
+            text: Cow::Borrowed(s),
+            plain: true,
+        }
+    }
+
+    pub(crate) fn into_string(self) -> String {
+        self.text.into_owned()
+    }
+
+    /// The text as it borrows or owns it.
+    pub(crate) fn into_cow(self) -> Cow<'a, str> {
+        self.text
+    }
+
+    fn into_owned(self) -> Text<'static> {
+        Text {
+            text: Cow::Owned(self.text.into_owned()),
+            plain: self.plain,
+        }
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        if self.plain {
+            out.reserve(self.text.len() + 2);
+            out.push(b'"');
+            out.extend_from_slice(self.text.as_bytes());
+            out.push(b'"');
+        } else {
+            crate::json::write_str(out, &self.text);
+        }
+    }
 }
 
 /// An object's members in the order their keys first appeared; a repeated
@@ -35,7 +121,7 @@ pub(crate) enum Node<'a> {
 /// `serde_json::Map::insert` does with `preserve_order`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Members<'a> {
-    entries: Vec<(Cow<'a, str>, Node<'a>)>,
+    entries: Vec<(Text<'a>, Node<'a>)>,
     /// Key → position, built once the object holds [`LINEAR_KEYS`] keys:
     /// a linear scan per insert would make a wide object quadratic.
     index: Option<Box<HashMap<Cow<'a, str>, usize>>>,
@@ -57,20 +143,20 @@ impl<'a> Members<'a> {
     }
 
     /// The members in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &(Cow<'a, str>, Node<'a>)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(Text<'a>, Node<'a>)> {
         self.entries.iter()
     }
 
     fn find(&self, key: &str) -> Option<usize> {
         match &self.index {
             Some(index) => index.get(key).copied(),
-            None => self.entries.iter().position(|(k, _)| k == key),
+            None => self.entries.iter().position(|(k, _)| &**k == key),
         }
     }
 
     /// Insert `key` with `value`: a new key goes last, a repeated one keeps
     /// its place and takes `value`. Returns the member's position.
-    pub(crate) fn insert(&mut self, key: Cow<'a, str>, value: Node<'a>) -> usize {
+    pub(crate) fn insert(&mut self, key: Text<'a>, value: Node<'a>) -> usize {
         if let Some(i) = self.find(&key) {
             if let Some(slot) = self.entries.get_mut(i) {
                 slot.1 = value;
@@ -84,16 +170,16 @@ impl<'a> Members<'a> {
         }
         match &mut self.index {
             Some(index) => {
-                index.insert(key.clone(), at);
+                index.insert(key.text.clone(), at);
             }
             None if at + 1 >= LINEAR_KEYS => {
                 let mut index: HashMap<Cow<'a, str>, usize> = self
                     .entries
                     .iter()
                     .enumerate()
-                    .map(|(i, (k, _))| (k.clone(), i))
+                    .map(|(i, (k, _))| (k.text.clone(), i))
                     .collect();
-                index.insert(key.clone(), at);
+                index.insert(key.text.clone(), at);
                 self.index = Some(Box::new(index));
             }
             None => {}
@@ -117,7 +203,7 @@ impl<'a> Members<'a> {
     fn into_owned(self) -> Members<'static> {
         let mut out = Members::default();
         for (k, v) in self.entries {
-            out.insert(Cow::Owned(k.into_owned()), v.into_owned());
+            out.insert(k.into_owned(), v.into_owned());
         }
         out
     }
@@ -142,7 +228,7 @@ impl<'a> Node<'a> {
             Node::Null => Node::Null,
             Node::Bool(b) => Node::Bool(b),
             Node::Number(n) => Node::Number(n),
-            Node::String(s) => Node::String(Cow::Owned(s.into_owned())),
+            Node::String(s) => Node::String(s.into_owned()),
             Node::Array(items) => Node::Array(items.into_iter().map(Node::into_owned).collect()),
             Node::Object(members) => Node::Object(members.into_owned()),
         }
@@ -154,13 +240,13 @@ impl<'a> Node<'a> {
             Node::Null => Value::Null,
             Node::Bool(b) => Value::Bool(b),
             Node::Number(n) => Value::Number(n),
-            Node::String(s) => Value::String(s.into_owned()),
+            Node::String(s) => Value::String(s.into_string()),
             Node::Array(items) => Value::Array(items.into_iter().map(Node::into_value).collect()),
             Node::Object(members) => {
                 let mut map = Map::with_capacity(members.entries.len());
                 for (k, v) in members.entries {
                     // Keys are unique here, so this only appends.
-                    map.insert(k.into_owned(), v.into_value());
+                    map.insert(k.into_string(), v.into_value());
                 }
                 Value::Object(map)
             }
@@ -178,7 +264,7 @@ impl<'a> Node<'a> {
             Node::Number(n) => {
                 let _ = serde_json::to_writer(&mut *out, n);
             }
-            Node::String(s) => crate::json::write_str(out, s),
+            Node::String(s) => s.write(out),
             Node::Array(items) => {
                 out.push(b'[');
                 for (i, v) in items.iter().enumerate() {
@@ -195,7 +281,7 @@ impl<'a> Node<'a> {
                     if i > 0 {
                         out.push(b',');
                     }
-                    crate::json::write_str(out, k);
+                    k.write(out);
                     out.push(b':');
                     v.write_compact(out);
                 }
@@ -213,12 +299,12 @@ impl Node<'static> {
             Value::Null => Node::Null,
             Value::Bool(b) => Node::Bool(b),
             Value::Number(n) => Node::Number(n),
-            Value::String(s) => Node::String(Cow::Owned(s)),
+            Value::String(s) => Node::String(Text::from(s)),
             Value::Array(items) => Node::Array(items.into_iter().map(Node::from_value).collect()),
             Value::Object(map) => {
                 let mut members = Members::default();
                 for (k, v) in map {
-                    members.insert(Cow::Owned(k), Node::from_value(v));
+                    members.insert(Text::from(k), Node::from_value(v));
                 }
                 Node::Object(members)
             }
@@ -241,11 +327,11 @@ mod tests {
                 for i in (0..n).rev() {
                     let key = format!("k{}", i % (n / 2 + 1));
                     let at = members.insert(
-                        Cow::Owned(key.clone()),
+                        Text::from(key.clone()),
                         Node::Number((round * 1000 + i).into()),
                     );
                     map.insert(key.clone(), json!(round * 1000 + i));
-                    assert_eq!(members.entries[at].0, key);
+                    assert_eq!(&*members.entries[at].0, key);
                 }
             }
             let value = Node::Object(members).into_value();

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::Number;
 
-use super::node::{Members, Node};
+use super::node::{Members, Node, Text};
 
 use crate::extract::Repair;
 use crate::extract::candidates::member_follows;
@@ -230,7 +230,8 @@ impl<'a> Parser<'a> {
     /// Note [String concatenation]: `"a" + "b"` is one string written in
     /// pieces (JS); the pieces are joined. The cursor is after the string
     /// `s`; without a `+` and another quoted string it is left there.
-    fn concatenated(&mut self, mut s: Cow<'a, str>, ctx: Ctx) -> Cow<'a, str> {
+    fn concatenated(&mut self, s: Text<'a>, ctx: Ctx) -> Text<'a> {
+        let mut s = s;
         loop {
             let save = self.pos;
             let mut i = self.skip_plain_ws(self.pos, 64);
@@ -245,7 +246,9 @@ impl<'a> Parser<'a> {
             self.pos = i;
             self.note(Repair::StringConcatenation);
             let next = self.string(Quote::Ascii(q), ctx);
-            s.to_mut().push_str(&next);
+            let mut joined = s.into_string();
+            joined.push_str(&next);
+            s = Text::from(joined);
         }
     }
 
@@ -518,7 +521,7 @@ impl<'a> Parser<'a> {
                         && !matches!(c, b',' | b'}' | b']' | b':' | b'=' | b'"' | b'\'')
                 });
             if colon_inside {
-                key = without_last_byte(key);
+                key = Text::from(without_last_byte(key.into_cow()));
                 self.note(Repair::MissingQuote);
             }
             self.skip_ws();
@@ -767,7 +770,7 @@ impl<'a> Parser<'a> {
         let s = trimmed(self.slice(self.pos, self.pos + q));
         self.pos += q + 1;
         self.note(Repair::MissingQuote);
-        Some(Node::String(s))
+        Some(Node::String(Text::from(s)))
     }
 
     /// Note [Backtick quotes]: a single `` ` `` where a key or value starts
@@ -821,7 +824,7 @@ impl<'a> Parser<'a> {
     ///   tail keeps everything (Note [Truncation]).
     ///
     /// Each is reported as [`Repair::MissingQuote`].
-    fn string(&mut self, q: Quote, ctx: Ctx) -> Cow<'a, str> {
+    fn string(&mut self, q: Quote, ctx: Ctx) -> Text<'a> {
         let (open_len, first) = match q {
             Quote::Ascii(b'\'') => {
                 self.note(Repair::SingleQuotes);
@@ -846,7 +849,7 @@ impl<'a> Parser<'a> {
                 return s;
             }
         }
-        Cow::Owned(self.general_string(q, ctx, first, alt, start))
+        Text::from(self.general_string(q, ctx, first, alt, start))
     }
 
     /// Note [Plain strings]: most strings in a reply are one plain run
@@ -862,7 +865,7 @@ impl<'a> Parser<'a> {
     /// (callgrind, release, the first 4,000 bench replies, output
     /// byte-identical): `Parser::string` with what it calls 35.4 → 23.1
     /// million instructions, the program 377.1 → 364.6 million (−3.3%).
-    fn plain_string(&mut self, quote: u8, ctx: Ctx) -> Option<Cow<'a, str>> {
+    fn plain_string(&mut self, quote: u8, ctx: Ctx) -> Option<Text<'a>> {
         let start = self.pos;
         let end = crate::json::plain_run_end(self.src, start, quote, quote);
         if self.src.get(end) != Some(&quote) {
@@ -877,7 +880,10 @@ impl<'a> Parser<'a> {
             self.ends_string(ctx)
         };
         match self.text.get(start..end) {
-            Some(s) if ends => Some(Cow::Borrowed(s)),
+            // The run holds no quote of its kind, backslash or control
+            // character (Note [Plain text] in `node`).
+            Some(s) if ends && (quote == b'"' || !s.contains('"')) => Some(Text::plain(s)),
+            Some(s) if ends => Some(Text::from(Cow::Borrowed(s))),
             _ => {
                 self.pos = start;
                 None
@@ -1273,12 +1279,16 @@ impl<'a> Parser<'a> {
         Some(v)
     }
 
-    fn unquoted_key(&mut self) -> Cow<'a, str> {
+    fn unquoted_key(&mut self) -> Text<'a> {
         let start = self.pos;
         while self.peek().is_some_and(is_key_byte) {
             self.pos += 1;
         }
-        self.slice(start, self.pos)
+        // Key bytes are never escaped (Note [Plain text] in `node`).
+        match self.slice(start, self.pos) {
+            Cow::Borrowed(s) => Text::plain(s),
+            owned => Text::from(owned),
+        }
     }
 
     /// The input from `start` to `end` as text: borrowed when both ends
@@ -1301,7 +1311,7 @@ impl<'a> Parser<'a> {
             let w = self.word();
             return match w {
                 Node::Null => Node::Null,
-                Node::String(s) => Node::String(Cow::Owned(format!("-{s}"))),
+                Node::String(s) => Node::String(Text::from(format!("-{}", &*s))),
                 other => other,
             };
         }
@@ -1353,7 +1363,7 @@ impl<'a> Parser<'a> {
                 // Note [Big numbers] (in `crate::json`): not changed silently.
                 let mark = format!("{INEXACT_MARK}{}", self.inexact.len());
                 self.inexact.push(lexeme.to_owned());
-                return Node::String(Cow::Owned(mark));
+                return Node::String(Text::from(mark));
             }
             return n;
         }
@@ -1563,9 +1573,9 @@ impl<'a> Parser<'a> {
         // `abcdef"`: a value that lost its opening quote.
         if s.len() > 1 && s.ends_with('"') && s.matches('"').count() == 1 {
             self.note(Repair::MissingQuote);
-            return Node::String(without_last_byte(s));
+            return Node::String(Text::from(without_last_byte(s)));
         }
-        Node::String(s)
+        Node::String(Text::from(s))
     }
 }
 
@@ -1831,7 +1841,7 @@ mod tests {
             }
             general.pos = 1;
             let want = general.general_string(Quote::Ascii(quote), ctx, quote, quote, 1);
-            prop_assert_eq!((got.into_owned(), fast.pos, fast.repairs), (want, general.pos, general.repairs), "{:?}", src);
+            prop_assert_eq!((got.into_string(), fast.pos, fast.repairs), (want, general.pos, general.repairs), "{:?}", src);
         }
     }
 
