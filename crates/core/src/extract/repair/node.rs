@@ -1,7 +1,7 @@
 //! The value the tolerant parser builds, before it becomes a `serde_json::Value`.
 //!
 //! Note [Repaired nodes]: the parser used to build `serde_json::Value`s
-//! directly. Each member then cost a SipHash of its key and an `IndexMap`
+//! directly. Each member then cost a `SipHash` of its key and an `IndexMap`
 //! insert, each string an allocation and a copy, and writing the value out
 //! (`extract --jsonl --json`) walked it once more before dropping it all.
 //! Nearly all of a reply's strings stand in the input as they are (a plain
@@ -124,6 +124,8 @@ pub(crate) struct Members<'a> {
     entries: Vec<(Text<'a>, Node<'a>)>,
     /// Key → position, built once the object holds [`LINEAR_KEYS`] keys:
     /// a linear scan per insert would make a wide object quadratic.
+    /// Boxed: a `HashMap` is six words, and every object carries this.
+    #[allow(clippy::box_collection)]
     index: Option<Box<HashMap<Cow<'a, str>, usize>>>,
 }
 

@@ -1287,7 +1287,7 @@ impl<'a> Parser<'a> {
         // Key bytes are never escaped (Note [Plain text] in `node`).
         match self.slice(start, self.pos) {
             Cow::Borrowed(s) => Text::plain(s),
-            owned => Text::from(owned),
+            owned @ Cow::Owned(_) => Text::from(owned),
         }
     }
 
