@@ -44,6 +44,7 @@ pub use crate::outcome::Repair;
 use candidates::Source;
 pub use markers::{MarkerGrammar, MarkerSpec, parse_markers};
 pub use methods::{METHOD_NAMES, Methods};
+use repair::{Node, RepairedNode};
 pub use repair::{Repaired, repair_json};
 pub use trace::{CandidateTrace, Piece, Reason, TraceSource, Traced};
 use trace::{Recorder, offset_in};
@@ -405,14 +406,16 @@ fn text_chain(
                 continue;
             }
             chooser.offer_reading(reading, method, slot)
-        } else if let Some(r) = repair_json(span) {
-            if source == Source::Bare && is_prose(text, span, &r.value, &r.repairs) {
+        } else if let Some(r) = repair::repair_node(span) {
+            if source == Source::Bare && is_prose(text, span, &r.node, &r.repairs) {
                 chooser.note_prose(traced, Method::Repaired, at, &r.repairs);
                 continue;
             }
-            let is_weak = source == Source::Bare && is_weak(Top::of(&r.value), span, &r.repairs);
+            let is_weak =
+                source == Source::Bare && is_weak(Top::of_node(&r.node), span, &r.repairs);
             let slot = chooser.note_span(traced, Method::Repaired, at, true, &r.repairs, is_weak);
             if is_weak {
+                let r = r.finish();
                 weak.push(Deferred {
                     value: r.value,
                     method: Method::Repaired,
@@ -422,7 +425,7 @@ fn text_chain(
                 });
                 continue;
             }
-            chooser.offer(r.value, Method::Repaired, r.repairs, &r.inexact, slot)
+            chooser.offer_repaired(r, slot)
         } else {
             chooser.note_span(traced, Method::Repaired, at, false, &[], false);
             false
@@ -437,7 +440,7 @@ fn text_chain(
 
 /// Is the bare candidate `span` (a slice of `text`) prose, not data? Note
 /// [No structure from prose] in `repair`.
-fn is_prose(text: &str, span: &str, value: &Value, repairs: &[Repair]) -> bool {
+fn is_prose(text: &str, span: &str, value: &Node<'_>, repairs: &[Repair]) -> bool {
     let (start, end) = offset_in(text, span);
     let before = text.get(..start).unwrap_or_default();
     let after = text.get(end..).unwrap_or_default();
@@ -475,6 +478,21 @@ impl Top {
                 scalars: items.iter().all(|x| !x.is_object() && !x.is_array()),
             },
             Value::Object(m) => Top::Object {
+                empty: m.is_empty(),
+            },
+            _ => Top::Scalar,
+        }
+    }
+
+    fn of_node(v: &Node<'_>) -> Top {
+        match v {
+            Node::Array(items) => Top::Array {
+                empty: items.is_empty(),
+                scalars: items
+                    .iter()
+                    .all(|x| !matches!(x, Node::Array(_) | Node::Object(_))),
+            },
+            Node::Object(m) => Top::Object {
                 empty: m.is_empty(),
             },
             _ => Top::Scalar,
@@ -663,6 +681,34 @@ impl<'o, 'v> Chooser<'o, 'v> {
         e.errors = errors;
         self.winner = Some(e);
         self.recycle(Reading::Tape(doc));
+        true
+    }
+
+    /// [`Chooser::offer`] for a repaired candidate.
+    ///
+    /// Written to the compact output straight from its nodes (Note
+    /// [Repaired nodes] in `repair::node`) when it wins as it stands: no
+    /// schema, allowed, every number exact. Anything else is made a
+    /// `Value` and offered.
+    fn offer_repaired(&mut self, r: RepairedNode<'_>, slot: Option<usize>) -> bool {
+        let as_it_stands = self.opts.validator.is_none()
+            && r.exact()
+            && self.opts.methods.allows(Method::Repaired);
+        let Some(c) = self.compact.as_mut().filter(|_| as_it_stands) else {
+            let r = r.finish();
+            return self.offer(r.value, Method::Repaired, r.repairs, &r.inexact, slot);
+        };
+        r.node.write_compact(&mut c.out);
+        c.wrote = true;
+        self.judged(slot, None, 0, false);
+        if let Some(rec) = self.trace.as_mut() {
+            rec.winner = slot;
+        }
+        let mut e = Extraction::none();
+        e.method = Method::Repaired;
+        e.repairs = r.repairs;
+        e.valid = true;
+        self.winner = Some(e);
         true
     }
 

@@ -23,6 +23,7 @@
 //! the cut (`"hours": 30.0`) is complete. A number cut mid-way (`1.`, `2e`)
 //! keeps what parses.
 
+mod node;
 mod parser;
 mod prose;
 
@@ -31,6 +32,7 @@ use serde_json::Value;
 use super::Repair;
 use crate::json::InexactNumber;
 
+pub(crate) use node::Node;
 pub use parser::MAX_DEPTH;
 pub(crate) use prose::{keeps_nothing, prose_by_text};
 
@@ -52,15 +54,53 @@ pub struct Repaired {
 ///
 /// Linear time, bounded depth ([`MAX_DEPTH`]), never panics.
 pub fn repair_json(text: &str) -> Option<Repaired> {
+    repair_node(text).map(RepairedNode::finish)
+}
+
+/// What the tolerant parser read, before it is made a [`Repaired`]: the
+/// value as a [`Node`] borrowing from the text (Note [Repaired nodes] in
+/// `node`), for callers that only look at it and write it out.
+#[derive(Debug)]
+pub(crate) struct RepairedNode<'a> {
+    pub(crate) node: Node<'a>,
+    pub(crate) repairs: Vec<Repair>,
+    /// The literals of inexact numbers, whose placeholders stand in `node`
+    /// until [`RepairedNode::finish`] puts the nearest values back.
+    literals: Vec<String>,
+}
+
+impl RepairedNode<'_> {
+    /// Whether every number holds its literal exactly: `node` then stands
+    /// for the value as it is.
+    pub(crate) fn exact(&self) -> bool {
+        self.literals.is_empty()
+    }
+
+    /// The [`Repaired`] value, as [`repair_json`] gives it.
+    pub(crate) fn finish(self) -> Repaired {
+        finish(self.node.into_value(), self.repairs, &self.literals)
+    }
+}
+
+/// [`repair_json`], stopping short of building the value.
+pub(crate) fn repair_node(text: &str) -> Option<RepairedNode<'_>> {
     if let Some(unescaped) = escaped_json(text) {
-        if let Some((value, mut repairs, inexact)) = parser::Parser::new(&unescaped).parse_top() {
+        if let Some((node, mut repairs, literals)) = parser::Parser::new(&unescaped).parse_top() {
             repairs.insert(0, Repair::EscapedJson);
-            return Some(finish(value, repairs, &inexact));
+            return Some(RepairedNode {
+                node: node.into_owned(),
+                repairs,
+                literals,
+            });
         }
     }
     parser::Parser::new(text)
         .parse_top()
-        .map(|(value, repairs, inexact)| finish(value, repairs, &inexact))
+        .map(|(node, repairs, literals)| RepairedNode {
+            node,
+            repairs,
+            literals,
+        })
 }
 
 /// Parse the whole of `text` as one scalar (Note [Whole-reply scalars] in
@@ -69,8 +109,8 @@ pub fn repair_json(text: &str) -> Option<Repaired> {
 pub fn repair_scalar(text: &str) -> Option<Repaired> {
     // Noise is checked only once a scalar was read: most replies are prose
     // or hold a container and read no scalar, and the check scans them whole.
-    if let Some((value, repairs, inexact)) = parser::Parser::new(text).parse_scalar() {
-        return (!prose::noise(text)).then(|| finish(value, repairs, &inexact));
+    if let Some((node, repairs, inexact)) = parser::Parser::new(text).parse_scalar() {
+        return (!prose::noise(text)).then(|| finish(node.into_value(), repairs, &inexact));
     }
     let trimmed = text.trim();
     if trimmed.len() < 2

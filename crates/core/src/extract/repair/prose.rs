@@ -34,8 +34,7 @@
 //! strictly valid JSON never reaches this rule, and a fenced block (the
 //! writer marked it as code) is not judged by it.
 
-use serde_json::Value;
-
+use super::Node;
 use crate::extract::Repair;
 
 /// Is this bare candidate prose, not data? See Note [No structure from prose].
@@ -43,15 +42,15 @@ use crate::extract::Repair;
 /// `span` is the candidate's text, `before` and `after` the text around it,
 /// `repairs` what the tolerant parser needed (empty for strict JSON).
 pub(crate) fn keeps_nothing(
-    value: &Value,
+    value: &Node<'_>,
     span: &str,
     before: &str,
     after: &str,
     repairs: &[Repair],
 ) -> bool {
     let empty = match value {
-        Value::Object(m) => m.is_empty(),
-        Value::Array(a) => a.is_empty(),
+        Node::Object(m) => m.is_empty(),
+        Node::Array(a) => a.is_empty(),
         _ => false,
     };
     prose_by_text(empty, span, before, after, repairs).unwrap_or_else(|| {
@@ -263,28 +262,28 @@ fn callee(b: &[u8], mut i: usize) -> bool {
 }
 
 /// Does the value hold an object with at least one member, at any depth?
-fn has_member(v: &Value) -> bool {
+fn has_member(v: &Node<'_>) -> bool {
     match v {
-        Value::Object(m) => !m.is_empty(),
-        Value::Array(a) => a.iter().any(has_member),
+        Node::Object(m) => !m.is_empty(),
+        Node::Array(a) => a.iter().any(has_member),
         _ => false,
     }
 }
 
 /// Does a string of the value hold a space (a phrase of words, not one
 /// token such as `e5`, `0789` or a URL)?
-fn phrase(v: &Value) -> bool {
+fn phrase(v: &Node<'_>) -> bool {
     match v {
-        Value::String(s) => s.trim().contains(char::is_whitespace),
-        Value::Array(a) => a.iter().any(phrase),
-        Value::Object(m) => m.values().any(phrase),
+        Node::String(s) => s.trim().contains(char::is_whitespace),
+        Node::Array(a) => a.iter().any(phrase),
+        Node::Object(m) => m.iter().any(|(_, v)| phrase(v)),
         _ => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 
@@ -397,7 +396,7 @@ mod tests {
         ];
         for (v, before, span, after, repairs, want) in rows {
             assert_eq!(
-                keeps_nothing(v, span, before, after, repairs),
+                keeps_nothing(&Node::from_value(v.clone()), span, before, after, repairs),
                 *want,
                 "span: {span:?}"
             );

@@ -1,0 +1,376 @@
+//! The value the tolerant parser builds, before it becomes a `serde_json::Value`.
+//!
+//! Note [Repaired nodes]: the parser used to build `serde_json::Value`s
+//! directly. Each member then cost a `SipHash` of its key and an `IndexMap`
+//! insert, each string an allocation and a copy, and writing the value out
+//! (`extract --jsonl --json`) walked it once more before dropping it all.
+//! Nearly all of a reply's strings stand in the input as they are (a plain
+//! run between two quotes, Note [Plain strings] in `parser`; an unquoted key
+//! or word), and its objects hold a handful of members. A [`Node`] borrows
+//! those strings from the input and keeps an object's members in a `Vec`,
+//! looked up by a linear scan while the object is small and through a
+//! `HashMap` index once it is wide ([`Members`]), so the parse stays linear.
+//! The compact writer ([`Node::write_compact`]) writes the same bytes as
+//! `json::write_compact` of [`Node::into_value`], which is what every other
+//! caller gets (`nodes_write_what_their_values_write`).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Deref;
+
+use serde_json::{Map, Number, Value};
+
+/// A repaired JSON value whose strings may borrow from the input (`'a`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Node<'a> {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(Text<'a>),
+    Array(Vec<Node<'a>>),
+    Object(Members<'a>),
+}
+
+/// A string of a node, or a key, and whether it is known to hold nothing
+/// JSON escapes.
+///
+/// Note [Plain text]: most strings of a reply are a plain run between two
+/// `"` (Note [Plain strings] in `parser`) or an unquoted key: no quote, no
+/// backslash, no control character. Writing one is a copy between two
+/// quotes, where `json::write_str` tests every word for bytes to escape.
+/// A string the parser built, or cannot vouch for, is written by
+/// `json::write_str`.
+#[derive(Debug, Clone)]
+pub(crate) struct Text<'a> {
+    text: Cow<'a, str>,
+    /// Holds no quote, backslash or control character.
+    plain: bool,
+}
+
+impl PartialEq for Text<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Deref for Text<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl<'a> From<Cow<'a, str>> for Text<'a> {
+    fn from(text: Cow<'a, str>) -> Self {
+        Text { text, plain: false }
+    }
+}
+
+impl From<String> for Text<'_> {
+    fn from(text: String) -> Self {
+        Text::from(Cow::Owned(text))
+    }
+}
+
+/// A byte `json::write_str` escapes.
+fn escaped(c: u8) -> bool {
+    c == b'"' || c == b'\\' || c < 0x20
+}
+
+impl<'a> Text<'a> {
+    /// `s`, which the caller knows holds no byte JSON escapes.
+    pub(crate) fn plain(s: &'a str) -> Self {
+        debug_assert!(!s.bytes().any(escaped), "{s:?}");
+        Text {
+            text: Cow::Borrowed(s),
+            plain: true,
+        }
+    }
+
+    pub(crate) fn into_string(self) -> String {
+        self.text.into_owned()
+    }
+
+    /// The text as it borrows or owns it.
+    pub(crate) fn into_cow(self) -> Cow<'a, str> {
+        self.text
+    }
+
+    fn into_owned(self) -> Text<'static> {
+        Text {
+            text: Cow::Owned(self.text.into_owned()),
+            plain: self.plain,
+        }
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        if self.plain {
+            out.reserve(self.text.len() + 2);
+            out.push(b'"');
+            out.extend_from_slice(self.text.as_bytes());
+            out.push(b'"');
+        } else {
+            crate::json::write_str(out, &self.text);
+        }
+    }
+}
+
+/// An object's members in the order their keys first appeared; a repeated
+/// key keeps its first place and takes the last value (as
+/// `serde_json::Map::insert` does with `preserve_order`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Members<'a> {
+    entries: Vec<(Text<'a>, Node<'a>)>,
+    /// Key → position, built once the object holds [`LINEAR_KEYS`] keys:
+    /// a linear scan per insert would make a wide object quadratic.
+    /// Boxed: a `HashMap` is six words, and every object carries this.
+    #[allow(clippy::box_collection)]
+    index: Option<Box<HashMap<Cow<'a, str>, usize>>>,
+}
+
+/// Members up to which a key is looked up by scanning (a reply's objects
+/// hold a handful of members; hashing each key cost more than the scan).
+const LINEAR_KEYS: usize = 16;
+
+impl PartialEq for Members<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl<'a> Members<'a> {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The members in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(Text<'a>, Node<'a>)> {
+        self.entries.iter()
+    }
+
+    fn find(&self, key: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.entries.iter().position(|(k, _)| &**k == key),
+        }
+    }
+
+    /// Insert `key` with `value`: a new key goes last, a repeated one keeps
+    /// its place and takes `value`. Returns the member's position.
+    pub(crate) fn insert(&mut self, key: Text<'a>, value: Node<'a>) -> usize {
+        if let Some(i) = self.find(&key) {
+            if let Some(slot) = self.entries.get_mut(i) {
+                slot.1 = value;
+            }
+            return i;
+        }
+        let at = self.entries.len();
+        if at == 0 {
+            // Note [First push] in `parser`.
+            self.entries.reserve_exact(super::parser::FIRST_ROOM);
+        }
+        match &mut self.index {
+            Some(index) => {
+                index.insert(key.text.clone(), at);
+            }
+            None if at + 1 >= LINEAR_KEYS => {
+                let mut index: HashMap<Cow<'a, str>, usize> = self
+                    .entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, _))| (k.text.clone(), i))
+                    .collect();
+                index.insert(key.text.clone(), at);
+                self.index = Some(Box::new(index));
+            }
+            None => {}
+        }
+        self.entries.push((key, value));
+        at
+    }
+
+    /// Insert every member of `other`, in its order.
+    pub(crate) fn extend(&mut self, other: Members<'a>) {
+        for (k, v) in other.entries {
+            self.insert(k, v);
+        }
+    }
+
+    /// The value of the member at `at` (a position [`Members::insert`] gave).
+    pub(crate) fn value_mut(&mut self, at: usize) -> Option<&mut Node<'a>> {
+        self.entries.get_mut(at).map(|(_, v)| v)
+    }
+
+    fn into_owned(self) -> Members<'static> {
+        let mut out = Members::default();
+        for (k, v) in self.entries {
+            out.insert(k.into_owned(), v.into_owned());
+        }
+        out
+    }
+}
+
+impl<'a> Node<'a> {
+    pub(crate) fn is_array(&self) -> bool {
+        matches!(self, Node::Array(_))
+    }
+
+    pub(crate) fn as_array(&self) -> Option<&Vec<Node<'a>>> {
+        match self {
+            Node::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The same value, owning its strings (for input that does not outlive
+    /// the parse, such as unescaped JSON).
+    pub(crate) fn into_owned(self) -> Node<'static> {
+        match self {
+            Node::Null => Node::Null,
+            Node::Bool(b) => Node::Bool(b),
+            Node::Number(n) => Node::Number(n),
+            Node::String(s) => Node::String(s.into_owned()),
+            Node::Array(items) => Node::Array(items.into_iter().map(Node::into_owned).collect()),
+            Node::Object(members) => Node::Object(members.into_owned()),
+        }
+    }
+
+    /// The `serde_json::Value` this node stands for.
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Node::Null => Value::Null,
+            Node::Bool(b) => Value::Bool(b),
+            Node::Number(n) => Value::Number(n),
+            Node::String(s) => Value::String(s.into_string()),
+            Node::Array(items) => Value::Array(items.into_iter().map(Node::into_value).collect()),
+            Node::Object(members) => {
+                let mut map = Map::with_capacity(members.entries.len());
+                for (k, v) in members.entries {
+                    // Keys are unique here, so this only appends.
+                    map.insert(k.into_string(), v.into_value());
+                }
+                Value::Object(map)
+            }
+        }
+    }
+
+    /// Append the node as compact JSON: the bytes `json::write_compact`
+    /// writes for [`Node::into_value`], without building it.
+    pub(crate) fn write_compact(&self, out: &mut Vec<u8>) {
+        match self {
+            Node::Null => out.extend_from_slice(b"null"),
+            Node::Bool(true) => out.extend_from_slice(b"true"),
+            Node::Bool(false) => out.extend_from_slice(b"false"),
+            // As `json::write_compact` writes them (`itoa`/`ryu`).
+            Node::Number(n) => {
+                let _ = serde_json::to_writer(&mut *out, n);
+            }
+            Node::String(s) => s.write(out),
+            Node::Array(items) => {
+                out.push(b'[');
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    v.write_compact(out);
+                }
+                out.push(b']');
+            }
+            Node::Object(members) => {
+                out.push(b'{');
+                for (i, (k, v)) in members.entries.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    k.write(out);
+                    out.push(b':');
+                    v.write_compact(out);
+                }
+                out.push(b'}');
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+impl Node<'static> {
+    /// The node of a `Value` (the tests build nodes with `json!`).
+    pub(crate) fn from_value(v: Value) -> Node<'static> {
+        match v {
+            Value::Null => Node::Null,
+            Value::Bool(b) => Node::Bool(b),
+            Value::Number(n) => Node::Number(n),
+            Value::String(s) => Node::String(Text::from(s)),
+            Value::Array(items) => Node::Array(items.into_iter().map(Node::from_value).collect()),
+            Value::Object(map) => {
+                let mut members = Members::default();
+                for (k, v) in map {
+                    members.insert(Text::from(k), Node::from_value(v));
+                }
+                Node::Object(members)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn repeated_keys_keep_their_first_place_and_take_the_last_value() {
+        for n in [3usize, LINEAR_KEYS - 1, LINEAR_KEYS, LINEAR_KEYS + 1, 200] {
+            let mut members = Members::default();
+            let mut map = Map::new();
+            for round in 0..3 {
+                for i in (0..n).rev() {
+                    let key = format!("k{}", i % (n / 2 + 1));
+                    let at = members.insert(
+                        Text::from(key.clone()),
+                        Node::Number((round * 1000 + i).into()),
+                    );
+                    map.insert(key.clone(), json!(round * 1000 + i));
+                    assert_eq!(&*members.entries[at].0, key);
+                }
+            }
+            let value = Node::Object(members).into_value();
+            assert_eq!(value, Value::Object(map.clone()), "{n} keys");
+            let keys: Vec<&String> = map.keys().collect();
+            let got: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+            assert_eq!(got.iter().collect::<Vec<_>>(), keys);
+        }
+    }
+
+    #[test]
+    fn nodes_write_what_their_values_write() {
+        let cases = [
+            json!(null),
+            json!([
+                true,
+                false,
+                -0.0,
+                1.5,
+                -7,
+                18_446_744_073_709_551_615_u64,
+                1e300
+            ]),
+            json!({"a\"b": "line\nbreak\ttab\u{1}\u{7f}é\\", "": {"x": [[], {}]}}),
+            json!("plain"),
+        ];
+        for v in cases {
+            let mut want = Vec::new();
+            crate::json::write_compact(&mut want, &v);
+            let node = Node::from_value(v.clone());
+            let mut got = Vec::new();
+            node.write_compact(&mut got);
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                String::from_utf8(want).unwrap()
+            );
+            assert_eq!(node.clone().into_owned().into_value(), v);
+        }
+    }
+}
