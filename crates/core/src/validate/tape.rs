@@ -1191,6 +1191,17 @@ mod tests {
         }
     }
 
+    /// Whether every float of `v` is written by `serde_json` as a literal
+    /// that is exactly that float (`json::is_exact`).
+    fn floats_exact(v: &Value) -> bool {
+        match v {
+            Value::Number(n) => crate::json::is_exact(&n.to_string()),
+            Value::Array(a) => a.iter().all(floats_exact),
+            Value::Object(m) => m.values().all(floats_exact),
+            _ => true,
+        }
+    }
+
     /// Every string node reads as the value's string through each accessor
     /// keywords use (Note [Lazy escapes]).
     fn strings_agree(node: TapeNode<'_>, v: &Value) {
@@ -1463,9 +1474,12 @@ mod tests {
                 serde_json::to_string(&v).unwrap()
             };
             agrees(&text);
-            // Every JSON text serde_json writes is read here (its floats are
-            // written exact, its maps have no repeated key).
-            prop_assert!(Doc::parse(&text).is_some(), "{}", text);
+            // Every JSON text serde_json writes is read here (its maps have
+            // no repeated key), unless it holds a float whose shortest
+            // round-trip form is not that float exactly: `ryu` may write
+            // `-1192658002281151.2` for the double `…151.25`, which the
+            // reader declines (Note [Big numbers] in `json`).
+            prop_assert!(Doc::parse(&text).is_some() || !floats_exact(&v), "{}", text);
         }
 
         #[test]
