@@ -573,49 +573,58 @@ fn unescape_string(b: &[u8], i: usize) -> Option<(String, usize)> {
     let mut out = vec![0u8; b.len() - i + CHUNK];
     let mut len = 0;
     let mut j = i + 1;
-    'blocks: while let Some(block) = b.get(j..j + BLOCK + CHUNK) {
-        let base = j;
-        // Bit `k`: byte `base + k` stops a run. Bits below `j - base` are
-        // cleared as the walk passes them.
+    while let Some(block) = b.get(j..j + BLOCK + CHUNK) {
+        // The walk indexes the block and its share of `out` from 0: the
+        // bounds checks are against fixed lengths (Note [Escape masks]).
+        // The block's output is never longer than its input, plus the
+        // last run copy's overrun.
+        let dst = out.get_mut(len..len + BLOCK + CHUNK)?;
+        // Bit `k`: byte `k` of the block stops a run. Bits below `at`
+        // are cleared as the walk passes them.
         let mut mask = stop_mask64(block);
-        loop {
-            let stop = base + mask.trailing_zeros() as usize;
+        let mut at = 0;
+        let mut written = 0;
+        let closed = loop {
             // With no stop left, the whole rest of the block is a run.
-            let run_end = stop.min(base + BLOCK);
-            copy_run(&mut out, len, b, j, run_end - j)?;
-            len += run_end - j;
-            j = run_end;
+            let stop = (mask.trailing_zeros() as usize).min(BLOCK);
+            copy_run(dst, written, block, at, stop - at)?;
+            written += stop - at;
+            at = stop;
             if mask == 0 {
-                continue 'blocks;
+                break false;
             }
-            match *b.get(j)? {
-                b'"' => {
-                    out.truncate(len);
-                    return Some((String::from_utf8(out).ok()?, j + 1));
-                }
+            match *block.get(at)? {
+                b'"' => break true,
                 b'\\' => {
-                    let letter = *b.get(j + 1)?;
+                    // An escape is at most 12 bytes: it ends inside the
+                    // 80-byte block.
+                    let letter = *block.get(at + 1)?;
                     let short = SHORT_ESCAPES[usize::from(letter)];
                     if short == 0 {
-                        let Escape::Char(ch, used) = unescape(b.get(j + 1..)?) else {
+                        let Escape::Char(ch, used) = unescape(block.get(at + 1..)?) else {
                             return None;
                         };
-                        len += ch.encode_utf8(out.get_mut(len..len + 4)?).len();
-                        j += 1 + used;
+                        written += ch.encode_utf8(dst.get_mut(written..written + 4)?).len();
+                        at += 1 + used;
                     } else {
-                        *out.get_mut(len)? = short;
-                        len += 1;
-                        j += 2;
+                        *dst.get_mut(written)? = short;
+                        written += 1;
+                        at += 2;
                     }
                 }
                 // A raw control character.
                 _ => return None,
             }
-            let passed = j - base;
-            if passed >= BLOCK {
-                continue 'blocks;
+            if at >= BLOCK {
+                break false;
             }
-            mask &= u64::MAX << passed;
+            mask &= u64::MAX << at;
+        };
+        len += written;
+        j += at;
+        if closed {
+            out.truncate(len);
+            return Some((String::from_utf8(out).ok()?, j + 1));
         }
     }
     // The last bytes of the line.
