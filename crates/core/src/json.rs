@@ -548,16 +548,21 @@ pub fn reply_of_line(line: &[u8]) -> Option<(String, Option<Value>)> {
 /// branch, eight bytes at a time as exact bit masks ([`stop_mask64`]), and
 /// the escapes are then walked from bit to bit: a run is copied 16 bytes
 /// at a time into a buffer sized once (writes by index, no capacity check
-/// per run), the next stop is a `trailing_zeros` away. Measured on the
-/// 20,000-reply bench corpus, `perf stat`, a 2-core machine at load 6:
-/// `reply_of_line` alone (5 passes, 5 runs) 229 → 198 million cycles per
-/// pass (−13%), instructions the same (435 million: the masks cost what
-/// the per-run tests did); the whole `extract --jsonl --json` (with the
-/// [`long_run_end`] and `scan_number` changes, output byte-identical, 8
-/// interleaved runs) 1.439 → 1.434 billion instructions, cycles median
-/// 983 → 967 million (−1.7%), best 927 → 864 million (−7%). LLVM turns
-/// the eight words' tests into SSE2 code (two words per register, the
-/// gathering multiply emulated with `pmuludq`).
+/// per run), the next stop is a `trailing_zeros` away. The walk indexes
+/// its 80-byte block and its share of the output from 0, so the bounds
+/// checks are against fixed lengths (indexing the whole line and buffer
+/// instead: 435 against 347 million instructions for `reply_of_line`
+/// alone over the corpus). Measured on the 20,000-reply bench
+/// corpus (`extract --jsonl --json`, output byte-identical, `perf stat`,
+/// 8 interleaved runs on a 2-core machine at load 6, with the
+/// [`long_run_end`] and `scan_number` changes of the same commits):
+/// 1.439 → 1.342 billion instructions (−6.7%); cycles median 884 → 882
+/// million, best 741 → 694 million (−6%). Callgrind on the first 4,000
+/// replies: `reply_of_line` with what it calls 88.2 → 76.9 million,
+/// `unescape_string` 49.9 → 41.8 million (7.0 of them zeroing the buffer,
+/// 4.0 the UTF-8 check). LLVM turns the eight words' tests into SSE2 code
+/// (two words per register, the gathering multiply emulated with
+/// `pmuludq`).
 /// Tried and dropped: 16-byte runs tested by one vectorised compare
 /// (`first_stop16`, kept for [`long_run_end`]) as the unescaper's loop: −15%
 /// instructions but no fewer cycles, since each run's test still waited
@@ -959,7 +964,8 @@ pub(crate) fn plain_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
 /// test. Measured (`reply_of_line` alone over the bench corpus, `perf
 /// stat`, 5 passes): −3% instructions, cycles within noise; in the whole
 /// `extract --jsonl --json` (where `write_str` and the repair parser use it
-/// too) together with Note [Escape masks].
+/// too) in Note [Escape masks]; callgrind on the first 4,000 replies:
+/// `long_run_end` with what it calls 26.6 → 15.0 million.
 #[inline(never)]
 fn long_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
     let mut j = from;
