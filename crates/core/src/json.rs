@@ -291,11 +291,18 @@ fn scan_string(b: &[u8], i: usize) -> Scan {
         j = plain_run_end(b, j, b'"', b'"');
         match b.get(j) {
             Some(b'"') => return Scan::Value(j + 1),
-            Some(b'\\') => match unescape(b.get(j + 1..).unwrap_or_default()) {
-                Escape::Char(_, used) => j += 1 + used,
-                Escape::Surrogate => return Scan::Doubtful,
-                Escape::Bad => return Scan::Invalid,
-            },
+            Some(b'\\') => {
+                let e = b.get(j + 1).copied().unwrap_or_default();
+                if SHORT_ESCAPES[usize::from(e)] != 0 {
+                    j += 2;
+                    continue;
+                }
+                match unescape(b.get(j + 1..).unwrap_or_default()) {
+                    Escape::Char(_, used) => j += 1 + used,
+                    Escape::Surrogate => return Scan::Doubtful,
+                    Escape::Bad => return Scan::Invalid,
+                }
+            }
             // The end of the text, or a raw control character.
             _ => return Scan::Invalid,
         }
@@ -304,6 +311,10 @@ fn scan_string(b: &[u8], i: usize) -> Scan {
 
 /// The number literal at `i`; [`Scan::Doubtful`] when it is JSON but not
 /// surely exact (Note [Big numbers]).
+///
+/// The digits are counted while the literal is read, the same test as
+/// [`surely_exact`] (at most 15 significant digits, an exponent of at most
+/// two) without walking the literal again (`scan_number_agrees_with_the_two_pass_scan`).
 fn scan_number(b: &[u8], i: usize) -> Scan {
     let digits = |mut k: usize| {
         while b.get(k).is_some_and(u8::is_ascii_digit) {
@@ -315,18 +326,22 @@ fn scan_number(b: &[u8], i: usize) -> Scan {
     if b.get(j) == Some(&b'-') {
         j += 1;
     }
+    let int_start = j;
     match b.get(j) {
         Some(b'0') => j += 1,
         Some(b'1'..=b'9') => j = digits(j + 1),
         _ => return Scan::Invalid,
     }
+    let mut significant = j - int_start;
     if b.get(j) == Some(&b'.') {
         let end = digits(j + 1);
         if end == j + 1 {
             return Scan::Invalid;
         }
+        significant += end - (j + 1);
         j = end;
     }
+    let mut exponent = 0;
     if matches!(b.get(j), Some(b'e' | b'E')) {
         j += 1;
         if matches!(b.get(j), Some(b'+' | b'-')) {
@@ -336,9 +351,10 @@ fn scan_number(b: &[u8], i: usize) -> Scan {
         if end == j {
             return Scan::Invalid;
         }
+        exponent = end - j;
         j = end;
     }
-    if surely_exact(b.get(i..j).unwrap_or_default()) {
+    if significant <= 15 && exponent <= 2 {
         Scan::Value(j)
     } else {
         Scan::Doubtful
@@ -516,44 +532,208 @@ pub fn reply_of_line(line: &[u8]) -> Option<(String, Option<Value>)> {
 /// `None` unless it is a string [`scan_value`] reads as [`Scan::Value`]
 /// whose raw bytes are UTF-8 (Note [UTF-8 checked once]).
 ///
-/// The bytes go into a `Vec<u8>` through [`copy_plain`] (Note [Word
-/// copies]) and are checked as UTF-8 once at the end: pushing each run and
-/// each escaped character into a `String` cost a `memcpy` call per run, and
-/// a reply's text escapes every quote and line break of the JSON it holds.
+/// The bytes go into one buffer and are checked as UTF-8 once at the end:
+/// pushing each run and each escaped character into a `String` cost a
+/// `memcpy` call per run, and a reply's text escapes every quote and line
+/// break of the JSON it holds. While 80 bytes are left the string is read
+/// 64 bytes at a time (Note [Escape masks]); the rest goes through
+/// [`copy_plain`] (Note [Word copies]).
+///
+/// Note [Escape masks]: a corpus reply's `text` (~1,250 raw bytes) holds an
+/// escape every ~11 bytes, and where the next run ends depended on where
+/// the last escape ended: each run was one test of eight bytes, then a
+/// second, then `memchr3`, one after the other, ~110 instructions and a
+/// dependent chain of loads and tests per escape. Here the stops (quote,
+/// backslash, control character) of 64 bytes are found first, without a
+/// branch, eight bytes at a time as exact bit masks ([`stop_mask64`]), and
+/// the escapes are then walked from bit to bit: a run is copied 16 bytes
+/// at a time into a buffer sized once (writes by index, no capacity check
+/// per run), the next stop is a `trailing_zeros` away. The walk indexes
+/// its 80-byte block and its share of the output from 0, so the bounds
+/// checks are against fixed lengths (indexing the whole line and buffer
+/// instead: 435 against 347 million instructions for `reply_of_line`
+/// alone over the corpus). Measured on the 20,000-reply bench
+/// corpus (`extract --jsonl --json`, output byte-identical, `perf stat`,
+/// 8 interleaved runs on a 2-core machine at load 6, with the
+/// [`long_run_end`] and `scan_number` changes of the same commits):
+/// 1.439 → 1.342 billion instructions (−6.7%); cycles median 884 → 882
+/// million, best 741 → 694 million (−6%). Callgrind on the first 4,000
+/// replies: `reply_of_line` with what it calls 88.2 → 76.9 million,
+/// `unescape_string` 49.9 → 41.8 million (7.0 of them zeroing the buffer,
+/// 4.0 the UTF-8 check). LLVM turns the eight words' tests into SSE2 code
+/// (two words per register, the gathering multiply emulated with
+/// `pmuludq`).
+/// Tried and dropped: 16-byte runs tested by one vectorised compare
+/// (`first_stop16`, kept for [`long_run_end`]) as the unescaper's loop: −15%
+/// instructions but no fewer cycles, since each run's test still waited
+/// for the one before it; a 16-byte vector form of the mask built from
+/// byte compares: LLVM unrolled it into scalar code, 1.7× the instructions.
 fn unescape_string(b: &[u8], i: usize) -> Option<(String, usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
-    // The unescaped text is never longer than the rest of the line (and
-    // the word copies write at most 8 bytes past the end): one allocation.
-    let mut out: Vec<u8> = Vec::with_capacity(b.len() - i + 8);
+    // The unescaped text is never longer than the rest of the line, and
+    // the run copies write at most 16 bytes past what they keep: one
+    // allocation, written by index.
+    let mut out = vec![0u8; b.len() - i + CHUNK];
+    let mut len = 0;
     let mut j = i + 1;
+    while let Some(block) = b.get(j..j + BLOCK + CHUNK) {
+        // The walk indexes the block and its share of `out` from 0: the
+        // bounds checks are against fixed lengths (Note [Escape masks]).
+        // The block's output is never longer than its input, plus the
+        // last run copy's overrun.
+        let dst = out.get_mut(len..len + BLOCK + CHUNK)?;
+        // Bit `k`: byte `k` of the block stops a run. Bits below `at`
+        // are cleared as the walk passes them.
+        let mut mask = stop_mask64(block);
+        let mut at = 0;
+        let mut written = 0;
+        let closed = loop {
+            // With no stop left, the whole rest of the block is a run.
+            let stop = (mask.trailing_zeros() as usize).min(BLOCK);
+            copy_run(dst, written, block, at, stop - at)?;
+            written += stop - at;
+            at = stop;
+            if mask == 0 {
+                break false;
+            }
+            match *block.get(at)? {
+                b'"' => break true,
+                b'\\' => {
+                    // An escape is at most 12 bytes: it ends inside the
+                    // 80-byte block.
+                    let letter = *block.get(at + 1)?;
+                    let short = SHORT_ESCAPES[usize::from(letter)];
+                    if short == 0 {
+                        let Escape::Char(ch, used) = unescape(block.get(at + 1..)?) else {
+                            return None;
+                        };
+                        written += ch.encode_utf8(dst.get_mut(written..written + 4)?).len();
+                        at += 1 + used;
+                    } else {
+                        *dst.get_mut(written)? = short;
+                        written += 1;
+                        at += 2;
+                    }
+                }
+                // A raw control character.
+                _ => return None,
+            }
+            if at >= BLOCK {
+                break false;
+            }
+            mask &= u64::MAX << at;
+        };
+        len += written;
+        j += at;
+        if closed {
+            out.truncate(len);
+            return Some((String::from_utf8(out).ok()?, j + 1));
+        }
+    }
+    // The last bytes of the line.
+    out.truncate(len);
     loop {
         j = copy_plain(&mut out, b, j, b'"', b'"');
         match b.get(j)? {
             b'"' => return Some((String::from_utf8(out).ok()?, j + 1)),
             b'\\' => {
                 let rest = b.get(j + 1..)?;
-                match rest.first() {
-                    // The common escapes, one byte each.
-                    Some(&c @ (b'"' | b'\\' | b'/')) => out.push(c),
-                    Some(b'n') => out.push(b'\n'),
-                    Some(b't') => out.push(b'\t'),
-                    _ => {
-                        let Escape::Char(c, used) = unescape(rest) else {
-                            return None;
-                        };
-                        let mut utf8 = [0u8; 4];
-                        out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
-                        j += 1 + used;
-                        continue;
-                    }
+                let short = SHORT_ESCAPES[usize::from(*rest.first()?)];
+                if short == 0 {
+                    let Escape::Char(ch, used) = unescape(rest) else {
+                        return None;
+                    };
+                    let mut utf8 = [0u8; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
+                    j += 1 + used;
+                } else {
+                    out.push(short);
+                    j += 2;
                 }
-                j += 2;
             }
             _ => return None,
         }
     }
+}
+
+/// The bytes [`unescape_string`] finds the stops of at once.
+const BLOCK: usize = 64;
+
+/// The bytes a run copy or a vector test handles at once.
+const CHUNK: usize = 16;
+
+/// What each one-letter escape (the byte after the backslash) stands for;
+/// 0 for `u` (read by [`unescape`]) and for bytes that are no escape.
+const SHORT_ESCAPES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
+/// Copy the `len` bytes (at most [`BLOCK`]) at `from` of `src` to `to` of `out`,
+/// [`CHUNK`] bytes at a time (fixed-size copies, no `memcpy` call): up to
+/// 15 bytes more are written, which the next writes overwrite. `None` when
+/// either side is too short, which [`unescape_string`]'s sizes rule out.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn copy_run(out: &mut [u8], to: usize, src: &[u8], from: usize, len: usize) -> Option<()> {
+    let mut done = 0;
+    loop {
+        out.get_mut(to + done..to + done + CHUNK)?
+            .copy_from_slice(src.get(from + done..from + done + CHUNK)?);
+        done += CHUNK;
+        if done >= len {
+            return Some(());
+        }
+    }
+}
+
+/// Bit `k` set when byte `k` of `block` (its first [`BLOCK`] bytes) is a
+/// quote, a backslash or a control character (Note [Escape masks]).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn stop_mask64(block: &[u8]) -> u64 {
+    let mut mask = 0u64;
+    for k in 0..BLOCK / 8 {
+        let mut w = [0u8; 8];
+        if let Some(word) = block.get(k * 8..k * 8 + 8) {
+            w.copy_from_slice(word);
+        }
+        mask |= stop_mask8(u64::from_le_bytes(w)) << (8 * k);
+    }
+    mask
+}
+
+/// Bit `k` (of the low eight) set when byte `k` of `w` (little-endian) is a
+/// quote, a backslash or a control character. Exact for every byte, unlike
+/// [`stop_bytes`]: each test adds within a byte's low seven bits, so no
+/// carry crosses into the next byte.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn stop_mask8(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // High bit set where the byte is not `c`.
+    let differs = |c: u8| {
+        let x = w ^ (ONES * u64::from(c));
+        ((x & LOW7) + LOW7) | x
+    };
+    // High bit set where the byte is at least 0x20.
+    let printable = ((w & LOW7) + ONES * 0x60) | w;
+    let stops = !(differs(b'"') & differs(b'\\') & printable) & HIGH;
+    // Gather the eight high bits into the top byte: each lands on its own
+    // bit, no two products overlap.
+    (stops >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
 }
 
 /// Append the plain run of `bytes` at `from` (up to the first `q1`, `q2`,
@@ -739,20 +919,21 @@ pub(crate) fn first_stop(b: &[u8], from: usize, stop: impl Fn(u8) -> bool) -> us
 /// backslash or a control character, or `b.len()`: where a string's plain
 /// run ends.
 ///
-/// Note [String scans]: `memchr3` finds the quote or backslash with vector
-/// compares, and the run before it is checked for control characters with a
-/// minimum over its bytes (no early exit, so it vectorises too); only a run
-/// that holds one is walked byte by byte. A per-byte loop here was the
-/// largest cost of reading and writing JSON text. The same answer as
-/// `position` (`plain_run_end_agrees_with_position`).
+/// Note [String scans]: the bytes are tested many at a time (a word, then
+/// 16 bytes per vector compare in [`long_run_end`], quote, backslash and
+/// control characters in one test); a per-byte loop here was the largest
+/// cost of reading and writing JSON text. (`memchr3` for the quote or
+/// backslash and a minimum over the run for control characters came
+/// before.) The same answer as `position` (`plain_run_end_agrees_with_position`).
 ///
 /// Note [Short runs]: in the replies agents write, JSON inside a JSON string
 /// escapes every quote and line break, so most runs are a few bytes long,
-/// and a `memchr3` call per run cost more than the run. The first 16 bytes
-/// are tested eight at a time in a `u64` ([`stop_bytes`]) before `memchr3`
-/// takes over for a longer run. (A 16-step loop of byte compares into a bit
-/// mask, tried first, did not vectorise here: it doubled the instructions
-/// of `extract --jsonl`.)
+/// and a `memchr3` call per run cost more than the run. The first eight
+/// bytes are tested at once in a `u64` ([`stop_bytes`]) before
+/// [`long_run_end`] takes over for a longer run. (A 16-step loop of byte
+/// compares into a bit mask, tried first here, did not vectorise inlined
+/// into the callers: it doubled the instructions of `extract --jsonl`; in
+/// the non-inlined [`long_run_end`] it does.)
 // Inlined on purpose: Note [Short runs].
 #[allow(clippy::inline_always)]
 #[inline(always)]
@@ -771,31 +952,60 @@ pub(crate) fn plain_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
     long_run_end(bytes, from, a, b)
 }
 
-/// [`plain_run_end`] past its first word: one more word, then `memchr3`.
+/// [`plain_run_end`] past its first word: 16 bytes at a time.
 ///
 /// Testing up to eight words here before `memchr3` (for the 10 to 60 byte
 /// runs of agent JSON) was tried and measured: +5 million instructions
 /// over 4,000 corpus replies (callgrind: `long_run_end` +10.2 M, `memchr3`
-/// −5.1 M), so `memchr3` takes over after the second word.
+/// −5.1 M), so `memchr3` took over after the second word. Now one
+/// vectorised test per 16 bytes ([`first_stop16`]) replaces both the second
+/// word and `memchr3` (its call and set-up cost more than the 10 to 60
+/// bytes it scanned), and the control-character check folds into the same
+/// test. Measured (`reply_of_line` alone over the bench corpus, `perf
+/// stat`, 5 passes): −3% instructions, cycles within noise; in the whole
+/// `extract --jsonl --json` (where `write_str` and the repair parser use it
+/// too) in Note [Escape masks]; callgrind on the first 4,000 replies:
+/// `long_run_end` with what it calls 26.6 → 15.0 million.
 #[inline(never)]
 fn long_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
-    let mut from = from;
-    if let Some(word) = bytes.get(from..from + 8) {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(word);
-        let stops = stop_bytes(u64::from_le_bytes(w), a, b);
-        if stops != 0 {
-            return from + (stops.trailing_zeros() / 8) as usize;
+    let mut j = from;
+    while let Some(chunk) = bytes.get(j..j + CHUNK) {
+        let Ok(chunk) = <&[u8; CHUNK]>::try_from(chunk) else {
+            break;
+        };
+        let k = first_stop16(chunk, a, b);
+        j += k;
+        if k < CHUNK {
+            return j;
         }
-        from += 8;
     }
-    let rest = bytes.get(from..).unwrap_or_default();
-    let j = memchr::memchr3(a, b, b'\\', rest).unwrap_or(rest.len());
-    let run = rest.get(..j).unwrap_or_default();
-    if run.iter().fold(u8::MAX, |m, &c| m.min(c)) < 0x20 {
-        return from + run.iter().position(|&c| c < 0x20).unwrap_or(j);
+    // Fewer than 16 bytes left: padded with NUL, a stop where they end.
+    let rest = bytes.get(j..).unwrap_or_default();
+    let mut chunk = [0u8; CHUNK];
+    for (d, &c) in chunk.iter_mut().zip(rest) {
+        *d = c;
     }
-    from + j
+    j + first_stop16(&chunk, a, b).min(rest.len())
+}
+
+/// The index in `chunk` of its first byte that is `a`, `b`, a backslash or
+/// a control character, or 16.
+///
+/// Written as one test per byte into a byte mask with no branch, which
+/// LLVM turns into vector compares (`pcmpeqb`, `pminub`, `por`) and one
+/// `trailing_zeros` over the mask as a `u128`; it does so when the chunk
+/// is a whole array from the input, as in [`long_run_end`] (checked in the
+/// release build's assembly), not in every caller's context.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn first_stop16(chunk: &[u8; CHUNK], a: u8, b: u8) -> usize {
+    let mut stops = [0u8; CHUNK];
+    // `|`, not `||`: no branch per byte, so the loop vectorises.
+    #[allow(clippy::needless_bitwise_bool)]
+    for (s, &c) in stops.iter_mut().zip(chunk) {
+        *s = u8::from((c == a) | (c == b) | (c == b'\\') | (c < 0x20)).wrapping_neg();
+    }
+    (u128::from_le_bytes(stops).trailing_zeros() / 8) as usize
 }
 
 /// The high bit of each byte of `w` (little-endian) that is `a`, `b`, a
@@ -1332,6 +1542,195 @@ mod tests {
             for broken in [String::from_utf8(mangled).unwrap_or_default(), cut_short] {
                 proptest::prop_assert_eq!(unescape_string(broken.as_bytes(), at), reference_string(&broken, at), "{:?}", broken);
             }
+        }
+    }
+
+    /// The unescaper before Note [Escape masks]: runs by [`copy_plain`],
+    /// one escape at a time (the reference for the block walk).
+    fn unescape_string_scalar(b: &[u8], i: usize) -> Option<(String, usize)> {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let mut out: Vec<u8> = Vec::new();
+        let mut j = i + 1;
+        loop {
+            j = copy_plain(&mut out, b, j, b'"', b'"');
+            match b.get(j)? {
+                b'"' => return Some((String::from_utf8(out).ok()?, j + 1)),
+                b'\\' => {
+                    let Escape::Char(c, used) = unescape(b.get(j + 1..)?) else {
+                        return None;
+                    };
+                    let mut utf8 = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                    j += 1 + used;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Raw string bodies, valid or not: every escape (`\u` ones whole,
+    /// surrogate pairs, lone halves and broken ones), raw control
+    /// characters, bytes ≥ 0x80 (UTF-8 or not), quotes, and runs from 0 to
+    /// 90 bytes, so escapes fall at every offset of a 64-byte block and
+    /// strings end anywhere near the line's end.
+    fn raw_body_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            4 => "[a-z ]{0,90}".prop_map(String::into_bytes),
+            2 => Just(b"\\n".to_vec()),
+            2 => Just(b"\\\"".to_vec()),
+            1 => Just(b"\\\\".to_vec()),
+            1 => prop::sample::select(&b"/bfnrtu\"\\x0 "[..]).prop_map(|c| vec![b'\\', c]),
+            1 => Just(b"\\u00e9".to_vec()),
+            1 => Just(b"\\ud83d\\ude00".to_vec()),
+            1 => Just(b"\\ud83d".to_vec()),
+            1 => Just(b"\\ude00x".to_vec()),
+            1 => Just(b"\\u12g4".to_vec()),
+            1 => Just("é→😀".as_bytes().to_vec()),
+            1 => (0u8..0x20).prop_map(|c| vec![c]),
+            1 => (0x80u8..=0xff).prop_map(|c| vec![c]),
+            1 => Just(b"\"".to_vec()),
+        ];
+        prop::collection::vec(piece, 0..40).prop_map(|p| p.concat())
+    }
+
+    /// Words of bytes at the edges of the stop tests (quote, backslash,
+    /// 0x00, 0x1f/0x20, 0x7f/0x80, lead and continuation bytes), or any.
+    fn word_strategy() -> impl proptest::strategy::Strategy<Value = [u8; 8]> {
+        use proptest::prelude::*;
+        let edge =
+            prop::sample::select(&[b'"', b'\\', 0, 0x1f, 0x20, 0x7f, 0x80, 0xa2, 0xdc, 0xff][..]);
+        prop_oneof![
+            any::<[u8; 8]>(),
+            prop::array::uniform8(prop_oneof![edge, any::<u8>()]),
+        ]
+    }
+
+    /// Bytes a string carries as they are, mostly ASCII.
+    fn plain_byte_strategy() -> impl proptest::strategy::Strategy<Value = u8> {
+        use proptest::prelude::*;
+        prop_oneof![9 => 0x20u8..0x7f, 1 => 0x80u8..=0xff]
+    }
+
+    proptest::proptest! {
+        /// Note [Escape masks]: the block walk reads every string as the
+        /// scalar unescaper did, at every alignment, whole, cut anywhere,
+        /// or followed by more of a line.
+        #[test]
+        fn unescape_string_agrees_with_the_scalar_reader(
+            body in raw_body_strategy(),
+            prefix in 0usize..70,
+            after in "[ ,}\\]a\"]{0,100}",
+            cut in 0usize..4000,
+        ) {
+            let mut line = vec![b' '; prefix];
+            line.push(b'"');
+            line.extend_from_slice(&body);
+            line.push(b'"');
+            line.extend_from_slice(after.as_bytes());
+            let cut = cut % (line.len() + 1);
+            for text in [&line[..], &line[..cut], &line[..prefix + 1 + body.len()]] {
+                proptest::prop_assert_eq!(
+                    unescape_string(text, prefix),
+                    unescape_string_scalar(text, prefix),
+                    "{:?}",
+                    String::from_utf8_lossy(text)
+                );
+            }
+        }
+
+        /// `stop_mask8` marks exactly the quotes, backslashes and control
+        /// characters of a word, whatever the other bytes are.
+        #[test]
+        fn stop_mask8_is_exact(
+            word in word_strategy(),
+        ) {
+            let want = word.iter().enumerate().fold(0u64, |m, (k, &c)| {
+                m | (u64::from(!plain_string_byte(c)) << k)
+            });
+            proptest::prop_assert_eq!(stop_mask8(u64::from_le_bytes(word)), want);
+        }
+
+        /// `long_run_end`'s 16-byte tests on long runs: the same answer as
+        /// `position` wherever the stop or the end falls.
+        #[test]
+        fn long_runs_end_where_position_says(
+            run in proptest::collection::vec(plain_byte_strategy(), 0..120),
+            stop in proptest::option::of(proptest::prelude::any::<u8>()),
+            tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..20),
+            from in 0usize..140,
+        ) {
+            let mut b = run;
+            b.extend(stop);
+            b.extend(tail);
+            for (x, y) in [(b'"', b'"'), (b'\'', 0xC2)] {
+                let want = b.get(from..).and_then(|r| r.iter().position(|&c| c == x || c == y || c == b'\\' || c < 0x20))
+                    .map_or(b.len().max(from), |p| p + from);
+                proptest::prop_assert_eq!(plain_run_end(&b, from, x, y), want);
+                proptest::prop_assert_eq!(long_run_end(&b, from, x, y), want);
+            }
+        }
+
+        /// `scan_number` counts digits as it reads: the same verdict as
+        /// the two-pass scan it replaced, on numbers and near-numbers.
+        #[test]
+        fn scan_number_agrees_with_the_two_pass_scan(
+            text in proptest::prelude::prop_oneof![
+                "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{0,20})?([eE][+-]?[0-9]{0,4})?[,\\]} a.eE+-]{0,2}",
+                "[-+0-9.eE ]{0,12}",
+            ],
+        ) {
+            proptest::prop_assert_eq!(
+                scan_number(text.as_bytes(), 0),
+                scan_number_two_pass(text.as_bytes(), 0),
+                "{}",
+                text
+            );
+        }
+    }
+
+    /// The number scan before digits were counted on the way: the literal
+    /// read, then `surely_exact` over it.
+    fn scan_number_two_pass(b: &[u8], i: usize) -> Scan {
+        let digits = |mut k: usize| {
+            while b.get(k).is_some_and(u8::is_ascii_digit) {
+                k += 1;
+            }
+            k
+        };
+        let mut j = i;
+        if b.get(j) == Some(&b'-') {
+            j += 1;
+        }
+        match b.get(j) {
+            Some(b'0') => j += 1,
+            Some(b'1'..=b'9') => j = digits(j + 1),
+            _ => return Scan::Invalid,
+        }
+        if b.get(j) == Some(&b'.') {
+            let end = digits(j + 1);
+            if end == j + 1 {
+                return Scan::Invalid;
+            }
+            j = end;
+        }
+        if matches!(b.get(j), Some(b'e' | b'E')) {
+            j += 1;
+            if matches!(b.get(j), Some(b'+' | b'-')) {
+                j += 1;
+            }
+            let end = digits(j);
+            if end == j {
+                return Scan::Invalid;
+            }
+            j = end;
+        }
+        if surely_exact(b.get(i..j).unwrap_or_default()) {
+            Scan::Value(j)
+        } else {
+            Scan::Doubtful
         }
     }
 
