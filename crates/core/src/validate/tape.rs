@@ -344,6 +344,10 @@ impl<'t> Reader<'t> {
         doc.slots.reserve(b.len() / 24 + 4);
         doc.items.reserve(b.len() / 64 + 4);
         doc.members.reserve(b.len() / 32 + 4);
+        if record {
+            // About one whitespace run per 12 bytes of pretty-printed JSON.
+            doc.cuts.reserve(b.len() / 12 + 4);
+        }
         Reader {
             b,
             text,
@@ -419,17 +423,28 @@ impl<'t> Reader<'t> {
         }
     }
 
-    /// Skip whitespace. Note [Whitespace words]: the tests of the first
-    /// bytes are inlined at every caller (most tokens have no whitespace
-    /// before them, or the one space after a `:`); a longer run is skipped
-    /// by [`ws_end`].
-    #[inline]
+    /// Skip whitespace. Note [Whitespace words]: the test of the first
+    /// byte is inlined at every caller (most tokens have no whitespace
+    /// before them); a run is skipped, and recorded, by [`Reader::ws_run`].
+    // Inlined on purpose: left to itself the compiler made this a call
+    // per token, which cost more than the test.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn ws(&mut self) {
+        if let Some(b' ' | b'\n' | b'\t' | b'\r') = self.b.get(self.pos) {
+            self.ws_run();
+        }
+    }
+
+    /// [`Reader::ws`] past its first byte: the one space after a `:` at
+    /// once, a longer run by [`ws_end`].
+    #[inline(never)]
+    fn ws_run(&mut self) {
         let (b, i) = (self.b, self.pos);
-        let end = match b.get(i) {
-            Some(b' ') if !matches!(b.get(i + 1), Some(b' ' | b'\n' | b'\t' | b'\r')) => i + 1,
-            Some(b' ' | b'\n' | b'\t' | b'\r') => ws_end(b, i),
-            _ => return,
+        let end = if matches!(b.get(i + 1), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+            ws_end(b, i)
+        } else {
+            i + 1
         };
         if self.record {
             self.cut(i, end, NO_NODE);
@@ -583,31 +598,25 @@ impl<'t> Reader<'t> {
     }
 
     /// The raw body of the string at `pos` (a `"`), every escape checked,
-    /// and its [`Escapes`]; `pos` moves past the closing quote.
-    fn raw_string(&mut self) -> Option<(&'t str, Escapes)> {
+    /// and whether it holds one; `pos` moves past the closing quote.
+    fn raw_string(&mut self) -> Option<(&'t str, bool)> {
         let b = self.b;
         let start = self.pos + 1;
         let mut i = start;
-        let mut escapes = Escapes::None;
+        let mut escaped = false;
         loop {
             // Note [String scans] in `json`.
             i = crate::json::plain_run_end(b, i, b'"', b'"');
             match *b.get(i)? {
                 b'"' => {
                     self.pos = i + 1;
-                    return Some((self.str_at(start, i)?, escapes));
+                    return Some((self.str_at(start, i)?, escaped));
                 }
                 b'\\' => {
                     let Some((_, used)) = unescape(b.get(i + 1..)?) else {
                         return self.doubtful();
                     };
-                    // `\u` (more than one byte) and `\/` are written
-                    // otherwise (`write_raw_escaped`).
-                    escapes = if used > 1 || b.get(i + 1) == Some(&b'/') {
-                        Escapes::Rewritten
-                    } else {
-                        escapes.max(Escapes::Copied)
-                    };
+                    escaped = true;
                     i += 1 + used;
                 }
                 // A raw control character: `serde_json` refuses it.
@@ -623,13 +632,13 @@ impl<'t> Reader<'t> {
         if !self.lazy {
             return self.string().map(|s| (Slot::String(s), true));
         }
-        let (raw, escapes) = self.raw_string()?;
-        if escapes == Escapes::None {
+        let (raw, escaped) = self.raw_string()?;
+        if !escaped {
             return Some((Slot::String(Cow::Borrowed(raw)), false));
         }
         let cell = self.index(self.doc.unescaped.len())?;
         self.doc.unescaped.push(OnceLock::new());
-        Some((Slot::Escaped { raw, cell }, escapes == Escapes::Rewritten))
+        Some((Slot::Escaped { raw, cell }, self.record && rewritten(raw)))
     }
 
     /// An object key at `pos`: keys are compared by every lookup, so they
@@ -638,16 +647,15 @@ impl<'t> Reader<'t> {
         if !self.lazy {
             return self.string();
         }
-        let (raw, escapes) = self.raw_string()?;
-        if escapes == Escapes::Rewritten {
+        let (raw, escaped) = self.raw_string()?;
+        if !escaped {
+            return Some(Cow::Borrowed(raw));
+        }
+        if self.record && rewritten(raw) {
             // Rare: the document is written node by node.
             self.doc.copyable = false;
         }
-        Some(if escapes == Escapes::None {
-            Cow::Borrowed(raw)
-        } else {
-            Cow::Owned(unescape_all(raw))
-        })
+        Some(Cow::Owned(unescape_all(raw)))
     }
 
     /// A string at `pos` (a `"`): borrowed when it has no escape.
@@ -779,7 +787,6 @@ impl<'t> Reader<'t> {
 /// a time (a fifth of its instructions on the corpus's fenced replies).
 /// The four whitespace bytes are tested eight at a time here, each byte
 /// exactly (a byte with its high bit set is never taken for one).
-#[inline(never)]
 fn ws_end(b: &[u8], mut i: usize) -> usize {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -827,16 +834,23 @@ fn closes_as_it_opens(text: &[u8]) -> bool {
     last.is_some_and(|at| at > 0 && text.get(at) == Some(&want))
 }
 
-/// The escapes of a raw string body, by how its compact form is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Escapes {
-    /// None: the body is the text.
-    None,
-    /// Only escapes `write_str` writes as they stand (`\"`, `\\`, `\b`,
-    /// `\f`, `\n`, `\r`, `\t`): the body is its compact form.
-    Copied,
-    /// A `\u` or `\/`, decoded and written otherwise.
-    Rewritten,
+/// Whether a raw string body (escapes checked by the reader) holds an
+/// escape its compact form writes otherwise: `\u` or `\/`
+/// ([`write_raw_escaped`]); the others (`\"`, `\\`, `\b`, `\f`, `\n`,
+/// `\r`, `\t`) are written as they stand (Note [Copied runs]). Asked only
+/// of escaped strings read for writing, so the reader's scan stays as it
+/// was for `validate`.
+fn rewritten(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    let mut i = 0;
+    while let Some(at) = b.get(i..).and_then(|r| memchr::memchr(b'\\', r)) {
+        let at = i + at;
+        if matches!(b.get(at + 1), Some(b'u' | b'/')) {
+            return true;
+        }
+        i = at + 2;
+    }
+    false
 }
 
 /// The text of a raw string body whose escapes the reader checked (Note
@@ -1459,6 +1473,8 @@ mod tests {
             ("\"\\u0001\"", true),
             (" \"plain\" ", true),
             ("{}", true),
+            // Escaped backslashes before `u` and `/`: copied as they stand.
+            (r#"["a\\u\\/", {"k\\u": 1}]"#, true),
         ];
         for &(text, copyable) in rows {
             copied_agrees(text, copyable);
