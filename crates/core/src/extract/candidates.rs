@@ -93,12 +93,18 @@ pub(crate) fn candidates(text: &str) -> Vec<(Source, &str)> {
     out
 }
 
+/// The searcher for fence backticks, built once: building one per reply
+/// (its rare-byte tables and vector setup) cost more than many replies'
+/// search.
+static FENCE_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"```"));
+
 /// Every fenced block of `text`, in order.
 fn scan_fences(text: &str) -> Vec<Fence> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut open: Option<(Tag, usize, usize)> = None; // tag, block start, content start
-    let finder = memchr::memmem::Finder::new(b"```");
+    let finder = &*FENCE_FINDER;
     let mut pos = 0;
     while let Some(off) = bytes.get(pos..).and_then(|r| finder.find(r)) {
         let p = pos + off;
@@ -169,11 +175,31 @@ fn scan_fences(text: &str) -> Vec<Fence> {
 /// Note [Quotes in prose]: a `'` opens a string only where a value or key can
 /// start (after `{`, `[`, `,` or `:`), so an apostrophe in an unquoted word or
 /// a comment (`don't`) does not swallow the rest of the value.
+///
+/// Note [Bracket scan]: this runs over every bare candidate, valid or not,
+/// and looked at each byte through a `match` (a jump table) and a
+/// whitespace test. Bytes that are none of `"` `'` `/` and the brackets
+/// now cost a table load: whitespace runs are skipped, any other byte
+/// only becomes `prev`; strings are skipped a word at a time
+/// ([`string_end`]). `bracket_scan_agrees_with_the_byte_loop` holds it to
+/// the byte loop it replaced.
 pub(crate) fn balanced_end(bytes: &[u8], start: usize) -> usize {
     let mut depth: usize = 0;
     let mut i = start;
     let mut prev = b'{';
     while let Some(&b) = bytes.get(i) {
+        match BYTE_CLASS[usize::from(b)] {
+            PLAIN => {
+                prev = b;
+                i += 1;
+                continue;
+            }
+            SPACE => {
+                i = space_run_end(bytes, i + 1);
+                continue;
+            }
+            _ => {}
+        }
         match b {
             b'"' | b'\'' if b == b'"' || matches!(prev, b'{' | b'[' | b',' | b':') => {
                 i = string_end(bytes, i + 1, b);
@@ -210,12 +236,56 @@ pub(crate) fn balanced_end(bytes: &[u8], start: usize) -> usize {
             }
             _ => {}
         }
-        if !b.is_ascii_whitespace() {
-            prev = b;
-        }
+        prev = b;
         i += 1;
     }
     bytes.len()
+}
+
+/// [`BYTE_CLASS`]: a byte that only becomes `prev` in [`balanced_end`].
+const PLAIN: u8 = 0;
+/// [`BYTE_CLASS`]: ASCII whitespace (`u8::is_ascii_whitespace`).
+const SPACE: u8 = 1;
+/// [`BYTE_CLASS`]: a quote, `/` or a bracket.
+const SPECIAL: u8 = 2;
+
+/// How [`balanced_end`] treats each byte (Note [Bracket scan]).
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [PLAIN; 256];
+    let mut c = 0;
+    while c < 256 {
+        #[allow(clippy::cast_possible_truncation)] // `c` < 256.
+        let b = c as u8;
+        if b.is_ascii_whitespace() {
+            t[c] = SPACE;
+        } else if matches!(b, b'"' | b'\'' | b'/' | b'{' | b'[' | b'}' | b']') {
+            t[c] = SPECIAL;
+        }
+        c += 1;
+    }
+    t
+};
+
+/// The index of the first byte at or after `i` that is not ASCII
+/// whitespace: spaces eight at a time (indentation), the rest one by one.
+fn space_run_end(bytes: &[u8], mut i: usize) -> usize {
+    const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+    loop {
+        while let Some(word) = bytes.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            let other = u64::from_le_bytes(w) ^ SPACES;
+            if other != 0 {
+                i += (other.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        match bytes.get(i) {
+            Some(&c) if c.is_ascii_whitespace() => i += 1,
+            _ => return i,
+        }
+    }
 }
 
 /// Note [Extra closers]: an outermost object's `}` followed by `,` and a
@@ -254,20 +324,26 @@ pub(crate) fn member_follows(bytes: &[u8], i: usize) -> bool {
 
 /// The index just past the closing quote `q` of a string whose content starts
 /// at `i`, or the end of the text.
+///
+/// Strings of agent JSON are short: `json`'s word scan (Note [String scans]
+/// there) finds their end before a `memchr2` call would have set up. It
+/// also stops at control characters, which are stepped over.
 fn string_end(bytes: &[u8], mut i: usize, q: u8) -> usize {
-    while let Some(off) = bytes.get(i..).and_then(|r| memchr::memchr2(q, b'\\', r)) {
-        let at = i + off;
-        if bytes.get(at) == Some(&b'\\') {
-            i = at + 2;
-        } else {
-            return at + 1;
+    loop {
+        i = crate::json::plain_run_end(bytes, i, q, q);
+        match bytes.get(i) {
+            None => return bytes.len(),
+            Some(&c) if c == q => return i + 1,
+            Some(b'\\') => i += 2,
+            Some(_) => i += 1,
         }
     }
-    bytes.len()
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn spans(text: &str) -> Vec<(Source, &str)> {
@@ -303,6 +379,121 @@ mod tests {
         ];
         for (input, want) in rows {
             assert_eq!(&spans(input), want, "input: {input:?}");
+        }
+    }
+
+    /// The byte loop [`balanced_end`] replaced (Note [Bracket scan]), kept
+    /// as the reference.
+    fn byte_loop_end(bytes: &[u8], start: usize) -> usize {
+        fn string_end(bytes: &[u8], mut i: usize, q: u8) -> usize {
+            while let Some(off) = bytes.get(i..).and_then(|r| memchr::memchr2(q, b'\\', r)) {
+                let at = i + off;
+                if bytes[at] == b'\\' {
+                    i = at + 2;
+                } else {
+                    return at + 1;
+                }
+            }
+            bytes.len()
+        }
+        let mut depth: usize = 0;
+        let mut i = start;
+        let mut prev = b'{';
+        while let Some(&b) = bytes.get(i) {
+            match b {
+                b'"' | b'\'' if b == b'"' || matches!(prev, b'{' | b'[' | b',' | b':') => {
+                    i = string_end(bytes, i + 1, b);
+                    prev = b;
+                    continue;
+                }
+                b'/' if matches!(bytes.get(i + 1), Some(b'/' | b'*'))
+                    && (matches!(prev, b'{' | b'[' | b',')
+                        || i.checked_sub(1)
+                            .and_then(|j| bytes.get(j))
+                            .is_some_and(u8::is_ascii_whitespace)) =>
+                {
+                    let rest = bytes.get(i + 2..).unwrap_or_default();
+                    i = if bytes.get(i + 1) == Some(&b'/') {
+                        memchr::memchr(b'\n', rest).map_or(bytes.len(), |k| i + 2 + k)
+                    } else {
+                        memchr::memmem::find(rest, b"*/").map_or(bytes.len(), |k| i + 2 + k + 2)
+                    };
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        if b == b'}'
+                            && bytes.get(start) == Some(&b'{')
+                            && member_follows(bytes, i + 1)
+                        {
+                            depth = 1;
+                        } else {
+                            return i + 1;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if !b.is_ascii_whitespace() {
+                prev = b;
+            }
+            i += 1;
+        }
+        bytes.len()
+    }
+
+    fn pieces() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(
+            prop_oneof![
+                prop::sample::select(vec![
+                    "{",
+                    "}",
+                    "[",
+                    "]",
+                    "\"",
+                    "'",
+                    "\\",
+                    "/",
+                    "//",
+                    "/*",
+                    "*/",
+                    ",",
+                    ":",
+                    " ",
+                    "        ",
+                    "\n",
+                    "\t",
+                    "\r",
+                    "\x0c",
+                    "\x01",
+                    "a",
+                    "don't",
+                    "é",
+                    "\"k\": ",
+                    "}, \"b\": 2}",
+                    "https://x",
+                    "1",
+                ])
+                .prop_map(|p| p.as_bytes().to_vec()),
+                prop::collection::vec(any::<u8>(), 0..4),
+            ],
+            0..40,
+        )
+        .prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn bracket_scan_agrees_with_the_byte_loop(b in pieces(), from in 0usize..8) {
+            // Bare values start at a bracket.
+            for open in [b'{', b'['] {
+                let mut text = b.clone();
+                let at = from.min(text.len());
+                text.insert(at, open);
+                prop_assert_eq!(balanced_end(&text, at), byte_loop_end(&text, at), "{:?}", String::from_utf8_lossy(&text));
+            }
         }
     }
 

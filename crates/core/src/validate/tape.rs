@@ -123,7 +123,28 @@ pub(crate) struct Doc<'t> {
     /// by threads).
     pub(crate) unescaped: Vec<OnceLock<String>>,
     pub(crate) root: u32,
+    /// The text read, the root value's extent in it, and the
+    /// [`Cut`]s of its compact form (Note [Copied runs]).
+    text: &'t str,
+    span: (u32, u32),
+    cuts: Vec<Cut>,
+    /// The cuts are complete: [`TapeNode::write_compact`] may copy the
+    /// root's text between them.
+    copyable: bool,
 }
+
+/// Where the root's compact form leaves its text (Note [Copied runs]): a
+/// whitespace run to drop, or a token to write from its node.
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    from: u32,
+    to: u32,
+    /// [`NO_NODE`] for whitespace.
+    node: u32,
+}
+
+/// [`Cut::node`] of whitespace.
+const NO_NODE: u32 = u32::MAX;
 
 /// The vectors of a [`Doc`] and its reader, kept between documents (Note
 /// [Reused arenas]).
@@ -135,6 +156,7 @@ pub(crate) struct Scratch {
     unescaped: Vec<OnceLock<String>>,
     item_stack: Vec<u32>,
     member_stack: Vec<(Cow<'static, str>, u32)>,
+    cuts: Vec<Cut>,
 }
 
 /// Nodes past which a [`Scratch`] lets its vectors go instead of keeping
@@ -202,7 +224,7 @@ impl<'t> Doc<'t> {
     /// callers that take the text out ([`Doc::take_reply`]).
     pub(crate) fn parse(text: &'t str) -> Option<Doc<'t>> {
         let mut scratch = Scratch::default();
-        let mut r = Reader::new(text, false, &mut scratch);
+        let mut r = Reader::new(text, false, false, &mut scratch);
         let root = r.document();
         r.finish(root, &mut scratch).ok()
     }
@@ -210,22 +232,28 @@ impl<'t> Doc<'t> {
     /// Read the bytes `text`, leaving escaped strings raw (Note [Lazy
     /// escapes]); `None` when the `Value` path must decide or `text` is not
     /// UTF-8 (Note [Bytes, not text]).
+    /// Its cuts are recorded, so that its writing copies runs (Note
+    /// [Copied runs]).
     #[cfg(test)]
     pub(crate) fn parse_bytes(text: &'t [u8]) -> Option<Doc<'t>> {
-        Doc::parse_in(std::str::from_utf8(text).ok()?, &mut Scratch::default())
+        Doc::read_in(std::str::from_utf8(text).ok()?, &mut Scratch::default()).ok()
     }
 
     /// Read `text` as [`Doc::parse_bytes`] does, into the vectors of
     /// `scratch` (Note [Reused arenas]); give them back with
     /// [`Doc::recycle`].
     pub(crate) fn parse_in(text: &'t str, scratch: &mut Scratch) -> Option<Doc<'t>> {
-        Doc::read_in(text, scratch).ok()
+        let mut r = Reader::new(text, true, false, scratch);
+        let root = r.document();
+        r.finish(root, scratch).ok()
     }
 
     /// [`Doc::parse_in`], saying why when it reads nothing (Note
-    /// [Declined, not refused]).
+    /// [Declined, not refused]), for a caller that writes the document
+    /// out: where its compact form leaves the text is recorded (Note
+    /// [Copied runs]).
     pub(crate) fn read_in(text: &'t str, scratch: &mut Scratch) -> Result<Doc<'t>, Declined> {
-        let mut r = Reader::new(text, true, scratch);
+        let mut r = Reader::new(text, true, true, scratch);
         let root = r.document();
         r.finish(root, scratch)
     }
@@ -239,6 +267,8 @@ impl<'t> Doc<'t> {
         scratch.items = recycle(self.items);
         scratch.members = recycle(self.members);
         scratch.unescaped = recycle(self.unescaped);
+        scratch.cuts = self.cuts;
+        scratch.cuts.clear();
     }
 
     /// The string member `text` of a root object (or the root string) moved
@@ -290,22 +320,34 @@ struct Reader<'t> {
     /// Set where the reader declines text `serde_json` may still read
     /// (Note [Declined, not refused]).
     doubt: bool,
+    /// Record [`Cut`]s (Note [Copied runs]).
+    record: bool,
 }
 
 impl<'t> Reader<'t> {
-    fn new(text: &'t str, lazy: bool, scratch: &mut Scratch) -> Self {
+    fn new(text: &'t str, lazy: bool, record: bool, scratch: &mut Scratch) -> Self {
         let b = text.as_bytes();
+        // Cuts are `u32` offsets; a text past that is written node by node.
+        let record = record && lazy && u32::try_from(b.len()).is_ok();
         let mut doc = Doc {
             slots: recycle(std::mem::take(&mut scratch.slots)),
             items: std::mem::take(&mut scratch.items),
             members: recycle(std::mem::take(&mut scratch.members)),
             unescaped: std::mem::take(&mut scratch.unescaped),
             root: 0,
+            text,
+            span: (0, 0),
+            cuts: std::mem::take(&mut scratch.cuts),
+            copyable: record,
         };
         // About one node per 24 bytes of agent JSON: one allocation each.
         doc.slots.reserve(b.len() / 24 + 4);
         doc.items.reserve(b.len() / 64 + 4);
         doc.members.reserve(b.len() / 32 + 4);
+        if record {
+            // About one whitespace run per 12 bytes of pretty-printed JSON.
+            doc.cuts.reserve(b.len() / 12 + 4);
+        }
         Reader {
             b,
             text,
@@ -315,13 +357,33 @@ impl<'t> Reader<'t> {
             item_stack: std::mem::take(&mut scratch.item_stack),
             member_stack: recycle(std::mem::take(&mut scratch.member_stack)),
             doubt: false,
+            record,
         }
+    }
+
+    /// Record that the compact form leaves the text at `from..to`:
+    /// whitespace, or the token of `node` (Note [Copied runs]).
+    #[inline]
+    fn cut(&mut self, from: usize, to: usize, node: u32) {
+        // `record` is set only for texts whose offsets fit `u32`.
+        let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+        self.doc.cuts.push(Cut {
+            from: at(from),
+            to: at(to),
+            node,
+        });
     }
 
     /// The whole text as one value and nothing after it.
     fn document(&mut self) -> Option<u32> {
         self.ws();
+        if !closes_as_it_opens(self.b.get(self.pos..)?) {
+            return None;
+        }
+        let start = self.pos;
         let root = self.value(0)?;
+        let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+        self.doc.span = (at(start), at(self.pos));
         self.ws();
         (self.pos == self.b.len()).then_some(root)
     }
@@ -361,10 +423,33 @@ impl<'t> Reader<'t> {
         }
     }
 
+    /// Skip whitespace. Note [Whitespace words]: the test of the first
+    /// byte is inlined at every caller (most tokens have no whitespace
+    /// before them); a run is skipped, and recorded, by [`Reader::ws_run`].
+    // Inlined on purpose: left to itself the compiler made this a call
+    // per token, which cost more than the test.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.b.get(self.pos) {
-            self.pos += 1;
+        if let Some(b' ' | b'\n' | b'\t' | b'\r') = self.b.get(self.pos) {
+            self.ws_run();
         }
+    }
+
+    /// [`Reader::ws`] past its first byte: the one space after a `:` at
+    /// once, a longer run by [`ws_end`].
+    #[inline(never)]
+    fn ws_run(&mut self) {
+        let (b, i) = (self.b, self.pos);
+        let end = if matches!(b.get(i + 1), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+            ws_end(b, i)
+        } else {
+            i + 1
+        };
+        if self.record {
+            self.cut(i, end, NO_NODE);
+        }
+        self.pos = end;
     }
 
     #[inline]
@@ -378,19 +463,45 @@ impl<'t> Reader<'t> {
         match *self.b.get(self.pos)? {
             b'{' => self.object(depth + 1),
             b'[' => self.array(depth + 1),
-            b'"' => {
-                let s = self.string_slot()?;
-                self.push(s)
-            }
+            b'"' => self.string_value(),
             b't' => self.literal(b"true", Slot::Bool(true)),
             b'f' => self.literal(b"false", Slot::Bool(false)),
             b'n' => self.literal(b"null", Slot::Null),
             b'-' | b'0'..=b'9' => {
-                let n = self.number()?;
-                self.push(Slot::Number(n))
+                let start = self.pos;
+                let (n, verbatim) = self.number()?;
+                let idx = self.push(Slot::Number(n))?;
+                if !verbatim && self.record {
+                    self.cut(start, self.pos, idx);
+                }
+                Some(idx)
             }
             _ => None,
         }
+    }
+
+    /// [`Reader::value`] for an element or member value: a string, the
+    /// most common, is read without the call (its prologue and epilogue
+    /// cost about as much as reading a short string).
+    #[inline]
+    fn element(&mut self, depth: usize) -> Option<u32> {
+        if self.b.get(self.pos) == Some(&b'"') {
+            self.string_value()
+        } else {
+            self.value(depth)
+        }
+    }
+
+    /// A string value at `pos` (a `"`), pushed.
+    #[inline]
+    fn string_value(&mut self) -> Option<u32> {
+        let start = self.pos;
+        let (s, rewritten) = self.string_slot()?;
+        let idx = self.push(s)?;
+        if rewritten && self.record {
+            self.cut(start, self.pos, idx);
+        }
+        Some(idx)
     }
 
     fn literal(&mut self, word: &[u8], slot: Slot<'t>) -> Option<u32> {
@@ -413,7 +524,7 @@ impl<'t> Reader<'t> {
         } else {
             loop {
                 self.ws();
-                let v = self.value(depth)?;
+                let v = self.element(depth)?;
                 self.item_stack.push(v);
                 self.ws();
                 match self.b.get(self.pos)? {
@@ -454,7 +565,7 @@ impl<'t> Reader<'t> {
                 }
                 self.pos += 1;
                 self.ws();
-                let v = self.value(depth)?;
+                let v = self.element(depth)?;
                 // A repeated key: `serde_json` keeps the first place and the
                 // last value; the `Value` path decides. So does a wide
                 // object, where this scan would cost more than its map.
@@ -514,18 +625,20 @@ impl<'t> Reader<'t> {
         }
     }
 
-    /// A string value at `pos`: borrowed, or raw with its escapes when lazy.
-    fn string_slot(&mut self) -> Option<Slot<'t>> {
+    /// A string value at `pos`: borrowed, or raw with its escapes when
+    /// lazy; and whether its compact form differs from its text (Note
+    /// [Copied runs]).
+    fn string_slot(&mut self) -> Option<(Slot<'t>, bool)> {
         if !self.lazy {
-            return self.string().map(Slot::String);
+            return self.string().map(|s| (Slot::String(s), true));
         }
         let (raw, escaped) = self.raw_string()?;
         if !escaped {
-            return Some(Slot::String(Cow::Borrowed(raw)));
+            return Some((Slot::String(Cow::Borrowed(raw)), false));
         }
         let cell = self.index(self.doc.unescaped.len())?;
         self.doc.unescaped.push(OnceLock::new());
-        Some(Slot::Escaped { raw, cell })
+        Some((Slot::Escaped { raw, cell }, self.record && rewritten(raw)))
     }
 
     /// An object key at `pos`: keys are compared by every lookup, so they
@@ -535,11 +648,14 @@ impl<'t> Reader<'t> {
             return self.string();
         }
         let (raw, escaped) = self.raw_string()?;
-        Some(if escaped {
-            Cow::Owned(unescape_all(raw))
-        } else {
-            Cow::Borrowed(raw)
-        })
+        if !escaped {
+            return Some(Cow::Borrowed(raw));
+        }
+        if self.record && rewritten(raw) {
+            // Rare: the document is written node by node.
+            self.doc.copyable = false;
+        }
+        Some(Cow::Owned(unescape_all(raw)))
     }
 
     /// A string at `pos` (a `"`): borrowed when it has no escape.
@@ -582,9 +698,10 @@ impl<'t> Reader<'t> {
         }
     }
 
-    /// A number literal at `pos`, as `serde_json` reads it; `None` unless it
-    /// is exact (Note [Big numbers]).
-    fn number(&mut self) -> Option<Number> {
+    /// A number literal at `pos`, as `serde_json` reads it, and whether
+    /// `serde_json` writes it as it stands (an integer of up to 18 digits,
+    /// not `-0`); `None` unless it is exact (Note [Big numbers]).
+    fn number(&mut self) -> Option<(Number, bool)> {
         let start = self.pos;
         let b = self.b;
         let mut i = start;
@@ -641,11 +758,14 @@ impl<'t> Reader<'t> {
             let n = digits
                 .iter()
                 .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
-            return Some(if negative {
-                Number::from(-i64::try_from(n).ok()?)
-            } else {
-                Number::from(n)
-            });
+            return Some((
+                if negative {
+                    Number::from(-i64::try_from(n).ok()?)
+                } else {
+                    Number::from(n)
+                },
+                true,
+            ));
         }
         // The literal is ASCII by construction.
         let literal = std::str::from_utf8(b.get(start..i)?).ok()?;
@@ -653,10 +773,84 @@ impl<'t> Reader<'t> {
             return self.doubtful();
         }
         match serde_json::from_str::<Number>(literal) {
-            Ok(n) => Some(n),
+            Ok(n) => Some((n, false)),
             Err(_) => self.doubtful(),
         }
     }
+}
+
+/// The index of the first byte at or after `i` that is not JSON whitespace,
+/// or `b.len()`.
+///
+/// Note [Whitespace words]: pretty-printed agent JSON puts a line break and
+/// an indentation before most tokens, and the reader skipped them a byte at
+/// a time (a fifth of its instructions on the corpus's fenced replies).
+/// The four whitespace bytes are tested eight at a time here, each byte
+/// exactly (a byte with its high bit set is never taken for one).
+fn ws_end(b: &[u8], mut i: usize) -> usize {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    while let Some(word) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+        let t = w & LOW7;
+        // The high bit of `t ^ c + LOW7` is set where a byte is not `c`
+        // (no carry leaves a byte); a byte with its own high bit set is
+        // not whitespace.
+        let not = |c: u8| (t ^ (ONES * u64::from(c))) + LOW7;
+        let other = ((not(b' ') & not(b'\n') & not(b'\t') & not(b'\r')) | w) & HIGH;
+        if other != 0 {
+            return i + (other.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while matches!(b.get(i), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// Whether `text` (from its first non-whitespace byte) can be one JSON
+/// object or array: an opening bracket must be the last non-whitespace byte's
+/// partner.
+///
+/// Note [Cut text refused at once]: a reply cut by a token limit, or any
+/// candidate that runs to the end of the text unclosed, was read to its end
+/// before the reader found it was not JSON (a tenth of the instructions the
+/// repaired replies spent before their repair). JSON text ends with the
+/// closer of its outermost bracket and whitespace, so text that does not is
+/// refused by `serde_json` too ([`Declined::Invalid`]), without reading it.
+/// Other values (scalars) are left to the reader.
+fn closes_as_it_opens(text: &[u8]) -> bool {
+    let want = match text.first() {
+        Some(b'{') => b'}',
+        Some(b'[') => b']',
+        _ => return true,
+    };
+    let last = text
+        .iter()
+        .rposition(|&c| !matches!(c, b' ' | b'\n' | b'\t' | b'\r'));
+    // The opener itself is not its closer.
+    last.is_some_and(|at| at > 0 && text.get(at) == Some(&want))
+}
+
+/// Whether a raw string body (escapes checked by the reader) holds an
+/// escape its compact form writes otherwise: `\u` or `\/`
+/// ([`write_raw_escaped`]); the others (`\"`, `\\`, `\b`, `\f`, `\n`,
+/// `\r`, `\t`) are written as they stand (Note [Copied runs]). Asked only
+/// of escaped strings read for writing, so the reader's scan stays as it
+/// was for `validate`.
+fn rewritten(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    let mut i = 0;
+    while let Some(at) = b.get(i..).and_then(|r| memchr::memchr(b'\\', r)) {
+        let at = i + at;
+        if matches!(b.get(at + 1), Some(b'u' | b'/')) {
+            return true;
+        }
+        i = at + 2;
+    }
+    false
 }
 
 /// The text of a raw string body whose escapes the reader checked (Note
@@ -815,6 +1009,16 @@ impl TapeNode<'_> {
     /// written by `serde_json` as before.
     pub(crate) fn write_compact(&self, out: &mut Vec<u8>) {
         let doc = self.doc;
+        if self.idx == doc.root && doc.copyable {
+            doc.write_copied(out);
+        } else {
+            self.write_nodes(out);
+        }
+    }
+
+    /// [`TapeNode::write_compact`] node by node.
+    fn write_nodes(&self, out: &mut Vec<u8>) {
+        let doc = self.doc;
         match self.slot() {
             Slot::Null => out.extend_from_slice(b"null"),
             Slot::Bool(true) => out.extend_from_slice(b"true"),
@@ -831,7 +1035,7 @@ impl TapeNode<'_> {
                     if i > 0 {
                         out.push(b',');
                     }
-                    item.write_compact(out);
+                    item.write_nodes(out);
                 }
                 out.push(b']');
             }
@@ -849,11 +1053,53 @@ impl TapeNode<'_> {
                     }
                     write_string(out, key);
                     out.push(b':');
-                    TapeNode { doc, idx: *idx }.write_compact(out);
+                    TapeNode { doc, idx: *idx }.write_nodes(out);
                 }
                 out.push(b'}');
             }
         }
+    }
+}
+
+impl Doc<'_> {
+    /// Append the root as compact JSON by copying its text between its
+    /// cuts (Note [Copied runs]).
+    ///
+    /// Note [Copied runs]: writing a strict candidate node by node (a call,
+    /// a `match`, two quote pushes and a copy per string, a comma per
+    /// member) cost about a third of reading it. Its compact form is its
+    /// text without the whitespace between tokens, except for the tokens
+    /// `serde_json` writes otherwise: numbers that are not short integers
+    /// (`1.50` is `1.5`, `-0` is `-0.0`) and strings with a `\u` or `\/`
+    /// escape (`write_raw_escaped`); the other escapes and every plain
+    /// string are written as they stand. The reader records where each
+    /// whitespace run and each such token sits ([`Cut`], in text order), so
+    /// the writer copies the runs between cuts and writes only those
+    /// tokens from their nodes. A key with `\u` or `\/` (rare) makes the
+    /// whole document go node by node. `copied_runs_agree_with_the_nodes`
+    /// holds both writers to `json::write_compact`.
+    fn write_copied(&self, out: &mut Vec<u8>) {
+        let (from, to) = (self.span.0 as usize, self.span.1 as usize);
+        let text = self.text.as_bytes();
+        out.reserve(to.saturating_sub(from));
+        let mut at = from;
+        for cut in &self.cuts {
+            let (cf, ct) = (cut.from as usize, cut.to as usize);
+            // Whitespace before or after the root.
+            if ct <= from || cf >= to {
+                continue;
+            }
+            out.extend_from_slice(text.get(at..cf).unwrap_or_default());
+            if cut.node != NO_NODE {
+                TapeNode {
+                    doc: self,
+                    idx: cut.node,
+                }
+                .write_nodes(out);
+            }
+            at = ct;
+        }
+        out.extend_from_slice(text.get(at..to).unwrap_or_default());
     }
 }
 
@@ -1202,6 +1448,51 @@ mod tests {
         }
     }
 
+    /// Note [Copied runs]: a document read for writing copies its text
+    /// between cuts, and writes what the node writer and
+    /// `json::write_compact` write; `copyable` says which path it took.
+    fn copied_agrees(text: &str, copyable: bool) {
+        let v: Value = serde_json::from_str(text).expect("JSON");
+        let doc = Doc::read_in(text, &mut Scratch::default()).expect("read");
+        assert_eq!(doc.copyable, copyable, "{text:?}");
+        let (mut copied, mut nodes, mut reference) = (Vec::new(), Vec::new(), Vec::new());
+        doc.root().write_compact(&mut copied);
+        doc.root().write_nodes(&mut nodes);
+        crate::json::write_compact(&mut reference, &v);
+        let shown = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        assert_eq!(shown(&copied), shown(&reference), "{text:?}");
+        assert_eq!(shown(&nodes), shown(&reference), "{text:?}");
+    }
+
+    #[test]
+    fn copied_runs_agree_with_the_nodes() {
+        let rows: &[(&str, bool)] = &[
+            (
+                " {\n  \"a\": [1, 2.50, -0, 1e3, 18446744073709551615, 123456789012345678],\n  \"b\": null\n} ",
+                true,
+            ),
+            (
+                "[\"\\u00e9\\/x\", \"a\\nb\\t\\\"\\\\\", \"\\ud83d\\ude00\"]",
+                true,
+            ),
+            ("\t\r\n[ true ,false\t, null ]\r\n", true),
+            ("{\"k\\u0041\": 1,  \"b\": 2}", false),
+            ("{\"k\\/\": {\"x\": [ ]}}", false),
+            ("{\"k\\n\": \"v\" }", true),
+            ("  1.50  ", true),
+            ("-0", true),
+            ("\"\\u0001\"", true),
+            (" \"plain\" ", true),
+            ("{}", true),
+            // Escaped backslashes before `u` and `/`: copied as they stand.
+            (r#"["a\\u\\/", {"k\\u": 1}]"#, true),
+        ];
+        for &(text, copyable) in rows {
+            copied_agrees(text, copyable);
+            agrees(text);
+        }
+    }
+
     /// Every string node reads as the value's string through each accessor
     /// keywords use (Note [Lazy escapes]).
     fn strings_agree(node: TapeNode<'_>, v: &Value) {
@@ -1435,6 +1726,25 @@ mod tests {
         ] {
             assert_eq!(read(text).err(), Some(why), "{text:?}");
         }
+        // Note [Cut text refused at once]: cut (or misclosed) text is
+        // refused before any of it is read, so a point the reader would
+        // have doubted on the way no longer makes it doubtful.
+        for text in [
+            r#"{"a": 1, "a": 2"#,
+            "[\"\\ud800\", 1",
+            r#"{"a": [1e400]"#,
+            "[[[1]]} ",
+            "{\"a\": [1]]",
+            "{ \n\t\r",
+            "[",
+        ] {
+            assert_eq!(read(text).err(), Some(Declined::Invalid), "{text:?}");
+            agrees(text);
+        }
+        for text in [" \t{\"a\": [1]} \r\n", "[ ]\n", "{}"] {
+            assert!(read(text).is_ok(), "{text:?}");
+            agrees(text);
+        }
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(Doc::parse(&deep).is_some());
         let deeper = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
@@ -1480,6 +1790,55 @@ mod tests {
             // `-1192658002281151.2` for the double `…151.25`, which the
             // reader declines (Note [Big numbers] in `json`).
             prop_assert!(Doc::parse(&text).is_some() || !floats_exact(&v), "{}", text);
+        }
+
+        /// Note [Whitespace words]: the word scan stops where a byte scan
+        /// would, whatever the bytes around.
+        #[test]
+        fn ws_end_agrees_with_position(
+            b in prop::collection::vec(prop_oneof![Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r'), Just(b'"'), Just(0xA0u8), Just(0x8Au8), any::<u8>()], 0..40),
+            from in 0usize..45,
+        ) {
+            let want = b.get(from..).and_then(|r| r.iter().position(|&c| !matches!(c, b' ' | b'\n' | b'\t' | b'\r')))
+                .map_or(b.len().max(from), |p| p + from);
+            prop_assert_eq!(ws_end(&b, from), want);
+        }
+
+        /// Note [Copied runs] on any JSON, spaced in every way.
+        #[test]
+        fn copied_runs_agree_on_json(v in json_value(), seps in prop::collection::vec("[ \n\t\r]{0,6}", 1..5), slash in any::<bool>()) {
+            let pretty = serde_json::to_string_pretty(&v).unwrap();
+            let mut text = String::new();
+            for (i, line) in pretty.split('\n').enumerate() {
+                text.push_str(&seps[i % seps.len()]);
+                text.push_str(line.trim_start_matches(' '));
+            }
+            // A `\/` escape, which `serde_json` never writes.
+            if slash {
+                text = text.replacen('"', "\"\\/", 1);
+            }
+            if let Ok(doc) = Doc::read_in(&text, &mut Scratch::default()) {
+                // Only a key with `\u` or `\/` is written node by node.
+                let rewritten_key = doc.members.iter().any(|(k, _)| matches!(k, Cow::Owned(_)))
+                    && (text.contains("\\u") || text.contains("\\/"));
+                prop_assert!(doc.copyable || rewritten_key, "{}", text);
+                copied_agrees(&text, doc.copyable);
+            }
+        }
+
+        /// JSON with every kind of whitespace between its tokens reads as
+        /// `serde_json` reads it.
+        #[test]
+        fn doc_agrees_with_serde_json_on_spaced_json(v in json_value(), seps in prop::collection::vec("[ \n\t\r]{0,12}", 1..8)) {
+            let compact = serde_json::to_string_pretty(&v).unwrap();
+            // Replace each line break and indentation with a chosen run.
+            let mut text = String::new();
+            for (i, line) in compact.split('\n').enumerate() {
+                text.push_str(&seps[i % seps.len()]);
+                text.push_str(line.trim_start_matches(' '));
+            }
+            text.push_str(&seps[0]);
+            agrees(&text);
         }
 
         #[test]
