@@ -52,11 +52,22 @@ fi
 bin="${CARGO_TARGET_DIR:-$root/target}/release/agentshape"
 mkdir -p "$res"
 
-race() { # task ours-command peer-name peer-command [peer-name peer-command ...]
-  local task="$1" ours="$2"; shift 2
+# Our output file is removed before each timed run (hyperfine --prepare,
+# untimed): rewriting an existing file on ext4 makes the kernel flush the
+# old contents at close (auto_da_alloc), and the next run's truncate waits
+# for that disk write: +40 ms on a 200 ms `extract --jsonl` run, measured
+# (alternating runs: 239 ms median into an existing file, 201 ms into a new
+# one, 197 ms into /dev/null). The peers' timed runs write no output.
+race() { # task ours-output ours-command peer-name peer-command [peer-name peer-command ...]
+  local task="$1" output="$2" ours="$3"; shift 3
+  # One --prepare per command, in order: only ours removes its file, so the
+  # last run of ours is what the checks below read.
+  local prepares=(--prepare "rm -f $output") names=(--command-name agentshape) cmds=("$ours")
+  while [ $# -gt 0 ]; do
+    prepares+=(--prepare true); names+=(--command-name "$1"); cmds+=("$2"); shift 2
+  done
   local args=(--style basic --warmup 1 --runs "$runs" --export-json "$res/$task.json"
-              --command-name "agentshape" "$ours")
-  while [ $# -gt 0 ]; do args+=(--command-name "$1" "$2"); shift 2; done
+              "${prepares[@]}" "${names[@]}" "${cmds[@]}")
   echo "== $task" >&2
   hyperfine "${args[@]}" >&2
 }
@@ -67,7 +78,7 @@ check() { # name check-output-line
 }
 
 if [[ " $only " == *" stream "* ]]; then
-  race stream "$bin parse --json --quiet $data/streams/stream-*.ndjson > $res/ours-streams.jsonl || true" \
+  race stream "$res/ours-streams.jsonl" "$bin parse --json --quiet $data/streams/stream-*.ndjson > $res/ours-streams.jsonl || true" \
     python-clauditor "python3 $peer/base_stream_py.py $data --no-check" \
     python-orjson "python3 $peer/base_stream_py.py $data --json orjson --no-check"
   python3 "$here/adapt.py" streams "$res/ours-streams.jsonl" "$res/ours-streams.adapted.jsonl"
@@ -75,14 +86,14 @@ if [[ " $only " == *" stream "* ]]; then
   check python-clauditor-stream "$(python3 "$peer/base_stream_py.py" "$data" | tail -n 1)"
 fi
 if [[ " $only " == *" repair "* ]]; then
-  race repair "$bin extract --jsonl --json --quiet $data/replies/replies.jsonl > $res/ours-replies.jsonl || true" \
+  race repair "$res/ours-replies.jsonl" "$bin extract --jsonl --json --quiet $data/replies/replies.jsonl > $res/ours-replies.jsonl || true" \
     json_repair "python3 $peer/base_repair_py.py $data --pick last --no-check"
   python3 "$here/adapt.py" replies "$res/ours-replies.jsonl" "$res/ours-replies.adapted.jsonl"
   check agentshape-repair "$(python3 "$peer/check_outputs.py" replies "$data" "$res/ours-replies.adapted.jsonl" || true)"
   check json_repair-repair "$(python3 "$peer/base_repair_py.py" "$data" --pick last | tail -n 1)"
 fi
 if [[ " $only " == *" validate "* ]]; then
-  race validate "$bin validate --schema $data/schemas/agent-response.json --jsonl --json --quiet $data/instances/instances.jsonl > $res/ours-verdicts.jsonl || true" \
+  race validate "$res/ours-verdicts.jsonl" "$bin validate --schema $data/schemas/agent-response.json --jsonl --json --quiet $data/instances/instances.jsonl > $res/ours-verdicts.jsonl || true" \
     ajv "node $peer/base_validate_ajv.js $data --no-check" \
     fastjsonschema "python3 $peer/base_validate_py.py $data --impl fastjsonschema --no-check"
   python3 "$here/adapt.py" instances "$res/ours-verdicts.jsonl" "$res/ours-verdicts.txt"
@@ -110,7 +121,7 @@ with open(os.path.join(out, "reviews.jsonl"), "w") as f:
         f.write(json.dumps({"findings": findings, "counts": counts}) + "\n")
 PY
   inv="$data/invariants"
-  race invariants "$bin validate --schema $inv/with.json --jsonl --json --quiet $inv/reviews.jsonl > $res/ours-invariants.jsonl || true" \
+  race invariants "$res/ours-invariants.jsonl" "$bin validate --schema $inv/with.json --jsonl --json --quiet $inv/reviews.jsonl > $res/ours-invariants.jsonl || true" \
     plain-validation "$bin validate --schema $inv/without.json --jsonl --json --quiet $inv/reviews.jsonl > /dev/null || true"
   check agentshape-invariants "$(python3 -c 'import json,sys; v=[json.loads(l) for l in open(sys.argv[1])]; bad=[r["line"] for r in v if not r["valid"]]; ok=len(v)==3000 and bad==list(range(1,3001,10)) and all(e.get("kind")=="invariant" for r in v for e in r["errors"]); print(json.dumps({"correct": 3000 if ok else 0, "checked": len(v)}))' "$res/ours-invariants.jsonl")"
 fi
