@@ -670,18 +670,12 @@ impl<'o, 'v> Chooser<'o, 'v> {
             doc.root().write_compact(&mut c.out);
             c.wrote = true;
         }
-        let judged_valid = self.opts.validator.map(|_| true);
-        self.judged(slot, judged_valid, 0, false);
-        if let Some(rec) = self.trace.as_mut() {
-            rec.winner = slot;
-        }
+        self.recycle(Reading::Tape(doc));
         let mut e = Extraction::none();
         e.method = method;
         e.valid = errors.is_empty();
         e.errors = errors;
-        self.winner = Some(e);
-        self.recycle(Reading::Tape(doc));
-        true
+        self.won_written(slot, e)
     }
 
     /// [`Chooser::offer`] for a repaired candidate.
@@ -700,14 +694,22 @@ impl<'o, 'v> Chooser<'o, 'v> {
         };
         r.node.write_compact(&mut c.out);
         c.wrote = true;
-        self.judged(slot, None, 0, false);
-        if let Some(rec) = self.trace.as_mut() {
-            rec.winner = slot;
-        }
         let mut e = Extraction::none();
         e.method = Method::Repaired;
         e.repairs = r.repairs;
         e.valid = true;
+        self.won_written(slot, e)
+    }
+
+    /// A candidate written to the compact output wins as it stands: its
+    /// trace verdict (valid when there is a schema), and `e` (no value)
+    /// as the winner.
+    fn won_written(&mut self, slot: Option<usize>, e: Extraction) -> bool {
+        let judged_valid = self.opts.validator.map(|_| true);
+        self.judged(slot, judged_valid, 0, false);
+        if let Some(rec) = self.trace.as_mut() {
+            rec.winner = slot;
+        }
         self.winner = Some(e);
         true
     }

@@ -202,12 +202,18 @@ impl<'a> Members<'a> {
         self.entries.get_mut(at).map(|(_, v)| v)
     }
 
+    /// The same members, owning their strings. Keys are unique already,
+    /// so nothing is looked up; the index is left out (it only speeds up
+    /// inserts, and the parse that made these is over).
     fn into_owned(self) -> Members<'static> {
-        let mut out = Members::default();
-        for (k, v) in self.entries {
-            out.insert(k.into_owned(), v.into_owned());
+        Members {
+            entries: self
+                .entries
+                .into_iter()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+            index: None,
         }
-        out
     }
 }
 
