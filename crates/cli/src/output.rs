@@ -19,7 +19,7 @@
 //! and programs get the value exactly as the agent sent it.
 
 use std::borrow::Cow;
-use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
+use std::io::{self, BufWriter, IoSlice, IsTerminal, StdoutLock, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -63,6 +63,32 @@ impl Out {
     /// When stdout fails.
     pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.w.write_all(bytes)
+    }
+
+    /// Write already-serialized lines, one after another.
+    ///
+    /// Many bytes at once (a batch of `--jsonl` results) go to stdout in
+    /// vectored writes, past the buffer (Note [Whole batches out]): each
+    /// line was copied into the buffer before the kernel copied the
+    /// buffer. A few go through the buffer as with [`Out::raw`].
+    ///
+    /// # Errors
+    /// When stdout fails.
+    pub fn lines<B: AsRef<[u8]>>(&mut self, lines: &[B]) -> io::Result<()> {
+        let total: usize = lines.iter().map(|l| l.as_ref().len()).sum();
+        if total < self.w.capacity() - self.w.buffer().len() {
+            for l in lines {
+                self.w.write_all(l.as_ref())?;
+            }
+            return Ok(());
+        }
+        self.w.flush()?;
+        let mut slices: Vec<IoSlice<'_>> = lines
+            .iter()
+            .map(|l| IoSlice::new(l.as_ref()))
+            .filter(|s| !s.is_empty())
+            .collect();
+        write_all_vectored(self.w.get_mut(), &mut slices)
     }
 
     /// Write one line of text for people.
@@ -191,6 +217,20 @@ impl Style {
     }
 }
 
+/// Write every byte of `slices` with vectored writes (what the unstable
+/// `Write::write_all_vectored` does).
+fn write_all_vectored(w: &mut impl Write, mut slices: &mut [IoSlice<'_>]) -> io::Result<()> {
+    while !slices.is_empty() {
+        match w.write_vectored(slices) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +254,51 @@ mod tests {
             terminal_safe(&ours, false),
             " [32mok [0m  [2J  [1;31m  ]0;t "
         );
+    }
+
+    /// A writer that takes at most three bytes of at most two slices per
+    /// call, and is interrupted every other call.
+    struct Trickle {
+        got: Vec<u8>,
+        calls: usize,
+    }
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.write_vectored(&[IoSlice::new(buf)])
+        }
+        fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+            self.calls += 1;
+            if self.calls % 2 == 0 {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            let mut n = 0;
+            for b in bufs.iter().take(2) {
+                let take = b.len().min(3 - n);
+                self.got.extend_from_slice(&b[..take]);
+                n += take;
+                if n == 3 {
+                    break;
+                }
+            }
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn vectored_writes_deliver_every_byte_in_order_across_short_writes() {
+        let lines: Vec<Vec<u8>> = (0..50)
+            .map(|i| format!("line {i}\n").into_bytes())
+            .collect();
+        let mut slices: Vec<IoSlice<'_>> = lines.iter().map(|l| IoSlice::new(l)).collect();
+        let mut w = Trickle {
+            got: Vec::new(),
+            calls: 0,
+        };
+        write_all_vectored(&mut w, &mut slices).unwrap();
+        assert_eq!(w.got, lines.concat());
     }
 }

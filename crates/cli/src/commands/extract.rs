@@ -131,10 +131,13 @@ fn jsonl(
         &mut *reader,
         args.max_line_bytes,
         |n, line, got| one_line(n, line, got, opts, json),
-        |(code, method, valid, bytes)| {
-            exit = exit.worst(code);
-            counts.add(method, valid);
-            out.raw(&bytes)
+        |results| {
+            for (code, method, valid, _) in &results {
+                exit = exit.worst(*code);
+                counts.add(*method, *valid);
+            }
+            let lines: Vec<&[u8]> = results.iter().map(|r| r.3.as_slice()).collect();
+            out.lines(&lines)
         },
     )?;
     if !out.json {

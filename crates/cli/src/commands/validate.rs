@@ -78,13 +78,16 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
             };
             (verdict.valid, render(&verdict, json))
         },
-        |(ok, bytes)| {
-            total += 1;
-            valid += u64::from(ok);
-            if !ok {
-                exit = Exit::Invalid;
+        |results| {
+            for (ok, _) in &results {
+                total += 1;
+                valid += u64::from(*ok);
+                if !ok {
+                    exit = Exit::Invalid;
+                }
             }
-            out.raw(&bytes)
+            let lines: Vec<&[u8]> = results.iter().map(|r| r.1.as_slice()).collect();
+            out.lines(&lines)
         },
     )?;
     if !out.json {
