@@ -643,14 +643,13 @@ fn unescape_into(b: &[u8], i: usize, out: &mut Vec<u8>) -> Option<(usize, usize)
     // unclosed (no escape can be read across the padding either).
     let mut padded: [u8; BLOCK + CHUNK];
     loop {
-        let block = match b.get(j..j + BLOCK + CHUNK) {
-            Some(block) => block,
-            None => {
-                let rest = b.get(j..)?;
-                padded = [0u8; BLOCK + CHUNK];
-                padded.get_mut(..rest.len())?.copy_from_slice(rest);
-                &padded[..]
-            }
+        let block = if let Some(block) = b.get(j..j + BLOCK + CHUNK) {
+            block
+        } else {
+            let rest = b.get(j..)?;
+            padded = [0u8; BLOCK + CHUNK];
+            padded.get_mut(..rest.len())?.copy_from_slice(rest);
+            &padded[..]
         };
         // The walk indexes the block and its share of `out` from 0: the
         // bounds checks are against fixed lengths (Note [Escape masks]).

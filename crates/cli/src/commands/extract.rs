@@ -535,8 +535,9 @@ mod tests {
             (r#"{"text": "x"} trailing"#, Err("not JSON")),
             (r#"{"text": "x""#, Err("not JSON")),
         ];
+        let mut scratch = Vec::new();
         for (line, want) in rows {
-            let got = reply_of(line.as_bytes(), LineRead::Line, &mut Vec::new());
+            let got = reply_of(line.as_bytes(), LineRead::Line, &mut scratch);
             match (got, want) {
                 (Ok((text, id)), Ok((t, i))) => {
                     assert_eq!((&*text, &id), (*t, i), "line {line}");
