@@ -1,5 +1,6 @@
 //! `agentshape extract`: decode (auto) + extract + validate replies or transcripts.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use agentshape_core::decode::{DecodeOptions, Format};
@@ -147,6 +148,14 @@ fn jsonl(
     Ok(exit)
 }
 
+thread_local! {
+    /// Each worker's buffer for the lines' `text` (core's Note [Reused
+    /// text buffers]): taken out while a line is read, so a line read on
+    /// the same thread meanwhile (a pool job run while one waits) gets an
+    /// empty one instead of a borrow error.
+    static TEXT_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 fn one_line(
     n: u64,
     line: &[u8],
@@ -154,7 +163,22 @@ fn one_line(
     opts: &ExtractOptions<'_>,
     json: bool,
 ) -> (Exit, Method, bool, Vec<u8>) {
-    let reply = reply_of(line, got);
+    let mut scratch = TEXT_BUFFER.take();
+    let done = one_line_in(n, line, got, opts, json, &mut scratch);
+    TEXT_BUFFER.set(scratch);
+    done
+}
+
+/// [`one_line`] with `text` unescaped into `scratch`.
+fn one_line_in(
+    n: u64,
+    line: &[u8],
+    got: LineRead,
+    opts: &ExtractOptions<'_>,
+    json: bool,
+    scratch: &mut Vec<u8>,
+) -> (Exit, Method, bool, Vec<u8>) {
+    let reply = reply_of(line, got, scratch);
     if json {
         // The value is written as it is extracted (core's Note [Writing
         // from the tape]); `text_len` sizes the line as in `result_line`.
@@ -322,14 +346,20 @@ fn result_line_rest(
 /// a string or an object, a number it is not sure of) goes through the
 /// `Value` reading, which gives the same answers and messages as before
 /// (`jsonl_reply_table`, and core's proptest against the `Value` reading).
-fn reply_of(line: &[u8], got: LineRead) -> Result<(String, Option<Value>), String> {
+/// The text is borrowed from `scratch` when core reads the line (its Note
+/// [Reused text buffers]).
+fn reply_of<'s>(
+    line: &[u8],
+    got: LineRead,
+    scratch: &'s mut Vec<u8>,
+) -> Result<(Cow<'s, str>, Option<Value>), String> {
     if got == LineRead::TooLong {
         return Err("line longer than --max-line-bytes; skipped".into());
     }
-    if let Some(reply) = json::reply_of_line(line) {
-        return Ok(reply);
+    if let Some((text, id)) = json::reply_of_line_into(line, scratch) {
+        return Ok((Cow::Borrowed(text), id));
     }
-    reply_of_value(line)
+    reply_of_value(line).map(|(text, id)| (Cow::Owned(text), id))
 }
 
 const NO_TEXT: &str = "object has no string `text` field";
@@ -508,11 +538,12 @@ mod tests {
             (r#"{"text": "x"} trailing"#, Err("not JSON")),
             (r#"{"text": "x""#, Err("not JSON")),
         ];
+        let mut scratch = Vec::new();
         for (line, want) in rows {
-            let got = reply_of(line.as_bytes(), LineRead::Line);
+            let got = reply_of(line.as_bytes(), LineRead::Line, &mut scratch);
             match (got, want) {
                 (Ok((text, id)), Ok((t, i))) => {
-                    assert_eq!((text.as_str(), &id), (*t, i), "line {line}");
+                    assert_eq!((&*text, &id), (*t, i), "line {line}");
                 }
                 (Err(msg), Err(prefix)) => {
                     assert!(msg.starts_with(prefix), "line {line}: {msg}");
@@ -627,12 +658,13 @@ mod tests {
 
     #[test]
     fn jsonl_lines_are_strings_or_text_objects() {
-        let (t, id) = reply_of(br#""hello {}""#, LineRead::Line).unwrap();
-        assert_eq!((t.as_str(), id), ("hello {}", None));
-        let (t, id) = reply_of(br#"{"id": 7, "text": "x"}"#, LineRead::Line).unwrap();
-        assert_eq!((t.as_str(), id), ("x", Some(Value::from(7))));
-        assert!(reply_of(b"[1]", LineRead::Line).is_err());
-        assert!(reply_of(b"{\"text\": 1}", LineRead::Line).is_err());
-        assert!(reply_of(b"nope", LineRead::Line).is_err());
+        let scratch = &mut Vec::new();
+        let (t, id) = reply_of(br#""hello {}""#, LineRead::Line, scratch).unwrap();
+        assert_eq!((&*t, id), ("hello {}", None));
+        let (t, id) = reply_of(br#"{"id": 7, "text": "x"}"#, LineRead::Line, scratch).unwrap();
+        assert_eq!((&*t, id), ("x", Some(Value::from(7))));
+        assert!(reply_of(b"[1]", LineRead::Line, scratch).is_err());
+        assert!(reply_of(b"{\"text\": 1}", LineRead::Line, scratch).is_err());
+        assert!(reply_of(b"nope", LineRead::Line, scratch).is_err());
     }
 }
