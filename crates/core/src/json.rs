@@ -448,7 +448,7 @@ fn hex4(b: Option<&[u8]>) -> Option<u32> {
 /// exact where the derive was not (`IgnoredAny` let `1e400` and lone
 /// surrogates in other members through, the `Value` reading refuses them).
 /// Tried and dropped: a forward scan of the other members (the stops of
-/// 64 bytes found at once by [`stop_mask64`] when a string reached past
+/// 64 bytes found at once by `stop_mask64` when a string reached past
 /// the last 64, every string end a shift and a `trailing_zeros`, the
 /// grammar one loop over a stack of bits instead of recursion; exact
 /// against `scan_value` by proptest): callgrind on the whole corpus
