@@ -104,6 +104,7 @@ impl<'a> Text<'a> {
         }
     }
 
+    /// Append the text as a JSON string: copied between quotes when plain.
     ///
     /// Note [Inlined helpers]: `#[inline]` was not enough for the three
     /// small hot helpers of a repaired reply: this write (a key or string

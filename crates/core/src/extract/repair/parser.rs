@@ -1922,6 +1922,13 @@ mod tests {
 
     use super::{Ctx, Parser, Quote, string_stop};
 
+    /// A parser of `src` as if inside a container that `closer` closes.
+    fn inside(src: &str, closer: u8) -> Parser<'_> {
+        let mut p = Parser::new(src);
+        p.closers.push(closer);
+        p
+    }
+
     /// Text after an opening quote: the pieces that end, continue or break
     /// a string.
     fn after_quote() -> impl Strategy<Value = String> {
@@ -1992,11 +1999,8 @@ mod tests {
             closer in prop_oneof![Just(b'}'), Just(b']')],
         ) {
             let src = format!("\"{rest}");
-            let mut fast = Parser::new(&src);
-            fast.closers.push(closer);
+            let (mut fast, mut general) = (inside(&src, closer), inside(&src, closer));
             let got = fast.double_quoted(ctx);
-            let mut general = Parser::new(&src);
-            general.closers.push(closer);
             let want = general.string(Quote::Ascii(b'"'), ctx);
             prop_assert_eq!((got.into_string(), fast.pos, fast.repairs), (want.into_string(), general.pos, general.repairs), "{:?}", src);
         }
@@ -2016,11 +2020,8 @@ mod tests {
             closer in prop_oneof![Just(b'}'), Just(b']')],
         ) {
             let src = format!("{first}{rest}");
-            let mut fast = Parser::new(&src);
-            fast.closers.push(closer);
+            let (mut fast, mut general) = (inside(&src, closer), inside(&src, closer));
             let got = fast.item(ctx);
-            let mut general = Parser::new(&src);
-            general.closers.push(closer);
             let want = general.value(ctx);
             prop_assert_eq!((got, fast.pos, fast.repairs), (want, general.pos, general.repairs), "{:?}", src);
         }
