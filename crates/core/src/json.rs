@@ -658,7 +658,7 @@ fn unescape_into(b: &[u8], i: usize, out: &mut Vec<u8>) -> Option<(usize, usize)
         let dst = out.get_mut(len..len + BLOCK + CHUNK)?;
         // Bit `k`: byte `k` of the block stops a run. Bits below `at`
         // are cleared as the walk passes them.
-        let mut mask = stop_mask64(block);
+        let mut mask = stop_mask64(block.first_chunk::<BLOCK>()?);
         let mut at = 0;
         let mut written = 0;
         let closed = loop {
@@ -755,9 +755,28 @@ fn copy_run(out: &mut [u8], to: usize, src: &[u8], from: usize, len: usize) -> O
 
 /// Bit `k` set when byte `k` of `block` (its first [`BLOCK`] bytes) is a
 /// quote, a backslash or a control character (Note [Escape masks]).
+///
+/// On `x86_64` four SSE2 masks (Note [Vector byte masks] in `bytescan`),
+/// elsewhere [`stop_mask64_swar`].
 #[allow(clippy::inline_always)]
 #[inline(always)]
-fn stop_mask64(block: &[u8]) -> u64 {
+fn stop_mask64(block: &[u8; BLOCK]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::bytescan::string_stops64(block)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        stop_mask64_swar(block)
+    }
+}
+
+/// [`stop_mask64`] eight bytes at a time in `u64` words ([`stop_mask8`]):
+/// the form of other targets, and the tests' reference for the vector one.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn stop_mask64_swar(block: &[u8; BLOCK]) -> u64 {
     let mut mask = 0u64;
     for k in 0..BLOCK / 8 {
         let mut w = [0u8; 8];
@@ -773,6 +792,7 @@ fn stop_mask64(block: &[u8]) -> u64 {
 /// quote, a backslash or a control character. Exact for every byte, unlike
 /// [`stop_bytes`]: each test adds within a byte's low seven bits, so no
 /// carry crosses into the next byte.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn stop_mask8(w: u64) -> u64 {
@@ -813,6 +833,24 @@ fn stop_mask8(w: u64) -> u64 {
 #[inline(always)]
 pub(crate) fn copy_plain(out: &mut Vec<u8>, bytes: &[u8], from: usize, q1: u8, q2: u8) -> usize {
     let mut at = from;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(chunk) = bytes.get(at..at + CHUNK) {
+        let Ok(chunk) = <&[u8; CHUNK]>::try_from(chunk) else {
+            return at;
+        };
+        let stops = crate::bytescan::string_stops(chunk, q1, q2);
+        let len = out.len();
+        out.extend_from_slice(chunk);
+        if stops != 0 {
+            let k = stops.trailing_zeros() as usize;
+            out.truncate(len + k);
+            return at + k;
+        }
+        at += CHUNK;
+        let end = long_run_end(bytes, at, q1, q2);
+        out.extend_from_slice(bytes.get(at..end).unwrap_or_default());
+        return end;
+    }
     for _ in 0..2 {
         let Some(word) = bytes.get(at..at + 8) else {
             return copy_short_tail(out, bytes, at, q1, q2);
@@ -996,6 +1034,17 @@ pub(crate) fn first_stop(b: &[u8], from: usize, stop: impl Fn(u8) -> bool) -> us
 pub(crate) fn plain_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
     // Inlined at every caller: most runs end in the first word, and the
     // call (seven registers saved and restored) cost as much as the test.
+    #[cfg(target_arch = "x86_64")]
+    if let Some(chunk) = bytes.get(from..from + CHUNK) {
+        let Ok(chunk) = <&[u8; CHUNK]>::try_from(chunk) else {
+            return long_run_end(bytes, from, a, b);
+        };
+        let stops = crate::bytescan::string_stops(chunk, a, b);
+        if stops != 0 {
+            return from + stops.trailing_zeros() as usize;
+        }
+        return long_run_end(bytes, from + CHUNK, a, b);
+    }
     if let Some(word) = bytes.get(from..from + 8) {
         let mut w = [0u8; 8];
         w.copy_from_slice(word);
@@ -1055,6 +1104,23 @@ fn long_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn first_stop16(chunk: &[u8; CHUNK], a: u8, b: u8) -> usize {
+    // A bit past the chunk's: 16 when no byte stops.
+    #[cfg(target_arch = "x86_64")]
+    {
+        (crate::bytescan::string_stops(chunk, a, b) | 1 << CHUNK).trailing_zeros() as usize
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        first_stop16_bytes(chunk, a, b)
+    }
+}
+
+/// [`first_stop16`] as a byte loop into a byte mask: the form of other
+/// targets, where LLVM vectorises it.
+#[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn first_stop16_bytes(chunk: &[u8; CHUNK], a: u8, b: u8) -> usize {
     let mut stops = [0u8; CHUNK];
     // `|`, not `||`: no branch per byte, so the loop vectorises.
     #[allow(clippy::needless_bitwise_bool)]

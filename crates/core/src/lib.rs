@@ -33,6 +33,7 @@
 // No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
 #![forbid(unsafe_code)]
 
+mod bytescan;
 pub mod check;
 pub mod decode;
 pub mod error;
