@@ -190,9 +190,18 @@ pub(crate) fn balanced_end(bytes: &[u8], start: usize) -> usize {
     while let Some(&b) = bytes.get(i) {
         match BYTE_CLASS[usize::from(b)] {
             PLAIN => {
-                i = plain_end(bytes, i + 1);
-                // Every byte passed was plain: the last is `prev`.
-                prev = bytes.get(i - 1).copied().unwrap_or(b);
+                prev = b;
+                i += 1;
+                // Most plain runs are one byte (`:` and `,` between
+                // strings): longer ones are jumped over.
+                if bytes
+                    .get(i)
+                    .is_some_and(|&c| BYTE_CLASS[usize::from(c)] == PLAIN)
+                {
+                    i = plain_end(bytes, i + 1);
+                    // Every byte passed was plain: the last is `prev`.
+                    prev = bytes.get(i - 1).copied().unwrap_or(b);
+                }
                 continue;
             }
             SPACE => {
@@ -504,6 +513,9 @@ mod tests {
                     "}, \"b\": 2}",
                     "https://x",
                     "1",
+                    // Plain runs past a vector chunk (Note [Vector bracket scan]).
+                    "abcdefghijklmnopq",
+                    "0123456789.-+e_abcdefghijklmnopqrstuvwxyz",
                 ])
                 .prop_map(|p| p.as_bytes().to_vec()),
                 prop::collection::vec(any::<u8>(), 0..4),
