@@ -11,9 +11,10 @@
 //! `safe_arch` crate: safe functions over the intrinsics, gated on the
 //! target features the build enables at compile time (SSE2 is part of
 //! `x86_64`), so the crate stays `forbid(unsafe_code)` and needs no run-time
-//! detection. Other targets get the portable forms (a byte loop into a
-//! mask), which the tests also hold the vector forms to
-//! (`vector_masks_agree_with_the_portable_ones`).
+//! detection. Other targets keep the forms these replaced (the SWAR words
+//! and byte loops of `json`, the byte table of the bracket scan) and do
+//! not build this module outside tests; its portable byte loops are the
+//! tests' reference (`vector_masks_agree_with_the_portable_ones`).
 //! Measured (callgrind, `extract --jsonl --json` on the 20,000-reply bench
 //! corpus, output byte-identical, release with thin LTO): the unescaper's
 //! 64-byte masks, [`string_stops`] as the first test of a plain run
