@@ -33,6 +33,9 @@
 // No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
 #![forbid(unsafe_code)]
 
+// Other targets keep the scalar forms (Note [Vector byte masks]).
+#[cfg(any(test, target_arch = "x86_64"))]
+mod bytescan;
 pub mod check;
 pub mod decode;
 pub mod error;
