@@ -175,6 +175,42 @@ pub(super) fn write_strict(
     })
 }
 
+/// Whether `c` is JSON whitespace.
+#[inline]
+fn is_ws(c: Option<&u8>) -> bool {
+    matches!(c, Some(b' ' | b'\n' | b'\t' | b'\r'))
+}
+
+/// The end of the whitespace run at `i` (`b[i]` is whitespace).
+///
+/// Note [Indentation words]: the runs of pretty-printed JSON are one
+/// space, or a line break and an indentation of spaces. The spaces after
+/// the first byte are counted in one word (the first byte that is not a
+/// space is the lowest non-zero byte of the word XOR spaces), and only a
+/// run that goes on past that (a tab, a second line break, more than
+/// eight spaces) is left to `ws_end` in `validate::tape`. With the one
+/// space after a `:` skipped where it is met and the element reader
+/// inlined, measured (`extract --jsonl --json`, callgrind, output
+/// byte-identical): the bench corpus 962.5 → 949.0 million instructions,
+/// its fenced replies 210.6 → 203.2 million.
+#[inline]
+fn ws_skip(b: &[u8], i: usize) -> usize {
+    const SPACES: u64 = 0x2020_2020_2020_2020;
+    let j = i + 1;
+    let spaces = b.get(j..j + 8).map_or(0, |word| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        // 8 when all eight are spaces.
+        ((u64::from_le_bytes(w) ^ SPACES).trailing_zeros() / 8) as usize
+    });
+    let end = j + spaces;
+    if is_ws(b.get(end)) {
+        ws_end(b, end)
+    } else {
+        end
+    }
+}
+
 struct Minifier<'t> {
     b: &'t [u8],
     /// The same text as `b`.
@@ -269,11 +305,7 @@ impl Minifier<'_> {
     #[inline(never)]
     fn ws_run(&mut self) {
         let (b, i) = (self.b, self.pos);
-        let end = if matches!(b.get(i + 1), Some(b' ' | b'\n' | b'\t' | b'\r')) {
-            ws_end(b, i)
-        } else {
-            i + 1
-        };
+        let end = ws_skip(b, i);
         self.copy_to(i);
         self.seg = end;
         self.pos = end;
@@ -303,7 +335,8 @@ impl Minifier<'_> {
 
     /// [`Minifier::value`] for an element or member value, a string read
     /// without the call.
-    #[inline]
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn element(&mut self, depth: usize) -> Option<()> {
         if self.b.get(self.pos) == Some(&b'"') {
             self.string_value()
@@ -371,7 +404,16 @@ impl Minifier<'_> {
                 return None;
             }
             self.pos += 1;
-            self.ws();
+            // The one space after a `:` of pretty-printed JSON: skipped
+            // here, without the call.
+            let b = self.b;
+            if b.get(self.pos) == Some(&b' ') && !is_ws(b.get(self.pos + 1)) {
+                self.copy_to(self.pos);
+                self.pos += 1;
+                self.seg = self.pos;
+            } else {
+                self.ws();
+            }
             self.element(depth)?;
             // After the value, as the tape checks: a repeated key, or a
             // wide object, is left to `serde_json`.
@@ -769,6 +811,23 @@ mod tests {
         #[test]
         fn one_pass_agrees_on_any_text(text in ".{0,40}") {
             agrees(&text);
+        }
+
+        /// Note [Indentation words]: the run ends where a byte scan ends
+        /// it, whatever the bytes around.
+        #[test]
+        fn ws_skip_agrees_with_position(
+            b in prop::collection::vec(prop_oneof![
+                Just(b' '), Just(b' '), Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r'),
+                Just(b'"'), Just(0xA0u8), any::<u8>(),
+            ], 1..40),
+            from in 0usize..40,
+        ) {
+            let mut b = b;
+            let from = from.min(b.len() - 1);
+            b[from] = b'\n';
+            let want = b.iter().skip(from).position(|c| !is_ws(Some(c))).map_or(b.len(), |p| p + from);
+            prop_assert_eq!(ws_skip(&b, from), want);
         }
 
         /// A scratch left by any candidate, read or declined, serves the
