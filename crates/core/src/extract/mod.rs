@@ -104,7 +104,8 @@ fn text_with(
 /// a strict candidate that wins as it stands (no schema, or valid against
 /// it: coercion leaves a valid value alone) is written straight from its
 /// reading, never built (Note [Writing from the tape] in
-/// `validate::tape`); the tests hold it to [`extract_text`]
+/// `validate::tape`; without a schema, written as it is checked, Note
+/// [One-pass compact] in `minify`); the tests hold it to [`extract_text`]
 /// (`compact_agrees`).
 pub fn extract_text_compact(
     text: &str,

@@ -1077,7 +1077,10 @@ impl Doc<'_> {
     /// the writer copies the runs between cuts and writes only those
     /// tokens from their nodes. A key with `\u` or `\/` (rare) makes the
     /// whole document go node by node. `copied_runs_agree_with_the_nodes`
-    /// holds both writers to `json::write_compact`.
+    /// holds both writers to `json::write_compact`. Without a schema,
+    /// `extract` no longer reads onto the tape at all: its one-pass writer
+    /// (Note [One-pass compact] in `extract::minify`) applies the same
+    /// rules as it checks the text, and is held to this writer.
     fn write_copied(&self, out: &mut Vec<u8>) {
         let (from, to) = (self.span.0 as usize, self.span.1 as usize);
         let text = self.text.as_bytes();
