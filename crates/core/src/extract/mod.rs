@@ -26,6 +26,7 @@
 mod candidates;
 pub mod markers;
 mod methods;
+mod minify;
 pub mod repair;
 mod trace;
 
@@ -44,6 +45,7 @@ pub use crate::outcome::Repair;
 use candidates::Source;
 pub use markers::{MarkerGrammar, MarkerSpec, parse_markers};
 pub use methods::{METHOD_NAMES, Methods};
+use minify::MinifyScratch;
 use repair::{Node, RepairedNode};
 pub use repair::{Repaired, repair_json};
 pub use trace::{CandidateTrace, Piece, Reason, TraceSource, Traced};
@@ -102,7 +104,8 @@ fn text_with(
 /// a strict candidate that wins as it stands (no schema, or valid against
 /// it: coercion leaves a valid value alone) is written straight from its
 /// reading, never built (Note [Writing from the tape] in
-/// `validate::tape`); the tests hold it to [`extract_text`]
+/// `validate::tape`; without a schema, written as it is checked, Note
+/// [One-pass compact] in `minify`); the tests hold it to [`extract_text`]
 /// (`compact_agrees`).
 pub fn extract_text_compact(
     text: &str,
@@ -110,9 +113,21 @@ pub fn extract_text_compact(
     out: &mut Vec<u8>,
 ) -> Extraction {
     let mut chooser = Chooser::new(opts, None);
+    // Without a schema, strict candidates are written in one pass (Note
+    // [One-pass compact] in `minify`); with one, read onto the tape.
+    let schema = opts.validator.is_some();
     chooser.compact = Some(Compact {
         out: std::mem::take(out),
-        scratch: tape::take_scratch(),
+        scratch: if schema {
+            tape::take_scratch()
+        } else {
+            Scratch::default()
+        },
+        minify: if schema {
+            MinifyScratch::default()
+        } else {
+            minify::take_scratch()
+        },
         wrote: false,
     });
     run_chain(&mut chooser, None, &[(Piece::Text, text)], text);
@@ -122,7 +137,11 @@ pub fn extract_text_compact(
     let mut wrote = false;
     if let Some(c) = compact {
         *out = c.out;
-        tape::put_scratch(c.scratch);
+        if schema {
+            tape::put_scratch(c.scratch);
+        } else {
+            minify::put_scratch(c.minify);
+        }
         wrote = c.wrote;
     }
     if !wrote {
@@ -395,7 +414,11 @@ fn text_chain(
             let is_weak = source == Source::Bare && is_weak(top, span, &[]);
             let slot = chooser.note_span(traced, method, at, true, &[], is_weak);
             if is_weak {
-                let p = chooser.take_parsed(reading);
+                // Read as JSON just now: not `None` but for a reading the
+                // one-pass writer and `serde_json` disagree on.
+                let Some(p) = chooser.take_parsed(reading) else {
+                    continue;
+                };
                 weak.push(Deferred {
                     value: p.value,
                     method,
@@ -523,10 +546,17 @@ impl Top {
 
 /// A strict candidate as read: a `Value`, or (when the chooser writes
 /// compact output) a document on the tape (Note [Writing from the tape] in
-/// `validate::tape`).
+/// `validate::tape`) or, without a schema, its compact form already
+/// written (Note [One-pass compact] in `minify`).
 enum Reading<'t> {
     Value(Parsed),
     Tape(Doc<'t>),
+    /// Written to the compact output from `from` on; `span` is its text.
+    Written {
+        top: Top,
+        span: &'t str,
+        from: usize,
+    },
 }
 
 impl Reading<'_> {
@@ -534,6 +564,7 @@ impl Reading<'_> {
         match self {
             Reading::Value(p) => Top::of(&p.value),
             Reading::Tape(doc) => Top::of_tape(doc.root()),
+            Reading::Written { top, .. } => *top,
         }
     }
 }
@@ -543,6 +574,8 @@ struct Compact {
     out: Vec<u8>,
     /// The tape's vectors, reused from candidate to candidate.
     scratch: Scratch,
+    /// The one-pass writer's, likewise.
+    minify: MinifyScratch,
     /// The winner's value was written to `out`.
     wrote: bool,
 }
@@ -593,13 +626,22 @@ impl<'o, 'v> Chooser<'o, 'v> {
         }
     }
 
-    /// Read `span` as strict JSON: from the tape when writing compact
-    /// output and the tape reads it, else as a `Value`; `None` when it is
-    /// not strict JSON.
+    /// Read `span` as strict JSON: when writing compact output, written
+    /// there at once without a schema (Note [One-pass compact] in
+    /// `minify`), else from the tape when it reads it, else as a `Value`;
+    /// `None` when it is not strict JSON.
     fn read_strict<'t>(&mut self, span: &'t str) -> Option<Reading<'t>> {
         let Some(c) = self.compact.as_mut() else {
             return json::parse_if_json(span).map(Reading::Value);
         };
+        if self.opts.validator.is_none() {
+            let from = c.out.len();
+            return match minify::write_strict(span, &mut c.out, &mut c.minify) {
+                Ok(top) => Some(Reading::Written { top, span, from }),
+                Err(Declined::Invalid) => None,
+                Err(Declined::Doubtful) => json::parse_if_json(span).map(Reading::Value),
+            };
+        }
         // Text the tape refuses is not JSON: no second scan (Note
         // [Declined, not refused] in `validate::tape`).
         match Doc::read_in(span, &mut c.scratch) {
@@ -609,25 +651,33 @@ impl<'o, 'v> Chooser<'o, 'v> {
         }
     }
 
-    /// Done with a reading: its tape goes back to the scratch.
+    /// Done with a reading: its tape goes back to the scratch, its
+    /// written form is taken back out of the output.
     fn recycle(&mut self, reading: Reading<'_>) {
-        if let (Reading::Tape(doc), Some(c)) = (reading, self.compact.as_mut()) {
-            doc.recycle(&mut c.scratch);
+        match (reading, self.compact.as_mut()) {
+            (Reading::Tape(doc), Some(c)) => doc.recycle(&mut c.scratch),
+            (Reading::Written { from, .. }, Some(c)) => c.out.truncate(from),
+            _ => {}
         }
     }
 
     /// The reading as a `Value` (the same value `serde_json` reads:
-    /// `doc_agrees_with_serde_json` in `validate::tape`).
-    fn take_parsed(&mut self, reading: Reading<'_>) -> Parsed {
+    /// `doc_agrees_with_serde_json` in `validate::tape`); a written one
+    /// is read again (a weak candidate: rare).
+    fn take_parsed(&mut self, reading: Reading<'_>) -> Option<Parsed> {
         match reading {
-            Reading::Value(p) => p,
+            Reading::Value(p) => Some(p),
             Reading::Tape(doc) => {
                 let value = doc.root().value();
                 self.recycle(Reading::Tape(doc));
-                Parsed {
+                Some(Parsed {
                     value,
                     inexact: Vec::new(),
-                }
+                })
+            }
+            Reading::Written { span, from, top } => {
+                self.recycle(Reading::Written { span, from, top });
+                json::parse_if_json(span)
             }
         }
     }
@@ -645,6 +695,7 @@ impl<'o, 'v> Chooser<'o, 'v> {
         let doc = match reading {
             Reading::Value(p) => return self.offer(p.value, method, Vec::new(), &p.inexact, slot),
             Reading::Tape(doc) => doc,
+            written @ Reading::Written { .. } => return self.offer_written(written, method, slot),
         };
         if !self.opts.methods.allows(method) {
             self.refused(slot);
@@ -663,8 +714,10 @@ impl<'o, 'v> Chooser<'o, 'v> {
             Some(_) => None,
         };
         let Some(errors) = errors else {
-            let p = self.take_parsed(Reading::Tape(doc));
-            return self.offer(p.value, method, Vec::new(), &p.inexact, slot);
+            // The tape holds no inexact number (its reader declines them).
+            let value = doc.root().value();
+            self.recycle(Reading::Tape(doc));
+            return self.offer(value, method, Vec::new(), &[], slot);
         };
         if let Some(c) = self.compact.as_mut() {
             doc.root().write_compact(&mut c.out);
@@ -675,6 +728,23 @@ impl<'o, 'v> Chooser<'o, 'v> {
         e.method = method;
         e.valid = errors.is_empty();
         e.errors = errors;
+        self.won_written(slot, e)
+    }
+
+    /// [`Chooser::offer_reading`] for a reading already written (no
+    /// schema: it wins as it stands when its method is allowed).
+    fn offer_written(&mut self, reading: Reading<'_>, method: Method, slot: Option<usize>) -> bool {
+        if !self.opts.methods.allows(method) {
+            self.refused(slot);
+            self.recycle(reading);
+            return false;
+        }
+        if let Some(c) = self.compact.as_mut() {
+            c.wrote = true;
+        }
+        let mut e = Extraction::none();
+        e.method = method;
+        e.valid = true;
         self.won_written(slot, e)
     }
 

@@ -66,7 +66,7 @@ pub(crate) const MAX_DEPTH: usize = 100;
 /// Members of one object past which the repeated-key scan stops and the
 /// `Value` path reads the text: the scan is quadratic, and agent objects
 /// have a handful of keys.
-const MAX_SCANNED_KEYS: usize = 64;
+pub(crate) const MAX_SCANNED_KEYS: usize = 64;
 
 /// Why [`Doc::read_in`] read nothing.
 ///
@@ -166,7 +166,7 @@ const KEEP_SLOTS: usize = 1 << 16;
 /// An empty vector of the same allocation for another lifetime of `T`
 /// (Note [Reused arenas]): `collect` of a `vec::IntoIter` into a type of the
 /// same size and alignment reuses the buffer in place.
-fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+pub(crate) fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
     v.clear();
     v.into_iter().filter_map(|_| None).collect()
 }
@@ -787,7 +787,7 @@ impl<'t> Reader<'t> {
 /// a time (a fifth of its instructions on the corpus's fenced replies).
 /// The four whitespace bytes are tested eight at a time here, each byte
 /// exactly (a byte with its high bit set is never taken for one).
-fn ws_end(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn ws_end(b: &[u8], mut i: usize) -> usize {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -821,7 +821,7 @@ fn ws_end(b: &[u8], mut i: usize) -> usize {
 /// closer of its outermost bracket and whitespace, so text that does not is
 /// refused by `serde_json` too ([`Declined::Invalid`]), without reading it.
 /// Other values (scalars) are left to the reader.
-fn closes_as_it_opens(text: &[u8]) -> bool {
+pub(crate) fn closes_as_it_opens(text: &[u8]) -> bool {
     let want = match text.first() {
         Some(b'{') => b'}',
         Some(b'[') => b']',
@@ -855,7 +855,7 @@ fn rewritten(raw: &str) -> bool {
 
 /// The text of a raw string body whose escapes the reader checked (Note
 /// [Lazy escapes]).
-fn unescape_all(raw: &str) -> String {
+pub(crate) fn unescape_all(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut rest = raw;
     while let Some(at) = memchr::memchr(b'\\', rest.as_bytes()) {
@@ -879,7 +879,7 @@ fn unescape_all(raw: &str) -> String {
 /// The character of the escape after a `\` (`rest` starts after it) and the
 /// bytes it used; `None` for anything but the escapes `serde_json` reads
 /// into a `String` the same way (a lone surrogate, a bad escape).
-fn unescape(rest: &[u8]) -> Option<(char, usize)> {
+pub(crate) fn unescape(rest: &[u8]) -> Option<(char, usize)> {
     let c = match *rest.first()? {
         b'"' => '"',
         b'\\' => '\\',
@@ -1077,7 +1077,10 @@ impl Doc<'_> {
     /// the writer copies the runs between cuts and writes only those
     /// tokens from their nodes. A key with `\u` or `\/` (rare) makes the
     /// whole document go node by node. `copied_runs_agree_with_the_nodes`
-    /// holds both writers to `json::write_compact`.
+    /// holds both writers to `json::write_compact`. Without a schema,
+    /// `extract` no longer reads onto the tape at all: its one-pass writer
+    /// (Note [One-pass compact] in `extract::minify`) applies the same
+    /// rules as it checks the text, and is held to this writer.
     fn write_copied(&self, out: &mut Vec<u8>) {
         let (from, to) = (self.span.0 as usize, self.span.1 as usize);
         let text = self.text.as_bytes();
@@ -1129,7 +1132,7 @@ fn write_string(out: &mut Vec<u8>, s: &Cow<'_, str>) {
 /// copied. The escapes `write_str` writes itself (`\"`, `\\`, `\b`,
 /// `\f`, `\n`, `\r`, `\t`) are copied too; `\/` and `\u` are decoded
 /// and the character written as `write_str` would.
-fn write_raw_escaped(out: &mut Vec<u8>, raw: &str) {
+pub(crate) fn write_raw_escaped(out: &mut Vec<u8>, raw: &str) {
     let b = raw.as_bytes();
     out.reserve(b.len() + 2);
     out.push(b'"');
@@ -1402,7 +1405,7 @@ impl<'a> Iterator for TapeElements<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use proptest::prelude::*;
 
     use super::*;
@@ -1598,7 +1601,7 @@ mod tests {
 
     /// Escape-heavy string bodies, valid or not: every escape letter, `\u`
     /// with good and bad hex, high and low surrogates alone and in pairs.
-    fn string_body() -> impl Strategy<Value = String> {
+    pub(crate) fn string_body() -> impl Strategy<Value = String> {
         let piece = prop_oneof![
             "[a-z é😀]{0,3}",
             prop::sample::select(vec![
@@ -1752,7 +1755,7 @@ mod tests {
         assert_eq!(read(&deeper).err(), Some(Declined::Doubtful));
     }
 
-    fn json_value() -> impl Strategy<Value = Value> {
+    pub(crate) fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
             any::<bool>().prop_map(Value::Bool),
