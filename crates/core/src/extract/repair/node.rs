@@ -213,9 +213,9 @@ impl<'a> Members<'a> {
             return i;
         }
         let at = self.entries.len();
-        if self.entries.capacity() == 0 {
+        if at == 0 {
             // Note [First push] in `parser`.
-            self.entries = Vec::with_capacity(super::parser::FIRST_ROOM);
+            self.entries.reserve_exact(super::parser::FIRST_ROOM);
         }
         match &mut self.index {
             Some(index) => {

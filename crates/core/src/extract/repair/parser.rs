@@ -70,11 +70,7 @@ enum Quote {
 /// and objects of a reply mostly hold 5 to 12 (steps, findings, members):
 /// two or three allocations and copies each. Room for 8 at the first push
 /// (none for an empty one) halves that. Measured with Note [Repaired
-/// nodes]: see there. The room is a new `Vec::with_capacity`, not a
-/// `reserve_exact` of the empty one, whose generic growth path
-/// (`finish_grow`) cost ~80 instructions more per container: `repair_node`
-/// with what it calls 250.3 → 249.7 million instructions on the 10,994
-/// repaired replies (callgrind, release, `extract --jsonl --json`).
+/// nodes]: see there.
 pub(crate) const FIRST_ROOM: usize = 8;
 
 /// Bytes of look-ahead spent on one ambiguous quote (Note [Missing quotes]).
@@ -734,7 +730,7 @@ impl<'a> Parser<'a> {
                 }
                 if items.capacity() == 0 {
                     // Note [First push]: room for a typical list at once.
-                    items = Vec::with_capacity(FIRST_ROOM);
+                    items.reserve_exact(FIRST_ROOM);
                 }
                 items.push(v);
                 after_comma = false;

@@ -116,61 +116,25 @@ pub(crate) fn prose_by_text(
 ///
 /// Note [Noise fast path]: this runs over every reply that is not one whole
 /// JSON value, so it must cost about a byte compare per byte. A character
-/// counted as bad starts with a byte the 64-at-a-time test below looks for
+/// counted as bad starts with a byte the 16-at-a-time scan below looks for
 /// (an ASCII control, DEL, `0xC2` for the C1 controls, `0xEF` for U+FFFD);
 /// text with none of them, nearly every reply, is not noise without
 /// decoding it. When there are some (`0xC2` also starts `°` and the
 /// non-breaking space), only the characters at those bytes are looked at,
 /// and the characters are counted only when one of them is bad: UTF-8
 /// continuation bytes are the only ones that start no character.
-///
-/// Note [Noise by chunks]: a text with a suspect byte was then walked
-/// from its start by `json::first_stop`, whose 16-byte bit masks did not
-/// vectorise for this test: ~10,000 instructions for each of the 544 such
-/// spans of the bench corpus (a `°` or a non-breaking space in a long
-/// reply). The same 64-byte test now runs over every chunk, and only a
-/// chunk that holds a suspect byte is searched for them
-/// (`noise_by_chunks_agrees_on_long_text`). Measured (callgrind, release,
-/// `extract --jsonl --json`, output byte-identical): `noise` on the whole
-/// 20,000-reply corpus 18.6 → 14.8 million instructions, on its 10,994
-/// repaired replies 14.2 → 11.6 million.
 pub(crate) fn noise(text: &str) -> bool {
+    // Any suspect byte at all? (Note [Byte scans] in `json`: 16 at a time.)
     let b = text.as_bytes();
-    let mut bad = 0usize;
-    let mut from = 0;
-    let mut chunks = b.chunks_exact(CHUNK);
-    for chunk in &mut chunks {
-        if <&[u8; CHUNK]>::try_from(chunk).is_ok_and(any_suspect_in) {
-            bad += bad_chars(b, from, from + CHUNK);
-        }
-        from += CHUNK;
-    }
-    if any_suspect(chunks.remainder()) {
-        bad += bad_chars(b, from, b.len());
-    }
-    if bad == 0 {
+    let suspect = |c: u8| {
+        (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r')) || matches!(c, 0x7F | 0xC2 | 0xEF)
+    };
+    if !any_suspect(b) {
         return false;
     }
-    let total = b.iter().filter(|&&c| c & 0xC0 != 0x80).count();
-    bad * 8 >= total
-}
-
-/// Bytes [`noise`] tests at once.
-const CHUNK: usize = 64;
-
-/// Whether `c` can start a character [`noise`] counts as bad: an ASCII
-/// control other than tab, LF and CR, DEL, `0xC2` or `0xEF`.
-fn suspect(c: u8) -> bool {
-    (c < 0x20 && c != b'\t' && c != b'\n' && c != b'\r') || c == 0x7F || c == 0xC2 || c == 0xEF
-}
-
-/// The bad characters (see [`noise`]) that start at `from..to` in `b`:
-/// only the [`suspect`] bytes are looked at, found 16 at a time.
-fn bad_chars(b: &[u8], from: usize, to: usize) -> usize {
-    let window = b.get(..to).unwrap_or(b);
-    let mut bad = 0;
-    let mut i = crate::json::first_stop(window, from, suspect);
-    while let Some(&c) = window.get(i) {
+    let mut bad = 0usize;
+    let mut i = crate::json::first_stop(b, 0, suspect);
+    while let Some(&c) = b.get(i) {
         let is_bad = match c {
             // U+0080..=U+009F, the C1 controls.
             0xC2 => matches!(b.get(i + 1), Some(0x80..=0x9F)),
@@ -180,27 +144,35 @@ fn bad_chars(b: &[u8], from: usize, to: usize) -> usize {
             _ => true,
         };
         bad += usize::from(is_bad);
-        i = crate::json::first_stop(window, i + 1, suspect);
+        i = crate::json::first_stop(b, i + 1, suspect);
     }
-    bad
+    if bad == 0 {
+        return false;
+    }
+    let total = b.iter().filter(|&&c| c & 0xC0 != 0x80).count();
+    bad * 8 >= total
 }
 
-/// Whether any byte of a chunk is [`suspect`]: one OR-fold, which the
-/// compiler turns into a few vector instructions (a byte walk cost about
-/// four instructions a byte here, on every reply).
-fn any_suspect_in(chunk: &[u8; CHUNK]) -> bool {
-    chunk.iter().fold(0u8, |acc, &c| acc | u8::from(suspect(c))) != 0
-}
-
-/// Whether any byte of `b` is [`suspect`], a chunk at a time.
+/// Whether any byte is one [`noise`] looks at: an ASCII control other than
+/// tab, LF and CR, DEL, `0xC2` or `0xEF`. One OR-fold per 64 bytes, which the
+/// compiler turns into a few vector instructions: [`crate::json::first_stop`]
+/// cost about four instructions a byte here, on every reply.
 fn any_suspect(b: &[u8]) -> bool {
-    let mut chunks = b.chunks_exact(CHUNK);
+    let flag = |c: u8| {
+        u8::from(
+            (c < 0x20 && c != b'\t' && c != b'\n' && c != b'\r')
+                || c == 0x7F
+                || c == 0xC2
+                || c == 0xEF,
+        )
+    };
+    let mut chunks = b.chunks_exact(64);
     for chunk in &mut chunks {
-        if <&[u8; CHUNK]>::try_from(chunk).is_ok_and(any_suspect_in) {
+        if chunk.iter().fold(0u8, |acc, &c| acc | flag(c)) != 0 {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&c| suspect(c))
+    chunks.remainder().iter().any(|&c| flag(c) != 0)
 }
 
 /// Does the text inside a candidate's brackets hold anything besides
@@ -375,19 +347,6 @@ mod tests {
         #[test]
         fn noise_fast_path_agrees_on_any_text(t in "\\PC*|[\\x00-\\x{ff}\\x{fffd}]{0,40}") {
             proptest::prop_assert_eq!(noise(&t), noise_by_chars(&t));
-        }
-
-        /// Note [Noise by chunks]: suspect characters in any 64-byte
-        /// chunk, across chunk edges, in long texts.
-        #[test]
-        fn noise_by_chunks_agrees_on_long_text(
-            pieces in proptest::collection::vec(
-                "[a-z \\n]{0,70}|[\\x00-\\x{ff}\\x{fffd}]{0,12}",
-                0..12,
-            ),
-        ) {
-            let t = pieces.concat();
-            proptest::prop_assert_eq!(noise(&t), noise_by_chars(&t), "{:?}", t);
         }
     }
 
