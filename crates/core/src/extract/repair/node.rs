@@ -13,6 +13,21 @@
 //! The compact writer ([`Node::write_compact`]) writes the same bytes as
 //! `json::write_compact` of [`Node::into_value`], which is what every other
 //! caller gets (`nodes_write_what_their_values_write`).
+//!
+//! Dropped (callgrind, release, `extract --jsonl --json` of the 10,994
+//! repaired replies of the bench corpus, 639.6 million instructions before
+//! each): the members and items of the open containers read onto two
+//! stacks the parse keeps and moved into a `Vec` of their exact size when
+//! each closes (no growth, no room for 8 at the first push): 664.3
+//! million, the stack bookkeeping and the second move of every node cost
+//! more than the growth saved. A writer that consumes the node
+//! (`write_compact(self)`, each `Vec` and owned string freed right after
+//! it is written, in place of writing and then dropping the tree, a walk
+//! of 14.6 million): 642.0 million, moving each node out of its `Vec` cost
+//! more than the walk. A new `Vec::with_capacity` at the first push (Note
+//! [First push] in `parser`) with `prose::noise` tested per 64-byte chunk:
+//! 636.1 million, the whole corpus 1,029.3 → 1,023.2 million (−0.6%),
+//! commit `d219958`, reverted as below that round's bar.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
