@@ -698,7 +698,9 @@ fn utf8(bytes: &[u8]) -> Option<&str> {
 /// 110.3 → 100.3 million, `scan_object` (whose strings use the new mask
 /// too) 49.2 → 48.0 million. Tried and dropped: [`unescape`] and
 /// [`hex4`] inlined as well, so that no call is left in the walk:
-/// `unescape_into` 100.3 → 100.9 million.
+/// `unescape_into` 100.3 → 100.9 million; the walk's output indexes taken
+/// as remainders (`written % BLOCK`, equal to `written`) so that the
+/// compiler could drop their bounds checks: 100.3 → 100.5 million.
 fn unescape_into(b: &[u8], i: usize, out: &mut Vec<u8>) -> Option<(usize, usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
