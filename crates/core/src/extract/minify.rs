@@ -48,8 +48,8 @@ use serde_json::Number;
 use super::Top;
 use crate::json::{is_exact, plain_run_end};
 use crate::validate::tape::{
-    Declined, MAX_DEPTH, MAX_SCANNED_KEYS, closes_as_it_opens, unescape, unescape_all,
-    write_raw_escaped, ws_end,
+    Declined, MAX_DEPTH, MAX_SCANNED_KEYS, NumberLiteral, closes_as_it_opens, number_literal,
+    unescape, unescape_all, write_raw_escaped, ws_end,
 };
 
 /// What the one-pass writer keeps from candidate to candidate (and, per
@@ -555,51 +555,12 @@ impl Minifier<'_> {
     fn number(&mut self) -> Option<()> {
         let start = self.pos;
         let b = self.b;
-        let mut i = start;
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        let int_start = i;
-        match b.get(i)? {
-            b'0' => i += 1,
-            b'1'..=b'9' => {
-                while b.get(i).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                }
-            }
-            _ => return None,
-        }
-        let int_end = i;
-        let mut simple = true;
-        if b.get(i) == Some(&b'.') {
-            simple = false;
-            i += 1;
-            let from = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == from {
-                return None;
-            }
-        }
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            simple = false;
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            let from = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == from {
-                return None;
-            }
-        }
-        // `01` is two tokens to `serde_json`: an error either way.
-        if b.get(i).is_some_and(u8::is_ascii_digit) {
-            return None;
-        }
+        let NumberLiteral {
+            end: i,
+            int_start,
+            int_end,
+            simple,
+        } = number_literal(b, start)?;
         self.pos = i;
         let digits = int_end - int_start;
         let negative_zero = int_start > start && b.get(int_start) == Some(&b'0') && digits == 1;

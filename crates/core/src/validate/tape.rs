@@ -704,51 +704,12 @@ impl<'t> Reader<'t> {
     fn number(&mut self) -> Option<(Number, bool)> {
         let start = self.pos;
         let b = self.b;
-        let mut i = start;
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        let int_start = i;
-        match b.get(i)? {
-            b'0' => i += 1,
-            b'1'..=b'9' => {
-                while b.get(i).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                }
-            }
-            _ => return None,
-        }
-        let int_end = i;
-        let mut simple = true;
-        if b.get(i) == Some(&b'.') {
-            simple = false;
-            i += 1;
-            let from = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == from {
-                return None;
-            }
-        }
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            simple = false;
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            let from = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == from {
-                return None;
-            }
-        }
-        // `01` is two tokens to `serde_json`: an error either way.
-        if b.get(i).is_some_and(u8::is_ascii_digit) {
-            return None;
-        }
+        let NumberLiteral {
+            end: i,
+            int_start,
+            int_end,
+            simple,
+        } = number_literal(b, start)?;
         self.pos = i;
         let negative = int_start > start;
         // Integers of up to 18 digits fit `i64` and `u64`: read here. `-0`
@@ -777,6 +738,76 @@ impl<'t> Reader<'t> {
             Err(_) => self.doubtful(),
         }
     }
+}
+
+/// Where a number literal lies: [`number_literal`]'s answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NumberLiteral {
+    /// The index just past the literal.
+    pub(crate) end: usize,
+    /// The integer part's digits, `b[int_start..int_end]` (after any `-`).
+    pub(crate) int_start: usize,
+    pub(crate) int_end: usize,
+    /// No fraction and no exponent.
+    pub(crate) simple: bool,
+}
+
+/// The number literal at `start` of `b` by the grammar `serde_json` reads
+/// (RFC 8259: `-`, an integer part without a leading zero, a fraction, an
+/// exponent); `None` when none is there or the literal is broken (`-`,
+/// `1.`, `1e`, `01`: an error to `serde_json` either way). Shared by the
+/// tape reader and the one-pass writer (`extract::minify`), which then
+/// decide alike which literals `serde_json` writes as they stand.
+#[inline]
+pub(crate) fn number_literal(b: &[u8], start: usize) -> Option<NumberLiteral> {
+    let digits_from = |mut i: usize| {
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = start;
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    let int_start = i;
+    match b.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => i = digits_from(i + 1),
+        _ => return None,
+    }
+    let int_end = i;
+    let mut simple = true;
+    if b.get(i) == Some(&b'.') {
+        simple = false;
+        let from = i + 1;
+        i = digits_from(from);
+        if i == from {
+            return None;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        simple = false;
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let from = i;
+        i = digits_from(from);
+        if i == from {
+            return None;
+        }
+    }
+    // `01` is two tokens to `serde_json`: an error either way.
+    if b.get(i).is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(NumberLiteral {
+        end: i,
+        int_start,
+        int_end,
+        simple,
+    })
 }
 
 /// The index of the first byte at or after `i` that is not JSON whitespace,
