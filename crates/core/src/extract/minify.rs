@@ -48,8 +48,8 @@ use serde_json::Number;
 use super::Top;
 use crate::json::{is_exact, plain_run_end};
 use crate::validate::tape::{
-    Declined, MAX_DEPTH, MAX_SCANNED_KEYS, NumberLiteral, closes_as_it_opens, number_literal,
-    unescape, unescape_all, write_raw_escaped, ws_end,
+    Declined, MAX_DEPTH, MAX_SCANNED_KEYS, NumberLiteral, closes_as_it_opens, is_ws,
+    number_literal, unescape, unescape_all, write_raw_escaped, ws_end,
 };
 
 /// What the one-pass writer keeps from candidate to candidate (and, per
@@ -182,12 +182,6 @@ pub(super) fn write_strict(
     })
 }
 
-/// Whether `c` is JSON whitespace.
-#[inline]
-fn is_ws(c: Option<&u8>) -> bool {
-    matches!(c, Some(b' ' | b'\n' | b'\t' | b'\r'))
-}
-
 /// The end of the whitespace run at `i` (`b[i]` is whitespace).
 ///
 /// Note [Indentation words]: the runs of pretty-printed JSON are one
@@ -302,7 +296,7 @@ impl Minifier<'_> {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn ws(&mut self) {
-        if let Some(b' ' | b'\n' | b'\t' | b'\r') = self.b.get(self.pos) {
+        if is_ws(self.b.get(self.pos)) {
             self.ws_run();
         }
     }

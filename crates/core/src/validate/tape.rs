@@ -166,7 +166,7 @@ const KEEP_SLOTS: usize = 1 << 16;
 /// An empty vector of the same allocation for another lifetime of `T`
 /// (Note [Reused arenas]): `collect` of a `vec::IntoIter` into a type of the
 /// same size and alignment reuses the buffer in place.
-pub(crate) fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
     v.clear();
     v.into_iter().filter_map(|_| None).collect()
 }
@@ -431,7 +431,7 @@ impl<'t> Reader<'t> {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn ws(&mut self) {
-        if let Some(b' ' | b'\n' | b'\t' | b'\r') = self.b.get(self.pos) {
+        if is_ws(self.b.get(self.pos)) {
             self.ws_run();
         }
     }
@@ -441,7 +441,7 @@ impl<'t> Reader<'t> {
     #[inline(never)]
     fn ws_run(&mut self) {
         let (b, i) = (self.b, self.pos);
-        let end = if matches!(b.get(i + 1), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+        let end = if is_ws(b.get(i + 1)) {
             ws_end(b, i)
         } else {
             i + 1
@@ -740,6 +740,13 @@ impl<'t> Reader<'t> {
     }
 }
 
+/// Whether `c` is JSON whitespace (RFC 8259: space, line feed, tab,
+/// carriage return), for the tape reader and the one-pass writer alike.
+#[inline]
+pub(crate) fn is_ws(c: Option<&u8>) -> bool {
+    matches!(c, Some(b' ' | b'\n' | b'\t' | b'\r'))
+}
+
 /// Where a number literal lies: [`number_literal`]'s answer.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NumberLiteral {
@@ -835,7 +842,7 @@ pub(crate) fn ws_end(b: &[u8], mut i: usize) -> usize {
         }
         i += 8;
     }
-    while matches!(b.get(i), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+    while is_ws(b.get(i)) {
         i += 1;
     }
     i
