@@ -3,18 +3,22 @@
 //! 0 ok · 1 found but invalid, or the run failed · 2 no structured output
 //! found · 3 the agent or provider reported an error · 64 usage, bad schema or
 //! bad config (also a store from a newer build) · 66 input file missing (also
-//! a store a read-only command names that does not exist) · 127 agent
+//! a store a read-only command names that does not exist, or an empty
+//! database: a 0-byte SQLite file, a Postgres database without the schema) · 127 agent
 //! executable not found · 128 + N interrupted by signal N (129 SIGHUP, 130
 //! SIGINT, 143 SIGTERM).
 //!
 //! Store failures, one code per kind (sysexits-style, see
-//! [`agentshape_store::ErrorKind`]): 65 the store file is not a database or
-//! is damaged · 73 the store cannot be written (read-only file or folder,
+//! [`agentshape_store::ErrorKind`]): 65 the store file is not a database,
+//! is another program's database (no `sessions` table), or is damaged · 73 the store cannot be written (read-only file or folder,
 //! permission; also refused Postgres credentials) · 74 other I/O failure
-//! writing the store · 75 temporary: the store stayed locked/busy after the
+//! writing the store, and a Postgres TLS failure (a server without TLS under
+//! `sslmode=require`, a certificate not trusted or not for the host: trying
+//! again will not help) · 75 temporary: the store stayed locked/busy after the
 //! bounded retries, or its Postgres server cannot be reached (refused, no
 //! answer within the connect deadline, shutting down) — try again. A bad
-//! store location (`--store mysql://…`) is 64. A panic is
+//! store location (`--store mysql://…`), an unknown `sslmode` or an
+//! unreadable `sslrootcert` is 64. A panic is
 //! 70, [`INTERNAL_ERROR`], an internal error.
 
 use std::io::Write;

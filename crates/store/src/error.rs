@@ -100,6 +100,24 @@ pub enum Error {
         /// The database path.
         path: String,
     },
+    /// A read-only command named an empty database (a 0-byte SQLite file):
+    /// nothing to read, and it is not initialised by commands that only
+    /// read (Note \[Not a store\] in `sqlite`).
+    #[error(
+        "store `{path}` is an empty database, not yet an agentshape store \
+         (commands that only read never initialise it; `run` and `ingest` do)"
+    )]
+    Empty {
+        /// The database path.
+        path: String,
+    },
+    /// A database that is not an agentshape store (another program's
+    /// tables, no `sessions`).
+    #[error("store `{path}` is a database but not an agentshape store (it has no `sessions` table)")]
+    NotAStore {
+        /// The database path.
+        path: String,
+    },
     /// A file operation around the database (creating it with its mode).
     #[error("{context}: {source}")]
     Io {
@@ -125,7 +143,8 @@ impl Error {
         use rusqlite::ErrorCode as C;
         match self {
             Error::TooNew { .. } => ErrorKind::TooNew,
-            Error::Missing { .. } => ErrorKind::Missing,
+            Error::Missing { .. } | Error::Empty { .. } => ErrorKind::Missing,
+            Error::NotAStore { .. } => ErrorKind::Corrupt,
             Error::IdTaken { .. } => ErrorKind::Conflict,
             Error::BadUrl { .. } | Error::Unsupported { .. } => ErrorKind::Usage,
             Error::ConnectTimeout { .. } => ErrorKind::Unavailable,
@@ -179,7 +198,23 @@ fn pg_kind(e: &postgres::Error) -> ErrorKind {
             _ => ErrorKind::Io,
         };
     }
-    // No SQLSTATE: the connection itself failed (refused, reset, closed,
+    // No SQLSTATE. A TLS failure (certificate not trusted, not for this
+    // host; a server without TLS under `sslmode=require`) is not an outage:
+    // trying again will not help (Note [sslmode] in `tls`).
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(c) = cause {
+        if c.is::<crate::tls::TlsFailure>() {
+            return ErrorKind::Io;
+        }
+        cause = c.source();
+    }
+    // The client's own TLS refusals ("server does not support TLS").
+    if e.to_string().starts_with("error performing TLS handshake")
+        && std::error::Error::source(e).is_none_or(|c| !c.is::<std::io::Error>())
+    {
+        return ErrorKind::Io;
+    }
+    // Otherwise the connection itself failed (refused, reset, closed,
     // DNS, socket path missing) — the server cannot be reached now.
     let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
     while let Some(c) = cause {

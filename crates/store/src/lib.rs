@@ -23,6 +23,7 @@
 // No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
 #![forbid(unsafe_code)]
 
+pub mod conninfo;
 pub mod copy;
 pub mod error;
 pub mod memory;
@@ -31,6 +32,7 @@ pub mod postgres;
 pub mod query;
 pub mod sqlite;
 pub mod time;
+pub mod tls;
 pub mod url;
 
 use serde::{Deserialize, Serialize};
@@ -487,6 +489,13 @@ pub trait Store: Send {
     /// `ingest` hint of a session the store could not take); `None` when
     /// it has no such name (in memory).
     fn location(&self) -> Option<String> {
+        None
+    }
+
+    /// How the store is reached, when a user should know: a Postgres
+    /// connection that is plain TCP or TLS without the full certificate
+    /// check (Note \[sslmode\] in `tls`); `None` otherwise.
+    fn transport(&self) -> Option<String> {
         None
     }
 }

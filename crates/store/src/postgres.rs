@@ -79,10 +79,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use postgres::{Client, NoTls, Statement, Transaction};
+use postgres::{Client, Statement, Transaction};
 
 use crate::error::{Error, ErrorKind, PgContext, Result};
 use crate::migrate::{self, Migration, PG_MIGRATION_LOCK, Plan};
+use crate::tls::{SslMode, Tls};
 use crate::url::redact;
 use crate::{
     Claim, ClaimRequest, FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, LeaseState, MemoryLine,
@@ -172,6 +173,8 @@ fn stmt(
 /// The connections of one store (Note \[Pool\]).
 struct Pool {
     config: postgres::Config,
+    /// `sslmode` and its roots (Note \[sslmode\] in `tls`).
+    tls: Tls,
     /// The URL for messages, password redacted.
     url: String,
     /// Shared with connect threads, which leave a connection made after
@@ -255,13 +258,14 @@ impl Pool {
     fn connect_within(&self, wait: Duration) -> Result<Conn> {
         let (tx, rx) = mpsc::sync_channel(1);
         let config = self.config.clone();
+        let tls = self.tls.connector();
         let idle = Arc::clone(&self.idle);
         let connecting = Arc::clone(&self.connecting);
         connecting.store(true, Ordering::Release);
         let spawned = std::thread::Builder::new()
             .name("agentshape-pg-connect".to_owned())
             .spawn(move || {
-                let result = config.connect(NoTls);
+                let result = config.connect(tls);
                 connecting.store(false, Ordering::Release);
                 // The receiver may be gone (the caller stopped waiting).
                 if let Err(mpsc::SendError(Ok(client))) = tx.send(result) {
@@ -289,7 +293,11 @@ impl Pool {
                 stmts: HashMap::new(),
             }),
             Ok(Err(source)) => Err(Error::Postgres {
-                context: format!("cannot connect to the store `{}`", self.url),
+                context: format!(
+                    "cannot connect to the store `{}`{}",
+                    self.url,
+                    self.tls.error_note()
+                ),
                 source,
             }),
             Err(_) => Err(Error::ConnectTimeout {
@@ -350,12 +358,62 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
+/// A connection string read as the store reads it: the client's
+/// [`postgres::Config`] and the TLS options it does not know (`verify-*`
+/// modes, `sslrootcert`), taken out first (Note \[sslmode\] in `tls`).
+pub(crate) struct PgConfig {
+    pub config: postgres::Config,
+    pub mode: SslMode,
+    pub root_cert: Option<std::path::PathBuf>,
+}
+
+/// Read `url` (a `postgres://` URL or `key=value` pairs).
+///
+/// # Errors
+/// [`Error::BadUrl`] (a usage error): what the client cannot read, an
+/// unknown `sslmode`.
+pub(crate) fn read_config(url: &str) -> Result<PgConfig> {
+    let bad = |reason: String| Error::BadUrl {
+        url: redact(url),
+        reason,
+    };
+    let (rest, tls) = crate::conninfo::split_tls(url, &["sslmode", "sslrootcert"]);
+    let config: postgres::Config = rest
+        .parse()
+        .map_err(|e| bad(format!("not a Postgres URL the client can read: {e}")))?;
+    let mut mode = SslMode::Prefer;
+    let mut root_cert = None;
+    for (key, value) in tls {
+        match key {
+            "sslmode" => mode = SslMode::parse(&value).map_err(bad)?,
+            _ if value.is_empty() => {}
+            _ => root_cert = Some(std::path::PathBuf::from(value)),
+        }
+    }
+    Ok(PgConfig {
+        config,
+        mode,
+        root_cert,
+    })
+}
+
 fn pool(url: &str, read_only: bool) -> Result<Pool> {
     let redacted = redact(url);
-    let mut config: postgres::Config = url.parse().map_err(|e| Error::BadUrl {
+    let PgConfig {
+        mut config,
+        mode,
+        root_cert,
+    } = read_config(url)?;
+    let hosts = config.get_hosts();
+    let local = !hosts.is_empty()
+        && hosts
+            .iter()
+            .all(|h| matches!(h, postgres::config::Host::Unix(_)));
+    let tls = Tls::new(mode, root_cert, local).map_err(|reason| Error::BadUrl {
         url: redacted.clone(),
-        reason: format!("not a Postgres URL the client can read: {e}"),
+        reason,
     })?;
+    config.ssl_mode(tls.client_mode());
     let deadline = connect_deadline();
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(deadline);
@@ -373,6 +431,7 @@ fn pool(url: &str, read_only: bool) -> Result<Pool> {
     }
     Ok(Pool {
         config,
+        tls,
         url: redacted,
         idle: Arc::default(),
         deadline,
@@ -521,6 +580,13 @@ impl PgStore {
     /// The URL, password redacted.
     pub fn url(&self) -> &str {
         &self.pool.url
+    }
+
+    /// How the store is reached when that is less than verified TLS (Note
+    /// \[sslmode\] in `tls`): "connected with TLS, certificate not verified
+    /// (sslmode=require)"; `None` for `verify-full` and Unix sockets.
+    pub fn transport(&self) -> Option<String> {
+        self.pool.tls.transport()
     }
 
     /// The schema version of the database.
@@ -1232,6 +1298,10 @@ impl Store for PgStore {
 
     fn location(&self) -> Option<String> {
         Some(self.pool.url.clone())
+    }
+
+    fn transport(&self) -> Option<String> {
+        PgStore::transport(self)
     }
 
     fn overview(&self) -> Result<Overview> {

@@ -140,6 +140,15 @@ impl SqliteStore {
     /// # Errors
     /// [`Error::Missing`] when the file does not exist; a file that is not a
     /// database; a database from a newer build.
+    ///
+    /// Note \[Not a store\]: a 0-byte file is a valid, empty SQLite
+    /// database, and any SQLite file opens; reading one that agentshape
+    /// never initialised used to fail on its first query ("no such table",
+    /// 74). A read-only command says what it is instead: an empty database
+    /// is [`Error::Empty`] (the store is missing: 66, as for an empty
+    /// Postgres database), one with tables but no `sessions` table is
+    /// [`Error::NotAStore`] (a data error: 65). `run` and `ingest` open
+    /// for writing and initialise an empty file as they would create one.
     pub fn open_read_only(path: &Path) -> Result<Self> {
         let name = path.display().to_string();
         if !path.is_file() {
@@ -153,14 +162,28 @@ impl SqliteStore {
         .context(|| format!("opening `{name}`"))?;
         conn.busy_timeout(patience.busy)
             .context(|| format!("configuring `{name}`"))?;
-        // Reading the schema is what tells random bytes from a database.
-        let version = retrying(patience, || {
-            conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
-                r.get::<_, i64>(0)
+        // Reading the schema is what tells random bytes from a database,
+        // and an empty or foreign database from a store (Note \[Not a
+        // store\]).
+        let (version, tables, ours) = retrying(patience, || {
+            conn.query_row(
+                "SELECT COUNT(*), COUNT(*) FILTER (WHERE name = 'sessions') \
+                 FROM sqlite_master WHERE type = 'table'",
+                [],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+            )
+            .and_then(|(tables, ours)| {
+                let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+                Ok((v, tables, ours))
             })
-            .and_then(|_| conn.pragma_query_value(None, "user_version", |r| r.get(0)))
             .context(|| format!("reading the schema of `{name}`"))
         })?;
+        if tables == 0 && version == 0 {
+            return Err(Error::Empty { path: name });
+        }
+        if ours == 0 && version <= known_version() {
+            return Err(Error::NotAStore { path: name });
+        }
         if version > known_version() {
             return Err(Error::TooNew {
                 path: name,

@@ -5,10 +5,13 @@
 //! configured once (a flag beats the environment). A plain path stays a
 //! SQLite file, as it always was; `sqlite:PATH` says so explicitly;
 //! `postgres://` and `postgresql://` are libpq-style URLs (a Unix socket
-//! folder goes percent-encoded in the host: `postgresql://me@%2Frun%2Fpg/db`).
+//! folder goes percent-encoded in the host: `postgresql://me@%2Frun%2Fpg/db`),
+//! and so is a libpq `key=value` string whose first key is one the client
+//! knows (`host=db.internal dbname=ops`; a file named so needs `sqlite:`).
 //! Anything else that looks like `scheme://` is refused rather than taken
 //! for a file name. Passwords never reach a message: [`StoreUrl`]'s
-//! `Display` redacts them.
+//! `Display` redacts them with [`redact`], the one function every message
+//! uses (it cuts the string where the client does).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -46,46 +49,9 @@ impl fmt::Display for StoreUrl {
     }
 }
 
-/// `scheme` when `s` starts with `scheme://` (RFC 3986 scheme characters).
-fn scheme(s: &str) -> Option<&str> {
-    let (head, _) = s.split_once("://")?;
-    let mut chars = head.chars();
-    let first = chars.next()?;
-    (first.is_ascii_alphabetic()
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-    .then_some(head)
-}
-
-/// A Postgres URL with its password (in the user info or a `password=`
-/// parameter) replaced by `***`.
-pub fn redact(url: &str) -> String {
-    let Some((head, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let authority = match authority.rsplit_once('@') {
-        Some((user, host)) => match user.split_once(':') {
-            Some((name, _)) => format!("{name}:***@{host}"),
-            None => format!("{user}@{host}"),
-        },
-        None => authority.to_owned(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let params: Vec<String> = query
-                .split('&')
-                .map(|p| match p.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => p.to_owned(),
-                })
-                .collect();
-            format!("{path}?{}", params.join("&"))
-        }
-        None => tail.to_owned(),
-    };
-    format!("{head}://{authority}{tail}")
-}
+/// The one redaction of connection strings (Note \[One reading of a
+/// connection string\] in `conninfo`).
+pub use crate::conninfo::redact;
 
 impl StoreUrl {
     /// Parse a location (Note \[Store locations\]).
@@ -110,16 +76,21 @@ impl StoreUrl {
             }
             return Ok(StoreUrl::Sqlite(PathBuf::from(path)));
         }
-        match scheme(s) {
+        let scheme = crate::conninfo::scheme_end(s).map(|end| &s[..end - 3]);
+        match scheme {
             // Lower case only: the client reads no other spelling.
             Some("postgres" | "postgresql") => {
-                s.parse::<postgres::Config>()
-                    .map_err(|e| bad(&format!("not a Postgres URL the client can read: {e}")))?;
+                crate::postgres::read_config(s)?;
                 Ok(StoreUrl::Postgres(s.to_owned()))
             }
             Some(sch) => Err(bad(&format!(
                 "unknown scheme `{sch}`; expected sqlite:PATH, postgres://… or a file path"
             ))),
+            // `host=db.internal dbname=ops`: libpq's other form.
+            None if crate::conninfo::looks_like_key_values(s) => {
+                crate::postgres::read_config(s)?;
+                Ok(StoreUrl::Postgres(s.to_owned()))
+            }
             None => Ok(StoreUrl::Sqlite(PathBuf::from(s))),
         }
     }

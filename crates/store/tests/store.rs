@@ -5,6 +5,7 @@
 
 mod behaviour;
 mod queries;
+mod tls;
 
 use agentshape_store::{NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store};
 
@@ -177,6 +178,33 @@ mod many_writers {
         assert_eq!(err.kind(), ErrorKind::Corrupt);
         let err = SqliteStore::open(&junk).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Corrupt);
+    }
+
+    /// Note [Not a store]: an empty database is missing, another
+    /// program's is a data error; neither fails later on "no such table".
+    #[test]
+    fn read_only_open_tells_an_empty_or_foreign_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.db");
+        std::fs::write(&empty, b"").unwrap();
+        let err = SqliteStore::open_read_only(&empty).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Missing, "{err}");
+        assert!(err.to_string().contains("empty database"), "{err}");
+        assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+        let foreign = dir.path().join("foreign.db");
+        rusqlite::Connection::open(&foreign)
+            .unwrap()
+            .execute_batch("CREATE TABLE notes (body TEXT)")
+            .unwrap();
+        let err = SqliteStore::open_read_only(&foreign).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+        assert!(err.to_string().contains("not an agentshape store"), "{err}");
+        // Writers initialise an empty file, as they create a missing one.
+        let mut s = SqliteStore::open(&empty).unwrap();
+        s.write_session(&record("e", "2025-07-14T03:00:00.000Z"))
+            .unwrap();
+        drop(s);
+        SqliteStore::open_read_only(&empty).unwrap();
     }
 }
 

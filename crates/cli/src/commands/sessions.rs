@@ -73,6 +73,7 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
             "lost": o.lost,
             "unstored_logs": unstored,
             "ingest": (!to_ingest.is_empty()).then(|| ingest_command(&url, &to_ingest)),
+            "transport": store.transport(),
             "sessions": o.sessions,
         }))?;
         out.flush()?;
@@ -102,6 +103,10 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
         o.services_checked,
         o.escalations
     ))?;
+    // Less than verified TLS to a Postgres store is said (Note [sslmode]).
+    if let Some(t) = store.transport() {
+        out.line(&out.paint(Style::Warn, &format!("store {url}: {t}")))?;
+    }
     for s in &o.sessions {
         let style = match s.status.as_str() {
             "completed" => Style::Ok,

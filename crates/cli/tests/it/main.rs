@@ -44,6 +44,7 @@ mod store_load;
 mod store_outage;
 mod store_pg;
 mod store_safety;
+mod store_tls;
 mod validate;
 
 use std::path::PathBuf;
