@@ -389,25 +389,64 @@ mod tests {
         let s = SECRET;
         let cases: Vec<(String, &str)> = vec![
             (format!("postgres://u:{s}@h/db"), "postgres://u:***@h/db"),
-            (format!("postgres://w:se/cret{s}@host/db"), "postgres://w:***@host/db"),
-            (format!("postgres://u:p@ss{s}:w@h:1/db"), "postgres://u:***@h:1/db"),
-            (format!("postgres://u:a%2F{s}@h/db"), "postgres://u:***@h/db"),
+            (
+                format!("postgres://w:se/cret{s}@host/db"),
+                "postgres://w:***@host/db",
+            ),
+            (
+                format!("postgres://u:p@ss{s}:w@h:1/db"),
+                "postgres://u:***@h:1/db",
+            ),
+            (
+                format!("postgres://u:a%2F{s}@h/db"),
+                "postgres://u:***@h/db",
+            ),
             (format!("postgres://u:a?b{s}@h/db"), "postgres://u:***@h/db"),
             (format!("postgres://u:a#b{s}@h/db"), "postgres://u:***@h/db"),
-            (format!("postgresql://u:{s}@[::1]:5433/db"), "postgresql://u:***@[::1]:5433/db"),
-            (format!("postgres://h/db?password={s}&x=1"), "postgres://h/db?password=***&x=1"),
-            (format!("postgres://h/db?pass%77ord={s}"), "postgres://h/db?pass%77ord=***"),
-            (format!("postgres://h/db?sslmode=require&password={s}"), "postgres://h/db?sslmode=require&password=***"),
-            (format!("postgres://h/db?%70assword={s}&a=b"), "postgres://h/db?%70assword=***&a=b"),
+            (
+                format!("postgresql://u:{s}@[::1]:5433/db"),
+                "postgresql://u:***@[::1]:5433/db",
+            ),
+            (
+                format!("postgres://h/db?password={s}&x=1"),
+                "postgres://h/db?password=***&x=1",
+            ),
+            (
+                format!("postgres://h/db?pass%77ord={s}"),
+                "postgres://h/db?pass%77ord=***",
+            ),
+            (
+                format!("postgres://h/db?sslmode=require&password={s}"),
+                "postgres://h/db?sslmode=require&password=***",
+            ),
+            (
+                format!("postgres://h/db?%70assword={s}&a=b"),
+                "postgres://h/db?%70assword=***&a=b",
+            ),
             ("postgres://h/db?password".to_owned(), "postgres://h/db?***"),
             (format!("postgres://u:{s}@h"), "postgres://u:***@h"),
-            (format!("host=h password={s} dbname=d"), "host=h password=*** dbname=d"),
-            (format!("host=h password='a b {s}' dbname=d"), "host=h password=*** dbname=d"),
+            (
+                format!("host=h password={s} dbname=d"),
+                "host=h password=*** dbname=d",
+            ),
+            (
+                format!("host=h password='a b {s}' dbname=d"),
+                "host=h password=*** dbname=d",
+            ),
             (format!("host=h password = {s}"), "host=h password = ***"),
-            (format!("host=h password=a\\ {s} dbname=d"), "host=h password=*** dbname=d"),
-            (format!("host=h password='unterminated {s}"), "host=h password=***"),
+            (
+                format!("host=h password=a\\ {s} dbname=d"),
+                "host=h password=*** dbname=d",
+            ),
+            (
+                format!("host=h password='unterminated {s}"),
+                "host=h password=***",
+            ),
             (format!("mysql://u:{s}@h/db"), "mysql://u:***@h/db"),
-            (format!("http://alice:{s}@host/x?password={s}"), "http://alice:***@host/x?password=***"),
+            (
+                format!("http://alice:{s}@host/x?password={s}"),
+                "http://alice:***@host/x?password=***",
+            ),
             ("postgres://u@h/db".to_owned(), "postgres://u@h/db"),
             ("agentshape.db".to_owned(), "agentshape.db"),
         ];
@@ -431,8 +470,30 @@ mod tests {
         // Each slot of a URL or of key=value pairs, filled from the
         // characters that matter; the secret lands in one random slot.
         let bits = [
-            "", "u", ":", "@", "/", "?", "&", "=", "%", "%3D", "%40", "%2F", "password",
-            "pass%77ord", "h", "db", " ", "'", "\\", "#", "[::1]", "5432", "x", "%",
+            "",
+            "u",
+            ":",
+            "@",
+            "/",
+            "?",
+            "&",
+            "=",
+            "%",
+            "%3D",
+            "%40",
+            "%2F",
+            "password",
+            "pass%77ord",
+            "h",
+            "db",
+            " ",
+            "'",
+            "\\",
+            "#",
+            "[::1]",
+            "5432",
+            "x",
+            "%",
         ];
         let mut rng = fastrand::Rng::with_seed(27);
         let mut read = 0;

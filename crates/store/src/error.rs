@@ -113,7 +113,9 @@ pub enum Error {
     },
     /// A database that is not an agentshape store (another program's
     /// tables, no `sessions`).
-    #[error("store `{path}` is a database but not an agentshape store (it has no `sessions` table)")]
+    #[error(
+        "store `{path}` is a database but not an agentshape store (it has no `sessions` table)"
+    )]
     NotAStore {
         /// The database path.
         path: String,
@@ -144,11 +146,10 @@ impl Error {
         match self {
             Error::TooNew { .. } => ErrorKind::TooNew,
             Error::Missing { .. } | Error::Empty { .. } => ErrorKind::Missing,
-            Error::NotAStore { .. } => ErrorKind::Corrupt,
             Error::IdTaken { .. } => ErrorKind::Conflict,
             Error::BadUrl { .. } | Error::Unsupported { .. } => ErrorKind::Usage,
             Error::ConnectTimeout { .. } => ErrorKind::Unavailable,
-            Error::Unexpected { .. } => ErrorKind::Corrupt,
+            Error::Unexpected { .. } | Error::NotAStore { .. } => ErrorKind::Corrupt,
             Error::Postgres { source, .. } => pg_kind(source),
             Error::Io { source, .. } => match source.kind() {
                 std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {

@@ -36,12 +36,14 @@ use std::task::{Context, Poll};
 
 use postgres::Socket;
 use postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// The largest `sslrootcert` file read (a CA bundle is a few hundred KB).
@@ -173,9 +175,7 @@ fn roots(root_cert: Option<&Path>) -> Result<RootCertStore, String> {
             let found = rustls_native_certs::load_native_certs();
             store.add_parsable_certificates(found.certs);
             if store.is_empty() {
-                return Err(
-                    "no system root certificates found; give sslrootcert=PATH".to_owned()
-                );
+                return Err("no system root certificates found; give sslrootcert=PATH".to_owned());
             }
         }
     }
@@ -189,14 +189,19 @@ impl Tls {
     ///
     /// # Errors
     /// The reason, for an unreadable or unusable `sslrootcert`.
-    pub(crate) fn new(mode: SslMode, root_cert: Option<PathBuf>, local: bool) -> Result<Self, String> {
+    pub(crate) fn new(
+        mode: SslMode,
+        root_cert: Option<PathBuf>,
+        local: bool,
+    ) -> Result<Self, String> {
         let check = match mode {
             SslMode::VerifyFull => Check::Full,
-            SslMode::VerifyCa => Check::Chain,
-            SslMode::Disable => Check::Nothing,
             // libpq: a root certificate makes `require` (and `prefer`) check the chain.
-            SslMode::Prefer | SslMode::Require if root_cert.is_some() => Check::Chain,
-            SslMode::Prefer | SslMode::Require => Check::Nothing,
+            SslMode::VerifyCa | SslMode::Prefer | SslMode::Require if root_cert.is_some() => {
+                Check::Chain
+            }
+            SslMode::VerifyCa => Check::Chain,
+            SslMode::Disable | SslMode::Prefer | SslMode::Require => Check::Nothing,
         };
         let provider = provider();
         let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
@@ -281,7 +286,9 @@ impl Tls {
                 _ => format!("connected without TLS: the server offers none ({note})"),
             }
         } else if self.mode == SslMode::VerifyCa || self.root_cert.is_some() {
-            format!("connected with TLS, certificate chain verified, host name not checked ({note})")
+            format!(
+                "connected with TLS, certificate chain verified, host name not checked ({note})"
+            )
         } else {
             format!("connected with TLS, certificate not verified ({note})")
         })
@@ -444,7 +451,9 @@ fn explain(e: &rustls::Error, host: &str) -> String {
         rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
             "the server's certificate is not signed by a trusted root (sslrootcert)".to_owned()
         }
-        rustls::Error::InvalidCertificate(c) => format!("the server's certificate is refused: {c:?}"),
+        rustls::Error::InvalidCertificate(c) => {
+            format!("the server's certificate is refused: {c:?}")
+        }
         other => other.to_string(),
     }
 }
@@ -457,8 +466,10 @@ impl TlsConnect<Socket> for Handshake {
     fn connect(self, stream: Socket) -> Self::Future {
         Box::pin(async move {
             let name = ServerName::try_from(self.host.clone()).map_err(|e| {
-                Box::new(TlsFailure(format!("`{}` is not a host name for TLS: {e}", self.host)))
-                    as BoxError
+                Box::new(TlsFailure(format!(
+                    "`{}` is not a host name for TLS: {e}",
+                    self.host
+                ))) as BoxError
             })?;
             let connector = tokio_rustls::TlsConnector::from(self.config);
             match connector.connect(name, stream).await {
@@ -507,10 +518,7 @@ impl AsyncWrite for TlsStream {
         Pin::new(&mut *self.0).poll_flush(cx)
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut *self.0).poll_shutdown(cx)
     }
 }
@@ -549,7 +557,10 @@ mod tests {
             (dir.path().to_owned(), "not a regular file"),
         ] {
             let e = Tls::new(SslMode::VerifyCa, Some(path.clone()), false).unwrap_err();
-            assert!(e.contains(says) && e.contains("sslrootcert"), "{path:?}: {e}");
+            assert!(
+                e.contains(says) && e.contains("sslrootcert"),
+                "{path:?}: {e}"
+            );
         }
     }
 }

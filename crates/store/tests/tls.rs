@@ -104,7 +104,10 @@ fn verify_ca_checks_the_chain_and_not_the_host() {
     );
     let e = open(&wrong).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Io, "{e}");
-    assert!(e.to_string().contains("not signed by a trusted root"), "{e}");
+    assert!(
+        e.to_string().contains("not signed by a trusted root"),
+        "{e}"
+    );
 
     let wrong = format!(
         "{}&sslmode=verify-ca&sslrootcert={}",
@@ -180,8 +183,14 @@ fn bad_tls_settings_are_usage_errors_before_any_connect() {
     let dir = tempfile::tempdir().unwrap();
     // Nothing listens on port 1: a usage error must come before the connect.
     for (url, says) in [
-        ("postgres://h:1/db?sslmode=verify_full".to_owned(), "sslmode `verify_full`"),
-        ("postgres://h:1/db?sslmode=allow".to_owned(), "`allow` is not supported"),
+        (
+            "postgres://h:1/db?sslmode=verify_full".to_owned(),
+            "sslmode `verify_full`",
+        ),
+        (
+            "postgres://h:1/db?sslmode=allow".to_owned(),
+            "`allow` is not supported",
+        ),
         (
             format!(
                 "postgres://h:1/db?sslmode=verify-ca&sslrootcert={}",

@@ -261,7 +261,9 @@ fn tls_files(dir: &Path, user: Option<(u32, u32)>) -> (PathBuf, PathBuf) {
     params
         .distinguished_name
         .push(DnType::CommonName, "localhost");
-    let cert = params.signed_by(&key, &issuer).expect("a server certificate");
+    let cert = params
+        .signed_by(&key, &issuer)
+        .expect("a server certificate");
     let write = |name: &str, text: &str, mode: u32| {
         use std::os::unix::fs::PermissionsExt;
         let path = dir.join(name);

@@ -30,7 +30,12 @@ fn sessions(store: &str, extra: &[&str]) -> std::process::Output {
 
 fn ingest(store: &str) -> std::process::Output {
     agentshape()
-        .args(["ingest", "--store", store, "examples/healthy-structured.ndjson"])
+        .args([
+            "ingest",
+            "--store",
+            store,
+            "examples/healthy-structured.ndjson",
+        ])
         .current_dir(repo_root())
         .timeout(GUARD)
         .output()
@@ -161,9 +166,15 @@ fn sessions_connects_with_each_sslmode_and_says_how() {
         (
             "127.0.0.1",
             format!("&sslmode=verify-ca&sslrootcert={ca}"),
-            Some("connected with TLS, certificate chain verified, host name not checked (sslmode=verify-ca)"),
+            Some(
+                "connected with TLS, certificate chain verified, host name not checked (sslmode=verify-ca)",
+            ),
         ),
-        ("localhost", format!("&sslmode=verify-full&sslrootcert={ca}"), None),
+        (
+            "localhost",
+            format!("&sslmode=verify-full&sslrootcert={ca}"),
+            None,
+        ),
     ] {
         let url = tcp_db(s, host, &params);
         let out = sessions(&url, &[]);
@@ -189,11 +200,19 @@ fn tls_failures_are_one_line_with_the_mode_and_exit_74_bad_settings_64() {
     let ca = ca.to_str().unwrap();
     let cases = [
         (
-            tcp_db(s, "localhost", &format!("&sslmode=verify-ca&sslrootcert={other}")),
+            tcp_db(
+                s,
+                "localhost",
+                &format!("&sslmode=verify-ca&sslrootcert={other}"),
+            ),
             vec!["not signed by a trusted root", "(sslmode=verify-ca)"],
         ),
         (
-            tcp_db(s, "127.0.0.1", &format!("&sslmode=verify-full&sslrootcert={ca}")),
+            tcp_db(
+                s,
+                "127.0.0.1",
+                &format!("&sslmode=verify-full&sslrootcert={ca}"),
+            ),
             vec![
                 "not valid for the host name `127.0.0.1`",
                 "(sslmode=verify-full)",
@@ -215,7 +234,10 @@ fn tls_failures_are_one_line_with_the_mode_and_exit_74_bad_settings_64() {
     let missing = dir.path().join("missing.pem");
     for (params, says) in [
         ("&sslmode=verify_full".to_owned(), "sslmode `verify_full`"),
-        ("&sslmode=allow".to_owned(), "sslmode `allow` is not supported"),
+        (
+            "&sslmode=allow".to_owned(),
+            "sslmode `allow` is not supported",
+        ),
         (
             format!("&sslmode=verify-ca&sslrootcert={}", missing.display()),
             "sslrootcert",
@@ -253,12 +275,23 @@ fn an_empty_or_foreign_sqlite_file_is_not_an_io_error() {
     let empty = dir.path().join("empty.db");
     std::fs::write(&empty, b"").unwrap();
     let foreign = dir.path().join("foreign.db");
-    sqlite_with(&foreign, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('x');");
+    sqlite_with(
+        &foreign,
+        "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('x');",
+    );
     let blank = dir.path().join("blank.db");
     sqlite_with(&blank, "PRAGMA user_version = 0;");
     for (path, code, says) in [
-        (&empty, 66, "is an empty database, not yet an agentshape store"),
-        (&blank, 66, "is an empty database, not yet an agentshape store"),
+        (
+            &empty,
+            66,
+            "is an empty database, not yet an agentshape store",
+        ),
+        (
+            &blank,
+            66,
+            "is an empty database, not yet an agentshape store",
+        ),
         (&foreign, 65, "is a database but not an agentshape store"),
     ] {
         let store = path.to_str().unwrap();
@@ -273,9 +306,16 @@ fn an_empty_or_foreign_sqlite_file_is_not_an_io_error() {
             assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         }
     }
-    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "read-only left it");
+    assert_eq!(
+        std::fs::metadata(&empty).unwrap().len(),
+        0,
+        "read-only left it"
+    );
     assert_exit(&ingest(empty.to_str().unwrap()), 0);
     let out = sessions(empty.to_str().unwrap(), &["--json"]);
     assert_exit(&out, 0);
-    assert_eq!(json_lines(&out.stdout)[0]["sessions_by_status"]["completed"], 1);
+    assert_eq!(
+        json_lines(&out.stdout)[0]["sessions_by_status"]["completed"],
+        1
+    );
 }
