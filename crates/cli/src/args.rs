@@ -606,7 +606,9 @@ pub struct OpsArgs {
 /// (`ingest`, `sessions`, `memories`): one definition, one default.
 #[derive(Debug, Args)]
 pub struct StoreArg {
-    /// The store: a SQLite file (`PATH`, `sqlite:PATH`) or `postgres://…`.
+    /// The store: a SQLite file (`PATH`, `sqlite:PATH`) or `postgres://…`
+    /// (TLS: `?sslmode=disable|prefer|require|verify-ca|verify-full` and
+    /// `sslrootcert=PATH`, as libpq; a password is never printed).
     #[arg(
         long = "store",
         value_name = "URL",

@@ -224,7 +224,7 @@ fn tls_failures_are_one_line_with_the_mode_and_exit_74_bad_settings_64() {
         ),
     ];
     for (url, says) in &cases {
-        let mut says: Vec<&str> = says.iter().copied().collect();
+        let mut says: Vec<&str> = says.clone();
         let shown = url.split('?').next().unwrap().to_owned();
         says.push(&shown);
         one_line_error(&sessions(url, &[]), 74, &says);
