@@ -77,6 +77,18 @@ fn the_ingest_hint_never_prints_a_postgres_password() {
             assert!(all.contains("***"), "{form}: {all}");
             assert!(!all.contains(SECRET), "{form} {extra:?}: {all}");
         }
+        // `store copy --json` names both stores.
+        let copy = logs.path().join("copy.db");
+        let out = agentshape()
+            .args(["store", "copy", "--json", "--from", &url, "--to"])
+            .arg(&copy)
+            .timeout(GUARD)
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        let v = &json_lines(&out.stdout)[0];
+        assert!(v["from"].as_str().unwrap().contains("***"), "{v}");
+        assert!(!format!("{out:?}").contains(SECRET), "{form}: {v}");
     }
 }
 
