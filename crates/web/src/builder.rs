@@ -22,7 +22,7 @@
 //! a symlink of that name → 400. Then the file is written atomically (Note
 //! \[No writing through symlinks\] in `files`): 201 new, 200 replaced.
 
-mod files;
+pub(crate) mod files;
 mod report;
 
 use std::collections::HashMap;
@@ -74,7 +74,9 @@ pub(crate) async fn entries(state: &Arc<State>) -> Result<Vec<Entry>, String> {
 impl From<FileError> for ApiError {
     fn from(e: FileError) -> Self {
         let status = match &e {
-            FileError::BadName(_) | FileError::Symlink(_) => StatusCode::BAD_REQUEST,
+            FileError::BadName(_) | FileError::Symlink(_) | FileError::NotRegular(..) => {
+                StatusCode::BAD_REQUEST
+            }
             FileError::Missing(_) => StatusCode::NOT_FOUND,
             FileError::Exists(_) => StatusCode::CONFLICT,
             FileError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
