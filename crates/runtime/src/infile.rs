@@ -93,7 +93,7 @@ pub enum InputError {
         what: &'static str,
     },
     /// More than the cap.
-    #[error("`{path}` is larger than the {} limit", size(.limit))]
+    #[error("`{path}` is larger than the {} limit", size(*.limit))]
     TooLarge {
         /// The path as given.
         path: String,
@@ -128,7 +128,7 @@ impl InputError {
                 io::Error::other(format!("is {what}, not a regular file"))
             }
             InputError::TooLarge { limit, .. } => {
-                io::Error::other(format!("is larger than the {} limit", size(&limit)))
+                io::Error::other(format!("is larger than the {} limit", size(limit)))
             }
         }
     }
@@ -142,8 +142,7 @@ impl InputError {
 }
 
 /// A cap in words: "16 MiB", or bytes when it is not whole MiB.
-fn size(limit: &u64) -> String {
-    let limit = *limit;
+fn size(limit: u64) -> String {
     if limit >= 1 << 20 && limit % (1 << 20) == 0 {
         format!("{} MiB", limit >> 20)
     } else {
