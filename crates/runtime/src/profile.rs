@@ -68,7 +68,8 @@ pub fn load_profile(value: &str, base: &Path) -> Result<Profile> {
                 InputError::Open { source, .. } => {
                     format!("{source} (looked for `{}`)", p.display())
                 }
-                e => e.to_string(),
+                // Core already names the path: the reason alone.
+                e => e.into_io().to_string(),
             })
         },
     )?)
