@@ -3,7 +3,8 @@
 //! `x-invariants`.
 //!
 //! - `GET /api/schemas`: `{"schemas": [{name, size, modified}], "writable"}`.
-//! - `GET /api/schemas/{name}`: the schema (404 unknown, 400 bad name).
+//! - `GET /api/schemas/{name}`: the schema (404 unknown, 400 bad name or
+//!   not a regular file: a symlink, FIFO, folder or device, 413 over 1 MiB).
 //! - `PUT /api/schemas/{name}[?overwrite=true]`: save the body (Note
 //!   \[Saving a schema\]).
 //! - `POST /api/lint` `{"schema"}`: [`report::lint_all`].
