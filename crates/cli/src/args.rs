@@ -376,7 +376,7 @@ pub struct AskArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// JSON Schema file.
+    /// JSON Schema file (a regular file of at most 16 MiB).
     #[arg(long, value_name = "SCHEMA")]
     pub schema: PathBuf,
     /// Provider dialect.
@@ -420,7 +420,7 @@ pub struct ParseArgs {
     /// Skip (and count) lines longer than this many bytes.
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
     pub max_line_bytes: usize,
-    /// Transcript files (`-` for stdin).
+    /// Transcript files (`-` for stdin; a file or a pipe, not a folder or device).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
@@ -431,11 +431,12 @@ pub struct ParseArgs {
 #[derive(Debug, Args)]
 #[group(multiple = false)]
 pub struct SchemaArgs {
-    /// JSON Schema file to validate against.
+    /// JSON Schema file to validate against (a regular file of at most 16 MiB).
     #[arg(long, value_name = "SCHEMA")]
     pub schema: Option<PathBuf>,
     /// Profile: a built-in name (claude-ops, claude-loop, code-review) or a
-    /// profile TOML file (schema, legacy markers, methods, coercion, checks).
+    /// profile TOML file (schema, legacy markers, methods, coercion, checks);
+    /// the file and its schema are regular files of at most 16 MiB.
     #[arg(long, value_name = "NAME|PATH")]
     pub profile: Option<String>,
 }
@@ -456,7 +457,7 @@ pub struct ExtractArgs {
     /// Skip (and count) lines longer than this many bytes.
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
     pub max_line_bytes: usize,
-    /// Replies or transcripts (`-` or nothing for stdin).
+    /// Replies or transcripts (`-` or nothing for stdin; a file or a pipe, not a folder or device).
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
@@ -465,7 +466,7 @@ pub struct ExtractArgs {
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// JSON Schema file.
+    /// JSON Schema file (a regular file of at most 16 MiB).
     #[arg(long, value_name = "SCHEMA")]
     pub schema: PathBuf,
     /// One instance per input line.
@@ -474,7 +475,7 @@ pub struct ValidateArgs {
     /// Apply schema-aligned coercions before validating, each reported.
     #[arg(long)]
     pub coerce: bool,
-    /// Instance file (`-` or nothing for stdin).
+    /// Instance file (`-` or nothing for stdin; a regular file, one instance of at most 64 MiB).
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
     #[command(flatten)]
@@ -507,7 +508,7 @@ pub struct CheckArgs {
     /// Transcript format of each input (a JSON file or a reply is read as text).
     #[arg(long, value_enum, default_value = "auto")]
     pub format: FormatArg,
-    /// Agent outputs: JSON files, replies or transcripts (`-` for stdin).
+    /// Agent outputs: JSON files, replies or transcripts (`-` for stdin; a file or a pipe, not a folder or device).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
@@ -584,7 +585,7 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct OpsArgs {
-    /// The supervisor's TOML configuration.
+    /// The supervisor's TOML configuration (a regular file of at most 16 MiB; so are its prompts).
     #[arg(long, value_name = "FILE")]
     pub config: PathBuf,
     /// Run one cycle (tier 1 and any escalations) and exit.
@@ -699,7 +700,10 @@ pub struct ServeArgs {
     )]
     pub token: Option<String>,
     /// Folder of JSON Schemas the schema builder opens and saves into
-    /// (created when missing). Without it the builder cannot save.
+    /// (created when missing). Without it the builder cannot save. Only
+    /// `*.json` regular files of at most 1 MiB directly in it are read
+    /// (the builder and the playground's `schema_name`): never a symlink,
+    /// FIFO, folder or device.
     #[arg(long, value_name = "DIR")]
     pub schemas: Option<PathBuf>,
 }

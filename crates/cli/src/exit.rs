@@ -134,6 +134,12 @@ fn classify(err: &anyhow::Error) -> Exit {
             Some(agentshape_runtime::Error::StoreWrite { source, .. }) => {
                 return store_exit(source);
             }
+            // A file a session names (a forensic log, a replayed transcript)
+            // that cannot be opened: input missing (input's Note [Inputs are files]).
+            Some(agentshape_runtime::Error::Input {
+                source: agentshape_runtime::infile::InputError::Open { .. },
+                ..
+            }) => return Exit::NoInput,
             _ => {}
         }
         if let Some(e) = cause.downcast_ref::<agentshape_store::Error>() {

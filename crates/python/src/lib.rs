@@ -30,6 +30,7 @@ mod check;
 mod convert;
 mod errors;
 mod extract;
+mod infile;
 mod instance;
 mod parallel;
 mod parse;

@@ -162,7 +162,8 @@ pub fn parse(
 }
 
 fn read_path(path: &std::path::Path, format: Format, opts: &DecodeOptions) -> PyResult<RunSummary> {
-    let file = std::fs::File::open(path)
+    // A regular file or a FIFO (streamed); nothing blocks on opening (`infile`).
+    let file = crate::infile::open(path, true)
         .map_err(|e| InputError::new_err(format!("cannot read `{}`: {e}", path.display())))?;
     summarize_reader(BufReader::with_capacity(256 << 10, file), format, opts)
         .map_err(|e| InputError::new_err(format!("cannot read `{}`: {e}", path.display())))

@@ -26,6 +26,7 @@ use serde_json::Value;
 
 use crate::convert;
 use crate::errors::{self, InputError, ProfileError, SchemaError};
+use crate::infile;
 use crate::validate::PyValidator;
 
 /// A compiled schema: from a `Validator` object (shared) or compiled here.
@@ -70,8 +71,14 @@ pub fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
 }
 
 fn read_json(path: &Path) -> PyResult<Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        InputError::new_err(format!("cannot read schema `{}`: {e}", path.display()))
+    // A FIFO, folder or device is refused, never waited on (`infile`).
+    let text = infile::read_to_string(path).map_err(|e| {
+        let message = format!("cannot read schema `{}`: {e}", path.display());
+        if e.is_io() {
+            InputError::new_err(message)
+        } else {
+            SchemaError::new_err(message)
+        }
     })?;
     serde_json::from_str(&text).map_err(|e| {
         SchemaError::new_err(format!(
@@ -105,8 +112,13 @@ pub fn profile(value: &Bound<'_, PyAny>) -> PyResult<Profile> {
     if !looks_like_path {
         return Profile::builtin(&text).map_err(|e| errors::from_core(&e));
     }
-    let toml = std::fs::read_to_string(&path).map_err(|e| {
-        InputError::new_err(format!("cannot read profile `{}`: {e}", path.display()))
+    let toml = infile::read_to_string(&path).map_err(|e| {
+        let message = format!("cannot read profile `{}`: {e}", path.display());
+        if e.is_io() {
+            InputError::new_err(message)
+        } else {
+            ProfileError::new_err(message)
+        }
     })?;
     let dir = path.parent().map(Path::to_owned).unwrap_or_default();
     let stem = path
@@ -115,7 +127,7 @@ pub fn profile(value: &Bound<'_, PyAny>) -> PyResult<Profile> {
         .unwrap_or_default();
     Profile::from_toml(&toml, &path.display().to_string(), &stem, &mut |schema| {
         let p = dir.join(schema);
-        std::fs::read_to_string(&p).map_err(|e| format!("{e} (looked for `{}`)", p.display()))
+        infile::read_to_string(&p).map_err(|e| format!("{e} (looked for `{}`)", p.display()))
     })
     .map_err(|e| errors::from_core(&e))
 }

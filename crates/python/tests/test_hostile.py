@@ -118,3 +118,75 @@ def test_wrong_argument_types_are_type_errors():
         agentshape.Decoder().feed(42)
     with pytest.raises(TypeError):
         agentshape.extract_many([1, 2])
+
+
+# Files that are not regular files (issue 27, item 2). Each case runs in a
+# child interpreter with a timeout: opening a FIFO used to wait forever for
+# a writer, and a test that hangs must fail, not stall the suite.
+
+SPECIAL_FILES = r"""
+import os, sys, pathlib, agentshape
+d = pathlib.Path(sys.argv[1])
+os.mkfifo(d / "fifo.json")
+os.mkfifo(d / "fifo.toml")
+os.mkdir(d / "dir.json")
+(d / "p.toml").write_text('schema = "fifo.json"\n')
+def outcome(f):
+    try:
+        f()
+        return "ok"
+    except agentshape.AgentshapeError as e:
+        return f"{type(e).__name__}: {e}"
+cases = {
+    "validator_fifo": lambda: agentshape.Validator(str(d / "fifo.json")),
+    "validator_pathlike_fifo": lambda: agentshape.Validator(d / "fifo.json"),
+    "validator_dir": lambda: agentshape.Validator(d / "dir.json"),
+    "validator_dev_zero": lambda: agentshape.Validator(pathlib.Path("/dev/zero")),
+    "validator_missing": lambda: agentshape.Validator(d / "gone.json"),
+    "profile_fifo": lambda: agentshape.extract("{}", profile=d / "fifo.toml"),
+    "profile_schema_fifo": lambda: agentshape.extract("{}", profile=d / "p.toml"),
+    "parse_dev_zero": lambda: agentshape.parse(pathlib.Path("/dev/zero")),
+    "parse_dir": lambda: agentshape.parse(d),
+}
+for name, f in cases.items():
+    print(name, "=>", outcome(f), flush=True)
+# A FIFO transcript is streamed; one that no writer holds open reads as empty.
+s = agentshape.parse(d / "fifo.json")
+print("parse_fifo =>", "empty" if not s.output and not s.saw_result else repr(s.output), flush=True)
+"""
+
+
+def test_special_files_are_refused_not_waited_on(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", SPECIAL_FILES, str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    got = dict(line.split(" => ", 1) for line in done.stdout.splitlines())
+    fifo = str(tmp_path / "fifo.json")
+    for case, want in [
+        ("validator_fifo", f"SchemaError: cannot read schema `{fifo}`: is a FIFO, not a regular file"),
+        ("validator_pathlike_fifo", "is a FIFO, not a regular file"),
+        ("validator_dir", "SchemaError: cannot read schema"),
+        ("validator_dev_zero", "SchemaError: cannot read schema `/dev/zero`: is a character device, not a regular file"),
+        ("validator_missing", "InputError: cannot read schema"),
+        ("profile_fifo", "ProfileError: cannot read profile"),
+        ("profile_schema_fifo", "is a FIFO, not a regular file"),
+        ("parse_dev_zero", "InputError: cannot read `/dev/zero`: is a character device, not a regular file"),
+        ("parse_dir", "InputError: cannot read"),
+        ("parse_fifo", "empty"),
+    ]:
+        assert want in got[case], (case, got[case])
+    assert "is a directory" in got["validator_dir"]
+    assert "is a directory" in got["parse_dir"]
+    assert got["profile_schema_fifo"].startswith("ProfileError")
+
+
+def test_an_oversized_schema_file_is_refused(tmp_path):
+    big = tmp_path / "big.json"
+    big.write_text('{"description": "' + "x" * (16 << 20) + '"}')
+    with pytest.raises(agentshape.SchemaError, match="larger than the 16 MiB limit"):
+        agentshape.Validator(big)

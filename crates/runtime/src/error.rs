@@ -13,6 +13,16 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An input file missing or refused (Note [Regular files only] in
+    /// `infile`): "profile `p.toml` is a FIFO, not a regular file".
+    #[error("{what} {source}")]
+    Input {
+        /// What the file is for: "profile", "prompt", ...
+        what: &'static str,
+        /// Why it was refused.
+        #[source]
+        source: crate::infile::InputError,
+    },
     /// A core error (bad schema, unknown profile, ...).
     #[error(transparent)]
     Core(#[from] agentshape_core::Error),
@@ -63,6 +73,13 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+}
+
+impl Error {
+    /// Wrap a refused input file named `what` (for `map_err`).
+    pub fn input(what: &'static str) -> impl FnOnce(crate::infile::InputError) -> Error {
+        move |source| Error::Input { what, source }
+    }
 }
 
 /// The result type of the runtime crate.

@@ -306,9 +306,11 @@ pub fn write_meta(path: &Path, meta: &SessionMeta) -> Result<()> {
     fs::rename(&tmp, path).map_err(io(format!("writing `{}`", path.display())))
 }
 
-/// Read a meta sidecar; `None` when there is none or it does not parse.
+/// Read a meta sidecar; `None` when there is none, it does not parse, or it
+/// is not a regular file of at most 16 MiB (Note [Regular files only] in
+/// `infile`: a FIFO there is not waited on).
 pub fn read_meta(path: &Path) -> Option<SessionMeta> {
-    let text = fs::read(path).ok()?;
+    let text = crate::infile::read(path, crate::infile::MAX_CONFIG_BYTES).ok()?;
     serde_json::from_slice(&text).ok()
 }
 

@@ -13,7 +13,6 @@
 //! that run left in the store. A log without a sidecar is ingested as a tier-1 session
 //! of the given profile, `completed` when it holds a result.
 
-use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -69,10 +68,10 @@ pub fn ingest(
             .as_deref()
             .and_then(AgentKind::from_name)
             .map_or(Format::Auto, AgentKind::format);
-        let file = File::open(&path).map_err(|source| Error::Io {
-            context: format!("opening forensic log `{}`", path.display()),
-            source,
-        })?;
+        // Note [Regular files only] in `infile`: a FIFO or device is
+        // refused by name, never waited on.
+        let file = crate::infile::open(&path, crate::infile::Options::REGULAR)
+            .map_err(Error::input("forensic log"))?;
         let summary = summarize_reader(BufReader::new(file), format, &DecodeOptions::default())?;
         let killed = meta.status == "running";
         if killed || meta.status.is_empty() {

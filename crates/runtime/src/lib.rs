@@ -9,6 +9,7 @@ pub mod error;
 pub mod feed;
 pub mod forensic;
 pub mod hub;
+pub mod infile;
 pub mod ingest;
 pub mod loopflow;
 pub mod model;

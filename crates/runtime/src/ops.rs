@@ -262,13 +262,17 @@ impl OpsConfig {
     /// Load and check a config file.
     ///
     /// # Errors
-    /// [`Error::Config`] for unreadable, malformed or inconsistent configs.
+    /// [`Error::Input`] for a config that is missing or not a regular file
+    /// of at most 16 MiB, [`Error::Config`] for malformed or inconsistent ones.
     pub fn load(path: &Path) -> Result<Self> {
         let bad = |message: String| Error::Config {
             path: path.display().to_string(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        // Note [Regular files only] in `infile`: a FIFO, a folder or a
+        // device is refused by name, never waited on or read forever.
+        let text = crate::infile::read_to_string(path, crate::infile::MAX_CONFIG_BYTES)
+            .map_err(Error::input("config"))?;
         let mut cfg: OpsConfig = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
         cfg.base = path.parent().map(Path::to_owned).unwrap_or_default();
         if cfg.tiers.is_empty() {
@@ -308,13 +312,26 @@ impl OpsConfig {
         };
         load_profile(&cfg.profile, &cfg.base).map_err(|e| bad(e.to_string()))?;
         for t in &cfg.tiers {
+            // An early check that names the problem; reading the prompt
+            // checks again on the opened file (Note [Regular files only]).
             let p = cfg.base.join(&t.prompt);
-            if !p.is_file() {
-                return Err(bad(format!(
-                    "tier `{}`: prompt `{}` not found",
-                    t.name,
-                    p.display()
-                )));
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_file() => {}
+                Ok(m) => {
+                    return Err(bad(format!(
+                        "tier `{}`: prompt `{}` is {}, not a regular file",
+                        t.name,
+                        p.display(),
+                        crate::infile::describe(m.file_type())
+                    )));
+                }
+                Err(_) => {
+                    return Err(bad(format!(
+                        "tier `{}`: prompt `{}` not found",
+                        t.name,
+                        p.display()
+                    )));
+                }
             }
         }
         Ok(cfg)
@@ -572,10 +589,8 @@ impl Supervisor<'_> {
         let cfg = self.config;
         let t = &cfg.tiers[usize::try_from(tier - 1).unwrap_or(0)];
         let prompt_path = cfg.base.join(&t.prompt);
-        let prompt = std::fs::read_to_string(&prompt_path).map_err(|source| Error::Io {
-            context: format!("reading prompt `{}`", prompt_path.display()),
-            source,
-        })?;
+        let prompt = crate::infile::read_to_string(&prompt_path, crate::infile::MAX_CONFIG_BYTES)
+            .map_err(Error::input("prompt"))?;
         let kind = AgentKind::from_name(&cfg.agent).unwrap_or(AgentKind::Claude);
         let mut system = Vec::new();
         if let Some(env) = &cfg.environment {
@@ -889,7 +904,10 @@ mod tests {
             "{err}"
         );
         let err = config("p/none.toml").unwrap_err().to_string();
-        assert!(err.contains("reading profile"), "{err}");
+        assert!(
+            err.contains("profile `") && err.contains("none.toml"),
+            "{err}"
+        );
     }
 
     #[test]

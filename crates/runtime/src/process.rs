@@ -373,12 +373,11 @@ async fn replay(
     mut interrupts: Option<Interrupts>,
     sink: &mut dyn LineSink,
 ) -> Result<Ending> {
-    let file = tokio::fs::File::open(path)
-        .await
-        .map_err(|source| Error::Io {
-            context: format!("opening transcript `{}`", path.display()),
-            source,
-        })?;
+    // Note [Regular files only] in `infile`: opened without blocking and
+    // checked on the handle, so a FIFO or device is refused, not waited on.
+    let file = crate::infile::open(path, crate::infile::Options::REGULAR)
+        .map_err(Error::input("transcript"))?;
+    let file = tokio::fs::File::from_std(file);
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut reader = BufReader::with_capacity(256 << 10, file);
     let mut buf = Vec::with_capacity(64 << 10);

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use agentshape_core::profile::{BUILTIN, Profile};
 
 use crate::error::{Error, Result};
+use crate::infile::{self, InputError, MAX_CONFIG_BYTES};
 
 /// Where a profile value points: a built-in (`None`) or a file.
 pub fn profile_path(value: &str, base: &Path) -> Option<PathBuf> {
@@ -42,17 +43,15 @@ pub fn profile_label(value: &str, base: &Path) -> String {
 /// Load the profile `value` names (Note [Profile names and paths]).
 ///
 /// # Errors
-/// [`Error::Io`] when the file cannot be read; core's
+/// [`Error::Input`] when the file is missing or not a regular file
+/// (Note [Regular files only] in `infile`); core's
 /// [`agentshape_core::Error::UnknownProfile`] or `ProfileKey` when it is
 /// unknown or bad (both exit 64 in the CLI).
 pub fn load_profile(value: &str, base: &Path) -> Result<Profile> {
     let Some(path) = profile_path(value, base) else {
         return Ok(Profile::builtin(value)?);
     };
-    let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
-        context: format!("reading profile `{}`", path.display()),
-        source,
-    })?;
+    let text = infile::read_to_string(&path, MAX_CONFIG_BYTES).map_err(Error::input("profile"))?;
     let dir = path.parent().map(Path::to_owned).unwrap_or_default();
     let stem = path
         .file_stem()
@@ -64,7 +63,14 @@ pub fn load_profile(value: &str, base: &Path) -> Result<Profile> {
         &stem,
         &mut |schema| {
             let p = dir.join(schema);
-            std::fs::read_to_string(&p).map_err(|e| format!("{e} (looked for `{}`)", p.display()))
+            infile::read_to_string(&p, MAX_CONFIG_BYTES).map_err(|e| match e {
+                // Core names the key and the value; say where it looked.
+                InputError::Open { source, .. } => {
+                    format!("{source} (looked for `{}`)", p.display())
+                }
+                // Core already names the path: the reason alone.
+                e => e.into_io().to_string(),
+            })
         },
     )?)
 }
@@ -99,7 +105,7 @@ mod tests {
         let err = load_profile("gone.toml", dir.path())
             .unwrap_err()
             .to_string();
-        assert!(err.contains("reading profile"), "{err}");
+        assert!(err.starts_with("profile `"), "{err}");
     }
 
     #[test]

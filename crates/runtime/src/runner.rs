@@ -557,7 +557,9 @@ fn take_handoff(path: &Path, started_ms: i64) -> Option<Value> {
         .ok()
         .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(0));
-    let text = std::fs::read(path).ok();
+    // Note [Regular files only] in `infile`: a FIFO or device planted as the
+    // handoff is removed unread, never waited on or read forever.
+    let text = crate::infile::read(path, crate::infile::MAX_CONFIG_BYTES).ok();
     let _ = std::fs::remove_file(path);
     // File times have coarser resolution than our clock on some filesystems: allow 1 s.
     if modified_ms + 1000 < started_ms {

@@ -3,7 +3,8 @@
 //! `x-invariants`.
 //!
 //! - `GET /api/schemas`: `{"schemas": [{name, size, modified}], "writable"}`.
-//! - `GET /api/schemas/{name}`: the schema (404 unknown, 400 bad name).
+//! - `GET /api/schemas/{name}`: the schema (404 unknown, 400 bad name or
+//!   not a regular file: a symlink, FIFO, folder or device, 413 over 1 MiB).
 //! - `PUT /api/schemas/{name}[?overwrite=true]`: save the body (Note
 //!   \[Saving a schema\]).
 //! - `POST /api/lint` `{"schema"}`: [`report::lint_all`].
@@ -22,7 +23,7 @@
 //! a symlink of that name → 400. Then the file is written atomically (Note
 //! \[No writing through symlinks\] in `files`): 201 new, 200 replaced.
 
-mod files;
+pub(crate) mod files;
 mod report;
 
 use std::collections::HashMap;
@@ -74,7 +75,9 @@ pub(crate) async fn entries(state: &Arc<State>) -> Result<Vec<Entry>, String> {
 impl From<FileError> for ApiError {
     fn from(e: FileError) -> Self {
         let status = match &e {
-            FileError::BadName(_) | FileError::Symlink(_) => StatusCode::BAD_REQUEST,
+            FileError::BadName(_) | FileError::Symlink(_) | FileError::NotRegular(..) => {
+                StatusCode::BAD_REQUEST
+            }
             FileError::Missing(_) => StatusCode::NOT_FOUND,
             FileError::Exists(_) => StatusCode::CONFLICT,
             FileError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,

@@ -19,14 +19,12 @@ use crate::output::{Out, clean, eprint};
 /// # Errors
 /// A bad config (exit 64), or log, spawn or store failures.
 pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
-    if !args.config.is_file() {
-        return Err(CliError::NoInput {
-            path: args.config.display().to_string(),
-            source: std::io::Error::from(std::io::ErrorKind::NotFound),
-        }
-        .into());
-    }
-    let config = OpsConfig::load(&args.config).map_err(|e| CliError::Usage(e.to_string()))?;
+    // Missing is 66; a FIFO, folder, device or a file over 16 MiB is a bad
+    // config, 64 (input's Note [Inputs are files]).
+    let config = OpsConfig::load(&args.config).map_err(|e| match e {
+        agentshape_runtime::Error::Input { what, source } => crate::input::refused(what, source),
+        e => CliError::Usage(e.to_string()),
+    })?;
     // Note [Store locations]: the flag, else the config's `store`, else
     // AGENTSHAPE_STORE, else agentshape.db.
     let url = match (&args.store, &config.store) {

@@ -11,11 +11,12 @@ use std::io::Write as _;
 use std::path::Path;
 
 use agentshape_core::profile::{BUILTIN, Profile};
-use agentshape_runtime::profile::{load_profile, profile_path};
+use agentshape_runtime::infile;
+use agentshape_runtime::profile::profile_path;
 use serde::Serialize;
 
 use crate::args::{ProfileAction, ProfileArgs};
-use crate::exit::{CliError, Exit};
+use crate::exit::Exit;
 use crate::output::Out;
 
 #[derive(Serialize)]
@@ -60,18 +61,13 @@ pub fn run(args: &ProfileArgs) -> anyhow::Result<Exit> {
                     }
                 }
                 Some(path) => {
-                    if !path.is_file() {
-                        return Err(CliError::NoInput {
-                            path: path.display().to_string(),
-                            source: std::io::Error::from(std::io::ErrorKind::NotFound),
-                        }
-                        .into());
-                    }
-                    let p = load_profile(name, Path::new("."))?;
+                    // Missing is 66, not a regular file 64 (Note [Inputs are files]).
+                    let p = crate::input::load_profile(name)?;
                     if *schema {
                         serde_json::to_string_pretty(&p.schema)? + "\n"
                     } else {
-                        std::fs::read_to_string(&path)?
+                        infile::read_to_string(&path, infile::MAX_CONFIG_BYTES)
+                            .map_err(|e| crate::input::refused("profile", e))?
                     }
                 }
             };

@@ -47,13 +47,24 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
     let mut reader = input::open(&path)?;
     let mut out = Out::new(args.output);
     if !args.jsonl {
+        // One instance is read whole: capped like a JSONL line, so
+        // `validate s.json - < /dev/zero` ends instead of filling memory.
         let mut text = Vec::new();
         reader
+            .by_ref()
+            .take(MAX_LINE as u64 + 1)
             .read_to_end(&mut text)
             .map_err(|source| CliError::NoInput {
                 path: input::display(&path),
                 source,
             })?;
+        if text.len() > MAX_LINE {
+            return Err(CliError::NoInput {
+                path: input::display(&path),
+                source: std::io::Error::other("is larger than the 64 MiB limit"),
+            }
+            .into());
+        }
         let verdict = judge(&validator, &text, None, args.coerce);
         let code = if verdict.valid {
             Exit::Ok

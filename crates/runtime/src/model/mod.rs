@@ -158,7 +158,8 @@ pub fn catalog() -> Result<Vec<KnownModel>, ModelError> {
         path: path.display().to_string(),
         reason,
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+    let text = crate::infile::read_to_string(&path, crate::infile::MAX_CONFIG_BYTES)
+        .map_err(|e| bad(e.to_string()))?;
     let file: ExtraFile = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
     // Leaked once per process: the catalogue lives as long as the command.
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };

@@ -19,12 +19,13 @@
 //! is refused outright rather than silently replaced.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::UNIX_EPOCH;
 
+use agentshape_runtime::infile::{self, InputError};
 use serde::Serialize;
 
 /// The largest schema file read or written: schemas are small, and a cap
@@ -46,6 +47,9 @@ pub(crate) enum FileError {
     /// The name is a symlink (Note [No writing through symlinks]).
     #[error("`{0}` is a symlink: schemas are regular files in the folder")]
     Symlink(String),
+    /// The name is a FIFO, a folder, a device or a socket.
+    #[error("`{0}` is {1}: schemas are regular files in the folder")]
+    NotRegular(String, &'static str),
     /// Saving without overwrite over an existing file.
     #[error("schema `{0}` exists: overwrite?")]
     Exists(String),
@@ -146,47 +150,38 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<Entry>, FileError> {
     Ok(out)
 }
 
-/// The bytes of schema `name` in `dir` (name checked, symlinks refused, at
-/// most [`MAX_SCHEMA_BYTES`]).
+/// The bytes of schema `name` in `dir` (name checked, symlinks refused, a
+/// regular file only, at most [`MAX_SCHEMA_BYTES`]): opened without
+/// blocking and checked on the handle (runtime's Note [Regular files only]),
+/// so a FIFO or device planted in the folder is refused, never waited on.
+/// The one reader of a schema by name: the builder and the playground.
 pub(crate) fn read(dir: &Path, name: &str) -> Result<Vec<u8>, FileError> {
     check_name(name)?;
     let path = dir.join(name);
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(&path)
-        .map_err(|source| classify(dir, name, source))?;
-    let meta = file.metadata().map_err(|source| FileError::Io {
-        name: name.to_owned(),
-        source,
-    })?;
-    if !meta.is_file() {
-        return Err(FileError::Missing(name.to_owned()));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_SCHEMA_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| FileError::Io {
-            name: name.to_owned(),
-            source,
-        })?;
-    if bytes.len() > MAX_SCHEMA_BYTES {
-        return Err(FileError::TooLarge(name.to_owned()));
-    }
-    Ok(bytes)
+    let opts = infile::Options {
+        kind: infile::Kind::Regular,
+        no_follow: true,
+    };
+    let file = infile::open(&path, opts).map_err(|e| refused(name, e))?;
+    infile::read_capped(file, &path, MAX_SCHEMA_BYTES as u64).map_err(|e| refused(name, e))
 }
 
-/// Map an open error: not found, a symlink (`ELOOP` under `O_NOFOLLOW`), or other.
-fn classify(dir: &Path, name: &str, source: std::io::Error) -> FileError {
-    if source.kind() == std::io::ErrorKind::NotFound {
+/// Map a refused read: not found, a symlink (`ELOOP` under `O_NOFOLLOW`),
+/// not a regular file, too large, or other.
+fn refused(name: &str, e: InputError) -> FileError {
+    if e.is_missing() {
         return FileError::Missing(name.to_owned());
     }
-    if fs::symlink_metadata(dir.join(name)).is_ok_and(|m| m.file_type().is_symlink()) {
+    if e.is_symlink() {
         return FileError::Symlink(name.to_owned());
     }
-    FileError::Io {
-        name: name.to_owned(),
-        source,
+    match e {
+        InputError::NotRegular { what, .. } => FileError::NotRegular(name.to_owned(), what),
+        InputError::TooLarge { .. } => FileError::TooLarge(name.to_owned()),
+        e => FileError::Io {
+            name: name.to_owned(),
+            source: e.into_io(),
+        },
     }
 }
 
@@ -278,7 +273,7 @@ impl Drop for Temp {
 
 #[cfg(test)]
 mod tests {
-    use super::{FileError, Saved, check_name, list, read, save};
+    use super::{FileError, MAX_SCHEMA_BYTES, Saved, check_name, list, read, save};
 
     #[test]
     fn names_outside_the_rules_are_refused() {
@@ -360,5 +355,25 @@ mod tests {
         assert!(list(d).unwrap().is_empty());
         // No temporary file is left behind by the refused saves.
         assert_eq!(std::fs::read_dir(d).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn fifos_folders_and_devices_are_refused_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        nix::unistd::mkfifo(
+            &d.join("fifo.json"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+        std::fs::create_dir(d.join("dir.json")).unwrap();
+        for (name, what) in [("fifo.json", "a FIFO"), ("dir.json", "a directory")] {
+            match read(d, name) {
+                Err(FileError::NotRegular(n, w)) => assert_eq!((n.as_str(), w), (name, what)),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        std::fs::write(d.join("big.json"), vec![b' '; MAX_SCHEMA_BYTES + 1]).unwrap();
+        assert!(matches!(read(d, "big.json"), Err(FileError::TooLarge(_))));
     }
 }

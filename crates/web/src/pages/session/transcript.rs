@@ -15,6 +15,7 @@
 use std::io::{BufRead, BufReader, Read};
 
 use agentshape_core::decode::{DecodeOptions, Decoder, Format};
+use agentshape_runtime::infile;
 use agentshape_store::FeedRow;
 use agentshape_store::query::Source as Store;
 use agentshape_store::query::{SessionRow, feed_for_session};
@@ -89,8 +90,9 @@ pub(crate) fn load(store: &dyn Store, s: &SessionRow) -> agentshape_store::Resul
         .any(|r| !matches!(r.kind.as_str(), "started" | "ended"));
     if !said_something && !alive {
         let logged = s.raw_log_path.as_deref().and_then(|p| {
-            let f = std::fs::File::open(p).ok()?;
-            f.metadata().ok()?.is_file().then_some(())?;
+            // A regular file only, checked on the handle: a FIFO is not
+            // waited on (runtime's Note [Regular files only]).
+            let f = infile::open(std::path::Path::new(p), infile::Options::REGULAR).ok()?;
             Some(from_log(f, &s.id, s.agent.as_deref()))
         });
         match logged {
