@@ -136,13 +136,15 @@ pub enum Command {
         agentshape lint --schema s.json --provider local --fix > for-llguidance.json")]
     Lint(LintArgs),
     /// Run an agent (or replay a transcript): stream, log, extract, validate, store.
-    #[command(after_help = "The agent inherits agentshape's environment except its own \
+    #[command(
+        after_help = "The agent inherits agentshape's environment except its own \
         AGENTSHAPE_* variables (the store URL, the serve token, ...); a profile lets one \
         through with `pass_env = [\"AGENTSHAPE_STORE\"]`.\n\n\
         Examples:\n  \
         agentshape run --replay examples/healthy-structured.ndjson --profile claude-ops\n  \
         agentshape run --profile claude-ops --timeout 600 -- claude --model sonnet -p 'check the homelab'\n  \
-        agentshape run --profile claude-loop --story US-004 --json -- claude -p \"$(cat prompt.md)\"")]
+        agentshape run --profile claude-loop --story US-004 --json -- claude -p \"$(cat prompt.md)\""
+    )]
     Run(RunArgs),
     /// The tiered supervisor: observe, investigate, remediate, escalating on request.
     #[command(after_help = "Agents inherit agentshape's environment except its own \

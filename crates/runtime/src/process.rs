@@ -822,8 +822,12 @@ mod tests {
         let got = withheld_env(vars.clone(), &[]);
         assert_eq!(
             got,
-            ["AGENTSHAPE_STORE", "AGENTSHAPE_TOKEN", "AGENTSHAPE_MODEL_DIR"]
-                .map(std::ffi::OsString::from)
+            [
+                "AGENTSHAPE_STORE",
+                "AGENTSHAPE_TOKEN",
+                "AGENTSHAPE_MODEL_DIR"
+            ]
+            .map(std::ffi::OsString::from)
         );
         let got = withheld_env(vars, &["AGENTSHAPE_STORE".to_owned()]);
         assert_eq!(

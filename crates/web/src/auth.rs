@@ -251,7 +251,9 @@ pub(crate) async fn require_token(
 
 #[cfg(test)]
 mod tests {
-    use super::{MIN_TOKEN_CHARS, Token, check_token, constant_time_eq, loopback_host, same_origin};
+    use super::{
+        MIN_TOKEN_CHARS, Token, check_token, constant_time_eq, loopback_host, same_origin,
+    };
     use axum::http::{HeaderMap, HeaderValue, header};
 
     fn headers(pairs: &[(header::HeaderName, &'static str)]) -> HeaderMap {
@@ -344,7 +346,9 @@ mod tests {
         for addr in [any, lan] {
             let e = check_token(&short, addr).unwrap_err();
             assert!(
-                e.contains("15 characters") && e.contains("at least 16") && e.contains(&addr.to_string()),
+                e.contains("15 characters")
+                    && e.contains("at least 16")
+                    && e.contains(&addr.to_string()),
                 "{e}"
             );
             assert!(check_token("k", addr).is_err());

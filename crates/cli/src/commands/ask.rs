@@ -81,9 +81,9 @@ fn local_provider(
     };
     let local =
         Local::open(args.model.as_deref(), opts, !args.unconstrained).map_err(|e| match e {
-            SetupError::Model(m @ (ModelError::Tampered { .. } | ModelError::Unreadable { .. })) => {
-                anyhow::Error::from(m)
-            }
+            SetupError::Model(
+                m @ (ModelError::Tampered { .. } | ModelError::Unreadable { .. }),
+            ) => anyhow::Error::from(m),
             e => CliError::Usage(e.to_string()).into(),
         })?;
     if !local.engine().has_chat_template() {

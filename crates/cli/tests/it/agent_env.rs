@@ -24,11 +24,7 @@ fn env_agent(dir: &Path) -> PathBuf {
         ),
     )
     .unwrap();
-    std::fs::set_permissions(
-        &path,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     path
 }
 
@@ -78,7 +74,10 @@ fn run_gives_the_agent_the_users_keys_but_not_agentshapes_credentials() {
         !env.iter().any(|l| l.starts_with("AGENTSHAPE_")),
         "agentshape's own variables reached the agent: {env:?}"
     );
-    assert!(!env.iter().any(|l| l.contains("s3cret") || l.contains(TOKEN)));
+    assert!(
+        !env.iter()
+            .any(|l| l.contains("s3cret") || l.contains(TOKEN))
+    );
     // What the user gave the agent stays: it needs its own API key.
     assert!(env.contains(&"ANTHROPIC_API_KEY=sk-users-own-key".to_owned()));
     assert!(has(&env, "FAKE_TRANSCRIPT"));
@@ -166,9 +165,13 @@ fn ops_tiers_get_agentshapes_variables_only_through_pass_env() {
     let out = ops("");
     assert_exit(&out, 0);
     let env = last_log();
-    assert!(has(&env, "PATH") && has(&env, "ANTHROPIC_API_KEY"), "{env:?}");
     assert!(
-        !env.iter().any(|l| l.starts_with("AGENTSHAPE_") || l.contains("s3cret")),
+        has(&env, "PATH") && has(&env, "ANTHROPIC_API_KEY"),
+        "{env:?}"
+    );
+    assert!(
+        !env.iter()
+            .any(|l| l.starts_with("AGENTSHAPE_") || l.contains("s3cret")),
         "{env:?}"
     );
 
@@ -176,11 +179,17 @@ fn ops_tiers_get_agentshapes_variables_only_through_pass_env() {
     let out = ops("pass_env = [\"AGENTSHAPE_STORE\"]");
     assert_exit(&out, 0);
     let env = last_log();
-    assert!(env.contains(&format!("AGENTSHAPE_STORE={STORE_URL}")), "{env:?}");
+    assert!(
+        env.contains(&format!("AGENTSHAPE_STORE={STORE_URL}")),
+        "{env:?}"
+    );
     assert!(!has(&env, "AGENTSHAPE_TOKEN"), "{env:?}");
 
     let out = ops("pass_env = [\"PATH\"]");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(64), "{err}");
-    assert!(err.contains("`pass_env`") && err.contains("`PATH`"), "{err}");
+    assert!(
+        err.contains("`pass_env`") && err.contains("`PATH`"),
+        "{err}"
+    );
 }

@@ -126,7 +126,8 @@ fn serve(
     if let Some(want) = &reg.auth {
         let given = head.lines().find_map(|l| {
             let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("authorization").then(|| v.trim().to_owned())
+            k.eq_ignore_ascii_case("authorization")
+                .then(|| v.trim().to_owned())
         });
         if given.as_deref() != Some(want.as_str()) {
             let _ = conn.write_all(
@@ -631,7 +632,7 @@ fn a_part_file_left_by_a_killed_fetch_is_removed_by_the_next_fetch() {
             .map(|d| {
                 d.flatten()
                     .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.ends_with(".part"))
+                    .filter(|n| Path::new(n).extension().is_some_and(|x| x == "part"))
                     .collect()
             })
             .unwrap_or_default()
@@ -646,7 +647,11 @@ fn a_part_file_left_by_a_killed_fetch_is_removed_by_the_next_fetch() {
     });
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(parts(stalled.dir.path()).len(), 1, "SIGKILL leaves the .part");
+    assert_eq!(
+        parts(stalled.dir.path()).len(),
+        1,
+        "SIGKILL leaves the .part"
+    );
 
     // The next fetch, from a healthy index, into the same cache.
     let healthy = case(|_, _| {});
@@ -760,7 +765,10 @@ fn index_credentials_are_sent_but_never_printed() {
         "{all}"
     );
     // An error status too (the wrong password: 401).
-    let out = fetch(&c.server.url.replace("http://", "http://alice:wrong@"), &["--force"]);
+    let out = fetch(
+        &c.server.url.replace("http://", "http://alice:wrong@"),
+        &["--force"],
+    );
     assert_eq!(out.status.code(), Some(3));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("wrong"));
     // `--help` shows the variable's name, not its value.
@@ -778,10 +786,20 @@ fn index_credentials_are_sent_but_never_printed() {
 #[test]
 fn a_changed_pinned_model_is_refused_at_load() {
     let dir = tempfile::tempdir().unwrap();
-    let schema = temp_file(r#"{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}"#);
+    let schema = temp_file(
+        r#"{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}"#,
+    );
     let ask = |model: &str| {
         agentshape()
-            .args(["ask", "--provider", "local", "--threads", "1", "--max-tokens", "48"])
+            .args([
+                "ask",
+                "--provider",
+                "local",
+                "--threads",
+                "1",
+                "--max-tokens",
+                "48",
+            ])
             .args(["--model", model, "--schema"])
             .arg(schema.path())
             .arg("hi")
@@ -817,13 +835,15 @@ fn a_changed_pinned_model_is_refused_at_load() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(65), "{err}");
     assert!(
-        err.contains("model `tiny`") && err.contains(&format!("the pinned one is `{}`", tiny.sha256)),
+        err.contains("model `tiny`")
+            && err.contains(&format!("the pinned one is `{}`", tiny.sha256)),
         "{err}"
     );
     // The real bytes load, and the check is recorded for the next load.
     std::fs::copy(&real, &cached).unwrap();
     let out = ask("tiny");
     assert_exit(&out, 0);
-    let record = std::fs::read_to_string(dir.path().join(format!(".{}.verified", tiny.file))).unwrap();
+    let record =
+        std::fs::read_to_string(dir.path().join(format!(".{}.verified", tiny.file))).unwrap();
     assert!(record.starts_with(tiny.sha256), "{record}");
 }

@@ -65,7 +65,8 @@ fn a_short_token_is_refused_off_loopback() {
     let db = dir.path().join("s.db");
     for (how, token) in [("flag", "k"), ("flag", "0123456789abcde"), ("env", "short")] {
         let mut cmd = crate::agentshape();
-        cmd.args(["serve", "--addr", "0.0.0.0:0", "--store"]).arg(&db);
+        cmd.args(["serve", "--addr", "0.0.0.0:0", "--store"])
+            .arg(&db);
         if how == "flag" {
             cmd.args(["--token", token]);
         } else {
@@ -83,7 +84,10 @@ fn a_short_token_is_refused_off_loopback() {
                 && err.contains("0.0.0.0:0"),
             "{err}"
         );
-        assert!(!err.contains(token) || token.len() < 2, "the token is not echoed: {err}");
+        assert!(
+            !err.contains(token) || token.len() < 2,
+            "the token is not echoed: {err}"
+        );
         assert!(!err.contains("listening"), "{err}");
     }
     // Loopback: a short token is the user's business.

@@ -271,10 +271,14 @@ fn methods_allowed_and_markers_first_drive_the_chain() {
 /// ours]): read as given; built-in profiles pass nothing.
 #[test]
 fn pass_env_names_our_own_variables_only() {
-    let p = read("schema = \"answer.json\"\npass_env = [\"AGENTSHAPE_STORE\", \"AGENTSHAPE_X_1\"]\n")
-        .unwrap();
+    let p =
+        read("schema = \"answer.json\"\npass_env = [\"AGENTSHAPE_STORE\", \"AGENTSHAPE_X_1\"]\n")
+            .unwrap();
     assert_eq!(p.pass_env, ["AGENTSHAPE_STORE", "AGENTSHAPE_X_1"]);
     for name in BUILTIN {
-        assert!(Profile::builtin(name).unwrap().pass_env.is_empty(), "{name}");
+        assert!(
+            Profile::builtin(name).unwrap().pass_env.is_empty(),
+            "{name}"
+        );
     }
 }

