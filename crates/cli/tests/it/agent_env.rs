@@ -193,3 +193,52 @@ fn ops_tiers_get_agentshapes_variables_only_through_pass_env() {
         "{err}"
     );
 }
+
+/// A local tier runs agentshape itself, which needs to know where its
+/// models are: `AGENTSHAPE_MODEL_DIR` goes through, credentials do not.
+#[cfg(feature = "local")]
+#[test]
+fn a_local_ops_tier_gets_the_model_dir_and_nothing_else_of_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("p1.md"), "check").unwrap();
+    std::fs::write(d.join("reply.txt"), "{\"summary\": \"ok\"}\n").unwrap();
+    std::fs::write(
+        d.join("ops.toml"),
+        format!(
+            "agent = \"local\"\ncommand = [{:?}]\nstore = {:?}\nlog_dir = {:?}\n[policy]\nmax_tier = 1\n\n[[tiers]]\nname = \"t1\"\nmodel = \"tiny\"\nprompt = \"p1.md\"\n",
+            env_agent(d).display().to_string(),
+            d.join("ops.db").display().to_string(),
+            d.join("logs").display().to_string(),
+        ),
+    )
+    .unwrap();
+    let out = agentshape()
+        .args(["ops", "--once", "--json", "--config"])
+        .arg(d.join("ops.toml"))
+        .env("AGENTSHAPE_STORE", STORE_URL)
+        .env("AGENTSHAPE_TOKEN", TOKEN)
+        .env("AGENTSHAPE_MODEL_DIR", d.join("models"))
+        .env("FAKE_TRANSCRIPT", d.join("reply.txt"))
+        .output()
+        .unwrap();
+    let log = std::fs::read_dir(d.join("logs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "ndjson"))
+        .unwrap_or_else(|| panic!("no log: {}", String::from_utf8_lossy(&out.stderr)));
+    let env = seen_env(&log);
+    let ours: Vec<&String> = env
+        .iter()
+        .filter(|l| l.starts_with("AGENTSHAPE_"))
+        .collect();
+    assert_eq!(
+        ours,
+        [&format!(
+            "AGENTSHAPE_MODEL_DIR={}",
+            d.join("models").display()
+        )],
+        "{env:?}"
+    );
+}
