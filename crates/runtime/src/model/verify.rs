@@ -16,7 +16,6 @@
 //! costs a hash, never lets a different file through. The record is best
 //! effort: in a read-only cache every load hashes.
 
-use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -46,7 +45,13 @@ const MAX_SIDECAR: u64 = 1024;
 /// # Errors
 /// Opening or reading the file failed (a missing file is [`Found::Missing`]).
 pub fn inspect(model: &KnownModel, path: &Path) -> io::Result<Found> {
-    let mut file = match File::open(path) {
+    // O_NONBLOCK: a FIFO under the model's name must not hang the open (it
+    // is then refused as not a regular file); no effect on a regular file.
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path);
+    let mut file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Found::Missing),
         Err(e) => return Err(e),
@@ -209,6 +214,16 @@ mod tests {
         let e = check(&m, &p).unwrap_err().to_string();
         assert!(e.contains("sha256") && e.contains(m.sha256), "{e}");
         assert!(!sidecar(&p).exists(), "no record of a failed check");
+    }
+
+    #[test]
+    fn a_fifo_under_the_models_name_is_refused_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = model_of(b"GGUF the pinned bytes");
+        let p = dir.path().join("t.gguf");
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = check(&m, &p).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
     }
 
     #[test]
