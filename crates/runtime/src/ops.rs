@@ -235,6 +235,11 @@ pub struct OpsConfig {
     /// `Environment: ...` line appended to every tier's system prompt.
     #[serde(default)]
     pub environment: Option<String>,
+    /// agentshape's own variables (`AGENTSHAPE_*`) every tier's agent may
+    /// inherit, beside the profile's `pass_env` (Note \[Agents get no
+    /// credentials of ours\] in `process`).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
     /// Policies.
     #[serde(default)]
     pub policy: Policy,
@@ -243,6 +248,21 @@ pub struct OpsConfig {
     /// The directory of the config file (prompt paths are relative to it).
     #[serde(skip)]
     pub base: PathBuf,
+}
+
+/// What a tier's agent may inherit of agentshape's own variables (Note
+/// \[Agents get no credentials of ours\] in `process`): the config's and the
+/// profile's `pass_env`, and for a local tier (agentshape itself, Note
+/// \[Local tiers\]) where its models are.
+fn tier_pass_env(cfg: &OpsConfig, profile: &Profile, kind: AgentKind) -> Vec<String> {
+    let mut pass: Vec<String> = cfg.pass_env.clone();
+    let local = (kind == AgentKind::Local).then(|| "AGENTSHAPE_MODEL_DIR".to_owned());
+    for n in profile.pass_env.iter().cloned().chain(local) {
+        if !pass.contains(&n) {
+            pass.push(n);
+        }
+    }
+    pass
 }
 
 fn default_interval() -> u64 {
@@ -285,6 +305,8 @@ impl OpsConfig {
             )));
         }
         cfg.policy.check(cfg.tiers.len()).map_err(bad)?;
+        agentshape_core::profile::check_pass_env(&cfg.pass_env)
+            .map_err(|m| bad(format!("`pass_env`: {m}")))?;
         let Some(kind) = AgentKind::from_name(&cfg.agent).filter(|k| *k != AgentKind::Replay)
         else {
             return Err(bad(format!(
@@ -656,6 +678,7 @@ impl Supervisor<'_> {
                 program: cfg.command[0].clone(),
                 args: agent_args(kind, &args, Some(validator.schema()), false),
                 env: Vec::new(),
+                pass_env: tier_pass_env(cfg, profile, kind),
                 stdin,
             }),
             log_dir: cfg.log_dir.clone(),

@@ -41,6 +41,21 @@
 //! as long as the runtime, but never spawn from `spawn_blocking`); and the
 //! setting is not inherited, so only the agent itself dies with us, not the
 //! processes it started (those get SIGPIPE if they write to the closed pipe).
+//!
+//! Note \[Agents get no credentials of ours\]: an agent inherits the
+//! environment agentshape was started with, because it needs what the user
+//! gave it there (`ANTHROPIC_API_KEY`, `PATH`, `HOME`, proxies), but not
+//! agentshape's own variables: every `AGENTSHAPE_*` (`AGENTSHAPE_STORE`,
+//! which may hold a Postgres password, `AGENTSHAPE_TOKEN`, `serve`'s token,
+//! `AGENTSHAPE_INDEX_URL`, which may hold an index's, and the settings
+//! beside them) is removed from the agent's environment, since an agent
+//! prints what it sees into transcripts and logs that outlive the run. A
+//! profile (or an ops config) that wants the agent to have one names it in
+//! `pass_env = ["AGENTSHAPE_STORE"]` ([`AgentCommand::pass_env`]); an ops
+//! tier of `agent = "local"`, which is agentshape itself, also gets
+//! `AGENTSHAPE_MODEL_DIR` (where its model is: no secret). Removing by
+//! prefix rather than by a list of known secrets means a credential added
+//! later is withheld without anyone remembering to list it.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -66,6 +81,10 @@ pub struct AgentCommand {
     pub args: Vec<String>,
     /// Extra environment variables.
     pub env: Vec<(String, String)>,
+    /// agentshape's own variables (`AGENTSHAPE_*`) the agent may still see
+    /// (Note \[Agents get no credentials of ours\]); every other one is
+    /// removed from its environment.
+    pub pass_env: Vec<String>,
     /// Text written to the agent's standard input, which is then closed
     /// (`None`: stdin is `/dev/null`). For input too long for one argument
     /// (Linux caps each at 128 KiB), such as `ask --provider claude-code`'s
@@ -137,6 +156,26 @@ pub const STDERR_CAP: u64 = 16 << 20;
 /// After a kill, the longest the pipes are still read (Note \[The run ends
 /// when the agent exits\]).
 pub const DRAIN: Duration = Duration::from_secs(2);
+
+/// The prefix of agentshape's own environment variables, which agents do
+/// not inherit (Note \[Agents get no credentials of ours\]).
+pub use agentshape_core::profile::OWN_ENV_PREFIX;
+
+/// The names among `vars` an agent must not inherit: those that start with
+/// [`OWN_ENV_PREFIX`] and are not in `pass` (Note \[Agents get no
+/// credentials of ours\]).
+pub fn withheld_env(
+    vars: impl IntoIterator<Item = std::ffi::OsString>,
+    pass: &[String],
+) -> Vec<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt as _;
+    vars.into_iter()
+        .filter(|k| {
+            k.as_bytes().starts_with(OWN_ENV_PREFIX.as_bytes())
+                && !pass.iter().any(|p| p.as_bytes() == k.as_bytes())
+        })
+        .collect()
+}
 
 /// How agent processes are run: grace periods, the stderr cap and the
 /// interrupts to honour.
@@ -553,6 +592,10 @@ async fn spawn(
         return Ok((interrupted(sig), 0));
     }
     let mut command = Command::new(&cmd.program);
+    // Note [Agents get no credentials of ours]; then the command's own extras.
+    for name in withheld_env(std::env::vars_os().map(|(k, _)| k), &cmd.pass_env) {
+        command.env_remove(name);
+    }
     command
         .args(&cmd.args)
         .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -758,8 +801,38 @@ mod tests {
             program: "sh".into(),
             args: vec!["-c".into(), script.into()],
             env: Vec::new(),
+            pass_env: Vec::new(),
             stdin: None,
         })
+    }
+
+    #[test]
+    fn only_our_own_variables_are_withheld_and_pass_env_lets_one_through() {
+        let vars = [
+            "AGENTSHAPE_STORE",
+            "AGENTSHAPE_TOKEN",
+            "AGENTSHAPE_MODEL_DIR",
+            "ANTHROPIC_API_KEY",
+            "PATH",
+            "agentshape_store",
+            "XAGENTSHAPE_STORE",
+        ]
+        .map(std::ffi::OsString::from);
+        let got = withheld_env(vars.clone(), &[]);
+        assert_eq!(
+            got,
+            [
+                "AGENTSHAPE_STORE",
+                "AGENTSHAPE_TOKEN",
+                "AGENTSHAPE_MODEL_DIR"
+            ]
+            .map(std::ffi::OsString::from)
+        );
+        let got = withheld_env(vars, &["AGENTSHAPE_STORE".to_owned()]);
+        assert_eq!(
+            got,
+            ["AGENTSHAPE_TOKEN", "AGENTSHAPE_MODEL_DIR"].map(std::ffi::OsString::from)
+        );
     }
 
     /// A hang guard: every stream here ends in well under a second.

@@ -26,12 +26,46 @@ impl Token {
     pub fn matches(&self, given: &str) -> bool {
         constant_time_eq(given.as_bytes(), self.0.as_bytes())
     }
+
+    /// The shortest token taken on a non-loopback address (16).
+    pub const MIN_CHARS: usize = MIN_TOKEN_CHARS;
+
+    /// Check `token` for serving on `addr` before binding it: never empty
+    /// (or blank), and at least [`Token::MIN_CHARS`] characters unless
+    /// `addr` is a loopback address (where only this machine's users can
+    /// try it).
+    ///
+    /// # Errors
+    /// A one-line message naming the flag, the address and the limit.
+    pub fn check(token: &str, addr: std::net::SocketAddr) -> Result<(), String> {
+        check_token(token, addr)
+    }
 }
 
 impl std::fmt::Debug for Token {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Token([REDACTED])")
     }
+}
+
+/// The shortest token `serve` takes on an address other hosts can reach:
+/// 16 characters (`openssl rand -hex 16` gives 32). A token is all that
+/// stands between the network and every prompt and answer in the store, and
+/// the constant-time compare does nothing against guessing a short one.
+pub(crate) const MIN_TOKEN_CHARS: usize = 16;
+
+/// See [`Token::check`].
+pub(crate) fn check_token(token: &str, addr: std::net::SocketAddr) -> Result<(), String> {
+    if token.trim().is_empty() {
+        return Err("--token must not be empty".to_owned());
+    }
+    let n = token.chars().count();
+    if !addr.ip().is_loopback() && n < MIN_TOKEN_CHARS {
+        return Err(format!(
+            "--token (or AGENTSHAPE_TOKEN) is {n} characters: serving on {addr}, which other hosts can reach, needs at least {MIN_TOKEN_CHARS} (e.g. `openssl rand -hex 16`)"
+        ));
+    }
+    Ok(())
 }
 
 /// Equal in time that depends only on the lengths, not on where the bytes
@@ -101,6 +135,11 @@ fn loopback_host(headers: &HeaderMap) -> bool {
 /// browser says so in `Origin` (or `Sec-Fetch-Site`), and no other site can
 /// forge those. A request with a bearer header is a program, not a browser
 /// led by another site, and needs no such proof.
+///
+/// `Origin` is an origin: scheme, host and port, all three compared with
+/// ours (`serve` speaks plain `http`; the port is the `Host` header's, 80
+/// when it names none). `https://host:port` or `ws://host:port` is another
+/// origin than the page that was served from `http://host:port`.
 fn same_origin(headers: &HeaderMap) -> bool {
     if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
         return site == "same-origin";
@@ -111,9 +150,41 @@ fn same_origin(headers: &HeaderMap) -> bool {
     ) else {
         return false;
     };
-    origin
-        .split_once("://")
-        .is_some_and(|(_, rest)| rest.trim_end_matches('/').eq_ignore_ascii_case(host))
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return false;
+    };
+    if !scheme.eq_ignore_ascii_case("http") {
+        return false;
+    }
+    match (authority(rest), authority(host)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// `host[:port]` as (lower-case host, port), the port 80 (`http`'s) when
+/// absent; `None` for anything else (a path, user info, a bad port).
+fn authority(s: &str) -> Option<(String, u16)> {
+    if s.is_empty() || s.contains(['/', '@', '?', '#', ' ']) {
+        return None;
+    }
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let (h, after) = rest.split_once(']')?;
+        (format!("[{h}]"), after.strip_prefix(':'))
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, p)) => (h.to_owned(), Some(p)),
+            None => (s.to_owned(), None),
+        }
+    };
+    if host.is_empty() || (host.contains(':') && !host.starts_with('[')) {
+        return None;
+    }
+    let port = match port {
+        None => 80,
+        Some(p) => p.parse().ok()?,
+    };
+    Some((host.to_ascii_lowercase(), port))
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {
@@ -153,11 +224,16 @@ pub(crate) async fn require_token(
         }
         return next.run(req).await;
     };
+    // `?token=` first: it is what the user just typed or clicked, while a
+    // cookie may hold the token of an earlier `serve` (restarted with a new
+    // one since); checked first, it would shut the user out until they
+    // cleared their cookies. A good `?token=` replaces that cookie.
     let from_query = query_token(&req);
-    let given = bearer(req.headers())
-        .or_else(|| cookie(req.headers()))
-        .map(str::to_owned)
-        .or_else(|| from_query.clone());
+    let given = from_query.clone().or_else(|| {
+        bearer(req.headers())
+            .or_else(|| cookie(req.headers()))
+            .map(str::to_owned)
+    });
     if !given.is_some_and(|g| expected.matches(&g)) {
         return refuse(StatusCode::UNAUTHORIZED, "missing or wrong token");
     }
@@ -175,7 +251,9 @@ pub(crate) async fn require_token(
 
 #[cfg(test)]
 mod tests {
-    use super::{Token, constant_time_eq, loopback_host, same_origin};
+    use super::{
+        MIN_TOKEN_CHARS, Token, check_token, constant_time_eq, loopback_host, same_origin,
+    };
     use axum::http::{HeaderMap, HeaderValue, header};
 
     fn headers(pairs: &[(header::HeaderName, &'static str)]) -> HeaderMap {
@@ -229,6 +307,59 @@ mod tests {
             (fetch_site, "cross-site"),
             (header::ORIGIN, "http://127.0.0.1:7878")
         ])));
+    }
+
+    /// Scheme, host and port: all three, with `http`'s default port.
+    #[test]
+    fn an_origin_is_scheme_host_and_port() {
+        let same = |origin: &'static str, host: &'static str| {
+            same_origin(&headers(&[(header::HOST, host), (header::ORIGIN, origin)]))
+        };
+        assert!(same("http://127.0.0.1:7878", "127.0.0.1:7878"));
+        assert!(same("HTTP://LocalHost:7878", "localhost:7878"));
+        assert!(same("http://example.org", "example.org:80"));
+        assert!(same("http://example.org:80", "example.org"));
+        assert!(same("http://[::1]:7878", "[::1]:7878"));
+        for (origin, host) in [
+            ("https://127.0.0.1:7878", "127.0.0.1:7878"),
+            ("ws://127.0.0.1:7878", "127.0.0.1:7878"),
+            ("foo://127.0.0.1:7878", "127.0.0.1:7878"),
+            ("http://127.0.0.1:7879", "127.0.0.1:7878"),
+            ("http://127.0.0.1", "127.0.0.1:7878"),
+            ("http://evil@127.0.0.1:7878", "127.0.0.1:7878"),
+            ("http://127.0.0.1:7878/x", "127.0.0.1:7878"),
+            ("http://127.0.0.1:7878", "127.0.0.1:x"),
+            ("null", "127.0.0.1:7878"),
+        ] {
+            assert!(!same(origin, host), "{origin} vs {host}");
+        }
+    }
+
+    #[test]
+    fn a_short_token_is_refused_off_loopback_only() {
+        let any: std::net::SocketAddr = "0.0.0.0:7878".parse().unwrap();
+        let lan: std::net::SocketAddr = "10.0.0.5:7878".parse().unwrap();
+        let lo: std::net::SocketAddr = "127.0.0.1:7878".parse().unwrap();
+        let lo6: std::net::SocketAddr = "[::1]:7878".parse().unwrap();
+        let short = "x".repeat(MIN_TOKEN_CHARS - 1);
+        let long = "x".repeat(MIN_TOKEN_CHARS);
+        for addr in [any, lan] {
+            let e = check_token(&short, addr).unwrap_err();
+            assert!(
+                e.contains("15 characters")
+                    && e.contains("at least 16")
+                    && e.contains(&addr.to_string()),
+                "{e}"
+            );
+            assert!(check_token("k", addr).is_err());
+            assert!(check_token(&long, addr).is_ok());
+            // Characters, not bytes: 16 of them however they are encoded.
+            assert!(check_token(&"é".repeat(8), addr).is_err());
+        }
+        for addr in [lo, lo6] {
+            assert!(check_token("k", addr).is_ok());
+            assert!(check_token(" ", addr).is_err(), "never empty");
+        }
     }
 
     #[test]

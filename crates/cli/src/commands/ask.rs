@@ -51,17 +51,21 @@ fn local_only_flags(args: &AskArgs) -> Option<&'static str> {
 
 /// The local provider for `args`, after the checks that need no model:
 /// the schema compiles into a grammar (Note [Compact JSON under the
-/// grammar] in runtime), then the model resolves and loads.
+/// grammar] in runtime), then the model resolves and loads. A pinned
+/// model's file that is not the pinned one keeps its own error (exit 65,
+/// runtime's Note [Pinned models are checked at load]); every other setup
+/// failure is a usage error.
 #[cfg(feature = "local")]
 fn local_provider(
     args: &AskArgs,
     schema: &Value,
     hub: Option<&agentshape_runtime::hub::Hub>,
-) -> Result<agentshape_runtime::provider::local::Local, CliError> {
+) -> anyhow::Result<agentshape_runtime::provider::local::Local> {
+    use agentshape_runtime::model::ModelError;
     use agentshape_runtime::provider::local::engine::{
         DEFAULT_SEED, SampleOptions, default_threads,
     };
-    use agentshape_runtime::provider::local::{Live, Local, grammar};
+    use agentshape_runtime::provider::local::{Live, Local, SetupError, grammar};
     if !args.unconstrained {
         grammar::check(schema).map_err(|e| CliError::Usage(e.to_string()))?;
     }
@@ -75,8 +79,13 @@ fn local_provider(
             args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1),
         )),
     };
-    let local = Local::open(args.model.as_deref(), opts, !args.unconstrained)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let local =
+        Local::open(args.model.as_deref(), opts, !args.unconstrained).map_err(|e| match e {
+            SetupError::Model(
+                m @ (ModelError::Tampered { .. } | ModelError::Unreadable { .. }),
+            ) => anyhow::Error::from(m),
+            e => CliError::Usage(e.to_string()).into(),
+        })?;
     if !local.engine().has_chat_template() {
         let _ = writeln!(
             std::io::stderr(),

@@ -164,6 +164,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
                 program: program.clone(),
                 args: agent_args(kind, rest, schema, args.partial),
                 env: Vec::new(),
+                // Runtime `process`'s Note [Agents get no credentials of ours].
+                pass_env: selection
+                    .profile
+                    .as_ref()
+                    .map(|p| p.pass_env.clone())
+                    .unwrap_or_default(),
                 stdin: None,
             }),
         )

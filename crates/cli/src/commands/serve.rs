@@ -12,15 +12,15 @@ use crate::output::eprint;
 /// Run `serve`.
 ///
 /// # Errors
-/// 64 for a non-loopback address without `--token` or an empty token; store
+/// 64 for a non-loopback address without `--token` (or with one shorter
+/// than 16 characters) or an empty token; store
 /// failures with their own codes; an address that cannot be bound.
 pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
-    let token = match args.token {
-        Some(t) if t.trim().is_empty() => {
-            return Err(CliError::Usage("--token must not be empty".to_owned()).into());
-        }
-        t => t,
-    };
+    let token = args.token;
+    // Never empty; on a non-loopback address at least 16 characters.
+    if let Some(t) = &token {
+        Token::check(t, args.addr).map_err(CliError::Usage)?;
+    }
     // Anyone who can reach a non-loopback address could read every prompt
     // and answer in the store: refuse rather than expose it by accident.
     if !args.addr.ip().is_loopback() && token.is_none() {

@@ -10,6 +10,7 @@
     clippy::format_collect
 )]
 
+mod agent_env;
 mod ask;
 mod ask_claude;
 mod browser;
@@ -35,6 +36,7 @@ mod profiles;
 mod provider_safety;
 mod run;
 mod serve;
+mod serve_auth;
 mod serve_pg;
 mod serve_robust;
 mod served;

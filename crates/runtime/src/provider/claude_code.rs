@@ -187,6 +187,7 @@ impl ClaudeCode {
                 program: self.program.clone(),
                 args,
                 env: Vec::new(),
+                pass_env: Vec::new(),
                 stdin: Some(render_prompt(&req.messages)),
             }),
             log_dir: log_dir.clone(),
