@@ -95,7 +95,7 @@ pub const COST_LIMIT: u64 = 1_000_000;
 
 /// Bytes of a string or bytes value charged as one unit (Note [Memory
 /// charge]).
-pub const TEXT_BYTES_PER_UNIT: usize = 64;
+pub(crate) const TEXT_BYTES_PER_UNIT: usize = 64;
 
 /// The metering function wrapped around a comprehension's range: charges
 /// the number of elements of a list or entries of a map. `@` names cannot

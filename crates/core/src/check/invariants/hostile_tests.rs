@@ -108,7 +108,7 @@ fn deepest_accepted_rules_run_on_a_small_stack() {
     // instance's depth, which JSON bounds, not the rule's).
     let rules: Vec<(String, Value, usize)> = vec![
         // `+` chain.
-        (filled(|c| c.to_owned()), json!({}), 0),
+        (filled(ToOwned::to_owned), json!({}), 0),
         // Member and index chains.
         (
             format!("self{} == 1", ".a".repeat(ops - 1)),

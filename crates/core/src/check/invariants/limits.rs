@@ -26,14 +26,17 @@
 //! string, an unknown escape) is refused here too, since the lexer would
 //! read the rest of it as code.
 //!
-//! Measured in a debug build on a 2 MiB thread stack (the size of a tokio
-//! worker's or a Python thread's stack; `deepest_accepted_rules_run_on_a_small_stack`
-//! and the numbers in the README): a chain of `+` overflowed at about
-//! 1,700 terms, a member chain at about 2,900 links, nested parentheses at
-//! about 900 levels and nested `size(` calls at about 600. The limits are
-//! far under that, and the deepest rules they accept compile and evaluate
-//! (both evaluators) on a 256 KiB stack. The longest rule in the examples
-//! is 88 bytes with 7 operators and 2 levels of nesting.
+//! Where the stack ran out, in a debug build on a 2 MiB thread (a tokio
+//! worker's or a Python thread's stack): at 12 nested parentheses (the
+//! parser), 27 `+` terms (the interpreter), 52 indexes, 905 member links;
+//! in a release build at 545 `+` terms (the parser refused 96 nested
+//! expressions, its own limit, before its stack ran out). The debug
+//! build's are below what a rule may reasonably need, so the limits are set
+//! for rules (the longest in the examples is 88 bytes with 7 operators and 2
+//! levels; the limits allow 18 times the operators and 8 times the
+//! nesting), and every rule runs on a stack segment sized for it (Note
+//! [Stack for rules]): the deepest accepted rules compile and evaluate on
+//! a 256 KiB thread (`deepest_accepted_rules_run_on_a_small_stack`).
 
 /// The longest rule, in bytes of its source (Note [Rule size limits]).
 pub const MAX_RULE_BYTES: usize = 8192;
