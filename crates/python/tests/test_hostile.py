@@ -1,6 +1,9 @@
 """Hostile inputs: nothing crashes the interpreter; a clear exception or a clear result."""
 
+import json
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -190,3 +193,65 @@ def test_an_oversized_schema_file_is_refused(tmp_path):
     big.write_text('{"description": "' + "x" * (16 << 20) + '"}')
     with pytest.raises(agentshape.SchemaError, match="larger than the 16 MiB limit"):
         agentshape.Validator(big)
+
+
+# Issue 27, item 1: `x-invariants` rules too deep for a stack, and rules that build gigabytes.
+
+HOSTILE_RULES = [
+    "+".join(["1"] * 3000),
+    "self" + ".a" * 5000,
+    "(" * 3000 + "1" + ")" * 3000,
+    "(" * 100_000 + "1" + ")" * 100_000,
+    "size(" * 20_000 + "self" + ")" * 20_000,
+    "+".join(["self.n"] * 1000),
+]
+
+CHILD = r'''
+import json, sys, threading, agentshape
+rules = json.load(sys.stdin)
+def run():
+    for rule in rules:
+        schema = {"type": "object", "x-invariants": [{"rule": rule}]}
+        for compile in (agentshape.Validator, lambda s: agentshape.extract("{}", schema=s)):
+            try:
+                compile(schema)
+                print("compiled")
+            except agentshape.SchemaError as e:
+                print("SchemaError", str(e).splitlines()[0][:200])
+threading.stack_size(int(sys.argv[1]))
+t = threading.Thread(target=run)
+t.start()
+t.join()
+'''
+
+
+@pytest.mark.parametrize("stack", [8 << 20, 2 << 20])
+def test_rules_too_deep_for_a_stack_raise_schema_error_not_a_crash(stack):
+    # In a child, so a crash is a failed test rather than a dead test run.
+    out = subprocess.run([sys.executable, "-c", CHILD, str(stack)], input=json.dumps(HOSTILE_RULES),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    lines = out.stdout.splitlines()
+    assert len(lines) == 2 * len(HOSTILE_RULES), out.stdout
+    for line in lines:
+        assert line.startswith("SchemaError "), line
+        assert "at `/x-invariants/0` is too" in line and "at most" in line, line
+
+
+def test_rules_too_deep_name_the_limit():
+    # 20 levels: few enough for the parser on this thread, too many for the limit (16).
+    with pytest.raises(agentshape.SchemaError, match=r"too deep: 20 nested brackets \(at most 16"):
+        agentshape.Validator({"x-invariants": [{"rule": "(" * 20 + "true" + ")" * 20}]})
+    assert agentshape.Validator({"x-invariants": [{"rule": "(" * 16 + "true" + ")" * 16}]}).is_valid({})
+
+
+@pytest.mark.parametrize("rule, instance", [
+    ("self.a.map(x, self.a.map(y, self.a)).size() > 0", {"a": list(range(2000))}),
+    ("self.a.map(x, self.s + self.s + self.s + self.s).size() > 0",
+     {"a": list(range(2000)), "s": "x" * (1 << 20)}),
+])
+def test_rules_that_build_gigabytes_give_the_cost_limit_finding(rule, instance):
+    v = agentshape.Validator({"type": "object", "x-invariants": [{"rule": rule, "message": "m"}]})
+    errors = v.validate(instance)
+    assert [(e.kind, e.rule) for e in errors] == [("invariant", rule)]
+    assert "exceeded the cost limit" in errors[0].message

@@ -46,6 +46,29 @@
 //! still compare every pair (10⁶ units). Not charged: equality of whole
 //! lists and string work, which are linear in the instance and bounded by
 //! the iterations around them.
+//!
+//! Note [Memory charge]: steps alone did not bound memory. `self.a.map(x,
+//! self.a.map(y, self.a))` over 2,000 items is within a few million steps
+//! but copies `self.a` four million times (5.8 GB before the process
+//! aborted), and `self.a.map(x, self.s + self.s)` copies a long string per
+//! item. So what a rule copies into a value it builds is charged to the same
+//! budget, before the copy is made: each operand of `+` that is not a
+//! literal (the scan meter charged a list's length; the build meter now
+//! charges its size), and each element of a list literal and each key and
+//! value of a map literal that is not a literal (a literal's size is
+//! bounded by the rule's). A copy's size is one unit per number, boolean or
+//! null, one unit plus one per [`TEXT_BYTES_PER_UNIT`] bytes for a string
+//! or bytes value, and the sum of its elements (at least one each) for a
+//! list, or of its keys and values for a map; counting stops once the
+//! budget is spent. `map(x, x)` and `filter` append the loop variable
+//! itself and are not charged for it: their result holds elements of the
+//! range, which is the instance or a value whose building was charged.
+//! Everything a rule keeps was charged when it was copied, so one
+//! evaluation builds at most about [`COST_LIMIT`] elements or 64 MB of
+//! text before it ends with the cost-limit finding (the README has the
+//! measured peak memory). The native evaluator charges the same sizes, or
+//! more (it sizes the whole JSON value where the interpreter sees only what
+//! the rule reaches), so it never decides a rule the interpreter would stop.
 
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -53,8 +76,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cel::common::ast::{CallExpr, EntryExpr, Expr, operators};
-use cel::common::types::{CelList, CelMap};
-use cel::common::value::CowVal;
+use cel::common::types::{CelBytes, CelList, CelMap, CelOptional, CelString};
+use cel::common::value::{CowVal, Val};
 use cel::objects::{Key, Map};
 use cel::{Context, Env, ExecutionError, FunctionContext, IdedExpr, Value as Cel};
 use serde_json::Value;
@@ -66,16 +89,25 @@ use crate::outcome::{Extraction, Method, Violation, ViolationKind};
 pub const KEYWORD: &str = "x-invariants";
 
 /// The cost one evaluation of one rule may spend: about one unit per loop
-/// iteration or scanned element (Note [Cost limit]).
+/// iteration or scanned element (Note [Cost limit]), and per element or
+/// 64 bytes of text a rule builds (Note [Memory charge]).
 pub const COST_LIMIT: u64 = 1_000_000;
+
+/// Bytes of a string or bytes value charged as one unit (Note [Memory
+/// charge]).
+pub(crate) const TEXT_BYTES_PER_UNIT: usize = 64;
 
 /// The metering function wrapped around a comprehension's range: charges
 /// the number of elements of a list or entries of a map. `@` names cannot
 /// be written in CEL source.
 const METER_LOOP: &str = "@agentshape_loop";
-/// The metering function wrapped around what `in` scans and `+` copies:
-/// charges a list's length (a map lookup or anything else costs 1).
+/// The metering function wrapped around what `in` scans: charges a list's
+/// length (a map lookup or anything else costs 1).
 const METER_SCAN: &str = "@agentshape_scan";
+/// The metering function wrapped around what a rule copies into a value it
+/// builds (the operands of `+`, the elements of list and map literals):
+/// charges the copy's size (Note [Memory charge]).
+const METER_BUILD: &str = "@agentshape_build";
 
 /// One compiled rule.
 struct Rule {
@@ -92,6 +124,18 @@ struct Rule {
     /// The rule compiled for the native evaluator (Note [Native rules],
     /// Note [Compiled native rules]).
     native: native::Program,
+    /// The stack it is evaluated and dropped on (Note [Stack for rules]).
+    stack: usize,
+}
+
+impl Drop for Rule {
+    /// Dropping the compiled rule recurses once per level of it, as
+    /// evaluating does (Note [Stack for rules]).
+    fn drop(&mut self) {
+        let metered = std::mem::take(&mut self.metered);
+        let native = std::mem::take(&mut self.native);
+        stack::with(self.stack, move || drop((metered, native)));
+    }
 }
 
 /// One subschema on a path that leads to rules.
@@ -284,7 +328,10 @@ impl TapeWalk<'_> {
         }
         self.stack.push(key);
         for rule in &node.rules {
-            if !rule.native.verdict_tape(value, inv.cost_limit)? {
+            let verdict = stack::with(rule.stack, || {
+                rule.native.verdict_tape(value, inv.cost_limit)
+            });
+            if !verdict? {
                 self.out.push(Violation {
                     instance_path: path.clone(),
                     schema_path: rule.schema_path.clone(),
@@ -471,22 +518,41 @@ impl Builder<'_> {
                 Some(Value::String(m)) => m.clone(),
                 Some(_) => return Err(bad(&at, "`message` must be a string")),
             };
-            let program = self.env.compile(source).map_err(|e| Error::InvalidSchema {
+            // Before the parser sees it (Note [Rule size limits]).
+            let size = limits::check(source).map_err(|why| Error::InvalidSchema {
                 message: format!(
-                    "`{KEYWORD}` rule `{source}` at `{at}` does not compile: {}",
-                    one_line(&e.to_string())
+                    "`{KEYWORD}` rule `{}` at `{at}` is {why}",
+                    limits::excerpt(source)
                 ),
             })?;
-            let reach = project::Reach::of(program.expression());
-            let mut metered = program.expression().clone();
-            meter(&mut metered);
+            let stack = stack::need(size);
+            // On a stack the rule fits (Note [Stack for rules]); a panic in
+            // the parser would be its bug, and is a schema error here.
+            let compiled = stack::with(stack, || {
+                catch_unwind(AssertUnwindSafe(|| {
+                    let program = self.env.compile(source).map_err(|e| e.to_string())?;
+                    let reach = project::Reach::of(program.expression());
+                    let mut metered = program.expression().clone();
+                    meter(&mut metered);
+                    let native = native::Program::compile(program.expression());
+                    Ok((reach, metered, native))
+                }))
+                .unwrap_or_else(|_| Err("the CEL parser failed".to_owned()))
+            });
+            let (reach, metered, native) = compiled.map_err(|e| Error::InvalidSchema {
+                message: format!(
+                    "`{KEYWORD}` rule `{source}` at `{at}` does not compile: {}",
+                    one_line(&e)
+                ),
+            })?;
             rules.push(Rule {
                 source: source.clone(),
                 message,
                 schema_path: at,
                 metered,
                 reach,
-                native: native::Program::compile(program.expression()),
+                native,
+                stack,
             });
         }
         Ok(rules)
@@ -664,7 +730,7 @@ impl Walk<'_> {
         let mut ctx: Option<Context<'_, '_>> = None;
         for rule in &node.rules {
             if self.inv.projected {
-                match rule.native.verdict(value, limit) {
+                match stack::with(rule.stack, || rule.native.verdict(value, limit)) {
                     Some(true) => continue,
                     Some(false) => {
                         self.push(rule, path, rule.message.clone());
@@ -683,14 +749,21 @@ impl Walk<'_> {
                 ctx.add_variable_from_value("self", bound);
                 // The meters are ours, and their `@` names cannot clash with
                 // the standard library: registering them cannot fail.
-                let _ = ctx.add_function(METER_LOOP, meter_fn(METER_LOOP, &spent, limit, true));
-                let _ = ctx.add_function(METER_SCAN, meter_fn(METER_SCAN, &spent, limit, false));
+                for (name, charge) in [
+                    (METER_LOOP, Charge::Loop),
+                    (METER_SCAN, Charge::Scan),
+                    (METER_BUILD, Charge::Build),
+                ] {
+                    let _ = ctx.add_function(name, meter_fn(name, &spent, limit, charge));
+                }
                 ctx
             });
             spent.store(0, Ordering::Relaxed);
             // Note: a panic inside the CEL interpreter would be its bug; it is
             // caught so bad input can never bring the caller down.
-            let got = catch_unwind(AssertUnwindSafe(|| Cel::resolve(&rule.metered, ctx)));
+            let got = stack::with(rule.stack, || {
+                catch_unwind(AssertUnwindSafe(|| Cel::resolve(&rule.metered, ctx)))
+            });
             let message = if spent.load(Ordering::Relaxed) > limit {
                 format!(
                     "{}: the rule exceeded the cost limit ({limit} steps per evaluation; \
@@ -739,11 +812,21 @@ type MeterFn = Box<
         + Sync,
 >;
 
+/// What a meter charges for its argument.
+#[derive(Clone, Copy)]
+enum Charge {
+    /// A list's or a map's size (a comprehension's range).
+    Loop,
+    /// A list's length (what `in` scans).
+    Scan,
+    /// The size of a copy (Note [Memory charge]).
+    Build,
+}
+
 /// A meter (Note [Cost limit]): returns its one argument unchanged after
-/// charging its size to `spent`; fails once `spent` passes `limit`. A loop
-/// meter charges a list's or a map's size, a scan meter a list's length,
-/// anything else costs 1.
-fn meter_fn(name: &'static str, spent: &Arc<AtomicU64>, limit: u64, loops: bool) -> MeterFn {
+/// charging it to `spent`; fails once `spent` passes `limit`. Anything a
+/// loop or a scan cannot go over costs 1.
+fn meter_fn(name: &'static str, spent: &Arc<AtomicU64>, limit: u64, charge: Charge) -> MeterFn {
     let spent = Arc::clone(spent);
     Box::new(move |ftx: &mut FunctionContext<'_, '_>| {
         let Some(arg) = std::mem::take(&mut ftx.args).into_iter().next() else {
@@ -752,13 +835,21 @@ fn meter_fn(name: &'static str, spent: &Arc<AtomicU64>, limit: u64, loops: bool)
                 "expected one argument",
             ));
         };
-        let size = if arg.downcast_ref::<CelList>().is_some()
-            || (loops && arg.downcast_ref::<CelMap>().is_some())
-        {
-            arg.as_sizer()
-                .map_or(1, |s| u64::try_from(*s.size().inner()).unwrap_or(0))
-        } else {
-            1
+        let size = match charge {
+            Charge::Build => {
+                let left = limit.saturating_sub(spent.load(Ordering::Relaxed));
+                built_size(&*arg, left.saturating_add(1))
+            }
+            Charge::Loop | Charge::Scan => {
+                if arg.downcast_ref::<CelList>().is_some()
+                    || (matches!(charge, Charge::Loop) && arg.downcast_ref::<CelMap>().is_some())
+                {
+                    arg.as_sizer()
+                        .map_or(1, |s| u64::try_from(*s.size().inner()).unwrap_or(0))
+                } else {
+                    1
+                }
+            }
         };
         let total = spent
             .fetch_add(size, Ordering::Relaxed)
@@ -771,6 +862,48 @@ fn meter_fn(name: &'static str, spent: &Arc<AtomicU64>, limit: u64, loops: bool)
         }
         Ok(arg)
     })
+}
+
+/// The size a copy of `v` is charged (Note [Memory charge]), counted up to
+/// `cap` at most (what is left of the budget, plus one).
+fn built_size(v: &dyn Val, cap: u64) -> u64 {
+    // An element of a container weighs at least 1, even an empty list.
+    let weight = |v: &dyn Val, cap: u64| built_size(v, cap).max(1);
+    if let Some(list) = v.downcast_ref::<CelList>() {
+        let mut n = 0u64;
+        for e in list.inner() {
+            if n >= cap {
+                break;
+            }
+            n = n.saturating_add(weight(&**e, cap - n));
+        }
+        n
+    } else if let Some(map) = v.downcast_ref::<CelMap>() {
+        let mut n = 0u64;
+        for (k, e) in map.inner() {
+            if n >= cap {
+                break;
+            }
+            n = n
+                .saturating_add(weight(k.inner(), cap - n))
+                .saturating_add(weight(&**e, cap.saturating_sub(n)));
+        }
+        n
+    } else if let Some(s) = v.downcast_ref::<CelString>() {
+        text_size(s.inner().len())
+    } else if let Some(b) = v.downcast_ref::<CelBytes>() {
+        text_size(b.inner().len())
+    } else if let Some(o) = v.downcast_ref::<CelOptional>() {
+        o.inner().map_or(1, |x| weight(x, cap))
+    } else {
+        1
+    }
+}
+
+/// What a string or bytes value of `len` bytes is charged (Note [Memory
+/// charge]).
+pub(crate) fn text_size(len: usize) -> u64 {
+    1 + u64::try_from(len / TEXT_BYTES_PER_UNIT).unwrap_or(u64::MAX - 1)
 }
 
 /// Put the meters into a compiled rule (Note [Cost limit]).
@@ -787,6 +920,21 @@ fn meter(e: &mut IdedExpr) {
                 meter(sub);
             }
             wrap(&mut c.iter_range, METER_LOOP);
+            // `map(x, x)` and `filter` append the loop variable itself: the
+            // result holds elements of the range, which is data or was
+            // charged when it was built (Note [Memory charge]).
+            let (iter_var, accu) = (c.iter_var.clone(), c.accu_var.clone());
+            if let Some(item) = appended(&mut c.loop_step, &accu) {
+                if let Expr::Call(call) = &mut item.expr {
+                    if call.func_name == METER_BUILD
+                        && matches!(call.args.as_slice(), [a] if matches!(&a.expr, Expr::Ident(n) if *n == iter_var))
+                    {
+                        if let Some(inner) = call.args.pop() {
+                            *item = inner;
+                        }
+                    }
+                }
+            }
         }
         Expr::Call(call) => {
             if let Some(t) = call.target.as_deref_mut() {
@@ -812,12 +960,17 @@ fn meter(e: &mut IdedExpr) {
             {
                 for a in &mut call.args {
                     if !matches!(a.expr, Expr::Literal(_)) {
-                        wrap(a, METER_SCAN);
+                        wrap(a, METER_BUILD);
                     }
                 }
             }
         }
-        Expr::List(l) => l.elements.iter_mut().for_each(meter),
+        Expr::List(l) => {
+            for x in &mut l.elements {
+                meter(x);
+                build(x);
+            }
+        }
         Expr::Map(m) => m
             .entries
             .iter_mut()
@@ -836,8 +989,64 @@ fn meter_entry(entry: &mut EntryExpr) {
         EntryExpr::MapEntry(m) => {
             meter(&mut m.key);
             meter(&mut m.value);
+            build(&mut m.key);
+            build(&mut m.value);
         }
         EntryExpr::StructField(f) => meter(&mut f.value),
+    }
+}
+
+/// Charge what `e` gives when it is copied into a list or map literal
+/// (Note [Memory charge]); a literal's size is bounded by the rule's.
+fn build(e: &mut IdedExpr) {
+    if !matches!(e.expr, Expr::Literal(_)) {
+        wrap(e, METER_BUILD);
+    }
+}
+
+/// The element `e` of a comprehension step that appends `[e]` to the
+/// accumulator: `@acc + [e]` (`map`) or `p ? @acc + [e] : @acc` (`filter`).
+fn appended<'e>(step: &'e mut IdedExpr, accu: &str) -> Option<&'e mut IdedExpr> {
+    let guarded = matches!(&step.expr, Expr::Call(c)
+        if c.target.is_none() && c.func_name == operators::CONDITIONAL);
+    if !guarded {
+        return appended_to(step, accu);
+    }
+    let Expr::Call(call) = &mut step.expr else {
+        return None;
+    };
+    let [_, add, keep] = call.args.as_mut_slice() else {
+        return None;
+    };
+    if !matches!(&keep.expr, Expr::Ident(n) if n == accu) {
+        return None;
+    }
+    appended_to(add, accu)
+}
+
+/// The `e` of `@acc + [e]`.
+fn appended_to<'e>(add: &'e mut IdedExpr, accu: &str) -> Option<&'e mut IdedExpr> {
+    let Expr::Call(call) = &mut add.expr else {
+        return None;
+    };
+    if call.func_name != operators::ADD || call.target.is_some() {
+        return None;
+    }
+    let [acc, list] = call.args.as_mut_slice() else {
+        return None;
+    };
+    if !matches!(&acc.expr, Expr::Ident(n) if n == accu) {
+        return None;
+    }
+    let Expr::List(l) = &mut list.expr else {
+        return None;
+    };
+    if !l.optional_indices.is_empty() {
+        return None;
+    }
+    match l.elements.as_mut_slice() {
+        [e] => Some(e),
+        _ => None,
     }
 }
 
@@ -1019,8 +1228,14 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+mod limits;
 mod native;
 mod project;
+mod stack;
 
+pub use limits::{MAX_RULE_BYTES, MAX_RULE_NESTING, MAX_RULE_OPERATORS};
+
+#[cfg(test)]
+mod hostile_tests;
 #[cfg(test)]
 mod tests;

@@ -28,4 +28,6 @@ pub use contradictions::{
     Contradiction, ContradictionOptions, ContradictionReport, SIMILARITY_PAIRS, SkippedSource,
     SourcedItem, SourcedValue, find_contradictions, token_jaccard,
 };
-pub use invariants::{COST_LIMIT, Invariants, check_extraction};
+pub use invariants::{
+    COST_LIMIT, Invariants, MAX_RULE_BYTES, MAX_RULE_NESTING, MAX_RULE_OPERATORS, check_extraction,
+};

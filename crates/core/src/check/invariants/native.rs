@@ -81,6 +81,20 @@ impl<'a> V<'a> {
         }
     }
 
+    /// What a copy of this value is charged (Note [Memory charge]), counted
+    /// up to `cap`: as the build meter sizes the CEL value, or more (the
+    /// whole JSON value, where the interpreter binds only what the rule
+    /// reaches).
+    fn built(&self, cap: u64) -> u64 {
+        match self {
+            V::Null | V::Bool(_) | V::Int(_) => 1,
+            V::Str(s) => super::text_size(s.len()),
+            V::Json(j) => json_size(j, cap),
+            V::Tape(n) => tape_size(*n, cap),
+            V::List(l) => sum_sizes(l.iter().map(|e| move |cap| e.built(cap)), cap),
+        }
+    }
+
     /// A list: built by the rule, or a JSON array.
     fn is_list(&self) -> bool {
         match self {
@@ -88,6 +102,54 @@ impl<'a> V<'a> {
             V::Tape(n) => matches!(n.shape(), Shape::Array(_)),
             _ => false,
         }
+    }
+}
+
+/// The sum of sizes (each at least 1), stopping once it reaches `cap`.
+fn sum_sizes<F: FnOnce(u64) -> u64>(sizes: impl Iterator<Item = F>, cap: u64) -> u64 {
+    let mut n = 0u64;
+    for size in sizes {
+        if n >= cap {
+            break;
+        }
+        n = n.saturating_add(size(cap - n).max(1));
+    }
+    n
+}
+
+/// [`V::built`] of a JSON value.
+fn json_size(v: &Value, cap: u64) -> u64 {
+    match v {
+        Value::Null | Value::Bool(_) | Value::Number(_) => 1,
+        Value::String(s) => super::text_size(s.len()),
+        Value::Array(a) => sum_sizes(a.iter().map(|e| move |cap| json_size(e, cap)), cap),
+        Value::Object(m) => sum_sizes(
+            m.iter().map(|(k, e)| {
+                move |cap: u64| {
+                    let k = super::text_size(k.len());
+                    k.saturating_add(json_size(e, cap.saturating_sub(k)).max(1))
+                }
+            }),
+            cap,
+        ),
+    }
+}
+
+/// [`V::built`] of a node read in place.
+fn tape_size(n: TapeNode<'_>, cap: u64) -> u64 {
+    match n.shape() {
+        Shape::Null | Shape::Bool(_) | Shape::Number(_) => 1,
+        Shape::Str(s) => super::text_size(s.len()),
+        Shape::Array(a) => sum_sizes(a.iter().map(|e| move |cap| tape_size(e, cap)), cap),
+        Shape::Object(o) => sum_sizes(
+            o.iter().map(|(k, e)| {
+                move |cap: u64| {
+                    let k = super::text_size(k.len());
+                    k.saturating_add(tape_size(e, cap.saturating_sub(k)).max(1))
+                }
+            }),
+            cap,
+        ),
     }
 }
 
@@ -220,6 +282,15 @@ pub(crate) struct Program {
     root: Node,
 }
 
+impl Default for Program {
+    /// A rule that decides nothing.
+    fn default() -> Self {
+        Program {
+            root: Node::Unknown,
+        }
+    }
+}
+
 /// A scalar literal of the subset.
 #[derive(Debug)]
 enum Lit {
@@ -264,7 +335,10 @@ enum Node {
         field: Box<str>,
         test: bool,
     },
-    List(Vec<Node>),
+    /// A list literal; each element that is not a literal is charged its
+    /// size when `charged` (Note [Memory charge]), that is unless it is
+    /// the `[x]` a `map(x, x)` or `filter` step appends.
+    List(Vec<Node>, bool),
     And(Box<[Node; 2]>),
     Or(Box<[Node; 2]>),
     Not(Box<Node>),
@@ -385,7 +459,7 @@ fn compile<'e>(e: &'e IdedExpr, scope: &mut Vec<&'e str>) -> Node {
             }
         }
         Expr::List(l) if l.optional_indices.is_empty() => {
-            Node::List(l.elements.iter().map(|x| compile(x, scope)).collect())
+            Node::List(l.elements.iter().map(|x| compile(x, scope)).collect(), true)
         }
         Expr::Comprehension(c) if c.iter_var2.is_none() => {
             let range = compile(&c.iter_range, scope);
@@ -394,7 +468,8 @@ fn compile<'e>(e: &'e IdedExpr, scope: &mut Vec<&'e str>) -> Node {
             scope.push(&c.accu_var);
             scope.push(&c.iter_var);
             let cond = compile(&c.loop_cond, scope);
-            let step = compile(&c.loop_step, scope);
+            let mut step = compile(&c.loop_step, scope);
+            uncharge_appended(&mut step, depth);
             scope.truncate(depth + 1);
             let result = compile(&c.result, scope);
             scope.truncate(depth);
@@ -462,6 +537,23 @@ fn compile_call<'e>(call: &'e CallExpr, scope: &mut Vec<&'e str>) -> Node {
             Node::Size(Box::new(compile(t, scope)))
         }
         _ => Node::Unknown,
+    }
+}
+
+/// Leave uncharged the `[x]` a `map(x, x)` or `filter` step appends, as
+/// the meters do (Note [Memory charge]): `@acc + [x]` or `p ? @acc + [x] :
+/// @acc`, the accumulator at `depth` and the loop variable above it.
+fn uncharge_appended(step: &mut Node, depth: usize) {
+    let step = match step {
+        Node::Cond(ctf) if matches!(ctf[2], Node::Take(s) if s == depth) => &mut ctf[1],
+        other => other,
+    };
+    if let Node::Add { args, .. } = step {
+        if let [Node::Take(acc), Node::List(items, charged)] = &mut **args {
+            if *acc == depth && matches!(items.as_slice(), [Node::Var(v)] if *v == depth + 1) {
+                *charged = false;
+            }
+        }
     }
 }
 
@@ -552,6 +644,13 @@ impl<'a> Eval<'a> {
         (self.spent <= self.limit).then_some(())
     }
 
+    /// Charge a copy of `v` (Note [Memory charge]).
+    fn charge_built(&mut self, v: &V<'_>) -> Option<()> {
+        let cap = self.limit.saturating_sub(self.spent).saturating_add(1);
+        self.spent = self.spent.saturating_add(v.built(cap));
+        (self.spent <= self.limit).then_some(())
+    }
+
     fn bool(&mut self, e: &'a Node) -> Option<bool> {
         match self.eval(e)? {
             V::Bool(b) => Some(b),
@@ -577,9 +676,16 @@ impl<'a> Eval<'a> {
                 select(&of, field, *test)
             }
             Node::Field { slot, field, test } => select(self.scope.get(*slot)?, field, *test),
-            Node::List(l) => {
-                let items: Option<Vec<V<'a>>> = l.iter().map(|x| self.eval(x)).collect();
-                Some(V::List(items?))
+            Node::List(l, charged) => {
+                let mut items = Vec::with_capacity(l.len());
+                for x in l {
+                    let v = self.eval(x)?;
+                    if *charged && !matches!(x, Node::Lit(_)) {
+                        self.charge_built(&v)?;
+                    }
+                    items.push(v);
+                }
+                Some(V::List(items))
             }
             Node::And(ab) => {
                 if self.bool(&ab[0])? {
@@ -642,8 +748,7 @@ impl<'a> Eval<'a> {
         let (x, y) = (self.eval(&args[0])?, self.eval(&args[1])?);
         for (charged, v) in charge.into_iter().zip([&x, &y]) {
             if charged {
-                let n = if v.is_list() { v.len()? } else { 1 };
-                self.charge(n)?;
+                self.charge_built(v)?;
             }
         }
         match (x, y) {
