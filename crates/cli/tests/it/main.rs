@@ -40,6 +40,7 @@ mod serve_robust;
 mod served;
 mod session_page;
 mod sessions;
+mod silent_changes;
 mod store_load;
 mod store_outage;
 mod store_pg;
