@@ -467,10 +467,7 @@ fn unescape(rest: &[u8]) -> Escape {
 /// text] in `extract`). `None` when it is not a string literal. Only for
 /// text `serde_json` refused: valid text never comes here.
 pub(crate) fn unescape_lossy(literal: &str, replaced: &mut u64) -> Option<String> {
-    let inner = literal
-        .strip_prefix('"')?
-        .strip_suffix('"')?
-        .as_bytes();
+    let inner = literal.strip_prefix('"')?.strip_suffix('"')?.as_bytes();
     let mut out = Vec::with_capacity(inner.len());
     let mut i = 0;
     while let Some(&c) = inner.get(i) {

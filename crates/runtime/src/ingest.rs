@@ -154,9 +154,11 @@ pub fn ingest(
 fn refused_id(meta: &SessionMeta, log: &Path) -> Option<String> {
     let sidecar = meta_path_of(log);
     let (field, id, err) = match (check_session_id(&meta.id), meta.parent_id.as_deref()) {
-        (Err(e), _) if sidecar.is_file() => {
-            (format!("`id` of `{}`", sidecar.display()), meta.id.as_str(), e)
-        }
+        (Err(e), _) if sidecar.is_file() => (
+            format!("`id` of `{}`", sidecar.display()),
+            meta.id.as_str(),
+            e,
+        ),
         (Err(e), _) => ("the log's file name".to_owned(), meta.id.as_str(), e),
         (Ok(()), Some(parent)) => {
             let e = check_session_id(parent).err()?;

@@ -53,7 +53,11 @@ fn extract_reports_a_lone_surrogate_and_a_byte_that_is_not_utf8() {
     for (input, method) in cases {
         let (code, r) = extract_bytes(input);
         assert_replaced(code, &r, &replaced, method);
-        let also: &[&str] = if input.ends_with(b",}") { &["trailing_comma"] } else { &[] };
+        let also: &[&str] = if input.ends_with(b",}") {
+            &["trailing_comma"]
+        } else {
+            &[]
+        };
         let mut want: Vec<&str> = also.to_vec();
         want.push("replaced_invalid_text");
         assert_eq!(r["repairs"], json!(want), "{r}");
@@ -74,7 +78,10 @@ fn extract_reports_a_lone_surrogate_and_a_byte_that_is_not_utf8() {
     }
     // A bad byte in the prose around the value changes nothing in it.
     let (code, r) = extract_bytes(b"Voil\xe0: {\"a\": \"x\"}");
-    assert_eq!((code, &r["repairs"], &r["valid"]), (0, &json!([]), &json!(true)));
+    assert_eq!(
+        (code, &r["repairs"], &r["valid"]),
+        (0, &json!([]), &json!(true))
+    );
 }
 
 #[test]
@@ -112,23 +119,35 @@ fn extract_jsonl_reports_replaced_text_on_its_line() {
     assert_eq!(lines.len(), 4, "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(lines[0]["id"], 1);
     assert_replaced(1, &lines[0], &json!({"a": "\u{fffd}x"}), "repaired");
-    assert_eq!((&lines[1]["valid"], &lines[1]["repairs"]), (&json!(true), &json!([])));
+    assert_eq!(
+        (&lines[1]["valid"], &lines[1]["repairs"]),
+        (&json!(true), &json!([]))
+    );
     // A line that is not UTF-8, or holds a lone surrogate itself, is no
     // reply: an input error, never a value.
     for line in &lines[2..] {
         assert_eq!(line["method"], "none", "{line}");
-        assert!(line["input_error"].as_str().unwrap().starts_with("not JSON"), "{line}");
+        assert!(
+            line["input_error"]
+                .as_str()
+                .unwrap()
+                .starts_with("not JSON"),
+            "{line}"
+        );
     }
     assert_exit(&out, 2);
     // Without `--json`: the line is named invalid, with the kind's message.
     let out = agentshape()
         .args(["extract", "--jsonl", "-"])
-        .write_stdin(&input[..input.iter().position(|&b| b == b'\n').unwrap() + 1])
+        .write_stdin(&input[..=input.iter().position(|&b| b == b'\n').unwrap()])
         .output()
         .unwrap();
     assert_exit(&out, 1);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("line 1: repaired but invalid: /a text held a lone surrogate"), "{text}");
+    assert!(
+        text.contains("line 1: repaired but invalid: /a text held a lone surrogate"),
+        "{text}"
+    );
 }
 
 /// A forensic log `dir/<name>.ndjson` (a replayed Claude transcript) and,
@@ -168,7 +187,11 @@ fn ingest_skips_a_log_whose_id_breaks_the_run_rule_and_ingests_the_rest() {
     let logs = [
         log(dir.path(), "good", Some(&meta("good-1", None))),
         log(dir.path(), "plain", None),
-        log(dir.path(), "img", Some(&meta("<img src=x onerror=alert(1)>", None))),
+        log(
+            dir.path(),
+            "img",
+            Some(&meta("<img src=x onerror=alert(1)>", None)),
+        ),
         log(dir.path(), "huge", Some(&meta(&huge, None))),
         log(dir.path(), "parent", Some(&meta("child-1", Some("../x")))),
         log(dir.path(), "bad name", None),
@@ -181,7 +204,10 @@ fn ingest_skips_a_log_whose_id_breaks_the_run_rule_and_ingests_the_rest() {
         .unwrap();
     assert_exit(&out, 65);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("2 of 6 sessions added, 4 skipped"), "{stdout}");
+    assert!(
+        stdout.contains("2 of 6 sessions added, 4 skipped"),
+        "{stdout}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     let skipped: Vec<&str> = stderr.lines().filter(|l| l.contains("skipped")).collect();
     assert_eq!(skipped.len(), 4, "{stderr}");
@@ -190,12 +216,24 @@ fn ingest_skips_a_log_whose_id_breaks_the_run_rule_and_ingests_the_rest() {
         assert!(line.len() < 600, "{line}");
         assert!(line.contains("characters of [A-Za-z0-9._-]"), "{line}");
     }
-    assert!(stderr.contains("img.ndjson: skipped: session id \"<img src=x onerror=alert(1)>\""), "{stderr}");
-    assert!(stderr.contains("it has a character outside [A-Za-z0-9._-]"), "{stderr}");
+    assert!(
+        stderr.contains("img.ndjson: skipped: session id \"<img src=x onerror=alert(1)>\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("it has a character outside [A-Za-z0-9._-]"),
+        "{stderr}"
+    );
     assert!(stderr.contains("(`id` of `"), "{stderr}");
-    assert!(stderr.contains("200006 bytes) is refused: it is longer than 128 characters"), "{stderr}");
+    assert!(
+        stderr.contains("200006 bytes) is refused: it is longer than 128 characters"),
+        "{stderr}"
+    );
     assert!(stderr.contains("(`parent_id` of `"), "{stderr}");
-    assert!(stderr.contains("session id \"bad name\" (the log's file name"), "{stderr}");
+    assert!(
+        stderr.contains("session id \"bad name\" (the log's file name"),
+        "{stderr}"
+    );
     let ids = crate::run::sql(&db, "SELECT id FROM sessions ORDER BY id");
     assert_eq!(ids, [["good-1"], ["plain"]]);
     // `--json`: one line per log, the skipped ones saying why; again, the
@@ -209,7 +247,10 @@ fn ingest_skips_a_log_whose_id_breaks_the_run_rule_and_ingests_the_rest() {
     assert_exit(&out, 65);
     let lines = json_lines(&out.stdout);
     assert_eq!(lines.len(), 6);
-    let skipped: Vec<&Value> = lines.iter().filter(|l| l.get("skipped").is_some()).collect();
+    let skipped: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l.get("skipped").is_some())
+        .collect();
     assert_eq!(skipped.len(), 4);
     assert!(skipped.iter().all(|l| l.get("report").is_none()));
     assert!(

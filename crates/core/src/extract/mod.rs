@@ -27,8 +27,8 @@ mod candidates;
 pub mod markers;
 mod methods;
 mod minify;
-mod replaced;
 pub mod repair;
+mod replaced;
 mod trace;
 
 use serde_json::Value;
@@ -895,7 +895,13 @@ impl<'o, 'v> Chooser<'o, 'v> {
     }
 
     /// Record the verdict of an offered candidate in its trace entry.
-    fn judged(&mut self, slot: Option<usize>, valid: Option<bool>, errors: usize, found: &[Repair]) {
+    fn judged(
+        &mut self,
+        slot: Option<usize>,
+        valid: Option<bool>,
+        errors: usize,
+        found: &[Repair],
+    ) {
         let Some(entry) = slot.and_then(|i| self.trace.as_mut()?.entries.get_mut(i)) else {
             return;
         };

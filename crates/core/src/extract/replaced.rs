@@ -104,9 +104,13 @@ mod tests {
 
     #[test]
     fn each_string_or_key_holding_u_fffd_is_one_error_at_its_path() {
-        let v = json!({"a": "x\u{fffd}", "b": [1, "ok", "\u{fffd}"], "c\u{fffd}/": {"d": "\u{fffd}"}});
+        let v =
+            json!({"a": "x\u{fffd}", "b": [1, "ok", "\u{fffd}"], "c\u{fffd}/": {"d": "\u{fffd}"}});
         assert!(holds_replacement(&v));
-        let paths: Vec<_> = violations(&v).into_iter().map(|e| e.instance_path).collect();
+        let paths: Vec<_> = violations(&v)
+            .into_iter()
+            .map(|e| e.instance_path)
+            .collect();
         assert_eq!(paths, ["/a", "/b/2", "/c\u{fffd}~1", "/c\u{fffd}~1/d"]);
         let clean = json!({"a": "é", "b": [1, "ok"]});
         assert!(!holds_replacement(&clean));

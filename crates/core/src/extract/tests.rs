@@ -378,9 +378,21 @@ fn ex_bytes(bytes: &[u8], opts: &ExtractOptions<'_>) -> (Extraction, u64) {
 fn bytes_not_utf8_are_reported_where_the_value_holds_them() {
     let opts = ExtractOptions::default();
     let cases: &[(&[u8], Value, Method)] = &[
-        (b"{\"a\": \"caf\xe9\"}", json!({"a": "caf\u{fffd}"}), Method::Bare),
-        (b"```json\n{\"a\": \"\xe9x\"}\n```", json!({"a": "\u{fffd}x"}), Method::Fenced),
-        (b"Done: {\"a\": [\"\xe9\"],} ok", json!({"a": ["\u{fffd}"]}), Method::Repaired),
+        (
+            b"{\"a\": \"caf\xe9\"}",
+            json!({"a": "caf\u{fffd}"}),
+            Method::Bare,
+        ),
+        (
+            b"```json\n{\"a\": \"\xe9x\"}\n```",
+            json!({"a": "\u{fffd}x"}),
+            Method::Fenced,
+        ),
+        (
+            b"Done: {\"a\": [\"\xe9\"],} ok",
+            json!({"a": ["\u{fffd}"]}),
+            Method::Repaired,
+        ),
         (b"{\"a\xff\": 1}", json!({"a\u{fffd}": 1}), Method::Bare),
     ];
     for (input, value, method) in cases {
@@ -389,7 +401,11 @@ fn bytes_not_utf8_are_reported_where_the_value_holds_them() {
         assert_eq!(replaced, 1, "{shown}");
         assert_eq!(got.value.as_ref(), Some(value), "{shown}");
         assert_eq!(got.method, *method, "{shown}");
-        assert!(got.repairs.contains(&ReplacedInvalidText), "{shown}: {:?}", got.repairs);
+        assert!(
+            got.repairs.contains(&ReplacedInvalidText),
+            "{shown}: {:?}",
+            got.repairs
+        );
         assert!(!got.valid, "{shown}");
         assert_eq!(got.errors.len(), 1, "{shown}");
         assert_eq!(got.errors[0].kind, Some(ViolationKind::Text), "{shown}");
@@ -399,7 +415,10 @@ fn bytes_not_utf8_are_reported_where_the_value_holds_them() {
     // The bad byte is in the prose, not in the value: nothing was changed.
     let (got, replaced) = ex_bytes(b"Voil\xe0 the answer: {\"a\": 1}", &opts);
     assert_eq!(replaced, 1);
-    assert_eq!((got.value, got.method), (Some(json!({"a": 1})), Method::Bare));
+    assert_eq!(
+        (got.value, got.method),
+        (Some(json!({"a": 1})), Method::Bare)
+    );
     assert!(got.valid && got.repairs.is_empty() && got.errors.is_empty());
     // UTF-8 input: no count, and an agent's own U+FFFD is its text.
     let (got, replaced) = ex_bytes("{\"a\": \"caf\u{e9} \u{fffd}\"}".as_bytes(), &opts);
