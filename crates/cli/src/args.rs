@@ -638,7 +638,9 @@ pub struct IngestArgs {
     /// Profile (built-in name or TOML file) for logs without a `.meta.json` sidecar.
     #[arg(long, value_name = "NAME|PATH", default_value = "claude-ops")]
     pub profile: String,
-    /// Forensic logs (`<session-id>.ndjson`).
+    /// Forensic logs (`<session-id>.ndjson`). A log whose session id (its
+    /// `.meta.json` `id` or `parent_id`, else its file name) breaks the rule of
+    /// `run --session-id` is skipped and named on stderr; the exit is then 65.
     #[arg(required = true, value_name = "LOG")]
     pub logs: Vec<PathBuf>,
     #[command(flatten)]

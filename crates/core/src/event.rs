@@ -158,6 +158,14 @@ pub enum Event {
         /// The warning text.
         message: String,
     },
+    /// Text that no string holds (bytes of a plain-text input that are not
+    /// UTF-8, a lone surrogate escape in a transcript's text) was replaced
+    /// by U+FFFD (Note [Replaced text] in `extract::replaced`); emitted before the
+    /// text.
+    ReplacedText {
+        /// How many invalid sequences were replaced.
+        sequences: u64,
+    },
     /// End of input: how many physical lines were read and how many decoded
     /// to a JSON object. Always the last event a decoder emits.
     End {

@@ -461,6 +461,37 @@ fn unescape(rest: &[u8]) -> Escape {
     Escape::Char(c, 1)
 }
 
+/// A JSON string literal (its quotes included) as `serde_json` reads it
+/// into a `String`, except that a lone surrogate escape, which `serde_json`
+/// refuses, becomes U+FFFD and is counted in `replaced` (Note [Replaced
+/// text] in `extract`). `None` when it is not a string literal. Only for
+/// text `serde_json` refused: valid text never comes here.
+pub(crate) fn unescape_lossy(literal: &str, replaced: &mut u64) -> Option<String> {
+    let inner = literal.strip_prefix('"')?.strip_suffix('"')?.as_bytes();
+    let mut out = Vec::with_capacity(inner.len());
+    let mut i = 0;
+    while let Some(&c) = inner.get(i) {
+        if c != b'\\' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let (ch, used) = match unescape(inner.get(i + 1..)?) {
+            Escape::Char(ch, used) => (ch, used),
+            // `\uXXXX`: the surrogate's escape alone.
+            Escape::Surrogate => {
+                *replaced += 1;
+                ('\u{fffd}', 5)
+            }
+            Escape::Bad => return None,
+        };
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+        i += 1 + used;
+    }
+    String::from_utf8(out).ok()
+}
+
 fn hex4(b: Option<&[u8]>) -> Option<u32> {
     let b = b?;
     let mut n = 0u32;

@@ -58,6 +58,9 @@ pub enum ViolationKind {
     Invariant,
     /// A number cannot be held exactly (Note [Big numbers] in [`crate::json`]).
     Number,
+    /// Text held a lone surrogate escape or bytes that are not UTF-8, now
+    /// U+FFFD (Note [Replaced text] in `extract::replaced`).
+    Text,
 }
 
 /// One reason an instance is invalid, in the error shape used everywhere:
@@ -193,6 +196,11 @@ pub enum Repair {
     /// of kind `number`, so the value is not valid (Note [Big numbers] in
     /// [`crate::json`]).
     InexactNumber,
+    /// A `\u` escape of a lone surrogate (`"\udc00"`), or bytes of the input
+    /// that are not UTF-8, became U+FFFD; each string holding one is also an
+    /// error of kind `text`, so the value is not valid (Note [Replaced text]
+    /// in `extract::replaced`).
+    ReplacedInvalidText,
 }
 
 /// What a coercion did.

@@ -193,6 +193,17 @@ pub struct RunSummary {
     /// numbers] in [`crate::json`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub structured_tool_inexact: Vec<crate::json::InexactNumber>,
+    /// Invalid UTF-8 sequences of a plain-text input, and lone surrogate
+    /// escapes in a transcript's text, that the decoder replaced by U+FFFD:
+    /// a value holding U+FFFD is then reported, never silently `valid`
+    /// (Note [Replaced text] in `extract::replaced`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replaced_text: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The warning for a Claude stream without a `result` line (seed 004).
@@ -399,6 +410,7 @@ impl SummaryBuilder {
                 }
             }
             Event::Warning { message } => self.summary.warnings.push(message),
+            Event::ReplacedText { sequences } => self.summary.replaced_text += sequences,
             Event::End { lines, objects } => {
                 self.summary.lines = lines;
                 self.summary.events = objects;

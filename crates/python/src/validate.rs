@@ -40,7 +40,7 @@ pub struct PyViolation {
     /// One line for people.
     #[pyo3(get)]
     message: String,
-    /// `None`, `"invariant"` or `"number"`.
+    /// `None`, `"invariant"`, `"number"` or `"text"`.
     #[pyo3(get)]
     kind: Option<String>,
     /// The CEL source of a failed `x-invariants` rule.

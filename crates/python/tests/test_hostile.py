@@ -100,6 +100,22 @@ def test_lone_surrogates_in_str_raise_a_python_error():
         agentshape.extract('{"a": "\ud800"}')
 
 
+def test_a_lone_surrogate_escape_is_reported_not_silently_valid():
+    # Issue 27 (core's Note [Replaced text]): the escape became U+FFFD, `valid`.
+    e = agentshape.extract(r'{"a": "\udc00x"}')
+    assert e.value == {"a": "\ufffdx"} and e.method == "repaired"
+    assert e.repairs == ["replaced_invalid_text"] and not e.valid
+    assert [(x.instance_path, x.kind) for x in e.errors] == [("/a", "text")]
+    with pytest.raises(agentshape.InvalidOutputError):
+        e.raise_for_outcome()
+    ex = agentshape.Extractor(schema={"type": "object"})
+    assert [x.valid for x in ex.extract_many([r'{"a": "\ud800"}', '{"a": "ok"}'])] == [False, True]
+    # In a transcript's result, at the line's level: the text used to vanish.
+    line = r'{"type":"result","subtype":"success","is_error":false,"result":"{\"a\": \"\udc00x\"}"}'
+    e = agentshape.extract('{"type":"system","subtype":"init"}\n' + line, format="claude")
+    assert e.value == {"a": "\ufffdx"} and e.repairs == ["replaced_invalid_text"] and not e.valid
+
+
 def test_huge_strings():
     big = "x" * (20 << 20)
     e = agentshape.extract('{"a": "' + big + '"}')

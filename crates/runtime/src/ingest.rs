@@ -12,6 +12,15 @@
 //! holds a result, else `interrupted`, and it replaces the `running` row
 //! that run left in the store. A log without a sidecar is ingested as a tier-1 session
 //! of the given profile, `completed` when it holds a result.
+//!
+//! Note \[Ingested ids\]: a sidecar is data, not a run's own word: anyone
+//! who can write into a log folder can put `<img …>`, `../../x` or 200 KB in
+//! its `id` (or `parent_id`). Both must pass the rule `run` applies to
+//! `--session-id` ([`check_session_id`]: 1 to 128 of `[A-Za-z0-9._-]`, not
+//! starting with `.`), as must a log's file stem standing in for the id. A
+//! log that fails is skipped and reported (its id shown cut to
+//! [`ID_SHOWN`] characters), never stored, and the other logs are
+//! ingested, as a decoder skips and counts a malformed line.
 
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -23,22 +32,31 @@ use agentshape_store::{Store, WriteReport, time};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::forensic::{SessionMeta, meta_path_of, read_meta};
+use crate::forensic::{MAX_SESSION_ID, SessionMeta, check_session_id, meta_path_of, read_meta};
 use crate::profile::load_profile;
 use crate::runner::{AgentKind, build_record};
 
-/// What ingesting one log did.
+/// What ingesting one log did: stored (`report`) or skipped (`skipped`).
 #[derive(Debug, Clone, Serialize)]
 pub struct IngestReport {
     /// The log.
     pub path: PathBuf,
-    /// The session id.
+    /// The session id (cut to [`ID_SHOWN`] characters when skipped).
     pub session_id: String,
-    /// The store's report (`inserted: false` when it was already there).
-    pub report: WriteReport,
+    /// The store's report (`inserted: false` when it was already there);
+    /// `None` when the log was skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<WriteReport>,
+    /// Why the log was skipped (Note \[Ingested ids\]), one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
-/// Ingest forensic logs into `store`, oldest first.
+/// How much of a refused id a message shows (Note \[Ingested ids\]).
+pub const ID_SHOWN: usize = 40;
+
+/// Ingest forensic logs into `store`, oldest first; a log whose session id
+/// breaks `run`'s rule is skipped and reported (Note \[Ingested ids\]).
 ///
 /// # Errors
 /// A log that cannot be read, an unknown profile, or a store error.
@@ -54,6 +72,15 @@ pub fn ingest(
     items.sort_by(|a, b| (&a.0.started_at, &a.0.id).cmp(&(&b.0.started_at, &b.0.id)));
     let mut out = Vec::with_capacity(items.len());
     for (mut meta, path) in items {
+        if let Some(why) = refused_id(&meta, &path) {
+            out.push(IngestReport {
+                path,
+                session_id: shown(&meta.id),
+                report: None,
+                skipped: Some(why),
+            });
+            continue;
+        }
         let profile_name = meta
             .profile
             .clone()
@@ -114,10 +141,47 @@ pub fn ingest(
         out.push(IngestReport {
             path,
             session_id: meta.id,
-            report,
+            report: Some(report),
+            skipped: None,
         });
     }
     Ok(out)
+}
+
+/// Why the log's session id (or parent id) may not be stored, naming where
+/// it came from; `None` when both pass `run`'s rule (Note \[Ingested ids\]).
+fn refused_id(meta: &SessionMeta, log: &Path) -> Option<String> {
+    let sidecar = meta_path_of(log);
+    let (field, id, err) = match (check_session_id(&meta.id), meta.parent_id.as_deref()) {
+        (Err(e), _) if sidecar.is_file() => (
+            format!("`id` of `{}`", sidecar.display()),
+            meta.id.as_str(),
+            e,
+        ),
+        (Err(e), _) => ("the log's file name".to_owned(), meta.id.as_str(), e),
+        (Ok(()), Some(parent)) => {
+            let e = check_session_id(parent).err()?;
+            (format!("`parent_id` of `{}`", sidecar.display()), parent, e)
+        }
+        (Ok(()), None) => return None,
+    };
+    let reason = match err {
+        crate::error::Error::SessionId { reason, .. } => reason,
+        _ => "it is not a session id",
+    };
+    Some(format!(
+        "session id {:?} ({field}, {} bytes) is refused: {reason}; a session id is 1 to {MAX_SESSION_ID} characters of [A-Za-z0-9._-], not starting with `.`, as for `run --session-id`",
+        shown(id),
+        id.len()
+    ))
+}
+
+/// `id` cut to [`ID_SHOWN`] characters, with `…` when cut.
+fn shown(id: &str) -> String {
+    match id.char_indices().nth(ID_SHOWN) {
+        Some((at, _)) => format!("{}…", id.get(..at).unwrap_or_default()),
+        None => id.to_owned(),
+    }
 }
 
 fn meta_for(path: &Path, profile: &str) -> SessionMeta {

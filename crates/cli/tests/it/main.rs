@@ -43,6 +43,7 @@ mod serve_robust;
 mod served;
 mod session_page;
 mod sessions;
+mod silent_changes;
 mod special_files;
 mod store_load;
 mod store_outage;

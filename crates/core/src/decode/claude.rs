@@ -227,9 +227,10 @@ fn assistant(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
     for block in message.content.0.iter().filter_map(|b| b.0.as_ref()) {
         match raw::str_of(block.kind).as_deref() {
             // Seed 004: a text block without `text` contributes "".
-            Some("text") => sink(Event::Text {
-                text: raw::string_of(block.text).unwrap_or_default(),
-            }),
+            Some("text") => {
+                let text = raw::text_of(block.text, sink).unwrap_or_default();
+                sink(Event::Text { text });
+            }
             Some("thinking") => sink(Event::Thinking {
                 text: raw::string_of(block.thinking).unwrap_or_default(),
             }),
@@ -351,7 +352,7 @@ fn result(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
         num_turns: raw::u64_of(parsed.num_turns),
         total_cost_usd: raw::f64_of(parsed.total_cost_usd),
         usage: usage_of(parsed.usage),
-        text: raw::string_of(parsed.result),
+        text: raw::text_of(parsed.result, sink),
         errors,
         terminal_reason: raw::string_of(parsed.terminal_reason),
         api_error_status: raw::value_of(parsed.api_error_status),

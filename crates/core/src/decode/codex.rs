@@ -172,9 +172,10 @@ fn item(raw_item: Option<&RawValue>, opts: &DecodeOptions, sink: &mut dyn FnMut(
     let kind = raw::string_of(item.kind.or(item.item_type)).unwrap_or_default();
     let id = raw::string_of(item.id);
     match kind.as_str() {
-        "agent_message" | "assistant_message" => sink(Event::Text {
-            text: raw::string_of(item.text).unwrap_or_default(),
-        }),
+        "agent_message" | "assistant_message" => {
+            let text = raw::text_of(item.text, sink).unwrap_or_default();
+            sink(Event::Text { text });
+        }
         "reasoning" => sink(Event::Thinking {
             text: raw::string_of(item.text).unwrap_or_default(),
         }),

@@ -500,8 +500,22 @@ impl Decoder {
             });
             return;
         }
-        let text = String::from_utf8_lossy(&self.buf).into_owned();
-        self.buf = Vec::new();
+        // Note [Replaced text] in `extract::replaced`: the one place bytes become
+        // text lossily; what was replaced is counted, not hidden.
+        let text = match String::from_utf8(std::mem::take(&mut self.buf)) {
+            Ok(text) => text,
+            Err(e) => {
+                let bytes = e.into_bytes();
+                let sequences = bytes
+                    .utf8_chunks()
+                    .filter(|c| !c.invalid().is_empty())
+                    .count();
+                sink(Event::ReplacedText {
+                    sequences: u64::try_from(sequences).unwrap_or(u64::MAX),
+                });
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+        };
         if !text.is_empty() {
             sink(Event::Text { text });
         }

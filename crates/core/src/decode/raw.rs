@@ -11,6 +11,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::event::Event;
+
 /// The string a raw value holds, borrowed when it has no escapes.
 pub fn str_of(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
     let text = raw?.get();
@@ -26,6 +28,26 @@ pub fn str_of(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
 /// The string a raw value holds, owned.
 pub fn string_of(raw: Option<&RawValue>) -> Option<String> {
     str_of(raw).map(Cow::into_owned)
+}
+
+/// The text an agent wrote (a reply's text block, a result), owned.
+///
+/// Note [Replaced text] in `extract::replaced`: a lone surrogate escape (`\udc00`)
+/// passes the line's check (`serde_json` checks a raw value's escapes
+/// only for their hex digits) but no `String` holds it, so [`str_of`]
+/// drops the whole text. Here it becomes U+FFFD and an
+/// [`Event::ReplacedText`] says so; the reading is tried only when
+/// [`str_of`] failed, so a valid text costs nothing more.
+pub fn text_of(raw: Option<&RawValue>, sink: &mut dyn FnMut(Event)) -> Option<String> {
+    if let Some(text) = string_of(raw) {
+        return Some(text);
+    }
+    let mut sequences = 0;
+    let text = crate::json::unescape_lossy(raw?.get(), &mut sequences)?;
+    if sequences > 0 {
+        sink(Event::ReplacedText { sequences });
+    }
+    Some(text)
 }
 
 /// Whether the raw value is exactly the boolean `true` (seed 004's strict

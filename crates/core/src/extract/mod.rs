@@ -28,6 +28,7 @@ pub mod markers;
 mod methods;
 mod minify;
 pub mod repair;
+mod replaced;
 mod trace;
 
 use serde_json::Value;
@@ -89,7 +90,19 @@ fn text_with(
     opts: &ExtractOptions<'_>,
     trace: Option<Recorder>,
 ) -> (Extraction, Vec<CandidateTrace>) {
+    replaced_text_with(text, false, opts, trace)
+}
+
+/// [`text_with`]; `replaced` when the decoder put U+FFFD in `text` for
+/// what no string holds (Note [Replaced text] in `replaced`).
+fn replaced_text_with(
+    text: &str,
+    replaced: bool,
+    opts: &ExtractOptions<'_>,
+    trace: Option<Recorder>,
+) -> (Extraction, Vec<CandidateTrace>) {
     let mut chooser = Chooser::new(opts, trace);
+    chooser.replaced = replaced;
     run_chain(&mut chooser, None, &[(Piece::Text, text)], text);
     let (extraction, candidates) = chooser.finish();
     (with_invariants(extraction, opts), candidates)
@@ -177,7 +190,9 @@ fn decoded_with(
     trace: Option<Recorder>,
 ) -> (Extraction, Vec<CandidateTrace>) {
     if summary.format == Format::Text {
-        let (mut extraction, candidates) = text_with(&summary.output, opts, trace);
+        let replaced = summary.replaced_text > 0;
+        let (mut extraction, candidates) =
+            replaced_text_with(&summary.output, replaced, opts, trace);
         if summary.too_long_lines > 0 {
             extraction.run = Some(Box::new(summary));
         }
@@ -225,6 +240,7 @@ fn run_with(
     trace: Option<Recorder>,
 ) -> (Extraction, Vec<CandidateTrace>) {
     let mut chooser = Chooser::new(opts, trace);
+    chooser.replaced = run.replaced_text > 0;
     let structured = match &run.structured_output {
         Some(v) => Some((v, run.structured_inexact.as_slice())),
         None => run
@@ -613,6 +629,12 @@ struct Chooser<'o, 'v> {
     trace: Option<Recorder>,
     /// `Some` for [`extract_text_compact`] without a schema.
     compact: Option<Compact>,
+    /// The decoder put U+FFFD somewhere in the text (bytes that were not
+    /// UTF-8, a lone surrogate in a transcript's text): a value holding
+    /// U+FFFD is reported (Note [Replaced text] in `replaced`). Never set
+    /// for [`extract_text_compact`], whose text comes from a JSON string,
+    /// UTF-8 by then.
+    replaced: bool,
 }
 
 impl<'o, 'v> Chooser<'o, 'v> {
@@ -623,6 +645,7 @@ impl<'o, 'v> Chooser<'o, 'v> {
             best: None,
             trace,
             compact: None,
+            replaced: false,
         }
     }
 
@@ -757,6 +780,8 @@ impl<'o, 'v> Chooser<'o, 'v> {
     fn offer_repaired(&mut self, r: RepairedNode<'_>, slot: Option<usize>) -> bool {
         let as_it_stands = self.opts.validator.is_none()
             && r.exact()
+            && !r.repairs.contains(&Repair::ReplacedInvalidText)
+            && !self.replaced
             && self.opts.methods.allows(Method::Repaired);
         let Some(c) = self.compact.as_mut().filter(|_| as_it_stands) else {
             let r = r.finish();
@@ -776,7 +801,7 @@ impl<'o, 'v> Chooser<'o, 'v> {
     /// as the winner.
     fn won_written(&mut self, slot: Option<usize>, e: Extraction) -> bool {
         let judged_valid = self.opts.validator.map(|_| true);
-        self.judged(slot, judged_valid, 0, false);
+        self.judged(slot, judged_valid, 0, &[]);
         if let Some(rec) = self.trace.as_mut() {
             rec.winner = slot;
         }
@@ -870,15 +895,23 @@ impl<'o, 'v> Chooser<'o, 'v> {
     }
 
     /// Record the verdict of an offered candidate in its trace entry.
-    fn judged(&mut self, slot: Option<usize>, valid: Option<bool>, errors: usize, inexact: bool) {
+    fn judged(
+        &mut self,
+        slot: Option<usize>,
+        valid: Option<bool>,
+        errors: usize,
+        found: &[Repair],
+    ) {
         let Some(entry) = slot.and_then(|i| self.trace.as_mut()?.entries.get_mut(i)) else {
             return;
         };
         entry.valid = valid;
         entry.errors = errors;
         entry.reason = Reason::Invalid;
-        if inexact && !entry.repairs.contains(&Repair::InexactNumber) {
-            entry.repairs.push(Repair::InexactNumber);
+        for r in found {
+            if !entry.repairs.contains(r) {
+                entry.repairs.push(*r);
+            }
         }
     }
 
@@ -886,7 +919,9 @@ impl<'o, 'v> Chooser<'o, 'v> {
     ///
     /// A value holding `inexact` numbers is never valid: each is an error of
     /// kind `number` and the repair `inexact_number` is listed (Note [Big
-    /// numbers] in [`crate::json`]). Without a schema it still wins, as the
+    /// numbers] in [`crate::json`]); nor is one holding replaced text (Note
+    /// [Replaced text] in `replaced`: errors of kind `text`, the repair
+    /// `replaced_invalid_text`). Without a schema it still wins, as the
     /// first candidate does; with one it competes by error count.
     fn offer(
         &mut self,
@@ -903,19 +938,35 @@ impl<'o, 'v> Chooser<'o, 'v> {
         }
         let mut e = Extraction::none();
         e.method = method;
+        // Repairs found only now, for the trace entry (the parser's are there).
+        let mut found: Vec<Repair> = Vec::new();
         if !inexact.is_empty() && !repairs.contains(&Repair::InexactNumber) {
             repairs.push(Repair::InexactNumber);
+            found.push(Repair::InexactNumber);
+        }
+        let mut own_errors: Vec<_> = inexact.iter().map(InexactNumber::violation).collect();
+        // Note [Replaced text] in `replaced`: text that became U+FFFD.
+        let replaced = if repairs.contains(&Repair::ReplacedInvalidText) {
+            true
+        } else if self.replaced && replaced::holds_replacement(&value) {
+            repairs.push(Repair::ReplacedInvalidText);
+            found.push(Repair::ReplacedInvalidText);
+            true
+        } else {
+            false
+        };
+        if replaced {
+            own_errors.extend(replaced::violations(&value));
         }
         e.repairs = repairs;
-        let number_errors: Vec<_> = inexact.iter().map(InexactNumber::violation).collect();
         let Some(validator) = self.opts.validator else {
-            self.judged(slot, None, number_errors.len(), !inexact.is_empty());
+            self.judged(slot, None, own_errors.len(), &found);
             if let Some(rec) = self.trace.as_mut() {
                 rec.winner = slot;
             }
             e.value = Some(value);
-            e.valid = number_errors.is_empty();
-            e.errors = number_errors;
+            e.valid = own_errors.is_empty();
+            e.errors = own_errors;
             self.winner = Some(e);
             return true;
         };
@@ -926,8 +977,8 @@ impl<'o, 'v> Chooser<'o, 'v> {
         } else {
             value
         };
-        if number_errors.is_empty() && validator.is_valid(&value) {
-            self.judged(slot, Some(true), 0, false);
+        if own_errors.is_empty() && validator.is_valid(&value) {
+            self.judged(slot, Some(true), 0, &[]);
             if let Some(rec) = self.trace.as_mut() {
                 rec.winner = slot;
             }
@@ -936,10 +987,10 @@ impl<'o, 'v> Chooser<'o, 'v> {
             self.winner = Some(e);
             return true;
         }
-        let mut errors = number_errors;
+        let mut errors = own_errors;
         errors.extend(validator.errors(&value));
         let n = errors.len();
-        self.judged(slot, Some(false), n, !inexact.is_empty());
+        self.judged(slot, Some(false), n, &found);
         if self.best.as_ref().is_none_or(|(m, _)| n < *m) {
             if let Some(rec) = self.trace.as_mut() {
                 rec.best = slot;

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::Repair::*;
 use super::*;
+use crate::outcome::ViolationKind;
 use crate::summary::ResultInfo;
 
 fn ex(text: &str) -> Extraction {
@@ -11,13 +12,18 @@ fn ex(text: &str) -> Extraction {
 }
 
 /// The shared table of extract cases: one JSON object per line, `{"table",
-/// "input", "value", "method", "repairs"}` (and a `note` heading a group).
+/// "input", "value", "method", "repairs"}` (and a `note` heading a group;
+/// `valid` when it is not "a value was found").
 /// The Python package's tests read the same file (`crates/python/tests`),
 /// so both front ends are held to one list of cases.
 const CASES: &str = include_str!("../../tests/data/extract/cases.jsonl");
 
-/// The rows of one table of [`CASES`]: (input, expected value, method, repairs).
-fn rows(table: &str) -> Vec<(String, Value, Method, Vec<Repair>)> {
+/// One row of [`CASES`]: input, expected value, method, repairs, and
+/// `valid` when the row says (else: a value was found).
+type Row = (String, Value, Method, Vec<Repair>, Option<bool>);
+
+/// The rows of one table of [`CASES`].
+fn rows(table: &str) -> Vec<Row> {
     let rows: Vec<_> = CASES
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -29,6 +35,7 @@ fn rows(table: &str) -> Vec<(String, Value, Method, Vec<Repair>)> {
                 r["value"].clone(),
                 serde_json::from_value(r["method"].clone()).unwrap(),
                 serde_json::from_value(r["repairs"].clone()).unwrap(),
+                r["valid"].as_bool(),
             )
         })
         .collect();
@@ -121,7 +128,7 @@ pub(super) fn compact_agrees_under_options(text: &str) {
 
 fn check(table: &str) -> usize {
     let rows = rows(table);
-    for (input, want, method, repairs) in &rows {
+    for (input, want, method, repairs, valid) in &rows {
         compact_agrees_under_options(input);
         let got = ex(input);
         let want_value = if want.is_null() && *method == Method::None {
@@ -132,7 +139,21 @@ fn check(table: &str) -> usize {
         assert_eq!(got.value, want_value, "value, input: {input:?}");
         assert_eq!(got.method, *method, "method, input: {input:?}");
         assert_eq!(got.repairs, *repairs, "repairs, input: {input:?}");
-        assert_eq!(got.valid, got.value.is_some(), "valid, input: {input:?}");
+        let valid = valid.unwrap_or(got.value.is_some());
+        assert_eq!(got.valid, valid, "valid, input: {input:?}");
+        // Not valid only by Note [Replaced text]: one error of kind `text`
+        // per string holding U+FFFD.
+        if !valid && got.value.is_some() {
+            assert!(
+                !got.errors.is_empty()
+                    && got
+                        .errors
+                        .iter()
+                        .all(|e| e.kind == Some(crate::outcome::ViolationKind::Text)),
+                "errors, input: {input:?}: {:?}",
+                got.errors
+            );
+        }
     }
     rows.len()
 }
@@ -146,6 +167,12 @@ fn repair_table() {
 #[test]
 fn candidate_order_table() {
     assert_eq!(check("order"), 32);
+}
+
+/// Issue 27: a lone surrogate escape became U+FFFD with no repair, `valid`.
+#[test]
+fn replaced_text_table() {
+    assert_eq!(check("replaced"), 9);
 }
 
 #[test]
@@ -334,6 +361,119 @@ fn repairs_serialize_snake_case() {
         s,
         r#"["trailing_comma","raw_control_char_in_string","dangling_key_dropped"]"#
     );
+}
+
+/// The decoded input's extraction, and the summary's count of replaced text.
+fn ex_bytes(bytes: &[u8], opts: &ExtractOptions<'_>) -> (Extraction, u64) {
+    use crate::decode::{DecodeOptions, Format, decode_bytes};
+    let summary = decode_bytes(bytes, Format::Auto, &DecodeOptions::default());
+    let replaced = summary.replaced_text;
+    (extract_decoded(summary, opts), replaced)
+}
+
+/// Issue 27, Note [Replaced text]: a byte that is not UTF-8 (Latin-1 `é`)
+/// became U+FFFD and the value was `valid` with no repair, strict or not,
+/// fenced or bare; bytes in the prose around the value change nothing.
+#[test]
+fn bytes_not_utf8_are_reported_where_the_value_holds_them() {
+    let opts = ExtractOptions::default();
+    let cases: &[(&[u8], Value, Method)] = &[
+        (
+            b"{\"a\": \"caf\xe9\"}",
+            json!({"a": "caf\u{fffd}"}),
+            Method::Bare,
+        ),
+        (
+            b"```json\n{\"a\": \"\xe9x\"}\n```",
+            json!({"a": "\u{fffd}x"}),
+            Method::Fenced,
+        ),
+        (
+            b"Done: {\"a\": [\"\xe9\"],} ok",
+            json!({"a": ["\u{fffd}"]}),
+            Method::Repaired,
+        ),
+        (b"{\"a\xff\": 1}", json!({"a\u{fffd}": 1}), Method::Bare),
+    ];
+    for (input, value, method) in cases {
+        let (got, replaced) = ex_bytes(input, &opts);
+        let shown = String::from_utf8_lossy(input);
+        assert_eq!(replaced, 1, "{shown}");
+        assert_eq!(got.value.as_ref(), Some(value), "{shown}");
+        assert_eq!(got.method, *method, "{shown}");
+        assert!(
+            got.repairs.contains(&ReplacedInvalidText),
+            "{shown}: {:?}",
+            got.repairs
+        );
+        assert!(!got.valid, "{shown}");
+        assert_eq!(got.errors.len(), 1, "{shown}");
+        assert_eq!(got.errors[0].kind, Some(ViolationKind::Text), "{shown}");
+    }
+    let (got, _) = ex_bytes(b"{\"a\": \"caf\xe9\"}", &opts);
+    assert_eq!(got.errors[0].instance_path, "/a");
+    // The bad byte is in the prose, not in the value: nothing was changed.
+    let (got, replaced) = ex_bytes(b"Voil\xe0 the answer: {\"a\": 1}", &opts);
+    assert_eq!(replaced, 1);
+    assert_eq!(
+        (got.value, got.method),
+        (Some(json!({"a": 1})), Method::Bare)
+    );
+    assert!(got.valid && got.repairs.is_empty() && got.errors.is_empty());
+    // UTF-8 input: no count, and an agent's own U+FFFD is its text.
+    let (got, replaced) = ex_bytes("{\"a\": \"caf\u{e9} \u{fffd}\"}".as_bytes(), &opts);
+    assert_eq!(replaced, 0);
+    assert!(got.valid && got.repairs.is_empty());
+    // With a schema, a clean candidate beats the replaced one.
+    let schema = json!({"type": "object", "required": ["a"]});
+    let v = Validator::new(&schema).unwrap();
+    let with_schema = ExtractOptions {
+        validator: Some(&v),
+        ..ExtractOptions::default()
+    };
+    let (got, _) = ex_bytes(b"{\"a\": \"\xe9\"} or {\"a\": \"e\"}", &with_schema);
+    assert_eq!(got.value, Some(json!({"a": "e"})));
+    assert!(got.valid && got.repairs.is_empty());
+    let (got, _) = ex_bytes(b"{\"a\": \"\xe9\"}", &with_schema);
+    assert!(!got.valid && got.repairs == [ReplacedInvalidText]);
+    assert_eq!(got.errors[0].kind, Some(ViolationKind::Text));
+}
+
+/// Issue 27: a transcript's result text with a lone surrogate escape, at
+/// the line's level (no `String` holds it: the text was dropped) or inside
+/// the reply's JSON (it became U+FFFD, `valid`).
+#[test]
+fn transcript_text_with_a_lone_surrogate_is_reported() {
+    let opts = ExtractOptions::default();
+    // A stream starts with its `system/init` line (format detection reads
+    // the first line with `serde_json`, which refuses a lone surrogate).
+    let lines: [&[u8]; 2] = [
+        br#"{"type":"system","subtype":"init","session_id":"s"}
+{"type":"result","subtype":"success","is_error":false,"result":"{\"a\": \"\udc00x\"}"}"#,
+        br#"{"type":"system","subtype":"init","session_id":"s"}
+{"type":"result","subtype":"success","is_error":false,"result":"{\"a\": \"\\udc00x\"}"}"#,
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        let (got, replaced) = ex_bytes(line, &opts);
+        let shown = String::from_utf8_lossy(line);
+        assert_eq!(replaced, u64::from(i == 0), "{shown}");
+        assert_eq!(got.value, Some(json!({"a": "\u{fffd}x"})), "{shown}");
+        assert_eq!(got.repairs, [ReplacedInvalidText], "{shown}");
+        assert!(!got.valid, "{shown}");
+        assert_eq!(got.errors[0].instance_path, "/a", "{shown}");
+        assert_eq!(got.errors[0].kind, Some(ViolationKind::Text), "{shown}");
+    }
+    // An assistant text block (Claude) and an agent message (Codex) too.
+    let claude = br#"{"type":"system","subtype":"init","session_id":"s"}
+{"type":"assistant","message":{"content":[{"type":"text","text":"{\"a\": \"\ud800\"}"}]}}"#;
+    let codex = br#"{"type":"thread.started","thread_id":"t"}
+{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"{\"a\": \"\ud800\"}"}}"#;
+    for line in [&claude[..], &codex[..]] {
+        let (got, replaced) = ex_bytes(line, &opts);
+        assert_eq!(replaced, 1, "{}", String::from_utf8_lossy(line));
+        assert_eq!(got.value, Some(json!({"a": "\u{fffd}"})));
+        assert!(!got.valid && got.repairs == [ReplacedInvalidText]);
+    }
 }
 
 mod prop {

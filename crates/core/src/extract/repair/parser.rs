@@ -1383,7 +1383,12 @@ impl<'a> Parser<'a> {
             } else {
                 char::from_u32(hi)
             };
-            let ch = ch.unwrap_or('\u{FFFD}');
+            // Note [Replaced text] in `extract::replaced`: a lone surrogate has no
+            // character; U+FFFD stands for it, listed, never silently.
+            let ch = ch.unwrap_or_else(|| {
+                self.note(Repair::ReplacedInvalidText);
+                '\u{FFFD}'
+            });
             let mut buf = [0u8; 4];
             out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
             return;
