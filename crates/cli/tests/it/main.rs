@@ -35,6 +35,7 @@ mod profiles;
 mod provider_safety;
 mod run;
 mod serve;
+mod serve_hostile;
 mod serve_pg;
 mod serve_robust;
 mod served;
