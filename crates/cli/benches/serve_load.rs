@@ -142,7 +142,9 @@ fn parse_args(args: &[String], lenient: bool) -> Opts {
             "--stalled-rows" => o.stalled_rows = num("--stalled-rows").max(1),
             "--row-kib" => o.row_kib = num("--row-kib").max(1),
             "--hold-secs" => o.hold_secs = num("--hold-secs") as u64,
-            "--serve-arg" => o.serve_args.push(it.next().expect("--serve-arg needs a value").clone()),
+            "--serve-arg" => o
+                .serve_args
+                .push(it.next().expect("--serve-arg needs a value").clone()),
             a if a.starts_with("--serve-arg=") => {
                 o.serve_args.push(a["--serve-arg=".len()..].to_owned());
             }
@@ -809,10 +811,10 @@ async fn stalled_bench(o: &Opts) {
     }
     let connect_secs = connect.elapsed().as_secs_f64();
     // While they are held: normal requests, and the peak memory.
-    let hold = Instant::now() + Duration::from_secs(o.hold_secs);
+    let until = Instant::now() + Duration::from_secs(o.hold_secs);
     let mut api = Vec::new();
     let mut page = Vec::new();
-    let (mut api_status, mut page_status) = (0, 0);
+    let (mut api_status, mut page_status);
     // At least one round, even when the ceiling stopped the connecting.
     loop {
         let (t, s) = time_gets(&client, &format!("{base}/api/sessions"), 5).await;
@@ -824,7 +826,7 @@ async fn stalled_bench(o: &Opts) {
         if rss_kib(pid).unwrap_or(0) > RSS_CEILING_KIB {
             stopped = stopped.or(Some(held.len()));
         }
-        if stopped.is_some() || Instant::now() >= hold {
+        if stopped.is_some() || Instant::now() >= until {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -859,9 +861,18 @@ async fn stalled_bench(o: &Opts) {
     }
     println!("| measure | value |");
     println!("|---|---|");
-    println!("| serve RSS before the clients | {:.1} MiB |", rss0 as f64 / 1024.0);
-    println!("| serve RSS with them held | {:.1} MiB |", rss as f64 / 1024.0);
-    println!("| serve peak RSS (VmHWM) | **{:.1} MiB** |", peak as f64 / 1024.0);
+    println!(
+        "| serve RSS before the clients | {:.1} MiB |",
+        rss0 as f64 / 1024.0
+    );
+    println!(
+        "| serve RSS with them held | {:.1} MiB |",
+        rss as f64 / 1024.0
+    );
+    println!(
+        "| serve peak RSS (VmHWM) | **{:.1} MiB** |",
+        peak as f64 / 1024.0
+    );
     println!(
         "| `GET /api/sessions` before: p50 / p99 / max | {:.1} / {:.1} / {:.1} ms |",
         ms(pct(&idle, 0.5)),

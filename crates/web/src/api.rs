@@ -241,8 +241,10 @@ async fn feed_sse(
             ),
         )
         .into_response();
-        res.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(FEED_RETRY_AFTER_SECS));
+        res.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(FEED_RETRY_AFTER_SECS),
+        );
         return Ok(res);
     };
     let after = match resume {

@@ -316,9 +316,10 @@ impl Follow {
             tokio::time::sleep(Duration::from_millis(200)).await;
             return;
         };
-        self.state
-            .feed_rows_read
-            .fetch_add(u64::try_from(rows.len()).unwrap_or(u64::MAX), Ordering::Relaxed);
+        self.state.feed_rows_read.fetch_add(
+            u64::try_from(rows.len()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
         self.catching_up = rows.len() == limit;
         let largest = rows.iter().map(|r| r.body.len()).max().unwrap_or(0);
         self.batch = (CATCH_UP_BYTES / largest.max(1)).clamp(1, PAGE);

@@ -20,12 +20,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::body::HttpBody as _;
 use axum::extract::{Request, State as AxState};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use axum::body::HttpBody as _;
 
 use crate::State;
 use crate::api::ApiError;

@@ -186,8 +186,8 @@ fn a_path_that_is_not_utf8_gets_a_json_error() {
             "{target}: {}",
             a.head
         );
-        let body: serde_json::Value = serde_json::from_str(&a.body)
-            .unwrap_or_else(|e| panic!("{target}: {e}: {}", a.body));
+        let body: serde_json::Value =
+            serde_json::from_str(&a.body).unwrap_or_else(|e| panic!("{target}: {e}: {}", a.body));
         assert!(
             body["error"].as_str().unwrap().contains("UTF-8"),
             "{target}: {body}"
@@ -203,7 +203,14 @@ fn pages_declare_an_icon_and_favicon_ico_is_not_a_404() {
     let db = dir.path().join("icon.db");
     let server = serve(&db, &[]);
     let addr = server.addr();
-    for page in ["/", "/sessions", "/events", "/memories", "/builder", "/playground"] {
+    for page in [
+        "/",
+        "/sessions",
+        "/events",
+        "/memories",
+        "/builder",
+        "/playground",
+    ] {
         let a = get(addr, page).expect("an answer");
         assert_eq!(a.status, 200, "{page}");
         assert!(a.body.contains(r#"<link rel="icon""#), "{page}");

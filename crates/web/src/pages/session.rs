@@ -130,8 +130,7 @@ pub(crate) async fn page(
     };
     let st = Arc::clone(&state);
     let key = id.clone();
-    let loaded =
-        tokio::task::spawn_blocking(move || load(st.open()?.source(), &key, after)).await;
+    let loaded = tokio::task::spawn_blocking(move || load(st.open()?.source(), &key, after)).await;
     match loaded {
         Ok(Ok(Some(l))) => {
             let title = format!("Session {}", printable(&l.detail.session.id));
