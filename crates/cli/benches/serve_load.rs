@@ -15,9 +15,22 @@
 //!    one transaction; `GET` each URL of [`LIST_URLS`] (JSON and HTML)
 //!    `--requests` (50) times, p50/p99/max.
 //!
+//! 3. **Clients that never read** (issue 27). A feed of `--stalled-rows`
+//!    (1,000) rows of `--row-kib` (64) KiB written before `serve` starts,
+//!    then `--stalled` (300) connections that send `GET /api/feed?after=0`,
+//!    read the status line and nothing more, held for `--hold-secs` (5) s.
+//!    Reports how many got 200 and how many 503 (the feed cap), `serve`'s
+//!    peak resident memory (`VmHWM`; the goal is under 300 MB) and the
+//!    latency of `GET /api/sessions` and `GET /` meanwhile (the goal is
+//!    under 100 ms). A safety stop: past [`RSS_CEILING_KIB`] the scenario
+//!    stops connecting and says so, so a regression cannot take the machine.
+//!    `--serve-arg A` passes `A` to `serve` (repeatable), e.g.
+//!    `--serve-arg=--max-feed-clients=1000`.
+//!
 //! Run with `scripts/bench-serve.sh` (release build) or
 //! `cargo bench -p agentshape --bench serve_load -- --clients 50`.
-//! `--skip-feed` / `--skip-list` run one half.
+//! `--skip-feed` / `--skip-list` / `--skip-stalled` skip one part;
+//! `--only-stalled` runs the third alone.
 
 // A benchmark program: it prints its table, and a failed set-up is a panic
 // with its message, like a test.
@@ -82,6 +95,12 @@ struct Opts {
     requests: usize,
     skip_feed: bool,
     skip_list: bool,
+    skip_stalled: bool,
+    stalled: usize,
+    stalled_rows: usize,
+    row_kib: usize,
+    hold_secs: u64,
+    serve_args: Vec<String>,
 }
 
 /// The options; `lenient` ignores unknown arguments (the fake agent gets
@@ -95,6 +114,12 @@ fn parse_args(args: &[String], lenient: bool) -> Opts {
         requests: 50,
         skip_feed: false,
         skip_list: false,
+        skip_stalled: false,
+        stalled: 300,
+        stalled_rows: 1000,
+        row_kib: 64,
+        hold_secs: 5,
+        serve_args: Vec::new(),
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -111,6 +136,18 @@ fn parse_args(args: &[String], lenient: bool) -> Opts {
             "--requests" => o.requests = num("--requests").max(1),
             "--skip-feed" => o.skip_feed = true,
             "--skip-list" => o.skip_list = true,
+            "--skip-stalled" => o.skip_stalled = true,
+            "--only-stalled" => (o.skip_feed, o.skip_list) = (true, true),
+            "--stalled" => o.stalled = num("--stalled").max(1),
+            "--stalled-rows" => o.stalled_rows = num("--stalled-rows").max(1),
+            "--row-kib" => o.row_kib = num("--row-kib").max(1),
+            "--hold-secs" => o.hold_secs = num("--hold-secs") as u64,
+            "--serve-arg" => o
+                .serve_args
+                .push(it.next().expect("--serve-arg needs a value").clone()),
+            a if a.starts_with("--serve-arg=") => {
+                o.serve_args.push(a["--serve-arg=".len()..].to_owned());
+            }
             // Passed by `cargo bench`.
             "--bench" => {}
             _ if lenient => {}
@@ -136,6 +173,9 @@ fn main() {
     }
     if !opts.skip_list {
         rt.block_on(list_bench(&opts));
+    }
+    if !opts.skip_stalled {
+        rt.block_on(stalled_bench(&opts));
     }
 }
 
@@ -186,9 +226,14 @@ impl Drop for Server {
 }
 
 fn serve(db: &Path) -> Server {
+    serve_with(db, &[])
+}
+
+fn serve_with(db: &Path, extra: &[String]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agentshape"))
         .args(["serve", "--addr", "127.0.0.1:0", "--store"])
         .arg(db)
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -217,8 +262,13 @@ fn cpu_secs(pid: u32) -> Option<f64> {
 
 /// Resident memory of a process in KiB, from `/proc`.
 fn rss_kib(pid: u32) -> Option<u64> {
+    status_kib(pid, "VmRSS:")
+}
+
+/// A `/proc/PID/status` figure in KiB (`VmRSS:`, `VmHWM:` the peak).
+fn status_kib(pid: u32, key: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
@@ -653,5 +703,194 @@ async fn list_bench(o: &Opts) {
             ms(*times.last().unwrap_or(&0))
         );
     }
+    drop(server);
+}
+
+/// The stalled-clients scenario stops connecting once `serve` holds this
+/// much (2 GiB): what the scenario measures is far below, and a regression
+/// must not take the machine with it.
+const RSS_CEILING_KIB: u64 = 2 * 1024 * 1024;
+
+/// `n` feed rows of about `kib` KiB each, through the store's own API.
+fn fill_feed(db: &Path, n: usize, kib: usize) {
+    let mut store = agentshape_store::SqliteStore::open(db).unwrap();
+    let pad = "x".repeat(kib * 1024 - 32);
+    let entries: Vec<agentshape_store::FeedEntry> = (0..n)
+        .map(|i| agentshape_store::FeedEntry {
+            session_id: "stalled-1".into(),
+            kind: "event".into(),
+            body: format!(r#"{{"n":{i},"pad":"{pad}"}}"#),
+            created_at: "2025-07-14T03:12:00.000Z".into(),
+        })
+        .collect();
+    for chunk in entries.chunks(100) {
+        agentshape_store::Store::append_feed(&mut store, chunk).unwrap();
+    }
+}
+
+/// Open the feed and read its status code (the first 12 bytes,
+/// `HTTP/1.1 200`), then nothing more: the stream is returned to be held.
+async fn stalled_client(addr: &str) -> (Option<TcpStream>, u16) {
+    let Ok(mut s) = TcpStream::connect(addr).await else {
+        return (None, 0);
+    };
+    let req = format!("GET /api/feed?after=0 HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    if s.write_all(req.as_bytes()).await.is_err() {
+        return (None, 0);
+    }
+    let mut line = [0u8; 12];
+    let read = tokio::time::timeout(Duration::from_secs(30), s.read_exact(&mut line)).await;
+    let status = match read {
+        Ok(Ok(_)) => std::str::from_utf8(&line[9..12])
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0),
+        _ => 0,
+    };
+    (Some(s), status)
+}
+
+/// Time `GET url` `n` times (a new connection each, like a browser tab).
+async fn time_gets(client: &reqwest::Client, url: &str, n: usize) -> (Vec<u64>, u16) {
+    let mut times = Vec::with_capacity(n);
+    let mut status = 0;
+    for _ in 0..n {
+        let t = Instant::now();
+        match client.get(url).send().await {
+            Ok(r) => {
+                status = r.status().as_u16();
+                let _ = r.bytes().await;
+            }
+            Err(_) => status = 0,
+        }
+        times.push(t.elapsed().as_nanos() as u64);
+    }
+    times.sort_unstable();
+    (times, status)
+}
+
+async fn stalled_bench(o: &Opts) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stalled.db");
+    let t = Instant::now();
+    fill_feed(&db, o.stalled_rows, o.row_kib);
+    println!(
+        "\n## clients that never read: {} connections on a feed of {} rows of {} KiB (filled in {:.1} s), held {} s; serve {}",
+        o.stalled,
+        o.stalled_rows,
+        o.row_kib,
+        t.elapsed().as_secs_f64(),
+        o.hold_secs,
+        if o.serve_args.is_empty() {
+            "with its defaults".to_owned()
+        } else {
+            o.serve_args.join(" ")
+        }
+    );
+    let server = serve_with(&db, &o.serve_args);
+    let pid = server.child.id();
+    let base = format!("http://{}", server.addr);
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let (idle, _) = time_gets(&client, &format!("{base}/api/sessions"), 20).await;
+    let rss0 = rss_kib(pid).unwrap_or(0);
+    let mut held = Vec::new();
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    let mut stopped = None;
+    let connect = Instant::now();
+    for i in 0..o.stalled {
+        let (s, status) = stalled_client(&server.addr).await;
+        *statuses.entry(status).or_default() += 1;
+        held.extend(s);
+        if rss_kib(pid).unwrap_or(0) > RSS_CEILING_KIB {
+            stopped = Some(i + 1);
+            break;
+        }
+    }
+    let connect_secs = connect.elapsed().as_secs_f64();
+    // While they are held: normal requests, and the peak memory.
+    let until = Instant::now() + Duration::from_secs(o.hold_secs);
+    let mut api = Vec::new();
+    let mut page = Vec::new();
+    let (mut api_status, mut page_status);
+    // At least one round, even when the ceiling stopped the connecting.
+    loop {
+        let (t, s) = time_gets(&client, &format!("{base}/api/sessions"), 5).await;
+        api.extend(t);
+        api_status = s;
+        let (t, s) = time_gets(&client, &format!("{base}/"), 5).await;
+        page.extend(t);
+        page_status = s;
+        if rss_kib(pid).unwrap_or(0) > RSS_CEILING_KIB {
+            stopped = stopped.or(Some(held.len()));
+        }
+        if stopped.is_some() || Instant::now() >= until {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    api.sort_unstable();
+    page.sort_unstable();
+    let rss = rss_kib(pid).unwrap_or(0);
+    let peak = status_kib(pid, "VmHWM:").unwrap_or(0);
+    let got: Vec<String> = statuses
+        .iter()
+        .map(|(code, n)| {
+            format!(
+                "{n} × {}",
+                if *code == 0 {
+                    "no answer".to_owned()
+                } else {
+                    code.to_string()
+                }
+            )
+        })
+        .collect();
+    println!(
+        "connections: {} ({}), opened in {connect_secs:.1} s",
+        held.len(),
+        got.join(", ")
+    );
+    if let Some(n) = stopped {
+        println!(
+            "**stopped early**: serve passed {} MiB with {n} clients connected",
+            RSS_CEILING_KIB / 1024
+        );
+    }
+    println!("| measure | value |");
+    println!("|---|---|");
+    println!(
+        "| serve RSS before the clients | {:.1} MiB |",
+        rss0 as f64 / 1024.0
+    );
+    println!(
+        "| serve RSS with them held | {:.1} MiB |",
+        rss as f64 / 1024.0
+    );
+    println!(
+        "| serve peak RSS (VmHWM) | **{:.1} MiB** |",
+        peak as f64 / 1024.0
+    );
+    println!(
+        "| `GET /api/sessions` before: p50 / p99 / max | {:.1} / {:.1} / {:.1} ms |",
+        ms(pct(&idle, 0.5)),
+        ms(pct(&idle, 0.99)),
+        ms(*idle.last().unwrap_or(&0))
+    );
+    for (name, times, status) in [
+        ("`GET /api/sessions`", &api, api_status),
+        ("`GET /` (overview page)", &page, page_status),
+    ] {
+        println!(
+            "| {name} meanwhile ({} requests, status {status}): p50 / p99 / max | {:.1} / {:.1} / **{:.1}** ms |",
+            times.len(),
+            ms(pct(times, 0.5)),
+            ms(pct(times, 0.99)),
+            ms(*times.last().unwrap_or(&0))
+        );
+    }
+    drop(held);
     drop(server);
 }

@@ -173,7 +173,7 @@ pub enum Command {
         agentshape sessions --store ops.db --json\n  \
         agentshape run --replay examples/fenced-only.ndjson --profile claude-ops && agentshape sessions")]
     Sessions(SessionsArgs),
-    /// Serve the store as a JSON API and its live feed as Server-Sent Events (no HTML pages yet).
+    /// Serve the store as a dashboard (HTML pages, schema builder, playground), a JSON API and its live feed as Server-Sent Events.
     #[command(after_help = "Examples:\n  \
         agentshape serve\n  \
         agentshape serve --store ops.db --addr 127.0.0.1:8080\n  \
@@ -721,6 +721,15 @@ pub struct ServeArgs {
     /// FIFO, folder or device.
     #[arg(long, value_name = "DIR")]
     pub schemas: Option<PathBuf>,
+    /// The most live-feed (`/api/feed`) connections open at once; one more
+    /// gets 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_feed_clients: u32,
+    /// Seconds a client has to send a request head (request line and
+    /// headers, at most 32 KiB), and then as long again for its body;
+    /// past either the connection is closed (408 for a body).
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = positive_secs)]
+    pub client_timeout: f64,
 }
 
 #[cfg(test)]

@@ -169,5 +169,6 @@ function live(root) {
 const root = document.getElementById("session");
 if (root) {
   focusLinks();
-  if (root.dataset.status === "running") live(root);
+  // A page of the transcript that is not the last one does not follow.
+  if (root.dataset.status === "running" && root.dataset.follow !== "false") live(root);
 }

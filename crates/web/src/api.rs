@@ -2,7 +2,6 @@
 //! `{"error": ...}` with a 4xx for what the client got wrong; a 5xx only
 //! when the store itself fails (503 while it is busy).
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use agentshape_store::ErrorKind;
@@ -10,16 +9,14 @@ use agentshape_store::query;
 use agentshape_store::query::Source;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State as AxState};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
-use tokio_stream::StreamExt;
-use tokio_stream::wrappers::ReceiverStream;
 
-use crate::{State, assets, auth, builder, feed, pages, playground, security};
+use crate::{State, assets, auth, builder, feed, limits, pages, playground, security};
 
 /// An error answer: a status and a message, as JSON.
 #[derive(Debug)]
@@ -100,6 +97,11 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
+            limits::body_deadline,
+        ))
+        .layer(axum::middleware::from_fn(limits::utf8_path))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
             auth::require_token,
         ))
         .layer(axum::middleware::from_fn(security::headers))
@@ -132,16 +134,22 @@ async fn overview(AxState(state): AxState<Arc<State>>) -> Result<Response, ApiEr
     Ok(Json(o).into_response())
 }
 
-/// `GET /api/sessions/{id}`: the session, its rows, output, verdict,
-/// children and transcript (the session page's data); 404 for an unknown
-/// id, 400 for an id that is not UTF-8.
+/// `GET /api/sessions/{id}?after=`: the session, its rows, output,
+/// verdict, children and one page of its transcript (the session page's
+/// data; Note \[Transcript pages\]); 404 for an unknown id, 400 for an id
+/// that is not UTF-8 or a bad `after`.
 async fn session(
     AxState(state): AxState<Arc<State>>,
     path: Result<Path<String>, PathRejection>,
+    q: Result<Query<pages::session::PageParams>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Path(id) = path.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.body_text()))?;
+    let Query(q) = q.map_err(|e| bad_query(&e))?;
+    let after = q
+        .after()
+        .map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, m))?;
     let key = id.clone();
-    match read(&state, move |s| pages::session::load(s, &key)).await? {
+    match read(&state, move |s| pages::session::load(s, &key, after)).await? {
         Some(loaded) => Ok(Json(loaded).into_response()),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -179,9 +187,24 @@ struct FeedQuery {
     after: Option<i64>,
 }
 
+/// How long a client refused by the feed cap is told to wait
+/// (`Retry-After`, in seconds): an `EventSource` retries on its own
+/// schedule anyway, a script can use this.
+const FEED_RETRY_AFTER_SECS: u32 = 10;
+
 /// `GET /api/feed`: SSE from after `Last-Event-ID` (a reconnecting
 /// `EventSource` sends it, and it wins over the URL's `after`), else after
 /// `?after=`, else only rows appended from now on.
+///
+/// Note \[Feed cap\]: each feed connection holds a little memory for as
+/// long as it is open (Note \[Pull, not push\] in `feed`: one batch of
+/// rows, about 128 KiB at most) and a file descriptor, and nothing ends it
+/// but the client. So at most [`Config::max_feed_clients`](crate::Config)
+/// (256 by default, `--max-feed-clients`) are open at once; one more is
+/// `503` with `Retry-After` and a JSON error, and is not counted. A place is
+/// given back when the connection closes (the stream is dropped). 256 is
+/// above the 200 clients of the load test (issue 9) and, at 128 KiB each,
+/// bounds the feed's memory near 32 MiB.
 async fn feed_sse(
     AxState(state): AxState<Arc<State>>,
     headers: HeaderMap,
@@ -203,20 +226,33 @@ async fn feed_sse(
         ),
         None => q.after,
     };
+    if resume.is_some_and(|n| n < 0) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "after must be a non-negative integer",
+        ));
+    }
+    let Ok(slot) = Arc::clone(&state.feed_slots).try_acquire_owned() else {
+        let mut res = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the live feed already has {} connections, its cap (--max-feed-clients); retry later",
+                state.max_feed_clients
+            ),
+        )
+        .into_response();
+        res.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(FEED_RETRY_AFTER_SECS),
+        );
+        return Ok(res);
+    };
     let after = match resume {
-        Some(n) if n < 0 => {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "after must be a non-negative integer",
-            ));
-        }
         Some(n) => n,
         None => read(&state, query::feed_max_id).await?,
     };
-    let (tx, rx) = tokio::sync::mpsc::channel(256);
-    feed::spawn_client(Arc::clone(&state), after, tx);
-    let events = ReceiverStream::new(rx).map(|row| Ok::<_, Infallible>(feed::event_of(&row)));
-    Ok(Sse::new(events)
+    let follow = feed::Follow::new(Arc::clone(&state), after, Some(slot));
+    Ok(Sse::new(feed::events(follow))
         .keep_alive(KeepAlive::new().interval(state.keep_alive))
         .into_response())
 }

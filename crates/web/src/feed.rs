@@ -36,13 +36,16 @@
 //! Postgres\] in the store), so resuming from the last id loses nothing.
 //! `LISTEN/NOTIFY` would cut the latency below the poll; not needed yet.
 
+use std::collections::VecDeque;
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use agentshape_store::{FeedRow, SqliteStore, Store};
 use axum::response::sse::Event;
-use tokio::sync::{broadcast, mpsc};
+use futures_util::Stream;
+use tokio::sync::{OwnedSemaphorePermit, broadcast};
 
 use crate::State;
 
@@ -219,68 +222,118 @@ pub(crate) fn event_of(row: &Row) -> Event {
         .data(&row.data)
 }
 
-/// Rows for one client, in order; the handler turns them into SSE events.
-pub(crate) type Sink = mpsc::Sender<Arc<Row>>;
+/// The first catch-up read of a client asks for this many rows; later
+/// reads are sized by [`CATCH_UP_BYTES`] (Note \[Pull, not push\]).
+const FIRST_BATCH: usize = 2;
 
-/// Send the stored rows after `*last` to the client; `false` once the client is gone.
-async fn catch_up(state: &Arc<State>, last: &mut i64, out: &Sink) -> bool {
-    loop {
-        let st = Arc::clone(state);
-        let after = *last;
-        let rows = tokio::task::spawn_blocking(move || st.feed_after(after, PAGE)).await;
-        // Busy or briefly unreadable: wait and try again rather than end
-        // the stream (the client would only reconnect here).
+/// About how many bytes of rows one client holds read from the store but
+/// not yet handed to its connection (Note \[Pull, not push\]).
+const CATCH_UP_BYTES: usize = 128 * 1024;
+
+/// One client's feed, read as its connection drains.
+///
+/// Note \[Pull, not push\]: a client used to have a task that read the
+/// rows after its resume point from the store and pushed them into a
+/// 256-row channel: a client that never read held 256 rows in the channel
+/// plus the 500-row page the task was pushing, up to ~48 MiB of 64 KiB
+/// rows each (300 such clients took `serve` past 1.4 GB). Now nothing runs
+/// ahead of the socket: the response body *is* this stream, and hyper polls
+/// it only when the previous event went out (its write buffer is capped at
+/// `MAX_HEAD_BYTES`, Note \[Connections\]). Each poll hands out a row
+/// already read, or reads the next batch from the store by id, or waits on
+/// the tailer's channel. A batch is sized so that it holds about
+/// [`CATCH_UP_BYTES`] (the largest row of the previous batch sets the next
+/// count; the first asks for [`FIRST_BATCH`]), so what one stalled client
+/// holds is one batch, one event in hyper's buffer and the kernel's socket
+/// buffer, whatever the feed's size. The Last-Event-ID contract (Note \[One
+/// tailer\]) is unchanged: subscribe first, then the store after the last id
+/// sent, then the channel skipping ids already sent, back to the store on
+/// `Lagged`.
+pub(crate) struct Follow {
+    state: Arc<State>,
+    rx: broadcast::Receiver<Arc<Row>>,
+    /// The id of the last row handed out.
+    last: i64,
+    /// Rows read from the store, not yet handed out.
+    pending: VecDeque<Arc<Row>>,
+    /// Reading from the store (at the start, and after `Lagged`).
+    catching_up: bool,
+    /// How many rows the next store read asks for.
+    batch: usize,
+    /// This client's place under the connection cap, given back on drop.
+    _slot: Option<OwnedSemaphorePermit>,
+}
+
+impl Follow {
+    /// Follow the feed after `after` (Note \[One tailer\]: subscribe
+    /// before the first store read).
+    pub(crate) fn new(state: Arc<State>, after: i64, slot: Option<OwnedSemaphorePermit>) -> Self {
+        let rx = state.tail.subscribe();
+        Follow {
+            state,
+            rx,
+            last: after,
+            pending: VecDeque::new(),
+            catching_up: true,
+            batch: FIRST_BATCH,
+            _slot: slot,
+        }
+    }
+
+    /// The next row; `None` only when the tailer is gone (the server stops).
+    pub(crate) async fn next(&mut self) -> Option<Arc<Row>> {
+        loop {
+            if let Some(row) = self.pending.pop_front() {
+                self.last = row.id;
+                return Some(row);
+            }
+            if self.catching_up {
+                self.read_batch().await;
+                continue;
+            }
+            match self.rx.recv().await {
+                Ok(row) if row.id <= self.last => {}
+                Ok(row) => {
+                    self.last = row.id;
+                    return Some(row);
+                }
+                // Too slow for the channel: back to the store.
+                Err(broadcast::error::RecvError::Lagged(_)) => self.catching_up = true,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    /// Read the next batch after `last` into `pending`; a short batch ends
+    /// the catch-up. A busy or briefly unreadable store is tried again
+    /// 200 ms later rather than ending the stream (the client would only
+    /// reconnect here).
+    async fn read_batch(&mut self) {
+        let st = Arc::clone(&self.state);
+        let (after, limit) = (self.last, self.batch);
+        let rows = tokio::task::spawn_blocking(move || st.feed_after(after, limit)).await;
         let Ok(Ok(rows)) = rows else {
-            tokio::select! {
-                () = tokio::time::sleep(Duration::from_millis(200)) => continue,
-                () = out.closed() => return false,
-            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            return;
         };
-        let full = rows.len() == PAGE;
-        for row in rows {
-            let id = row.id;
-            if out.send(Arc::new(Row::new(&row))).await.is_err() {
-                return false;
-            }
-            *last = id;
-        }
-        if !full {
-            return true;
-        }
+        self.state.feed_rows_read.fetch_add(
+            u64::try_from(rows.len()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+        self.catching_up = rows.len() == limit;
+        let largest = rows.iter().map(|r| r.body.len()).max().unwrap_or(0);
+        self.batch = (CATCH_UP_BYTES / largest.max(1)).clamp(1, PAGE);
+        self.pending
+            .extend(rows.iter().map(|row| Arc::new(Row::new(row))));
     }
 }
 
-/// Feed one client from the row after `after` on, until it goes away.
-pub(crate) fn spawn_client(state: Arc<State>, after: i64, out: Sink) {
-    tokio::spawn(async move {
-        // Subscribe before reading the store (Note [One tailer]).
-        let mut rx = state.tail.subscribe();
-        let mut last = after;
-        loop {
-            if !catch_up(&state, &mut last, &out).await {
-                return;
-            }
-            loop {
-                let got = tokio::select! {
-                    got = rx.recv() => got,
-                    () = out.closed() => return,
-                };
-                match got {
-                    Ok(row) if row.id <= last => {}
-                    Ok(row) => {
-                        let id = row.id;
-                        if out.send(row).await.is_err() {
-                            return;
-                        }
-                        last = id;
-                    }
-                    // Too slow for the channel: back to the store.
-                    Err(broadcast::error::RecvError::Lagged(_)) => break,
-                    Err(broadcast::error::RecvError::Closed) => return,
-                }
-            }
-        }
-    });
+/// The client's feed as the stream of SSE events the response body is.
+pub(crate) fn events(follow: Follow) -> impl Stream<Item = Result<Event, Infallible>> + Send {
+    futures_util::stream::unfold(follow, |mut f| async move {
+        let row = f.next().await?;
+        Some((Ok(event_of(&row)), f))
+    })
 }
 
 #[cfg(test)]
@@ -298,6 +351,12 @@ mod tests {
         }
     }
 
+    fn state(path: std::path::PathBuf, tail: broadcast::Sender<Arc<Row>>) -> Arc<State> {
+        let mut config = crate::Config::new(agentshape_store::StoreUrl::Sqlite(path));
+        config.max_feed_clients = 4;
+        Arc::new(State::new(config, None, tail))
+    }
+
     /// Note [One tailer]: a client too slow for the channel loses nothing
     /// and repeats nothing: it reads what it missed from the store.
     #[tokio::test]
@@ -308,26 +367,20 @@ mod tests {
         let entries: Vec<FeedEntry> = (0..50).map(entry).collect();
         writer.append_feed(&entries[..10]).unwrap();
         let (tail, _) = broadcast::channel(2);
-        let state = Arc::new(State {
-            store: agentshape_store::StoreUrl::Sqlite(path),
-            pg: None,
-            token: None,
-            keep_alive: Duration::from_secs(15),
-            schemas: None,
-            tail,
-        });
-        // A one-row channel: the client blocks while we publish 40 rows on
-        // a broadcast channel that keeps 2, so it must lag.
-        let (tx, mut rx) = mpsc::channel(1);
-        spawn_client(Arc::clone(&state), 0, tx);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let state = state(path, tail);
+        let mut follow = Follow::new(Arc::clone(&state), 0, None);
+        let mut ids = Vec::new();
+        // The first rows, then the client stops reading while 40 rows are
+        // published on a broadcast channel that keeps 2, so it must lag.
+        for _ in 0..3 {
+            ids.push(follow.next().await.unwrap().id);
+        }
         writer.append_feed(&entries[10..]).unwrap();
         for row in writer.feed_after(10, 100).unwrap() {
             let _ = state.tail.send(Arc::new(Row::new(&row)));
         }
-        let mut ids = Vec::new();
         while ids.len() < 50 {
-            let row = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            let row = tokio::time::timeout(Duration::from_secs(10), follow.next())
                 .await
                 .unwrap()
                 .unwrap();
@@ -336,10 +389,50 @@ mod tests {
         assert_eq!(ids, (1..=50).collect::<Vec<i64>>());
         // Nothing more: the rows still in the channel were skipped as seen.
         assert!(
-            tokio::time::timeout(Duration::from_millis(300), rx.recv())
+            tokio::time::timeout(Duration::from_millis(300), follow.next())
                 .await
                 .is_err()
         );
+    }
+
+    /// Note [Pull, not push]: a client that takes one row of a 1,000-row
+    /// feed of 64 KiB rows and then stops has made the server read a few
+    /// rows, not the feed (the push model read 500 at once and queued 256).
+    #[tokio::test]
+    async fn a_client_that_stops_reading_holds_one_batch_not_the_feed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.db");
+        let mut writer = SqliteStore::open(&path).unwrap();
+        let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(64 * 1024 - 16));
+        let entries: Vec<FeedEntry> = (0..1000)
+            .map(|_| FeedEntry {
+                body: body.clone(),
+                ..entry(0)
+            })
+            .collect();
+        writer.append_feed(&entries).unwrap();
+        let (tail, _) = broadcast::channel(16);
+        let state = state(path, tail);
+        let mut follow = Follow::new(Arc::clone(&state), 0, None);
+        assert_eq!(follow.next().await.unwrap().id, 1);
+        // However long it waits, nothing reads ahead of the consumer.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let read = state.feed_rows_read.load(Ordering::Relaxed);
+        assert!(read <= FIRST_BATCH as u64, "read {read} rows for 1 sent");
+        let held: usize = follow.pending.iter().map(|r| r.data.len()).sum();
+        assert!(held <= CATCH_UP_BYTES, "holds {held} bytes");
+        // Drained, it reads on in batches of about CATCH_UP_BYTES and
+        // gets every row once, in order.
+        let mut last = 1;
+        for want in 2..=1000 {
+            let row = follow.next().await.unwrap();
+            assert_eq!(row.id, want);
+            last = row.id;
+            let held: usize = follow.pending.iter().map(|r| r.data.len()).sum();
+            assert!(held <= CATCH_UP_BYTES, "holds {held} bytes");
+        }
+        assert_eq!(last, 1000);
+        assert_eq!(state.feed_rows_read.load(Ordering::Relaxed), 1000);
     }
 
     /// Note [Tailer wake]: a commit reaches the channel through the change
@@ -350,14 +443,7 @@ mod tests {
         let path = dir.path().join("wake.db");
         let mut writer = SqliteStore::open(&path).unwrap();
         let (tail, mut rx) = broadcast::channel(16);
-        let state = Arc::new(State {
-            store: agentshape_store::StoreUrl::Sqlite(path),
-            pg: None,
-            token: None,
-            keep_alive: Duration::from_secs(15),
-            schemas: None,
-            tail,
-        });
+        let state = state(path, tail);
         let stop = Arc::new(AtomicBool::new(false));
         let pace = Pace {
             check: Duration::from_millis(2),

@@ -10,7 +10,14 @@
 //!   [`agentshape_store::query`] on a read-only connection per request, so a
 //!   request never waits on another and never writes.
 //! - `GET /api/feed?after=`: the feed rows as SSE, `id:` = feed row id
-//!   (Note \[One tailer\]).
+//!   (Note \[One tailer\]), read from the store as the connection drains
+//!   (Note \[Pull, not push\]), at most `max_feed_clients` at once (Note
+//!   \[Feed cap\]).
+//!
+//! What one client may cost is bounded: its request head (32 KiB, the
+//! client timeout), its body (the client timeout again, Note \[Slow
+//! bodies\]), its feed connection, and a session page (one page of the
+//! transcript, Note \[Transcript pages\]); see Note \[Connections\].
 //!
 //! Note \[Token\]: when a token is set every request, SSE included, must carry
 //! it (`Authorization: Bearer T`, the `agentshape_token` cookie, or `?token=T`,
@@ -31,6 +38,7 @@ mod auth;
 mod builder;
 pub mod error;
 mod feed;
+mod limits;
 mod pages;
 mod playground;
 mod security;
@@ -38,12 +46,12 @@ mod security;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use agentshape_store::query::Source;
 use agentshape_store::{FeedRow, PgStore, SqliteStore, Store, StoreUrl};
-use tokio::sync::broadcast;
+use tokio::sync::{Semaphore, broadcast};
 
 pub use auth::Token;
 pub use error::Error;
@@ -67,11 +75,19 @@ pub struct Config {
     /// The folder the schema builder opens and saves schemas in; `None`:
     /// the builder still builds, lints and downloads, but cannot save.
     pub schemas: Option<PathBuf>,
+    /// The most `GET /api/feed` connections open at once; beyond, `503`
+    /// with `Retry-After` (Note \[Feed cap\] in `api`).
+    pub max_feed_clients: usize,
+    /// How long a client may take to send a request head, and then its
+    /// body (Note \[Connections\]).
+    pub client_timeout: Duration,
 }
 
 impl Config {
     /// The defaults for a store: check for changes every 2 ms, read the feed
-    /// at least every 100 ms, keep-alive every 15 s.
+    /// at least every 100 ms, keep-alive every 15 s, at most
+    /// [`MAX_FEED_CLIENTS`] feed connections, [`CLIENT_TIMEOUT`] for a
+    /// request head and for its body.
     pub fn new(store: StoreUrl) -> Self {
         Config {
             store,
@@ -80,9 +96,22 @@ impl Config {
             check: Duration::from_millis(2),
             keep_alive: Duration::from_secs(15),
             schemas: None,
+            max_feed_clients: MAX_FEED_CLIENTS,
+            client_timeout: CLIENT_TIMEOUT,
         }
     }
 }
+
+/// The default cap on open feed connections (Note \[Feed cap\] in `api`).
+pub const MAX_FEED_CLIENTS: usize = 256;
+
+/// The default time a client has for its request head, and again for its
+/// body (Note \[Connections\]).
+pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most bytes of a request head: the request line and the headers, line
+/// ends and the blank line included (Note \[Connections\]).
+pub const MAX_HEAD_BYTES: usize = 32 * 1024;
 
 /// What every handler shares.
 #[derive(Debug)]
@@ -96,9 +125,39 @@ pub(crate) struct State {
     pub(crate) schemas: Option<PathBuf>,
     /// Rows published by the one tailer (Note \[One tailer\]).
     pub(crate) tail: broadcast::Sender<Arc<feed::Row>>,
+    /// One permit per open feed connection (Note \[Feed cap\] in `api`).
+    pub(crate) feed_slots: Arc<Semaphore>,
+    /// [`Config::max_feed_clients`], for the 503's message.
+    pub(crate) max_feed_clients: usize,
+    /// [`Config::client_timeout`]: also the deadline of a request body.
+    pub(crate) client_timeout: Duration,
+    /// Feed rows the clients have read from the store, all told: what the
+    /// tests watch to see that nothing reads ahead of a stalled client
+    /// (Note \[Pull, not push\] in `feed`).
+    pub(crate) feed_rows_read: AtomicU64,
 }
 
 impl State {
+    /// The shared state of a server on `config`'s store.
+    pub(crate) fn new(
+        config: Config,
+        pg: Option<PgStore>,
+        tail: broadcast::Sender<Arc<feed::Row>>,
+    ) -> Self {
+        State {
+            store: config.store,
+            pg,
+            token: config.token,
+            keep_alive: config.keep_alive,
+            schemas: config.schemas,
+            tail,
+            feed_slots: Arc::new(Semaphore::new(config.max_feed_clients)),
+            max_feed_clients: config.max_feed_clients,
+            client_timeout: config.client_timeout,
+            feed_rows_read: AtomicU64::new(0),
+        }
+    }
+
     /// What a page or API request reads: a fresh read-only SQLite
     /// connection (cheap, and under WAL it never waits on writers), or the
     /// pooled Postgres store. The queries are the same on both (Note
@@ -189,20 +248,14 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
         .await
         .map_err(|source| Error::Bind { addr, source })?;
     let (tail, _) = broadcast::channel(feed::CHANNEL);
+    let pace = feed::Pace {
+        check: config.check,
+        poll: config.poll,
+    };
     Ok(Bound {
         listener,
-        state: Arc::new(State {
-            store: config.store,
-            pg,
-            token: config.token,
-            keep_alive: config.keep_alive,
-            schemas: config.schemas,
-            tail,
-        }),
-        pace: feed::Pace {
-            check: config.check,
-            poll: config.poll,
-        },
+        state: Arc::new(State::new(config, pg, tail)),
+        pace,
         start_after,
     })
 }
@@ -235,37 +288,41 @@ impl Bound {
         let _guard = StopOnDrop(Arc::clone(&stop));
         feed::spawn_tailer(&self.state, self.start_after, self.pace, stop);
         let app = api::router(Arc::clone(&self.state));
+        let head_timeout = self.state.client_timeout;
         tokio::select! {
-            () = accept_loop(self.listener, app) => Ok(()),
+            () = accept_loop(self.listener, app, head_timeout) => Ok(()),
             () = shutdown => Ok(()),
         }
     }
 }
 
-/// The most bytes of a request head (request line and headers) a
-/// connection buffers (Note \[Connections\]).
-const MAX_HEAD_BYTES: usize = 32 * 1024;
-
-/// How long a client may take to send its request head.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// Accept connections for good, each served on its own task.
 ///
 /// Note \[Connections\]: `axum::serve` fixes hyper's settings, so `serve`
-/// drives hyper itself, for three reasons:
-/// - a request head is capped at [`MAX_HEAD_BYTES`] (hyper's default is
-///   about 400 KiB): an over-long request line or header gets `431` and
-///   the connection closes, before anything is routed. Browsers send a few
-///   KiB; the dashboard's URLs are short.
-/// - a client must send its head within [`HEAD_TIMEOUT`], so half-open
-///   connections that never finish a request do not pile up.
+/// drives hyper itself, for these reasons:
+/// - a request head (request line, headers, their line ends and the blank
+///   line) is capped at [`MAX_HEAD_BYTES`], 32,768 bytes exactly: one more
+///   gets `431` and the connection closes, before anything is routed.
+///   hyper's own cap is its read buffer (`max_buf_size`), which one read
+///   can overshoot by what the allocator rounded up: a 32 KiB buffer let
+///   heads of about 48 KiB through, so the cap is `max_header_size`, which
+///   counts the parsed head. Browsers send a few KiB; the dashboard's URLs
+///   are short.
+/// - the same 32 KiB caps hyper's write buffer: hyper polls a response body
+///   (a feed, a page) for more only when what it holds is under it, so a
+///   client that stops reading holds at most that plus one chunk in `serve`
+///   (Note \[Pull, not push\] in `feed`).
+/// - a client must send its head within the client timeout
+///   ([`Config::client_timeout`], 30 s), and then its body within as long
+///   again (Note \[Slow bodies\] in `limits`), so half-open connections and
+///   trickled bodies do not pile up and hold file descriptors.
 /// - `TCP_NODELAY`: SSE writes are small; with Nagle's algorithm a frame can
 ///   wait for the client's delayed ACK (up to 40 ms on Linux), which alone
 ///   would break the 50 ms latency goal (issue 9).
 ///
 /// An accept error (out of file descriptors) is waited out, not fatal: the
 /// server answers again once connections close.
-async fn accept_loop(listener: tokio::net::TcpListener, app: axum::Router) {
+async fn accept_loop(listener: tokio::net::TcpListener, app: axum::Router, head_timeout: Duration) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -279,8 +336,9 @@ async fn accept_loop(listener: tokio::net::TcpListener, app: axum::Router) {
             // answered what it could (400, 431) and nothing else is affected.
             let _ = hyper::server::conn::http1::Builder::new()
                 .max_buf_size(MAX_HEAD_BYTES)
+                .max_header_size(MAX_HEAD_BYTES)
                 .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEAD_TIMEOUT)
+                .header_read_timeout(head_timeout)
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                 .await;
         });

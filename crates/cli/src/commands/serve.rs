@@ -1,5 +1,5 @@
-//! `agentshape serve`: the store as a JSON API and its live feed as SSE
-//! (issue 9, first slice; no HTML pages yet). The server is `agentshape-web`;
+//! `agentshape serve`: the store as a dashboard of HTML pages, a JSON API
+//! and its live feed as SSE (issue 9). The server is `agentshape-web`;
 //! this module checks the address against the token, prints where it
 //! listens and runs until SIGINT or SIGTERM.
 
@@ -41,6 +41,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         })?;
     }
     config.schemas = args.schemas;
+    config.max_feed_clients = args.max_feed_clients as usize;
+    config.client_timeout = std::time::Duration::from_secs_f64(args.client_timeout);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

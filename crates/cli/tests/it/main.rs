@@ -38,6 +38,7 @@ mod provider_safety;
 mod run;
 mod serve;
 mod serve_auth;
+mod serve_hostile;
 mod serve_pg;
 mod serve_robust;
 mod served;

@@ -341,8 +341,8 @@ fn fifty_clients_connect_and_drop_in_a_loop_while_a_run_writes() {
     assert_eq!(status, 200);
 }
 
-/// A client that opens the feed and never reads: its rows stop at its own
-/// channel and socket buffers; the others get every row and the server's
+/// A client that opens the feed and never reads: its rows stop at its
+/// socket buffers and one batch; the others get every row and the server's
 /// memory stays bounded.
 #[test]
 fn a_client_that_never_reads_stalls_no_one_and_memory_stays_bounded() {
@@ -379,9 +379,9 @@ fn a_client_that_never_reads_stalls_no_one_and_memory_stays_bounded() {
     assert!(got.len() > 6_000, "{}", got.len());
     let after = server.rss_kib();
     eprintln!("serve RSS {before} KiB -> {after} KiB");
-    // The sleeper holds at most its channel (256 rows) and the shared
-    // broadcast ring; an unbounded queue for it would hold all 24 MiB
-    // (measured: about 11 MiB of growth for 32 MiB of rows).
+    // The sleeper holds at most one catch-up batch (Note [Pull, not push]
+    // in the web crate) and the shared broadcast ring; an unbounded queue
+    // for it would hold all 24 MiB.
     assert!(
         after < before + 20 * 1024,
         "serve grew from {before} KiB to {after} KiB"

@@ -34,6 +34,9 @@ pub(crate) fn routes() -> Router<Arc<State>> {
         .route("/memories", get(memories::page))
         .route("/builder", get(builder::page))
         .route("/playground", get(playground::page))
+        // Every page declares its icon (`layout`), so a browser does not ask
+        // for this; a client that asks anyway gets "nothing", not a 404.
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
 }
 
 /// Which nav entry is highlighted.
@@ -66,6 +69,10 @@ pub(crate) fn layout(title: &str, active: Nav, scripts: &[&str], body: &Markup) 
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · agentshape" }
+                // No icon, said explicitly: without it every page load asks
+                // for `/favicon.ico` (a 404 in the browser console). The CSP
+                // admits `data:` images.
+                link rel="icon" href="data:,";
                 link rel="stylesheet" href="/assets/app.css";
                 @for s in scripts {
                     script type="module" src={ "/assets/" (s) } {}

@@ -19,12 +19,12 @@ use std::sync::Arc;
 use agentshape_store::ErrorKind;
 use agentshape_store::query::Source as Store;
 use agentshape_store::query::{self, SessionDetail, SessionRow};
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, State as AxState};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State as AxState};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use self::transcript::{Source, Transcript};
@@ -36,9 +36,15 @@ use crate::State;
 pub(crate) struct Loaded {
     #[serde(flatten)]
     pub(crate) detail: SessionDetail,
-    /// Its feed rows, or rows decoded from its log (Note \[Transcript source\]).
+    /// One page of its feed rows, or of rows decoded from its log (Notes
+    /// \[Transcript source\], \[Transcript pages\]).
     pub(crate) transcript: Vec<transcript::Row>,
-    /// More rows exist than [`transcript::MAX_ROWS`].
+    /// The row the page started after (`?after=`, 0 for the first page).
+    pub(crate) transcript_after: i64,
+    /// More rows follow: the `?after=` of the next page.
+    pub(crate) transcript_next: Option<i64>,
+    /// The transcript does not show everything: more pages follow, or the
+    /// log was longer than the page reads.
     pub(crate) transcript_truncated: bool,
     /// `feed`, `log` or `none`.
     pub(crate) transcript_source: Source,
@@ -46,7 +52,8 @@ pub(crate) struct Loaded {
     pub(crate) feed_after: i64,
 }
 
-/// Read a session for its page; `None` for an unknown id.
+/// Read a session for its page, its transcript from after row `after`
+/// (Note \[Transcript pages\]); `None` for an unknown id.
 ///
 /// Note \[Live after\]: a live page asks the feed for rows after the last
 /// one it rendered. The feed's highest id is read *before* the transcript:
@@ -57,7 +64,11 @@ pub(crate) struct Loaded {
 ///
 /// # Errors
 /// When the store cannot be read.
-pub(crate) fn load(store: &dyn Store, id: &str) -> agentshape_store::Result<Option<Loaded>> {
+pub(crate) fn load(
+    store: &dyn Store,
+    id: &str,
+    after: i64,
+) -> agentshape_store::Result<Option<Loaded>> {
     let max = query::feed_max_id(store)?;
     let Some(detail) = query::session(store, id)? else {
         return Ok(None);
@@ -65,8 +76,9 @@ pub(crate) fn load(store: &dyn Store, id: &str) -> agentshape_store::Result<Opti
     let Transcript {
         rows,
         truncated,
+        next,
         source,
-    } = transcript::load(store, &detail.session)?;
+    } = transcript::load(store, &detail.session, after)?;
     let feed_after = match source {
         Source::Feed => rows.last().map_or(max, |r| r.id.max(max)),
         Source::Log | Source::None => max,
@@ -74,17 +86,36 @@ pub(crate) fn load(store: &dyn Store, id: &str) -> agentshape_store::Result<Opti
     Ok(Some(Loaded {
         detail,
         transcript: rows,
-        transcript_truncated: truncated,
+        transcript_after: after,
+        transcript_next: next,
+        transcript_truncated: truncated || next.is_some(),
         transcript_source: source,
         feed_after,
     }))
 }
 
-/// `GET /sessions/{id}`: the page; 404 page for an unknown id, 400 for a
-/// path that is not UTF-8.
+/// `?after=`: the transcript page after this row (Note \[Transcript pages\]).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct PageParams {
+    pub(crate) after: Option<i64>,
+}
+
+impl PageParams {
+    /// The row to start after; a negative one is an error.
+    pub(crate) fn after(&self) -> Result<i64, &'static str> {
+        match self.after {
+            Some(n) if n < 0 => Err("after must be a non-negative row id"),
+            n => Ok(n.unwrap_or(0)),
+        }
+    }
+}
+
+/// `GET /sessions/{id}?after=`: the page; 404 page for an unknown id, 400
+/// for a path that is not UTF-8 or a bad `after`.
 pub(crate) async fn page(
     AxState(state): AxState<Arc<State>>,
     path: Result<Path<String>, PathRejection>,
+    q: Result<Query<PageParams>, QueryRejection>,
 ) -> Response {
     let Ok(Path(id)) = path else {
         return error_page(
@@ -92,9 +123,14 @@ pub(crate) async fn page(
             "the session id in the address is not valid UTF-8",
         );
     };
+    let after = match q.as_ref().map(|Query(q)| q.after()) {
+        Ok(Ok(n)) => n,
+        Ok(Err(m)) => return error_page(StatusCode::BAD_REQUEST, m),
+        Err(e) => return error_page(StatusCode::BAD_REQUEST, &e.body_text()),
+    };
     let st = Arc::clone(&state);
     let key = id.clone();
-    let loaded = tokio::task::spawn_blocking(move || load(st.open()?.source(), &key)).await;
+    let loaded = tokio::task::spawn_blocking(move || load(st.open()?.source(), &key, after)).await;
     match loaded {
         Ok(Ok(Some(l))) => {
             let title = format!("Session {}", printable(&l.detail.session.id));
@@ -214,7 +250,9 @@ pub(crate) fn render(l: &Loaded) -> Markup {
         })
         .collect();
     html! {
-        section #session data-session-id=(s.id) data-status=(s.shown_status) data-after=(l.feed_after) {
+        // Only the last page of a transcript follows the session live.
+        section #session data-session-id=(s.id) data-status=(s.shown_status) data-after=(l.feed_after)
+            data-follow=[l.transcript_next.is_some().then_some("false")] {
             h1 {
                 "Session " code.session-id { (s.id) } " "
                 span #session-status class={ "badge s-" (s.shown_status) } { (s.shown_status) }
@@ -336,11 +374,16 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                     Source::Log => "Decoded from the forensic log (this session has no feed rows).",
                     Source::None => "No feed rows and no readable forensic log.",
                 }
-                @if l.transcript_truncated {
-                    " Only the first " (transcript::MAX_ROWS) " rows are shown."
+                @if l.transcript_after > 0 {
+                    " Rows after " (l.transcript_after) "."
+                }
+                @if l.transcript_truncated && l.transcript_next.is_none() {
+                    " The forensic log is longer than a page reads; its end is not shown."
                 }
             }
+            (transcript_pager(l))
             div #transcript .transcript { (transcript::lines(&l.transcript)) }
+            (transcript_pager(l))
             h2 { "Events" }
             @if d.events.is_empty() { p.muted { "None." } } @else {
                 table #events {
@@ -375,6 +418,27 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Links to the first and the next page of the transcript, when there
+/// are other pages (Note \[Transcript pages\]).
+fn transcript_pager(l: &Loaded) -> Markup {
+    let href = session_href(&l.detail.session.id);
+    html! {
+        @if l.transcript_after > 0 || l.transcript_next.is_some() {
+            nav.pager.transcript-pager {
+                @if l.transcript_after > 0 {
+                    a.first href=(href) { "← First rows" } " "
+                }
+                @if let Some(next) = l.transcript_next {
+                    a.next href={ (href) "?after=" (next) } {
+                        "Next rows →"
+                    }
+                    " " span.muted { "(at most " (transcript::PAGE_ROWS) " rows or about 1 MiB per page)" }
                 }
             }
         }

@@ -28,7 +28,7 @@ fn feed(store: &mut SqliteStore, id: &str, rows: &[(&str, Value)]) {
 }
 
 fn page(store: &SqliteStore, id: &str) -> String {
-    render(&load(store, id).unwrap().unwrap()).into_string()
+    render(&load(store, id, 0).unwrap().unwrap()).into_string()
 }
 
 /// Every tag of `html`, from `<` to `>` (attribute values included).
@@ -202,7 +202,7 @@ fn verdict_and_status_per_state() {
     assert!(html.contains(r#"data-status="lost""#));
     assert!(html.contains("lost: no heartbeat since 2025-07-14T03:00:00.000Z"));
     assert!(html.contains("agentshape ingest /var/log/agentshape/lost.ndjson"));
-    assert!(load(&store, "nope").unwrap().is_none());
+    assert!(load(&store, "nope", 0).unwrap().is_none());
 }
 
 #[test]
@@ -243,7 +243,7 @@ fn a_session_without_feed_rows_is_read_from_its_log() {
     rec.raw_log_path = Some(log.display().to_string());
     // As `ingest` writes it: the session row and its `ended` feed row only.
     store.write_session(&rec).unwrap();
-    let l = load(&store, "s").unwrap().unwrap();
+    let l = load(&store, "s", 0).unwrap().unwrap();
     assert_eq!(l.transcript_source, Source::Log);
     let html = render(&l).into_string();
     assert!(
@@ -256,7 +256,7 @@ fn a_session_without_feed_rows_is_read_from_its_log() {
     assert_eq!(v["session"]["id"], "s");
     // An unreadable log: the feed's bookends.
     std::fs::remove_file(&log).unwrap();
-    let l = load(&store, "s").unwrap().unwrap();
+    let l = load(&store, "s", 0).unwrap().unwrap();
     assert_eq!(l.transcript_source, Source::Feed);
     assert_eq!(l.transcript.len(), 1);
     assert_eq!(l.transcript[0].kind, "ended");
@@ -265,7 +265,7 @@ fn a_session_without_feed_rows_is_read_from_its_log() {
         .connection()
         .execute("DELETE FROM feed WHERE session_id = 's'", [])
         .unwrap();
-    let l = load(&store, "s").unwrap().unwrap();
+    let l = load(&store, "s", 0).unwrap().unwrap();
     assert_eq!((l.transcript_source, l.transcript.len()), (Source::None, 0));
     // A session whose feed has what the agent did is read from the feed,
     // log or not.
@@ -278,7 +278,7 @@ fn a_session_without_feed_rows_is_read_from_its_log() {
             json!({"kind": "event", "event": {"type": "text", "text": "live"}}),
         )],
     );
-    let l = load(&store, "s").unwrap().unwrap();
+    let l = load(&store, "s", 0).unwrap().unwrap();
     assert_eq!(l.transcript_source, Source::Feed);
     assert_eq!(l.transcript[0].body["event"]["text"], "live");
 }
@@ -314,4 +314,55 @@ fn the_rows_it_wrote_are_tables() {
     ] {
         assert!(html.contains(want), "{want} in {html}");
     }
+}
+
+/// Note [Transcript pages]: a 12 MB transcript is served a page of about
+/// 1 MiB at a time (it was one 12 MB answer per request), each page
+/// linking the next, and walking the pages gives every row once, in order.
+#[test]
+fn a_long_transcript_is_paged_by_size_and_every_row_comes_once() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let rec = SessionRecord::new("big", "2025-07-14T03:00:00.000Z", "completed");
+    store.write_session(&rec).unwrap();
+    let text = "z".repeat(4000);
+    let rows: Vec<(&str, Value)> = (0..3000)
+        .map(|_| {
+            (
+                "event",
+                json!({"kind": "event", "event": {"type": "text", "text": text}}),
+            )
+        })
+        .collect();
+    feed(&mut store, "big", &rows);
+    let all: Vec<i64> = agentshape_store::query::feed_for_session(&store, "big", 0, 10_000)
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    let mut seen = Vec::new();
+    let mut after = 0;
+    let mut pages = 0;
+    loop {
+        let l = load(&store, "big", after).unwrap().unwrap();
+        let html = render(&l).into_string();
+        assert!(html.len() < 2 << 20, "a page of {} bytes", html.len());
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(json.len() < 2 << 20, "an answer of {} bytes", json.len());
+        seen.extend(l.transcript.iter().map(|r| r.id));
+        pages += 1;
+        match l.transcript_next {
+            Some(next) => {
+                assert!(l.transcript_truncated);
+                assert!(
+                    html.contains(&format!(r#"href="/sessions/big?after={next}""#)),
+                    "links the next page"
+                );
+                assert!(html.contains(r#"data-follow="false""#));
+                after = next;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(seen, all);
+    assert!(pages >= 12, "{pages} pages");
 }
