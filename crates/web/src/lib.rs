@@ -20,14 +20,17 @@
 //! transcript, Note \[Transcript pages\]); see Note \[Connections\].
 //!
 //! Note \[Token\]: when a token is set every request, SSE included, must carry
-//! it (`Authorization: Bearer T`, the `agentshape_token` cookie, or `?token=T`,
-//! which also sets that cookie so a browser opens the dashboard once with the
-//! token in the URL and then browses normally). It is compared in constant
+//! it (`?token=T`, `Authorization: Bearer T` or the `agentshape_token`
+//! cookie, checked in that order: a `?token=` is taken first and replaces the
+//! cookie, so a browser holding the cookie of an earlier token logs in again
+//! with the new one; a browser opens the dashboard once with the token in the
+//! URL and then browses normally). It is compared in constant
 //! time and never logged or echoed. Without a token, only loopback `Host`
 //! names are served (DNS rebinding). Whatever the token, a request that
 //! changes something (saving a schema) needs same-origin proof or a bearer
 //! header (CSRF). Refusing a non-loopback address without a token is the
-//! caller's job (the CLI exits 64): this crate serves whatever it is given.
+//! caller's job, and so is refusing a token under 16 characters there (the
+//! CLI exits 64 for both): this crate serves whatever it is given.
 
 // No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
 #![forbid(unsafe_code)]
