@@ -1,6 +1,6 @@
 //! Postgres connection strings, read the way the client reads them: what
 //! to hide in messages ([`redact`]) and the TLS options the client does not
-//! know ([`split_tls`]).
+//! know (`split_tls`).
 //!
 //! Note \[One reading of a connection string\]: a password must never reach
 //! a message, and the only reliable way to know which characters are the
@@ -15,7 +15,7 @@
 //! - `key=value` pairs separated by whitespace, a value either bare (a
 //!   backslash escapes the next character) or in single quotes.
 //!
-//! [`pieces`] mirrors both cuts, byte for byte, and everything else here
+//! `pieces` mirrors both cuts, byte for byte, and everything else here
 //! works on its output; a unit test checks it against the client's own
 //! parser over a table of forms and generated strings. Redaction then
 //! hides more than the client reads, never less: the user info up to the
