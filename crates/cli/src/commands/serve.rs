@@ -43,6 +43,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     config.schemas = args.schemas;
     config.max_feed_clients = args.max_feed_clients as usize;
     config.client_timeout = std::time::Duration::from_secs_f64(args.client_timeout);
+    raise_descriptor_limit();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -61,6 +62,24 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         // The store's own error, so the exit code is its kind's (65, 73, 75...).
         Err(Error::Store(e)) => Err(e.into()),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Note [Descriptors]: every connection costs a file descriptor, and the
+/// soft limit a shell gives a process is often small (1,024, or 256 on some
+/// systems) while the hard limit is far larger. A few hundred clients that
+/// hold their connections open (trickling bodies, up to `--client-timeout`;
+/// feed readers, up to `--max-feed-clients`) would otherwise use up the soft
+/// limit, and then `accept` fails and every other request waits. So `serve`
+/// raises its soft limit to the hard one (at most 2^20) before it listens;
+/// where that is refused it keeps the limit it has.
+fn raise_descriptor_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let want = hard.min(1 << 20);
+        if soft < want {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, want, hard);
+        }
     }
 }
 

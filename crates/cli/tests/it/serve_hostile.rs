@@ -218,3 +218,72 @@ fn pages_declare_an_icon_and_favicon_ico_is_not_a_404() {
     let icon = get(addr, "/favicon.ico").expect("an answer");
     assert!(matches!(icon.status, 200 | 204), "{icon:?}");
 }
+
+/// Started from a shell whose soft descriptor limit is 64 (the hard one
+/// stays), `serve` raises its own (Note [Descriptors]): 100 trickling bodies
+/// held open do not use up its descriptors, and a normal request is still
+/// answered while they last. With the soft limit kept, `accept` failed with
+/// `EMFILE` and the request waited for the bodies' timeout.
+#[test]
+fn held_connections_do_not_use_up_a_small_descriptor_limit() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("fds.db");
+    let bin = assert_cmd::cargo::cargo_bin("agentshape");
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", "ulimit -Sn 64 && exec \"$0\" \"$@\""])
+        .arg(&bin)
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--client-timeout",
+            "120",
+            "--store",
+        ])
+        .arg(&db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("serve ended before listening").unwrap();
+        if let Some(url) = line.split("listening on ").nth(1) {
+            break url.trim().trim_end_matches('/').to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let mut server = crate::served::Server { child, base };
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.child.id())).unwrap();
+    let open_files = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let soft: u64 = open_files
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(soft > 64, "the soft limit was not raised: {open_files}");
+    let addr = server.addr().to_owned();
+    let held: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let mut s = TcpStream::connect(&addr).unwrap();
+            s.write_all(
+                format!(
+                    "POST /api/lint HTTP/1.1\r\nHost: {addr}\r\nSec-Fetch-Site: same-origin\r\n\
+                     Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"schema\":"
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+            s
+        })
+        .collect();
+    // Within the hang guard (30 s), far inside the bodies' 120 s.
+    assert_eq!(get(&addr, "/api/sessions").unwrap().status, 200);
+    assert!(server.alive());
+    drop(held);
+}
