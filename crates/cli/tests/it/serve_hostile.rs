@@ -101,6 +101,21 @@ fn feed_connections_beyond_the_cap_get_503_with_retry_after_and_json() {
     assert!(server.alive());
 }
 
+/// A connection whose request head is whole but whose body (1,000 bytes
+/// announced) has only begun: it trickles no further.
+fn trickling_body(addr: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(
+        format!(
+            "POST /api/lint HTTP/1.1\r\nHost: {addr}\r\nSec-Fetch-Site: same-origin\r\n\
+             Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"schema\":"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    s
+}
+
 /// A body that trickles in is cut at `--client-timeout`: 408 (JSON), the
 /// connection closed, and the server goes on answering others meanwhile.
 #[test]
@@ -109,20 +124,7 @@ fn a_trickling_body_is_timed_out_and_other_requests_are_served() {
     let db = dir.path().join("slow-body.db");
     let mut server = serve(&db, &["--client-timeout", "1"]);
     let addr = server.addr().to_owned();
-    let mut slow: Vec<TcpStream> = (0..20)
-        .map(|_| {
-            let mut s = TcpStream::connect(&addr).unwrap();
-            s.write_all(
-                format!(
-                    "POST /api/lint HTTP/1.1\r\nHost: {addr}\r\nSec-Fetch-Site: same-origin\r\n\
-                     Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"schema\":"
-                )
-                .as_bytes(),
-            )
-            .unwrap();
-            s
-        })
-        .collect();
+    let mut slow: Vec<TcpStream> = (0..20).map(|_| trickling_body(&addr)).collect();
     // While they hang, others are served.
     assert_eq!(get(&addr, "/api/sessions").unwrap().status, 200);
     for s in &mut slow {
@@ -268,20 +270,7 @@ fn held_connections_do_not_use_up_a_small_descriptor_limit() {
         .unwrap();
     assert!(soft > 64, "the soft limit was not raised: {open_files}");
     let addr = server.addr().to_owned();
-    let held: Vec<TcpStream> = (0..100)
-        .map(|_| {
-            let mut s = TcpStream::connect(&addr).unwrap();
-            s.write_all(
-                format!(
-                    "POST /api/lint HTTP/1.1\r\nHost: {addr}\r\nSec-Fetch-Site: same-origin\r\n\
-                     Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"schema\":"
-                )
-                .as_bytes(),
-            )
-            .unwrap();
-            s
-        })
-        .collect();
+    let held: Vec<TcpStream> = (0..100).map(|_| trickling_body(&addr)).collect();
     // Within the hang guard (30 s), far inside the bodies' 120 s.
     assert_eq!(get(&addr, "/api/sessions").unwrap().status, 200);
     assert!(server.alive());
