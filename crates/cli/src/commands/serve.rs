@@ -65,7 +65,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     }
 }
 
-/// Note [Descriptors]: every connection costs a file descriptor, and the
+/// Note \[Descriptors\]: every connection costs a file descriptor, and the
 /// soft limit a shell gives a process is often small (1,024, or 256 on some
 /// systems) while the hard limit is far larger. A few hundred clients that
 /// hold their connections open (trickling bodies, up to `--client-timeout`;
