@@ -7,67 +7,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::served::Server;
+use crate::served::{Http, Server};
 
 /// Start `serve` on a fresh store in `dir`, with `extra` arguments.
 fn serve(dir: &Path, extra: &[&str]) -> Server {
     crate::served::serve(&dir.join("s.db"), extra)
-}
-
-/// A small blocking HTTP client over reqwest (status, parsed JSON body).
-struct Http {
-    rt: tokio::runtime::Runtime,
-    client: reqwest::Client,
-    base: String,
-}
-
-impl Http {
-    fn new(base: &str) -> Self {
-        Http {
-            rt: tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap(),
-            client: reqwest::Client::new(),
-            base: base.to_owned(),
-        }
-    }
-
-    fn send(&self, req: reqwest::RequestBuilder) -> (u16, Value) {
-        self.rt.block_on(async {
-            let r = req.send().await.unwrap();
-            let status = r.status().as_u16();
-            let bytes = r.bytes().await.unwrap();
-            (
-                status,
-                serde_json::from_slice(&bytes)
-                    .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into_owned())),
-            )
-        })
-    }
-
-    fn get(&self, path: &str) -> (u16, Value) {
-        self.send(self.client.get(format!("{}{path}", self.base)))
-    }
-
-    /// A write as the builder page sends it: same origin.
-    fn write(&self, method: reqwest::Method, path: &str, body: impl Into<String>) -> (u16, Value) {
-        self.send(
-            self.client
-                .request(method, format!("{}{path}", self.base))
-                .header("Origin", &self.base)
-                .header("Content-Type", "application/json")
-                .body(body.into()),
-        )
-    }
-
-    fn put(&self, path: &str, body: impl Into<String>) -> (u16, Value) {
-        self.write(reqwest::Method::PUT, path, body)
-    }
-
-    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
-        self.write(reqwest::Method::POST, path, body.to_string())
-    }
 }
 
 /// Every file under `dir`, recursively, as sorted relative paths.

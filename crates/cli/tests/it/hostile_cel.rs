@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::served::Http;
 use crate::{agentshape, assert_exit, json_lines, temp_file};
 
 fn schema_with(rule: &str) -> tempfile::NamedTempFile {
@@ -98,50 +99,6 @@ fn rules_that_build_gigabytes_give_the_cost_limit_finding() {
     }
 }
 
-/// A blocking client for one `serve`: (status, body as JSON).
-struct Http {
-    rt: tokio::runtime::Runtime,
-    client: reqwest::Client,
-    base: String,
-}
-
-impl Http {
-    fn new(base: &str) -> Self {
-        Http {
-            rt: tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap(),
-            client: reqwest::Client::new(),
-            base: base.to_owned(),
-        }
-    }
-
-    /// A request as the server's own pages send it (same origin).
-    fn send(&self, method: reqwest::Method, path: &str, body: String) -> (u16, Value) {
-        self.rt.block_on(async {
-            let r = self
-                .client
-                .request(method, format!("{}{path}", self.base))
-                .header("Origin", &self.base)
-                .header("Content-Type", "application/json")
-                .body(body)
-                .send()
-                .await
-                .unwrap();
-            let status = r.status().as_u16();
-            let bytes = r.bytes().await.unwrap();
-            let body = serde_json::from_slice(&bytes)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-            (status, body)
-        })
-    }
-
-    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
-        self.send(reqwest::Method::POST, path, body.to_string())
-    }
-}
-
 /// One request per hostile rule to every endpoint that compiles a schema,
 /// and to the builder reading it from `--schemas`: each gets a 4xx JSON
 /// error naming the limit (or the builder's report of the rule), and the
@@ -176,11 +133,7 @@ fn serve_refuses_rules_too_deep_and_keeps_serving() {
         assert!(!error.contains('\n'), "{error}");
         fine();
 
-        let (status, got) = http.send(
-            reqwest::Method::PUT,
-            "/api/schemas/saved.json",
-            schema.to_string(),
-        );
+        let (status, got) = http.put("/api/schemas/saved.json", schema.to_string());
         assert_eq!(status, 422, "{what}: {got}");
         assert!(
             got["error"].as_str().unwrap().contains("is too"),
@@ -200,13 +153,9 @@ fn serve_refuses_rules_too_deep_and_keeps_serving() {
         fine();
     }
     // The builder opens the schema from `--schemas`, and its page checks it.
-    let (status, _) = http.send(reqwest::Method::GET, "/builder", String::new());
+    let (status, _) = http.get("/builder");
     assert_eq!(status, 200);
-    let (status, opened) = http.send(
-        reqwest::Method::GET,
-        "/api/schemas/deep.json",
-        String::new(),
-    );
+    let (status, opened) = http.get("/api/schemas/deep.json");
     assert_eq!(status, 200, "{opened}");
     let (status, got) = http.post("/api/invariants", &json!({ "schema": deep_schema }));
     assert_eq!((status, &got["ok"]), (200, &json!(false)), "{got}");

@@ -5,6 +5,8 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
 
+use serde_json::Value;
+
 /// A running `serve`, killed when dropped.
 pub(crate) struct Server {
     pub(crate) child: Child,
@@ -64,4 +66,65 @@ pub(crate) fn serve(db: &Path, extra: &[&str]) -> Server {
     // Keep draining stderr so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     Server { child, base }
+}
+
+/// A small blocking HTTP client over reqwest (status, parsed JSON body).
+pub(crate) struct Http {
+    pub(crate) rt: tokio::runtime::Runtime,
+    pub(crate) client: reqwest::Client,
+    pub(crate) base: String,
+}
+
+impl Http {
+    pub(crate) fn new(base: &str) -> Self {
+        Http {
+            rt: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap(),
+            client: reqwest::Client::new(),
+            base: base.to_owned(),
+        }
+    }
+
+    pub(crate) fn send(&self, req: reqwest::RequestBuilder) -> (u16, Value) {
+        self.rt.block_on(async {
+            let r = req.send().await.unwrap();
+            let status = r.status().as_u16();
+            let bytes = r.bytes().await.unwrap();
+            (
+                status,
+                serde_json::from_slice(&bytes)
+                    .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into_owned())),
+            )
+        })
+    }
+
+    pub(crate) fn get(&self, path: &str) -> (u16, Value) {
+        self.send(self.client.get(format!("{}{path}", self.base)))
+    }
+
+    /// A write as the builder page sends it: same origin.
+    pub(crate) fn write(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: impl Into<String>,
+    ) -> (u16, Value) {
+        self.send(
+            self.client
+                .request(method, format!("{}{path}", self.base))
+                .header("Origin", &self.base)
+                .header("Content-Type", "application/json")
+                .body(body.into()),
+        )
+    }
+
+    pub(crate) fn put(&self, path: &str, body: impl Into<String>) -> (u16, Value) {
+        self.write(reqwest::Method::PUT, path, body)
+    }
+
+    pub(crate) fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        self.write(reqwest::Method::POST, path, body.to_string())
+    }
 }

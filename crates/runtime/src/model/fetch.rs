@@ -644,22 +644,7 @@ mod tests {
     fn verified_checks_size_then_hash() {
         let dir = tempfile::tempdir().unwrap();
         let body = b"GGUF fake";
-        let mut h = Sha256::new();
-        h.update(body);
-        let sha = hex(&h.finalize());
-        let m = KnownModel {
-            name: "t",
-            package: "p",
-            version: "1",
-            wheel: "w.whl",
-            wheel_sha256: "00",
-            wheel_size: 1,
-            member: "m.gguf",
-            sha256: Box::leak(sha.into_boxed_str()),
-            size: body.len() as u64,
-            file: "t.gguf",
-            description: "",
-        };
+        let m = crate::model::verify::tests::model_of(body);
         let p = dir.path().join("t.gguf");
         assert!(!verified(&m, &p).unwrap(), "missing file");
         std::fs::write(&p, b"GGUF fakx").unwrap();

@@ -178,10 +178,12 @@ fn write_sidecar(path: &Path, line: &str) -> io::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn model_of(body: &[u8]) -> KnownModel {
+    /// A pinned model whose file is `t.gguf` holding `body` (shared with
+    /// fetch's tests).
+    pub(crate) fn model_of(body: &[u8]) -> KnownModel {
         let sha = super::super::fetch::hex(&Sha256::digest(body));
         KnownModel {
             name: "t",
