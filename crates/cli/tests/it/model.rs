@@ -350,12 +350,11 @@ fn a_truncated_download_leaves_no_partial_file() {
 #[test]
 fn a_registry_that_is_down_gives_exit_3_with_the_url() {
     let c = case(|_, _| {});
-    // A port nothing listens on.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port nothing listens on: port 1 is below the ephemeral range, so no
+    // other test's stand-in (bound to port 0) can take it meanwhile, as it
+    // could a port freed just before (it did once: the fetch reached another
+    // test's server).
+    let port = 1;
     let out = agentshape()
         .args(["model", "fetch", "fake", "--index-url"])
         .arg(format!("http://127.0.0.1:{port}"))
