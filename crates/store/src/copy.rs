@@ -79,7 +79,11 @@ pub trait Copyable: Store {
 const SESSION_COLS: &str = "id, parent_id, tier, profile, agent, model, status, exit_code, \
     started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens, \
     extraction_method, error, error_category, summary, escalation, raw_log_path, heartbeat_at, \
-    output, verdict";
+    output, verdict, project, git_branch, agent_version, cache_read_tokens, cache_write_tokens, \
+    cost_estimated, source_path";
+const TOOL_COLS: &str = "session_id, tool, calls, errors";
+const MARK_COLS: &str =
+    "path, session_id, agent, dev, inode, size, byte_offset, mtime_ms, lines, updated_at";
 const EVENT_COLS: &str = "session_id, level, service, message, created_at";
 const SERVICE_COLS: &str = "session_id, name, status, detail";
 const ESCALATION_COLS: &str = "parent_id, child_id, service, tier, created_at";
@@ -102,6 +106,10 @@ pub struct CopyReport {
     pub escalations: u64,
     /// Feed rows copied.
     pub feed: u64,
+    /// `session_tools` rows copied.
+    pub session_tools: u64,
+    /// Native import marks copied (`native_files`).
+    pub native_files: u64,
     /// Feed rows of no stored session, left (Note \[Copying a store\]).
     pub feed_orphans: u64,
     /// Memories copied.
@@ -120,6 +128,8 @@ impl CopyReport {
             + self.services_checked
             + self.escalations
             + self.feed
+            + self.session_tools
+            + self.native_files
             + self.memories
     }
 }
@@ -212,12 +222,39 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
             stmts.push(insert("feed", FEED_COLS, row));
             counts.feed += 1;
         }
+        // Keyed by name, not by a row id: in key order.
+        for row in src.read(
+            &format!(
+                "SELECT {TOOL_COLS} FROM session_tools WHERE session_id IN ({fresh_list}) \
+                 ORDER BY session_id, tool"
+            ),
+            &fresh,
+        )? {
+            stmts.push(insert("session_tools", TOOL_COLS, row));
+            counts.session_tools += 1;
+        }
+        // A copied session's import marks come along, so importing the same
+        // files into the copy adds nothing (a mark the target already has
+        // for another session is left alone).
+        for row in src.read(
+            &format!(
+                "SELECT {MARK_COLS} FROM native_files WHERE session_id IN ({fresh_list}) \
+                 ORDER BY path"
+            ),
+            &fresh,
+        )? {
+            let (sql, row) = insert("native_files", MARK_COLS, row);
+            stmts.push((format!("{sql} ON CONFLICT (path) DO NOTHING"), row));
+            counts.native_files += 1;
+        }
         to.copy_rows_mut().write_all(&stmts)?;
         report.sessions += counts.sessions;
         report.events += counts.events;
         report.services_checked += counts.services_checked;
         report.escalations += counts.escalations;
         report.feed += counts.feed;
+        report.session_tools += counts.session_tools;
+        report.native_files += counts.native_files;
     }
     report.feed_orphans = src
         .read(

@@ -165,6 +165,98 @@ pub struct SessionRecord {
     /// `escalations` row each, which the cooldown policy counts).
     #[serde(default)]
     pub escalated_for: Vec<String>,
+    /// The project the session worked in (a native session's `cwd`).
+    #[serde(default)]
+    pub project: Option<String>,
+    /// The git branch the agent reported.
+    #[serde(default)]
+    pub git_branch: Option<String>,
+    /// The agent's own version (`2.1.23`, `0.104.0`).
+    #[serde(default)]
+    pub agent_version: Option<String>,
+    /// Prompt tokens read from the provider's cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    /// `cost_usd` was computed from usage and a price table, not reported
+    /// by the agent.
+    #[serde(default)]
+    pub cost_estimated: bool,
+    /// The agent's own session file this session was imported from.
+    #[serde(default)]
+    pub source_path: Option<String>,
+    /// Tool calls and errors per tool (`session_tools` rows).
+    #[serde(default)]
+    pub tools: Vec<ToolCount>,
+}
+
+/// Calls of one tool in one session, and how many of them failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCount {
+    /// Tool name as the agent called it (`Bash`, `shell`, `apply_patch`).
+    pub tool: String,
+    /// Calls.
+    pub calls: u64,
+    /// Calls whose result was an error.
+    pub errors: u64,
+}
+
+/// How far one native session file has been imported (a `native_files`
+/// row).
+///
+/// Note \[Import marks\]: a mark names the file by path and by what it
+/// was when read (device, inode, size, modification time), and says how
+/// far it was read: `offset` is always just after a newline, so a line the
+/// agent is still writing is read whole on a later pass. An importer that
+/// finds the same device, inode, size and mtime reads nothing; the same
+/// file grown reads from `offset`; another inode, or a size below `offset`
+/// (replaced or truncated) is re-read whole, once, with
+/// [`NativeMark::reset`] set so [`Store::save_native`] first drops the feed
+/// and tool rows the previous reading stored. The mark is saved in the
+/// transaction that stores the lines it covers, so a crash between the two
+/// cannot append a line twice or lose one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NativeMark {
+    /// The file, as the importer names it (absolute).
+    pub path: String,
+    /// The stored session its lines belong to.
+    pub session_id: String,
+    /// `claude-code`, `codex` or `gemini-cli`.
+    pub agent: String,
+    /// Device of the file when read.
+    pub dev: u64,
+    /// Inode of the file when read.
+    pub inode: u64,
+    /// Size of the file when read.
+    pub size: u64,
+    /// Bytes read: the end of the last complete line.
+    pub offset: u64,
+    /// Modification time when read, in milliseconds since the epoch.
+    pub mtime_ms: i64,
+    /// Complete lines read so far.
+    pub lines: u64,
+    /// When the mark was saved (RFC 3339).
+    pub updated_at: String,
+    /// Not stored: this save re-read the file whole, so the session's
+    /// earlier feed and tool rows are dropped first (Note \[Import
+    /// marks\]).
+    #[serde(default, skip_serializing)]
+    pub reset: bool,
+}
+
+/// What [`Store::save_native`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NativeReport {
+    /// The session row was new (false: its aggregate columns were updated).
+    pub inserted: bool,
+    /// Feed rows appended.
+    pub feed: usize,
+    /// Feed rows dropped first (a reset).
+    pub feed_dropped: usize,
+    /// A placeholder row was made for a parent not imported yet.
+    pub placeholder_parent: bool,
 }
 
 impl SessionRecord {
@@ -198,6 +290,14 @@ impl SessionRecord {
             memories: Vec::new(),
             services: Vec::new(),
             escalated_for: Vec::new(),
+            project: None,
+            git_branch: None,
+            agent_version: None,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            cost_estimated: false,
+            source_path: None,
+            tools: Vec::new(),
         }
     }
 }
@@ -483,6 +583,41 @@ pub trait Store: Send {
     /// # Errors
     /// When the database cannot be read.
     fn overview(&self) -> Result<Overview>;
+
+    /// Every native file's import mark, in one query (an importer compares
+    /// thousands of files with their marks by `stat` alone; Note \[Import
+    /// marks\]).
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn native_marks(&self) -> Result<Vec<NativeMark>>;
+
+    /// The import mark of one file.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn native_mark(&self, path: &str) -> Result<Option<NativeMark>>;
+
+    /// Store what one pass over a native session file read, in one
+    /// transaction (Note \[Import marks\]): when `mark.reset`, first drop
+    /// the session's feed and `session_tools` rows; insert the session, or
+    /// update the aggregate columns of the stored one (everything but its
+    /// id; no `ended` feed row: a native session has no end the store could
+    /// witness); replace its `session_tools` rows with `record.tools`;
+    /// append `feed`; upsert `mark`. A `parent_id` not stored yet (a
+    /// sub-agent's file read before its parent's) gets a placeholder row
+    /// (status `running`, the child's start) that the parent's own import
+    /// later fills in. `record.events`, `memories`, `services` and
+    /// `escalated_for` are not written here.
+    ///
+    /// # Errors
+    /// When the database cannot be written; nothing is written then.
+    fn save_native(
+        &mut self,
+        record: &SessionRecord,
+        feed: &[FeedEntry],
+        mark: &NativeMark,
+    ) -> Result<NativeReport>;
 
     /// Where the store is, as `--store` takes it (a URL's password
     /// redacted), for messages that give a command to run later (the

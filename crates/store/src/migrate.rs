@@ -15,9 +15,12 @@
 //! and serialises migrators with a transaction-scoped advisory lock
 //! ([`PG_MIGRATION_LOCK`]).
 //!
-//! Note \[One logical schema\]: both backends hold the same eight tables
+//! Note \[One logical schema\]: both backends hold the same eleven tables
 //! (`sessions`, `events`, `memories`, `services_checked`, `escalations`,
-//! `feed`, and since version 5 / 2 `escalation_claims` and `leases`) with the same columns and meanings; timestamps are RFC 3339 text
+//! `feed`, since version 5 / 2 `escalation_claims` and `leases`, and since
+//! version 6 / 3 `session_tools`, `native_files` and `store_meta`) with the
+//! same columns and meanings (a flag such as `sessions.cost_estimated` is
+//! 0/1 on SQLite and a BOOLEAN on Postgres); timestamps are RFC 3339 text
 //! on both (Note \[Text timestamps\]) so a copied store compares and sorts
 //! the same. What differs is physical: SQLite's dashboard indexes, its FTS5
 //! text search and the trigger-kept counters (`list_counts`,
@@ -63,6 +66,11 @@ pub const SQLITE: &[Migration] = &[
         name: "0005_scale.sql",
         sql: include_str!("../migrations/0005_scale.sql"),
     },
+    Migration {
+        version: 6,
+        name: "0006_native.sql",
+        sql: include_str!("../migrations/0006_native.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
@@ -76,6 +84,11 @@ pub const POSTGRES: &[Migration] = &[
         version: 2,
         name: "postgres/0002_scale.sql",
         sql: include_str!("../migrations/postgres/0002_scale.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "postgres/0003_native.sql",
+        sql: include_str!("../migrations/postgres/0003_native.sql"),
     },
 ];
 

@@ -87,8 +87,8 @@ use crate::tls::{SslMode, Tls};
 use crate::url::redact;
 use crate::{
     Claim, ClaimRequest, FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, LeaseState, MemoryLine,
-    NEW_MEMORY_CONFIDENCE, Overview, REINFORCE_STEP, SessionLine, SessionRecord, Store,
-    WriteReport, parse_memory_key, time,
+    NEW_MEMORY_CONFIDENCE, NativeMark, NativeReport, Overview, REINFORCE_STEP, SessionLine,
+    SessionRecord, Store, WriteReport, parse_memory_key, time,
 };
 
 /// The environment variable bounding each connect, in milliseconds.
@@ -768,9 +768,10 @@ const INSERT_SESSION: &str =
     "INSERT INTO sessions (id, parent_id, tier, profile, agent, model, status, exit_code,
         started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens,
         extraction_method, error, error_category, summary, escalation, raw_log_path,
-        output, verdict, heartbeat_at)
+        output, verdict, heartbeat_at, project, git_branch, agent_version, cache_read_tokens,
+        cache_write_tokens, cost_estimated, source_path)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-        $19, $20, $21, $22, $23, $24)
+        $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)
      ON CONFLICT (id) DO NOTHING";
 
 const UPDATE_SESSION: &str =
@@ -778,8 +779,121 @@ const UPDATE_SESSION: &str =
         model = $6, status = $7, exit_code = $8, started_at = $9, ended_at = $10, cost_usd = $11,
         duration_ms = $12, num_turns = $13, input_tokens = $14, output_tokens = $15,
         extraction_method = $16, error = $17, error_category = $18, summary = $19,
-        escalation = $20, raw_log_path = $21, output = $22, verdict = $23, heartbeat_at = $24
+        escalation = $20, raw_log_path = $21, output = $22, verdict = $23, heartbeat_at = $24,
+        project = $25, git_branch = $26, agent_version = $27, cache_read_tokens = $28,
+        cache_write_tokens = $29, cost_estimated = $30, source_path = $31
      WHERE id = $1";
+
+const DELETE_TOOLS: &str = "DELETE FROM session_tools WHERE session_id = $1";
+
+/// A session's tools in one statement (Note \[One statement per table\]);
+/// a tool named twice in a record is summed.
+const INSERT_TOOLS: &str = "INSERT INTO session_tools (session_id, tool, calls, errors)
+     SELECT $1, t, SUM(c), SUM(e)
+     FROM UNNEST($2::text[], $3::bigint[], $4::bigint[]) AS u(t, c, e)
+     GROUP BY t";
+
+const MARK_COLS_PG: &str =
+    "path, session_id, agent, dev, inode, size, byte_offset, mtime_ms, lines, updated_at";
+
+const UPSERT_MARK: &str = "INSERT INTO native_files (path, session_id, agent, dev, inode, size,
+        byte_offset, mtime_ms, lines, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     ON CONFLICT (path) DO UPDATE SET session_id = EXCLUDED.session_id,
+        agent = EXCLUDED.agent, dev = EXCLUDED.dev, inode = EXCLUDED.inode,
+        size = EXCLUDED.size, byte_offset = EXCLUDED.byte_offset,
+        mtime_ms = EXCLUDED.mtime_ms, lines = EXCLUDED.lines,
+        updated_at = EXCLUDED.updated_at";
+
+/// An inode or device number as a BIGINT, bit for bit.
+fn bits_i64(n: u64) -> i64 {
+    i64::from_ne_bytes(n.to_ne_bytes())
+}
+
+fn bits_u64(n: i64) -> u64 {
+    u64::from_ne_bytes(n.to_ne_bytes())
+}
+
+fn mark_row(r: &postgres::Row) -> NativeMark {
+    NativeMark {
+        path: r.get(0),
+        session_id: r.get(1),
+        agent: r.get(2),
+        dev: bits_u64(r.get(3)),
+        inode: bits_u64(r.get(4)),
+        size: bits_u64(r.get(5)),
+        offset: bits_u64(r.get(6)),
+        mtime_ms: r.get(7),
+        lines: bits_u64(r.get(8)),
+        updated_at: r.get(9),
+        reset: false,
+    }
+}
+
+/// Replace a session's `session_tools` rows with the record's.
+fn put_tools(tx: &mut Transaction<'_>, stmts: &mut Stmts, r: &SessionRecord) -> PgResult<()> {
+    let del = stmt(tx, stmts, DELETE_TOOLS)?;
+    tx.execute(&del, &[&r.id])?;
+    if r.tools.is_empty() {
+        return Ok(());
+    }
+    let ins = stmt(tx, stmts, INSERT_TOOLS)?;
+    let names: Vec<&str> = r.tools.iter().map(|t| t.tool.as_str()).collect();
+    let calls: Vec<i64> = r.tools.iter().map(|t| to_i64(t.calls)).collect();
+    let errors: Vec<i64> = r.tools.iter().map(|t| to_i64(t.errors)).collect();
+    tx.execute(&ins, &[&r.id, &names, &calls, &errors])?;
+    Ok(())
+}
+
+/// [`Store::save_native`]'s transaction, as SQLite's (Note \[Import
+/// marks\]); the feed lock is taken last, so it is held for the shortest
+/// time.
+fn save_native_pg(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    r: &SessionRecord,
+    feed: &[FeedEntry],
+    mark: &NativeMark,
+) -> PgResult<NativeReport> {
+    let mut report = NativeReport::default();
+    if let Some(parent) = &r.parent_id {
+        let mut holder = SessionRecord::new(parent, &r.started_at, "running");
+        holder.agent.clone_from(&r.agent);
+        holder.project.clone_from(&r.project);
+        report.placeholder_parent = put_session(tx, stmts, &holder, false, None)?;
+    }
+    if mark.reset {
+        let n = tx.execute("DELETE FROM feed WHERE session_id = $1", &[&r.id])?;
+        report.feed_dropped = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    report.inserted = put_session(tx, stmts, r, false, None)?;
+    if !report.inserted {
+        put_session(tx, stmts, r, true, None)?;
+    }
+    put_tools(tx, stmts, r)?;
+    let up = stmt(tx, stmts, UPSERT_MARK)?;
+    tx.execute(
+        &up,
+        &[
+            &mark.path,
+            &mark.session_id,
+            &mark.agent,
+            &bits_i64(mark.dev),
+            &bits_i64(mark.inode),
+            &bits_i64(mark.size),
+            &bits_i64(mark.offset),
+            &mark.mtime_ms,
+            &bits_i64(mark.lines),
+            &mark.updated_at,
+        ],
+    )?;
+    if !feed.is_empty() {
+        feed_lock(tx, stmts)?;
+        feed_insert(tx, stmts, feed)?;
+    }
+    report.feed = feed.len();
+    Ok(report)
+}
 
 const STATUS_FOR_UPDATE: &str = "SELECT status FROM sessions WHERE id = $1 FOR UPDATE";
 
@@ -861,6 +975,13 @@ fn put_session(
             &output,
             &verdict,
             &heartbeat_at,
+            &r.project,
+            &r.git_branch,
+            &r.agent_version,
+            &to_i64(r.cache_read_tokens),
+            &to_i64(r.cache_write_tokens),
+            &r.cost_estimated,
+            &r.source_path,
         ],
     )?;
     Ok(n == 1)
@@ -897,6 +1018,7 @@ fn children(
     r: &SessionRecord,
     report: &mut WriteReport,
 ) -> PgResult<()> {
+    put_tools(tx, stmts, r)?;
     let at = r.ended_at.as_deref().unwrap_or(&r.started_at);
     let mut levels = Vec::with_capacity(r.events.len());
     let mut services = Vec::with_capacity(r.events.len());
@@ -1246,6 +1368,45 @@ impl Store for PgStore {
         })
     }
 
+    fn native_marks(&self) -> Result<Vec<NativeMark>> {
+        self.with_conn(|conn| {
+            let rows = conn
+                .client
+                .query(
+                    &format!("SELECT {MARK_COLS_PG} FROM native_files ORDER BY path"),
+                    &[],
+                )
+                .pg(|| "reading the native import marks".to_owned())?;
+            Ok(rows.iter().map(mark_row).collect())
+        })
+    }
+
+    fn native_mark(&self, path: &str) -> Result<Option<NativeMark>> {
+        self.with_conn(|conn| {
+            let row = conn
+                .client
+                .query_opt(
+                    &format!("SELECT {MARK_COLS_PG} FROM native_files WHERE path = $1"),
+                    &[&path],
+                )
+                .pg(|| format!("reading the import mark of `{path}`"))?;
+            Ok(row.as_ref().map(mark_row))
+        })
+    }
+
+    fn save_native(
+        &mut self,
+        record: &SessionRecord,
+        feed: &[FeedEntry],
+        mark: &NativeMark,
+    ) -> Result<NativeReport> {
+        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
+        // Safe to retry: the transaction either happened whole or not at all.
+        self.write_tx_through_outage(&what, &|tx, stmts| {
+            save_native_pg(tx, stmts, record, feed, mark)
+        })
+    }
+
     fn has_session(&self, id: &str) -> Result<bool> {
         self.with_conn(|conn| {
             conn.client
@@ -1398,6 +1559,7 @@ impl postgres::types::ToSql for crate::copy::Cell {
             // SQLite keeps a whole REAL as an integer: widen it for float columns.
             Cell::Int(v) if *ty == Type::FLOAT8 => (*v as f64).to_sql(ty, out),
             Cell::Int(v) if *ty == Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
+            Cell::Int(v) if *ty == Type::BOOL => (*v != 0).to_sql(ty, out),
             Cell::Int(v) => v.to_sql(ty, out),
             Cell::Real(v) => v.to_sql(ty, out),
             Cell::Text(s) => s.as_str().to_sql(ty, out),

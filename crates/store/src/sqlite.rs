@@ -25,8 +25,8 @@ use crate::error::{Context, Error, Result};
 use crate::migrate::{self, Plan};
 use crate::{
     Claim, ClaimRequest, FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, LeaseState, MemoryLine,
-    NEW_MEMORY_CONFIDENCE, Overview, REINFORCE_STEP, SessionLine, SessionRecord, Store,
-    WriteReport, parse_memory_key, time,
+    NEW_MEMORY_CONFIDENCE, NativeMark, NativeReport, Overview, REINFORCE_STEP, SessionLine,
+    SessionRecord, Store, WriteReport, parse_memory_key, time,
 };
 
 /// The schema version this build writes.
@@ -297,14 +297,18 @@ fn insert_session(tx: &Transaction<'_>, r: &SessionRecord, update: bool) -> rusq
             duration_ms = ?12, num_turns = ?13, input_tokens = ?14, output_tokens = ?15,
             extraction_method = ?16, error = ?17, error_category = ?18, summary = ?19,
             escalation = ?20, raw_log_path = ?21, output = ?22, verdict = ?23,
+            project = ?24, git_branch = ?25, agent_version = ?26, cache_read_tokens = ?27,
+            cache_write_tokens = ?28, cost_estimated = ?29, source_path = ?30,
             heartbeat_at = NULL
          WHERE id = ?1"
     } else {
         "INSERT INTO sessions (id, parent_id, tier, profile, agent, model, status, exit_code,
             started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens,
             extraction_method, error, error_category, summary, escalation, raw_log_path,
-            output, verdict)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)"
+            output, verdict, project, git_branch, agent_version, cache_read_tokens,
+            cache_write_tokens, cost_estimated, source_path)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23,
+            ?24, ?25, ?26, ?27, ?28, ?29, ?30)"
     };
     tx.execute(
         sql,
@@ -332,9 +336,116 @@ fn insert_session(tx: &Transaction<'_>, r: &SessionRecord, update: bool) -> rusq
             r.raw_log_path,
             output,
             verdict,
+            r.project,
+            r.git_branch,
+            r.agent_version,
+            to_i64(r.cache_read_tokens),
+            to_i64(r.cache_write_tokens),
+            r.cost_estimated,
+            r.source_path,
         ],
     )?;
     Ok(())
+}
+
+/// Replace a session's `session_tools` rows with the record's.
+fn put_tools(tx: &Transaction<'_>, r: &SessionRecord) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM session_tools WHERE session_id = ?1")?
+        .execute([&r.id])?;
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO session_tools (session_id, tool, calls, errors) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (session_id, tool) DO UPDATE SET calls = calls + excluded.calls,
+            errors = errors + excluded.errors",
+    )?;
+    for t in &r.tools {
+        ins.execute(params![r.id, t.tool, to_i64(t.calls), to_i64(t.errors)])?;
+    }
+    Ok(())
+}
+
+/// An inode or device number as SQLite's signed integer, bit for bit (so
+/// it reads back exactly).
+pub(crate) fn bits_i64(n: u64) -> i64 {
+    i64::from_ne_bytes(n.to_ne_bytes())
+}
+
+/// The inverse of [`bits_i64`].
+pub(crate) fn bits_u64(n: i64) -> u64 {
+    u64::from_ne_bytes(n.to_ne_bytes())
+}
+
+const MARK_COLS: &str =
+    "path, session_id, agent, dev, inode, size, byte_offset, mtime_ms, lines, updated_at";
+
+fn mark_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NativeMark> {
+    Ok(NativeMark {
+        path: r.get(0)?,
+        session_id: r.get(1)?,
+        agent: r.get(2)?,
+        dev: bits_u64(r.get(3)?),
+        inode: bits_u64(r.get(4)?),
+        size: bits_u64(r.get(5)?),
+        offset: bits_u64(r.get(6)?),
+        mtime_ms: r.get(7)?,
+        lines: bits_u64(r.get(8)?),
+        updated_at: r.get(9)?,
+        reset: false,
+    })
+}
+
+/// [`Store::save_native`]'s transaction (Note \[Import marks\]).
+fn save_native_tx(
+    tx: &Transaction<'_>,
+    r: &SessionRecord,
+    feed: &[FeedEntry],
+    mark: &NativeMark,
+) -> rusqlite::Result<NativeReport> {
+    let mut report = NativeReport::default();
+    if let Some(parent) = &r.parent_id
+        && stored_status(tx, parent)?.is_none()
+    {
+        let mut holder = SessionRecord::new(parent, &r.started_at, "running");
+        holder.agent.clone_from(&r.agent);
+        holder.project.clone_from(&r.project);
+        insert_session(tx, &holder, false)?;
+        report.placeholder_parent = true;
+    }
+    if mark.reset {
+        report.feed_dropped = tx
+            .prepare_cached("DELETE FROM feed WHERE session_id = ?1")?
+            .execute([&r.id])?;
+    }
+    let update = stored_status(tx, &r.id)?.is_some();
+    insert_session(tx, r, update)?;
+    report.inserted = !update;
+    put_tools(tx, r)?;
+    for e in feed {
+        feed_insert(tx, e)?;
+    }
+    report.feed = feed.len();
+    tx.prepare_cached(
+        "INSERT INTO native_files (path, session_id, agent, dev, inode, size, byte_offset,
+            mtime_ms, lines, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id,
+            agent = excluded.agent, dev = excluded.dev, inode = excluded.inode,
+            size = excluded.size, byte_offset = excluded.byte_offset,
+            mtime_ms = excluded.mtime_ms, lines = excluded.lines,
+            updated_at = excluded.updated_at",
+    )?
+    .execute(params![
+        mark.path,
+        mark.session_id,
+        mark.agent,
+        bits_i64(mark.dev),
+        bits_i64(mark.inode),
+        bits_i64(mark.size),
+        bits_i64(mark.offset),
+        mark.mtime_ms,
+        bits_i64(mark.lines),
+        mark.updated_at,
+    ])?;
+    Ok(report)
 }
 
 fn write(
@@ -344,6 +455,7 @@ fn write(
     report: &mut WriteReport,
 ) -> rusqlite::Result<()> {
     insert_session(tx, r, update)?;
+    put_tools(tx, r)?;
     let at = r.ended_at.as_deref().unwrap_or(&r.started_at);
     {
         let mut ev = tx.prepare_cached(
@@ -767,6 +879,24 @@ impl Store for SqliteStore {
         Ok(n as u64)
     }
 
+    fn native_marks(&self) -> Result<Vec<NativeMark>> {
+        self.marks_where("ORDER BY path", &[])
+    }
+
+    fn native_mark(&self, path: &str) -> Result<Option<NativeMark>> {
+        Ok(self.marks_where("WHERE path = ?1", &[&path])?.pop())
+    }
+
+    fn save_native(
+        &mut self,
+        record: &SessionRecord,
+        feed: &[FeedEntry],
+        mark: &NativeMark,
+    ) -> Result<NativeReport> {
+        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
+        self.write_tx(&what, |tx| save_native_tx(tx, record, feed, mark))
+    }
+
     fn overview(&self) -> Result<Overview> {
         let ctx = || "reading the store overview".to_owned();
         let c = &self.conn;
@@ -856,6 +986,25 @@ impl Store for SqliteStore {
             o.memories.push(row.context(ctx)?);
         }
         Ok(o)
+    }
+}
+
+impl SqliteStore {
+    fn marks_where(
+        &self,
+        filter: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<NativeMark>> {
+        let ctx = || "reading the native import marks".to_owned();
+        if self.version < 6 {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {MARK_COLS} FROM native_files {filter}"))
+            .context(ctx)?;
+        let rows = stmt.query_map(params, mark_row).context(ctx)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
     }
 }
 

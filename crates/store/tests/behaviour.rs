@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use agentshape_store::{
-    Claim, ClaimRequest, CopyReport, ErrorKind, FeedEntry, LeaseState, NewMemory, PgStore,
-    SessionRecord, SqliteStore, Store, StoreUrl, copy,
+    Claim, ClaimRequest, CopyReport, ErrorKind, FeedEntry, LeaseState, NativeMark, NewMemory,
+    PgStore, SessionRecord, SqliteStore, Store, StoreUrl, ToolCount, copy,
 };
 
 use super::record;
@@ -108,6 +108,9 @@ both!(
     claims_expire_unused_count_once_started_and_once_written,
     a_lease_has_one_holder_until_released_or_expired,
     racing_lease_takers_get_one_holder,
+    native_save_inserts_then_updates_appends_and_resets,
+    native_child_before_its_parent_gets_a_placeholder_parent,
+    write_session_stores_the_native_columns_and_tools,
 );
 
 fn is_sqlite(p: &Place) -> bool {
@@ -132,14 +135,18 @@ fn opening_a_new_store_from_many_threads_migrates_once(p: &Place) {
     let s = p.open();
     assert_eq!(s.rows("SELECT COUNT(*) FROM sessions"), vec![vec!["8"]]);
     if is_sqlite(p) {
-        assert_eq!(s.rows("PRAGMA user_version"), vec![vec!["5"]]);
+        let latest = agentshape_store::migrate::latest(agentshape_store::migrate::SQLITE);
+        assert_eq!(
+            s.rows("PRAGMA user_version"),
+            vec![vec![latest.to_string()]]
+        );
     } else {
         assert_eq!(
             s.rows("SELECT version, name FROM schema_migrations ORDER BY version"),
-            vec![
-                vec!["1", "postgres/0001_init.sql"],
-                vec!["2", "postgres/0002_scale.sql"]
-            ]
+            agentshape_store::migrate::POSTGRES
+                .iter()
+                .map(|m| vec![m.version.to_string(), m.name.to_owned()])
+                .collect::<Vec<_>>()
         );
     }
 }
@@ -523,6 +530,8 @@ fn fill(s: &mut dyn Sql) {
     let mut running = SessionRecord::new("run", "2025-07-16T00:00:00.000Z", "running");
     running.raw_log_path = Some("logs/run.ndjson".into());
     s.start_session(&running).unwrap();
+    let (native, lines, mark) = native_session("nat", 2, 0);
+    s.save_native(&native, &lines, &mark).unwrap();
     s.append_feed(&[
         FeedEntry {
             session_id: "run".into(),
@@ -544,7 +553,9 @@ fn fill(s: &mut dyn Sql) {
 fn dump(s: &dyn Sql) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     for sql in [
-        "SELECT id, parent_id, tier, profile, agent, model, status, exit_code, started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens, extraction_method, error, error_category, summary, escalation, raw_log_path, heartbeat_at, output, verdict FROM sessions ORDER BY id",
+        "SELECT id, parent_id, tier, profile, agent, model, status, exit_code, started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens, extraction_method, error, error_category, summary, escalation, raw_log_path, heartbeat_at, output, verdict, project, git_branch, agent_version, cache_read_tokens, cache_write_tokens, CASE WHEN cost_estimated THEN 1 ELSE 0 END, source_path FROM sessions ORDER BY id",
+        "SELECT session_id, tool, calls, errors FROM session_tools ORDER BY session_id, tool",
+        "SELECT path, session_id, agent, dev, inode, size, byte_offset, mtime_ms, lines, updated_at FROM native_files ORDER BY path",
         "SELECT session_id, level, service, message, created_at FROM events ORDER BY session_id, id",
         "SELECT service, category, observation, confidence, active, created_at, updated_at, session_id, tier FROM memories ORDER BY created_at, category",
         "SELECT session_id, name, status, detail FROM services_checked ORDER BY session_id, id",
@@ -572,12 +583,14 @@ fn copy_to_the_other_backend_and_back_is_idempotent(p: &Place) {
     assert_eq!(
         first,
         CopyReport {
-            sessions: 5,
+            sessions: 6,
             sessions_skipped: 0,
             events: 6,
             services_checked: 3,
             escalations: 1,
-            feed: 6,
+            feed: 8,
+            session_tools: 2,
+            native_files: 1,
             feed_orphans: 1,
             memories: 4,
             memories_skipped: 0,
@@ -587,7 +600,7 @@ fn copy_to_the_other_backend_and_back_is_idempotent(p: &Place) {
     assert_eq!(dump(&*dst), dump(&*src));
     let again = copy(&*src, &mut *dst).unwrap();
     assert_eq!(again.added(), 0, "{again:?}");
-    assert_eq!((again.sessions_skipped, again.memories_skipped), (5, 4));
+    assert_eq!((again.sessions_skipped, again.memories_skipped), (6, 4));
     assert_eq!(dump(&*dst), dump(&*src));
     // And back, into a fresh store of the first kind.
     let third = if p.url.starts_with("sqlite:") {
@@ -798,4 +811,201 @@ fn racing_lease_takers_get_one_holder(p: &Place) {
         .filter_map(|h| h.join().unwrap().then_some(()))
         .count();
     assert_eq!(holders, 1);
+}
+
+/// A native session `id` as an importer would save it after reading
+/// `lines` lines from `from` (feed rows numbered from there).
+fn native_session(id: &str, lines: u64, from: u64) -> (SessionRecord, Vec<FeedEntry>, NativeMark) {
+    let mut r = SessionRecord::new(id, "2026-01-02T03:04:05.000Z", "completed");
+    r.agent = Some("claude-code".into());
+    r.model = Some("claude-sonnet-4-5".into());
+    r.project = Some("/home/u/proj".into());
+    r.git_branch = Some("main".into());
+    r.agent_version = Some("2.1.23".into());
+    r.input_tokens = 10 * (from + lines);
+    r.output_tokens = 5 * (from + lines);
+    r.cache_read_tokens = 1000 * (from + lines);
+    r.cache_write_tokens = 100;
+    r.cost_usd = Some(0.5);
+    r.cost_estimated = true;
+    r.num_turns = Some(from + lines);
+    r.source_path = Some(format!("/home/u/.claude/projects/p/{id}.jsonl"));
+    r.ended_at = Some("2026-01-02T03:10:00.000Z".into());
+    r.tools = vec![
+        ToolCount {
+            tool: "Bash".into(),
+            calls: from + lines,
+            errors: 1,
+        },
+        ToolCount {
+            tool: "Read".into(),
+            calls: 2,
+            errors: 0,
+        },
+    ];
+    let feed = (from..from + lines)
+        .map(|n| FeedEntry {
+            session_id: id.into(),
+            kind: "event".into(),
+            body: format!("{{\"n\":{n}}}"),
+            created_at: "2026-01-02T03:05:00.000Z".into(),
+        })
+        .collect();
+    let mark = NativeMark {
+        path: format!("/home/u/.claude/projects/p/{id}.jsonl"),
+        session_id: id.into(),
+        agent: "claude-code".into(),
+        dev: u64::MAX - 3,
+        inode: 1 << 40,
+        size: 100 * (from + lines),
+        offset: 100 * (from + lines),
+        mtime_ms: 1_767_323_045_000,
+        lines: from + lines,
+        updated_at: "2026-01-02T03:10:01.000Z".into(),
+        reset: false,
+    };
+    (r, feed, mark)
+}
+
+/// Note [Import marks]: the first pass inserts, a grown file appends only
+/// its new lines and updates the aggregates, a re-read whole replaces the
+/// feed; the marks read back exactly (a device number above `i64::MAX`
+/// too) and another session's feed is untouched.
+fn native_save_inserts_then_updates_appends_and_resets(p: &Place) {
+    let mut s = p.open();
+    assert_eq!(s.native_marks().unwrap(), vec![]);
+    s.append_feed(&[FeedEntry {
+        session_id: "other".into(),
+        kind: "line".into(),
+        body: "{}".into(),
+        created_at: "2026-01-02T03:04:05.000Z".into(),
+    }])
+    .unwrap();
+    let (r, feed, mark) = native_session("n1", 3, 0);
+    let rep = s.save_native(&r, &feed, &mark).unwrap();
+    assert!(rep.inserted);
+    assert_eq!((rep.feed, rep.feed_dropped), (3, 0));
+    let cols = "SELECT status, agent, model, project, git_branch, agent_version, input_tokens, \
+        cache_read_tokens, cache_write_tokens, CASE WHEN cost_estimated THEN 1 ELSE 0 END, \
+        source_path, num_turns FROM sessions WHERE id = 'n1'";
+    assert_eq!(
+        s.rows(cols),
+        vec![vec![
+            "completed",
+            "claude-code",
+            "claude-sonnet-4-5",
+            "/home/u/proj",
+            "main",
+            "2.1.23",
+            "30",
+            "3000",
+            "100",
+            "1",
+            "/home/u/.claude/projects/p/n1.jsonl",
+            "3"
+        ]]
+    );
+    assert_eq!(s.native_marks().unwrap(), vec![mark.clone()]);
+    assert_eq!(s.native_mark(&mark.path).unwrap(), Some(mark.clone()));
+    assert_eq!(s.native_mark("/nowhere").unwrap(), None);
+
+    // Grown by two lines.
+    let (mut r2, feed2, mark2) = native_session("n1", 2, 3);
+    r2.status = "error".into();
+    let rep = s.save_native(&r2, &feed2, &mark2).unwrap();
+    assert!(!rep.inserted);
+    assert_eq!(s.rows("SELECT COUNT(*) FROM sessions"), vec![vec!["1"]]);
+    assert_eq!(
+        s.rows("SELECT body FROM feed WHERE session_id = 'n1' ORDER BY id"),
+        (0..5)
+            .map(|n| vec![format!("{{\"n\":{n}}}")])
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        s.rows("SELECT status, input_tokens, num_turns FROM sessions WHERE id = 'n1'"),
+        vec![vec!["error", "50", "5"]]
+    );
+    assert_eq!(
+        s.rows(
+            "SELECT tool, calls, errors FROM session_tools WHERE session_id = 'n1' ORDER BY tool"
+        ),
+        vec![vec!["Bash", "5", "1"], vec!["Read", "2", "0"]]
+    );
+    assert_eq!(s.native_mark(&mark.path).unwrap(), Some(mark2));
+
+    // Replaced: re-read whole (two lines now), once.
+    let (r3, feed3, mut mark3) = native_session("n1", 2, 0);
+    mark3.reset = true;
+    mark3.inode += 1;
+    let rep = s.save_native(&r3, &feed3, &mark3).unwrap();
+    assert_eq!((rep.inserted, rep.feed, rep.feed_dropped), (false, 2, 5));
+    assert_eq!(
+        s.rows("SELECT body FROM feed WHERE session_id = 'n1' ORDER BY id"),
+        vec![vec!["{\"n\":0}"], vec!["{\"n\":1}"]]
+    );
+    assert_eq!(
+        s.rows("SELECT COUNT(*) FROM feed WHERE session_id = 'other'"),
+        vec![vec!["1"]]
+    );
+    mark3.reset = false;
+    assert_eq!(s.native_marks().unwrap(), vec![mark3]);
+}
+
+/// A sub-agent's file read before its parent's: the parent gets a
+/// placeholder row (the foreign key holds), filled in by its own import.
+fn native_child_before_its_parent_gets_a_placeholder_parent(p: &Place) {
+    let mut s = p.open();
+    let (mut child, feed, mark) = native_session("kid", 1, 0);
+    child.parent_id = Some("mum".into());
+    let rep = s.save_native(&child, &feed, &mark).unwrap();
+    assert!(rep.inserted && rep.placeholder_parent);
+    assert_eq!(
+        s.rows("SELECT id, status, agent FROM sessions WHERE id = 'mum'"),
+        vec![vec!["mum", "running", "claude-code"]]
+    );
+    // Again: the parent is there now.
+    let rep = s.save_native(&child, &[], &mark).unwrap();
+    assert!(!rep.inserted && !rep.placeholder_parent);
+    let (parent, feed, mark) = native_session("mum", 2, 0);
+    let rep = s.save_native(&parent, &feed, &mark).unwrap();
+    assert!(!rep.inserted);
+    assert_eq!(
+        s.rows("SELECT id, parent_id, status, model FROM sessions ORDER BY id"),
+        vec![
+            vec!["kid", "mum", "completed", "claude-sonnet-4-5"],
+            vec!["mum", "NULL", "completed", "claude-sonnet-4-5"]
+        ]
+    );
+    assert_eq!(s.native_marks().unwrap().len(), 2);
+}
+
+/// `write_session` (run, ingest) stores the same new columns and tools.
+fn write_session_stores_the_native_columns_and_tools(p: &Place) {
+    let mut s = p.open();
+    let (mut r, _, _) = native_session("w1", 1, 0);
+    r.tools.push(ToolCount {
+        tool: "Bash".into(),
+        calls: 2,
+        errors: 2,
+    });
+    assert!(s.write_session(&r).unwrap().inserted);
+    assert_eq!(
+        s.rows(
+            "SELECT project, git_branch, agent_version, cache_read_tokens, cache_write_tokens, \
+            CASE WHEN cost_estimated THEN 1 ELSE 0 END, source_path FROM sessions"
+        ),
+        vec![vec![
+            "/home/u/proj",
+            "main",
+            "2.1.23",
+            "1000",
+            "100",
+            "1",
+            "/home/u/.claude/projects/p/w1.jsonl"
+        ]]
+    );
+    assert_eq!(
+        s.rows("SELECT tool, calls, errors FROM session_tools ORDER BY tool"),
+        vec![vec!["Bash", "3", "3"], vec!["Read", "2", "0"]]
+    );
 }

@@ -83,7 +83,12 @@ fn file_store_uses_wal_and_reopens_without_remigrating() {
         assert_eq!(rows(&store, "PRAGMA journal_mode"), vec![vec!["wal"]]);
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(rows(&store, "PRAGMA user_version"), vec![vec!["5"]]);
+    assert_eq!(
+        rows(&store, "PRAGMA user_version"),
+        vec![vec![
+            agentshape_store::migrate::latest(agentshape_store::migrate::SQLITE).to_string()
+        ]]
+    );
     assert!(store.has_session("s1").unwrap());
     let o = store.overview().unwrap();
     assert_eq!(o.sessions_by_status, vec![("completed".to_owned(), 1)]);
@@ -121,7 +126,10 @@ mod many_writers {
             .connection()
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
-        assert_eq!(v, 5);
+        assert_eq!(
+            v,
+            agentshape_store::migrate::latest(agentshape_store::migrate::SQLITE)
+        );
     }
 
     #[test]

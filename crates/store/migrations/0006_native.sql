@@ -1,0 +1,51 @@
+-- agentshape store: the sessions agents wrote themselves (issue 28):
+-- Claude Code, Codex and Gemini CLI session files imported and watched
+-- (`agentshape import`, `watch`, `serve --watch`). The same logical schema
+-- as postgres/0003_native.sql (Note [One logical schema] in src/migrate.rs).
+
+-- What a native session says about itself beyond a run's columns.
+ALTER TABLE sessions ADD COLUMN project TEXT;
+ALTER TABLE sessions ADD COLUMN git_branch TEXT;
+ALTER TABLE sessions ADD COLUMN agent_version TEXT;
+ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+-- 1 when cost_usd was computed from usage and the price table, not reported.
+ALTER TABLE sessions ADD COLUMN cost_estimated INTEGER NOT NULL DEFAULT 0;
+-- The agent's own session file it was imported from.
+ALTER TABLE sessions ADD COLUMN source_path TEXT;
+
+-- The list's agent and project filters, each in list order (as 0004's).
+CREATE INDEX sessions_agent_order ON sessions(agent, started_at, id);
+CREATE INDEX sessions_project_order ON sessions(project, started_at, id);
+
+-- Tool calls and errors per tool and session ("tool errors by tool").
+CREATE TABLE session_tools (
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    tool       TEXT NOT NULL,
+    calls      INTEGER NOT NULL,
+    errors     INTEGER NOT NULL,
+    PRIMARY KEY (session_id, tool)
+);
+CREATE INDEX session_tools_tool ON session_tools(tool);
+
+-- One row per imported session file: how far it was read (Note [Import
+-- marks] in src/lib.rs). `byte_offset` always sits just after a newline.
+CREATE TABLE native_files (
+    path        TEXT PRIMARY KEY,
+    session_id  TEXT NOT NULL,
+    agent       TEXT NOT NULL,
+    dev         INTEGER NOT NULL,
+    inode       INTEGER NOT NULL,
+    size        INTEGER NOT NULL,
+    byte_offset INTEGER NOT NULL,
+    mtime_ms    INTEGER NOT NULL,
+    lines       INTEGER NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+CREATE INDEX native_files_session ON native_files(session_id);
+
+-- Small facts about the store itself (the secrets mask key, issue 29).
+CREATE TABLE store_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
