@@ -44,6 +44,7 @@ pub mod extract;
 pub mod json;
 pub mod lint;
 pub mod outcome;
+pub mod pricing;
 pub mod profile;
 pub mod summary;
 pub mod validate;

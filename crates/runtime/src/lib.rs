@@ -15,6 +15,7 @@ pub mod loopflow;
 pub mod model;
 pub mod ops;
 pub mod partial;
+pub mod pricing;
 pub mod process;
 pub mod profile;
 pub mod runner;
