@@ -318,7 +318,7 @@ impl std::io::Write for Capped {
 }
 
 /// `body` as JSON text of at most `cap` bytes, and whether it was cut.
-fn capped_body<T: Serialize>(body: &T, cap: usize) -> (String, bool) {
+pub(crate) fn capped_body<T: Serialize>(body: &T, cap: usize) -> (String, bool) {
     let mut w = Capped {
         buf: Vec::new(),
         cap: cap.saturating_add(1),

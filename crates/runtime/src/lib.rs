@@ -12,6 +12,7 @@ pub mod hub;
 pub mod infile;
 pub mod ingest;
 pub mod loopflow;
+pub mod native;
 pub mod model;
 pub mod ops;
 pub mod partial;

@@ -1,0 +1,702 @@
+//! One native session file into the store, incrementally.
+//!
+//! Note \[Incremental import\]: a file is compared with its import mark
+//! (store's Note \[Import marks\]) by `stat` alone, with every mark loaded
+//! in one query when the importer starts, so an unchanged file costs one
+//! `stat` and no read:
+//! - same device, inode, size and mtime: unchanged, nothing is read;
+//! - same device and inode, size at least the mark's offset: grown. The
+//!   file is decoded again from its start, and only the lines after the
+//!   mark's become feed rows; if line `lines` of the mark no longer ends at
+//!   its offset the file was rewritten in place, and it is read as replaced;
+//! - another inode, or smaller than the mark's offset: replaced (or
+//!   truncated): read whole once, its earlier feed rows replaced
+//!   (`NativeMark::reset`);
+//! - no mark: new. A Gemini CLI chat is one JSON document the CLI rewrites
+//!   whole, so any change reads it whole and replaces its rows.
+//!
+//! Note \[Why a grown file is decoded whole\]: the session's aggregates
+//! (tokens counted once per message id, tools by call id, the last
+//! main-chain turn, the status) depend on every line, and core's decoder
+//! and summary keep that state in memory only. Decoding the file again
+//! from its start while streaming gives exactly what a first import of the
+//! same bytes gives, in bounded memory (a 256 KiB read buffer, one line,
+//! one batch of rows), at the cost of reading the whole file again for each
+//! pass that finds it grown: linear in its size, about what `cat` costs for
+//! it plus the decoder (see README's import measurements). Only the new
+//! lines are written, so the store's work is proportional to what was
+//! added. `watch` passes a file again when it is notified of a write, so a
+//! session file of tens of MB being written costs that read per pass.
+//!
+//! Note \[Native session ids\]: a session is stored under the agent's own
+//! session id when it passes `run`'s rule (`check_session_id`) and no
+//! other file's mark already has it (two copies of one session file are two
+//! sessions); else under `native-<16 hex of SHA-256 of the path>`, stable
+//! across passes. A sub-agent's own file (Claude Code 2.1.x
+//! `subagents/agent-<id>.jsonl`) is the session `agent-<id>`, a child of
+//! the session its lines name (or of the folder it sits in). A 1.0.x
+//! sub-agent, inline in its parent's file (`isSidechain` lines), gets a
+//! child row `agent-<uuid of its first line>` when the parent is stored;
+//! its lines stay in the parent's feed with `sidechain: true`.
+
+use std::collections::HashMap;
+use std::io::{Read, Seek};
+use std::path::{Path, PathBuf};
+
+use agentshape_core::decode::{DecodeOptions, Format};
+use agentshape_core::extract::{ExtractOptions, extract_run};
+use agentshape_core::pricing::{PriceTable, Tokens};
+use agentshape_core::profile::Profile;
+use agentshape_core::summary::RunSummary;
+use agentshape_core::validate::Validator;
+use agentshape_store::{FeedEntry, NativeMark, SessionRecord, Store, ToolCount, time};
+use serde::Serialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use super::Agent;
+use super::discover::{Candidate, FileStat, is_subagent_file};
+use super::read::{
+    Batch, MAX_DOCUMENT_BYTES, Outcome, PROBE_BYTES, Pass, ReadOptions, probe, read_document,
+    read_lines,
+};
+use crate::error::{Error, Result};
+use crate::forensic::check_session_id;
+
+/// What an import compares and writes with.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// Only this agent's sessions (`--agent`).
+    pub agent: Option<Agent>,
+    /// Extract and validate the final message with this profile (`--profile`).
+    pub profile: Option<Profile>,
+    /// How the profile is named in the store (`sessions.profile`).
+    pub profile_label: Option<String>,
+    /// Prices for the cost estimate.
+    pub prices: PriceTable,
+    /// The most bytes of one feed body (as `run`'s feed).
+    pub max_body: usize,
+    /// Feed rows per store transaction while a big file is read.
+    pub batch_rows: usize,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            agent: None,
+            profile: None,
+            profile_label: None,
+            prices: PriceTable::builtin(),
+            max_body: crate::feed::FeedOptions::default().max_body,
+            batch_rows: 2_000,
+        }
+    }
+}
+
+/// How a file compared with its mark (Note \[Incremental import\]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Never imported.
+    New,
+    /// Same as when imported: nothing read.
+    Unchanged,
+    /// Grew: only the new lines were added.
+    Grown,
+    /// Replaced or truncated: read whole again.
+    Replaced,
+    /// Not imported (see `skipped`).
+    Skipped,
+}
+
+/// What importing one file did (`import --json` prints one per file).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileReport {
+    /// The file.
+    pub path: String,
+    /// The stored session.
+    pub session_id: Option<String>,
+    /// `claude-code`, `codex` or `gemini-cli`.
+    pub agent: Option<String>,
+    /// The decoder's format (`claude-session`, `codex-rollout`, `gemini-chat`).
+    pub format: Option<Format>,
+    /// How it compared with its mark.
+    pub change: Change,
+    /// Whole lines read past the mark (all of them for a new file).
+    pub lines_added: u64,
+    /// Feed rows written.
+    pub rows_added: u64,
+    /// The session's status.
+    pub status: Option<String>,
+    /// Why it was skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// Models the price table does not know (the cost leaves them out).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unpriced_models: Vec<String>,
+    /// The validation verdict with `--profile`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid: Option<bool>,
+}
+
+impl FileReport {
+    fn skipped(path: &str, why: String) -> FileReport {
+        FileReport {
+            path: path.to_owned(),
+            session_id: None,
+            agent: None,
+            format: None,
+            change: Change::Skipped,
+            lines_added: 0,
+            rows_added: 0,
+            status: None,
+            skipped: Some(why),
+            unpriced_models: Vec::new(),
+            valid: None,
+        }
+    }
+}
+
+/// Imports files against the marks it loaded (Note \[Incremental import\]).
+#[derive(Debug)]
+pub struct Importer {
+    opts: ImportOptions,
+    validator: Option<Validator>,
+    marks: HashMap<String, NativeMark>,
+    /// Session id → the path whose mark has it (Note \[Native session ids\]).
+    owners: HashMap<String, String>,
+}
+
+/// The native format of a stored agent name.
+fn format_of(agent: &str) -> Format {
+    match agent {
+        "codex" => Format::CodexRollout,
+        "gemini-cli" => Format::GeminiChat,
+        _ => Format::ClaudeSession,
+    }
+}
+
+/// The agent of a native format.
+fn agent_of(format: Format) -> Agent {
+    match format {
+        Format::CodexRollout => Agent::Codex,
+        Format::GeminiChat => Agent::Gemini,
+        _ => Agent::Claude,
+    }
+}
+
+/// A stored timestamp from one a file wrote (`None` when it is no time).
+fn stamp(text: Option<&str>) -> Option<String> {
+    text.and_then(time::parse_ms).map(time::format_ms)
+}
+
+/// The stable id of a file with no usable session id (Note \[Native session ids\]).
+pub fn derived_id(path: &str) -> String {
+    let digest = Sha256::digest(path.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("native-{hex}")
+}
+
+/// Open a session file: regular files only (runtime's Note \[Regular
+/// files only\] in `infile`).
+fn open(path: &Path) -> Result<std::fs::File> {
+    crate::infile::open(path, crate::infile::Options::REGULAR).map_err(Error::input("session file"))
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        context: format!("reading `{}`", path.display()),
+        source,
+    }
+}
+
+/// A file whose head is no JSON Lines session may be one JSON document (a
+/// Gemini CLI chat, pretty-printed): decoded whole when it starts with `{`
+/// and is not too big.
+fn document(f: &mut std::fs::File, head: &[u8], path: &Path) -> Result<Option<(Format, RunSummary)>> {
+    if head.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Ok(None);
+    }
+    let size = f.metadata().map_err(io(path))?.len();
+    if size > MAX_DOCUMENT_BYTES {
+        return Ok(None);
+    }
+    let mut bytes = head.to_vec();
+    f.read_to_end(&mut bytes).map_err(io(path))?;
+    let summary = agentshape_core::decode::decode_bytes(&bytes, Format::Auto, &DecodeOptions::default());
+    Ok((summary.format == Format::GeminiChat).then_some((summary.format, summary)))
+}
+
+impl Importer {
+    /// An importer with every mark of `store` loaded (one query).
+    ///
+    /// # Errors
+    /// A profile schema that does not compile; the store cannot be read.
+    pub fn new(store: &dyn Store, opts: ImportOptions) -> Result<Importer> {
+        let validator = match &opts.profile {
+            Some(p) => Some(Validator::new(&p.schema)?),
+            None => None,
+        };
+        let mut importer = Importer {
+            opts,
+            validator,
+            marks: HashMap::new(),
+            owners: HashMap::new(),
+        };
+        for mark in store.native_marks()? {
+            importer.remember(mark);
+        }
+        Ok(importer)
+    }
+
+    fn remember(&mut self, mut mark: NativeMark) {
+        mark.reset = false;
+        self.owners.insert(mark.session_id.clone(), mark.path.clone());
+        self.marks.insert(mark.path.clone(), mark);
+    }
+
+    /// The mark of a file, as known to this importer.
+    pub fn mark(&self, path: &str) -> Option<&NativeMark> {
+        self.marks.get(path)
+    }
+
+    /// `stat` `path` and import it.
+    ///
+    /// # Errors
+    /// As [`Importer::import`]; a file that cannot be `stat`ed.
+    pub fn import_path(&mut self, store: &mut dyn Store, path: &Path) -> Result<FileReport> {
+        let meta = std::fs::metadata(path).map_err(io(path))?;
+        self.import(
+            store,
+            &Candidate {
+                path: path.to_owned(),
+                stat: FileStat::of(&meta),
+                agent: None,
+            },
+        )
+    }
+
+    /// Import one file (Note \[Incremental import\]).
+    ///
+    /// # Errors
+    /// The store cannot be written; the file cannot be read (a file that is
+    /// no session file is a skipped report, not an error).
+    pub fn import(&mut self, store: &mut dyn Store, file: &Candidate) -> Result<FileReport> {
+        let key = file.path.display().to_string();
+        let st = file.stat;
+        let Some(m) = self.marks.get(&key) else {
+            return self.pass(store, file, &key, None, false);
+        };
+        if let Some(want) = self.opts.agent
+            && want.as_str() != m.agent
+        {
+            return Ok(FileReport::skipped(
+                &key,
+                format!("a {} session, not {}", m.agent, want.as_str()),
+            ));
+        }
+        let same_file = m.dev == st.dev && m.inode == st.inode;
+        if same_file && m.size == st.size && m.mtime_ms == st.mtime_ms {
+            return Ok(FileReport {
+                path: key,
+                session_id: Some(m.session_id.clone()),
+                agent: Some(m.agent.clone()),
+                format: Some(format_of(&m.agent)),
+                change: Change::Unchanged,
+                lines_added: 0,
+                rows_added: 0,
+                status: None,
+                skipped: None,
+                unpriced_models: Vec::new(),
+                valid: None,
+            });
+        }
+        if same_file && st.size >= m.offset && m.agent != Agent::Gemini.as_str() {
+            let prev = m.clone();
+            self.pass(store, file, &key, Some(prev), false)
+        } else {
+            self.pass(store, file, &key, None, true)
+        }
+    }
+
+    /// Read a file: whole (`prev` `None`; `replaced` drops the rows of an
+    /// earlier reading) or grown past `prev`.
+    fn pass(
+        &mut self,
+        store: &mut dyn Store,
+        file: &Candidate,
+        key: &str,
+        prev: Option<NativeMark>,
+        replaced: bool,
+    ) -> Result<FileReport> {
+        let mut f = open(&file.path)?;
+        let mut head = Vec::with_capacity(64 * 1024);
+        (&mut f)
+            .take(PROBE_BYTES as u64)
+            .read_to_end(&mut head)
+            .map_err(io(&file.path))?;
+        let (format, summary) = match probe(&head) {
+            Some(p) => (p.format, p.summary),
+            None => match document(&mut f, &head, &file.path)? {
+                Some(found) => found,
+                None if prev.is_some() => {
+                    // It was a session file: rewritten as something else.
+                    return self.pass(store, file, key, None, true);
+                }
+                None => {
+                    return Ok(FileReport::skipped(
+                        key,
+                        "not a Claude Code, Codex or Gemini CLI session file (or no whole line yet)"
+                            .to_owned(),
+                    ));
+                }
+            },
+        };
+        let agent = agent_of(format);
+        if let Some(want) = self.opts.agent
+            && want != agent
+        {
+            return Ok(FileReport::skipped(
+                key,
+                format!("a {} session, not {}", agent.as_str(), want.as_str()),
+            ));
+        }
+        let (fresh_id, parent) = self.ids(key, &file.path, &summary);
+        let id = prev.as_ref().map_or(fresh_id, |m| m.session_id.clone());
+        let parent = parent.filter(|p| *p != id);
+        let mark = NativeMark {
+            path: key.to_owned(),
+            session_id: id.clone(),
+            agent: agent.as_str().to_owned(),
+            dev: file.stat.dev,
+            inode: file.stat.inode,
+            size: file.stat.size,
+            offset: prev.as_ref().map_or(0, |m| m.offset),
+            mtime_ms: file.stat.mtime_ms,
+            lines: prev.as_ref().map_or(0, |m| m.lines),
+            updated_at: String::new(),
+            reset: replaced,
+        };
+        let change = match (&prev, replaced) {
+            (Some(_), _) => Change::Grown,
+            (None, true) => Change::Replaced,
+            (None, false) => Change::New,
+        };
+        let opts = self.read_options(&mark, file.stat.mtime_ms);
+        if format == Format::GeminiChat {
+            drop(f);
+            let bytes = crate::infile::read(&file.path, MAX_DOCUMENT_BYTES)
+                .map_err(Error::input("session file"))?;
+            let pass = read_document(&bytes, format, &opts);
+            return self.save(store, key, pass, mark, parent, format, change, 0);
+        }
+        f.rewind().map_err(io(&file.path))?;
+        let mut reset = mark.reset;
+        let mut batched = 0u64;
+        let provisional = {
+            let mut r = SessionRecord::new(&id, &opts.fallback_time, "running");
+            r.agent = Some(agent.as_str().to_owned());
+            r.parent_id.clone_from(&parent);
+            r.source_path = Some(key.to_owned());
+            r
+        };
+        let outcome = read_lines(f, format, &opts, &mut |batch: Batch| {
+            let mut m = mark.clone();
+            m.offset = batch.offset;
+            m.lines = batch.lines;
+            m.reset = reset;
+            m.updated_at = time::now();
+            store.save_native(&provisional, &batch.entries, &m)?;
+            batched += batch.entries.len() as u64;
+            reset = false;
+            Ok(())
+        })?;
+        match outcome {
+            Outcome::Done(pass) => {
+                let mut m = mark;
+                m.reset = reset;
+                self.save(store, key, *pass, m, parent, format, change, batched)
+            }
+            // Rewritten in place: read it whole, once.
+            Outcome::Rewritten if prev.is_some() => self.pass(store, file, key, None, true),
+            Outcome::Rewritten => Err(Error::Io {
+                context: format!("reading `{key}`"),
+                source: std::io::Error::other("the file changed while it was read"),
+            }),
+        }
+    }
+
+    /// The session id and parent of a file (Note \[Native session ids\]).
+    fn ids(&self, key: &str, path: &Path, summary: &RunSummary) -> (String, Option<String>) {
+        let info = summary.session.as_deref();
+        let own = info
+            .and_then(|i| i.session_id.clone())
+            .or_else(|| summary.session_id.clone());
+        let id = match own {
+            Some(id)
+                if check_session_id(&id).is_ok()
+                    && self.owners.get(&id).is_none_or(|p| p == key) =>
+            {
+                id
+            }
+            _ => derived_id(key),
+        };
+        let from_folder = || {
+            if !is_subagent_file(path) {
+                return None;
+            }
+            path.parent()?.parent()?.file_name()?.to_str().map(str::to_owned)
+        };
+        let parent = info
+            .and_then(|i| i.parent_session_id.clone())
+            .or_else(from_folder)
+            .filter(|p| check_session_id(p).is_ok());
+        (id, parent)
+    }
+
+    fn read_options(&self, mark: &NativeMark, mtime_ms: i64) -> ReadOptions {
+        ReadOptions {
+            session_id: mark.session_id.clone(),
+            from_line: if mark.reset { 0 } else { mark.lines },
+            from_offset: if mark.reset { 0 } else { mark.offset },
+            batch_rows: self.opts.batch_rows,
+            max_body: self.opts.max_body,
+            fallback_time: time::format_ms(mtime_ms),
+            decode: DecodeOptions {
+                keep_tool_results: true,
+                ..DecodeOptions::default()
+            },
+        }
+    }
+
+    /// Store the session of a whole pass with its last rows and the mark,
+    /// in one transaction; then the inline sub-agents' rows.
+    #[allow(clippy::too_many_arguments)]
+    fn save(
+        &mut self,
+        store: &mut dyn Store,
+        key: &str,
+        mut pass: Pass,
+        mut mark: NativeMark,
+        parent: Option<String>,
+        format: Format,
+        change: Change,
+        batched: u64,
+    ) -> Result<FileReport> {
+        let lines_before = if mark.reset || change != Change::Grown {
+            0
+        } else {
+            mark.lines
+        };
+        mark.offset = pass.offset;
+        mark.lines = pass.lines;
+        mark.updated_at = time::now();
+        let (record, unpriced, valid) = self.record(key, &pass, &mark, parent);
+        let rows = std::mem::take(&mut pass.tail);
+        store.save_native(&record, &rows, &mark)?;
+        self.inline_children(store, key, &record, &pass.summary)?;
+        let report = FileReport {
+            path: key.to_owned(),
+            session_id: Some(record.id.clone()),
+            agent: Some(mark.agent.clone()),
+            format: Some(format),
+            change,
+            lines_added: mark.lines.saturating_sub(lines_before),
+            rows_added: batched + rows.len() as u64,
+            status: Some(record.status.clone()),
+            skipped: None,
+            unpriced_models: unpriced,
+            valid,
+        };
+        self.remember(mark);
+        Ok(report)
+    }
+
+    /// The session row of a pass: what the summary says, the cost from the
+    /// price table, the final message extracted (and validated with a
+    /// profile). Also the unpriced models and the verdict's `valid`.
+    fn record(
+        &self,
+        key: &str,
+        pass: &Pass,
+        mark: &NativeMark,
+        parent: Option<String>,
+    ) -> (SessionRecord, Vec<String>, Option<bool>) {
+        let s = &pass.summary;
+        let info = s.session.as_deref();
+        let started = info
+            .and_then(|i| stamp(i.started_at.as_deref()))
+            .unwrap_or_else(|| time::format_ms(mark.mtime_ms));
+        let status = if s.error.is_some() { "error" } else { "completed" };
+        let mut r = SessionRecord::new(&mark.session_id, &started, status);
+        r.parent_id = parent;
+        r.agent = Some(mark.agent.clone());
+        r.source_path = Some(key.to_owned());
+        r.profile.clone_from(&self.opts.profile_label);
+        r.model = s
+            .model
+            .clone()
+            .or_else(|| info.and_then(|i| i.models.last().cloned()));
+        r.error.clone_from(&s.error);
+        r.error_category = s.error_category.map(|c| c.as_str().to_owned());
+        let mut unpriced = Vec::new();
+        if let Some(i) = info {
+            r.agent_version.clone_from(&i.agent_version);
+            r.project.clone_from(&i.project);
+            r.git_branch.clone_from(&i.git_branch);
+            r.ended_at = stamp(i.ended_at.as_deref());
+            r.num_turns = Some(i.turns);
+            r.input_tokens = i.tokens.input;
+            r.output_tokens = i.tokens.output;
+            r.cache_read_tokens = i.tokens.cache_read;
+            r.cache_write_tokens = i.tokens.cache_write;
+            let estimate = self.opts.prices.estimate(i.tokens_by_model.iter().map(|(m, t)| {
+                (
+                    m.as_str(),
+                    Tokens {
+                        input: t.input,
+                        output: t.output,
+                        cache_read: t.cache_read,
+                        cache_write: t.cache_write,
+                    },
+                )
+            }));
+            r.cost_usd = estimate.cost_usd;
+            r.cost_estimated = estimate.cost_usd.is_some();
+            unpriced = estimate.unpriced;
+            let mut tools: Vec<String> = i
+                .tool_calls
+                .keys()
+                .chain(i.tool_errors.keys())
+                .cloned()
+                .collect();
+            tools.sort_unstable();
+            tools.dedup();
+            r.tools = tools
+                .into_iter()
+                .map(|tool| ToolCount {
+                    calls: i.tool_calls.get(&tool).copied().unwrap_or(0),
+                    errors: i.tool_errors.get(&tool).copied().unwrap_or(0),
+                    tool,
+                })
+                .collect();
+        }
+        if r.ended_at.is_none() {
+            r.ended_at = Some(started.clone());
+        }
+        if let (Some(a), Some(b)) = (
+            time::parse_ms(&r.started_at),
+            r.ended_at.as_deref().and_then(time::parse_ms),
+        ) {
+            r.duration_ms = u64::try_from(b - a).ok();
+        }
+        let profile = self.opts.profile.as_ref();
+        let extraction = extract_run(
+            s,
+            &ExtractOptions {
+                validator: self.validator.as_ref(),
+                markers: profile.and_then(Profile::grammar),
+                coerce: profile.is_some_and(|p| p.coerce),
+                methods: profile.map(|p| p.methods).unwrap_or_default(),
+            },
+        );
+        r.extraction_method = Some(extraction.method.as_str().to_owned());
+        let valid = profile.map(|_| extraction.valid);
+        if profile.is_some() {
+            r.verdict = Some(json!({
+                "valid": extraction.valid,
+                "errors": extraction.errors,
+                "repairs": extraction.repairs,
+                "coercions": extraction.coercions,
+            }));
+        }
+        let said = |v: &serde_json::Value, k: &str| {
+            v.get(k)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        };
+        r.summary = extraction
+            .value
+            .as_ref()
+            .and_then(|v| said(v, "summary").or_else(|| said(v, "reasoning")))
+            .or_else(|| pass.first_prompt.clone());
+        r.output = extraction.value;
+        (r, unpriced, valid)
+    }
+
+    /// Child rows for the sub-agents a Claude Code file holds inline
+    /// (Note \[Native session ids\]); one with its own file is stored from it.
+    fn inline_children(
+        &self,
+        store: &mut dyn Store,
+        key: &str,
+        parent: &SessionRecord,
+        summary: &RunSummary,
+    ) -> Result<()> {
+        let Some(info) = summary.session.as_deref() else {
+            return Ok(());
+        };
+        if parent.agent.as_deref() != Some(Agent::Claude.as_str()) || is_subagent_file(Path::new(key)) {
+            return Ok(());
+        }
+        let folder = Path::new(key).with_extension("");
+        for sub in &info.subagents {
+            let id = if sub.id.starts_with("agent-") {
+                sub.id.clone()
+            } else {
+                format!("agent-{}", sub.id)
+            };
+            if check_session_id(&id).is_err()
+                || id == parent.id
+                || folder.join("subagents").join(format!("{id}.jsonl")).is_file()
+                || store.has_session(&id)?
+            {
+                continue;
+            }
+            let mut c = SessionRecord::new(&id, &parent.started_at, "completed");
+            c.parent_id = Some(parent.id.clone());
+            c.agent.clone_from(&parent.agent);
+            c.agent_version.clone_from(&parent.agent_version);
+            c.model.clone_from(&parent.model);
+            c.project.clone_from(&parent.project);
+            c.git_branch.clone_from(&parent.git_branch);
+            c.ended_at.clone_from(&parent.ended_at);
+            c.source_path = Some(key.to_owned());
+            c.summary = Some(format!(
+                "sub-agent {} ({} lines in its parent's file)",
+                sub.id, sub.lines
+            ));
+            store.write_session(&c)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every candidate imported in turn; a file that fails is reported (as
+/// skipped, with the error) and the others go on. `each` sees every report.
+///
+/// # Errors
+/// Only a store failure, which would fail every other file too.
+pub fn import_all(
+    importer: &mut Importer,
+    store: &mut dyn Store,
+    files: &[Candidate],
+    each: &mut dyn FnMut(&FileReport),
+) -> Result<Vec<FileReport>> {
+    let mut out = Vec::with_capacity(files.len());
+    for file in files {
+        let report = match importer.import(store, file) {
+            Ok(r) => r,
+            Err(Error::Store(e)) => return Err(Error::Store(e)),
+            Err(e) => FileReport::skipped(&file.path.display().to_string(), e.to_string()),
+        };
+        each(&report);
+        out.push(report);
+    }
+    Ok(out)
+}
+
+/// The paths of `files` under `PathBuf`, for messages.
+pub fn paths(files: &[Candidate]) -> Vec<PathBuf> {
+    files.iter().map(|c| c.path.clone()).collect()
+}

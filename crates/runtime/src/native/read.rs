@@ -1,0 +1,376 @@
+//! One pass over one native session file: core's decoder fed one line at a
+//! time, so every event is tied to the line it came from, and the lines
+//! past a given one become feed rows.
+//!
+//! Note \[Whole lines only\]: a line is decoded once its newline has been
+//! written. The bytes after the last newline are either a line the agent
+//! is still writing (wait for the rest: they are not decoded, and the
+//! offset stays before them) or a last line that will never get a newline
+//! (some files end so): when those bytes are one complete JSON value they
+//! are taken as a line, since no prefix of a line an agent writes is
+//! itself a complete JSON object. A line longer than the decoder's limit is
+//! streamed into it piece by piece (it skips and counts it) and never held.
+//!
+//! Note \[Native feed rows\]: each decoded event worth showing becomes one
+//! feed row of kind `event`, with the body `run` writes for the same event
+//! (`{"kind":"event","event":{…}}`, hub.rs `HubBody::Event`, cut to
+//! [`crate::feed::FeedOptions::max_body`] as `run` cuts it) plus where it
+//! came from: `line` (1-based physical line of the file), and when known
+//! `uuid` (the agent's id of the line), `sidechain: true`, `agent_id` and
+//! `model`. Its `created_at` is the line's own timestamp (else the previous
+//! line's, else the file's mtime). Not rows: the line context itself
+//! (folded into each body), `end`, lines of types the decoder does not
+//! interpret (`other`), skipped lines (counted in the session's summary),
+//! partial deltas and the glued-line notice.
+
+use std::io::{ErrorKind, Read};
+
+use agentshape_core::Event;
+use agentshape_core::decode::{DecodeOptions, Decoder, Format};
+use agentshape_core::event::LineInfo;
+use agentshape_core::summary::{RunSummary, SummaryBuilder};
+use agentshape_store::{FeedEntry, time};
+use memchr::memchr;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::feed::capped_body;
+use crate::hub::HubBody;
+
+/// How much of a file's head [`probe`] decodes.
+pub const PROBE_BYTES: usize = 256 * 1024;
+
+/// The largest whole-document session file (a Gemini CLI chat) read.
+pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+
+/// What a file's head says it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    /// A native format (`claude-session`, `codex-rollout`, `gemini-chat`).
+    pub format: Format,
+    /// The summary of the head (the agent's session id, parent, agent id).
+    pub summary: RunSummary,
+}
+
+/// Decode the head of a file (up to its last newline) and tell its
+/// format; `None` when it is no native session file, or no line of it is
+/// complete yet.
+pub fn probe(head: &[u8]) -> Option<Probe> {
+    let end = head.iter().rposition(|b| *b == b'\n')? + 1;
+    let mut decoder = Decoder::new(Format::Auto, DecodeOptions::default());
+    let mut builder = SummaryBuilder::new();
+    decoder.feed(&head[..end], &mut |e| builder.push(e));
+    decoder.finish(&mut |e| builder.push(e));
+    let format = decoder.format();
+    format.is_native().then(|| Probe {
+        format,
+        summary: builder.finish(format),
+    })
+}
+
+/// Settings of one pass.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// The session the feed rows belong to.
+    pub session_id: String,
+    /// Lines already stored: only later lines become feed rows.
+    pub from_line: u64,
+    /// Where line `from_line` ended when it was stored (the import mark's
+    /// offset): if it ends elsewhere now, the file was rewritten.
+    pub from_offset: u64,
+    /// Feed rows per batch handed to the caller (bounded memory).
+    pub batch_rows: usize,
+    /// The most bytes of one feed body.
+    pub max_body: usize,
+    /// `created_at` of rows before any line with a timestamp.
+    pub fallback_time: String,
+    /// Decoder settings (tool results are kept, cut like the feed).
+    pub decode: DecodeOptions,
+}
+
+/// Feed rows for lines up to `lines` (ending at byte `offset`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Batch {
+    /// The rows.
+    pub entries: Vec<FeedEntry>,
+    /// Bytes read up to the end of the last line of these rows.
+    pub offset: u64,
+    /// Lines read up to there.
+    pub lines: u64,
+}
+
+/// What a whole pass read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pass {
+    /// The session's summary, from the whole file.
+    pub summary: RunSummary,
+    /// Bytes read: the end of the last whole line (Note \[Whole lines only\]).
+    pub offset: u64,
+    /// Whole lines read.
+    pub lines: u64,
+    /// Feed rows made (after `from_line`).
+    pub rows: u64,
+    /// The first real prompt of the main chain, cut to 300 characters.
+    pub first_prompt: Option<String>,
+    /// The rows not handed out in a batch yet (stored with the session).
+    pub tail: Vec<FeedEntry>,
+}
+
+/// How a pass ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Read to the end.
+    Done(Box<Pass>),
+    /// Line `from_line` no longer ends at `from_offset`: the file was
+    /// rewritten in place; read it again whole.
+    Rewritten,
+}
+
+/// The most characters of the first prompt kept.
+const PROMPT_CHARS: usize = 300;
+
+/// Events of one line, turned into rows (Note \[Native feed rows\]).
+struct Rows<'a> {
+    opts: &'a ReadOptions,
+    ctx: Option<Box<LineInfo>>,
+    last_time: String,
+    first_prompt: Option<String>,
+    pending: Vec<FeedEntry>,
+    rows: u64,
+}
+
+#[derive(Serialize)]
+struct NativeBody<'a> {
+    #[serde(flatten)]
+    hub: &'a HubBody,
+    line: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uuid: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    sidechain: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+}
+
+/// Whether an event becomes a feed row (Note \[Native feed rows\]).
+fn worth_showing(e: &Event) -> bool {
+    !matches!(
+        e,
+        Event::Line(_)
+            | Event::End { .. }
+            | Event::Other { .. }
+            | Event::Skipped { .. }
+            | Event::Partial { .. }
+            | Event::Glued { .. }
+    )
+}
+
+impl Rows<'_> {
+    /// Take note of one event of line `line`; a row when `keep`.
+    fn event(&mut self, e: &Event, line: u64, keep: bool) {
+        match e {
+            Event::Line(info) => {
+                if let Some(at) = info.timestamp.as_deref().and_then(time::parse_ms) {
+                    self.last_time = time::format_ms(at);
+                }
+                self.ctx = Some(info.clone());
+            }
+            Event::UserText { text } if self.first_prompt.is_none() => {
+                if !self.ctx.as_ref().is_some_and(|c| c.sidechain) {
+                    self.first_prompt = Some(text.trim().chars().take(PROMPT_CHARS).collect());
+                }
+            }
+            _ => {}
+        }
+        if !keep || !worth_showing(e) {
+            return;
+        }
+        let hub = HubBody::Event { event: e.clone() };
+        let ctx = self.ctx.as_deref();
+        let body = NativeBody {
+            hub: &hub,
+            line,
+            uuid: ctx.and_then(|c| c.uuid.as_deref()),
+            sidechain: ctx.is_some_and(|c| c.sidechain),
+            agent_id: ctx.and_then(|c| c.agent_id.as_deref()),
+            model: ctx.and_then(|c| c.model.as_deref()),
+        };
+        let (text, _) = capped_body(&body, self.opts.max_body);
+        self.pending.push(FeedEntry {
+            session_id: self.opts.session_id.clone(),
+            kind: "event".to_owned(),
+            body: text,
+            created_at: self.last_time.clone(),
+        });
+        self.rows += 1;
+    }
+}
+
+/// Read a JSON Lines session file from its start (`format` as probed),
+/// folding every line into the summary and handing the rows of lines after
+/// `opts.from_line` to `on_batch` in batches of `opts.batch_rows`; the
+/// last rows stay in [`Pass::tail`] for the caller to store with the
+/// session.
+///
+/// # Errors
+/// Reading the file, or what `on_batch` returns.
+pub fn read_lines(
+    mut input: impl Read,
+    format: Format,
+    opts: &ReadOptions,
+    on_batch: &mut dyn FnMut(Batch) -> Result<()>,
+) -> Result<Outcome> {
+    let mut decoder = Decoder::new(format, opts.decode.clone());
+    let mut builder = SummaryBuilder::new();
+    let mut rows = Rows {
+        opts,
+        ctx: None,
+        last_time: opts.fallback_time.clone(),
+        first_prompt: None,
+        pending: Vec::new(),
+        rows: 0,
+    };
+    let limit = opts.decode.max_line_bytes;
+    let mut buf = vec![0u8; 256 * 1024];
+    // The line being written: held until its newline (Note [Whole lines only]).
+    let mut partial: Vec<u8> = Vec::new();
+    // The current line is over the limit and is being streamed to the decoder.
+    let mut streaming = false;
+    let mut events: Vec<Event> = Vec::new();
+    let mut lines: u64 = 0;
+    // The end of the last whole line, and the file position of `buf[0]`.
+    let mut offset: u64 = 0;
+    let mut base: u64 = 0;
+    let rewritten = |lines: u64, offset: u64| {
+        lines == opts.from_line
+            && opts.from_line > 0
+            && offset != opts.from_offset
+            && offset != opts.from_offset + 1
+    };
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(Error::Io {
+                    context: "reading a session file".to_owned(),
+                    source,
+                });
+            }
+        };
+        let chunk = &buf[..n];
+        let mut start = 0;
+        while let Some(i) = memchr(b'\n', &chunk[start..]) {
+            let end = start + i + 1;
+            let seg = &chunk[start..end];
+            start = end;
+            if partial.is_empty() || streaming {
+                decoder.feed(seg, &mut |e| events.push(e));
+            } else {
+                partial.extend_from_slice(seg);
+                decoder.feed(&partial, &mut |e| events.push(e));
+            }
+            partial.clear();
+            streaming = false;
+            offset = base + end as u64;
+            lines += 1;
+            if rewritten(lines, offset) {
+                return Ok(Outcome::Rewritten);
+            }
+            let keep = lines > opts.from_line;
+            for e in events.drain(..) {
+                rows.event(&e, lines, keep);
+                builder.push(e);
+            }
+            if rows.pending.len() >= opts.batch_rows.max(1) {
+                on_batch(Batch {
+                    entries: std::mem::take(&mut rows.pending),
+                    offset,
+                    lines,
+                })?;
+            }
+        }
+        let rest = &chunk[start..];
+        if streaming {
+            decoder.feed(rest, &mut |e| events.push(e));
+        } else if !rest.is_empty() {
+            partial.extend_from_slice(rest);
+            if partial.len() > limit {
+                // Over the limit: the decoder skips it as it streams, and
+                // the offset stays before it until its newline.
+                decoder.feed(&partial, &mut |e| events.push(e));
+                partial.clear();
+                streaming = true;
+            }
+        }
+        base += n as u64;
+    }
+    // A last line with no newline (Note [Whole lines only]).
+    let last_line = !streaming
+        && !partial.is_empty()
+        && serde_json::from_slice::<serde::de::IgnoredAny>(&partial).is_ok();
+    if last_line {
+        decoder.feed(&partial, &mut |e| events.push(e));
+        offset = base;
+        lines += 1;
+        if rewritten(lines, offset) {
+            return Ok(Outcome::Rewritten);
+        }
+    }
+    decoder.finish(&mut |e| events.push(e));
+    let keep = last_line && lines > opts.from_line;
+    for e in events.drain(..) {
+        rows.event(&e, lines, keep);
+        builder.push(e);
+    }
+    if opts.from_line > lines {
+        return Ok(Outcome::Rewritten);
+    }
+    Ok(Outcome::Done(Box::new(Pass {
+        summary: builder.finish(decoder.format()),
+        offset,
+        lines,
+        rows: rows.rows,
+        first_prompt: rows.first_prompt.take(),
+        tail: std::mem::take(&mut rows.pending),
+    })))
+}
+
+/// Decode a whole-document session file (a Gemini CLI chat): every
+/// message's events are rows (the file is rewritten whole as the chat
+/// goes on, so it is always read whole and its rows replaced).
+pub fn read_document(bytes: &[u8], format: Format, opts: &ReadOptions) -> Pass {
+    let mut decoder = Decoder::new(format, opts.decode.clone());
+    let mut builder = SummaryBuilder::new();
+    let mut rows = Rows {
+        opts,
+        ctx: None,
+        last_time: opts.fallback_time.clone(),
+        first_prompt: None,
+        pending: Vec::new(),
+        rows: 0,
+    };
+    let mut events = Vec::new();
+    decoder.feed(bytes, &mut |e| events.push(e));
+    decoder.finish(&mut |e| events.push(e));
+    // One "line" per message: numbered by the message's line-context event.
+    let mut message = 0u64;
+    for e in events {
+        if matches!(e, Event::Line(_)) {
+            message += 1;
+        }
+        rows.event(&e, message.max(1), true);
+        builder.push(e);
+    }
+    Pass {
+        summary: builder.finish(decoder.format()),
+        offset: bytes.len() as u64,
+        lines: message,
+        rows: rows.rows,
+        first_prompt: rows.first_prompt.take(),
+        tail: rows.pending,
+    }
+}
