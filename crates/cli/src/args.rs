@@ -421,6 +421,12 @@ pub enum FormatArg {
     Gemini,
     /// Plain text.
     Text,
+    /// Claude Code session file (`~/.claude/projects/<cwd>/<session>.jsonl`).
+    ClaudeSession,
+    /// Codex rollout file (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+    CodexRollout,
+    /// Gemini CLI chat file (one JSON document per session).
+    GeminiChat,
 }
 
 #[derive(Debug, Args)]

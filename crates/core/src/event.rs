@@ -8,7 +8,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::summary::{ErrorCategory, ResultInfo};
+use crate::summary::{ErrorCategory, ResultInfo, TokenCounts};
 
 /// A JSON value kept as its raw text, parsed only when someone asks.
 ///
@@ -180,6 +180,115 @@ pub enum Event {
         /// Its `type` (and `subtype`, as `type/subtype`).
         kind: String,
     },
+    /// Native session files (Claude Code session, Codex rollout, Gemini
+    /// chat): the context of one line (one message of a Gemini chat),
+    /// emitted before the line's other events.
+    Line(Box<LineInfo>),
+    /// A real user prompt (not a tool result, not a compact summary, not
+    /// injected context).
+    UserText {
+        /// The prompt text.
+        text: String,
+    },
+    /// Token usage a native line reports (Note \[Native tokens\] in
+    /// `summary`).
+    Usage {
+        /// The API message id (Claude writes one line per content block,
+        /// so several lines repeat it).
+        message_id: Option<String>,
+        /// The API request id (Claude `requestId`).
+        request_id: Option<String>,
+        /// The model that produced it.
+        model: Option<String>,
+        /// The counts.
+        tokens: TokenCounts,
+        /// Whether the counts are the session's running totals (Codex
+        /// `token_count`) rather than one message's.
+        cumulative: bool,
+    },
+    /// The conversation was compacted.
+    Compaction {
+        /// `compact_boundary`, `microcompact_boundary` or `codex_compacted`.
+        kind: String,
+        /// `auto` or `manual`, when recorded.
+        trigger: Option<String>,
+        /// Tokens in context before compaction, when recorded.
+        pre_tokens: Option<u64>,
+    },
+    /// The summary a compaction left in place of the conversation (Claude's
+    /// `isCompactSummary` user line, Codex `compacted.message`).
+    CompactSummary {
+        /// The summary text.
+        text: String,
+    },
+    /// An API error the agent recorded (Claude `system/api_error`, a
+    /// `<synthetic>` assistant message with `isApiErrorMessage`, a Codex
+    /// `error` event, a Gemini `error` message).
+    ApiError {
+        /// The error text.
+        message: String,
+        /// Its category (from the HTTP status, else the text's keywords).
+        category: ErrorCategory,
+        /// The HTTP status, when recorded.
+        status: Option<u64>,
+    },
+    /// A sub-agent reported progress to its parent (Claude 2.1.x `progress`
+    /// lines with `data.type: "agent_progress"`).
+    SubAgent {
+        /// The sub-agent's id (its `subagents/agent-<id>.jsonl` file).
+        agent_id: String,
+        /// The `Task` tool call that started it.
+        tool_use_id: Option<String>,
+    },
+    /// A tool result that reports an error, attributed to the tool that
+    /// was called (emitted after its [`Event::ToolResult`]).
+    ToolError {
+        /// The call it answers.
+        tool_use_id: Option<String>,
+        /// The tool's name (`unknown` when the call was not seen).
+        name: String,
+    },
+    /// One physical line held several JSON objects glued together; each was
+    /// decoded.
+    Glued {
+        /// 1-based physical line number.
+        line: u64,
+        /// How many complete objects it held.
+        objects: u64,
+    },
+}
+
+/// The context of one line of a native session file ([`Event::Line`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LineInfo {
+    /// The line's own id (Claude `uuid`, a Gemini message id).
+    pub uuid: Option<String>,
+    /// The line it follows (Claude `parentUuid`).
+    pub parent_uuid: Option<String>,
+    /// The timestamp, as written.
+    pub timestamp: Option<String>,
+    /// The line's type: `assistant`, `system:api_error`,
+    /// `event_msg:token_count`, ...
+    pub kind: String,
+    /// Whether the line belongs to a sub-agent (Claude `isSidechain`).
+    pub sidechain: bool,
+    /// The sub-agent id (Claude 2.1.x `agentId`).
+    pub agent_id: Option<String>,
+    /// Working directory, when the line records one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The agent's version, when the line records one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The git branch, when the line records one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    /// The agent's session id, when the line records one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The model that wrote the line (or that the turn uses), when named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// The terminal result of a run, as an event.

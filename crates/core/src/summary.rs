@@ -4,6 +4,8 @@
 //! [`SummaryBuilder`]; its JSON form is DESIGN.md's "Run summary", plus line
 //! counters and per-tool counts that batch users and benchmarks need.
 
+mod native;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -83,6 +85,139 @@ pub struct Usage {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+}
+
+/// Token counts of a native session, per message or summed.
+///
+/// What `input` means differs by agent, and is kept as each reports it
+/// (a price table must know): Claude's `input_tokens` excludes the cached
+/// tokens (`cache_read` and `cache_write` are addends); Codex's
+/// `input_tokens` includes `cached_input_tokens` (here `cache_read`, a
+/// breakdown, not an addend; Codex reports no cache writes); Gemini's
+/// `input` includes `cached` likewise, and its `output` here adds the
+/// `thoughts` tokens (billed as output) to the reply's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenCounts {
+    /// Prompt tokens.
+    pub input: u64,
+    /// Completion tokens.
+    pub output: u64,
+    /// Prompt tokens read from the cache.
+    pub cache_read: u64,
+    /// Prompt tokens written to the cache.
+    pub cache_write: u64,
+}
+
+impl TokenCounts {
+    /// Add `other` to these counts (saturating).
+    pub fn add(&mut self, other: &TokenCounts) {
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+    }
+
+    /// `self - earlier`, each count floored at 0 (a running total's growth).
+    pub fn since(&self, earlier: &TokenCounts) -> TokenCounts {
+        TokenCounts {
+            input: self.input.saturating_sub(earlier.input),
+            output: self.output.saturating_sub(earlier.output),
+            cache_read: self.cache_read.saturating_sub(earlier.cache_read),
+            cache_write: self.cache_write.saturating_sub(earlier.cache_write),
+        }
+    }
+
+    /// Whether every count is 0.
+    pub fn is_zero(&self) -> bool {
+        *self == TokenCounts::default()
+    }
+}
+
+/// A sub-agent of a native session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubAgentInfo {
+    /// The agent id (2.1.x `agentId`); for a 1.0.x inline sidechain, which
+    /// has none, the `uuid` of its first line.
+    pub id: String,
+    /// The `Task` tool call that started it, when known.
+    pub tool_use_id: Option<String>,
+    /// Lines seen: its inline sidechain lines (1.0.x), or the parent's
+    /// `progress` lines about it (2.1.x).
+    pub lines: u64,
+}
+
+/// One API error a native session recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiErrorInfo {
+    /// Its category.
+    pub category: ErrorCategory,
+    /// The error text (truncated like `error`).
+    pub message: String,
+    /// The HTTP status, when recorded.
+    pub status: Option<u64>,
+    /// The timestamp of its line, as written.
+    pub at: Option<String>,
+}
+
+/// What a native session file (Claude Code session, Codex rollout, Gemini
+/// chat) says beyond the run summary; `None` for every other format.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// `claude-code`, `codex` or `gemini-cli`.
+    pub agent: String,
+    /// The agent's version (the last one recorded: a resumed session may
+    /// have been continued by a newer release).
+    pub agent_version: Option<String>,
+    /// The project: the first working directory recorded.
+    pub project: Option<String>,
+    /// The git branch (the last non-empty one recorded).
+    pub git_branch: Option<String>,
+    /// Models used, in first-seen order (`<synthetic>` excluded).
+    pub models: Vec<String>,
+    /// The first line's timestamp, as written.
+    pub started_at: Option<String>,
+    /// The last line's timestamp, as written.
+    pub ended_at: Option<String>,
+    /// Real user prompts.
+    pub turns: u64,
+    /// Tool calls by tool name.
+    pub tool_calls: BTreeMap<String, u64>,
+    /// Tool results reporting an error, by tool name.
+    pub tool_errors: BTreeMap<String, u64>,
+    /// Sub-agents, in first-seen order.
+    pub subagents: Vec<SubAgentInfo>,
+    /// Lines belonging to sub-agents (`isSidechain`).
+    pub sidechain_lines: u64,
+    /// Compactions.
+    pub compactions: u64,
+    /// Distinct assistant messages (by message id).
+    pub messages: u64,
+    /// Tokens, each message counted once (Note \[Native tokens\]).
+    pub tokens: TokenCounts,
+    /// Tokens by model.
+    pub tokens_by_model: BTreeMap<String, TokenCounts>,
+    /// API errors, the first 100 kept.
+    pub api_errors: Vec<ApiErrorInfo>,
+    /// API errors, all counted.
+    pub api_error_count: u64,
+    /// Lines by type (`assistant`, `system:compact_boundary`, `event_msg:token_count`, ...).
+    pub line_types: BTreeMap<String, u64>,
+    /// Lines (or parts) of types the decoder does not interpret, by type.
+    pub unknown_types: BTreeMap<String, u64>,
+    /// Physical lines that held several JSON objects glued together.
+    pub glued_lines: u64,
+    /// The agent's session id.
+    pub session_id: Option<String>,
+    /// For a sub-agent's own file: the parent session's id.
+    pub parent_session_id: Option<String>,
+    /// For a sub-agent's own file: its agent id.
+    pub agent_id: Option<String>,
+    /// Cost in USD, from the tokens and a price table (filled by the caller).
+    pub cost_usd: Option<f64>,
+    /// Whether `cost_usd` is an estimate from usage (filled by the caller).
+    pub cost_estimated: bool,
+    /// Models the price table does not know (filled by the caller).
+    pub unpriced_models: Vec<String>,
 }
 
 /// What the terminal `result` line (or a provider's final state) said.
@@ -199,6 +334,10 @@ pub struct RunSummary {
     /// (Note [Replaced text] in `extract::replaced`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub replaced_text: u64,
+    /// Native session files only: what the session says beyond the run
+    /// (absent from every other format's JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<Box<SessionInfo>>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
@@ -327,6 +466,8 @@ pub struct SummaryBuilder {
     /// Whether the blocks being pushed belong to a top-level message.
     in_top_level: bool,
     background_launches: u64,
+    /// Native session files: started by the first [`Event::Line`].
+    native: Option<Box<native::NativeState>>,
 }
 
 impl SummaryBuilder {
@@ -340,6 +481,12 @@ impl SummaryBuilder {
 
     /// Fold one event.
     pub fn push(&mut self, event: Event) {
+        if self.native.is_none() && matches!(event, Event::Line(_)) {
+            self.native = Some(Box::default());
+        }
+        if let Some(native) = self.native.as_mut() {
+            native.push(&event);
+        }
         match event {
             Event::Init {
                 session_id,
@@ -418,7 +565,16 @@ impl SummaryBuilder {
             Event::Thinking { .. }
             | Event::ToolResult { .. }
             | Event::Partial { .. }
-            | Event::Other { .. } => {}
+            | Event::Other { .. }
+            | Event::Line(_)
+            | Event::UserText { .. }
+            | Event::Usage { .. }
+            | Event::Compaction { .. }
+            | Event::CompactSummary { .. }
+            | Event::ApiError { .. }
+            | Event::SubAgent { .. }
+            | Event::ToolError { .. }
+            | Event::Glued { .. } => {}
         }
     }
 
@@ -481,6 +637,11 @@ impl SummaryBuilder {
     /// The summary, after the end-of-run rules (missing result, heuristics).
     pub fn finish(mut self, format: Format) -> RunSummary {
         self.summary.format = format;
+        if format.is_native() {
+            let native = self.native.take().unwrap_or_default();
+            native.finish(&mut self.summary, format);
+            return self.summary;
+        }
         if !self.summary.saw_result {
             match format {
                 Format::Claude => self.summary.warnings.push(NO_RESULT_WARNING.to_owned()),

@@ -79,6 +79,9 @@ pub fn format_of(arg: FormatArg) -> Format {
         FormatArg::Ollama => Format::Ollama,
         FormatArg::Gemini => Format::Gemini,
         FormatArg::Text => Format::Text,
+        FormatArg::ClaudeSession => Format::ClaudeSession,
+        FormatArg::CodexRollout => Format::CodexRollout,
+        FormatArg::GeminiChat => Format::GeminiChat,
     }
 }
 

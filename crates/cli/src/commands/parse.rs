@@ -84,7 +84,13 @@ pub fn outcome(summary: &RunSummary) -> Exit {
 /// A few readable lines about one run.
 pub fn human(out: &mut Out, s: &RunSummary) -> std::io::Result<()> {
     let name = s.file.as_deref().unwrap_or("-");
-    let mut head = vec![format!("{:?}", s.format).to_lowercase()];
+    // Native formats print as `--format` spells them (`claude-session`).
+    let format = serde_json::to_value(s.format)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .filter(|_| s.format.is_native())
+        .unwrap_or_else(|| format!("{:?}", s.format).to_lowercase());
+    let mut head = vec![format];
     if let Some(m) = &s.model {
         head.push(clean(m).into_owned());
     }
@@ -115,6 +121,26 @@ pub fn human(out: &mut Out, s: &RunSummary) -> std::io::Result<()> {
     out.line(&format!("{title}  {status}  {}", head.join(" · ")))?;
     if let Some(e) = &s.error {
         out.line(&format!("  error: {}", truncate(e, 160)))?;
+    }
+    if let Some(session) = &s.session {
+        let t = &session.tokens;
+        let errors: u64 = session.tool_errors.values().sum();
+        let line = format!(
+            "  session: {} {} · {} · {} prompts · {} in / {} out / {} cache read / {} cache write tokens · {} tool errors · {} sub-agents · {} compactions · {} API errors",
+            session.agent,
+            session.agent_version.as_deref().unwrap_or("?"),
+            clean(session.project.as_deref().unwrap_or("-")),
+            session.turns,
+            t.input,
+            t.output,
+            t.cache_read,
+            t.cache_write,
+            errors,
+            session.subagents.len(),
+            session.compactions,
+            session.api_error_count,
+        );
+        out.line(&out.paint(Style::Dim, &line))?;
     }
     if s.skipped_lines > 0 || s.blank_lines > 0 {
         let detail = format!(

@@ -15,7 +15,11 @@
 
 pub mod classify;
 pub mod claude;
+pub mod claude_session;
 pub mod codex;
+pub mod codex_rollout;
+pub mod gemini_chat;
+mod native;
 pub mod provider;
 pub mod raw;
 mod skim;
@@ -53,11 +57,20 @@ pub enum Format {
     Gemini,
     /// Plain text (a reply pasted from a log).
     Text,
+    /// A Claude Code session file (`~/.claude/projects/<cwd>/<uuid>.jsonl`).
+    #[serde(rename = "claude-session", alias = "claude_session")]
+    ClaudeSession,
+    /// A Codex rollout file (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+    #[serde(rename = "codex-rollout", alias = "codex_rollout")]
+    CodexRollout,
+    /// A Gemini CLI chat file (one JSON document per session).
+    #[serde(rename = "gemini-chat", alias = "gemini_chat")]
+    GeminiChat,
 }
 
 impl Format {
     /// Every format, `Auto` first (for fuzzing and for listing in `--help`).
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 12] = [
         Format::Auto,
         Format::Claude,
         Format::Codex,
@@ -67,7 +80,27 @@ impl Format {
         Format::Ollama,
         Format::Gemini,
         Format::Text,
+        Format::ClaudeSession,
+        Format::CodexRollout,
+        Format::GeminiChat,
     ];
+
+    /// Whether this format is a session file an agent wrote itself
+    /// (the run summary then carries a `session` object).
+    pub fn is_native(self) -> bool {
+        matches!(
+            self,
+            Format::ClaudeSession | Format::CodexRollout | Format::GeminiChat
+        )
+    }
+
+    /// Whether this format is read line by line (JSON Lines).
+    fn is_lines(self) -> bool {
+        matches!(
+            self,
+            Format::Claude | Format::Codex | Format::ClaudeSession | Format::CodexRollout
+        )
+    }
 
     /// Whether this format is one provider response body (read whole).
     pub fn is_provider(self) -> bool {
@@ -159,6 +192,9 @@ pub struct Decoder {
     detect_cursor: usize,
     detect_lines: usize,
     codex: codex::CodexState,
+    /// Native session files: state across lines (tool names by call id,
+    /// the Codex turn's model).
+    native: native::NativeLines,
     finished: bool,
 }
 
@@ -167,7 +203,7 @@ impl Decoder {
     pub fn new(format: Format, opts: DecodeOptions) -> Self {
         let mode = match format {
             Format::Auto => Mode::Detect,
-            Format::Claude | Format::Codex => Mode::Lines,
+            f if f.is_lines() => Mode::Lines,
             Format::Text => Mode::Text,
             _ => Mode::Body,
         };
@@ -186,6 +222,7 @@ impl Decoder {
             detect_cursor: 0,
             detect_lines: 0,
             codex: codex::CodexState::default(),
+            native: native::NativeLines::default(),
             finished: false,
         }
     }
@@ -293,6 +330,16 @@ impl Decoder {
         let trimmed = line.trim_ascii();
         let reason = if trimmed.is_empty() {
             SkipReason::Blank
+        } else if trimmed.first() == Some(&b'{') && self.format.is_native() {
+            let line_no = self.lines;
+            if self
+                .native
+                .line(trimmed, line_no, self.format, &self.opts, sink)
+            {
+                self.objects += 1;
+                return;
+            }
+            SkipReason::Malformed
         } else if trimmed.first() == Some(&b'{') {
             let ok = if self.format == Format::Codex {
                 codex::decode_line(trimmed, &mut self.codex, &self.opts, sink)
@@ -395,7 +442,7 @@ impl Decoder {
         self.detect_cursor = 0;
         self.format = format;
         self.mode = match format {
-            Format::Claude | Format::Codex => Mode::Lines,
+            f if f.is_lines() => Mode::Lines,
             Format::Text => Mode::Text,
             _ => Mode::Body,
         };
@@ -450,7 +497,13 @@ impl Decoder {
         }
         let parsed = serde_json::from_slice::<Value>(&self.buf);
         let detected = match &parsed {
-            Ok(value) if self.format == Format::Auto => provider::detect(value),
+            Ok(value) if self.format == Format::Auto => {
+                if gemini_chat::is_chat(value) {
+                    Some(Format::GeminiChat)
+                } else {
+                    provider::detect(value)
+                }
+            }
             Ok(Value::Object(_)) => Some(self.format),
             _ => None,
         };
@@ -458,7 +511,11 @@ impl Decoder {
             (Ok(value), Some(format)) => {
                 self.format = format;
                 self.objects = 1;
-                provider::decode(&value, format, sink);
+                if format == Format::GeminiChat {
+                    gemini_chat::decode(&value, &mut self.native, &self.opts, sink);
+                } else {
+                    provider::decode(&value, format, sink);
+                }
             }
             (parsed, _) if self.auto => {
                 let _ = parsed;
@@ -524,6 +581,15 @@ impl Decoder {
 
 /// The format a complete first object names (see Note [Format detection]).
 fn detect_object(value: &Value) -> Format {
+    if claude_session::is_session_line(value) {
+        return Format::ClaudeSession;
+    }
+    if codex_rollout::is_rollout_line(value) {
+        return Format::CodexRollout;
+    }
+    if gemini_chat::is_chat(value) {
+        return Format::GeminiChat;
+    }
     let kind = value.get("type").and_then(Value::as_str);
     if let Some(kind) = kind {
         if claude::CLAUDE_TYPES.contains(&kind) {
@@ -612,5 +678,7 @@ pub fn fuzz_decode(data: &[u8]) {
     }
 }
 
+#[cfg(test)]
+mod native_tests;
 #[cfg(test)]
 mod tests;

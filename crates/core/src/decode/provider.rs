@@ -83,7 +83,13 @@ pub fn decode(value: &Value, format: Format, sink: &mut dyn FnMut(Event)) {
         Format::OpenaiResponses => openai_responses(obj, &mut state),
         Format::Ollama => ollama(obj, &mut state),
         Format::Gemini => gemini(obj, &mut state),
-        Format::Auto | Format::Claude | Format::Codex | Format::Text => return,
+        Format::Auto
+        | Format::Claude
+        | Format::Codex
+        | Format::Text
+        | Format::ClaudeSession
+        | Format::CodexRollout
+        | Format::GeminiChat => return,
     }
     state.emit(sink);
 }
