@@ -14,6 +14,7 @@
 //! - [`check`]: `x-invariants` rules (CEL) in the schema and contradictions
 //!   across sibling outputs, surfaced as findings;
 //! - [`profile`]: built-in bundles of schema and marker grammar;
+//! - [`secrets`]: credentials found in transcript text and masked;
 //! - [`json`]: strict JSON parsing that reports the numbers it cannot hold
 //!   exactly instead of changing them.
 //!
@@ -46,6 +47,7 @@ pub mod lint;
 pub mod outcome;
 pub mod pricing;
 pub mod profile;
+pub mod secrets;
 pub mod summary;
 pub mod validate;
 

@@ -1,0 +1,433 @@
+//! The rules compiled once into one detector.
+//!
+//! Note \[Keyword prefilter\]: one Aho-Corasick automaton holds every rule's
+//! keywords (ASCII case-insensitive); one pass over the text says which rules
+//! may hit, and only those rules' regexes run (rules without keywords always
+//! run; the built-in set has none). This is gitleaks' own gate, so it changes
+//! no rule's meaning. Each pass is linear in the text (the `regex` crate
+//! guarantees linear time; the automaton too), so a text costs
+//! O(len × (1 + rules whose keywords occur)). On ordinary transcript text the
+//! keywords of a handful of rules occur (`key`, `token`, `api`, `ey`), so a
+//! handful of regexes run; a `RegexSet` over all ~220 patterns was the other
+//! way: its lazy DFA thrashes on that many patterns (see the secrets
+//! benchmark's notes in README.md).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::{Regex, RegexBuilder};
+
+use super::rules::{Allowlist, RuleSet};
+use super::syntax::go_to_rust;
+use super::{SecretsError, one_line};
+
+/// A secret found in a text: the byte range of the secret itself (the rule's
+/// `secretGroup`), on char boundaries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The id of the rule that found it.
+    pub rule: Arc<str>,
+    /// Byte offset of the secret's first byte.
+    pub start: usize,
+    /// Byte offset just past the secret.
+    pub end: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Secret,
+    Match,
+    Line,
+}
+
+#[derive(Debug)]
+struct CompiledAllowlist {
+    and: bool,
+    target: Target,
+    regex: Option<Regex>,
+    stopwords: Option<AhoCorasick>,
+}
+
+#[derive(Debug)]
+struct CompiledRule {
+    id: Arc<str>,
+    regex: Regex,
+    secret_group: Option<usize>,
+    entropy: Option<f64>,
+    allowlists: Vec<CompiledAllowlist>,
+    /// gitleaks drops a generic finding that a specific one overlaps.
+    generic: bool,
+}
+
+/// The rules of a [`RuleSet`] compiled into one matcher. Build once, share
+/// (it is `Send + Sync`); [`Detector::builtin`] is built on first use.
+#[derive(Debug)]
+pub struct Detector {
+    rules: Vec<CompiledRule>,
+    allowlists: Vec<CompiledAllowlist>,
+    keywords: Option<AhoCorasick>,
+    /// Per keyword pattern: the rules it lets run.
+    keyword_rules: Vec<Vec<usize>>,
+    /// Rules without keywords.
+    always: Vec<usize>,
+    marker: Regex,
+}
+
+/// The masks [`Masker`](super::Masker) writes; secrets are never found inside them,
+/// which makes masking idempotent.
+const MARKER: &str = r"\[REDACTED:[A-Za-z0-9._-]+:[0-9a-f]{8}\]";
+
+fn compile(id: &str, pattern: &str) -> Result<Regex, SecretsError> {
+    RegexBuilder::new(&go_to_rust(pattern))
+        // The generic rule's allowlist alternation is large.
+        .size_limit(64 << 20)
+        .build()
+        .map_err(|e| SecretsError::Rule {
+            id: id.to_owned(),
+            message: format!("bad regex: {}", one_line(&e.to_string())),
+        })
+}
+
+fn compile_allowlist(id: &str, a: &Allowlist) -> Result<CompiledAllowlist, SecretsError> {
+    let regex = if a.regexes.is_empty() {
+        None
+    } else {
+        for r in &a.regexes {
+            compile(id, r)?;
+        }
+        let joined = a
+            .regexes
+            .iter()
+            .map(|r| format!("(?:{r})"))
+            .collect::<Vec<_>>()
+            .join("|");
+        Some(compile(id, &joined)?)
+    };
+    let stopwords = if a.stopwords.is_empty() {
+        None
+    } else {
+        let ac = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .build(&a.stopwords)
+            .map_err(|e| SecretsError::Rule {
+                id: id.to_owned(),
+                message: format!("stopwords: {e}"),
+            })?;
+        Some(ac)
+    };
+    Ok(CompiledAllowlist {
+        and: a.condition.as_deref() == Some("AND"),
+        target: match a.regex_target.as_deref() {
+            Some("match") => Target::Match,
+            Some("line") => Target::Line,
+            _ => Target::Secret,
+        },
+        regex,
+        stopwords,
+    })
+}
+
+impl CompiledAllowlist {
+    /// gitleaks' `checkFindingAllowed` for one allowlist.
+    fn allows(&self, secret: &str, matched: &str, line: &str) -> bool {
+        let target = match self.target {
+            Target::Secret => secret,
+            Target::Match => matched,
+            Target::Line => line,
+        };
+        let regex = self
+            .regex
+            .as_ref()
+            .map(|r| !target.is_empty() && r.is_match(target));
+        let stop = self
+            .stopwords
+            .as_ref()
+            .map(|s| !secret.is_empty() && s.is_match(secret));
+        if self.and {
+            regex.unwrap_or(true) && stop.unwrap_or(true)
+        } else {
+            regex.unwrap_or(false) || stop.unwrap_or(false)
+        }
+    }
+}
+
+/// Shannon entropy of `s` in bits per character, as gitleaks computes it
+/// (character counts over the byte length; the same for ASCII).
+pub fn shannon_entropy(s: &str) -> f64 {
+    if s.is_empty() {
+        return 0.0;
+    }
+    let mut ascii = [0u32; 128];
+    let mut other: BTreeMap<char, u32> = BTreeMap::new();
+    for c in s.chars() {
+        if c.is_ascii() {
+            ascii[c as usize] += 1;
+        } else {
+            *other.entry(c).or_default() += 1;
+        }
+    }
+    let inv = 1.0 / s.len() as f64;
+    ascii
+        .iter()
+        .chain(other.values())
+        .filter(|&&n| n > 0)
+        .map(|&n| {
+            let p = f64::from(n) * inv;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// A candidate before overlaps are resolved.
+struct Candidate {
+    start: usize,
+    end: usize,
+    rule: usize,
+}
+
+impl Detector {
+    /// Compiles a rule set.
+    ///
+    /// # Errors
+    /// [`SecretsError::Rule`] naming the rule whose regex (or allowlist regex)
+    /// does not compile or whose `secretGroup` the regex lacks.
+    pub fn new(rules: &RuleSet) -> Result<Detector, SecretsError> {
+        let allowlists = rules
+            .allowlists
+            .iter()
+            .map(|a| compile_allowlist("allowlist", a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut compiled = Vec::new();
+        let mut keywords: Vec<String> = Vec::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let mut always = Vec::new();
+        for rule in rules
+            .rules
+            .iter()
+            .filter(|r| !rules.disabled.contains(&r.id))
+        {
+            let regex = compile(&rule.id, &rule.regex)?;
+            if let Some(g) = rule.secret_group {
+                if g >= regex.captures_len() {
+                    return Err(SecretsError::Rule {
+                        id: rule.id.clone(),
+                        message: format!(
+                            "secretGroup {g} but the regex has {} groups",
+                            regex.captures_len() - 1
+                        ),
+                    });
+                }
+            }
+            let index = compiled.len();
+            if rule.keywords.is_empty() {
+                always.push(index);
+            }
+            for k in &rule.keywords {
+                let k = k.to_ascii_lowercase();
+                match keywords.iter().position(|have| *have == k) {
+                    Some(p) => keyword_rules[p].push(index),
+                    None => {
+                        keywords.push(k);
+                        keyword_rules.push(vec![index]);
+                    }
+                }
+            }
+            compiled.push(CompiledRule {
+                id: Arc::from(rule.id.as_str()),
+                regex,
+                secret_group: rule.secret_group.filter(|&g| g > 0),
+                entropy: rule.entropy.filter(|&e| e != 0.0),
+                allowlists: rule
+                    .allowlists
+                    .iter()
+                    .map(|a| compile_allowlist(&rule.id, a))
+                    .collect::<Result<_, _>>()?,
+                generic: rule.id.contains("generic"),
+            });
+        }
+        let keywords = if keywords.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .build(&keywords)
+                    .map_err(|e| SecretsError::Rule {
+                        id: "keywords".into(),
+                        message: e.to_string(),
+                    })?,
+            )
+        };
+        Ok(Detector {
+            rules: compiled,
+            allowlists,
+            keywords,
+            keyword_rules,
+            always,
+            marker: compile("marker", MARKER)?,
+        })
+    }
+
+    /// The built-in rules, compiled on first use.
+    pub fn builtin() -> &'static Detector {
+        static BUILTIN: OnceLock<Detector> = OnceLock::new();
+        // A test compiles the built-in rules; failing here is a build defect.
+        BUILTIN.get_or_init(|| {
+            Detector::new(&RuleSet::builtin()).expect("built-in secret rules compile (tested)")
+        })
+    }
+
+    /// The ids of the compiled rules, in order.
+    pub fn rule_ids(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().map(|r| &*r.id)
+    }
+
+    /// Which rules may hit `text`: those whose keywords occur, and those without keywords.
+    fn candidates(&self, text: &str) -> Vec<bool> {
+        let mut run = vec![false; self.rules.len()];
+        for &i in &self.always {
+            run[i] = true;
+        }
+        if let Some(ac) = &self.keywords {
+            let mut seen = vec![false; self.keyword_rules.len()];
+            let mut left = seen.len();
+            for m in ac.find_overlapping_iter(text) {
+                let p = m.pattern().as_usize();
+                if !seen[p] {
+                    seen[p] = true;
+                    for &r in &self.keyword_rules[p] {
+                        run[r] = true;
+                    }
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        run
+    }
+
+    /// Whether one of the rules' keywords occurs in `text`.
+    pub fn has_keyword(&self, text: &str) -> bool {
+        self.keywords.as_ref().is_some_and(|ac| ac.is_match(text))
+    }
+
+    /// Whether any rule's regex matches `text` before entropy and allowlists
+    /// are checked: a cheap superset of `!find(text).is_empty()`.
+    pub fn may_match(&self, text: &str) -> bool {
+        let run = self.candidates(text);
+        self.rules
+            .iter()
+            .zip(run)
+            .any(|(r, go)| go && r.regex.is_match(text))
+    }
+
+    /// The secrets in `text`: non-overlapping, in text order. Where two rules
+    /// overlap, a specific rule wins over a generic one, then the longer secret.
+    /// Text inside a mask (`[REDACTED:..]`) is never found.
+    pub fn find(&self, text: &str) -> Vec<Finding> {
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let run = self.candidates(text);
+        let markers: Vec<(usize, usize)> =
+            if memchr::memmem::find(text.as_bytes(), b"[REDACTED:").is_some() {
+                self.marker
+                    .find_iter(text)
+                    .map(|m| (m.start(), m.end()))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+        let mut found = Vec::new();
+        for (index, rule) in self.rules.iter().enumerate().filter(|(i, _)| run[*i]) {
+            for caps in rule.regex.captures_iter(text) {
+                let Some(m) = caps.get(0) else { continue };
+                // gitleaks trims newlines off the match's ends.
+                let matched = m.as_str().trim_matches('\n');
+                if matched.is_empty() {
+                    continue;
+                }
+                let match_start =
+                    m.start() + (m.as_str().len() - m.as_str().trim_start_matches('\n').len());
+                let (start, end) = match rule.secret_group {
+                    Some(g) => match caps.get(g) {
+                        Some(s) => (s.start(), s.end()),
+                        None => continue,
+                    },
+                    None => match caps.iter().skip(1).flatten().find(|g| !g.is_empty()) {
+                        Some(s) => (s.start(), s.end()),
+                        None => (match_start, match_start + matched.len()),
+                    },
+                };
+                let secret = &text[start..end];
+                if secret.is_empty() {
+                    continue;
+                }
+                if let Some(min) = rule.entropy {
+                    if shannon_entropy(secret) <= min {
+                        continue;
+                    }
+                }
+                let line_start = text[..match_start].rfind('\n').map_or(0, |p| p + 1);
+                let match_end = match_start + matched.len();
+                let line_end = text[match_end..]
+                    .find('\n')
+                    .map_or(text.len(), |p| match_end + p);
+                let line = &text[line_start..line_end];
+                if self
+                    .allowlists
+                    .iter()
+                    .chain(&rule.allowlists)
+                    .any(|a| a.allows(secret, matched, line))
+                {
+                    continue;
+                }
+                if markers.iter().any(|&(ms, me)| start < me && ms < end) {
+                    continue;
+                }
+                found.push(Candidate {
+                    start,
+                    end,
+                    rule: index,
+                });
+            }
+        }
+        self.resolve(found)
+    }
+
+    /// Keeps non-overlapping candidates, specific rules before generic ones,
+    /// then longer secrets, then earlier ones; returns them in text order.
+    fn resolve(&self, mut found: Vec<Candidate>) -> Vec<Finding> {
+        if found.len() > 1 {
+            found.sort_by_key(|c| {
+                (
+                    self.rules[c.rule].generic,
+                    std::cmp::Reverse(c.end - c.start),
+                    c.start,
+                    c.rule,
+                )
+            });
+        }
+        // Accepted intervals by start.
+        let mut taken: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+        for c in found {
+            let before = taken.range(..c.end).next_back();
+            if before.is_some_and(|(_, &(end, _))| end > c.start) {
+                continue;
+            }
+            taken.insert(c.start, (c.end, c.rule));
+        }
+        taken
+            .into_iter()
+            .map(|(start, (end, rule))| Finding {
+                rule: Arc::clone(&self.rules[rule].id),
+                start,
+                end,
+            })
+            .collect()
+    }
+}
