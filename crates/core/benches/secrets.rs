@@ -4,24 +4,17 @@
 //! `tests/fixtures/secrets/`.
 
 use std::hint::black_box;
-use std::path::Path;
 
 use agentshape_core::secrets::{Detector, MaskKey, Masker};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/secrets")
-            .join(name),
-    )
-    .expect("fixture")
-}
+const ORDINARY: &str = include_str!("../tests/fixtures/secrets/ordinary.txt");
+const PLANTED: &str = include_str!("../tests/fixtures/secrets/planted.jsonl");
 
 /// The planted contexts, one after another (about 25 KB).
 fn planted() -> Vec<String> {
-    fixture("planted.jsonl")
+    PLANTED
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| {
@@ -43,12 +36,13 @@ fn tool_result(content: &str) -> String {
 fn bench_secrets(c: &mut Criterion) {
     let detector = Detector::builtin();
     let masker = Masker::builtin(MaskKey::from_bytes([9; 32]));
-    let ordinary = fixture("ordinary.txt").repeat(3);
-    let secrets: String = planted()
-        .iter()
-        .map(|s| format!("{s}\n"))
-        .collect::<String>()
-        .repeat(40);
+    let ordinary = ORDINARY.repeat(3);
+    let mut secrets = String::new();
+    for s in planted() {
+        secrets.push_str(&s);
+        secrets.push('\n');
+    }
+    let secrets = secrets.repeat(40);
 
     let mut group = c.benchmark_group("secrets");
     group.sample_size(10);
@@ -62,10 +56,10 @@ fn bench_secrets(c: &mut Criterion) {
     for (name, text) in [("ordinary", &ordinary), ("planted", &secrets)] {
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_function(format!("find/{name}"), |b| {
-            b.iter(|| black_box(detector.find(black_box(text))))
+            b.iter(|| black_box(detector.find(black_box(text))));
         });
         group.bench_function(format!("mask_str/{name}"), |b| {
-            b.iter(|| black_box(masker.mask_str(black_box(text))))
+            b.iter(|| black_box(masker.mask_str(black_box(text))));
         });
     }
 

@@ -330,12 +330,11 @@ impl Detector {
             }
             for k in &rule.keywords {
                 let k = k.to_ascii_lowercase();
-                match keywords.iter().position(|have| *have == k) {
-                    Some(p) => keyword_rules[p].push(index),
-                    None => {
-                        keywords.push(k);
-                        keyword_rules.push(vec![index]);
-                    }
+                if let Some(p) = keywords.iter().position(|have| *have == k) {
+                    keyword_rules[p].push(index);
+                } else {
+                    keywords.push(k);
+                    keyword_rules.push(vec![index]);
                 }
             }
             compiled.push(CompiledRule {
@@ -379,6 +378,9 @@ impl Detector {
     }
 
     /// The built-in rules, compiled on first use.
+    ///
+    /// # Panics
+    /// Never in a released build: a test compiles the built-in rules.
     pub fn builtin() -> &'static Detector {
         static BUILTIN: OnceLock<Detector> = OnceLock::new();
         // A test compiles the built-in rules; failing here is a build defect.

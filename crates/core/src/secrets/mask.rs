@@ -50,7 +50,12 @@ impl MaskKey {
         }
         let mut bytes = [0u8; 32];
         for (i, pair) in text.as_bytes().chunks(2).enumerate() {
-            let digit = |b: u8| (b as char).to_digit(16).unwrap_or(0) as u8;
+            // Checked above: every byte is a hex digit.
+            let digit = |b: u8| match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                _ => b - b'A' + 10,
+            };
             bytes[i] = digit(pair[0]) << 4 | digit(pair[1]);
         }
         Ok(MaskKey(bytes))

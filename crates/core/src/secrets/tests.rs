@@ -102,7 +102,7 @@ fn a_user_rule_replaces_the_builtin_rule_of_its_id_in_place() {
 
 #[test]
 fn mask_keys_read_and_write_hex_and_never_print() {
-    let key = MaskKey::from_bytes(core::array::from_fn(|i| i as u8 * 7));
+    let key = MaskKey::from_bytes(core::array::from_fn(|i| u8::try_from(i * 7).unwrap()));
     let hex = key.to_hex();
     assert_eq!(hex.len(), 64);
     assert_eq!(MaskKey::from_hex(&hex).unwrap(), key);
