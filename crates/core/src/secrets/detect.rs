@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder};
 
 use super::rules::{Allowlist, RuleSet};
@@ -49,10 +49,114 @@ struct CompiledAllowlist {
     stopwords: Option<AhoCorasick>,
 }
 
+/// Note \[Lifted prefix\]: 95 of gitleaks' rules (the generic one among
+/// them) start `(?i)[\w.-]{0,50}?` and then a keyword: "up to 50 identifier
+/// characters, as few as will do". A DFA running that from every position
+/// carries up to 50 starts at once; on keyword-dense text the generic rule
+/// alone ran at 22 MB/s. Such a rule runs as its rest (`(?i)` and what
+/// follows the prefix, a keyword first: a fast literal search) and the
+/// prefix is added back by walking left from the rest's match over at most 50
+/// identifier characters, not into the previous match. That is the same
+/// match: the leftmost start of the whole pattern belongs to the leftmost
+/// match of the rest (any earlier start would also reach that rest's match
+/// over identifier characters), and the lazy prefix then takes the fewest
+/// characters that reach it, which is the rest's leftmost match itself.
+/// Applied only when the rest has no top-level `|` (which would bind the
+/// prefix to one branch).
+#[derive(Debug)]
+enum Matcher {
+    Plain(Regex),
+    Lifted { rest: Regex, max: usize },
+}
+
+/// The one prefix lifted (Note \[Lifted prefix\]).
+const LIFTED_PREFIX: &str = r"(?i)[\w.-]{0,";
+
+/// Splits `(?i)[\w.-]{0,N}?REST` into N and REST when REST has no top-level `|`.
+fn lift(pattern: &str) -> Option<(usize, &str)> {
+    let after = pattern.strip_prefix(LIFTED_PREFIX)?;
+    let close = after.find("}?")?;
+    let max: usize = after[..close].parse().ok()?;
+    let rest = &after[close + 2..];
+    let (mut depth, mut in_class, mut escaped) = (0i32, false, false);
+    for c in rest.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => depth += 1,
+            ')' if !in_class => depth -= 1,
+            '|' if !in_class && depth == 0 => return None,
+            _ => {}
+        }
+    }
+    (!rest.is_empty()).then_some((max, rest))
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-'
+}
+
+impl Matcher {
+    fn new(id: &str, pattern: &str) -> Result<Matcher, SecretsError> {
+        // The whole pattern must compile (errors name it as written).
+        let whole = compile(id, pattern)?;
+        Ok(match lift(pattern) {
+            Some((max, rest)) => Matcher::Lifted {
+                rest: compile(id, &format!("(?i){rest}"))?,
+                max,
+            },
+            None => Matcher::Plain(whole),
+        })
+    }
+
+    fn regex(&self) -> &Regex {
+        match self {
+            Matcher::Plain(r) | Matcher::Lifted { rest: r, .. } => r,
+        }
+    }
+
+    /// Calls `each(match_start, captures)` for every match, in order.
+    fn for_each<'t>(&self, text: &'t str, mut each: impl FnMut(usize, &regex::Captures<'t>)) {
+        match self {
+            Matcher::Plain(r) => {
+                for caps in r.captures_iter(text) {
+                    if let Some(m) = caps.get(0) {
+                        each(m.start(), &caps);
+                    }
+                }
+            }
+            Matcher::Lifted { rest, max } => {
+                let bytes = text.as_bytes();
+                let mut at = 0;
+                while at <= text.len() {
+                    let Some(caps) = rest.captures_at(text, at) else {
+                        break;
+                    };
+                    let Some(m) = caps.get(0) else { break };
+                    let floor = at.max(m.start().saturating_sub(*max));
+                    let mut start = m.start();
+                    while start > floor && is_ident(bytes[start - 1]) {
+                        start -= 1;
+                    }
+                    each(start, &caps);
+                    // The rest is never empty (it begins with a keyword); guard anyway.
+                    at = if m.end() > m.start() {
+                        m.end()
+                    } else {
+                        m.end() + 1
+                    };
+                }
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
 struct CompiledRule {
     id: Arc<str>,
-    regex: Regex,
+    regex: Matcher,
     secret_group: Option<usize>,
     entropy: Option<f64>,
     allowlists: Vec<CompiledAllowlist>,
@@ -82,6 +186,7 @@ fn compile(id: &str, pattern: &str) -> Result<Regex, SecretsError> {
     RegexBuilder::new(&go_to_rust(pattern))
         // The generic rule's allowlist alternation is large.
         .size_limit(64 << 20)
+        .dfa_size_limit(32 << 20)
         .build()
         .map_err(|e| SecretsError::Rule {
             id: id.to_owned(),
@@ -207,14 +312,14 @@ impl Detector {
             .iter()
             .filter(|r| !rules.disabled.contains(&r.id))
         {
-            let regex = compile(&rule.id, &rule.regex)?;
+            let regex = Matcher::new(&rule.id, &rule.regex)?;
             if let Some(g) = rule.secret_group {
-                if g >= regex.captures_len() {
+                if g >= regex.regex().captures_len() {
                     return Err(SecretsError::Rule {
                         id: rule.id.clone(),
                         message: format!(
                             "secretGroup {g} but the regex has {} groups",
-                            regex.captures_len() - 1
+                            regex.regex().captures_len() - 1
                         ),
                     });
                 }
@@ -225,12 +330,11 @@ impl Detector {
             }
             for k in &rule.keywords {
                 let k = k.to_ascii_lowercase();
-                match keywords.iter().position(|have| *have == k) {
-                    Some(p) => keyword_rules[p].push(index),
-                    None => {
-                        keywords.push(k);
-                        keyword_rules.push(vec![index]);
-                    }
+                if let Some(p) = keywords.iter().position(|have| *have == k) {
+                    keyword_rules[p].push(index);
+                } else {
+                    keywords.push(k);
+                    keyword_rules.push(vec![index]);
                 }
             }
             compiled.push(CompiledRule {
@@ -253,6 +357,9 @@ impl Detector {
                 AhoCorasickBuilder::new()
                     .ascii_case_insensitive(true)
                     .match_kind(MatchKind::Standard)
+                    // A DFA: 10x the throughput of the default NFA over ~260
+                    // keywords (3.5 against 40 ms/MB on keyword-dense text).
+                    .kind(Some(AhoCorasickKind::DFA))
                     .build(&keywords)
                     .map_err(|e| SecretsError::Rule {
                         id: "keywords".into(),
@@ -271,6 +378,9 @@ impl Detector {
     }
 
     /// The built-in rules, compiled on first use.
+    ///
+    /// # Panics
+    /// Never in a released build: a test compiles the built-in rules.
     pub fn builtin() -> &'static Detector {
         static BUILTIN: OnceLock<Detector> = OnceLock::new();
         // A test compiles the built-in rules; failing here is a build defect.
@@ -322,7 +432,7 @@ impl Detector {
         self.rules
             .iter()
             .zip(run)
-            .any(|(r, go)| go && r.regex.is_match(text))
+            .any(|(r, go)| go && r.regex.regex().is_match(text))
     }
 
     /// The secrets in `text`: non-overlapping, in text order. Where two rules
@@ -344,59 +454,73 @@ impl Detector {
             };
         let mut found = Vec::new();
         for (index, rule) in self.rules.iter().enumerate().filter(|(i, _)| run[*i]) {
-            for caps in rule.regex.captures_iter(text) {
-                let Some(m) = caps.get(0) else { continue };
-                // gitleaks trims newlines off the match's ends.
-                let matched = m.as_str().trim_matches('\n');
-                if matched.is_empty() {
-                    continue;
+            rule.regex.for_each(text, |start, caps| {
+                if let Some(c) = self.candidate(index, rule, text, start, caps, &markers) {
+                    found.push(c);
                 }
-                let match_start =
-                    m.start() + (m.as_str().len() - m.as_str().trim_start_matches('\n').len());
-                let (start, end) = match rule.secret_group {
-                    Some(g) => match caps.get(g) {
-                        Some(s) => (s.start(), s.end()),
-                        None => continue,
-                    },
-                    None => match caps.iter().skip(1).flatten().find(|g| !g.is_empty()) {
-                        Some(s) => (s.start(), s.end()),
-                        None => (match_start, match_start + matched.len()),
-                    },
-                };
-                let secret = &text[start..end];
-                if secret.is_empty() {
-                    continue;
-                }
-                if let Some(min) = rule.entropy {
-                    if shannon_entropy(secret) <= min {
-                        continue;
-                    }
-                }
-                let line_start = text[..match_start].rfind('\n').map_or(0, |p| p + 1);
-                let match_end = match_start + matched.len();
-                let line_end = text[match_end..]
-                    .find('\n')
-                    .map_or(text.len(), |p| match_end + p);
-                let line = &text[line_start..line_end];
-                if self
-                    .allowlists
-                    .iter()
-                    .chain(&rule.allowlists)
-                    .any(|a| a.allows(secret, matched, line))
-                {
-                    continue;
-                }
-                if markers.iter().any(|&(ms, me)| start < me && ms < end) {
-                    continue;
-                }
-                found.push(Candidate {
-                    start,
-                    end,
-                    rule: index,
-                });
-            }
+            });
         }
         self.resolve(found)
+    }
+
+    /// One match of `rule` starting at `match_start`, checked: the secret
+    /// group, entropy, allowlists, masks.
+    fn candidate(
+        &self,
+        index: usize,
+        rule: &CompiledRule,
+        text: &str,
+        match_start: usize,
+        caps: &regex::Captures<'_>,
+        markers: &[(usize, usize)],
+    ) -> Option<Candidate> {
+        let match_end = caps.get(0)?.end();
+        // gitleaks trims newlines off the match's ends.
+        let whole = &text[match_start..match_end];
+        let matched = whole.trim_matches('\n');
+        if matched.is_empty() {
+            return None;
+        }
+        let match_start = match_start + (whole.len() - whole.trim_start_matches('\n').len());
+        let (start, end) = match rule.secret_group {
+            Some(g) => caps.get(g).map(|s| (s.start(), s.end()))?,
+            None => match caps.iter().skip(1).flatten().find(|g| !g.is_empty()) {
+                Some(s) => (s.start(), s.end()),
+                None => (match_start, match_start + matched.len()),
+            },
+        };
+        let secret = &text[start..end];
+        if secret.is_empty() {
+            return None;
+        }
+        if rule
+            .entropy
+            .is_some_and(|min| shannon_entropy(secret) <= min)
+        {
+            return None;
+        }
+        let line_start = text[..match_start].rfind('\n').map_or(0, |p| p + 1);
+        let match_end = match_start + matched.len();
+        let line_end = text[match_end..]
+            .find('\n')
+            .map_or(text.len(), |p| match_end + p);
+        let line = &text[line_start..line_end];
+        if self
+            .allowlists
+            .iter()
+            .chain(&rule.allowlists)
+            .any(|a| a.allows(secret, matched, line))
+        {
+            return None;
+        }
+        if markers.iter().any(|&(ms, me)| start < me && ms < end) {
+            return None;
+        }
+        Some(Candidate {
+            start,
+            end,
+            rule: index,
+        })
     }
 
     /// Keeps non-overlapping candidates, specific rules before generic ones,
@@ -429,5 +553,80 @@ impl Detector {
                 end,
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Matcher, RuleSet, compile, lift};
+
+    /// Every match (start, end, groups) as the plain regex finds it.
+    fn plain(r: &regex::Regex, text: &str) -> Vec<Vec<Option<(usize, usize)>>> {
+        r.captures_iter(text)
+            .map(|c| c.iter().map(|g| g.map(|g| (g.start(), g.end()))).collect())
+            .collect()
+    }
+
+    fn lifted(m: &Matcher, text: &str) -> Vec<Vec<Option<(usize, usize)>>> {
+        let mut out = Vec::new();
+        m.for_each(text, |start, c| {
+            let mut groups: Vec<_> = c.iter().map(|g| g.map(|g| (g.start(), g.end()))).collect();
+            groups[0] = groups[0].map(|(_, e)| (start, e));
+            out.push(groups);
+        });
+        out
+    }
+
+    #[test]
+    fn lifted_prefix_matches_like_the_whole_pattern() {
+        let ordinary = include_str!("../../tests/fixtures/secrets/ordinary.txt");
+        let planted = include_str!("../../tests/fixtures/secrets/planted.jsonl");
+        let long = "a".repeat(70);
+        let tricky = format!(
+            "{long}_api_key = 'Zx8Qw3Er5Ty7Ui9Op1As'\nfoo.bar-baz.secret: \"Zx8Qw3Er5Ty7Ui9Op1As2Df\" x.token=key=Zx8Qw3Er5Ty7Ui9Op1As \
+             é_secret=Zx8Qw3Er5Ty7Ui9Op1AsQ ..--__access_token => \"Zx8Qw3Er5Ty7Ui9Op1AsW\"keykeykey=Zx8Qw3Er5Ty7Ui9Op1AsE1\n\
+             api=Zx8Qw3Er5Ty7Ui9Op1AsR2api=Zx8Qw3Er5Ty7Ui9Op1AsR3 {long}secret=Zx8Qw3Er5Ty7Ui9Op1AsT{long}"
+        );
+        let texts = [ordinary, planted, &tricky, &planted.replace("\\n", "\n")];
+        let mut lifted_rules = 0;
+        for rule in RuleSet::builtin().rules {
+            if lift(&rule.regex).is_none() {
+                continue;
+            }
+            lifted_rules += 1;
+            let whole = compile(&rule.id, &rule.regex).unwrap();
+            let m = Matcher::new(&rule.id, &rule.regex).unwrap();
+            assert!(matches!(m, Matcher::Lifted { .. }));
+            for text in texts {
+                assert_eq!(lifted(&m, text), plain(&whole, text), "{}", rule.id);
+            }
+        }
+        assert!(lifted_rules >= 90, "{lifted_rules}");
+        // The generic rule's matches on the tricky text are not trivially empty.
+        let generic = compile(
+            "g",
+            &RuleSet::builtin()
+                .rules
+                .iter()
+                .find(|r| r.id == "generic-api-key")
+                .unwrap()
+                .regex,
+        )
+        .unwrap();
+        assert!(plain(&generic, &tricky).len() >= 5);
+    }
+
+    #[test]
+    fn prefix_is_not_lifted_over_a_top_level_alternation() {
+        assert_eq!(
+            lift(r"(?i)[\w.-]{0,50}?(?:key)=(\d+)"),
+            Some((50, r"(?:key)=(\d+)"))
+        );
+        assert_eq!(lift(r"(?i)[\w.-]{0,50}?key|token"), None);
+        assert_eq!(
+            lift(r"(?i)[\w.-]{0,50}?key[|]\|(a|b)"),
+            Some((50, r"key[|]\|(a|b)"))
+        );
+        assert_eq!(lift(r"[\w.-]{0,50}?key"), None);
     }
 }

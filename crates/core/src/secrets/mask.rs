@@ -50,7 +50,12 @@ impl MaskKey {
         }
         let mut bytes = [0u8; 32];
         for (i, pair) in text.as_bytes().chunks(2).enumerate() {
-            let digit = |b: u8| (b as char).to_digit(16).unwrap_or(0) as u8;
+            // Checked above: every byte is a hex digit.
+            let digit = |b: u8| match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                _ => b - b'A' + 10,
+            };
             bytes[i] = digit(pair[0]) << 4 | digit(pair[1]);
         }
         Ok(MaskKey(bytes))
@@ -194,26 +199,84 @@ impl Masker {
         hex(&self.hmac.mac(secret.as_bytes())[..4])
     }
 
-    fn found(&self, text: &str, findings: Vec<super::Finding>, shift: usize) -> Vec<Found> {
+    fn found(&self, text: &str, findings: Vec<super::Finding>) -> Vec<Found> {
         findings
             .into_iter()
             .map(|f| Found {
                 rule: f.rule.to_string(),
                 fingerprint: self.fingerprint(&text[f.start..f.end]),
-                start: f.start - shift,
-                end: f.end - shift,
+                start: f.start,
+                end: f.end,
             })
             .collect()
     }
 
+    /// The findings in `s`, read with its object key in front when the key
+    /// holds a rule's keyword (`"password": "..."`), in `s`'s offsets.
+    fn find_in(&self, key: Option<&str>, s: &str) -> Vec<super::Finding> {
+        match key.filter(|k| self.detector.has_keyword(k)) {
+            Some(k) => {
+                let synth = format!("\"{k}\": \"{s}\"");
+                let shift = k.len() + 5;
+                let end = shift + s.len();
+                self.detector
+                    .find(&synth)
+                    .into_iter()
+                    .filter(|f| f.start >= shift && f.end <= end)
+                    .map(|mut f| {
+                        f.start -= shift;
+                        f.end -= shift;
+                        f
+                    })
+                    .collect()
+            }
+            None => self.detector.find(s),
+        }
+    }
+
+    /// What masking `s` replaces, in `s`'s offsets.
+    ///
+    /// Note \[Masking settles\]: a mask changes the text around it, and a rule
+    /// can match in the masked text where it did not before (a `\b` that the
+    /// secret's last character blocked now sits after `]`). So the masked
+    /// text is searched again until nothing new is found, and the findings of
+    /// later rounds (never inside a mask, so within the original text between
+    /// masks) are mapped back. Masking masked text then finds nothing: it is
+    /// idempotent. Text with no finding is searched once.
+    fn settle(&self, key: Option<&str>, s: &str) -> Vec<Found> {
+        let mut found = self.found(s, self.find_in(key, s));
+        // Each round masks at least one more character; the bound is a guard.
+        for _ in 0..16 {
+            if found.is_empty() {
+                break;
+            }
+            let masked = apply(s, &found);
+            let more = self.find_in(key, &masked);
+            if more.is_empty() {
+                break;
+            }
+            let more: Vec<super::Finding> = more
+                .into_iter()
+                .map(|mut f| {
+                    f.start = to_original(&found, f.start);
+                    f.end = to_original(&found, f.end);
+                    f
+                })
+                .collect();
+            found.extend(self.found(s, more));
+            found.sort_by_key(|f| f.start);
+        }
+        found
+    }
+
     /// What [`Masker::mask_str`] would mask, without building the text.
     pub fn scan(&self, text: &str) -> Vec<Found> {
-        self.found(text, self.detector.find(text), 0)
+        self.settle(None, text)
     }
 
     /// `text` with every secret replaced by `[REDACTED:<rule>:<fingerprint>]`.
     /// Borrowed (no allocation) when nothing is found; masking masked text
-    /// changes nothing.
+    /// changes nothing (Note \[Masking settles\]).
     pub fn mask_str<'a>(&self, text: &'a str) -> Masked<'a> {
         let found = self.scan(text);
         Masked {
@@ -262,23 +325,9 @@ impl Masker {
         }
     }
 
-    /// Masks one JSON string, with its object key as context when the key holds a rule's keyword.
+    /// Masks one JSON string, with its object key as context.
     fn mask_member(&self, key: Option<&str>, s: &mut String, found: &mut Vec<Found>) {
-        let here = match key.filter(|k| self.detector.has_keyword(k)) {
-            Some(k) => {
-                let synth = format!("\"{k}\": \"{s}\"");
-                let shift = k.len() + 4;
-                let end = shift + s.len();
-                let findings = self
-                    .detector
-                    .find(&synth)
-                    .into_iter()
-                    .filter(|f| f.start >= shift && f.end <= end)
-                    .collect();
-                self.found(&synth, findings, shift)
-            }
-            None => self.scan(s),
-        };
+        let here = self.settle(key, s);
         if let Cow::Owned(new) = apply(s, &here) {
             *s = new;
             found.extend(here);
@@ -317,6 +366,27 @@ impl Masker {
             Err(_) => self.mask_str(json),
         }
     }
+}
+
+/// The length of the mask of `f`.
+fn mask_len(f: &Found) -> usize {
+    "[REDACTED:".len() + f.rule.len() + 1 + f.fingerprint.len() + 1
+}
+
+/// A position in text masked with `found` (sorted), outside every mask,
+/// as a position in the text before masking.
+fn to_original(found: &[Found], at: usize) -> usize {
+    // The same place in both texts: just past the last mask before `at`.
+    let (mut original, mut masked) = (0, 0);
+    for f in found {
+        let mask_start = masked + (f.start - original);
+        if mask_start >= at {
+            break;
+        }
+        masked = mask_start + mask_len(f);
+        original = f.end;
+    }
+    original + (at - masked)
 }
 
 /// `text` with each found range replaced by its mask.

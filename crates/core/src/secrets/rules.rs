@@ -99,6 +99,9 @@ struct File {
 
 impl RuleSet {
     /// The built-in rules (`rules.toml`, compiled in).
+    ///
+    /// # Panics
+    /// Never in a released build: a test parses the built-in file.
     pub fn builtin() -> RuleSet {
         // A test parses and compiles the built-in file; failing here is a build defect.
         #[allow(clippy::expect_used)]
