@@ -49,7 +49,7 @@ use agentshape_core::pricing::{PriceTable, Tokens};
 use agentshape_core::profile::Profile;
 use agentshape_core::summary::RunSummary;
 use agentshape_core::validate::Validator;
-use agentshape_store::{FeedEntry, NativeMark, SessionRecord, Store, ToolCount, time};
+use agentshape_store::{NativeMark, SessionRecord, Store, ToolCount, time};
 use serde::Serialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -699,4 +699,187 @@ pub fn import_all(
 /// The paths of `files` under `PathBuf`, for messages.
 pub fn paths(files: &[Candidate]) -> Vec<PathBuf> {
     files.iter().map(|c| c.path.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use agentshape_store::SqliteStore;
+
+    use super::*;
+
+    /// One Claude Code 2.1 line of session `sess-1`.
+    fn line(n: u32, kind: &str) -> String {
+        let ts = format!("2026-01-01T00:00:{:02}.000Z", n % 60);
+        let common = format!(
+            r#""parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/srv/app","sessionId":"sess-1","version":"2.1.231","gitBranch":"main","uuid":"u{n}","timestamp":"{ts}""#
+        );
+        match kind {
+            "user" => format!(
+                r#"{{{common},"type":"user","message":{{"role":"user","content":"question {n}"}}}}"#
+            ),
+            _ => format!(
+                r#"{{{common},"type":"assistant","message":{{"id":"msg_{n}","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"text","text":"answer {n}"}}],"stop_reason":"end_turn","usage":{{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":100,"cache_creation_input_tokens":1}}}},"requestId":"req_{n}"}}"#
+            ),
+        }
+    }
+
+    fn lines(from: u32, to: u32) -> String {
+        (from..to)
+            .map(|n| line(n, if n % 2 == 0 { "user" } else { "assistant" }) + "\n")
+            .collect()
+    }
+
+    fn feed_lines(store: &SqliteStore) -> Vec<u64> {
+        store
+            .feed_after(0, 10_000)
+            .unwrap()
+            .iter()
+            .filter(|r| r.kind == "event")
+            .map(|r| {
+                let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+                v["line"].as_u64().unwrap()
+            })
+            .collect()
+    }
+
+    fn setup() -> (tempfile::TempDir, PathBuf, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sess-1.jsonl");
+        (dir, path, SqliteStore::open_in_memory().unwrap())
+    }
+
+    fn import(store: &mut SqliteStore, path: &Path) -> FileReport {
+        let mut imp = Importer::new(store, ImportOptions::default()).unwrap();
+        imp.import_path(store, path).unwrap()
+    }
+
+    #[test]
+    fn new_then_unchanged_then_grown_adds_only_the_new_lines() {
+        let (_d, path, mut store) = setup();
+        std::fs::write(&path, lines(0, 4)).unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!(r.change, Change::New, "{r:?}");
+        assert_eq!(r.session_id.as_deref(), Some("sess-1"));
+        assert_eq!(r.lines_added, 4);
+        assert_eq!(r.status.as_deref(), Some("completed"));
+        let first = feed_lines(&store);
+        assert!(!first.is_empty());
+        assert!(first.iter().all(|l| (1..=4).contains(l)), "{first:?}");
+
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added, r.rows_added), (Change::Unchanged, 0, 0));
+        assert_eq!(feed_lines(&store), first);
+
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(lines(4, 6).as_bytes()).unwrap();
+        // Half a line: not read until its newline comes.
+        let half = line(6, "user");
+        f.write_all(&half.as_bytes()[..20]).unwrap();
+        f.flush().unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added), (Change::Grown, 2), "{r:?}");
+        let after = feed_lines(&store);
+        assert_eq!(&after[..first.len()], &first[..]);
+        assert!(after[first.len()..].iter().all(|l| (5..=6).contains(l)), "{after:?}");
+        let mark = store.native_mark(&path.display().to_string()).unwrap().unwrap();
+        assert_eq!(mark.lines, 6);
+        assert_eq!(mark.offset, lines(0, 6).len() as u64);
+
+        f.write_all(format!("{}\n", &half[20..]).as_bytes()).unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added), (Change::Grown, 1));
+        assert_eq!(*feed_lines(&store).last().unwrap(), 7);
+        let turns: Vec<Vec<String>> = store
+            .connection()
+            .prepare("SELECT num_turns, input_tokens, cache_read_tokens FROM sessions")
+            .unwrap()
+            .query_map([], |r| Ok(vec![r.get::<_, i64>(0)?.to_string(), r.get::<_, i64>(1)?.to_string(), r.get::<_, i64>(2)?.to_string()]))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        // Four user prompts, three assistant messages counted once each.
+        assert_eq!(turns, vec![vec!["4", "30", "300"]]);
+    }
+
+    #[test]
+    fn truncated_and_replaced_files_are_read_whole_once() {
+        let (dir, path, mut store) = setup();
+        std::fs::write(&path, lines(0, 6)).unwrap();
+        import(&mut store, &path);
+        let before = feed_lines(&store).len();
+
+        // Truncated (smaller than the mark's offset).
+        std::fs::write(&path, lines(0, 2)).unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added), (Change::Replaced, 2), "{r:?}");
+        let rows = feed_lines(&store);
+        assert!(rows.len() < before && rows.iter().all(|l| *l <= 2), "{rows:?}");
+        assert_eq!(import(&mut store, &path).change, Change::Unchanged);
+
+        // Replaced by another file (another inode), then rewritten in
+        // place with other lines of the same length at line 2's end.
+        let other = dir.path().join("new.jsonl");
+        std::fs::write(&other, lines(0, 3)).unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added), (Change::Replaced, 3), "{r:?}");
+        assert!(feed_lines(&store).iter().all(|l| *l <= 3));
+        let mut text = lines(0, 3);
+        text.insert_str(0, &format!("{}\n", line(40, "user")));
+        std::fs::write(&path, text).unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added), (Change::Replaced, 4), "{r:?}");
+        assert_eq!(feed_lines(&store).iter().filter(|l| **l == 1).count() >= 1, true);
+        assert_eq!(store.native_marks().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn big_files_are_stored_in_batches_with_the_mark_moving() {
+        let (_d, path, mut store) = setup();
+        std::fs::write(&path, lines(0, 50)).unwrap();
+        let opts = ImportOptions {
+            batch_rows: 7,
+            ..ImportOptions::default()
+        };
+        let mut imp = Importer::new(&store, opts).unwrap();
+        let r = imp.import_path(&mut store, &path).unwrap();
+        assert_eq!(r.lines_added, 50);
+        let rows = feed_lines(&store);
+        assert_eq!(rows.len() as u64, r.rows_added);
+        let mut sorted = rows.clone();
+        sorted.sort_unstable();
+        assert_eq!(rows, sorted, "rows in line order");
+    }
+
+    #[test]
+    fn a_file_that_is_no_session_is_skipped_and_another_agent_filtered() {
+        let (dir, path, mut store) = setup();
+        let junk = dir.path().join("x.jsonl");
+        std::fs::write(&junk, "{\"hello\":1}\n").unwrap();
+        let r = import(&mut store, &junk);
+        assert_eq!(r.change, Change::Skipped);
+        assert!(r.skipped.unwrap().contains("not a Claude Code"));
+        std::fs::write(&path, lines(0, 2)).unwrap();
+        let mut imp = Importer::new(
+            &store,
+            ImportOptions {
+                agent: Some(Agent::Codex),
+                ..ImportOptions::default()
+            },
+        )
+        .unwrap();
+        let r = imp.import_path(&mut store, &path).unwrap();
+        assert_eq!(r.change, Change::Skipped);
+        assert!(!store.has_session("sess-1").unwrap());
+    }
+
+    #[test]
+    fn derived_ids_are_stable_and_valid() {
+        let a = derived_id("/a/b.jsonl");
+        assert_eq!(a, derived_id("/a/b.jsonl"));
+        assert_ne!(a, derived_id("/a/c.jsonl"));
+        assert!(check_session_id(&a).is_ok());
+    }
 }
