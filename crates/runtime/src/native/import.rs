@@ -137,6 +137,9 @@ pub struct FileReport {
     /// The validation verdict with `--profile`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub valid: Option<bool>,
+    /// The file could not be read (it is skipped; the others go on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl FileReport {
@@ -153,6 +156,15 @@ impl FileReport {
             skipped: Some(why),
             unpriced_models: Vec::new(),
             valid: None,
+            error: None,
+        }
+    }
+
+    /// A file that could not be read.
+    pub fn failed(path: &str, error: String) -> FileReport {
+        FileReport {
+            error: Some(error),
+            ..FileReport::skipped(path, "it could not be read".to_owned())
         }
     }
 }
@@ -213,7 +225,11 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 /// A file whose head is no JSON Lines session may be one JSON document (a
 /// Gemini CLI chat, pretty-printed): decoded whole when it starts with `{`
 /// and is not too big.
-fn document(f: &mut std::fs::File, head: &[u8], path: &Path) -> Result<Option<(Format, RunSummary)>> {
+fn document(
+    f: &mut std::fs::File,
+    head: &[u8],
+    path: &Path,
+) -> Result<Option<(Format, RunSummary)>> {
     if head.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Ok(None);
     }
@@ -223,7 +239,8 @@ fn document(f: &mut std::fs::File, head: &[u8], path: &Path) -> Result<Option<(F
     }
     let mut bytes = head.to_vec();
     f.read_to_end(&mut bytes).map_err(io(path))?;
-    let summary = agentshape_core::decode::decode_bytes(&bytes, Format::Auto, &DecodeOptions::default());
+    let summary =
+        agentshape_core::decode::decode_bytes(&bytes, Format::Auto, &DecodeOptions::default());
     Ok((summary.format == Format::GeminiChat).then_some((summary.format, summary)))
 }
 
@@ -251,7 +268,8 @@ impl Importer {
 
     fn remember(&mut self, mut mark: NativeMark) {
         mark.reset = false;
-        self.owners.insert(mark.session_id.clone(), mark.path.clone());
+        self.owners
+            .insert(mark.session_id.clone(), mark.path.clone());
         self.marks.insert(mark.path.clone(), mark);
     }
 
@@ -309,6 +327,7 @@ impl Importer {
                 skipped: None,
                 unpriced_models: Vec::new(),
                 valid: None,
+                error: None,
             });
         }
         if same_file && st.size >= m.offset && m.agent != Agent::Gemini.as_str() {
@@ -445,7 +464,11 @@ impl Importer {
             if !is_subagent_file(path) {
                 return None;
             }
-            path.parent()?.parent()?.file_name()?.to_str().map(str::to_owned)
+            path.parent()?
+                .parent()?
+                .file_name()?
+                .to_str()
+                .map(str::to_owned)
         };
         let parent = info
             .and_then(|i| i.parent_session_id.clone())
@@ -507,6 +530,7 @@ impl Importer {
             skipped: None,
             unpriced_models: unpriced,
             valid,
+            error: None,
         };
         self.remember(mark);
         Ok(report)
@@ -527,7 +551,11 @@ impl Importer {
         let started = info
             .and_then(|i| stamp(i.started_at.as_deref()))
             .unwrap_or_else(|| time::format_ms(mark.mtime_ms));
-        let status = if s.error.is_some() { "error" } else { "completed" };
+        let status = if s.error.is_some() {
+            "error"
+        } else {
+            "completed"
+        };
         let mut r = SessionRecord::new(&mark.session_id, &started, status);
         r.parent_id = parent;
         r.agent = Some(mark.agent.clone());
@@ -550,17 +578,20 @@ impl Importer {
             r.output_tokens = i.tokens.output;
             r.cache_read_tokens = i.tokens.cache_read;
             r.cache_write_tokens = i.tokens.cache_write;
-            let estimate = self.opts.prices.estimate(i.tokens_by_model.iter().map(|(m, t)| {
-                (
-                    m.as_str(),
-                    Tokens {
-                        input: t.input,
-                        output: t.output,
-                        cache_read: t.cache_read,
-                        cache_write: t.cache_write,
-                    },
-                )
-            }));
+            let estimate = self
+                .opts
+                .prices
+                .estimate(i.tokens_by_model.iter().map(|(m, t)| {
+                    (
+                        m.as_str(),
+                        Tokens {
+                            input: t.input,
+                            output: t.output,
+                            cache_read: t.cache_read,
+                            cache_write: t.cache_write,
+                        },
+                    )
+                }));
             r.cost_usd = estimate.cost_usd;
             r.cost_estimated = estimate.cost_usd.is_some();
             unpriced = estimate.unpriced;
@@ -636,7 +667,9 @@ impl Importer {
         let Some(info) = summary.session.as_deref() else {
             return Ok(());
         };
-        if parent.agent.as_deref() != Some(Agent::Claude.as_str()) || is_subagent_file(Path::new(key)) {
+        if parent.agent.as_deref() != Some(Agent::Claude.as_str())
+            || is_subagent_file(Path::new(key))
+        {
             return Ok(());
         }
         let folder = Path::new(key).with_extension("");
@@ -648,7 +681,10 @@ impl Importer {
             };
             if check_session_id(&id).is_err()
                 || id == parent.id
-                || folder.join("subagents").join(format!("{id}.jsonl")).is_file()
+                || folder
+                    .join("subagents")
+                    .join(format!("{id}.jsonl"))
+                    .is_file()
                 || store.has_session(&id)?
             {
                 continue;
@@ -688,7 +724,7 @@ pub fn import_all(
         let report = match importer.import(store, file) {
             Ok(r) => r,
             Err(Error::Store(e)) => return Err(Error::Store(e)),
-            Err(e) => FileReport::skipped(&file.path.display().to_string(), e.to_string()),
+            Err(e) => FileReport::failed(&file.path.display().to_string(), e.to_string()),
         };
         each(&report);
         out.push(report);
@@ -769,10 +805,16 @@ mod tests {
         assert!(first.iter().all(|l| (1..=4).contains(l)), "{first:?}");
 
         let r = import(&mut store, &path);
-        assert_eq!((r.change, r.lines_added, r.rows_added), (Change::Unchanged, 0, 0));
+        assert_eq!(
+            (r.change, r.lines_added, r.rows_added),
+            (Change::Unchanged, 0, 0)
+        );
         assert_eq!(feed_lines(&store), first);
 
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         f.write_all(lines(4, 6).as_bytes()).unwrap();
         // Half a line: not read until its newline comes.
         let half = line(6, "user");
@@ -782,12 +824,19 @@ mod tests {
         assert_eq!((r.change, r.lines_added), (Change::Grown, 2), "{r:?}");
         let after = feed_lines(&store);
         assert_eq!(&after[..first.len()], &first[..]);
-        assert!(after[first.len()..].iter().all(|l| (5..=6).contains(l)), "{after:?}");
-        let mark = store.native_mark(&path.display().to_string()).unwrap().unwrap();
+        assert!(
+            after[first.len()..].iter().all(|l| (5..=6).contains(l)),
+            "{after:?}"
+        );
+        let mark = store
+            .native_mark(&path.display().to_string())
+            .unwrap()
+            .unwrap();
         assert_eq!(mark.lines, 6);
         assert_eq!(mark.offset, lines(0, 6).len() as u64);
 
-        f.write_all(format!("{}\n", &half[20..]).as_bytes()).unwrap();
+        f.write_all(format!("{}\n", &half[20..]).as_bytes())
+            .unwrap();
         let r = import(&mut store, &path);
         assert_eq!((r.change, r.lines_added), (Change::Grown, 1));
         assert_eq!(*feed_lines(&store).last().unwrap(), 7);
@@ -795,7 +844,13 @@ mod tests {
             .connection()
             .prepare("SELECT num_turns, input_tokens, cache_read_tokens FROM sessions")
             .unwrap()
-            .query_map([], |r| Ok(vec![r.get::<_, i64>(0)?.to_string(), r.get::<_, i64>(1)?.to_string(), r.get::<_, i64>(2)?.to_string()]))
+            .query_map([], |r| {
+                Ok(vec![
+                    r.get::<_, i64>(0)?.to_string(),
+                    r.get::<_, i64>(1)?.to_string(),
+                    r.get::<_, i64>(2)?.to_string(),
+                ])
+            })
             .unwrap()
             .map(Result::unwrap)
             .collect();
@@ -815,7 +870,10 @@ mod tests {
         let r = import(&mut store, &path);
         assert_eq!((r.change, r.lines_added), (Change::Replaced, 2), "{r:?}");
         let rows = feed_lines(&store);
-        assert!(rows.len() < before && rows.iter().all(|l| *l <= 2), "{rows:?}");
+        assert!(
+            rows.len() < before && rows.iter().all(|l| *l <= 2),
+            "{rows:?}"
+        );
         assert_eq!(import(&mut store, &path).change, Change::Unchanged);
 
         // Replaced by another file (another inode), then rewritten in
@@ -831,7 +889,10 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let r = import(&mut store, &path);
         assert_eq!((r.change, r.lines_added), (Change::Replaced, 4), "{r:?}");
-        assert_eq!(feed_lines(&store).iter().filter(|l| **l == 1).count() >= 1, true);
+        assert_eq!(
+            feed_lines(&store).iter().filter(|l| **l == 1).count() >= 1,
+            true
+        );
         assert_eq!(store.native_marks().unwrap().len(), 1);
     }
 

@@ -69,14 +69,11 @@ impl Follow<'_> {
         }
         let report = match importer.import(store, file) {
             Ok(r) => r,
-            Err(e) => FileReport {
-                skipped: Some(e.to_string()),
-                ..skipped_report(&file.path)
-            },
+            Err(e) => FileReport::failed(&file.path.display().to_string(), e.to_string()),
         };
         match report.change {
             Change::Unchanged => {}
-            Change::Skipped if report.session_id.is_none() => {
+            Change::Skipped if report.error.is_none() => {
                 if self.ignored.insert(file.path.clone(), file.stat).is_none() {
                     each(&report);
                 }
@@ -127,22 +124,6 @@ impl Follow<'_> {
             agent: root.agent,
         };
         self.one(importer, store, &file, each);
-    }
-}
-
-fn skipped_report(path: &Path) -> FileReport {
-    FileReport {
-        path: path.display().to_string(),
-        session_id: None,
-        agent: None,
-        format: None,
-        change: Change::Skipped,
-        lines_added: 0,
-        rows_added: 0,
-        status: None,
-        skipped: None,
-        unpriced_models: Vec::new(),
-        valid: None,
     }
 }
 
