@@ -195,7 +195,8 @@ impl Tally {
             self.lines
         );
         if self.failed > 0 {
-            s.push_str(&format!("; {} could not be read", self.failed));
+            use std::fmt::Write as _;
+            let _ = write!(s, "; {} could not be read", self.failed);
         }
         s
     }

@@ -279,7 +279,7 @@ mod tests {
             agent: None,
             path: p.to_owned(),
         };
-        assert_eq!(files(&[mine.clone()], None).len(), 4);
+        assert_eq!(files(std::slice::from_ref(&mine), None).len(), 4);
         assert!(
             files(&[mine], Some(i64::MAX)).is_empty(),
             "--since in the future"

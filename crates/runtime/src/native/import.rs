@@ -205,8 +205,12 @@ fn stamp(text: Option<&str>) -> Option<String> {
 /// The stable id of a file with no usable session id (Note \[Native session ids\]).
 pub fn derived_id(path: &str) -> String {
     let digest = Sha256::digest(path.as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("native-{hex}")
+    let mut id = String::from("native-");
+    for b in digest.iter().take(8) {
+        use std::fmt::Write as _;
+        let _ = write!(id, "{b:02x}");
+    }
+    id
 }
 
 /// Open a session file: regular files only (runtime's Note \[Regular
@@ -332,7 +336,7 @@ impl Importer {
         }
         if same_file && st.size >= m.offset && m.agent != Agent::Gemini.as_str() {
             let prev = m.clone();
-            self.pass(store, file, &key, Some(prev), false)
+            self.pass(store, file, &key, Some(&prev), false)
         } else {
             self.pass(store, file, &key, None, true)
         }
@@ -345,7 +349,7 @@ impl Importer {
         store: &mut dyn Store,
         file: &Candidate,
         key: &str,
-        prev: Option<NativeMark>,
+        prev: Option<&NativeMark>,
         replaced: bool,
     ) -> Result<FileReport> {
         let mut f = open(&file.path)?;
@@ -381,7 +385,7 @@ impl Importer {
             ));
         }
         let (fresh_id, parent) = self.ids(key, &file.path, &summary);
-        let id = prev.as_ref().map_or(fresh_id, |m| m.session_id.clone());
+        let id = prev.map_or(fresh_id, |m| m.session_id.clone());
         let parent = parent.filter(|p| *p != id);
         let mark = NativeMark {
             path: key.to_owned(),
@@ -390,13 +394,13 @@ impl Importer {
             dev: file.stat.dev,
             inode: file.stat.inode,
             size: file.stat.size,
-            offset: prev.as_ref().map_or(0, |m| m.offset),
+            offset: prev.map_or(0, |m| m.offset),
             mtime_ms: file.stat.mtime_ms,
-            lines: prev.as_ref().map_or(0, |m| m.lines),
+            lines: prev.map_or(0, |m| m.lines),
             updated_at: String::new(),
             reset: replaced,
         };
-        let change = match (&prev, replaced) {
+        let change = match (prev, replaced) {
             (Some(_), _) => Change::Grown,
             (None, true) => Change::Replaced,
             (None, false) => Change::New,
@@ -517,7 +521,7 @@ impl Importer {
         let (record, unpriced, valid) = self.record(key, &pass, &mark, parent);
         let rows = std::mem::take(&mut pass.tail);
         store.save_native(&record, &rows, &mark)?;
-        self.inline_children(store, key, &record, &pass.summary)?;
+        Self::inline_children(store, key, &record, &pass.summary)?;
         let report = FileReport {
             path: key.to_owned(),
             session_id: Some(record.id.clone()),
@@ -658,7 +662,6 @@ impl Importer {
     /// Child rows for the sub-agents a Claude Code file holds inline
     /// (Note \[Native session ids\]); one with its own file is stored from it.
     fn inline_children(
-        &self,
         store: &mut dyn Store,
         key: &str,
         parent: &SessionRecord,
@@ -889,10 +892,7 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let r = import(&mut store, &path);
         assert_eq!((r.change, r.lines_added), (Change::Replaced, 4), "{r:?}");
-        assert_eq!(
-            feed_lines(&store).iter().filter(|l| **l == 1).count() >= 1,
-            true
-        );
+        assert!(feed_lines(&store).contains(&1));
         assert_eq!(store.native_marks().unwrap().len(), 1);
     }
 

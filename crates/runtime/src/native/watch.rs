@@ -150,14 +150,14 @@ pub fn watch(
         context: "starting file-system notifications".to_owned(),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let mut watched: HashSet<PathBuf> = HashSet::new();
-    let mut add_watches = |watcher: &mut notify::RecommendedWatcher| {
+    let mut followed: HashSet<PathBuf> = HashSet::new();
+    let mut add_watches = |w: &mut notify::RecommendedWatcher| {
         for root in roots {
-            if !watched.contains(&root.path)
+            if !followed.contains(&root.path)
                 && root.path.exists()
-                && watcher.watch(&root.path, RecursiveMode::Recursive).is_ok()
+                && w.watch(&root.path, RecursiveMode::Recursive).is_ok()
             {
-                watched.insert(root.path.clone());
+                followed.insert(root.path.clone());
             }
         }
     };
