@@ -570,3 +570,57 @@ fn serve_watch_streams_a_line_appended_to_a_watched_file() {
             == "1"
     });
 }
+
+#[test]
+fn watch_prints_a_line_per_change_and_stops_on_sigterm() {
+    use std::io::BufRead;
+    let home = Home::new();
+    let tree = home.dir.path().join("claude-config/projects");
+    let mut child = crate::agentshape_std()
+        .args(["watch", "--json", "--store"])
+        .arg(home.db())
+        .arg(&tree)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    let next = || -> Value {
+        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(20)).unwrap()).unwrap()
+    };
+    let first = [next(), next()];
+    assert!(first.iter().all(|l| l["change"] == "new"), "{first:?}");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(home.main_file())
+        .unwrap();
+    writeln!(
+        f,
+        r#"{{"parentUuid":"a4","isSidechain":false,"userType":"external","cwd":"/srv/app","sessionId":"{MAIN}","version":"2.1.231","gitBranch":"fix-deploy","type":"user","message":{{"role":"user","content":"one more"}},"uuid":"u7","timestamp":"2026-01-05T09:03:00.000Z"}}"#
+    )
+    .unwrap();
+    drop(f);
+    let grown = next();
+    assert_eq!(grown["change"], "grown", "{grown}");
+    assert_eq!(grown["lines_added"], 1, "{grown}");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < GUARD, "watch did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+}
