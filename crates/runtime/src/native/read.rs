@@ -35,7 +35,6 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::feed::capped_body;
-use crate::hub::HubBody;
 
 /// How much of a file's head [`probe`] decodes.
 pub const PROBE_BYTES: usize = 256 * 1024;
@@ -136,13 +135,21 @@ struct Rows<'a> {
     last_time: String,
     first_prompt: Option<String>,
     pending: Vec<FeedEntry>,
+    /// Bytes of the bodies in `pending`.
+    bytes: usize,
     made: u64,
 }
 
+/// A batch is handed out once its bodies reach this many bytes (bounded
+/// memory whatever the rows' sizes).
+pub const BATCH_BYTES: usize = 8 << 20;
+
+/// `HubBody::Event`'s JSON (`{"kind":"event","event":…}`) plus the line's
+/// context, serialised from a borrowed event (no copy of its text).
 #[derive(Serialize)]
 struct NativeBody<'a> {
-    #[serde(flatten)]
-    hub: &'a HubBody,
+    kind: &'static str,
+    event: &'a Event,
     line: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     uuid: Option<&'a str>,
@@ -188,10 +195,10 @@ impl Rows<'_> {
         if !keep || !worth_showing(e) {
             return;
         }
-        let hub = HubBody::Event { event: e.clone() };
         let ctx = self.ctx.as_deref();
         let body = NativeBody {
-            hub: &hub,
+            kind: "event",
+            event: e,
             line,
             uuid: ctx.and_then(|c| c.uuid.as_deref()),
             sidechain: ctx.is_some_and(|c| c.sidechain),
@@ -199,6 +206,7 @@ impl Rows<'_> {
             model: ctx.and_then(|c| c.model.as_deref()),
         };
         let (text, _) = capped_body(&body, self.opts.max_body);
+        self.bytes += text.len();
         self.pending.push(FeedEntry {
             session_id: self.opts.session_id.clone(),
             kind: "event".to_owned(),
@@ -231,6 +239,7 @@ pub fn read_lines(
         last_time: opts.fallback_time.clone(),
         first_prompt: None,
         pending: Vec::new(),
+        bytes: 0,
         made: 0,
     };
     let limit = opts.decode.max_line_bytes;
@@ -286,7 +295,8 @@ pub fn read_lines(
                 rows.event(&e, lines, keep);
                 builder.push(e);
             }
-            if rows.pending.len() >= opts.batch_rows.max(1) {
+            if rows.pending.len() >= opts.batch_rows.max(1) || rows.bytes >= BATCH_BYTES {
+                rows.bytes = 0;
                 on_batch(Batch {
                     entries: std::mem::take(&mut rows.pending),
                     offset,
@@ -352,6 +362,7 @@ pub fn read_document(bytes: &[u8], format: Format, opts: &ReadOptions) -> Pass {
         last_time: opts.fallback_time.clone(),
         first_prompt: None,
         pending: Vec::new(),
+        bytes: 0,
         made: 0,
     };
     let mut events = Vec::new();
