@@ -17,6 +17,11 @@ mod sessions {
 
 use sessions::Spec;
 
+mod native {
+    use agentshape_store::{FeedEntry, NativeMark, SessionRecord, Store, ToolCount};
+    include!("support/native.rs");
+}
+
 /// Three sessions started in the same minute, after the shared ones.
 const TIES: &[Spec] = &[
     // Same start: the id breaks the tie, byte-wise (`-` < `B` < `_`).
@@ -447,4 +452,80 @@ fn events_memories_filter_values_and_overview_answer_alike() {
             ("warning".to_owned(), 1)
         ]
     );
+}
+
+/// The native sessions' queries (issue 28, item 4) answer alike on both
+/// backends: agent and project filters, the tree, the overview's days by
+/// agent and project, tool errors, the costliest, and the transcript
+/// search (whole words, which both backends' searches find).
+#[test]
+fn native_sessions_filters_tree_overview_and_search_answer_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("native.db");
+    native::fill_native(&mut SqliteStore::open(&path).unwrap());
+    let mut pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    native::fill_native(&mut pg);
+    let b = Both {
+        sqlite: SqliteStore::open_read_only(&path).unwrap(),
+        pg,
+        _dir: dir,
+    };
+    let agent = SessionFilter {
+        agent: some("claude-code"),
+        ..f()
+    };
+    assert_eq!(b.ids("agent", &agent), ["n-sub2", "n-sub", "n-main"]);
+    let project = SessionFilter {
+        project: some("/srv/api"),
+        ..f()
+    };
+    assert_eq!(b.ids("project", &project), ["n-codex"]);
+    let rows = b.ask("rows", |s| query::sessions(s, &f()).unwrap());
+    assert!(rows.iter().any(|r| r.cost_estimated));
+    let v = b.ask("values", |s| query::filter_values(s).unwrap());
+    assert_eq!(v.projects, [native::HOSTILE_PROJECT, "/srv/api"]);
+    let d = b.ask("tree", |s| query::session(s, "n-main").unwrap().unwrap());
+    assert_eq!(d.tree.len(), 2);
+    let now = time::parse_ms("2025-07-14T12:00:00.000Z").unwrap();
+    let o = b.ask("overview", |s| query::overview(s, now).unwrap());
+    assert_eq!(o.days_by_agent.len(), 2);
+    assert_eq!(o.days_by_project.len(), 2);
+    assert_eq!(o.tool_errors.len(), 2);
+    assert_eq!(o.costliest[0].id, "n-codex");
+    for (q, n) in [("jellyfin", 3), ("Bash", 1), ("deploy", 1), ("zebra", 0), ("journalctl", 0)] {
+        let hits = b.ask(q, |s| query::search_transcripts(s, q, 20).unwrap());
+        assert_eq!(hits.len(), n, "{q}: {hits:?}");
+    }
+    let hits = b.ask("two words", |s| query::search_transcripts(s, "jellyfin logs", 20).unwrap());
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].hit, "jellyfin logs");
+}
+
+/// Postgres answers the transcript search from its GIN index, and the
+/// costliest from `sessions_cost` (with sequential scans off, as a large
+/// table would have the planner choose).
+#[test]
+fn postgres_plans_the_search_and_the_costliest_over_indexes() {
+    let mut pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    native::fill_native(&mut pg);
+    let pg = pg;
+    let plan = |sql: &str| -> String {
+        // One call, one connection: the SET holds for the EXPLAIN.
+        pg.query_text(&format!("SET enable_seqscan = off; EXPLAIN {sql}"))
+            .unwrap()
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let search = plan(
+        "SELECT f.id FROM feed f WHERE to_tsvector('simple', agentshape_feed_text(f.kind, f.body)) \
+         @@ to_tsquery('simple', 'jelly:*') ORDER BY f.id DESC LIMIT 20",
+    );
+    assert!(search.contains("feed_search"), "{search}");
+    let costly = plan(
+        "SELECT s.id FROM sessions s WHERE s.cost_usd IS NOT NULL \
+         ORDER BY s.cost_usd DESC, s.id DESC LIMIT 10",
+    );
+    assert!(costly.contains("sessions_cost"), "{costly}");
 }
