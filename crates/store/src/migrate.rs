@@ -210,7 +210,13 @@ mod tests {
             out.sort();
             out
         }
-        let physical = ["list_counts", "session_days", "schema_migrations"];
+        let physical = [
+            "list_counts",
+            "session_days",
+            "session_days_by",
+            "tool_totals",
+            "schema_migrations",
+        ];
         let keep = |v: Vec<(String, String)>| {
             v.into_iter()
                 .filter(|(t, _)| !physical.contains(&t.as_str()))
