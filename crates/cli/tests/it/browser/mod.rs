@@ -32,6 +32,7 @@ mod builder;
 mod harness;
 mod hostile;
 mod live;
+mod native;
 mod pages;
 mod playground;
 mod screenshots;

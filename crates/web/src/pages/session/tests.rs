@@ -485,7 +485,8 @@ fn a_native_session_shows_its_tree_compactions_tool_errors_models_and_tokens() {
     let row = |i: usize| row_html(&html, ids[i]);
     assert!(row(0).contains(r#"<span class="tag user">user</span>"#), "{}", row(0));
     // The model where the turn's model changes, not on every row.
-    assert!(row(1).contains(r#"<span class="model""#) || row(2).contains(r#"<span class="model""#));
+    assert!(!row(1).contains(r#"class="model""#), "not on the hidden message row");
+    assert!(row(2).contains(r#"<span class="model" title="model of this turn">claude-sonnet-4-5</span>"#), "{}", row(2));
     assert!(!row(4).contains(r#"class="model""#), "{}", row(4));
     assert!(row(10).contains("&lt;script&gt;alert(1)&lt;/script&gt;</span>"), "{}", row(10));
     // The message's tokens: the last usage row of msg_1 shows, the first is hidden.

@@ -346,7 +346,7 @@ pub(crate) fn lines(rows: &[Row]) -> Markup {
             .body
             .get("model")
             .and_then(Value::as_str)
-            .filter(|m| !superseded && model != Some(*m));
+            .filter(|m| !superseded && !quiet(r) && model != Some(*m));
         if turn_model.is_some() {
             model = turn_model;
         }
@@ -357,6 +357,16 @@ pub(crate) fn lines(rows: &[Row]) -> Markup {
             (line(r, superseded, turn_model))
         }
     }
+}
+
+/// A row shown hidden whatever its neighbours (an event type in [`QUIET`]).
+fn quiet(r: &Row) -> bool {
+    r.kind == "event"
+        && r.body
+            .get("event")
+            .and_then(|e| e.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| QUIET.contains(&t))
 }
 
 /// The usage event of a row, if it is one.
