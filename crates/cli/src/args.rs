@@ -194,6 +194,81 @@ pub enum Command {
     Model(ModelArgs),
     /// The store itself: copy it to another backend.
     Store(StoreArgs),
+    /// Import the sessions Claude Code, Codex and Gemini CLI wrote themselves (incrementally).
+    #[command(after_help = IMPORT_HELP)]
+    Import(NativeArgs),
+    /// Import those sessions, then follow them: new lines reach the store (and `serve`) as they are written.
+    #[command(after_help = WATCH_HELP)]
+    Watch(NativeArgs),
+}
+
+const IMPORT_HELP: &str = "With no PATH, the agents' own folders: $CLAUDE_CONFIG_DIR/projects \
+(else ~/.claude/projects), $CODEX_HOME/sessions (else ~/.codex/sessions) and \
+~/.gemini/tmp/*/chats; a missing folder is skipped and said once. A file is \
+recognised by its content. Each file is remembered by path, device, inode, size \
+and offset: an unchanged file costs one stat, a grown one adds only its new \
+lines, a replaced or truncated one is read again whole, once.\n\n\
+Exit codes: 0 imported · 64 bad options · 66 a PATH missing or a file unreadable \
+(the others are imported) · 65/73/74/75 store failures as for `run`.\n\n\
+Examples:\n  \
+agentshape import\n  \
+agentshape import --agent claude --since 2026-01-01 --json\n  \
+agentshape import --profile claude-ops --store ops.db ~/.claude/projects/-srv-app";
+
+const WATCH_HELP: &str = "Imports as `import` does, then follows the folders with \
+file-system notifications and a rescan every 2 s; stops on Ctrl-C or SIGTERM. \
+`agentshape serve --watch` does the same inside the dashboard's process.\n\n\
+Examples:\n  \
+agentshape watch\n  \
+agentshape watch --agent codex --json\n  \
+agentshape watch --store postgres://ops@db.internal/agentshape ~/.claude/projects";
+
+/// The agents `import --agent` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NativeAgent {
+    /// Claude Code.
+    Claude,
+    /// `OpenAI` Codex.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+}
+
+/// `--since`: a date (`2026-01-31`), an RFC 3339 time, or an age (`7d`):
+/// milliseconds since the epoch.
+fn since(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    if let Some(ms) = agentshape_store::time::parse_duration_ms(t) {
+        return Ok(agentshape_store::time::now_ms().saturating_sub(ms));
+    }
+    let full = if t.len() == 10 {
+        format!("{t}T00:00:00Z")
+    } else {
+        t.to_owned()
+    };
+    agentshape_store::time::parse_ms(&full)
+        .ok_or_else(|| "expected a date (2026-01-31), an RFC 3339 time or an age (7d)".to_owned())
+}
+
+/// `import` and `watch`.
+#[derive(Debug, Args)]
+pub struct NativeArgs {
+    /// Session files or folders (default: the agents' standard folders).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Only this agent's sessions.
+    #[arg(long, value_enum)]
+    pub agent: Option<NativeAgent>,
+    /// Leave out files last modified before DATE (`2026-01-31`, an RFC 3339 time, or an age such as `7d`).
+    #[arg(long, value_name = "DATE", value_parser = since)]
+    pub since: Option<i64>,
+    /// Extract each session's final assistant message and validate it with this profile (built-in name or TOML file); without it the message is still extracted.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub profile: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -736,6 +811,11 @@ pub struct ServeArgs {
     /// past either the connection is closed (408 for a body).
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = positive_secs)]
     pub client_timeout: f64,
+    /// Import the agents' own session files into the store and follow them
+    /// while serving (as `agentshape watch`): the given files or folders,
+    /// or with no PATH the agents' standard folders.
+    #[arg(long, value_name = "PATH", num_args = 0..)]
+    pub watch: Option<Vec<PathBuf>>,
 }
 
 #[cfg(test)]

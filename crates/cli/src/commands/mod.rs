@@ -3,6 +3,7 @@
 mod ask;
 mod check;
 mod extract;
+mod import;
 mod ingest;
 mod lint;
 mod memories;
@@ -64,6 +65,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Profile(a) => profile::run(&a),
         Command::Model(a) => model::run(&a),
         Command::Store(a) => store::run(&a),
+        Command::Import(a) => import::run(&a, false),
+        Command::Watch(a) => import::run(&a, true),
     }
 }
 

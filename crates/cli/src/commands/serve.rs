@@ -43,6 +43,22 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     config.schemas = args.schemas;
     config.max_feed_clients = args.max_feed_clients as usize;
     config.client_timeout = std::time::Duration::from_secs_f64(args.client_timeout);
+    // `--watch`: the agents' own sessions, followed on a thread of their
+    // own with their own store handle; the feed tailer sees their rows as
+    // it sees a `run`'s.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = match &args.watch {
+        Some(paths) => {
+            let plan = super::import::Plan::new(paths, None, None, None)?;
+            let url = agentshape_store::StoreUrl::parse(&args.store)?;
+            Some(super::import::follow_in_background(
+                plan,
+                &url,
+                std::sync::Arc::clone(&stop),
+            )?)
+        }
+        None => None,
+    };
     raise_descriptor_limit();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -57,6 +73,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     });
     // Dropping the runtime does not wait for SSE client tasks: they never end by themselves.
     rt.shutdown_background();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Some(w) = watcher {
+        let _ = w.join();
+    }
     match served {
         Ok(()) => Ok(Exit::Ok),
         // The store's own error, so the exit code is its kind's (65, 73, 75...).
@@ -84,7 +104,7 @@ fn raise_descriptor_limit() {
 }
 
 /// Completes on SIGINT or SIGTERM: stopping a server is its normal end.
-async fn stopped() {
+pub(crate) async fn stopped() {
     let term = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut s) => {

@@ -28,6 +28,7 @@ mod lists;
 #[cfg(feature = "local")]
 mod local;
 mod model;
+mod native_import;
 mod ops;
 mod ops_scale;
 mod parse;

@@ -266,7 +266,10 @@ mod tests {
             .into_iter()
             .map(|c| c.path.strip_prefix(p).unwrap().display().to_string())
             .collect();
-        assert_eq!(names, ["proj/zzz.jsonl", "proj/abc/subagents/agent-1.jsonl"]);
+        assert_eq!(
+            names,
+            ["proj/zzz.jsonl", "proj/abc/subagents/agent-1.jsonl"]
+        );
         let gemini = Root {
             agent: Some(Agent::Gemini),
             path: p.join("g"),
@@ -276,7 +279,10 @@ mod tests {
             agent: None,
             path: p.to_owned(),
         };
-        assert_eq!(files(&[mine.clone()], None).len(), 4);
-        assert!(files(&[mine], Some(i64::MAX)).is_empty(), "--since in the future");
+        assert_eq!(files(std::slice::from_ref(&mine), None).len(), 4);
+        assert!(
+            files(&[mine], Some(i64::MAX)).is_empty(),
+            "--since in the future"
+        );
     }
 }

@@ -49,7 +49,7 @@ use agentshape_core::pricing::{PriceTable, Tokens};
 use agentshape_core::profile::Profile;
 use agentshape_core::summary::RunSummary;
 use agentshape_core::validate::Validator;
-use agentshape_store::{FeedEntry, NativeMark, SessionRecord, Store, ToolCount, time};
+use agentshape_store::{NativeMark, SessionRecord, Store, ToolCount, time};
 use serde::Serialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -137,6 +137,9 @@ pub struct FileReport {
     /// The validation verdict with `--profile`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub valid: Option<bool>,
+    /// The file could not be read (it is skipped; the others go on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl FileReport {
@@ -153,6 +156,15 @@ impl FileReport {
             skipped: Some(why),
             unpriced_models: Vec::new(),
             valid: None,
+            error: None,
+        }
+    }
+
+    /// A file that could not be read.
+    pub fn failed(path: &str, error: String) -> FileReport {
+        FileReport {
+            error: Some(error),
+            ..FileReport::skipped(path, "it could not be read".to_owned())
         }
     }
 }
@@ -193,8 +205,12 @@ fn stamp(text: Option<&str>) -> Option<String> {
 /// The stable id of a file with no usable session id (Note \[Native session ids\]).
 pub fn derived_id(path: &str) -> String {
     let digest = Sha256::digest(path.as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("native-{hex}")
+    let mut id = String::from("native-");
+    for b in digest.iter().take(8) {
+        use std::fmt::Write as _;
+        let _ = write!(id, "{b:02x}");
+    }
+    id
 }
 
 /// Open a session file: regular files only (runtime's Note \[Regular
@@ -213,7 +229,11 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 /// A file whose head is no JSON Lines session may be one JSON document (a
 /// Gemini CLI chat, pretty-printed): decoded whole when it starts with `{`
 /// and is not too big.
-fn document(f: &mut std::fs::File, head: &[u8], path: &Path) -> Result<Option<(Format, RunSummary)>> {
+fn document(
+    f: &mut std::fs::File,
+    head: &[u8],
+    path: &Path,
+) -> Result<Option<(Format, RunSummary)>> {
     if head.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Ok(None);
     }
@@ -223,7 +243,8 @@ fn document(f: &mut std::fs::File, head: &[u8], path: &Path) -> Result<Option<(F
     }
     let mut bytes = head.to_vec();
     f.read_to_end(&mut bytes).map_err(io(path))?;
-    let summary = agentshape_core::decode::decode_bytes(&bytes, Format::Auto, &DecodeOptions::default());
+    let summary =
+        agentshape_core::decode::decode_bytes(&bytes, Format::Auto, &DecodeOptions::default());
     Ok((summary.format == Format::GeminiChat).then_some((summary.format, summary)))
 }
 
@@ -251,7 +272,8 @@ impl Importer {
 
     fn remember(&mut self, mut mark: NativeMark) {
         mark.reset = false;
-        self.owners.insert(mark.session_id.clone(), mark.path.clone());
+        self.owners
+            .insert(mark.session_id.clone(), mark.path.clone());
         self.marks.insert(mark.path.clone(), mark);
     }
 
@@ -309,11 +331,12 @@ impl Importer {
                 skipped: None,
                 unpriced_models: Vec::new(),
                 valid: None,
+                error: None,
             });
         }
         if same_file && st.size >= m.offset && m.agent != Agent::Gemini.as_str() {
             let prev = m.clone();
-            self.pass(store, file, &key, Some(prev), false)
+            self.pass(store, file, &key, Some(&prev), false)
         } else {
             self.pass(store, file, &key, None, true)
         }
@@ -326,7 +349,7 @@ impl Importer {
         store: &mut dyn Store,
         file: &Candidate,
         key: &str,
-        prev: Option<NativeMark>,
+        prev: Option<&NativeMark>,
         replaced: bool,
     ) -> Result<FileReport> {
         let mut f = open(&file.path)?;
@@ -362,7 +385,7 @@ impl Importer {
             ));
         }
         let (fresh_id, parent) = self.ids(key, &file.path, &summary);
-        let id = prev.as_ref().map_or(fresh_id, |m| m.session_id.clone());
+        let id = prev.map_or(fresh_id, |m| m.session_id.clone());
         let parent = parent.filter(|p| *p != id);
         let mark = NativeMark {
             path: key.to_owned(),
@@ -371,13 +394,13 @@ impl Importer {
             dev: file.stat.dev,
             inode: file.stat.inode,
             size: file.stat.size,
-            offset: prev.as_ref().map_or(0, |m| m.offset),
+            offset: prev.map_or(0, |m| m.offset),
             mtime_ms: file.stat.mtime_ms,
-            lines: prev.as_ref().map_or(0, |m| m.lines),
+            lines: prev.map_or(0, |m| m.lines),
             updated_at: String::new(),
             reset: replaced,
         };
-        let change = match (&prev, replaced) {
+        let change = match (prev, replaced) {
             (Some(_), _) => Change::Grown,
             (None, true) => Change::Replaced,
             (None, false) => Change::New,
@@ -445,7 +468,11 @@ impl Importer {
             if !is_subagent_file(path) {
                 return None;
             }
-            path.parent()?.parent()?.file_name()?.to_str().map(str::to_owned)
+            path.parent()?
+                .parent()?
+                .file_name()?
+                .to_str()
+                .map(str::to_owned)
         };
         let parent = info
             .and_then(|i| i.parent_session_id.clone())
@@ -494,7 +521,7 @@ impl Importer {
         let (record, unpriced, valid) = self.record(key, &pass, &mark, parent);
         let rows = std::mem::take(&mut pass.tail);
         store.save_native(&record, &rows, &mark)?;
-        self.inline_children(store, key, &record, &pass.summary)?;
+        Self::inline_children(store, key, &record, &pass.summary)?;
         let report = FileReport {
             path: key.to_owned(),
             session_id: Some(record.id.clone()),
@@ -507,6 +534,7 @@ impl Importer {
             skipped: None,
             unpriced_models: unpriced,
             valid,
+            error: None,
         };
         self.remember(mark);
         Ok(report)
@@ -527,7 +555,11 @@ impl Importer {
         let started = info
             .and_then(|i| stamp(i.started_at.as_deref()))
             .unwrap_or_else(|| time::format_ms(mark.mtime_ms));
-        let status = if s.error.is_some() { "error" } else { "completed" };
+        let status = if s.error.is_some() {
+            "error"
+        } else {
+            "completed"
+        };
         let mut r = SessionRecord::new(&mark.session_id, &started, status);
         r.parent_id = parent;
         r.agent = Some(mark.agent.clone());
@@ -550,17 +582,20 @@ impl Importer {
             r.output_tokens = i.tokens.output;
             r.cache_read_tokens = i.tokens.cache_read;
             r.cache_write_tokens = i.tokens.cache_write;
-            let estimate = self.opts.prices.estimate(i.tokens_by_model.iter().map(|(m, t)| {
-                (
-                    m.as_str(),
-                    Tokens {
-                        input: t.input,
-                        output: t.output,
-                        cache_read: t.cache_read,
-                        cache_write: t.cache_write,
-                    },
-                )
-            }));
+            let estimate = self
+                .opts
+                .prices
+                .estimate(i.tokens_by_model.iter().map(|(m, t)| {
+                    (
+                        m.as_str(),
+                        Tokens {
+                            input: t.input,
+                            output: t.output,
+                            cache_read: t.cache_read,
+                            cache_write: t.cache_write,
+                        },
+                    )
+                }));
             r.cost_usd = estimate.cost_usd;
             r.cost_estimated = estimate.cost_usd.is_some();
             unpriced = estimate.unpriced;
@@ -627,7 +662,6 @@ impl Importer {
     /// Child rows for the sub-agents a Claude Code file holds inline
     /// (Note \[Native session ids\]); one with its own file is stored from it.
     fn inline_children(
-        &self,
         store: &mut dyn Store,
         key: &str,
         parent: &SessionRecord,
@@ -636,7 +670,9 @@ impl Importer {
         let Some(info) = summary.session.as_deref() else {
             return Ok(());
         };
-        if parent.agent.as_deref() != Some(Agent::Claude.as_str()) || is_subagent_file(Path::new(key)) {
+        if parent.agent.as_deref() != Some(Agent::Claude.as_str())
+            || is_subagent_file(Path::new(key))
+        {
             return Ok(());
         }
         let folder = Path::new(key).with_extension("");
@@ -648,7 +684,10 @@ impl Importer {
             };
             if check_session_id(&id).is_err()
                 || id == parent.id
-                || folder.join("subagents").join(format!("{id}.jsonl")).is_file()
+                || folder
+                    .join("subagents")
+                    .join(format!("{id}.jsonl"))
+                    .is_file()
                 || store.has_session(&id)?
             {
                 continue;
@@ -688,7 +727,7 @@ pub fn import_all(
         let report = match importer.import(store, file) {
             Ok(r) => r,
             Err(Error::Store(e)) => return Err(Error::Store(e)),
-            Err(e) => FileReport::skipped(&file.path.display().to_string(), e.to_string()),
+            Err(e) => FileReport::failed(&file.path.display().to_string(), e.to_string()),
         };
         each(&report);
         out.push(report);
@@ -699,4 +738,209 @@ pub fn import_all(
 /// The paths of `files` under `PathBuf`, for messages.
 pub fn paths(files: &[Candidate]) -> Vec<PathBuf> {
     files.iter().map(|c| c.path.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use agentshape_store::SqliteStore;
+
+    use super::*;
+
+    /// One Claude Code 2.1 line of session `sess-1`.
+    fn line(n: u32, kind: &str) -> String {
+        let ts = format!("2026-01-01T00:00:{:02}.000Z", n % 60);
+        let common = format!(
+            r#""parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/srv/app","sessionId":"sess-1","version":"2.1.231","gitBranch":"main","uuid":"u{n}","timestamp":"{ts}""#
+        );
+        match kind {
+            "user" => format!(
+                r#"{{{common},"type":"user","message":{{"role":"user","content":"question {n}"}}}}"#
+            ),
+            _ => format!(
+                r#"{{{common},"type":"assistant","message":{{"id":"msg_{n}","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"text","text":"answer {n}"}}],"stop_reason":"end_turn","usage":{{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":100,"cache_creation_input_tokens":1}}}},"requestId":"req_{n}"}}"#
+            ),
+        }
+    }
+
+    fn lines(from: u32, to: u32) -> String {
+        (from..to)
+            .map(|n| line(n, if n % 2 == 0 { "user" } else { "assistant" }) + "\n")
+            .collect()
+    }
+
+    fn feed_lines(store: &SqliteStore) -> Vec<u64> {
+        store
+            .feed_after(0, 10_000)
+            .unwrap()
+            .iter()
+            .filter(|r| r.kind == "event")
+            .map(|r| {
+                let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+                v["line"].as_u64().unwrap()
+            })
+            .collect()
+    }
+
+    fn setup() -> (tempfile::TempDir, PathBuf, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sess-1.jsonl");
+        (dir, path, SqliteStore::open_in_memory().unwrap())
+    }
+
+    fn import(store: &mut SqliteStore, path: &Path) -> FileReport {
+        let mut imp = Importer::new(store, ImportOptions::default()).unwrap();
+        imp.import_path(store, path).unwrap()
+    }
+
+    #[test]
+    fn new_then_unchanged_then_grown_adds_only_the_new_lines() {
+        let (_d, path, mut store) = setup();
+        std::fs::write(&path, lines(0, 4)).unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!(r.change, Change::New, "{r:?}");
+        assert_eq!(r.session_id.as_deref(), Some("sess-1"));
+        assert_eq!(r.lines_added, 4);
+        assert_eq!(r.status.as_deref(), Some("completed"));
+        let first = feed_lines(&store);
+        assert!(!first.is_empty());
+        assert!(first.iter().all(|l| (1..=4).contains(l)), "{first:?}");
+
+        let r = import(&mut store, &path);
+        assert_eq!(
+            (r.change, r.lines_added, r.rows_added),
+            (Change::Unchanged, 0, 0)
+        );
+        assert_eq!(feed_lines(&store), first);
+
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(lines(4, 6).as_bytes()).unwrap();
+        // Half a line: not read until its newline comes.
+        let half = line(6, "user");
+        f.write_all(&half.as_bytes()[..20]).unwrap();
+        f.flush().unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added), (Change::Grown, 2), "{r:?}");
+        let after = feed_lines(&store);
+        assert_eq!(&after[..first.len()], &first[..]);
+        assert!(
+            after[first.len()..].iter().all(|l| (5..=6).contains(l)),
+            "{after:?}"
+        );
+        let mark = store
+            .native_mark(&path.display().to_string())
+            .unwrap()
+            .unwrap();
+        assert_eq!(mark.lines, 6);
+        assert_eq!(mark.offset, lines(0, 6).len() as u64);
+
+        f.write_all(format!("{}\n", &half[20..]).as_bytes())
+            .unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added), (Change::Grown, 1));
+        assert_eq!(*feed_lines(&store).last().unwrap(), 7);
+        let turns: Vec<Vec<String>> = store
+            .connection()
+            .prepare("SELECT num_turns, input_tokens, cache_read_tokens FROM sessions")
+            .unwrap()
+            .query_map([], |r| {
+                Ok(vec![
+                    r.get::<_, i64>(0)?.to_string(),
+                    r.get::<_, i64>(1)?.to_string(),
+                    r.get::<_, i64>(2)?.to_string(),
+                ])
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        // Four user prompts, three assistant messages counted once each.
+        assert_eq!(turns, vec![vec!["4", "30", "300"]]);
+    }
+
+    #[test]
+    fn truncated_and_replaced_files_are_read_whole_once() {
+        let (dir, path, mut store) = setup();
+        std::fs::write(&path, lines(0, 6)).unwrap();
+        import(&mut store, &path);
+        let before = feed_lines(&store).len();
+
+        // Truncated (smaller than the mark's offset).
+        std::fs::write(&path, lines(0, 2)).unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added), (Change::Replaced, 2), "{r:?}");
+        let rows = feed_lines(&store);
+        assert!(
+            rows.len() < before && rows.iter().all(|l| *l <= 2),
+            "{rows:?}"
+        );
+        assert_eq!(import(&mut store, &path).change, Change::Unchanged);
+
+        // Replaced by another file (another inode), then rewritten in
+        // place with other lines of the same length at line 2's end.
+        let other = dir.path().join("new.jsonl");
+        std::fs::write(&other, lines(0, 3)).unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added), (Change::Replaced, 3), "{r:?}");
+        assert!(feed_lines(&store).iter().all(|l| *l <= 3));
+        let mut text = lines(0, 3);
+        text.insert_str(0, &format!("{}\n", line(40, "user")));
+        std::fs::write(&path, text).unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!((r.change, r.lines_added), (Change::Replaced, 4), "{r:?}");
+        assert!(feed_lines(&store).contains(&1));
+        assert_eq!(store.native_marks().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn big_files_are_stored_in_batches_with_the_mark_moving() {
+        let (_d, path, mut store) = setup();
+        std::fs::write(&path, lines(0, 50)).unwrap();
+        let opts = ImportOptions {
+            batch_rows: 7,
+            ..ImportOptions::default()
+        };
+        let mut imp = Importer::new(&store, opts).unwrap();
+        let r = imp.import_path(&mut store, &path).unwrap();
+        assert_eq!(r.lines_added, 50);
+        let rows = feed_lines(&store);
+        assert_eq!(rows.len() as u64, r.rows_added);
+        let mut sorted = rows.clone();
+        sorted.sort_unstable();
+        assert_eq!(rows, sorted, "rows in line order");
+    }
+
+    #[test]
+    fn a_file_that_is_no_session_is_skipped_and_another_agent_filtered() {
+        let (dir, path, mut store) = setup();
+        let junk = dir.path().join("x.jsonl");
+        std::fs::write(&junk, "{\"hello\":1}\n").unwrap();
+        let r = import(&mut store, &junk);
+        assert_eq!(r.change, Change::Skipped);
+        assert!(r.skipped.unwrap().contains("not a Claude Code"));
+        std::fs::write(&path, lines(0, 2)).unwrap();
+        let mut imp = Importer::new(
+            &store,
+            ImportOptions {
+                agent: Some(Agent::Codex),
+                ..ImportOptions::default()
+            },
+        )
+        .unwrap();
+        let r = imp.import_path(&mut store, &path).unwrap();
+        assert_eq!(r.change, Change::Skipped);
+        assert!(!store.has_session("sess-1").unwrap());
+    }
+
+    #[test]
+    fn derived_ids_are_stable_and_valid() {
+        let a = derived_id("/a/b.jsonl");
+        assert_eq!(a, derived_id("/a/b.jsonl"));
+        assert_ne!(a, derived_id("/a/c.jsonl"));
+        assert!(check_session_id(&a).is_ok());
+    }
 }

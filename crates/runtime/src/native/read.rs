@@ -136,7 +136,7 @@ struct Rows<'a> {
     last_time: String,
     first_prompt: Option<String>,
     pending: Vec<FeedEntry>,
-    rows: u64,
+    made: u64,
 }
 
 #[derive(Serialize)]
@@ -177,10 +177,11 @@ impl Rows<'_> {
                 }
                 self.ctx = Some(info.clone());
             }
-            Event::UserText { text } if self.first_prompt.is_none() => {
-                if !self.ctx.as_ref().is_some_and(|c| c.sidechain) {
-                    self.first_prompt = Some(text.trim().chars().take(PROMPT_CHARS).collect());
-                }
+            Event::UserText { text }
+                if self.first_prompt.is_none()
+                    && !self.ctx.as_ref().is_some_and(|c| c.sidechain) =>
+            {
+                self.first_prompt = Some(text.trim().chars().take(PROMPT_CHARS).collect());
             }
             _ => {}
         }
@@ -204,7 +205,7 @@ impl Rows<'_> {
             body: text,
             created_at: self.last_time.clone(),
         });
-        self.rows += 1;
+        self.made += 1;
     }
 }
 
@@ -230,7 +231,7 @@ pub fn read_lines(
         last_time: opts.fallback_time.clone(),
         first_prompt: None,
         pending: Vec::new(),
-        rows: 0,
+        made: 0,
     };
     let limit = opts.decode.max_line_bytes;
     let mut buf = vec![0u8; 256 * 1024];
@@ -333,7 +334,7 @@ pub fn read_lines(
         summary: builder.finish(decoder.format()),
         offset,
         lines,
-        rows: rows.rows,
+        rows: rows.made,
         first_prompt: rows.first_prompt.take(),
         tail: std::mem::take(&mut rows.pending),
     })))
@@ -351,7 +352,7 @@ pub fn read_document(bytes: &[u8], format: Format, opts: &ReadOptions) -> Pass {
         last_time: opts.fallback_time.clone(),
         first_prompt: None,
         pending: Vec::new(),
-        rows: 0,
+        made: 0,
     };
     let mut events = Vec::new();
     decoder.feed(bytes, &mut |e| events.push(e));
@@ -369,7 +370,7 @@ pub fn read_document(bytes: &[u8], format: Format, opts: &ReadOptions) -> Pass {
         summary: builder.finish(decoder.format()),
         offset: bytes.len() as u64,
         lines: message,
-        rows: rows.rows,
+        rows: rows.made,
         first_prompt: rows.first_prompt.take(),
         tail: rows.pending,
     }

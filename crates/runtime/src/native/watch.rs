@@ -69,14 +69,11 @@ impl Follow<'_> {
         }
         let report = match importer.import(store, file) {
             Ok(r) => r,
-            Err(e) => FileReport {
-                skipped: Some(e.to_string()),
-                ..skipped_report(&file.path)
-            },
+            Err(e) => FileReport::failed(&file.path.display().to_string(), e.to_string()),
         };
         match report.change {
             Change::Unchanged => {}
-            Change::Skipped if report.session_id.is_none() => {
+            Change::Skipped if report.error.is_none() => {
                 if self.ignored.insert(file.path.clone(), file.stat).is_none() {
                     each(&report);
                 }
@@ -130,22 +127,6 @@ impl Follow<'_> {
     }
 }
 
-fn skipped_report(path: &Path) -> FileReport {
-    FileReport {
-        path: path.display().to_string(),
-        session_id: None,
-        agent: None,
-        format: None,
-        change: Change::Skipped,
-        lines_added: 0,
-        rows_added: 0,
-        status: None,
-        skipped: None,
-        unpriced_models: Vec::new(),
-        valid: None,
-    }
-}
-
 /// Import everything under `roots`, then follow it until `stop` is set
 /// (Note \[Watching\]); `each` sees every file that changed.
 ///
@@ -169,14 +150,14 @@ pub fn watch(
         context: "starting file-system notifications".to_owned(),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let mut watched: HashSet<PathBuf> = HashSet::new();
-    let mut add_watches = |watcher: &mut notify::RecommendedWatcher| {
+    let mut followed: HashSet<PathBuf> = HashSet::new();
+    let mut add_watches = |w: &mut notify::RecommendedWatcher| {
         for root in roots {
-            if !watched.contains(&root.path)
+            if !followed.contains(&root.path)
                 && root.path.exists()
-                && watcher.watch(&root.path, RecursiveMode::Recursive).is_ok()
+                && w.watch(&root.path, RecursiveMode::Recursive).is_ok()
             {
-                watched.insert(root.path.clone());
+                followed.insert(root.path.clone());
             }
         }
     };

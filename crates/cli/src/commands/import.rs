@@ -1,0 +1,281 @@
+//! `agentshape import` and `agentshape watch`: the sessions agents wrote
+//! themselves, into the store (runtime's `native`); `serve --watch` shares
+//! [`Plan`] and [`follow`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use agentshape_runtime::native::Agent;
+use agentshape_runtime::native::discover::{self, Env, Root};
+use agentshape_runtime::native::import::{Change, FileReport, ImportOptions, Importer, import_all};
+use agentshape_runtime::native::watch::{WatchOptions, watch};
+use agentshape_store::{Store, StoreUrl};
+
+use crate::args::{NativeAgent, NativeArgs};
+use crate::exit::{CliError, Exit};
+use crate::input;
+use crate::output::{Out, eprint};
+
+/// What to import, resolved from the options: checked before any work.
+pub struct Plan {
+    /// Where to look.
+    pub roots: Vec<Root>,
+    /// How to import.
+    pub opts: ImportOptions,
+    /// `--since`.
+    pub since_ms: Option<i64>,
+}
+
+impl Plan {
+    /// Resolve the paths (66 for a missing one), the standard folders (a
+    /// missing one said once on stderr), the profile and the prices.
+    ///
+    /// # Errors
+    /// A missing PATH (66), a bad profile or price file (64/66).
+    pub fn new(
+        paths: &[PathBuf],
+        agent: Option<NativeAgent>,
+        since_ms: Option<i64>,
+        profile: Option<&str>,
+    ) -> anyhow::Result<Plan> {
+        let agent = agent.map(|a| match a {
+            NativeAgent::Claude => Agent::Claude,
+            NativeAgent::Codex => Agent::Codex,
+            NativeAgent::Gemini => Agent::Gemini,
+        });
+        let mut roots = Vec::new();
+        for p in paths {
+            // Absolute, so a file keeps one mark whatever the working folder.
+            let path = std::fs::canonicalize(p).map_err(|source| CliError::NoInput {
+                path: input::display(p),
+                source,
+            })?;
+            roots.push(Root { agent: None, path });
+        }
+        if paths.is_empty() {
+            for root in discover::standard_roots(&Env::from_process(), agent) {
+                let name = root.agent.map_or("", Agent::as_str);
+                if root.path.is_dir() {
+                    roots.push(Root {
+                        path: std::fs::canonicalize(&root.path).unwrap_or(root.path),
+                        ..root
+                    });
+                } else {
+                    eprint(&format!(
+                        "agentshape: no {name} sessions at {} (skipped)",
+                        root.path.display()
+                    ));
+                }
+            }
+        }
+        let (profile, profile_label) = match profile {
+            Some(name) => (
+                Some(input::load_profile(name)?),
+                Some(agentshape_runtime::profile::profile_label(
+                    name,
+                    std::path::Path::new("."),
+                )),
+            ),
+            None => (None, None),
+        };
+        let prices = agentshape_runtime::pricing::load(None).map_err(|e| match e {
+            agentshape_runtime::Error::Input { what, source } => CliError::NoInput {
+                path: what.to_owned(),
+                source: source.into_io(),
+            },
+            e => CliError::Usage(e.to_string()),
+        })?;
+        Ok(Plan {
+            roots,
+            opts: ImportOptions {
+                agent,
+                profile,
+                profile_label,
+                prices,
+                ..ImportOptions::default()
+            },
+            since_ms,
+        })
+    }
+}
+
+/// Run `import` (or `watch`).
+///
+/// # Errors
+/// See [`Plan::new`]; store failures with their own codes.
+pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
+    let url = StoreUrl::parse(&args.store.location)?;
+    let plan = Plan::new(&args.paths, args.agent, args.since, args.profile.as_deref())?;
+    let mut store = url.open()?;
+    let mut importer = Importer::new(&*store, plan.opts.clone())?;
+    let mut out = Out::new(args.output);
+    if follow_on {
+        return follow(&plan, &mut importer, &mut *store, &mut out);
+    }
+    let files = discover::files(&plan.roots, plan.since_ms);
+    let bar = out.progress(files.len() as u64, "files");
+    let reports = import_all(&mut importer, &mut *store, &files, &mut |_| bar.inc(1))?;
+    bar.finish_and_clear();
+    let mut tally = Tally::default();
+    for r in &reports {
+        tally.add(r);
+        if out.json {
+            out.json_line(r)?;
+        } else if let Some(e) = &r.error {
+            eprint(&format!("agentshape: {}: {e}", r.path));
+        } else if matches!(r.change, Change::New | Change::Grown | Change::Replaced) {
+            out.line(&human(r))?;
+        }
+    }
+    if !out.json {
+        out.line(&tally.line())?;
+    }
+    out.flush()?;
+    Ok(if tally.failed > 0 {
+        Exit::NoInput
+    } else {
+        Exit::Ok
+    })
+}
+
+/// One line for people about a file that changed.
+fn human(r: &FileReport) -> String {
+    let change = match r.change {
+        Change::New => "new",
+        Change::Grown => "grown",
+        Change::Replaced => "replaced",
+        Change::Unchanged => "unchanged",
+        Change::Skipped => "skipped",
+    };
+    format!(
+        "{}: {change} session {} ({}, {} lines added, {})",
+        r.path,
+        r.session_id.as_deref().unwrap_or("-"),
+        r.agent.as_deref().unwrap_or("-"),
+        r.lines_added,
+        r.status.as_deref().unwrap_or("-"),
+    )
+}
+
+/// Counts for the summary line.
+#[derive(Debug, Default)]
+struct Tally {
+    new: u64,
+    grown: u64,
+    replaced: u64,
+    unchanged: u64,
+    skipped: u64,
+    failed: u64,
+    lines: u64,
+}
+
+impl Tally {
+    fn add(&mut self, r: &FileReport) {
+        match r.change {
+            Change::New => self.new += 1,
+            Change::Grown => self.grown += 1,
+            Change::Replaced => self.replaced += 1,
+            Change::Unchanged => self.unchanged += 1,
+            Change::Skipped if r.error.is_some() => self.failed += 1,
+            Change::Skipped => self.skipped += 1,
+        }
+        self.lines += r.lines_added;
+    }
+
+    fn line(&self) -> String {
+        let mut s = format!(
+            "{} files: {} new, {} grown, {} replaced, {} unchanged, {} skipped; {} lines added",
+            self.new + self.grown + self.replaced + self.unchanged + self.skipped + self.failed,
+            self.new,
+            self.grown,
+            self.replaced,
+            self.unchanged,
+            self.skipped,
+            self.lines
+        );
+        if self.failed > 0 {
+            use std::fmt::Write as _;
+            let _ = write!(s, "; {} could not be read", self.failed);
+        }
+        s
+    }
+}
+
+/// `watch`: import, then follow until Ctrl-C or SIGTERM, one line per
+/// file that changed.
+fn follow(
+    plan: &Plan,
+    importer: &mut Importer,
+    store: &mut dyn Store,
+    out: &mut Out,
+) -> anyhow::Result<Exit> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    std::thread::spawn(move || {
+        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            rt.block_on(super::serve::stopped());
+        }
+        flag.store(true, Ordering::Relaxed);
+    });
+    let opts = WatchOptions {
+        since_ms: plan.since_ms,
+        ..WatchOptions::default()
+    };
+    let mut failed: Option<std::io::Error> = None;
+    let json = out.json;
+    watch(&plan.roots, opts, importer, store, &stop, &mut |r| {
+        let written = if json {
+            out.json_line(r)
+        } else if let Some(e) = &r.error {
+            eprint(&format!("agentshape: {}: {e}", r.path));
+            Ok(())
+        } else if r.change == Change::Skipped {
+            Ok(())
+        } else {
+            out.line(&human(r))
+        };
+        if let Err(e) = written.and_then(|()| out.flush()) {
+            failed.get_or_insert(e);
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    Ok(Exit::Ok)
+}
+
+/// `serve --watch`: follow the plan's roots on a thread of its own with
+/// its own store handle, until `stop`; what changed is said on stderr.
+pub fn follow_in_background(
+    plan: Plan,
+    url: &StoreUrl,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<std::thread::JoinHandle<()>> {
+    let mut store = url.open()?;
+    let mut importer = Importer::new(&*store, plan.opts.clone())?;
+    let opts = WatchOptions {
+        since_ms: plan.since_ms,
+        ..WatchOptions::default()
+    };
+    Ok(std::thread::spawn(move || {
+        let result = watch(
+            &plan.roots,
+            opts,
+            &mut importer,
+            &mut *store,
+            &stop,
+            &mut |r| {
+                if let Some(e) = &r.error {
+                    eprint(&format!("agentshape: watch: {}: {e}", r.path));
+                }
+            },
+        );
+        if let Err(e) = result {
+            eprint(&format!("agentshape: watch: {e}"));
+        }
+    }))
+}
