@@ -330,3 +330,65 @@ fn native_sessions_filter_tree_compaction_errors_charts_and_search() {
     assert!(api["sessions"].as_array().unwrap().iter().all(|s| s["agent"] == "codex"));
     browser.assert_clean("search");
 }
+
+/// `agentshape import` of the synthetic agent files in
+/// `tests/fixtures/native` (Claude Code with a sub-agent file and a
+/// compaction, Codex, Gemini CLI) into `db`.
+pub(crate) fn import_fixtures(db: &Path) {
+    let f = crate::repo_root().join("crates/cli/tests/fixtures/native");
+    let out = crate::agentshape_std()
+        .arg("import")
+        .arg(f.join("claude"))
+        .arg(f.join("codex"))
+        .arg(f.join("gemini"))
+        .arg("--store")
+        .arg(db)
+        .env_remove("AGENTSHAPE_STORE")
+        .env_remove("AGENTSHAPE_PRICES")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "import: {out:?}");
+}
+
+/// The same pages over sessions `agentshape import` stored from agent
+/// files: what the importer writes is what the pages read.
+#[test]
+fn imported_agent_files_show_their_tree_error_compaction_and_search_hit() {
+    const MAIN: &str = "5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("imported.db");
+    import_fixtures(&db);
+    let server = serve(&db, &[]);
+    let mut browser = Browser::open(&server.base);
+    browser.goto("/sessions?agent=claude-code");
+    browser.find("table#sessions tbody tr[data-session-id]");
+    let mut ids = listed(&browser);
+    ids.sort();
+    assert_eq!(ids, ["5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70", "agent-f00dcafe01"]);
+    let cost = browser.js(&format!(
+        "return document.querySelector('tr[data-session-id=\"{MAIN}\"] td.cost').textContent;"
+    ));
+    assert!(cost.as_str().unwrap().ends_with("est."), "{cost}");
+    browser.goto(&format!("/sessions/{MAIN}"));
+    browser.find("#tree li[data-session-id=\"agent-f00dcafe01\"]");
+    let seen = browser.js(
+        "return {
+           errors: document.querySelectorAll('#transcript .line.err').length,
+           compactions: document.querySelectorAll('#transcript .line.t-compaction .compaction').length,
+           times: document.querySelectorAll('#transcript .line time.ts').length,
+           lines: document.querySelectorAll('#transcript .line').length,
+         };",
+    );
+    assert_eq!(seen["errors"], 2, "the failed Bash call and its tool error: {seen}");
+    assert_eq!(seen["compactions"], 1, "{seen}");
+    assert_eq!(seen["times"], seen["lines"], "{seen}");
+    browser.goto("/sessions?q=staging");
+    let hit = browser.find("#transcript-hits li.hit a.hit-link");
+    browser.click_el(&hit);
+    let target = browser.wait_js(
+        "the hit's row",
+        "const t = document.querySelector('#transcript .line:target'); return t ? t.textContent : null;",
+    );
+    assert!(target.as_str().unwrap().contains("defaults to staging"), "{target}");
+    browser.assert_clean("imported sessions");
+}
