@@ -1445,11 +1445,7 @@ fn snippet(text: &str, q: &str) -> (String, String, String) {
 ///
 /// # Errors
 /// When the database cannot be read.
-pub fn search_transcripts(
-    store: &dyn Source,
-    q: &str,
-    limit: usize,
-) -> Result<Vec<TranscriptHit>> {
+pub fn search_transcripts(store: &dyn Source, q: &str, limit: usize) -> Result<Vec<TranscriptHit>> {
     let ctx = || "searching the transcripts".to_owned();
     let limit = Cell::Int(i64::try_from(limit.clamp(1, MAX_HITS)).unwrap_or(1));
     let q = q.trim();
@@ -2250,7 +2246,10 @@ mod tests {
         assert_eq!(main.project.as_deref(), Some(native::HOSTILE_PROJECT));
         assert_eq!(main.git_branch.as_deref(), Some("main"));
         assert_eq!(main.agent_version.as_deref(), Some("2.1.23"));
-        assert_eq!((main.cache_read_tokens, main.cache_write_tokens), (5000, 300));
+        assert_eq!(
+            (main.cache_read_tokens, main.cache_write_tokens),
+            (5000, 300)
+        );
         assert!(main.cost_estimated);
         assert_eq!(main.source_path, None);
         let codex = session(&store, "n-codex").unwrap().unwrap().session;
@@ -2268,20 +2267,20 @@ mod tests {
             .collect();
         assert_eq!(tree, [(1, "n-sub"), (2, "n-sub2")]);
         assert_eq!(d.children.len(), 1);
-        assert!(
-            session(&store, "n-sub2")
-                .unwrap()
-                .unwrap()
-                .tree
-                .is_empty()
-        );
+        assert!(session(&store, "n-sub2").unwrap().unwrap().tree.is_empty());
     }
 
     fn hits(store: &SqliteStore, q: &str) -> Vec<(String, String, String)> {
         search_transcripts(store, q, 50)
             .unwrap()
             .into_iter()
-            .map(|h| (h.session_id, h.kind, format!("{}[{}]{}", h.before, h.hit, h.after)))
+            .map(|h| {
+                (
+                    h.session_id,
+                    h.kind,
+                    format!("{}[{}]{}", h.before, h.hit, h.after),
+                )
+            })
             .collect()
     }
 
@@ -2357,7 +2356,14 @@ mod tests {
         let o = overview(&store, now).unwrap();
         let by = |v: &[KeyDay]| -> Vec<(String, i64, f64, i64)> {
             v.iter()
-                .map(|d| (d.key.clone(), d.sessions, d.cost_usd, d.input_tokens + d.output_tokens))
+                .map(|d| {
+                    (
+                        d.key.clone(),
+                        d.sessions,
+                        d.cost_usd,
+                        d.input_tokens + d.output_tokens,
+                    )
+                })
                 .collect()
         };
         assert_eq!(
@@ -2486,7 +2492,10 @@ mod tests {
             let p = plan(sql);
             assert!(p.contains(want), "{want}: {p}");
             assert!(!p.contains("TEMP B-TREE"), "{sql}: {p}");
-            assert!(!p.contains("SCAN s") && !p.contains("SCAN sessions"), "{sql}: {p}");
+            assert!(
+                !p.contains("SCAN s") && !p.contains("SCAN sessions"),
+                "{sql}: {p}"
+            );
         }
     }
 

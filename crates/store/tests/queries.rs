@@ -492,11 +492,19 @@ fn native_sessions_filters_tree_overview_and_search_answer_alike() {
     assert_eq!(o.days_by_project.len(), 2);
     assert_eq!(o.tool_errors.len(), 2);
     assert_eq!(o.costliest[0].id, "n-codex");
-    for (q, n) in [("jellyfin", 3), ("Bash", 1), ("deploy", 1), ("zebra", 0), ("journalctl", 0)] {
+    for (q, n) in [
+        ("jellyfin", 3),
+        ("Bash", 1),
+        ("deploy", 1),
+        ("zebra", 0),
+        ("journalctl", 0),
+    ] {
         let hits = b.ask(q, |s| query::search_transcripts(s, q, 20).unwrap());
         assert_eq!(hits.len(), n, "{q}: {hits:?}");
     }
-    let hits = b.ask("two words", |s| query::search_transcripts(s, "jellyfin logs", 20).unwrap());
+    let hits = b.ask("two words", |s| {
+        query::search_transcripts(s, "jellyfin logs", 20).unwrap()
+    });
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].hit, "jellyfin logs");
 }

@@ -118,6 +118,8 @@ impl Metric {
         }
     }
 
+    // Sums of token counts: whole numbers far below 2^53.
+    #[allow(clippy::cast_possible_truncation)]
     fn label(self, v: f64) -> String {
         match self {
             Metric::Cost => format!("${v:.4}"),
@@ -125,6 +127,7 @@ impl Metric {
         }
     }
 
+    #[allow(clippy::cast_possible_truncation)]
     fn axis(self, v: f64) -> String {
         match self {
             Metric::Cost => format!("${v:.2}"),
@@ -157,7 +160,12 @@ fn key_label(key: &str) -> String {
 /// colour), the [`MAX_SERIES`] largest over the window, the others summed
 /// as `other`; each bar's `<title>` is its exact figure. An empty state
 /// when nothing in the window has the metric.
-pub(crate) fn series_chart(label: &str, days: &[String], rows: &[KeyDay], metric: Metric) -> Markup {
+pub(crate) fn series_chart(
+    label: &str,
+    days: &[String],
+    rows: &[KeyDay],
+    metric: Metric,
+) -> Markup {
     use std::collections::BTreeMap;
     let mut totals: BTreeMap<&str, f64> = BTreeMap::new();
     for r in rows.iter().filter(|r| days.contains(&r.day)) {
@@ -361,12 +369,18 @@ mod tests {
         ];
         let html = series_chart("Cost by agent", &days, &rows, Metric::Cost).into_string();
         assert_eq!(html.matches("<g class=\"series ").count(), 2, "{html}");
-        assert!(html.contains(r#"<g class="series c0" data-key="codex">"#), "{html}");
+        assert!(
+            html.contains(r#"<g class="series c0" data-key="codex">"#),
+            "{html}"
+        );
         assert!(html.contains(r#"data-key="&lt;script&gt;alert(1)&lt;/script&gt;""#));
         assert!(!html.contains("<script>"));
         assert!(!html.contains("old"), "outside the window");
         // The tallest day (3 dollars) fills the plot: codex 2 below, 1 above.
-        assert!(html.contains("<title>2025-07-14 · codex: $2.0000</title>"), "{html}");
+        assert!(
+            html.contains("<title>2025-07-14 · codex: $2.0000</title>"),
+            "{html}"
+        );
         assert!(html.contains("$3.00"));
         for tag in ["rect", "line"] {
             let open = html.matches(&format!("<{tag} ")).count();
@@ -393,7 +407,10 @@ mod tests {
         assert_eq!(html.matches("<g class=\"series ").count(), MAX_SERIES + 1);
         assert!(html.contains(r#"data-key="" data-other="true""#), "{html}");
         // 1 + 2 + 3 dollars are the three smallest: other.
-        assert!(html.contains("<title>2025-07-14 · other: $6.0000</title>"), "{html}");
+        assert!(
+            html.contains("<title>2025-07-14 · other: $6.0000</title>"),
+            "{html}"
+        );
         assert!(!html.contains(r#"data-key="/p/0""#));
     }
 

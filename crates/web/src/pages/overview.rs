@@ -194,14 +194,19 @@ mod tests {
             ("n1", "claude-code", HOSTILE, 1.5, true),
             ("n2", "codex", "/srv/api", 3.0, false),
         ] {
-            let mut r = agentshape_store::SessionRecord::new(id, "2025-07-14T05:00:00.000Z", "completed");
+            let mut r =
+                agentshape_store::SessionRecord::new(id, "2025-07-14T05:00:00.000Z", "completed");
             r.agent = Some(agent.into());
             r.model = Some(HOSTILE.into());
             r.project = Some(project.into());
             r.cost_usd = Some(cost);
             r.cost_estimated = est;
             r.input_tokens = 100;
-            r.tools = vec![agentshape_store::ToolCount { tool: HOSTILE.into(), calls: 3, errors: 2 }];
+            r.tools = vec![agentshape_store::ToolCount {
+                tool: HOSTILE.into(),
+                calls: 3,
+                errors: 2,
+            }];
             let mark = agentshape_store::NativeMark {
                 path: format!("/p/{id}"),
                 session_id: id.into(),
@@ -218,11 +223,23 @@ mod tests {
             store.save_native(&r, &[], &mark).unwrap();
         }
         let o = query::overview(&store, now).unwrap();
-        assert_eq!(o.tool_errors, [ToolTotal { tool: HOSTILE.into(), calls: 6, errors: 4 }]);
+        assert_eq!(
+            o.tool_errors,
+            [ToolTotal {
+                tool: HOSTILE.into(),
+                calls: 6,
+                errors: 4
+            }]
+        );
         assert_eq!(o.days_by_agent.len(), 2);
         let _: &[KeyDay] = &o.days_by_project;
         let html = body(&o, now).into_string();
-        for id in ["cost-by-agent", "tokens-by-agent", "cost-by-project", "tokens-by-project"] {
+        for id in [
+            "cost-by-agent",
+            "tokens-by-agent",
+            "cost-by-project",
+            "tokens-by-project",
+        ] {
             assert!(html.contains(&format!(r#"id="{id}""#)), "{id}");
         }
         assert!(html.contains(r#"data-key="claude-code""#) && html.contains(r#"data-key="codex""#));
@@ -231,7 +248,11 @@ mod tests {
         let second = html.find(r#"data-session-id="n1""#).unwrap();
         assert!(first < second, "highest cost first");
         assert!(html.contains(r#"$1.5000 <abbr class="est""#), "{html}");
-        assert_eq!(html.matches("<abbr class=\"est\"").count(), 1, "only the estimated one");
+        assert_eq!(
+            html.matches("<abbr class=\"est\"").count(),
+            1,
+            "only the estimated one"
+        );
         assert!(html.contains("<td class=\"num\">67%</td>"), "{html}");
         assert!(!html.contains("<img"), "{html}");
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));

@@ -380,7 +380,12 @@ pub(crate) async fn page(
             Some(q) if f.before.is_none() => query::search_transcripts(s, q, HITS)?,
             _ => Vec::new(),
         };
-        Ok((query::sessions(s, &f)?, query::filter_values(s)?, found, after))
+        Ok((
+            query::sessions(s, &f)?,
+            query::filter_values(s)?,
+            found,
+            after,
+        ))
     })
     .await;
     match data {
@@ -504,7 +509,8 @@ mod tests {
         let hostile = "<script>alert(1)</script>";
         let tool = "<img src=x onerror=alert(1)>";
         let mut store = SqliteStore::open_in_memory().unwrap();
-        let mut rec = agentshape_store::SessionRecord::new("n1", "2025-07-14T05:00:00.000Z", "completed");
+        let mut rec =
+            agentshape_store::SessionRecord::new("n1", "2025-07-14T05:00:00.000Z", "completed");
         rec.agent = Some("claude-code".into());
         rec.model = Some(tool.into());
         rec.project = Some(hostile.into());
@@ -537,40 +543,101 @@ mod tests {
             reset: false,
         };
         store.save_native(&rec, &feed, &mark).unwrap();
-        let mut other = agentshape_store::SessionRecord::new("r1", "2025-07-14T06:00:00.000Z", "completed");
+        let mut other =
+            agentshape_store::SessionRecord::new("r1", "2025-07-14T06:00:00.000Z", "completed");
         other.agent = Some("claude".into());
         other.cost_usd = Some(0.5);
         store.write_session(&other).unwrap();
-        let f = params(&[("agent", "claude-code"), ("project", hostile), ("q", "needle")])
-            .filter(1)
-            .unwrap();
-        let rows = query::sessions(&store, &SessionFilter { q: None, ..f.clone() }).unwrap();
-        assert_eq!(rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["n1"]);
+        let f = params(&[
+            ("agent", "claude-code"),
+            ("project", hostile),
+            ("q", "needle"),
+        ])
+        .filter(1)
+        .unwrap();
+        let rows = query::sessions(
+            &store,
+            &SessionFilter {
+                q: None,
+                ..f.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["n1"]
+        );
         let found = query::search_transcripts(&store, "needle", HITS).unwrap();
         assert_eq!(found.len(), 1);
         let values = query::filter_values(&store).unwrap();
         let html = body(&f, &values, &rows, &found, 0).into_string();
-        assert!(!html.contains("<script>") && !html.contains("<img"), "{html}");
+        assert!(
+            !html.contains("<script>") && !html.contains("<img"),
+            "{html}"
+        );
         // The project column, the estimated cost, the filters kept in the pager.
         assert!(html.contains(r#"<td class="project" title="&lt;script&gt;alert(1)&lt;/script&gt;">&lt;script&gt;"#), "{html}");
-        assert!(html.contains(r#"<td class="num cost">$1.2500 <abbr class="est""#), "{html}");
-        assert!(html.contains("agent=claude-code&amp;project=%3Cscript%3Ealert%281%29%3C%2Fscript%3E&amp;q=needle"), "{html}");
-        assert!(html.contains(r#"<option value="claude-code" selected>claude-code</option>"#), "{html}");
-        assert!(html.contains(r#"<option value="&lt;script&gt;alert(1)&lt;/script&gt;" selected>"#), "{html}");
+        assert!(
+            html.contains(r#"<td class="num cost">$1.2500 <abbr class="est""#),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "agent=claude-code&amp;project=%3Cscript%3Ealert%281%29%3C%2Fscript%3E&amp;q=needle"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<option value="claude-code" selected>claude-code</option>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<option value="&lt;script&gt;alert(1)&lt;/script&gt;" selected>"#),
+            "{html}"
+        );
         // The transcript hit links to its row, on the page that starts at it.
         let id = found[0].feed_id;
-        assert!(html.contains(&format!(r##"href="/sessions/n1?after={}#row-{id}""##, id - 1)), "{html}");
-        assert!(html.contains("the <mark>needle</mark> is &lt;script&gt;"), "{html}");
+        assert!(
+            html.contains(&format!(r#"href="/sessions/n1?after={}#row-{id}""#, id - 1)),
+            "{html}"
+        );
+        assert!(
+            html.contains("the <mark>needle</mark> is &lt;script&gt;"),
+            "{html}"
+        );
         // A tool name with markup is found and shown as text.
         let found = query::search_transcripts(&store, "onerror", HITS).unwrap();
         let html = body(&f, &values, &rows, &found, 0).into_string();
-        assert!(html.contains("&lt;img src=x <mark>onerror</mark>=alert(1)&gt;"), "{html}");
+        assert!(
+            html.contains("&lt;img src=x <mark>onerror</mark>=alert(1)&gt;"),
+            "{html}"
+        );
         assert!(html.contains(r#"<span class="tag">tool</span>"#));
         // The plain run's cost has no `est.`.
-        let plain = query::sessions(&store, &SessionFilter { limit: 5, ..SessionFilter::default() }).unwrap();
-        let html = body(&SessionFilter { limit: 5, ..SessionFilter::default() }, &values, &plain, &[], 0).into_string();
+        let plain = query::sessions(
+            &store,
+            &SessionFilter {
+                limit: 5,
+                ..SessionFilter::default()
+            },
+        )
+        .unwrap();
+        let html = body(
+            &SessionFilter {
+                limit: 5,
+                ..SessionFilter::default()
+            },
+            &values,
+            &plain,
+            &[],
+            0,
+        )
+        .into_string();
         assert_eq!(html.matches("<abbr class=\"est\"").count(), 1, "{html}");
-        assert!(!html.contains("transcript-hits"), "no search, no hits section");
+        assert!(
+            !html.contains("transcript-hits"),
+            "no search, no hits section"
+        );
         for bad in [("agent", "a b"), ("project", "a\u{1}b")] {
             assert!(params(&[bad]).filter(PAGE).is_err(), "{bad:?}");
         }

@@ -9,6 +9,14 @@
 //! rows]: `{"kind":"event","event":{…},"line":N,"model":…}`, `created_at`
 //! the line's time), so these tests depend on the dashboard only.
 
+// Small fixture arithmetic: counts, days and dollars far inside every range.
+#![allow(
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
 use std::path::Path;
 
 use agentshape_store::{FeedEntry, NativeMark, SessionRecord, SqliteStore, Store, ToolCount, time};
@@ -105,44 +113,124 @@ pub(crate) fn fill_native(db: &Path) {
     c.cache_read_tokens = 1_204_330;
     c.cache_write_tokens = 88_120;
     c.summary = Some("Jellyfin transcoding fails with HTTP 502 after the upgrade".into());
-    c.tools = vec![tool("Bash", 9, 2), tool("Read", 6, 0), tool("Edit", 3, 1), tool("Task", 1, 0)];
+    c.tools = vec![
+        tool("Bash", 9, 2),
+        tool("Read", 6, 0),
+        tool("Edit", 3, 1),
+        tool("Task", 1, 0),
+    ];
     let feed = rows(
         CLAUDE,
         today,
         &[
-            (1, None, json!({"type": "user_text", "text": "Jellyfin transcoding fails with HTTP 502 after the upgrade. Find out why and fix it."})),
+            (
+                1,
+                None,
+                json!({"type": "user_text", "text": "Jellyfin transcoding fails with HTTP 502 after the upgrade. Find out why and fix it."}),
+            ),
             (2, Some(sonnet), json!({"type": "message", "id": "msg_01"})),
-            (2, Some(sonnet), json!({"type": "text", "text": "I'll start with the service logs."})),
+            (
+                2,
+                Some(sonnet),
+                json!({"type": "text", "text": "I'll start with the service logs."}),
+            ),
             (2, Some(sonnet), usage("msg_01", sonnet, 12_003, 41, 18_220)),
-            (3, Some(sonnet), json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "journalctl -u jellyfin --since -1h"}})),
-            (3, Some(sonnet), usage("msg_01", sonnet, 12_003, 187, 18_220)),
-            (4, None, json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": "Error: Failed to add match 'jellyfin': permission denied"})),
-            (4, None, json!({"type": "tool_error", "tool_use_id": "toolu_1", "name": "Bash"})),
-            (5, Some(sonnet), json!({"type": "tool_use", "id": "toolu_2", "name": "Task", "input": {"description": "Explore the transcoder logs", "subagent_type": "Explore"}})),
-            (6, None, json!({"type": "sub_agent", "agent_id": "a17f", "tool_use_id": "toolu_2"})),
-            (7, None, json!({"type": "tool_result", "tool_use_id": "toolu_2", "is_error": false, "content": "ffmpeg exits with code 1: unknown encoder 'h264_qsv'"})),
-            (8, Some(sonnet), json!({"type": "text", "text": "The transcoder asks for Intel QSV, which this host lacks. Switching hardware acceleration off."})),
-            (9, None, json!({"type": "compaction", "kind": "compact_boundary", "trigger": "auto", "pre_tokens": 155_120})),
-            (10, None, json!({"type": "compact_summary", "text": "This session is being continued from a previous conversation that ran out of context.\nThe transcoder config asks for QSV; the host has no iGPU."})),
-            (11, Some("claude-opus-4-1-20250805"), json!({"type": "text", "text": "Set hardwareAccelerationType to none in encoding.xml and restarted jellyfin; transcoding works."})),
-            (11, Some("claude-opus-4-1-20250805"), usage("msg_09", "claude-opus-4-1-20250805", 3_210, 402, 90_112)),
+            (
+                3,
+                Some(sonnet),
+                json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "journalctl -u jellyfin --since -1h"}}),
+            ),
+            (
+                3,
+                Some(sonnet),
+                usage("msg_01", sonnet, 12_003, 187, 18_220),
+            ),
+            (
+                4,
+                None,
+                json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": "Error: Failed to add match 'jellyfin': permission denied"}),
+            ),
+            (
+                4,
+                None,
+                json!({"type": "tool_error", "tool_use_id": "toolu_1", "name": "Bash"}),
+            ),
+            (
+                5,
+                Some(sonnet),
+                json!({"type": "tool_use", "id": "toolu_2", "name": "Task", "input": {"description": "Explore the transcoder logs", "subagent_type": "Explore"}}),
+            ),
+            (
+                6,
+                None,
+                json!({"type": "sub_agent", "agent_id": "a17f", "tool_use_id": "toolu_2"}),
+            ),
+            (
+                7,
+                None,
+                json!({"type": "tool_result", "tool_use_id": "toolu_2", "is_error": false, "content": "ffmpeg exits with code 1: unknown encoder 'h264_qsv'"}),
+            ),
+            (
+                8,
+                Some(sonnet),
+                json!({"type": "text", "text": "The transcoder asks for Intel QSV, which this host lacks. Switching hardware acceleration off."}),
+            ),
+            (
+                9,
+                None,
+                json!({"type": "compaction", "kind": "compact_boundary", "trigger": "auto", "pre_tokens": 155_120}),
+            ),
+            (
+                10,
+                None,
+                json!({"type": "compact_summary", "text": "This session is being continued from a previous conversation that ran out of context.\nThe transcoder config asks for QSV; the host has no iGPU."}),
+            ),
+            (
+                11,
+                Some("claude-opus-4-1-20250805"),
+                json!({"type": "text", "text": "Set hardwareAccelerationType to none in encoding.xml and restarted jellyfin; transcoding works."}),
+            ),
+            (
+                11,
+                Some("claude-opus-4-1-20250805"),
+                usage("msg_09", "claude-opus-4-1-20250805", 3_210, 402, 90_112),
+            ),
         ],
     );
-    store.save_native(&c, &feed, &mark(CLAUDE, "claude-code")).unwrap();
+    store
+        .save_native(&c, &feed, &mark(CLAUDE, "claude-code"))
+        .unwrap();
 
     let mut s = SessionRecord::new(SUB, &at(today + 60_000), "completed");
     s.parent_id = Some(CLAUDE.into());
     s.agent = Some("claude-code".into());
     s.model = Some("claude-haiku-4-5".into());
-    s.project = c.project.clone();
+    s.project.clone_from(&c.project);
     s.cost_usd = Some(0.0912);
     s.cost_estimated = true;
     s.input_tokens = 8_400;
     s.output_tokens = 1_210;
     s.summary = Some("sub-agent a17f: Explore the transcoder logs".into());
     s.tools = vec![tool("Grep", 4, 0), tool("Read", 3, 0)];
-    let feed = rows(SUB, today + 60_000, &[(1, None, json!({"type": "user_text", "text": "Explore the transcoder logs"})), (2, Some("claude-haiku-4-5"), json!({"type": "text", "text": "ffmpeg exits with code 1: unknown encoder 'h264_qsv'"}))]);
-    store.save_native(&s, &feed, &mark(SUB, "claude-code")).unwrap();
+    let feed = rows(
+        SUB,
+        today + 60_000,
+        &[
+            (
+                1,
+                None,
+                json!({"type": "user_text", "text": "Explore the transcoder logs"}),
+            ),
+            (
+                2,
+                Some("claude-haiku-4-5"),
+                json!({"type": "text", "text": "ffmpeg exits with code 1: unknown encoder 'h264_qsv'"}),
+            ),
+        ],
+    );
+    store
+        .save_native(&s, &feed, &mark(SUB, "claude-code"))
+        .unwrap();
 
     let mut x = SessionRecord::new(CODEX, &at(today - 3_600_000), "completed");
     x.agent = Some("codex".into());
@@ -160,22 +248,64 @@ pub(crate) fn fill_native(db: &Path) {
         CODEX,
         today - 3_600_000,
         &[
-            (3, Some("gpt-5-codex"), json!({"type": "user_text", "text": "Add a health endpoint for the load balancer"})),
-            (5, Some("gpt-5-codex"), json!({"type": "tool_use", "id": "call_1", "name": "shell", "input": {"command": ["bash", "-lc", "rg -n 'Router::new' src"]}})),
-            (6, None, json!({"type": "tool_result", "tool_use_id": "call_1", "is_error": false, "content": "src/main.rs:42:    let app = Router::new()"})),
-            (8, Some("gpt-5-codex"), json!({"type": "tool_use", "id": "call_2", "name": "apply_patch", "input": {"patch": "*** Add route /healthz"}})),
-            (9, Some("gpt-5-codex"), json!({"type": "text", "text": "Added GET /healthz returning 200 with the build version; cargo test passes."})),
-            (9, None, json!({"type": "usage", "message_id": null, "model": "gpt-5-codex", "cumulative": true, "tokens": {"input": 210_400, "output": 12_030, "cache_read": 180_000, "cache_write": 0}})),
+            (
+                3,
+                Some("gpt-5-codex"),
+                json!({"type": "user_text", "text": "Add a health endpoint for the load balancer"}),
+            ),
+            (
+                5,
+                Some("gpt-5-codex"),
+                json!({"type": "tool_use", "id": "call_1", "name": "shell", "input": {"command": ["bash", "-lc", "rg -n 'Router::new' src"]}}),
+            ),
+            (
+                6,
+                None,
+                json!({"type": "tool_result", "tool_use_id": "call_1", "is_error": false, "content": "src/main.rs:42:    let app = Router::new()"}),
+            ),
+            (
+                8,
+                Some("gpt-5-codex"),
+                json!({"type": "tool_use", "id": "call_2", "name": "apply_patch", "input": {"patch": "*** Add route /healthz"}}),
+            ),
+            (
+                9,
+                Some("gpt-5-codex"),
+                json!({"type": "text", "text": "Added GET /healthz returning 200 with the build version; cargo test passes."}),
+            ),
+            (
+                9,
+                None,
+                json!({"type": "usage", "message_id": null, "model": "gpt-5-codex", "cumulative": true, "tokens": {"input": 210_400, "output": 12_030, "cache_read": 180_000, "cache_write": 0}}),
+            ),
         ],
     );
     store.save_native(&x, &feed, &mark(CODEX, "codex")).unwrap();
 
     // Earlier days, so the charts have a shape.
     let history: &[(&str, &str, &str, f64, u64)] = &[
-        ("claude-code", "/home/ana/src/jellyfin-ops", "claude-sonnet-4-5", 2.41, 61_000),
+        (
+            "claude-code",
+            "/home/ana/src/jellyfin-ops",
+            "claude-sonnet-4-5",
+            2.41,
+            61_000,
+        ),
         ("codex", API_PROJECT, "gpt-5-codex", 0.64, 150_000),
-        ("gemini-cli", "/home/ana/src/site", "gemini-2.5-pro", 0.18, 40_000),
-        ("claude-code", API_PROJECT, "claude-sonnet-4-5", 1.12, 35_000),
+        (
+            "gemini-cli",
+            "/home/ana/src/site",
+            "gemini-2.5-pro",
+            0.18,
+            40_000,
+        ),
+        (
+            "claude-code",
+            API_PROJECT,
+            "claude-sonnet-4-5",
+            1.12,
+            35_000,
+        ),
     ];
     for day in 1..12_i64 {
         for (k, (agent, project, model, cost, tokens)) in history.iter().enumerate() {
@@ -184,7 +314,15 @@ pub(crate) fn fill_native(db: &Path) {
             }
             let id = format!("{agent}-{day:02}-{k}");
             let start = today - day * DAY_MS + k as i64 * 600_000;
-            let mut r = SessionRecord::new(&id, &at(start), if (day + k as i64) % 7 == 0 { "error" } else { "completed" });
+            let mut r = SessionRecord::new(
+                &id,
+                &at(start),
+                if (day + k as i64) % 7 == 0 {
+                    "error"
+                } else {
+                    "completed"
+                },
+            );
             r.agent = Some((*agent).into());
             r.model = Some((*model).into());
             r.project = Some((*project).into());
@@ -194,8 +332,20 @@ pub(crate) fn fill_native(db: &Path) {
             r.input_tokens = (*tokens as f64 * scale) as u64;
             r.output_tokens = r.input_tokens / 12;
             r.summary = Some(format!("{agent} session in {project}"));
-            r.tools = vec![tool(if *agent == "codex" { "shell" } else { "Bash" }, 5, u64::from(day % 4 == 0))];
-            let feed = rows(&id, start, &[(1, None, json!({"type": "user_text", "text": format!("Task {day} for {project}")}))]);
+            r.tools = vec![tool(
+                if *agent == "codex" { "shell" } else { "Bash" },
+                5,
+                u64::from(day % 4 == 0),
+            )];
+            let feed = rows(
+                &id,
+                start,
+                &[(
+                    1,
+                    None,
+                    json!({"type": "user_text", "text": format!("Task {day} for {project}")}),
+                )],
+            );
             store.save_native(&r, &feed, &mark(&id, agent)).unwrap();
         }
     }
@@ -225,23 +375,34 @@ fn native_sessions_filter_tree_compaction_errors_charts_and_search() {
     browser.find("table#sessions tbody tr[data-session-id]");
     let all = listed(&browser);
     assert!(all.len() > 20, "{all:?}");
-    let est = browser.js("return document.querySelectorAll('table#sessions td.cost abbr.est').length;");
+    let est =
+        browser.js("return document.querySelectorAll('table#sessions td.cost abbr.est').length;");
     assert!(est.as_u64().unwrap() > 20, "{est}");
     let el = browser.find("select[name=agent]");
     browser.select_el(&el, "codex");
     browser.click("#filters button[type=submit]");
-    browser.wait_js("the codex list", "return location.search.includes('agent=codex');");
+    browser.wait_js(
+        "the codex list",
+        "return location.search.includes('agent=codex');",
+    );
     browser.find("table#sessions tbody tr[data-session-id]");
     let codex = listed(&browser);
     assert!(codex.contains(&CODEX.to_owned()), "{codex:?}");
     assert!(codex.len() < all.len());
     let agents = browser.js("return Array.from(document.querySelectorAll('table#sessions tbody tr td:nth-child(5)')).map((td) => td.textContent);");
     assert!(
-        agents.as_array().unwrap().iter().all(|a| a.as_str().unwrap().starts_with("codex")),
+        agents
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a.as_str().unwrap().starts_with("codex")),
         "{agents}"
     );
     // The project filter (by its query parameter, as the form sends it).
-    browser.goto(&format!("/sessions?project={}", API_PROJECT.replace('/', "%2F")));
+    browser.goto(&format!(
+        "/sessions?project={}",
+        API_PROJECT.replace('/', "%2F")
+    ));
     browser.find("table#sessions tbody tr[data-session-id]");
     let projects = browser.js("return Array.from(document.querySelectorAll('table#sessions td.project')).map((td) => td.title);");
     let projects = projects.as_array().unwrap();
@@ -258,17 +419,27 @@ fn native_sessions_filter_tree_compaction_errors_charts_and_search() {
          return li ? li.textContent : null;"
     ));
     let sub = sub.as_str().expect("the sub-agent in the tree");
-    assert!(sub.contains("Explore the transcoder logs") && sub.contains("8400 in"), "{sub}");
+    assert!(
+        sub.contains("Explore the transcoder logs") && sub.contains("8400 in"),
+        "{sub}"
+    );
     let marker = browser.js(
         "const m = document.querySelector('#transcript .line.t-compaction .compaction');
          if (!m) return null;
          const r = m.getBoundingClientRect();
          return { text: m.textContent, width: r.width, border: getComputedStyle(m).borderTopStyle };",
     );
-    assert!(marker["text"].as_str().unwrap().contains("context compacted"), "{marker}");
+    assert!(
+        marker["text"]
+            .as_str()
+            .unwrap()
+            .contains("context compacted"),
+        "{marker}"
+    );
     assert!(marker["width"].as_f64().unwrap() > 100.0, "{marker}");
     assert_eq!(marker["border"], "dashed");
-    let open = browser.js("return document.querySelector('#transcript details.compact-summary').open;");
+    let open =
+        browser.js("return document.querySelector('#transcript details.compact-summary').open;");
     assert_eq!(open, false, "the compact summary is collapsed");
     let err = browser.js(
         "const e = document.querySelector('#transcript .line.t-tool_result.err');
@@ -277,19 +448,34 @@ fn native_sessions_filter_tree_compaction_errors_charts_and_search() {
          return { error: getComputedStyle(e).borderTopColor, ok: getComputedStyle(ok).borderTopColor,
                   text: e.textContent };",
     );
-    assert!(err["text"].as_str().unwrap().contains("permission denied"), "{err}");
+    assert!(
+        err["text"].as_str().unwrap().contains("permission denied"),
+        "{err}"
+    );
     assert_ne!(err["error"], err["ok"], "the error is highlighted: {err}");
     let models = browser.js("return Array.from(document.querySelectorAll('#transcript .line .model')).map((m) => m.textContent);");
-    assert_eq!(models, json!(["claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805"]));
+    assert_eq!(
+        models,
+        json!(["claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805"])
+    );
     let tokens = browser.js("return Array.from(document.querySelectorAll('#transcript .line.t-usage')).filter((l) => !l.hidden).map((l) => l.querySelector('.tout').textContent);");
-    assert_eq!(tokens, json!(["187", "402"]), "the last usage of each message");
+    assert_eq!(
+        tokens,
+        json!(["187", "402"]),
+        "the last usage of each message"
+    );
     browser.assert_clean("a native session");
 
     // The overview: a series per agent, drawn.
     browser.goto("/");
     browser.find("#cost-by-agent svg");
     let keys = browser.js("return Array.from(document.querySelectorAll('#cost-by-agent svg g.series')).map((g) => g.dataset.key);");
-    let keys: Vec<&str> = keys.as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+    let keys: Vec<&str> = keys
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
     for want in ["claude-code", "codex", "gemini-cli"] {
         assert!(keys.contains(&want), "{want} in {keys:?}");
     }
@@ -300,8 +486,12 @@ fn native_sessions_filter_tree_compaction_errors_charts_and_search() {
     assert!(drawn.as_u64().unwrap() > 10, "{drawn}");
     let tools = browser.js("return Array.from(document.querySelectorAll('#tool-errors tbody tr')).map((tr) => tr.dataset.tool);");
     assert_eq!(tools[0], "Bash", "{tools}");
-    let costly = browser.js("return document.querySelector('#costliest tbody tr').dataset.sessionId;");
-    assert!(costly.as_str().unwrap().starts_with("claude-code-"), "{costly}");
+    let costly =
+        browser.js("return document.querySelector('#costliest tbody tr').dataset.sessionId;");
+    assert!(
+        costly.as_str().unwrap().starts_with("claude-code-"),
+        "{costly}"
+    );
     browser.assert_clean("the overview");
 
     // Search: a transcript hit names its session and leads to its line.
@@ -309,17 +499,27 @@ fn native_sessions_filter_tree_compaction_errors_charts_and_search() {
     let hit = browser.find("#transcript-hits li.hit a.hit-link");
     let text = browser.js("return document.querySelector('#transcript-hits li.hit').textContent;");
     assert!(text.as_str().unwrap().contains(CODEX), "{text}");
-    assert!(text.as_str().unwrap().contains("Added GET /healthz"), "{text}");
-    let feed_id = browser.js("return document.querySelector('#transcript-hits li.hit').dataset.feedId;");
+    assert!(
+        text.as_str().unwrap().contains("Added GET /healthz"),
+        "{text}"
+    );
+    let feed_id =
+        browser.js("return document.querySelector('#transcript-hits li.hit').dataset.feedId;");
     let feed_id = feed_id.as_str().unwrap().to_owned();
     browser.click_el(&hit);
-    browser.wait_js("the session page", &format!("return location.pathname === '/sessions/{CODEX}';"));
+    browser.wait_js(
+        "the session page",
+        &format!("return location.pathname === '/sessions/{CODEX}';"),
+    );
     let target = browser.wait_js(
         "the hit's row",
         "const t = document.querySelector('#transcript .line:target'); return t ? { id: t.dataset.feedId, text: t.textContent } : null;",
     );
     assert_eq!(target["id"], feed_id.as_str(), "{target}");
-    assert!(target["text"].as_str().unwrap().contains("/healthz"), "{target}");
+    assert!(
+        target["text"].as_str().unwrap().contains("/healthz"),
+        "{target}"
+    );
     // The JSON twin says the same.
     let api = browser.wait_js(
         "the API",
@@ -327,7 +527,13 @@ fn native_sessions_filter_tree_compaction_errors_charts_and_search() {
     );
     assert_eq!(api["transcript_hits"][0]["session_id"], CODEX, "{api}");
     assert_eq!(api["transcript_hits"][0]["feed_id"].to_string(), feed_id);
-    assert!(api["sessions"].as_array().unwrap().iter().all(|s| s["agent"] == "codex"));
+    assert!(
+        api["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["agent"] == "codex")
+    );
     browser.assert_clean("search");
 }
 
@@ -364,7 +570,10 @@ fn imported_agent_files_show_their_tree_error_compaction_and_search_hit() {
     browser.find("table#sessions tbody tr[data-session-id]");
     let mut ids = listed(&browser);
     ids.sort();
-    assert_eq!(ids, ["5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70", "agent-f00dcafe01"]);
+    assert_eq!(
+        ids,
+        ["5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70", "agent-f00dcafe01"]
+    );
     let cost = browser.js(&format!(
         "return document.querySelector('tr[data-session-id=\"{MAIN}\"] td.cost').textContent;"
     ));
@@ -379,7 +588,10 @@ fn imported_agent_files_show_their_tree_error_compaction_and_search_hit() {
            lines: document.querySelectorAll('#transcript .line').length,
          };",
     );
-    assert_eq!(seen["errors"], 2, "the failed Bash call and its tool error: {seen}");
+    assert_eq!(
+        seen["errors"], 2,
+        "the failed Bash call and its tool error: {seen}"
+    );
     assert_eq!(seen["compactions"], 1, "{seen}");
     assert_eq!(seen["times"], seen["lines"], "{seen}");
     browser.goto("/sessions?q=staging");
@@ -389,6 +601,9 @@ fn imported_agent_files_show_their_tree_error_compaction_and_search_hit() {
         "the hit's row",
         "const t = document.querySelector('#transcript .line:target'); return t ? t.textContent : null;",
     );
-    assert!(target.as_str().unwrap().contains("defaults to staging"), "{target}");
+    assert!(
+        target.as_str().unwrap().contains("defaults to staging"),
+        "{target}"
+    );
     browser.assert_clean("imported sessions");
 }

@@ -11,8 +11,8 @@
 
 use std::path::PathBuf;
 
-use super::playground::{choose, paste_and_run};
 use super::native::{CLAUDE, fill_native, import_fixtures};
+use super::playground::{choose, paste_and_run};
 use super::{Browser, replay, serve};
 
 #[test]

@@ -320,7 +320,10 @@ pub(crate) fn lines(rows: &[Row]) -> Markup {
     let last_partial = rows.iter().rposition(|r| r.kind == "partial");
     let mut last_usage: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (i, r) in rows.iter().enumerate() {
-        if let Some(id) = usage_of(r).and_then(|u| u.get("message_id")).and_then(Value::as_str) {
+        if let Some(id) = usage_of(r)
+            .and_then(|u| u.get("message_id"))
+            .and_then(Value::as_str)
+        {
             last_usage.insert(id, i);
         }
     }
