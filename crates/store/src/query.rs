@@ -588,8 +588,10 @@ fn few_text_matches(store: &dyn Source, q: &str) -> Result<bool> {
 /// With several filters SQLite walks the index of one and checks the
 /// others on the rows it meets. The SQL is built for the filters given
 /// (never `?n IS NULL OR ...`, which hides the index from the planner); the
-/// values are always bound, never spliced. (On Postgres only the list
-/// order and status have such indexes; Note \[One logical schema\].)
+/// values are always bound, never spliced. The agent and project filters
+/// (migration 0006, Postgres 3) have theirs on both backends. (On
+/// Postgres only the list order, status, agent and project have such
+/// indexes; Note \[One logical schema\].)
 ///
 /// Note \[Text search\]: `q` is a case-insensitive substring of the id,
 /// summary, error, agent or model. Two ways to find it, chosen per query:
@@ -1139,7 +1141,13 @@ pub fn overview_first_day(now_ms: i64) -> String {
 /// overview reads a few dozen rows whether the store holds a hundred
 /// sessions or a million. Only the few `running` rows are read, to tell
 /// lost from running. An old read-only store without those tables is
-/// counted the slow way, with `GROUP BY`.
+/// counted the slow way, with `GROUP BY`. Since migration 7 two more:
+/// `session_days_by` (the same per day and agent, and per day and project)
+/// and `tool_totals` (calls and errors per tool over every session, kept by
+/// triggers on `session_tools`); the most expensive sessions are the first
+/// rows of index `sessions_cost`. Postgres counts these with `GROUP BY`
+/// over the window's sessions (through `sessions_order`) and over
+/// `session_tools`.
 ///
 /// # Errors
 /// When the database cannot be read.
