@@ -537,3 +537,90 @@ fn postgres_plans_the_search_and_the_costliest_over_indexes() {
     );
     assert!(costly.contains("sessions_cost"), "{costly}");
 }
+
+/// The plans Postgres itself picks (sequential scans allowed) at 100,000
+/// sessions and 300,000 feed rows, printed for the record (a measurement,
+/// so ignored: `cargo test -p agentshape-store --test store --
+/// --ignored postgres_plans_at_100k --nocapture`). Each must read an index.
+#[test]
+#[ignore = "a measurement at 100k sessions; prints the plans"]
+fn postgres_plans_at_100k_sessions() {
+    let pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    pg.query_text(
+        "INSERT INTO sessions (id, agent, project, status, started_at, cost_usd, cost_estimated,
+                               input_tokens, output_tokens, summary)
+         SELECT 's' || i, (ARRAY['claude-code','codex','gemini-cli'])[1 + i % 3],
+                '/home/u/src/project-' || (i % 40), 'completed',
+                to_char(timestamp '2025-06-01' + (i || ' seconds')::interval * 30,
+                        'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),
+                0.01 + (i % 7) * 0.003, true, 1000 + i % 500, 200 + i % 100,
+                'health check ' || i
+         FROM generate_series(1, 100000) AS i;
+         INSERT INTO session_tools (session_id, tool, calls, errors)
+         SELECT 's' || i, (ARRAY['Bash','Read','shell','Grep'])[1 + i % 4], 3, (i % 5 = 0)::int
+         FROM generate_series(1, 100000) AS i;
+         INSERT INTO feed (session_id, kind, body, created_at)
+         SELECT 's' || (i / 3 + 1), 'event',
+                CASE i % 3
+                  WHEN 0 THEN '{\"kind\":\"event\",\"event\":{\"type\":\"user_text\",\"text\":\"Check jellyfin and report\"},\"line\":1}'
+                  WHEN 1 THEN '{\"kind\":\"event\",\"event\":{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":{}},\"line\":2}'
+                  ELSE '{\"kind\":\"event\",\"event\":{\"type\":\"text\",\"text\":\"All checks pass; healthy after ' || i
+                       || CASE WHEN i % 20000 = 2 THEN ' needle' ELSE '' END || ' runs\"},\"line\":3}' END,
+                '2025-06-01T00:00:00.000Z'
+         FROM generate_series(0, 299999) AS i;
+         ANALYZE;",
+    )
+    .unwrap();
+    for (sql, index) in [
+        (
+            "SELECT s.id FROM sessions s WHERE s.agent = 'codex' \
+             ORDER BY s.started_at DESC, s.id COLLATE \"C\" DESC LIMIT 50",
+            "sessions_agent_order",
+        ),
+        (
+            "SELECT s.id FROM sessions s WHERE s.project = '/home/u/src/project-7' \
+             ORDER BY s.started_at DESC, s.id COLLATE \"C\" DESC LIMIT 50",
+            "sessions_project_order",
+        ),
+        (
+            "SELECT s.id FROM sessions s WHERE s.cost_usd IS NOT NULL \
+             ORDER BY s.cost_usd DESC, s.id DESC LIMIT 10",
+            "sessions_cost",
+        ),
+        (
+            "SELECT f.id FROM feed f WHERE to_tsvector('simple', agentshape_feed_text(f.kind, f.body)) \
+             @@ to_tsquery('simple', 'needle:*') ORDER BY f.id + 0 DESC LIMIT 50",
+            "feed_search",
+        ),
+        (
+            "SELECT f.id FROM feed f WHERE to_tsvector('simple', agentshape_feed_text(f.kind, f.body)) \
+             @@ to_tsquery('simple', 'healthy:*') ORDER BY f.id + 0 DESC LIMIT 50",
+            "feed_search",
+        ),
+    ] {
+        let plan: Vec<String> = pg
+            .query_text(&format!("EXPLAIN ANALYZE {sql}"))
+            .unwrap()
+            .into_iter()
+            .flatten()
+            .collect();
+        let plan = plan.join("\n");
+        println!("{sql}\n{plan}\n");
+        // An index walk, whichever the planner finds cheaper (for a
+        // common agent, the list order's, filtering as it walks).
+        assert!(
+            plan.contains(index) || plan.contains("Index Scan"),
+            "{index}: {plan}"
+        );
+        assert!(!plan.contains("Seq Scan"), "{plan}");
+    }
+    for q in ["needle", "healthy", "no such words"] {
+        let start = std::time::Instant::now();
+        let hits = query::search_transcripts(&pg, q, 50).unwrap();
+        println!(
+            "search_transcripts({q:?}): {} hits in {:?}",
+            hits.len(),
+            start.elapsed()
+        );
+    }
+}
