@@ -623,4 +623,15 @@ fn postgres_plans_at_100k_sessions() {
             start.elapsed()
         );
     }
+    // Everything inside the overview's window (June 2025).
+    let now = time::parse_ms("2025-07-01T00:00:00.000Z").unwrap();
+    let start = std::time::Instant::now();
+    let o = query::overview(&pg, now).unwrap();
+    println!(
+        "overview: {} days by agent, {} tools, {} costliest in {:?}",
+        o.days_by_agent.len(),
+        o.tool_errors.len(),
+        o.costliest.len(),
+        start.elapsed()
+    );
 }
