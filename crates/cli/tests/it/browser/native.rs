@@ -607,3 +607,108 @@ fn imported_agent_files_show_their_tree_error_compaction_and_search_hit() {
     );
     browser.assert_clean("imported sessions");
 }
+
+/// Agent-controlled names of native sessions (project, model, branch,
+/// agent version, tool names, sub-agent descriptions, transcript text)
+/// carrying script payloads: on the list, a search, the session page and
+/// the overview nothing runs, nothing is injected, the text shows as text.
+#[test]
+fn hostile_native_names_run_nothing_anywhere() {
+    const PAYLOADS: &[&str] = &[
+        "<script>window.__pwned=1</script>",
+        r#"<img src=x onerror="window.__pwned=1">"#,
+        r#""><svg onload=window.__pwned=1>"#,
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hostile.db");
+    {
+        let mut store = SqliteStore::open(&db).unwrap();
+        let now = time::now_ms() - 3_600_000;
+        for (i, p) in PAYLOADS.iter().enumerate() {
+            let id = format!("hostile-{i}");
+            let mut r = SessionRecord::new(&id, &at(now + i as i64 * 1000), "completed");
+            r.agent = Some("claude-code".into());
+            r.model = Some((*p).into());
+            r.project = Some(format!("/home/{p}"));
+            r.git_branch = Some((*p).into());
+            r.agent_version = Some((*p).into());
+            r.summary = Some(format!("pwned summary {p}"));
+            r.cost_usd = Some(1.0 + i as f64);
+            r.cost_estimated = true;
+            r.tools = vec![tool(p, 2, 1)];
+            if i > 0 {
+                r.parent_id = Some("hostile-0".into());
+            }
+            let feed = rows(
+                &id,
+                now,
+                &[
+                    (
+                        1,
+                        Some(*p),
+                        json!({"type": "user_text", "text": format!("pwned prompt {p}")}),
+                    ),
+                    (
+                        2,
+                        Some(*p),
+                        json!({"type": "tool_use", "id": "t", "name": p, "input": {"x": p}}),
+                    ),
+                    (
+                        3,
+                        None,
+                        json!({"type": "tool_error", "tool_use_id": "t", "name": p}),
+                    ),
+                    (4, None, json!({"type": "compact_summary", "text": p})),
+                    (5, Some(*p), usage("m", p, 1, 2, 3)),
+                ],
+            );
+            store
+                .save_native(&r, &feed, &mark(&id, "claude-code"))
+                .unwrap();
+        }
+    }
+    let server = serve(&db, &[]);
+    let mut browser = Browser::open(&server.base);
+    let check = r"
+const bad = [];
+if (typeof window.__pwned !== 'undefined') bad.push('window.__pwned is set');
+const main = document.querySelector('main');
+for (const el of main.querySelectorAll('img, script, iframe, object, embed')) bad.push('injected ' + el.outerHTML);
+for (const el of main.querySelectorAll('svg')) {
+  if (!el.closest('section.chart')) bad.push('an svg outside the charts: ' + el.outerHTML.slice(0, 120));
+}
+for (const el of main.querySelectorAll('*')) {
+  for (const attr of el.attributes) if (attr.name.startsWith('on')) bad.push('handler ' + attr.name);
+}
+return bad.join('; ');";
+    let project = format!("/home/{}", PAYLOADS[1]);
+    for (path, ready, literal) in [
+        (
+            "/sessions".to_owned(),
+            "table#sessions tbody tr",
+            project.clone(),
+        ),
+        (
+            "/sessions?q=pwned".to_owned(),
+            "#transcript-hits li.hit",
+            "pwned prompt <script>".to_owned(),
+        ),
+        (
+            "/sessions/hostile-0".to_owned(),
+            "#tree li",
+            "<script>window.__pwned=1</script>".to_owned(),
+        ),
+        ("/".to_owned(), "#tool-errors", PAYLOADS[2].to_owned()),
+    ] {
+        browser.goto(&path);
+        browser.find(ready);
+        assert_eq!(browser.dialog(), None, "{path}: a dialog opened");
+        assert_eq!(browser.js(check), "", "{path}");
+        let shown = browser.js_with(
+            "return document.querySelector('main').textContent.includes(arguments[0]);",
+            vec![json!(literal)],
+        );
+        assert_eq!(shown, true, "{path} shows {literal:?} as text");
+    }
+    browser.assert_clean("hostile native names");
+}
