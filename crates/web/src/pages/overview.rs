@@ -100,7 +100,12 @@ pub(crate) fn body(o: &Dashboard, now_ms: i64) -> Markup {
             ] {
                 section.card.chart id=(id) {
                     h2 { (title) }
-                    (series_chart(title, &window, rows, metric))
+                    // Runs record no project; only imported sessions do.
+                    @if !rows.is_empty() && rows.iter().all(|d| d.key.is_empty()) && id.ends_with("project") {
+                        p.empty { "No session here records its project (imported sessions do)." }
+                    } @else {
+                        (series_chart(title, &window, rows, metric))
+                    }
                 }
             }
         }
@@ -232,7 +237,6 @@ mod tests {
             }]
         );
         assert_eq!(o.days_by_agent.len(), 2);
-        let _: &[KeyDay] = &o.days_by_project;
         let html = body(&o, now).into_string();
         for id in [
             "cost-by-agent",
@@ -295,6 +299,24 @@ mod tests {
         assert!(html.contains("No sessions in the last 30 days."));
         assert!(html.contains("No escalations yet."));
         assert!(html.contains("No session has a cost yet."));
+        // Runs only: no project to chart.
+        let runs = Dashboard {
+            days_by_project: vec![KeyDay {
+                day: "2025-07-31".into(),
+                key: String::new(),
+                sessions: 2,
+                cost_usd: 0.5,
+                input_tokens: 10,
+                output_tokens: 1,
+            }],
+            ..Dashboard::default()
+        };
+        let html = body(&runs, 1_753_963_200_000).into_string();
+        assert_eq!(
+            html.matches("No session here records its project").count(),
+            2,
+            "{html}"
+        );
         assert!(html.contains("No tool call failed."));
         let empty = body(&Dashboard::default(), 0).into_string();
         assert!(empty.contains(r#"id="by-status""#) && empty.contains("No sessions yet."));
