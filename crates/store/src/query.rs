@@ -1246,14 +1246,22 @@ pub fn overview(store: &dyn Source, now_ms: i64) -> Result<Dashboard> {
         },
     )?;
     let first = overview_first_day(now_ms);
+    let (days_by_agent, days_by_project) = if is_pg(store) {
+        pg_days_by(store, &first)?
+    } else {
+        (
+            days_by(store, "agent", &first)?,
+            days_by(store, "project", &first)?,
+        )
+    };
     Ok(Dashboard {
         sessions_by_status: by_status,
         events_by_level,
         running,
         days,
         escalations,
-        days_by_agent: days_by(store, "agent", &first)?,
-        days_by_project: days_by(store, "project", &first)?,
+        days_by_agent,
+        days_by_project,
         tool_errors: tool_errors(store)?,
         costliest: costliest(store)?,
     })
@@ -1304,6 +1312,45 @@ fn days_by(store: &dyn Source, what: &'static str, first: &str) -> Result<Vec<Ke
         (a.day.as_bytes(), a.key.as_bytes()).cmp(&(b.day.as_bytes(), b.key.as_bytes()))
     });
     Ok(rows)
+}
+
+/// On Postgres, the days by agent and by project in one pass over the
+/// window's sessions (`GROUPING SETS`), sorted as [`days_by`] sorts.
+fn pg_days_by(store: &dyn Source, first: &str) -> Result<(Vec<KeyDay>, Vec<KeyDay>)> {
+    let rows = store.cells(
+        "SELECT day, CAST(GROUPING(agent) AS BIGINT),
+                COALESCE(CASE WHEN GROUPING(agent) = 0 THEN agent ELSE project END, ''),
+                COUNT(*), CAST(COALESCE(SUM(cost_usd), 0.0) AS DOUBLE PRECISION),
+                CAST(SUM(input_tokens) AS BIGINT), CAST(SUM(output_tokens) AS BIGINT)
+         FROM (SELECT substr(started_at, 1, 10) AS day, agent, project, cost_usd,
+                      input_tokens, output_tokens
+               FROM sessions WHERE started_at >= ?1) w
+         GROUP BY GROUPING SETS ((day, agent), (day, project))",
+        &[Cell::Text(first.to_owned())],
+        &|| "reading the overview's days by agent and project".to_owned(),
+    )?;
+    let (mut agents, mut projects) = (Vec::new(), Vec::new());
+    for r in &rows {
+        let d = KeyDay {
+            day: text(at(r, 0))?,
+            key: text(at(r, 2))?,
+            sessions: int(at(r, 3))?,
+            cost_usd: real(at(r, 4))?,
+            input_tokens: int(at(r, 5))?,
+            output_tokens: int(at(r, 6))?,
+        };
+        if int(at(r, 1))? == 0 {
+            agents.push(d);
+        } else {
+            projects.push(d);
+        }
+    }
+    for v in [&mut agents, &mut projects] {
+        v.sort_by(|a, b| {
+            (a.day.as_bytes(), a.key.as_bytes()).cmp(&(b.day.as_bytes(), b.key.as_bytes()))
+        });
+    }
+    Ok((agents, projects))
 }
 
 /// Tools with failed calls, most failures first (Note \[Overview cost\]).
