@@ -204,8 +204,8 @@ fn hits(q: &str, hits: &[TranscriptHit]) -> Markup {
             h2 { "In transcripts" span.muted { " · text, prompts and tool names holding “" (q) "”, newest first" } }
             @if hits.is_empty() {
                 p.empty #transcript-hits-empty {
-                    @if q.chars().count() < 3 { "Transcripts are searched for 3 characters or more." }
-                    @else { "No transcript line holds it." }
+                    "No transcript line holds it."
+                    @if q.chars().count() < 3 { " (A SQLite store searches transcripts for 3 characters or more.)" }
                 }
             } @else {
                 ol.hits {
