@@ -80,7 +80,7 @@ function sessionsPage(table) {
       const st = cell("", "status-cell");
       st.append(badge("running"));
       tr.append(
-        id, st, cell(String(body.tier ?? 1), "num"), cell(body.profile), cell(body.agent),
+        id, st, cell(String(body.tier ?? 1), "num"), cell(body.profile), cell(body.agent, "agent"),
         cell(typeof body.project === "string" ? body.project : "", "project"),
         cell(when(row.created_at), "mono"), cell("", "num"), cell("", "num"), cell("", "method"),
         cell(""), cell("", "summary"),

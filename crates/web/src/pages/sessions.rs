@@ -295,7 +295,7 @@ fn row(s: &SessionRow) -> Markup {
             td.status-cell { (status_badge(&s.shown_status)) }
             td.num { (s.tier) }
             td { (s.profile.as_deref().unwrap_or("")) }
-            td { (agent) }
+            td.agent { (agent) }
             td.project title=[s.project.as_deref()] { (s.project.as_deref().map(|p| truncate_start(p, PROJECT_CHARS)).unwrap_or_default()) }
             td.mono { (when(&s.started_at)) }
             td.num { (s.duration_ms.map(duration).unwrap_or_default()) }
