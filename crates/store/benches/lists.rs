@@ -5,6 +5,12 @@
 //! with migration 0004's indexes (`lists/indexed/...`) and with only the
 //! indexes of migrations 1-2 (`lists/v2/...`), to show what they buy.
 //!
+//! Native sessions (issue 28): every session also has an agent of three
+//! and a project of 40, and three feed rows (a prompt, a reply, a tool
+//! call: 300,000 rows), so the agent and project filters, the transcript
+//! search (`transcripts/...`) and the overview's days by agent and project,
+//! tool errors and most expensive sessions are measured at the same size.
+//!
 //! `LISTS_SESSIONS=N` changes the number of sessions; `LISTS_ONLY=indexed`
 //! skips the second run.
 #![allow(clippy::unwrap_used, missing_docs)] // a bench: a failure is the bench failing
@@ -42,6 +48,16 @@ const METHODS: &[&str] = &[
 ];
 const CATEGORIES: &[&str] = &["rate_limit", "auth", "api", "max_turns", "timeout"];
 const SERVICES: &[&str] = &["jellyfin", "sonarr", "radarr", "plex", "nginx", "postgres"];
+const AGENTS: &[&str] = &["claude-code", "codex", "gemini-cli"];
+const TOOLS: &[&str] = &[
+    "Bash",
+    "Read",
+    "Edit",
+    "shell",
+    "apply_patch",
+    "Grep",
+    "Task",
+];
 
 /// Fill `path` with `n` sessions spread over the last 45 days, in one
 /// transaction (the point is reading, not writing).
@@ -58,8 +74,21 @@ fn generate(path: &std::path::Path, n: usize) {
                 "INSERT INTO sessions (id, parent_id, tier, profile, agent, model, status, started_at,
                     ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens,
                     extraction_method, error, error_category, summary, heartbeat_at)
-                 VALUES (?1, NULL, ?2, ?3, 'claude', 'claude-sonnet-4-5', ?4, ?5, ?5, ?6, 45000, 8,
+                 VALUES (?1, NULL, ?2, ?3, ?14, 'claude-sonnet-4-5', ?4, ?5, ?5, ?6, 45000, 8,
                     ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )
+            .unwrap();
+        let mut projects = tx
+            .prepare("UPDATE sessions SET project = ?2, cost_estimated = 1 WHERE id = ?1")
+            .unwrap();
+        let mut tools = tx
+            .prepare(
+                "INSERT INTO session_tools (session_id, tool, calls, errors) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .unwrap();
+        let mut feed = tx
+            .prepare(
+                "INSERT INTO feed (session_id, kind, body, created_at) VALUES (?1, 'event', ?2, ?3)",
             )
             .unwrap();
         let mut e = tx
@@ -112,8 +141,34 @@ fn generate(path: &std::path::Path, n: usize) {
                 failed.then(|| CATEGORIES[(i / 10) % CATEGORIES.len()]),
                 summary,
                 hb,
+                AGENTS[i % AGENTS.len()],
             ])
             .unwrap();
+            projects
+                .execute(params![id, format!("/home/u/src/project-{}", i % 40)])
+                .unwrap();
+            tools
+                .execute(params![
+                    id,
+                    TOOLS[i % TOOLS.len()],
+                    3,
+                    i64::from(i % 5 == 0)
+                ])
+                .unwrap();
+            let service = SERVICES[i % SERVICES.len()];
+            let reply = if i % 20_000 == 11 {
+                format!("Found the needle: {service} restarts every hour (session {i})")
+            } else {
+                format!("All {service} checks pass; the service is healthy after {i} runs")
+            };
+            for event in [
+                serde_json::json!({"type": "user_text", "text": format!("Check {service} and report")}),
+                serde_json::json!({"type": "tool_use", "id": "t", "name": TOOLS[i % TOOLS.len()], "input": {}}),
+                serde_json::json!({"type": "text", "text": reply}),
+            ] {
+                let body = serde_json::json!({"kind": "event", "event": event, "line": 1});
+                feed.execute(params![id, body.to_string(), at]).unwrap();
+            }
             for k in 0..3 {
                 let level = ["info", "info", "warning", "critical"][(i + k) % 4];
                 e.execute(params![
@@ -216,6 +271,28 @@ fn filters() -> Vec<(&'static str, SessionFilter)> {
             },
         ),
         (
+            "agent",
+            SessionFilter {
+                agent: s("codex"),
+                ..f(None)
+            },
+        ),
+        (
+            "project",
+            SessionFilter {
+                project: s("/home/u/src/project-7"),
+                ..f(None)
+            },
+        ),
+        (
+            "agent_project",
+            SessionFilter {
+                agent: s("gemini-cli"),
+                project: s("/home/u/src/project-8"),
+                ..f(None)
+            },
+        ),
+        (
             "status_tier_profile",
             SessionFilter {
                 status: s("completed"),
@@ -265,6 +342,15 @@ fn run(c: &mut Criterion, label: &str, store: &SqliteStore, deep: &str) {
     group.bench_function("overview", |b| {
         b.iter(|| black_box(query::overview(store, time::now_ms()).unwrap()));
     });
+    for (name, q) in [
+        ("rare", "needle"),
+        ("none", "no such text"),
+        ("common", "healthy"),
+    ] {
+        group.bench_function(format!("transcripts/{name}"), |b| {
+            b.iter(|| black_box(query::search_transcripts(store, q, 50).unwrap()));
+        });
+    }
     group.bench_function("filter_values", |b| {
         b.iter(|| black_box(query::filter_values(store).unwrap()));
     });
@@ -275,6 +361,29 @@ fn run(c: &mut Criterion, label: &str, store: &SqliteStore, deep: &str) {
         b.iter(|| black_box(query::events(store, Some("critical"), None, 100).unwrap()));
     });
     group.finish();
+}
+
+/// The plans of the native sessions' queries at this size, on stderr.
+fn explain(store: &SqliteStore) {
+    for sql in [
+        "SELECT s.id FROM sessions s WHERE s.agent = 'codex' ORDER BY s.started_at DESC, s.id DESC LIMIT 50",
+        "SELECT s.id FROM sessions s WHERE s.project = '/home/u/src/project-7' AND (s.started_at, s.id) < ('2100', 'x') ORDER BY s.started_at DESC, s.id DESC LIMIT 50",
+        "SELECT s.id FROM sessions s WHERE s.cost_usd IS NOT NULL ORDER BY s.cost_usd DESC, s.id DESC LIMIT 10",
+        "SELECT f.id FROM feed f WHERE f.id IN (SELECT rowid FROM feed_fts WHERE feed_fts MATCH '\"healthy\"' ORDER BY rowid DESC LIMIT 50) ORDER BY f.id DESC",
+        "SELECT day, key FROM session_days_by WHERE day >= '2025-01-01' AND what = 'agent' AND sessions > 0",
+        "SELECT tool, calls, errors FROM tool_totals WHERE errors > 0",
+    ] {
+        let mut stmt = store
+            .connection()
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap();
+        let plan: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        eprintln!("{sql}\n  -> {}", plan.join("; "));
+    }
 }
 
 fn lists(c: &mut Criterion) {
@@ -295,6 +404,7 @@ fn lists(c: &mut Criterion) {
             |r| r.get(0),
         )
         .unwrap();
+    explain(&store);
     run(c, "indexed", &store, &deep);
     drop(store);
     if std::env::var("LISTS_ONLY").is_ok_and(|v| v == "indexed") {

@@ -24,7 +24,9 @@
 //! on both (Note \[Text timestamps\]) so a copied store compares and sorts
 //! the same. What differs is physical: SQLite's dashboard indexes, its FTS5
 //! text search and the trigger-kept counters (`list_counts`,
-//! `session_days`) exist only there; Postgres has a partial unique index on
+//! `session_days`, since version 7 `feed_fts`, `session_days_by` and
+//! `tool_totals`) exist only there, and Postgres's transcript search is
+//! an expression index (`feed_search`, version 4); Postgres has a partial unique index on
 //! active memories, which is what makes concurrent reinforcement race-free
 //! there (Note \[Reinforcing on Postgres\] in `postgres`).
 
@@ -71,6 +73,11 @@ pub const SQLITE: &[Migration] = &[
         name: "0006_native.sql",
         sql: include_str!("../migrations/0006_native.sql"),
     },
+    Migration {
+        version: 7,
+        name: "0007_search.sql",
+        sql: include_str!("../migrations/0007_search.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
@@ -89,6 +96,11 @@ pub const POSTGRES: &[Migration] = &[
         version: 3,
         name: "postgres/0003_native.sql",
         sql: include_str!("../migrations/postgres/0003_native.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "postgres/0004_search.sql",
+        sql: include_str!("../migrations/postgres/0004_search.sql"),
     },
 ];
 
@@ -198,7 +210,13 @@ mod tests {
             out.sort();
             out
         }
-        let physical = ["list_counts", "session_days", "schema_migrations"];
+        let physical = [
+            "list_counts",
+            "session_days",
+            "session_days_by",
+            "tool_totals",
+            "schema_migrations",
+        ];
         let keep = |v: Vec<(String, String)>| {
             v.into_iter()
                 .filter(|(t, _)| !physical.contains(&t.as_str()))

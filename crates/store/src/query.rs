@@ -39,6 +39,10 @@ pub struct SessionFilter {
     pub error_category: Option<String>,
     /// Extraction method (`structured`, `fenced`, `markers+handoff`, ...).
     pub method: Option<String>,
+    /// Agent, as stored (`claude`, `claude-code`, `codex`, ...).
+    pub agent: Option<String>,
+    /// Project (a native session's working directory), as stored.
+    pub project: Option<String>,
     /// Text that the id, summary, error, agent or model holds, ignoring
     /// ASCII case (Note \[Text search\]).
     pub q: Option<String>,
@@ -100,6 +104,20 @@ pub struct SessionRow {
     pub lost: bool,
     /// What a reader should show: `lost` for a lost session, else `status`.
     pub shown_status: String,
+    /// The project the session worked in (a native session's `cwd`).
+    pub project: Option<String>,
+    /// The git branch the agent reported.
+    pub git_branch: Option<String>,
+    /// The agent's own version.
+    pub agent_version: Option<String>,
+    /// Prompt tokens read from the provider's cache.
+    pub cache_read_tokens: i64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write_tokens: i64,
+    /// `cost_usd` was computed from usage and a price table (shown `est.`).
+    pub cost_estimated: bool,
+    /// The agent's own session file it was imported from.
+    pub source_path: Option<String>,
 }
 
 /// One event row.
@@ -174,7 +192,26 @@ pub struct SessionDetail {
     /// The sessions it escalated to (`parent_id` = this one), oldest first:
     /// the escalation chain downwards; upwards is `session.parent_id`.
     pub children: Vec<SessionRow>,
+    /// Every session below it (children, their children, ...), depth
+    /// first, each child after its parent, oldest first among siblings; at
+    /// most [`MAX_TREE`] (Note \[Session tree\]).
+    pub tree: Vec<TreeNode>,
 }
+
+/// One session of a [`SessionDetail::tree`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TreeNode {
+    /// 1 for a child, 2 for a grandchild, ...
+    pub depth: usize,
+    /// The session.
+    pub session: SessionRow,
+}
+
+/// The most sessions a [`SessionDetail::tree`] holds.
+pub const MAX_TREE: usize = 500;
+
+/// The deepest level a [`SessionDetail::tree`] reaches.
+pub const MAX_TREE_DEPTH: usize = 8;
 
 /// The most rows [`feed_for_session`] returns in one call.
 pub const MAX_FEED_LIMIT: usize = 10_000;
@@ -275,6 +312,23 @@ fn is_pg(store: &dyn Source) -> bool {
     store.backend() == Backend::Postgres
 }
 
+/// Whether the schema has the native columns (SQLite 6+, Postgres 3+;
+/// a Postgres store is always migrated to the latest).
+fn has_native(store: &dyn Source) -> bool {
+    match store.backend() {
+        Backend::Sqlite { version } => version >= 6,
+        Backend::Postgres => true,
+    }
+}
+
+/// Whether the schema has the search tables and indexes (SQLite 7+).
+fn has_search(store: &dyn Source) -> bool {
+    match store.backend() {
+        Backend::Sqlite { version } => version >= 7,
+        Backend::Postgres => true,
+    }
+}
+
 /// Whether the schema has the heartbeat column and the feed (SQLite 2+).
 fn has_live(store: &dyn Source) -> bool {
     match store.backend() {
@@ -361,12 +415,19 @@ fn session_columns(store: &dyn Source) -> String {
     } else {
         "NULL"
     };
+    // A read-only store before version 6 has no native columns.
+    let native = if has_native(store) {
+        "s.project, s.git_branch, s.agent_version, s.cache_read_tokens, s.cache_write_tokens,
+         CASE WHEN s.cost_estimated THEN 1 ELSE 0 END, s.source_path"
+    } else {
+        "NULL, NULL, NULL, 0, 0, 0, NULL"
+    };
     format!(
         "s.id, s.parent_id, s.tier, s.profile, s.agent, s.model, s.status, s.exit_code,
          s.started_at, s.ended_at, s.cost_usd, s.duration_ms, s.num_turns, s.input_tokens,
          s.output_tokens, s.extraction_method, s.error, s.error_category, s.summary,
          s.escalation, s.raw_log_path, {hb},
-         s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1"
+         s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1, {native}"
     )
 }
 
@@ -402,6 +463,13 @@ fn session_row(r: &[Cell]) -> Result<SessionRow> {
         raw_log_path: opt_text(at(r, 20))?,
         heartbeat_at: opt_text(at(r, 21))?,
         lost,
+        project: opt_text(at(r, 23))?,
+        git_branch: opt_text(at(r, 24))?,
+        agent_version: opt_text(at(r, 25))?,
+        cache_read_tokens: int(at(r, 26))?,
+        cache_write_tokens: int(at(r, 27))?,
+        cost_estimated: flag(at(r, 28))?,
+        source_path: opt_text(at(r, 29))?,
     })
 }
 
@@ -520,8 +588,10 @@ fn few_text_matches(store: &dyn Source, q: &str) -> Result<bool> {
 /// With several filters SQLite walks the index of one and checks the
 /// others on the rows it meets. The SQL is built for the filters given
 /// (never `?n IS NULL OR ...`, which hides the index from the planner); the
-/// values are always bound, never spliced. (On Postgres only the list
-/// order and status have such indexes; Note \[One logical schema\].)
+/// values are always bound, never spliced. The agent and project filters
+/// (migration 0006, Postgres 3) have theirs on both backends. (On
+/// Postgres only the list order, status, agent and project have such
+/// indexes; Note \[One logical schema\].)
 ///
 /// Note \[Text search\]: `q` is a case-insensitive substring of the id,
 /// summary, error, agent or model. Two ways to find it, chosen per query:
@@ -569,6 +639,17 @@ pub fn sessions(store: &dyn Source, filter: &SessionFilter) -> Result<Vec<Sessio
     ] {
         if let Some(v) = v {
             conds.push(format!("s.{col} = {}", bind(Cell::Text(v.clone()))));
+        }
+    }
+    if let Some(v) = &filter.agent {
+        conds.push(format!("s.agent = {}", bind(Cell::Text(v.clone()))));
+    }
+    if let Some(v) = &filter.project {
+        if has_native(store) {
+            conds.push(format!("s.project = {}", bind(Cell::Text(v.clone()))));
+        } else {
+            // An old read-only file has no project: nothing matches.
+            conds.push("1 = 0".to_owned());
         }
     }
     if let Some(q) = filter.q.as_deref() {
@@ -636,6 +717,10 @@ pub struct FilterValues {
     pub error_categories: Vec<String>,
     /// Stored extraction methods.
     pub methods: Vec<String>,
+    /// Stored agents.
+    pub agents: Vec<String>,
+    /// Stored projects.
+    pub projects: Vec<String>,
 }
 
 /// At most this many distinct values per column: a column with more is
@@ -702,6 +787,12 @@ pub fn filter_values(store: &dyn Source) -> Result<FilterValues> {
         profiles: texts(&distinct(store, "profile")?)?,
         error_categories: texts(&distinct(store, "error_category")?)?,
         methods: texts(&distinct(store, "extraction_method")?)?,
+        agents: texts(&distinct(store, "agent")?)?,
+        projects: if has_native(store) {
+            texts(&distinct(store, "project")?)?
+        } else {
+            Vec::new()
+        },
     })
 }
 
@@ -756,6 +847,7 @@ pub fn session(store: &dyn Source, id: &str) -> Result<Option<SessionDetail>> {
     )?;
     let (output, verdict) = output_and_verdict(store, id)?;
     let children = children(store, id)?;
+    let tree = tree(store, &children)?;
     Ok(Some(SessionDetail {
         session,
         events,
@@ -764,7 +856,40 @@ pub fn session(store: &dyn Source, id: &str) -> Result<Option<SessionDetail>> {
         output,
         verdict,
         children,
+        tree,
     }))
+}
+
+/// Every session below one whose children are `children` (Note \[Session
+/// tree\]).
+///
+/// Note \[Session tree\]: a session's sub-agents and escalations are
+/// sessions whose `parent_id` names it (an imported sub-agent's parent is
+/// the session that started it; a sub-agent may start its own). The tree
+/// is read one level at a time through `sessions_parent`, one query per
+/// session that has children, and stops at [`MAX_TREE`] sessions or
+/// [`MAX_TREE_DEPTH`] levels: a page stays bounded whatever the store
+/// holds, and a cycle (a hand-edited store) cannot loop.
+fn tree(store: &dyn Source, children: &[SessionRow]) -> Result<Vec<TreeNode>> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    // Depth-first with an explicit stack: (depth, session), last pushed first.
+    let mut stack: Vec<(usize, SessionRow)> =
+        children.iter().rev().map(|c| (1, c.clone())).collect();
+    while let Some((depth, s)) = stack.pop() {
+        if out.len() >= MAX_TREE {
+            break;
+        }
+        if !seen.insert(s.id.clone()) {
+            continue;
+        }
+        if depth < MAX_TREE_DEPTH {
+            let below = self::children(store, &s.id)?;
+            stack.extend(below.into_iter().rev().map(|c| (depth + 1, c)));
+        }
+        out.push(TreeNode { depth, session: s });
+    }
+    Ok(out)
 }
 
 /// The stored `output` and `verdict` of a session. A read-only store older
@@ -947,7 +1072,51 @@ pub struct Dashboard {
     pub days: Vec<DayTotals>,
     /// The latest [`OVERVIEW_ESCALATIONS`] escalations, newest first.
     pub escalations: Vec<EscalationRow>,
+    /// Per day of the window and agent (a session without one under
+    /// `""`), oldest day first, then by agent (byte-wise).
+    pub days_by_agent: Vec<KeyDay>,
+    /// The same per project.
+    pub days_by_project: Vec<KeyDay>,
+    /// Tools whose calls failed, the most failures first (then by name,
+    /// byte-wise), at most [`OVERVIEW_TOOLS`].
+    pub tool_errors: Vec<ToolTotal>,
+    /// The [`OVERVIEW_COSTLIEST`] sessions of highest cost, highest first.
+    pub costliest: Vec<SessionRow>,
 }
+
+/// One day of one agent or project in the overview's charts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeyDay {
+    /// `YYYY-MM-DD` (UTC) of the sessions' start.
+    pub day: String,
+    /// The agent or project (`""`: none recorded).
+    pub key: String,
+    /// Sessions started that day.
+    pub sessions: i64,
+    /// Their summed cost.
+    pub cost_usd: f64,
+    /// Their input tokens.
+    pub input_tokens: i64,
+    /// Their output tokens.
+    pub output_tokens: i64,
+}
+
+/// Calls and failures of one tool over every session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolTotal {
+    /// The tool's name, as the agent called it.
+    pub tool: String,
+    /// Calls.
+    pub calls: i64,
+    /// Calls whose result was an error.
+    pub errors: i64,
+}
+
+/// How many tools the overview's "tool errors" lists.
+pub const OVERVIEW_TOOLS: usize = 20;
+
+/// How many sessions the overview's "most expensive" lists.
+pub const OVERVIEW_COSTLIEST: i64 = 10;
 
 /// How many days the overview's chart covers, today included.
 pub const OVERVIEW_DAYS: i64 = 30;
@@ -972,7 +1141,13 @@ pub fn overview_first_day(now_ms: i64) -> String {
 /// overview reads a few dozen rows whether the store holds a hundred
 /// sessions or a million. Only the few `running` rows are read, to tell
 /// lost from running. An old read-only store without those tables is
-/// counted the slow way, with `GROUP BY`.
+/// counted the slow way, with `GROUP BY`. Since migration 7 two more:
+/// `session_days_by` (the same per day and agent, and per day and project)
+/// and `tool_totals` (calls and errors per tool over every session, kept by
+/// triggers on `session_tools`); the most expensive sessions are the first
+/// rows of index `sessions_cost`. Postgres counts these with `GROUP BY`
+/// over the window's sessions (through `sessions_order`) and over
+/// `session_tools`.
 ///
 /// # Errors
 /// When the database cannot be read.
@@ -1070,13 +1245,318 @@ pub fn overview(store: &dyn Source, now_ms: i64) -> Result<Dashboard> {
             })
         },
     )?;
+    let first = overview_first_day(now_ms);
+    let (days_by_agent, days_by_project) = if is_pg(store) {
+        pg_days_by(store, &first)?
+    } else {
+        (
+            days_by(store, "agent", &first)?,
+            days_by(store, "project", &first)?,
+        )
+    };
     Ok(Dashboard {
         sessions_by_status: by_status,
         events_by_level,
         running,
         days,
         escalations,
+        days_by_agent,
+        days_by_project,
+        tool_errors: tool_errors(store)?,
+        costliest: costliest(store)?,
     })
+}
+
+/// Sessions, cost and tokens per day from `first` and `what` (`agent` or
+/// `project`), oldest day first, keys byte-wise (Note \[Overview cost\]).
+fn days_by(store: &dyn Source, what: &'static str, first: &str) -> Result<Vec<KeyDay>> {
+    let ctx = || format!("reading the overview's days by {what}");
+    if what == "project" && !has_native(store) {
+        return Ok(Vec::new());
+    }
+    let shape = |r: &[Cell]| -> Result<KeyDay> {
+        Ok(KeyDay {
+            day: text(at(r, 0))?,
+            key: text(at(r, 1))?,
+            sessions: int(at(r, 2))?,
+            cost_usd: real(at(r, 3))?,
+            input_tokens: int(at(r, 4))?,
+            output_tokens: int(at(r, 5))?,
+        })
+    };
+    let mut rows = if has_table(store, "session_days_by")? {
+        shaped(
+            store,
+            "SELECT day, key, sessions, cost_usd, input_tokens, output_tokens
+             FROM session_days_by WHERE day >= ?1 AND what = ?2 AND sessions > 0",
+            &[Cell::Text(first.to_owned()), Cell::Text(what.to_owned())],
+            &ctx,
+            shape,
+        )?
+    } else {
+        // `what` is one of two column names, never input.
+        shaped(
+            store,
+            &format!(
+                "SELECT substr(started_at, 1, 10) AS day, COALESCE({what}, '') AS k, COUNT(*),
+                        CAST(COALESCE(SUM(cost_usd), 0.0) AS DOUBLE PRECISION),
+                        CAST(SUM(input_tokens) AS BIGINT), CAST(SUM(output_tokens) AS BIGINT)
+                 FROM sessions WHERE started_at >= ?1 GROUP BY day, k"
+            ),
+            &[Cell::Text(first.to_owned())],
+            &ctx,
+            shape,
+        )?
+    };
+    rows.sort_by(|a, b| {
+        (a.day.as_bytes(), a.key.as_bytes()).cmp(&(b.day.as_bytes(), b.key.as_bytes()))
+    });
+    Ok(rows)
+}
+
+/// On Postgres, the days by agent and by project in one pass over the
+/// window's sessions (`GROUPING SETS`), sorted as [`days_by`] sorts.
+fn pg_days_by(store: &dyn Source, first: &str) -> Result<(Vec<KeyDay>, Vec<KeyDay>)> {
+    let rows = store.cells(
+        "SELECT day, CAST(GROUPING(agent) AS BIGINT),
+                COALESCE(CASE WHEN GROUPING(agent) = 0 THEN agent ELSE project END, ''),
+                COUNT(*), CAST(COALESCE(SUM(cost_usd), 0.0) AS DOUBLE PRECISION),
+                CAST(SUM(input_tokens) AS BIGINT), CAST(SUM(output_tokens) AS BIGINT)
+         FROM (SELECT substr(started_at, 1, 10) AS day, agent, project, cost_usd,
+                      input_tokens, output_tokens
+               FROM sessions WHERE started_at >= ?1) w
+         GROUP BY GROUPING SETS ((day, agent), (day, project))",
+        &[Cell::Text(first.to_owned())],
+        &|| "reading the overview's days by agent and project".to_owned(),
+    )?;
+    let (mut agents, mut projects) = (Vec::new(), Vec::new());
+    for r in &rows {
+        let d = KeyDay {
+            day: text(at(r, 0))?,
+            key: text(at(r, 2))?,
+            sessions: int(at(r, 3))?,
+            cost_usd: real(at(r, 4))?,
+            input_tokens: int(at(r, 5))?,
+            output_tokens: int(at(r, 6))?,
+        };
+        if int(at(r, 1))? == 0 {
+            agents.push(d);
+        } else {
+            projects.push(d);
+        }
+    }
+    for v in [&mut agents, &mut projects] {
+        v.sort_by(|a, b| {
+            (a.day.as_bytes(), a.key.as_bytes()).cmp(&(b.day.as_bytes(), b.key.as_bytes()))
+        });
+    }
+    Ok((agents, projects))
+}
+
+/// Tools with failed calls, most failures first (Note \[Overview cost\]).
+fn tool_errors(store: &dyn Source) -> Result<Vec<ToolTotal>> {
+    if !has_native(store) {
+        return Ok(Vec::new());
+    }
+    let sql = if has_table(store, "tool_totals")? {
+        "SELECT tool, calls, errors FROM tool_totals WHERE errors > 0"
+    } else {
+        "SELECT tool, CAST(SUM(calls) AS BIGINT), CAST(SUM(errors) AS BIGINT)
+         FROM session_tools GROUP BY tool HAVING SUM(errors) > 0"
+    };
+    let mut rows = shaped(
+        store,
+        sql,
+        &[],
+        &|| "reading the tool errors".to_owned(),
+        |r| {
+            Ok(ToolTotal {
+                tool: text(at(r, 0))?,
+                calls: int(at(r, 1))?,
+                errors: int(at(r, 2))?,
+            })
+        },
+    )?;
+    rows.sort_by(|a, b| {
+        b.errors
+            .cmp(&a.errors)
+            .then_with(|| a.tool.as_bytes().cmp(b.tool.as_bytes()))
+    });
+    rows.truncate(OVERVIEW_TOOLS);
+    Ok(rows)
+}
+
+/// The sessions of highest cost, down index `sessions_cost`.
+fn costliest(store: &dyn Source) -> Result<Vec<SessionRow>> {
+    let sql = format!(
+        "SELECT {} FROM sessions s WHERE s.cost_usd IS NOT NULL
+         ORDER BY s.cost_usd DESC, s.id DESC LIMIT ?2",
+        session_columns(store)
+    );
+    shaped(
+        store,
+        &sql,
+        &[Cell::Text(lost_cutoff()), Cell::Int(OVERVIEW_COSTLIEST)],
+        &|| "reading the most expensive sessions".to_owned(),
+        session_row,
+    )
+}
+
+/// One feed row whose text holds what was searched (Note \[Transcript
+/// search\]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TranscriptHit {
+    /// The feed row: the session page's row `row-<feed_id>`.
+    pub feed_id: i64,
+    /// Its session.
+    pub session_id: String,
+    /// The event type: `text`, `user_text` or `tool_use`.
+    pub kind: String,
+    /// The line of the agent's own file it came from, for an imported
+    /// session.
+    pub line: Option<i64>,
+    /// When it was written.
+    pub created_at: String,
+    /// Up to [`SNIPPET_CHARS`] characters before the hit.
+    pub before: String,
+    /// The hit (the text as written; on Postgres the first word found, or
+    /// empty when it cannot be placed).
+    pub hit: String,
+    /// Up to [`SNIPPET_CHARS`] characters after it.
+    pub after: String,
+}
+
+/// Characters of context each side of a transcript hit.
+pub const SNIPPET_CHARS: usize = 80;
+
+/// The most transcript hits one search returns.
+pub const MAX_HITS: usize = 100;
+
+/// The words of `q` as a Postgres `tsquery`, each a prefix (`jelly:*`),
+/// all required; only letters and digits, so nothing in it is syntax.
+/// `None` when `q` has no word.
+fn ts_prefixes(q: &str) -> Option<String> {
+    let words: Vec<String> = q
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("{}:*", w.to_lowercase()))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" & "))
+}
+
+/// `text` around the first place `q` is found (ignoring case), else around
+/// the first word of `q` found, else its start.
+fn snippet(text: &str, q: &str) -> (String, String, String) {
+    let chars: Vec<char> = text.chars().collect();
+    let fold = |c: &char| c.to_lowercase().next().unwrap_or(*c);
+    let hay: Vec<char> = chars.iter().map(fold).collect();
+    let find = |needle: &str| -> Option<(usize, usize)> {
+        let n: Vec<char> = needle.chars().map(|c| fold(&c)).collect();
+        if n.is_empty() || n.len() > hay.len() {
+            return None;
+        }
+        (0..=hay.len() - n.len())
+            .find(|&i| hay[i..i + n.len()] == n[..])
+            .map(|i| (i, n.len()))
+    };
+    let found = find(q).or_else(|| {
+        q.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .find_map(find)
+    });
+    let (start, len) = found.unwrap_or((0, 0));
+    let from = start.saturating_sub(SNIPPET_CHARS);
+    let to = (start + len + SNIPPET_CHARS).min(chars.len());
+    let mut before: String = chars[from..start].iter().collect();
+    if from > 0 {
+        before.insert(0, '…');
+    }
+    let hit: String = chars[start..start + len].iter().collect();
+    let mut after: String = chars[start + len..to].iter().collect();
+    if to < chars.len() {
+        after.push('…');
+    }
+    (before, hit, after)
+}
+
+/// Feed rows whose transcript text holds `q`, newest first, at most
+/// `limit` (clamped to 1..=[`MAX_HITS`]).
+///
+/// Note \[Transcript search\]: what a person reads as the conversation
+/// is searched, not only the sessions' summaries: the text of `text` and
+/// `user_text` events and the names of the tools called (`tool_use`), in
+/// the feed rows of every session, run or imported.
+/// - SQLite (version 7): `feed_fts`, a trigram FTS5 table filled by a
+///   trigger on every feed insert (and emptied by one on delete), so `q`
+///   is a substring of 3 characters or more, any case; the newest
+///   `limit` matches are read straight off the index in descending
+///   rowid (= feed id) order. Shorter text finds nothing here (the
+///   sessions' own search still runs).
+/// - Postgres: its own full-text search over the same text
+///   (`to_tsvector('simple', agentshape_feed_text(kind, body))`, a GIN
+///   index), words lowercased: every word of `q` must begin a word of the
+///   text (`jelly` finds `Jellyfin`, `fin` does not).
+/// - an older read-only SQLite file has no index: nothing is found.
+///
+/// # Errors
+/// When the database cannot be read.
+pub fn search_transcripts(store: &dyn Source, q: &str, limit: usize) -> Result<Vec<TranscriptHit>> {
+    let ctx = || "searching the transcripts".to_owned();
+    let limit = Cell::Int(i64::try_from(limit.clamp(1, MAX_HITS)).unwrap_or(1));
+    let q = q.trim();
+    let rows = if is_pg(store) {
+        let Some(tsq) = ts_prefixes(q) else {
+            return Ok(Vec::new());
+        };
+        // `f.id + 0`: the order must not be read off the primary key.
+        // The planner, guessing that a few percent of rows match, would
+        // walk the feed from its newest row testing each one, and read
+        // all of it for a rare word (3.5 s at 300,000 rows); through the
+        // GIN index the matches are found first, then the newest kept.
+        store.cells(
+            "SELECT f.id, f.session_id, f.body, f.created_at FROM feed f
+             WHERE to_tsvector('simple', agentshape_feed_text(f.kind, f.body))
+                   @@ to_tsquery('simple', ?1)
+             ORDER BY f.id + 0 DESC LIMIT ?2",
+            &[Cell::Text(tsq), limit],
+            &ctx,
+        )?
+    } else {
+        if !has_search(store) || q.chars().count() < 3 {
+            return Ok(Vec::new());
+        }
+        store.cells(
+            "SELECT f.id, f.session_id, f.body, f.created_at FROM feed f
+             WHERE f.id IN (SELECT rowid FROM feed_fts WHERE feed_fts MATCH ?1
+                            ORDER BY rowid DESC LIMIT ?2)
+             ORDER BY f.id DESC",
+            &[Cell::Text(fts_phrase(q)), limit],
+            &ctx,
+        )?
+    };
+    rows.iter()
+        .map(|r| {
+            let body: Value = serde_json::from_str(&text(at(r, 2))?).unwrap_or(Value::Null);
+            let ev = &body["event"];
+            let kind = ev["type"].as_str().unwrap_or("").to_owned();
+            let said = if kind == "tool_use" {
+                &ev["name"]
+            } else {
+                &ev["text"]
+            };
+            let (before, hit, after) = snippet(said.as_str().unwrap_or(""), q);
+            Ok(TranscriptHit {
+                feed_id: int(at(r, 0))?,
+                session_id: text(at(r, 1))?,
+                kind,
+                line: body["line"].as_i64(),
+                created_at: text(at(r, 3))?,
+                before,
+                hit,
+                after,
+            })
+        })
+        .collect()
 }
 
 /// Every memory, active first, then most confident.
@@ -1778,6 +2258,305 @@ mod tests {
             ..f()
         };
         assert_eq!(ids(&store, &filter), ["old"]);
+    }
+
+    mod native {
+        use crate::{FeedEntry, NativeMark, SessionRecord, Store, ToolCount};
+        include!("../tests/support/native.rs");
+    }
+
+    fn native_store() -> SqliteStore {
+        let mut store = SqliteStore::open_in_memory().unwrap();
+        native::fill_native(&mut store);
+        store
+    }
+
+    #[test]
+    fn agent_and_project_filter_and_native_columns_are_read() {
+        let store = native_store();
+        let agent = |a: &str| SessionFilter {
+            agent: some(a),
+            ..f()
+        };
+        assert_eq!(ids(&store, &agent("codex")), ["n-codex"]);
+        assert_eq!(
+            ids(&store, &agent("claude-code")),
+            ["n-sub2", "n-sub", "n-main"]
+        );
+        let project = |p: &str| SessionFilter {
+            project: some(p),
+            ..f()
+        };
+        assert_eq!(ids(&store, &project("/srv/api")), ["n-codex"]);
+        assert_eq!(
+            ids(&store, &project(native::HOSTILE_PROJECT)),
+            ["n-sub2", "n-sub", "n-main"]
+        );
+        assert!(ids(&store, &project("/nowhere")).is_empty());
+        let both = SessionFilter {
+            agent: some("codex"),
+            project: some(native::HOSTILE_PROJECT),
+            ..f()
+        };
+        assert!(ids(&store, &both).is_empty());
+        let v = filter_values(&store).unwrap();
+        assert_eq!(v.agents, ["claude-code", "codex"]);
+        assert_eq!(v.projects, [native::HOSTILE_PROJECT, "/srv/api"]);
+        let main = session(&store, "n-main").unwrap().unwrap().session;
+        assert_eq!(main.project.as_deref(), Some(native::HOSTILE_PROJECT));
+        assert_eq!(main.git_branch.as_deref(), Some("main"));
+        assert_eq!(main.agent_version.as_deref(), Some("2.1.23"));
+        assert_eq!(
+            (main.cache_read_tokens, main.cache_write_tokens),
+            (5000, 300)
+        );
+        assert!(main.cost_estimated);
+        assert_eq!(main.source_path, None);
+        let codex = session(&store, "n-codex").unwrap().unwrap().session;
+        assert!(!codex.cost_estimated);
+    }
+
+    #[test]
+    fn the_tree_holds_sub_agents_and_theirs() {
+        let store = native_store();
+        let d = session(&store, "n-main").unwrap().unwrap();
+        let tree: Vec<(usize, &str)> = d
+            .tree
+            .iter()
+            .map(|n| (n.depth, n.session.id.as_str()))
+            .collect();
+        assert_eq!(tree, [(1, "n-sub"), (2, "n-sub2")]);
+        assert_eq!(d.children.len(), 1);
+        assert!(session(&store, "n-sub2").unwrap().unwrap().tree.is_empty());
+    }
+
+    fn hits(store: &SqliteStore, q: &str) -> Vec<(String, String, String)> {
+        search_transcripts(store, q, 50)
+            .unwrap()
+            .into_iter()
+            .map(|h| {
+                (
+                    h.session_id,
+                    h.kind,
+                    format!("{}[{}]{}", h.before, h.hit, h.after),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn transcript_search_finds_text_prompts_and_tool_names_newest_first() {
+        let mut store = native_store();
+        let found = hits(&store, "JELLYFIN");
+        assert_eq!(
+            found,
+            [
+                (
+                    "n-sub".to_owned(),
+                    "text".to_owned(),
+                    "The [jellyfin] service restarts".to_owned()
+                ),
+                (
+                    "n-main".to_owned(),
+                    "text".to_owned(),
+                    "Looking at the [jellyfin] logs now.".to_owned()
+                ),
+                (
+                    "n-main".to_owned(),
+                    "user_text".to_owned(),
+                    "Fix the [Jellyfin] 502, please".to_owned()
+                ),
+            ]
+        );
+        // Tool names; not their input, not thinking, not summaries.
+        assert_eq!(
+            hits(&store, "bash")
+                .iter()
+                .map(|h| h.1.as_str())
+                .collect::<Vec<_>>(),
+            ["tool_use"]
+        );
+        assert!(hits(&store, "journalctl").is_empty());
+        assert!(hits(&store, "zebra").is_empty());
+        assert!(hits(&store, "lacks permission").is_empty());
+        // Too short for trigrams; FTS5 syntax is text.
+        assert!(hits(&store, "ja").is_empty());
+        assert!(hits(&store, "\"jelly\" OR x*").is_empty());
+        // The hit names its feed row and line.
+        let h = &search_transcripts(&store, "Deploy the", 5).unwrap()[0];
+        assert_eq!((h.session_id.as_str(), h.line), ("n-codex", Some(2)));
+        let row = feed_for_session(&store, "n-codex", 0, 10).unwrap();
+        assert_eq!(h.feed_id, row[0].id);
+        // A long text: the snippet is cut around the hit.
+        let long = format!("{} needle {}", "a".repeat(500), "b".repeat(500));
+        store
+            .append_feed(&[crate::FeedEntry {
+                session_id: "n-codex".into(),
+                kind: "event".into(),
+                body: native::body(9, &serde_json::json!({"type": "text", "text": long})),
+                created_at: "2025-07-14T04:00:03.000Z".into(),
+            }])
+            .unwrap();
+        let h = &search_transcripts(&store, "needle", 5).unwrap()[0];
+        assert_eq!(h.hit, "needle");
+        assert_eq!(h.before.chars().count(), SNIPPET_CHARS + 1);
+        assert!(h.before.starts_with('…') && h.after.ends_with('…'));
+        // Deleted rows leave the index (a re-import drops a session's feed).
+        store
+            .connection()
+            .execute("DELETE FROM feed WHERE session_id = 'n-sub'", [])
+            .unwrap();
+        assert_eq!(hits(&store, "jellyfin").len(), 2);
+    }
+
+    #[test]
+    fn overview_has_days_by_agent_and_project_tool_errors_and_the_costliest() {
+        let mut store = native_store();
+        let now = time::parse_ms("2025-07-14T12:00:00.000Z").unwrap();
+        let o = overview(&store, now).unwrap();
+        let by = |v: &[KeyDay]| -> Vec<(String, i64, f64, i64)> {
+            v.iter()
+                .map(|d| {
+                    (
+                        d.key.clone(),
+                        d.sessions,
+                        d.cost_usd,
+                        d.input_tokens + d.output_tokens,
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            by(&o.days_by_agent),
+            [
+                ("claude-code".to_owned(), 3, 1.75, 1200),
+                ("codex".to_owned(), 1, 3.0, 4400)
+            ]
+        );
+        assert_eq!(
+            by(&o.days_by_project),
+            [
+                (native::HOSTILE_PROJECT.to_owned(), 3, 1.75, 1200),
+                ("/srv/api".to_owned(), 1, 3.0, 4400)
+            ]
+        );
+        assert!(o.days_by_agent.iter().all(|d| d.day == "2025-07-14"));
+        let tools: Vec<(&str, i64, i64)> = o
+            .tool_errors
+            .iter()
+            .map(|t| (t.tool.as_str(), t.calls, t.errors))
+            .collect();
+        assert_eq!(tools, [("Bash", 4, 2), ("shell", 4, 2)]);
+        let costly: Vec<(&str, bool)> = o
+            .costliest
+            .iter()
+            .map(|s| (s.id.as_str(), s.cost_estimated))
+            .collect();
+        assert_eq!(
+            costly,
+            [("n-codex", false), ("n-main", true), ("n-sub", true)]
+        );
+        // The counters follow updates and deletes: the same as counting.
+        let mut again = SessionRecord::new("n-codex", "2025-07-14T04:00:00.000Z", "completed");
+        again.agent = Some("codex".into());
+        again.project = Some("/srv/other".into());
+        again.cost_usd = Some(2.0);
+        again.tools = vec![crate::ToolCount {
+            tool: "shell".into(),
+            calls: 5,
+            errors: 0,
+        }];
+        let mark = crate::NativeMark {
+            path: "/p/rollout-codex.jsonl".into(),
+            session_id: "n-codex".into(),
+            agent: "codex".into(),
+            dev: 1,
+            inode: 1,
+            size: 0,
+            offset: 0,
+            mtime_ms: 0,
+            lines: 0,
+            updated_at: time::now(),
+            reset: false,
+        };
+        store.save_native(&again, &[], &mark).unwrap();
+        store
+            .connection()
+            .execute_batch(
+                "DELETE FROM session_tools WHERE session_id = 'n-sub2';
+                 DELETE FROM sessions WHERE id = 'n-sub2'",
+            )
+            .unwrap();
+        let counted = overview(&store, now).unwrap();
+        store
+            .connection()
+            .execute_batch("DROP TABLE session_days_by; DROP TABLE tool_totals")
+            .unwrap();
+        let truth = overview(&store, now).unwrap();
+        assert_eq!(counted, truth);
+        assert_eq!(
+            by(&truth.days_by_project),
+            [
+                (native::HOSTILE_PROJECT.to_owned(), 2, 1.75, 1200),
+                ("/srv/other".to_owned(), 1, 2.0, 0)
+            ]
+        );
+        assert_eq!(
+            truth.tool_errors,
+            [ToolTotal {
+                tool: "Bash".into(),
+                calls: 4,
+                errors: 2
+            }]
+        );
+    }
+
+    /// The plans of the new queries read an index, never a whole table
+    /// (Note \[List indexes\]).
+    #[test]
+    fn the_native_queries_are_planned_over_indexes() {
+        let store = native_store();
+        let plan = |sql: &str| -> String {
+            let rows: Vec<String> = store
+                .connection()
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap()
+                .query_map([], |r| r.get(3))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            rows.join("; ")
+        };
+        for (sql, want) in [
+            (
+                "SELECT s.id FROM sessions s WHERE s.agent = 'x' ORDER BY s.started_at DESC, s.id DESC LIMIT 50",
+                "sessions_agent_order",
+            ),
+            (
+                "SELECT s.id FROM sessions s WHERE s.project = 'x' AND (s.started_at, s.id) < ('2025', 'x') ORDER BY s.started_at DESC, s.id DESC LIMIT 50",
+                "sessions_project_order",
+            ),
+            (
+                "SELECT s.id FROM sessions s WHERE s.cost_usd IS NOT NULL ORDER BY s.cost_usd DESC, s.id DESC LIMIT 10",
+                "sessions_cost",
+            ),
+            (
+                "SELECT f.id FROM feed f WHERE f.id IN (SELECT rowid FROM feed_fts WHERE feed_fts MATCH 'abc' ORDER BY rowid DESC LIMIT 5) ORDER BY f.id DESC",
+                "VIRTUAL TABLE INDEX",
+            ),
+            (
+                "SELECT day FROM session_days_by WHERE day >= '2025-07-01' AND what = 'agent' AND sessions > 0",
+                "PRIMARY KEY",
+            ),
+        ] {
+            let p = plan(sql);
+            assert!(p.contains(want), "{want}: {p}");
+            assert!(!p.contains("TEMP B-TREE"), "{sql}: {p}");
+            assert!(
+                !p.contains("SCAN s") && !p.contains("SCAN sessions"),
+                "{sql}: {p}"
+            );
+        }
     }
 
     /// The plan of every filter's query walks an index in list order: no

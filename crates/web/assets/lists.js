@@ -57,6 +57,8 @@ function sessionsPage(table) {
     if (d.errorCategory || d.method) return false;
     if (d.tier && String(body.tier ?? 1) !== d.tier) return false;
     if (d.profile && body.profile !== d.profile) return false;
+    if (d.agent && body.agent !== d.agent) return false;
+    if (d.project && body.project !== d.project) return false;
     if (d.q) {
       const q = d.q.toLowerCase();
       const hay = [row.session_id, body.agent, body.model].filter(Boolean).join(" ").toLowerCase();
@@ -78,7 +80,8 @@ function sessionsPage(table) {
       const st = cell("", "status-cell");
       st.append(badge("running"));
       tr.append(
-        id, st, cell(String(body.tier ?? 1), "num"), cell(body.profile), cell(body.agent),
+        id, st, cell(String(body.tier ?? 1), "num"), cell(body.profile), cell(body.agent, "agent"),
+        cell(typeof body.project === "string" ? body.project : "", "project"),
         cell(when(row.created_at), "mono"), cell("", "num"), cell("", "num"), cell("", "method"),
         cell(""), cell("", "summary"),
       );

@@ -46,12 +46,31 @@ function details(tag, tagClass, name, summaryText, bodyText, open) {
   return d;
 }
 
-// One .line for one feed row (the same shape as transcript.rs renders).
+function count(n) {
+  return Number.isFinite(n) ? Math.trunc(n).toLocaleString("en-US") : "0";
+}
+
+function isError(type, ev) {
+  return (type === "tool_result" && ev.is_error === true) || type === "tool_error" || type === "api_error";
+}
+
+// One .line for one feed row (the same shape as transcript.rs renders;
+// the model of a turn and the hiding of a message's earlier usage rows are
+// the server's: a live row shows its own).
 export function lineOf(row) {
   const body = row.body && typeof row.body === "object" ? row.body : {};
   const ev = body.event && typeof body.event === "object" ? body.event : {};
   const type = row.kind === "event" ? String(ev.type ?? "") : "";
-  const line = el("div", `line k-${row.kind} t-${type || "none"}` + (body.truncated === true ? " cut" : ""));
+  const err = row.kind === "event" && isError(type, ev);
+  const line = el("div", `line k-${row.kind} t-${type || "none"}` + (body.truncated === true ? " cut" : "") + (err ? " err" : ""));
+  line.id = "row-" + String(row.id);
+  // An imported row: the time of its line in the agent's file.
+  if (Number.isInteger(body.line) && typeof row.created_at === "string") {
+    const t = el("time", "ts", row.created_at.slice(11, 19));
+    t.setAttribute("datetime", row.created_at);
+    t.title = `${row.created_at} · line ${body.line}`;
+    line.append(t, " ");
+  }
   line.dataset.feedId = String(row.id);
   line.dataset.kind = String(row.kind);
   if (type) line.dataset.type = type;
@@ -59,7 +78,43 @@ export function lineOf(row) {
   if (row.kind === "event") {
     switch (type) {
       case "text":
-        line.textContent = String(ev.text ?? "");
+        line.append(String(ev.text ?? ""));
+        break;
+      case "user_text":
+        line.append(el("span", "tag user", "user"), " ", el("span", "text", ev.text));
+        break;
+      case "usage": {
+        const t = ev.tokens && typeof ev.tokens === "object" ? ev.tokens : {};
+        const u = el("span", "usage muted", ev.cumulative === true ? "tokens so far · " : "tokens · ");
+        u.append(el("span", "tin", count(t.input)), " in · ", el("span", "tout", count(t.output)), " out");
+        if (typeof ev.model === "string") u.append(" · ", el("span", "usage-model", ev.model));
+        line.appendChild(u);
+        break;
+      }
+      case "compaction": {
+        const d = el("div", "compaction");
+        d.setAttribute("role", "separator");
+        let text = "context compacted";
+        if (typeof ev.trigger === "string") text += ` · ${ev.trigger}`;
+        if (Number.isFinite(ev.pre_tokens)) text += ` · ${count(ev.pre_tokens)} tokens before`;
+        d.appendChild(el("span", "divider", text));
+        line.appendChild(d);
+        break;
+      }
+      case "compact_summary": {
+        const d = details("compact summary", "tag", null, firstLine(ev.text), String(ev.text ?? ""));
+        d.className = "compact-summary";
+        line.appendChild(d);
+        break;
+      }
+      case "tool_error": {
+        const s = el("span", "bad", "tool error · ");
+        s.appendChild(el("span", "tool-name", ev.name));
+        line.appendChild(s);
+        break;
+      }
+      case "api_error":
+        line.appendChild(el("span", "bad", `API error (${ev.category ?? ""}): ${ev.message ?? ""}`));
         break;
       case "thinking":
         line.appendChild(details("thinking", "tag", null, firstLine(ev.text), String(ev.text ?? "")));

@@ -109,8 +109,9 @@ pub(crate) fn router(state: Arc<State>) -> Router {
 }
 
 /// `GET /api/sessions`: newest first, filtered (`status`, `tier`,
-/// `profile`, `error_category`, `method`, `q`, as on the page); `next` is
-/// the `before` of the next page. A bad value (`tier=x`) is a 400.
+/// `profile`, `error_category`, `method`, `agent`, `project`, `q`, as on
+/// the page); `next` is the `before` of the next page; with `q` (first
+/// page), `transcript_hits` too. A bad value (`tier=x`) is a 400.
 async fn sessions(
     AxState(state): AxState<Arc<State>>,
     q: Result<Query<pages::sessions::ListParams>, QueryRejection>,
@@ -120,11 +121,26 @@ async fn sessions(
     let filter = q
         .filter(limit)
         .map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, m))?;
-    let rows = read(&state, move |s| query::sessions(s, &filter)).await?;
+    // With `q`, the transcript lines holding it too (Note [Transcript
+    // search] in the store's `query`), on the first page only.
+    let (rows, hits) = read(&state, move |s| {
+        let hits = match filter.q.as_deref() {
+            Some(q) if filter.before.is_none() => {
+                Some(query::search_transcripts(s, q, pages::sessions::HITS)?)
+            }
+            _ => None,
+        };
+        Ok((query::sessions(s, &filter)?, hits))
+    })
+    .await?;
     let next = (rows.len() == limit)
         .then(|| rows.last().map(|r| r.id.clone()))
         .flatten();
-    Ok(Json(serde_json::json!({ "sessions": rows, "next": next })).into_response())
+    let mut body = serde_json::json!({ "sessions": rows, "next": next });
+    if let Some(hits) = hits {
+        body["transcript_hits"] = serde_json::to_value(hits).unwrap_or_default();
+    }
+    Ok(Json(body).into_response())
 }
 
 /// `GET /api/overview`: what the overview page shows, as of now.

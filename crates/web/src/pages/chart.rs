@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use agentshape_store::query::DayTotals;
+use agentshape_store::query::{DayTotals, KeyDay};
 use maud::{Markup, html};
 
 const W: f64 = 760.0;
@@ -101,6 +101,172 @@ pub(crate) fn cost_chart(days: &[DayTotals]) -> Markup {
     }
 }
 
+/// What a [`series_chart`] stacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Metric {
+    /// Dollars.
+    Cost,
+    /// Tokens in + out.
+    Tokens,
+}
+
+impl Metric {
+    fn of(self, d: &KeyDay) -> f64 {
+        match self {
+            Metric::Cost => d.cost_usd.max(0.0),
+            Metric::Tokens => d.input_tokens.saturating_add(d.output_tokens).max(0) as f64,
+        }
+    }
+
+    // Sums of token counts: whole numbers far below 2^53.
+    #[allow(clippy::cast_possible_truncation)]
+    fn label(self, v: f64) -> String {
+        match self {
+            Metric::Cost => format!("${v:.4}"),
+            Metric::Tokens => format!("{} tokens", v as i64),
+        }
+    }
+
+    #[allow(clippy::cast_possible_truncation)]
+    fn axis(self, v: f64) -> String {
+        match self {
+            Metric::Cost => format!("${v:.2}"),
+            Metric::Tokens => format!("{} tok", compact(v as i64)),
+        }
+    }
+}
+
+/// Series a [`series_chart`] draws on their own; the rest are one `other`.
+pub(crate) const MAX_SERIES: usize = 6;
+
+/// The longest key shown in a legend (its end: a project's folder name).
+const KEY_CHARS: usize = 28;
+
+/// A key as a legend shows it (`(none)` for a session without one).
+fn key_label(key: &str) -> String {
+    if key.is_empty() {
+        return "(none)".to_owned();
+    }
+    let n = key.chars().count();
+    if n <= KEY_CHARS {
+        key.to_owned()
+    } else {
+        format!("…{}", key.chars().skip(n - KEY_CHARS).collect::<String>())
+    }
+}
+
+/// Bars per day of `days` (the window, oldest first), stacked by key: one
+/// `g.series` per agent or project (`data-key`, class `c<n>` for its
+/// colour), the [`MAX_SERIES`] largest over the window, the others summed
+/// as `other`; each bar's `<title>` is its exact figure. An empty state
+/// when nothing in the window has the metric.
+pub(crate) fn series_chart(
+    label: &str,
+    days: &[String],
+    rows: &[KeyDay],
+    metric: Metric,
+) -> Markup {
+    use std::collections::BTreeMap;
+    let mut totals: BTreeMap<&str, f64> = BTreeMap::new();
+    for r in rows.iter().filter(|r| days.contains(&r.day)) {
+        *totals.entry(r.key.as_str()).or_default() += metric.of(r);
+    }
+    let mut keys: Vec<(&str, f64)> = totals.into_iter().filter(|(_, v)| *v > 0.0).collect();
+    if keys.is_empty() {
+        return html! { p.empty { "Nothing in the last 30 days." } };
+    }
+    keys.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let other = keys.len() > MAX_SERIES;
+    keys.truncate(MAX_SERIES);
+    let series: Vec<Option<&str>> = keys
+        .iter()
+        .map(|(k, _)| Some(*k))
+        .chain(other.then_some(None))
+        .collect();
+    // value[s][d]: series s on day d.
+    let value = |s: Option<&str>, day: &str| -> f64 {
+        rows.iter()
+            .filter(|r| r.day == day)
+            .filter(|r| match s {
+                Some(k) => r.key == k,
+                None => !keys.iter().any(|(k, _)| *k == r.key),
+            })
+            .map(|r| metric.of(r))
+            .sum()
+    };
+    let grid: Vec<Vec<f64>> = series
+        .iter()
+        .map(|s| days.iter().map(|d| value(*s, d)).collect())
+        .collect();
+    let max = (0..days.len())
+        .map(|d| grid.iter().map(|g| g[d]).sum::<f64>())
+        .fold(0.0, f64::max);
+    let scale = if max > 0.0 { max } else { 1.0 };
+    let right = 16.0;
+    let bottom = 40.0 + 16.0 * series.len().div_ceil(3) as f64;
+    let h = H - 40.0 + bottom;
+    let plot_w = W - LEFT - right;
+    let plot_h = H - TOP - 40.0;
+    let slot = plot_w / days.len().max(1) as f64;
+    let base = TOP + plot_h;
+    let label_every = days.len().div_ceil(8).max(1);
+    // Where each series' bar starts on each day (stacked bottom up).
+    let mut floor = vec![0.0; days.len()];
+    let mut bars: Vec<Vec<(f64, f64)>> = Vec::new();
+    for g in &grid {
+        bars.push(
+            g.iter()
+                .enumerate()
+                .map(|(d, v)| {
+                    let y0 = floor[d];
+                    floor[d] += v;
+                    (y0, *v)
+                })
+                .collect(),
+        );
+    }
+    html! {
+        svg.series-chart xmlns="http://www.w3.org/2000/svg" viewBox={ "0 0 " (W) " " (h) } role="img"
+            aria-label=(label) {
+            title { (label) }
+            line.axis x1=(c(LEFT)) y1=(c(TOP)) x2=(c(LEFT)) y2=(c(base)) {}
+            line.axis x1=(c(LEFT)) y1=(c(base)) x2=(c(W - right)) y2=(c(base)) {}
+            text x=(c(LEFT - 6.0)) y=(c(TOP + 8.0)) text-anchor="end" { (metric.axis(max)) }
+            text x=(c(LEFT - 6.0)) y=(c(base)) text-anchor="end" { "0" }
+            @for (i, s) in series.iter().enumerate() {
+                @let name = s.map_or_else(|| "other".to_owned(), key_label);
+                g class={ "series c" (i) } data-key=(s.unwrap_or("")) data-other=[s.is_none().then_some("true")] {
+                    title { (name) }
+                    @for (d, (y0, v)) in bars[i].iter().enumerate() {
+                        @if *v > 0.0 {
+                            @let top = base - (y0 + v) / scale * plot_h;
+                            @let hgt = v / scale * plot_h;
+                            rect x=(c(LEFT + slot * d as f64 + slot * 0.15)) y=(c(top)) width=(c(slot * 0.7)) height=(c(hgt)) {
+                                title { (days[d]) " · " (name) ": " (metric.label(*v)) }
+                            }
+                        }
+                    }
+                }
+            }
+            @for (d, day) in days.iter().enumerate() {
+                @if (days.len() - 1 - d) % label_every == 0 {
+                    text x=(c(LEFT + slot * d as f64 + slot / 2.0)) y=(c(base + 14.0)) text-anchor="middle" {
+                        (day.get(5..).unwrap_or(day))
+                    }
+                }
+            }
+            g.legend {
+                @for (i, s) in series.iter().enumerate() {
+                    @let x = LEFT + 230.0 * (i % 3) as f64;
+                    @let y = base + 30.0 + 16.0 * (i / 3) as f64;
+                    rect class={ "c" (i) } x=(c(x)) y=(c(y - 9.0)) width="10" height="10" {}
+                    text x=(c(x + 14.0)) y=(c(y)) { (s.map_or_else(|| "other".to_owned(), key_label)) }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +344,74 @@ mod tests {
         assert!(!html.contains("<script>"));
         assert!(html.contains("&lt;script&gt;x"));
         assert!(html.contains(r#"data-day="&lt;script&gt;x""#));
+    }
+
+    fn key_day(day: &str, key: &str, cost: f64, tokens: i64) -> KeyDay {
+        KeyDay {
+            day: day.to_owned(),
+            key: key.to_owned(),
+            sessions: 1,
+            cost_usd: cost,
+            input_tokens: tokens,
+            output_tokens: 0,
+        }
+    }
+
+    #[test]
+    fn one_series_per_key_stacked_with_hostile_keys_as_text() {
+        let days: Vec<String> = ["2025-07-13", "2025-07-14"].map(String::from).to_vec();
+        let hostile = "<script>alert(1)</script>";
+        let rows = vec![
+            key_day("2025-07-13", "codex", 1.0, 10),
+            key_day("2025-07-14", "codex", 2.0, 20),
+            key_day("2025-07-14", hostile, 1.0, 0),
+            key_day("2025-07-01", "old", 9.0, 9),
+        ];
+        let html = series_chart("Cost by agent", &days, &rows, Metric::Cost).into_string();
+        assert_eq!(html.matches("<g class=\"series ").count(), 2, "{html}");
+        assert!(
+            html.contains(r#"<g class="series c0" data-key="codex">"#),
+            "{html}"
+        );
+        assert!(html.contains(r#"data-key="&lt;script&gt;alert(1)&lt;/script&gt;""#));
+        assert!(!html.contains("<script>"));
+        assert!(!html.contains("old"), "outside the window");
+        // The tallest day (3 dollars) fills the plot: codex 2 below, 1 above.
+        assert!(
+            html.contains("<title>2025-07-14 · codex: $2.0000</title>"),
+            "{html}"
+        );
+        assert!(html.contains("$3.00"));
+        for tag in ["rect", "line"] {
+            let open = html.matches(&format!("<{tag} ")).count();
+            assert_eq!(html.matches(&format!("</{tag}>")).count(), open, "{tag}");
+        }
+        // Tokens: the hostile key has none, so one series.
+        let html = series_chart("Tokens by agent", &days, &rows, Metric::Tokens).into_string();
+        assert_eq!(html.matches("<g class=\"series ").count(), 1, "{html}");
+        assert!(html.contains("20 tok"), "{html}");
+        assert!(
+            series_chart("x", &days, &[], Metric::Cost)
+                .into_string()
+                .contains("Nothing in the last 30 days.")
+        );
+    }
+
+    #[test]
+    fn past_the_largest_series_the_rest_is_other() {
+        let days = vec!["2025-07-14".to_owned()];
+        let rows: Vec<KeyDay> = (0..9)
+            .map(|i| key_day("2025-07-14", &format!("/p/{i}"), f64::from(i + 1), 0))
+            .collect();
+        let html = series_chart("Cost by project", &days, &rows, Metric::Cost).into_string();
+        assert_eq!(html.matches("<g class=\"series ").count(), MAX_SERIES + 1);
+        assert!(html.contains(r#"data-key="" data-other="true""#), "{html}");
+        // 1 + 2 + 3 dollars are the three smallest: other.
+        assert!(
+            html.contains("<title>2025-07-14 · other: $6.0000</title>"),
+            "{html}"
+        );
+        assert!(!html.contains(r#"data-key="/p/0""#));
     }
 
     #[test]

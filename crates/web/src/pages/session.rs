@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use self::transcript::{Source, Transcript};
-use super::{Nav, error_page, layout};
+use super::{Nav, error_page, layout, sessions};
 use crate::State;
 
 /// A session with everything its page and its JSON show.
@@ -278,7 +278,7 @@ pub(crate) fn render(l: &Loaded) -> Markup {
             @if let Some(summary) = &s.summary {
                 p #summary { (summary) }
             }
-            h2 { "Escalation chain" }
+            h2 { "Escalation chain and sub-agents" }
             nav #chain .chain {
                 @if let Some(p) = &s.parent_id {
                     span.muted { "escalated from " } a.parent href=(session_href(p)) { (p) }
@@ -286,17 +286,30 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                     span.muted { "no parent" }
                 }
                 " → " strong { "this session (tier " (s.tier) ")" }
-                @if d.children.is_empty() {
-                    span.muted { " → no escalation" }
+                @if d.tree.is_empty() {
+                    span.muted { " → no escalation, no sub-agent" }
                 } @else {
-                    ul.children {
-                        @for c in &d.children {
-                            li {
+                    // Note [Session tree] in the store's `query`: every
+                    // session below this one, each after its parent.
+                    ul #tree .children {
+                        @for n in &d.tree {
+                            @let c = &n.session;
+                            li class={ "node depth-" (n.depth.min(8)) } data-depth=(n.depth) data-session-id=(c.id) {
                                 a.child href=(session_href(&c.id)) { (c.id) } " "
                                 span class={ "badge s-" (c.shown_status) } { (c.shown_status) }
                                 " tier " (c.tier)
+                                @if let Some(a) = &c.agent { " · " span.agent { (a) } }
+                                @if let Some(m) = &c.model { " · " span.model { (m) } }
+                                " · " span.tokens { (c.input_tokens) " in / " (c.output_tokens) " out" }
+                                @if c.cost_usd.is_some() { " · " (sessions::cost(c)) }
+                                @if let Some(sum) = &c.summary {
+                                    br; span.muted.description title=(sum) { (sessions::truncate(sum, 160)) }
+                                }
                             }
                         }
+                    }
+                    @if d.tree.len() >= query::MAX_TREE {
+                        p.muted { "The first " (query::MAX_TREE) " sessions below this one are shown." }
                     }
                 }
                 @if let Some(esc) = &s.escalation {
@@ -451,16 +464,33 @@ fn facts(s: &SessionRow) -> Markup {
         dl #facts .facts {
             dt { "Tier" } dd { (s.tier) }
             dt { "Profile" } dd { (opt(s.profile.as_deref())) }
-            dt { "Agent" } dd { (opt(s.agent.as_deref())) }
+            dt { "Agent" } dd {
+                (opt(s.agent.as_deref()))
+                @if let Some(v) = &s.agent_version { " " span.muted { (v) } }
+            }
             dt { "Model" } dd { (opt(s.model.as_deref())) }
+            @if let Some(p) = &s.project {
+                dt { "Project" } dd #project .mono { (p) }
+            }
+            @if let Some(b) = &s.git_branch {
+                dt { "Branch" } dd.mono { (b) }
+            }
             dt { "Started" } dd.mono { (s.started_at) }
             dt { "Ended" } dd.mono { (opt(s.ended_at.as_deref())) }
             dt { "Duration" } dd { (duration(s.duration_ms)) }
             dt { "Turns" } dd { (opt(s.num_turns)) }
-            dt { "Cost" } dd { (s.cost_usd.map_or_else(|| "—".to_owned(), |c| format!("${c:.4}"))) }
-            dt { "Tokens" } dd { (s.input_tokens) " in / " (s.output_tokens) " out" }
+            dt { "Cost" } dd #cost { @if s.cost_usd.is_some() { (sessions::cost(s)) } @else { "—" } }
+            dt { "Tokens" } dd {
+                (s.input_tokens) " in / " (s.output_tokens) " out"
+                @if s.cache_read_tokens > 0 || s.cache_write_tokens > 0 {
+                    " · cache " (s.cache_read_tokens) " read / " (s.cache_write_tokens) " written"
+                }
+            }
             dt { "Extraction" } dd { (opt(s.extraction_method.as_deref())) }
             dt { "Exit code" } dd { (opt(s.exit_code)) }
+            @if let Some(p) = &s.source_path {
+                dt { "Imported from" } dd.mono { (p) }
+            }
         }
     }
 }

@@ -8,7 +8,9 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use agentshape_store::query::{self, FilterValues, MAX_DISTINCT, SessionFilter, SessionRow};
+use agentshape_store::query::{
+    self, FilterValues, MAX_DISTINCT, SessionFilter, SessionRow, TranscriptHit,
+};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State as AxState};
 use axum::http::StatusCode;
@@ -23,8 +25,25 @@ use crate::api::read;
 /// Sessions per page.
 pub(crate) const PAGE: usize = 50;
 
+/// Transcript hits shown with a search.
+pub(crate) const HITS: usize = 50;
+
 /// The longest summary shown in a row; the rest is on the session's page.
 const SUMMARY_CHARS: usize = 120;
+
+/// The most characters of a project shown in a row (its end: the folder's
+/// own name); the whole path is the cell's title.
+const PROJECT_CHARS: usize = 40;
+
+/// At most `n` characters of the end of `s`, with `…` before when cut.
+pub(crate) fn truncate_start(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        return s.to_owned();
+    }
+    let tail: String = s.chars().skip(count - n).collect();
+    format!("…{tail}")
+}
 
 /// The sessions list's query string, as sent by the filter form (an empty
 /// field means "any") or by an API client.
@@ -35,6 +54,8 @@ pub(crate) struct ListParams {
     pub(crate) profile: Option<String>,
     pub(crate) error_category: Option<String>,
     pub(crate) method: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) project: Option<String>,
     pub(crate) q: Option<String>,
     pub(crate) before: Option<String>,
     pub(crate) limit: Option<usize>,
@@ -91,6 +112,8 @@ impl ListParams {
             profile: text("profile", self.profile.as_ref(), 256)?,
             error_category: word("error_category", self.error_category.as_ref())?,
             method: word("method", self.method.as_ref())?,
+            agent: word("agent", self.agent.as_ref())?,
+            project: text("project", self.project.as_ref(), 1024)?,
             q: text("q", self.q.as_ref(), 200)?,
             limit,
             before: text("before", self.before.as_ref(), 256)?,
@@ -121,6 +144,8 @@ fn filter_query(f: &SessionFilter) -> String {
         ("profile", f.profile.as_deref()),
         ("error_category", f.error_category.as_deref()),
         ("method", f.method.as_deref()),
+        ("agent", f.agent.as_deref()),
+        ("project", f.project.as_deref()),
         ("q", f.q.as_deref()),
     ]
     .iter()
@@ -146,6 +171,59 @@ pub(crate) fn duration(ms: i64) -> String {
 /// Dollars with four decimals (agent runs cost cents).
 pub(crate) fn dollars(v: f64) -> String {
     format!("${v:.4}")
+}
+
+/// A session's cost, `est.` after it when it was computed from usage and
+/// the price table rather than reported by the agent.
+pub(crate) fn cost(s: &SessionRow) -> Markup {
+    html! {
+        @if let Some(c) = s.cost_usd {
+            (dollars(c))
+            @if s.cost_estimated {
+                " " abbr.est title="estimated from the token usage and the price table" { "est." }
+            }
+        }
+    }
+}
+
+/// The transcript hits of a search (Note \[Transcript search\] in the
+/// store's `query`): each links to its row on the session's page, the
+/// page starting at it (`?after=` the row before) with the row's anchor.
+pub(crate) fn hit_href(h: &TranscriptHit) -> String {
+    format!(
+        "/sessions/{}?after={}#row-{}",
+        encode(&h.session_id),
+        h.feed_id.saturating_sub(1),
+        h.feed_id
+    )
+}
+
+fn hits(q: &str, hits: &[TranscriptHit]) -> Markup {
+    html! {
+        section #transcript-hits .card data-count=(hits.len()) {
+            h2 { "In transcripts" span.muted { " · text, prompts and tool names holding “" (q) "”, newest first" } }
+            @if hits.is_empty() {
+                p.empty #transcript-hits-empty {
+                    "No transcript line holds it."
+                    @if q.chars().count() < 3 { " (A SQLite store searches transcripts for 3 characters or more.)" }
+                }
+            } @else {
+                ol.hits {
+                    @for h in hits {
+                        li.hit data-session-id=(h.session_id) data-feed-id=(h.feed_id) {
+                            a.hit-link href=(hit_href(h)) {
+                                code { (h.session_id) }
+                                @if let Some(line) = h.line { " · line " (line) }
+                            }
+                            " " span.tag { (match h.kind.as_str() { "user_text" => "user", "tool_use" => "tool", _ => "assistant" }) }
+                            " " span.mono.muted { (when(&h.created_at)) }
+                            div.snippet { (h.before) mark { (h.hit) } (h.after) }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// At most `n` characters of `s`, with `…` when cut.
@@ -195,7 +273,9 @@ fn form(f: &SessionFilter, values: &FilterValues) -> Markup {
             (select("profile", "Profile", &values.profiles, f.profile.as_deref()))
             (select("error_category", "Error category", &values.error_categories, f.error_category.as_deref()))
             (select("method", "Method", &values.methods, f.method.as_deref()))
-            label { "Search" input type="search" name="q" value=[f.q.as_deref()] placeholder="id, summary, error, agent, model"; }
+            (select("agent", "Agent", &values.agents, f.agent.as_deref()))
+            (select("project", "Project", &values.projects, f.project.as_deref()))
+            label { "Search" input type="search" name="q" value=[f.q.as_deref()] placeholder="id, summary, error, agent, model, transcript text"; }
             button type="submit" { "Filter" }
             a href="/sessions" { "Clear" }
         }
@@ -215,10 +295,11 @@ fn row(s: &SessionRow) -> Markup {
             td.status-cell { (status_badge(&s.shown_status)) }
             td.num { (s.tier) }
             td { (s.profile.as_deref().unwrap_or("")) }
-            td { (agent) }
+            td.agent { (agent) }
+            td.project title=[s.project.as_deref()] { (s.project.as_deref().map(|p| truncate_start(p, PROJECT_CHARS)).unwrap_or_default()) }
             td.mono { (when(&s.started_at)) }
             td.num { (s.duration_ms.map(duration).unwrap_or_default()) }
-            td.num { (s.cost_usd.map(dollars).unwrap_or_default()) }
+            td.num.cost { (cost(s)) }
             td.method { (s.extraction_method.as_deref().unwrap_or("")) }
             td { (s.error_category.as_deref().unwrap_or("")) }
             td.summary title=[s.summary.as_deref()] {
@@ -234,6 +315,7 @@ pub(crate) fn body(
     f: &SessionFilter,
     values: &FilterValues,
     rows: &[SessionRow],
+    transcript_hits: &[TranscriptHit],
     feed_after: i64,
 ) -> Markup {
     let filters = filter_query(f);
@@ -249,9 +331,10 @@ pub(crate) fn body(
         table #sessions data-feed-after=(feed_after) data-first-page=(first_page)
             data-status=[f.status.as_deref()] data-tier=[tier.as_deref()]
             data-profile=[f.profile.as_deref()] data-error-category=[f.error_category.as_deref()]
-            data-method=[f.method.as_deref()] data-q=[f.q.as_deref()] {
+            data-method=[f.method.as_deref()] data-agent=[f.agent.as_deref()]
+            data-project=[f.project.as_deref()] data-q=[f.q.as_deref()] {
             thead { tr {
-                th { "Session" } th { "Status" } th { "Tier" } th { "Profile" } th { "Agent / model" }
+                th { "Session" } th { "Status" } th { "Tier" } th { "Profile" } th { "Agent / model" } th { "Project" }
                 th { "Started" } th { "Duration" } th { "Cost" } th { "Method" } th { "Error" } th { "Summary" }
             } }
             tbody {
@@ -264,6 +347,10 @@ pub(crate) fn body(
             p #sessions-empty .empty {
                 @if first_page { "No sessions match." } @else { "No older sessions." }
             }
+        }
+        // Transcript hits belong to the search, not to a page of the list.
+        @if let Some(q) = f.q.as_deref().filter(|_| first_page) {
+            (hits(q, transcript_hits))
         }
         nav.pager {
             a #newest href={ "/sessions" @if !filters.is_empty() { "?" (filters.trim_end_matches('&')) } } { "Newest" }
@@ -289,15 +376,24 @@ pub(crate) async fn page(
         // The feed position first: a session that starts while we read is
         // then both in the page or after it on the feed, never in neither.
         let after = query::feed_max_id(s)?;
-        Ok((query::sessions(s, &f)?, query::filter_values(s)?, after))
+        let found = match f.q.as_deref() {
+            Some(q) if f.before.is_none() => query::search_transcripts(s, q, HITS)?,
+            _ => Vec::new(),
+        };
+        Ok((
+            query::sessions(s, &f)?,
+            query::filter_values(s)?,
+            found,
+            after,
+        ))
     })
     .await;
     match data {
-        Ok((rows, values, after)) => layout(
+        Ok((rows, values, found, after)) => layout(
             "Sessions",
             Nav::Sessions,
             &["lists.js"],
-            &body(&filter, &values, &rows, after),
+            &body(&filter, &values, &rows, &found, after),
         )
         .into_response(),
         Err(e) => e.into_page(),
@@ -377,12 +473,19 @@ mod tests {
             heartbeat_at: None,
             lost: false,
             shown_status: "completed".into(),
+            project: None,
+            git_branch: None,
+            agent_version: None,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            cost_estimated: false,
+            source_path: None,
         };
         let r2 = {
             r.id = "s<2>".into();
             r.clone()
         };
-        let html = body(&f, &FilterValues::default(), &[r2.clone(), r2], 7).into_string();
+        let html = body(&f, &FilterValues::default(), &[r2.clone(), r2], &[], 7).into_string();
         assert!(
             html.contains(r#"id="older" href="/sessions?status=completed&amp;q=a%26b%20c&amp;before=s%3C2%3E""#),
             "{html}"
@@ -391,13 +494,153 @@ mod tests {
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(!html.contains("<script>alert"));
         assert!(html.contains(r#"data-session-id="s&lt;2&gt;""#));
-        let one = body(&f, &FilterValues::default(), &[], 7).into_string();
+        let one = body(&f, &FilterValues::default(), &[], &[], 7).into_string();
         assert!(!one.contains("id=\"older\""));
         assert!(one.contains("No sessions match."));
         assert!(
             one.contains("<tbody></tbody>"),
             "one row per session, none else"
         );
+    }
+
+    #[test]
+    fn native_rows_filters_and_transcript_hits_render_as_text() {
+        use agentshape_store::{FeedEntry, NativeMark, SqliteStore, Store};
+        let hostile = "<script>alert(1)</script>";
+        let tool = "<img src=x onerror=alert(1)>";
+        let mut store = SqliteStore::open_in_memory().unwrap();
+        let mut rec =
+            agentshape_store::SessionRecord::new("n1", "2025-07-14T05:00:00.000Z", "completed");
+        rec.agent = Some("claude-code".into());
+        rec.model = Some(tool.into());
+        rec.project = Some(hostile.into());
+        rec.cost_usd = Some(1.25);
+        rec.cost_estimated = true;
+        let feed: Vec<FeedEntry> = [
+            serde_json::json!({"type": "text", "text": format!("the needle is {hostile}")}),
+            serde_json::json!({"type": "tool_use", "name": tool, "input": {}}),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, e)| FeedEntry {
+            session_id: "n1".into(),
+            kind: "event".into(),
+            body: serde_json::json!({"kind": "event", "event": e, "line": i + 1}).to_string(),
+            created_at: "2025-07-14T05:00:01.000Z".into(),
+        })
+        .collect();
+        let mark = NativeMark {
+            path: "/p/n1.jsonl".into(),
+            session_id: "n1".into(),
+            agent: "claude-code".into(),
+            dev: 0,
+            inode: 0,
+            size: 0,
+            offset: 0,
+            mtime_ms: 0,
+            lines: 0,
+            updated_at: "2025-07-14T05:00:02.000Z".into(),
+            reset: false,
+        };
+        store.save_native(&rec, &feed, &mark).unwrap();
+        let mut other =
+            agentshape_store::SessionRecord::new("r1", "2025-07-14T06:00:00.000Z", "completed");
+        other.agent = Some("claude".into());
+        other.cost_usd = Some(0.5);
+        store.write_session(&other).unwrap();
+        let f = params(&[
+            ("agent", "claude-code"),
+            ("project", hostile),
+            ("q", "needle"),
+        ])
+        .filter(1)
+        .unwrap();
+        let rows = query::sessions(
+            &store,
+            &SessionFilter {
+                q: None,
+                ..f.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["n1"]
+        );
+        let found = query::search_transcripts(&store, "needle", HITS).unwrap();
+        assert_eq!(found.len(), 1);
+        let values = query::filter_values(&store).unwrap();
+        let html = body(&f, &values, &rows, &found, 0).into_string();
+        assert!(
+            !html.contains("<script>") && !html.contains("<img"),
+            "{html}"
+        );
+        // The project column, the estimated cost, the filters kept in the pager.
+        assert!(html.contains(r#"<td class="project" title="&lt;script&gt;alert(1)&lt;/script&gt;">&lt;script&gt;"#), "{html}");
+        assert!(
+            html.contains(r#"<td class="num cost">$1.2500 <abbr class="est""#),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "agent=claude-code&amp;project=%3Cscript%3Ealert%281%29%3C%2Fscript%3E&amp;q=needle"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<option value="claude-code" selected>claude-code</option>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<option value="&lt;script&gt;alert(1)&lt;/script&gt;" selected>"#),
+            "{html}"
+        );
+        // The transcript hit links to its row, on the page that starts at it.
+        let id = found[0].feed_id;
+        assert!(
+            html.contains(&format!(r#"href="/sessions/n1?after={}#row-{id}""#, id - 1)),
+            "{html}"
+        );
+        assert!(
+            html.contains("the <mark>needle</mark> is &lt;script&gt;"),
+            "{html}"
+        );
+        // A tool name with markup is found and shown as text.
+        let found = query::search_transcripts(&store, "onerror", HITS).unwrap();
+        let html = body(&f, &values, &rows, &found, 0).into_string();
+        assert!(
+            html.contains("&lt;img src=x <mark>onerror</mark>=alert(1)&gt;"),
+            "{html}"
+        );
+        assert!(html.contains(r#"<span class="tag">tool</span>"#));
+        // The plain run's cost has no `est.`.
+        let plain = query::sessions(
+            &store,
+            &SessionFilter {
+                limit: 5,
+                ..SessionFilter::default()
+            },
+        )
+        .unwrap();
+        let html = body(
+            &SessionFilter {
+                limit: 5,
+                ..SessionFilter::default()
+            },
+            &values,
+            &plain,
+            &[],
+            0,
+        )
+        .into_string();
+        assert_eq!(html.matches("<abbr class=\"est\"").count(), 1, "{html}");
+        assert!(
+            !html.contains("transcript-hits"),
+            "no search, no hits section"
+        );
+        for bad in [("agent", "a b"), ("project", "a\u{1}b")] {
+            assert!(params(&[bad]).filter(PAGE).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

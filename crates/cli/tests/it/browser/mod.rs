@@ -32,6 +32,7 @@ mod builder;
 mod harness;
 mod hostile;
 mod live;
+mod native;
 mod pages;
 mod playground;
 mod screenshots;
@@ -705,6 +706,23 @@ impl Browser {
         self.js("if (document.activeElement) document.activeElement.blur();
              window.scrollTo(0, 0);
              return true;");
+        let png = self
+            .rt
+            .block_on(self.client().screenshot())
+            .unwrap_or_else(|e| panic!("screenshot: {e}"));
+        std::fs::write(path, png).unwrap();
+    }
+
+    /// A PNG of the window scrolled so the element `css` is at its top
+    /// (less `above` pixels), nothing focused.
+    pub(crate) fn screenshot_at(&self, path: &Path, css: &str, above: i64) {
+        self.js_with(
+            "if (document.activeElement) document.activeElement.blur();
+             document.querySelector(arguments[0]).scrollIntoView();
+             window.scrollBy(0, -arguments[1]);
+             return true;",
+            vec![json!(css), json!(above)],
+        );
         let png = self
             .rt
             .block_on(self.client().screenshot())

@@ -1,12 +1,17 @@
 //! Screenshots for the README (`scripts/screenshots.sh` runs this ignored
 //! test): a store filled by replaying `examples/*.ndjson` as
-//! `scripts/demo.sh` does, `serve`, then the overview, a session page, the
-//! builder with a few fields and the playground with a broken reply, each
-//! saved as a 1280×900 PNG under `AGENTSHAPE_SCREENSHOTS` (default
+//! `scripts/demo.sh` does, plus native sessions (`agentshape import` of the
+//! fixtures in `tests/fixtures/native`, and the browser tests' Claude Code,
+//! Codex and Gemini CLI sessions of the last days), `serve`, then the
+//! overview (its top, and its charts by agent and project), the sessions
+//! list, a session page, an imported session's page, the builder with a
+//! few fields and the playground with a broken reply, each saved as a
+//! 1280×900 PNG under `AGENTSHAPE_SCREENSHOTS` (default
 //! `docs/screenshots/`).
 
 use std::path::PathBuf;
 
+use super::native::{CLAUDE, fill_native, import_fixtures};
 use super::playground::{choose, paste_and_run};
 use super::{Browser, replay, serve};
 
@@ -30,6 +35,8 @@ fn screenshots() {
     for name in &examples {
         replay(&db, &logs, name, name.trim_end_matches(".ndjson"));
     }
+    import_fixtures(&db);
+    fill_native(&db);
     let schemas = dir.path().join("schemas");
     std::fs::create_dir(&schemas).unwrap();
     for s in ["agent-response.json", "code-review.json"] {
@@ -41,6 +48,16 @@ fn screenshots() {
     browser.goto("/");
     browser.find("#by-status");
     browser.screenshot(&out.join("overview.png"));
+
+    browser.screenshot_at(&out.join("overview-native.png"), "#by-agent-project", 16);
+
+    browser.goto("/sessions?agent=claude-code");
+    browser.find("table#sessions tbody tr[data-session-id]");
+    browser.screenshot(&out.join("sessions.png"));
+
+    browser.goto(&format!("/sessions/{CLAUDE}"));
+    browser.find("#tree");
+    browser.screenshot_at(&out.join("session-native.png"), "#chain", 60);
 
     browser.goto("/sessions/healthy-structured");
     browser.find("#verdict[data-valid]");

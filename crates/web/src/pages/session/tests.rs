@@ -366,3 +366,237 @@ fn a_long_transcript_is_paged_by_size_and_every_row_comes_once() {
     assert_eq!(seen, all);
     assert!(pages >= 12, "{pages} pages");
 }
+
+/// A native (imported) row as the importer writes it (runtime's Note
+/// [Native feed rows]): the event, its line, and the line's model.
+fn native_row(line: u64, model: Option<&str>, event: Value) -> (String, Value) {
+    let mut body = json!({"kind": "event", "line": line});
+    body["event"] = event;
+    if let Some(m) = model {
+        body["model"] = json!(m);
+    }
+    ("event".to_owned(), body)
+}
+
+fn save_native(store: &mut SqliteStore, rec: &SessionRecord, rows: &[(String, Value)], at: &str) {
+    let entries: Vec<FeedEntry> = rows
+        .iter()
+        .map(|(kind, body)| FeedEntry {
+            session_id: rec.id.clone(),
+            kind: kind.clone(),
+            body: body.to_string(),
+            created_at: at.to_owned(),
+        })
+        .collect();
+    let mark = agentshape_store::NativeMark {
+        path: format!("/p/{}.jsonl", rec.id),
+        session_id: rec.id.clone(),
+        agent: "claude-code".to_owned(),
+        dev: 0,
+        inode: 0,
+        size: 0,
+        offset: 0,
+        mtime_ms: 0,
+        lines: 0,
+        updated_at: at.to_owned(),
+        reset: false,
+    };
+    store.save_native(rec, &entries, &mark).unwrap();
+}
+
+/// The part of `html` from the element with `id="row-<id>"` to its end.
+fn row_html(html: &str, id: i64) -> &str {
+    let at = html
+        .find(&format!(r#"id="row-{id}""#))
+        .unwrap_or_else(|| panic!("no row-{id} in {html}"));
+    let start = html[..at].rfind('<').unwrap();
+    let end = html[at..].find("</div>").unwrap() + at;
+    &html[start..end]
+}
+
+#[test]
+fn a_native_session_shows_its_tree_compactions_tool_errors_models_and_tokens() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let mut main = SessionRecord::new("n-main", "2025-07-14T05:00:00.000Z", "completed");
+    main.agent = Some("claude-code".to_owned());
+    main.agent_version = Some("2.1.23".to_owned());
+    main.model = Some("claude-sonnet-4-5".to_owned());
+    main.project = Some(HOSTILE[0].to_owned());
+    main.git_branch = Some(HOSTILE[1].to_owned());
+    main.cost_usd = Some(1.5);
+    main.cost_estimated = true;
+    main.cache_read_tokens = 5000;
+    main.cache_write_tokens = 300;
+    main.source_path = Some("/home/u/.claude/projects/x/n-main.jsonl".to_owned());
+    let usage = |out: u64| {
+        json!({"type": "usage", "message_id": "msg_1", "model": HOSTILE[3], "cumulative": false,
+               "tokens": {"input": 1200, "output": out, "cache_read": 5000, "cache_write": 300}})
+    };
+    let rows = vec![
+        native_row(
+            1,
+            None,
+            json!({"type": "user_text", "text": "Fix <b>it</b>"}),
+        ),
+        native_row(
+            2,
+            Some("claude-sonnet-4-5"),
+            json!({"type": "message", "id": "msg_1"}),
+        ),
+        native_row(
+            2,
+            Some("claude-sonnet-4-5"),
+            json!({"type": "text", "text": "Looking"}),
+        ),
+        native_row(2, Some("claude-sonnet-4-5"), usage(10)),
+        native_row(
+            3,
+            Some("claude-sonnet-4-5"),
+            json!({"type": "tool_use", "id": "t1", "name": HOSTILE[2], "input": {"command": "ls"}}),
+        ),
+        native_row(3, Some("claude-sonnet-4-5"), usage(42)),
+        native_row(
+            4,
+            None,
+            json!({"type": "tool_result", "tool_use_id": "t1", "is_error": true, "content": "Error: denied"}),
+        ),
+        native_row(
+            4,
+            None,
+            json!({"type": "tool_error", "tool_use_id": "t1", "name": HOSTILE[2]}),
+        ),
+        native_row(
+            5,
+            None,
+            json!({"type": "compaction", "kind": "compact_boundary", "trigger": "auto", "pre_tokens": 155_000}),
+        ),
+        native_row(
+            6,
+            None,
+            json!({"type": "compact_summary", "text": "This session is being continued.\nDetails <i>"}),
+        ),
+        native_row(
+            7,
+            Some(HOSTILE[0]),
+            json!({"type": "text", "text": "after"}),
+        ),
+        native_row(
+            8,
+            None,
+            json!({"type": "api_error", "message": "Overloaded", "category": "rate_limit", "status": 529}),
+        ),
+    ];
+    save_native(&mut store, &main, &rows, "2025-07-14T05:00:01.000Z");
+    let mut sub = SessionRecord::new("agent-a1b2", "2025-07-14T05:01:00.000Z", "completed");
+    sub.parent_id = Some("n-main".to_owned());
+    sub.agent = Some("claude-code".to_owned());
+    sub.summary = Some(format!("sub-agent a1b2: {}", HOSTILE[0]));
+    sub.input_tokens = 321;
+    sub.output_tokens = 12;
+    sub.cost_usd = Some(0.25);
+    sub.cost_estimated = true;
+    save_native(&mut store, &sub, &[], "2025-07-14T05:01:00.000Z");
+    let mut subsub = SessionRecord::new("agent-c3", "2025-07-14T05:02:00.000Z", "error");
+    subsub.parent_id = Some("agent-a1b2".to_owned());
+    save_native(&mut store, &subsub, &[], "2025-07-14T05:02:00.000Z");
+
+    let l = load(&store, "n-main", 0).unwrap().unwrap();
+    let ids: Vec<i64> = l.transcript.iter().map(|r| r.id).collect();
+    let html = render(&l).into_string();
+    assert_inert(&html);
+    // The tree: the sub-agent and its own, with id, description, status, tokens.
+    let tree = &html[html
+        .find(r#"id="tree""#)
+        .unwrap_or_else(|| panic!("a tree in {html}"))..];
+    let tree = &tree[..tree.find("</ul>").unwrap()];
+    assert!(
+        tree.contains(r#"data-depth="1" data-session-id="agent-a1b2""#),
+        "{tree}"
+    );
+    assert!(
+        tree.contains(r#"data-depth="2" data-session-id="agent-c3""#),
+        "{tree}"
+    );
+    assert!(tree.contains("321 in / 12 out"), "{tree}");
+    assert!(tree.contains(r#"$0.2500 <abbr class="est""#), "{tree}");
+    assert!(tree.contains("sub-agent a1b2: &lt;script&gt;"), "{tree}");
+    assert!(
+        tree.contains(r#"<span class="badge s-error">error</span>"#),
+        "{tree}"
+    );
+    // Facts: project, branch, version, estimated cost, cache, source.
+    assert!(
+        html.contains(r#"<dd class="mono" id="project">&lt;script&gt;"#),
+        "{html}"
+    );
+    assert!(html.contains(r#"$1.5000 <abbr class="est""#));
+    assert!(html.contains("cache 5000 read / 300 written"));
+    assert!(html.contains("2.1.23"));
+    assert!(html.contains("n-main.jsonl"));
+    // Every row has its anchor and its line's time.
+    for id in &ids {
+        assert!(
+            row_html(&html, *id)
+                .contains(r#"<time class="ts" datetime="2025-07-14T05:00:01.000Z""#)
+        );
+    }
+    let row = |i: usize| row_html(&html, ids[i]);
+    assert!(
+        row(0).contains(r#"<span class="tag user">user</span>"#),
+        "{}",
+        row(0)
+    );
+    // The model where the turn's model changes, not on every row.
+    assert!(
+        !row(1).contains(r#"class="model""#),
+        "not on the hidden message row"
+    );
+    assert!(
+        row(2)
+            .contains(r#"<span class="model" title="model of this turn">claude-sonnet-4-5</span>"#),
+        "{}",
+        row(2)
+    );
+    assert!(!row(4).contains(r#"class="model""#), "{}", row(4));
+    assert!(
+        row(10).contains("&lt;script&gt;alert(1)&lt;/script&gt;</span>"),
+        "{}",
+        row(10)
+    );
+    // The message's tokens: the last usage row of msg_1 shows, the first is hidden.
+    assert!(row(3).contains("hidden"), "{}", row(3));
+    assert!(!row(5).contains("hidden"), "{}", row(5));
+    assert!(
+        row(5).contains(r#"<span class="tout">42</span> out"#),
+        "{}",
+        row(5)
+    );
+    assert!(row(5).contains("1,200"), "{}", row(5));
+    // Tool errors are highlighted; the hostile tool name is text.
+    assert!(
+        row(6).contains("line k-event t-tool_result err"),
+        "{}",
+        row(6)
+    );
+    assert!(row(7).contains("t-tool_error err"), "{}", row(7));
+    assert!(!row(4).contains(" err"), "{}", row(4));
+    // The compaction is a divider; its summary collapsed.
+    assert!(row(8).contains(r#"role="separator""#), "{}", row(8));
+    assert!(
+        row(8).contains("context compacted · auto · 155,000 tokens before"),
+        "{}",
+        row(8)
+    );
+    let summary = &html[html.find(&format!(r#"id="row-{}""#, ids[9])).unwrap()..];
+    assert!(
+        summary.contains(r#"<details class="compact-summary">"#),
+        "{summary}"
+    );
+    assert!(!summary[..200].contains("<details class=\"compact-summary\" open"));
+    assert!(
+        row(11).contains("API error (rate_limit, 529): Overloaded"),
+        "{}",
+        row(11)
+    );
+    assert!(row(11).contains(" err"));
+}

@@ -303,21 +303,107 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// The transcript's lines: one `.line` per row, in order (the DOM contract
-/// the browser tests read). Every partial object but the latest is hidden.
+/// The transcript's lines: one `.line` per row, in order, each with the
+/// anchor `row-<id>` (the DOM contract the browser tests read). Every
+/// partial object but the latest is hidden, and so is every usage row but
+/// the last of its message (Note \[Message tokens\]).
+///
+/// Note \[Message tokens\]: Claude Code writes one line per content block
+/// of a message, each with the message's usage so far; the message's
+/// tokens are those of its *last* line (the summary counts them so too,
+/// core's Note \[Native tokens\]). On a page every usage row of a message
+/// id but the last is hidden, so the one shown is the message's count
+/// (a message cut by a page boundary shows its count so far). Codex's
+/// running totals (`cumulative`) repeat about half the time: a repeat of
+/// the previous total is hidden.
 pub(crate) fn lines(rows: &[Row]) -> Markup {
     let last_partial = rows.iter().rposition(|r| r.kind == "partial");
-    html! {
-        @for (i, r) in rows.iter().enumerate() {
-            (line(r, r.kind == "partial" && Some(i) != last_partial))
+    let mut last_usage: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        if let Some(id) = usage_of(r)
+            .and_then(|u| u.get("message_id"))
+            .and_then(Value::as_str)
+        {
+            last_usage.insert(id, i);
         }
+    }
+    let mut previous_total: Option<&Value> = None;
+    let mut model: Option<&str> = None;
+    let mut shown = Vec::with_capacity(rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        let superseded = match usage_of(r) {
+            Some(u) if u.get("cumulative").and_then(Value::as_bool) == Some(true) => {
+                let repeat = previous_total.is_some() && previous_total == u.get("tokens");
+                previous_total = u.get("tokens");
+                repeat
+            }
+            Some(u) => u
+                .get("message_id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| last_usage.get(id) != Some(&i)),
+            None => r.kind == "partial" && Some(i) != last_partial,
+        };
+        // The model of a turn, shown where it changes (runtime's Note
+        // [Native feed rows]: an imported row names its line's model).
+        let turn_model = r
+            .body
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !superseded && !quiet(r) && model != Some(*m));
+        if turn_model.is_some() {
+            model = turn_model;
+        }
+        shown.push((r, superseded, turn_model));
+    }
+    html! {
+        @for (r, superseded, turn_model) in shown {
+            (line(r, superseded, turn_model))
+        }
+    }
+}
+
+/// A row shown hidden whatever its neighbours (an event type in [`QUIET`]).
+fn quiet(r: &Row) -> bool {
+    r.kind == "event"
+        && r.body
+            .get("event")
+            .and_then(|e| e.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| QUIET.contains(&t))
+}
+
+/// The usage event of a row, if it is one.
+fn usage_of(r: &Row) -> Option<&Value> {
+    let ev = r.body.get("event")?;
+    (r.kind == "event" && ev.get("type").and_then(Value::as_str) == Some("usage")).then_some(ev)
+}
+
+/// `t` as a count of tokens: `1234` as `1,234`.
+fn count(v: Option<&Value>) -> String {
+    let n = v.and_then(Value::as_u64).unwrap_or(0).to_string();
+    let mut out = String::new();
+    for (i, c) in n.chars().enumerate() {
+        if i > 0 && (n.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Event types that mark a line as an error (highlighted).
+fn is_error(ty: &str, ev: &Value) -> bool {
+    match ty {
+        "tool_result" => ev.get("is_error").and_then(Value::as_bool) == Some(true),
+        "tool_error" | "api_error" => true,
+        _ => false,
     }
 }
 
 /// Event types that say nothing a reader needs (the row is kept, hidden).
 const QUIET: &[&str] = &["message", "end", "partial"];
 
-fn line(r: &Row, superseded: bool) -> Markup {
+fn line(r: &Row, superseded: bool, turn_model: Option<&str>) -> Markup {
     let b = &r.body;
     let cut = b.get("truncated").and_then(Value::as_bool) == Some(true);
     let ev = b.get("event").unwrap_or(&Value::Null);
@@ -327,17 +413,65 @@ fn line(r: &Row, superseded: bool) -> Markup {
         ""
     };
     let hidden = superseded || (r.kind == "event" && QUIET.contains(&ty));
+    let err = r.kind == "event" && is_error(ty, ev);
     let class = format!(
-        "line k-{} t-{}{}",
+        "line k-{} t-{}{}{}",
         r.kind,
         if ty.is_empty() { "none" } else { ty },
-        if cut { " cut" } else { "" }
+        if cut { " cut" } else { "" },
+        if err { " err" } else { "" }
     );
+    // An imported session's row says which line of the agent's file it
+    // came from; its `created_at` is that line's own timestamp.
+    let source_line = b.get("line").and_then(Value::as_u64);
     html! {
-        div class=(class) hidden[hidden] data-feed-id=(r.id) data-kind=(r.kind)
+        div id={ "row-" (r.id) } class=(class) hidden[hidden] data-feed-id=(r.id) data-kind=(r.kind)
             data-type=[(!ty.is_empty()).then_some(ty)] {
+            @if let Some(n) = source_line {
+                time.ts datetime=(r.created_at) title={ (r.created_at) " · line " (n) } {
+                    (r.created_at.get(11..19).unwrap_or(&r.created_at))
+                }
+                " "
+            }
+            @if let Some(m) = turn_model {
+                span.model title="model of this turn" { (m) } " "
+            }
             @match (r.kind.as_str(), ty) {
                 ("event", "text") => (str_of(ev, "text")),
+                ("event", "user_text") => { span.tag.user { "user" } " " span.text { (str_of(ev, "text")) } },
+                ("event", "usage") => {
+                    @let t = ev.get("tokens").unwrap_or(&Value::Null);
+                    span.usage.muted {
+                        @if ev.get("cumulative").and_then(Value::as_bool) == Some(true) { "tokens so far · " } @else { "tokens · " }
+                        span.tin { (count(t.get("input"))) } " in · "
+                        span.tout { (count(t.get("output"))) } " out"
+                        @if t.get("cache_read").and_then(Value::as_u64).unwrap_or(0) > 0 || t.get("cache_write").and_then(Value::as_u64).unwrap_or(0) > 0 {
+                            " · cache " (count(t.get("cache_read"))) " read, " (count(t.get("cache_write"))) " written"
+                        }
+                        @if let Some(m) = ev.get("model").and_then(Value::as_str) { " · " span.usage-model { (m) } }
+                    }
+                },
+                ("event", "compaction") => div.compaction role="separator" {
+                    span.divider {
+                        "context compacted"
+                        @if let Some(t) = ev.get("trigger").and_then(Value::as_str) { " · " (t) }
+                        @if let Some(n) = ev.get("pre_tokens").and_then(Value::as_u64) { " · " (count(Some(&Value::from(n)))) " tokens before" }
+                        @let k = str_of(ev, "kind");
+                        @if !k.is_empty() && k != "compact_boundary" { " · " (k) }
+                    }
+                },
+                ("event", "compact_summary") => details.compact-summary {
+                    summary { span.tag { "compact summary" } " " (first_line(str_of(ev, "text"))) }
+                    pre { (str_of(ev, "text")) }
+                },
+                ("event", "tool_error") => span.bad { "tool error · " span.tool-name { (str_of(ev, "name")) } },
+                ("event", "api_error") => span.bad {
+                    "API error"
+                    @let cat = str_of(ev, "category");
+                    @if !cat.is_empty() { " (" (cat) @if let Some(st) = ev.get("status").and_then(Value::as_u64) { ", " (st) } ")" }
+                    ": " (str_of(ev, "message"))
+                },
+                ("event", "sub_agent") => span.muted { "sub-agent " code { (str_of(ev, "agent_id")) } " reported progress" },
                 ("event", "thinking") => details {
                     summary { span.tag { "thinking" } " " (first_line(str_of(ev, "text"))) }
                     pre { (str_of(ev, "text")) }
