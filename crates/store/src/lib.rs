@@ -30,11 +30,13 @@ pub mod memory;
 pub mod migrate;
 pub mod postgres;
 pub mod query;
+pub mod secrets;
 pub mod sqlite;
 pub mod time;
 pub mod tls;
 pub mod url;
 
+use agentshape_core::secrets::{MaskKey, Masker};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -618,6 +620,25 @@ pub trait Store: Send {
         feed: &[FeedEntry],
         mark: &NativeMark,
     ) -> Result<NativeReport>;
+
+    /// The store's mask key (Note \[Store door\] in `secrets`): made when
+    /// the store was first opened for writing; `None` for a read-only
+    /// store written before masking existed.
+    fn mask_key(&self) -> Option<MaskKey> {
+        None
+    }
+
+    /// The masker every written row goes through (Note \[Store door\]);
+    /// `None` writes raw text (`--no-mask`). A store opened for writing
+    /// starts with the built-in rules and its own key.
+    fn set_masker(&mut self, masker: Option<Masker>) {
+        let _ = masker;
+    }
+
+    /// The masker rows go through, if masking is on.
+    fn masker(&self) -> Option<&Masker> {
+        None
+    }
 
     /// Where the store is, as `--store` takes it (a URL's password
     /// redacted), for messages that give a command to run later (the

@@ -78,6 +78,11 @@ pub const SQLITE: &[Migration] = &[
         name: "0007_search.sql",
         sql: include_str!("../migrations/0007_search.sql"),
     },
+    Migration {
+        version: 8,
+        name: "0008_secrets.sql",
+        sql: include_str!("../migrations/0008_secrets.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
@@ -101,6 +106,11 @@ pub const POSTGRES: &[Migration] = &[
         version: 4,
         name: "postgres/0004_search.sql",
         sql: include_str!("../migrations/postgres/0004_search.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "postgres/0005_secrets.sql",
+        sql: include_str!("../migrations/postgres/0005_secrets.sql"),
     },
 ];
 

@@ -81,8 +81,11 @@ use std::time::Duration;
 
 use postgres::{Client, Statement, Transaction};
 
+use agentshape_core::secrets::{MaskKey, Masker};
+
 use crate::error::{Error, ErrorKind, PgContext, Result};
 use crate::migrate::{self, Migration, PG_MIGRATION_LOCK, Plan};
+use crate::secrets::{self, Spot};
 use crate::tls::{SslMode, Tls};
 use crate::url::redact;
 use crate::{
@@ -347,6 +350,10 @@ pub struct PgStore {
     pool: Arc<Pool>,
     /// The schema version found (a read-only store may be older).
     version: i64,
+    /// The store's mask key (Note \[Store door\] in `secrets`).
+    key: Option<MaskKey>,
+    /// What rows go through before they are written; `None`: masking off.
+    masker: Option<Masker>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -500,6 +507,94 @@ fn migrate_pg(c: &mut Client, url: &str) -> Result<i64> {
     Ok(known)
 }
 
+/// The store's mask key, made race-free (Note \[Store door\] in `secrets`).
+fn ensure_key_pg(c: &mut Client, url: &str, fresh: &MaskKey) -> Result<MaskKey> {
+    let ctx = || format!("reading the mask key of `{url}`");
+    c.execute(
+        "INSERT INTO store_meta (key, value) VALUES ($1, $2), ($3, $4) ON CONFLICT (key) DO NOTHING",
+        &[
+            &secrets::MASK_KEY,
+            &fresh.to_hex(),
+            &secrets::MASKED_SINCE,
+            &time::now(),
+        ],
+    )
+    .pg(ctx)?;
+    let row = c
+        .query_one(
+            "SELECT value FROM store_meta WHERE key = $1",
+            &[&secrets::MASK_KEY],
+        )
+        .pg(ctx)?;
+    secrets::parse_key(&row.get::<_, String>(0))
+}
+
+const PG_INSERT_FOUND: &str = "INSERT INTO secrets_found
+    (session_id, rule, fingerprint, place, feed_id, created_at)
+    SELECT a, b, c, d, e, f
+    FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])
+        AS t(a, b, c, d, e, f)";
+
+const PG_RECOUNT: &str = "UPDATE sessions SET secrets_masked =
+    (SELECT COUNT(*) FROM secrets_found f WHERE f.session_id = sessions.id)
+    WHERE id = $1 AND (secrets_masked IS NOT NULL OR $2)";
+
+const PG_UNMASKED: &str = "UPDATE sessions SET secrets_masked = NULL WHERE id = $1";
+
+/// As SQLite's `record_spots` (Note \[Store door\] in `secrets`).
+fn record_spots_pg(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    masking: bool,
+    sessions: &[&str],
+    rows: &[(&str, &str, Spot, Option<i64>)],
+    made: bool,
+) -> PgResult<()> {
+    if !masking {
+        let s = stmt(tx, stmts, PG_UNMASKED)?;
+        for id in sessions {
+            tx.execute(&s, &[id])?;
+        }
+        return Ok(());
+    }
+    if !rows.is_empty() {
+        let s = stmt(tx, stmts, PG_INSERT_FOUND)?;
+        let session: Vec<&str> = rows.iter().map(|r| r.0).collect();
+        let rule: Vec<&str> = rows.iter().map(|r| r.2.rule.as_str()).collect();
+        let fp: Vec<&str> = rows.iter().map(|r| r.2.fingerprint.as_str()).collect();
+        let place: Vec<&str> = rows.iter().map(|r| r.2.place).collect();
+        let feed: Vec<Option<i64>> = rows.iter().map(|r| r.3).collect();
+        let at: Vec<&str> = rows.iter().map(|r| r.1).collect();
+        tx.execute(&s, &[&session, &rule, &fp, &place, &feed, &at])?;
+    }
+    let s = stmt(tx, stmts, PG_RECOUNT)?;
+    for id in sessions {
+        tx.execute(&s, &[id, &made])?;
+    }
+    Ok(())
+}
+
+/// The `secrets_found` rows of a feed batch: (session, time, spot, row id).
+fn feed_spots_pg<'a>(
+    entries: &'a [FeedEntry],
+    spots: &[Spot],
+    ids: &[i64],
+) -> Vec<(&'a str, &'a str, Spot, Option<i64>)> {
+    spots
+        .iter()
+        .filter_map(|s| {
+            let i = s.feed_index?;
+            let e = entries.get(i)?;
+            Some((
+                e.session_id.as_str(),
+                e.created_at.as_str(),
+                s.clone(),
+                ids.get(i).copied(),
+            ))
+        })
+        .collect()
+}
+
 fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
@@ -533,15 +628,19 @@ impl PgStore {
     /// refused credentials, a schema from a newer build.
     pub fn open(url: &str) -> Result<Self> {
         let pool = pool(url, false)?;
-        let version = off_runtime(|| -> Result<i64> {
+        let fresh = secrets::new_key()?;
+        let (version, key) = off_runtime(|| -> Result<(i64, MaskKey)> {
             let mut conn = pool.get()?;
-            let v = migrate_pg(&mut conn.client, &pool.url);
+            let v = migrate_pg(&mut conn.client, &pool.url)
+                .and_then(|v| Ok((v, ensure_key_pg(&mut conn.client, &pool.url, &fresh)?)));
             pool.put(conn);
             v
         })?;
         Ok(PgStore {
             pool: Arc::new(pool),
             version,
+            masker: Some(Masker::builtin(key.clone())),
+            key: Some(key),
         })
     }
 
@@ -571,9 +670,29 @@ impl PgStore {
                 known,
             });
         }
+        let key = if version >= 3 {
+            off_runtime(|| {
+                let mut conn = pool.get().ok()?;
+                let k = conn
+                    .client
+                    .query_opt(
+                        "SELECT value FROM store_meta WHERE key = $1",
+                        &[&secrets::MASK_KEY],
+                    )
+                    .ok()
+                    .flatten()
+                    .and_then(|r| secrets::parse_key(&r.get::<_, String>(0)).ok());
+                pool.put(conn);
+                k
+            })
+        } else {
+            None
+        };
         Ok(PgStore {
             pool: Arc::new(pool),
             version,
+            masker: key.clone().map(Masker::builtin),
+            key,
         })
     }
 
@@ -853,8 +972,9 @@ fn save_native_pg(
     stmts: &mut Stmts,
     r: &SessionRecord,
     feed: &[FeedEntry],
+    want_ids: bool,
     mark: &NativeMark,
-) -> PgResult<NativeReport> {
+) -> PgResult<(NativeReport, Vec<i64>)> {
     let mut report = NativeReport::default();
     if let Some(parent) = &r.parent_id {
         let mut holder = SessionRecord::new(parent, &r.started_at, "running");
@@ -887,12 +1007,13 @@ fn save_native_pg(
             &mark.updated_at,
         ],
     )?;
+    let mut ids = Vec::new();
     if !feed.is_empty() {
         feed_lock(tx, stmts)?;
-        feed_insert(tx, stmts, feed)?;
+        ids = feed_insert_ids(tx, stmts, feed, want_ids)?;
     }
     report.feed = feed.len();
-    Ok(report)
+    Ok((report, ids))
 }
 
 const STATUS_FOR_UPDATE: &str = "SELECT status FROM sessions WHERE id = $1 FOR UPDATE";
@@ -929,6 +1050,11 @@ const INSERT_FEED: &str = "INSERT INTO feed (session_id, kind, body, created_at)
      SELECT a, b, c, d
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(a, b, c, d, n)
      ORDER BY n";
+
+const INSERT_FEED_RETURNING: &str = "INSERT INTO feed (session_id, kind, body, created_at)
+     SELECT a, b, c, d
+     FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(a, b, c, d, n)
+     ORDER BY n RETURNING id";
 
 /// Insert (or, `update`, overwrite the running row) as SQLite's
 /// `insert_session`; false when the insert found the id taken.
@@ -996,18 +1122,40 @@ fn feed_lock(tx: &mut Transaction<'_>, stmts: &mut Stmts) -> PgResult<()> {
 /// Append feed rows in order, in one statement (Note \[One statement per
 /// table\]); the caller holds [`FEED_LOCK`].
 fn feed_insert(tx: &mut Transaction<'_>, stmts: &mut Stmts, entries: &[FeedEntry]) -> PgResult<()> {
-    let s = stmt(tx, stmts, INSERT_FEED)?;
-    let col = |f: fn(&FeedEntry) -> &str| entries.iter().map(f).collect::<Vec<&str>>();
-    tx.execute(
-        &s,
-        &[
-            &col(|e| &e.session_id),
-            &col(|e| &e.kind),
-            &col(|e| &e.body),
-            &col(|e| &e.created_at),
-        ],
+    feed_insert_ids(tx, stmts, entries, false).map(|_| ())
+}
+
+/// [`feed_insert`]; with `ids`, the new rows' ids in entry order (the feed
+/// lock makes them increase in that order).
+fn feed_insert_ids(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    entries: &[FeedEntry],
+    ids: bool,
+) -> PgResult<Vec<i64>> {
+    let s = stmt(
+        tx,
+        stmts,
+        if ids {
+            INSERT_FEED_RETURNING
+        } else {
+            INSERT_FEED
+        },
     )?;
-    Ok(())
+    let col = |f: fn(&FeedEntry) -> &str| entries.iter().map(f).collect::<Vec<&str>>();
+    let params: [&(dyn postgres::types::ToSql + Sync); 4] = [
+        &col(|e| &e.session_id),
+        &col(|e| &e.kind),
+        &col(|e| &e.body),
+        &col(|e| &e.created_at),
+    ];
+    if !ids {
+        tx.execute(&s, &params)?;
+        return Ok(Vec::new());
+    }
+    let mut got: Vec<i64> = tx.query(&s, &params)?.iter().map(|r| r.get(0)).collect();
+    got.sort_unstable();
+    Ok(got)
 }
 
 /// The rows of a session (events, memories, services, escalations), as
@@ -1224,9 +1372,53 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// A record through the door (Note \[Store door\] in `secrets`).
+    fn mask_record<'a>(
+        &self,
+        record: &'a SessionRecord,
+    ) -> (std::borrow::Cow<'a, SessionRecord>, Vec<Spot>) {
+        match &self.masker {
+            Some(m) => secrets::mask_record(m, record),
+            None => (std::borrow::Cow::Borrowed(record), Vec::new()),
+        }
+    }
+
+    /// Feed entries through the door.
+    fn mask_feed<'a>(
+        &self,
+        entries: &'a [FeedEntry],
+    ) -> (std::borrow::Cow<'a, [FeedEntry]>, Vec<Spot>) {
+        match &self.masker {
+            Some(m) => secrets::mask_feed(m, entries),
+            None => (std::borrow::Cow::Borrowed(entries), Vec::new()),
+        }
+    }
+}
+
 impl Store for PgStore {
+    fn mask_key(&self) -> Option<MaskKey> {
+        self.key.clone()
+    }
+
+    fn set_masker(&mut self, masker: Option<Masker>) {
+        self.masker = masker;
+    }
+
+    fn masker(&self) -> Option<&Masker> {
+        self.masker.as_ref()
+    }
+
     fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
         let what = || format!("writing session `{}`", record.id);
+        let (door, masking) = (self.version >= 5, self.masker.is_some());
+        let (record, spots) = self.mask_record(record);
+        let record = &*record;
+        let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
+        let rows: Vec<(&str, &str, Spot, Option<i64>)> = spots
+            .into_iter()
+            .map(|s| (record.id.as_str(), at, s, None))
+            .collect();
         // Idempotent (a finished session is never rewritten): safe to retry
         // through an outage (Note [Store outage]).
         self.write_tx_through_outage(&what, &|tx, stmts| {
@@ -1242,6 +1434,9 @@ impl Store for PgStore {
                 }
             }
             children(tx, stmts, record, &mut report)?;
+            if door {
+                record_spots_pg(tx, stmts, masking, &[&record.id], &rows, true)?;
+            }
             let verdict = record.verdict.as_ref();
             let body = serde_json::json!({
                 "status": record.status,
@@ -1270,6 +1465,13 @@ impl Store for PgStore {
 
     fn start_session(&mut self, record: &SessionRecord) -> Result<()> {
         let what = || format!("recording the start of session `{}`", record.id);
+        let (door, masking) = (self.version >= 5, self.masker.is_some());
+        let (record, spots) = self.mask_record(record);
+        let record = &*record;
+        let rows: Vec<(&str, &str, Spot, Option<i64>)> = spots
+            .into_iter()
+            .map(|s| (record.id.as_str(), record.started_at.as_str(), s, None))
+            .collect();
         let taken = self.write_tx(&what, None, RETRIES, &|tx, stmts| {
             let mut running = record.clone();
             "running".clone_into(&mut running.status);
@@ -1278,6 +1480,9 @@ impl Store for PgStore {
                     Some(s) if s == "running" => None,
                     other => Some(other.unwrap_or_default()),
                 });
+            }
+            if door {
+                record_spots_pg(tx, stmts, masking, &[&record.id], &rows, true)?;
             }
             let body = serde_json::json!({
                 "tier": record.tier,
@@ -1325,10 +1530,18 @@ impl Store for PgStore {
             return Ok(());
         }
         let what = || format!("appending {} feed entries", entries.len());
+        let (door, masking) = (self.version >= 5, self.masker.is_some());
+        let (entries, spots) = self.mask_feed(entries);
+        let sessions = secrets::sessions_of(&entries);
         // The run's last lines, before its session (Note [Store outage]).
         self.write_tx_through_outage(&what, &|tx, stmts| {
             feed_lock(tx, stmts)?;
-            feed_insert(tx, stmts, entries)
+            let ids = feed_insert_ids(tx, stmts, &entries, !spots.is_empty())?;
+            if door {
+                let rows = feed_spots_pg(&entries, &spots, &ids);
+                record_spots_pg(tx, stmts, masking, &sessions, &rows, false)?;
+            }
+            Ok(())
         })
     }
 
@@ -1337,9 +1550,17 @@ impl Store for PgStore {
             return Ok(());
         }
         let what = || format!("appending {} feed entries", entries.len());
+        let (door, masking) = (self.version >= 5, self.masker.is_some());
+        let (entries, spots) = self.mask_feed(entries);
+        let sessions = secrets::sessions_of(&entries);
         self.write_tx_now(&what, Duration::from_millis(250), &|tx, stmts| {
             feed_lock(tx, stmts)?;
-            feed_insert(tx, stmts, entries)
+            let ids = feed_insert_ids(tx, stmts, &entries, !spots.is_empty())?;
+            if door {
+                let rows = feed_spots_pg(&entries, &spots, &ids);
+                record_spots_pg(tx, stmts, masking, &sessions, &rows, false)?;
+            }
+            Ok(())
         })
     }
 
@@ -1401,9 +1622,27 @@ impl Store for PgStore {
         mark: &NativeMark,
     ) -> Result<NativeReport> {
         let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
+        let (door, masking) = (self.version >= 5, self.masker.is_some());
+        let (record, rec_spots) = self.mask_record(record);
+        let record = &*record;
+        let (feed, spots) = self.mask_feed(feed);
+        let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
+        let mut sessions = secrets::sessions_of(&feed);
+        if !sessions.contains(&record.id.as_str()) {
+            sessions.push(&record.id);
+        }
         // Safe to retry: the transaction either happened whole or not at all.
         self.write_tx_through_outage(&what, &|tx, stmts| {
-            save_native_pg(tx, stmts, record, feed, mark)
+            let (report, ids) = save_native_pg(tx, stmts, record, &feed, !spots.is_empty(), mark)?;
+            if door {
+                let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
+                    .iter()
+                    .map(|s| (record.id.as_str(), at, s.clone(), None))
+                    .collect();
+                rows.extend(feed_spots_pg(&feed, &spots, &ids));
+                record_spots_pg(tx, stmts, masking, &sessions, &rows, report.inserted)?;
+            }
+            Ok(report)
         })
     }
 

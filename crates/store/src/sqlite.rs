@@ -21,8 +21,11 @@ use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
 
+use agentshape_core::secrets::{MaskKey, Masker};
+
 use crate::error::{Context, Error, Result};
 use crate::migrate::{self, Plan};
+use crate::secrets::{self, Spot};
 use crate::{
     Claim, ClaimRequest, FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, LeaseState, MemoryLine,
     NEW_MEMORY_CONFIDENCE, NativeMark, NativeReport, Overview, REINFORCE_STEP, SessionLine,
@@ -111,6 +114,10 @@ pub struct SqliteStore {
     patience: Patience,
     /// Note \[Import checkpoints\]: raised on the first `save_native`.
     bulk: bool,
+    /// The store's mask key (Note \[Store door\] in `secrets`).
+    key: Option<MaskKey>,
+    /// What rows go through before they are written; `None`: masking off.
+    masker: Option<Masker>,
 }
 
 impl SqliteStore {
@@ -193,11 +200,14 @@ impl SqliteStore {
                 known: known_version(),
             });
         }
+        let key = if version >= 6 { read_key(&conn) } else { None };
         Ok(SqliteStore {
             conn,
             version,
             patience,
             bulk: false,
+            masker: key.clone().map(Masker::builtin),
+            key,
         })
     }
 
@@ -214,11 +224,15 @@ impl SqliteStore {
         conn.pragma_update(None, "foreign_keys", "ON")
             .context(|| format!("configuring `{name}`"))?;
         let version = retrying(patience, || migrate(&mut conn, name))?;
+        let fresh = secrets::new_key()?;
+        let key = retrying(patience, || ensure_key(&conn, name, &fresh))?;
         Ok(SqliteStore {
             conn,
             version,
             patience,
             bulk: false,
+            masker: Some(Masker::builtin(key.clone())),
+            key: Some(key),
         })
     }
 
@@ -243,6 +257,111 @@ impl SqliteStore {
             Ok(out)
         })
     }
+}
+
+/// The store's mask key: `fresh` when none is stored yet, else the stored
+/// one; insert-if-absent then read back, so racing openers agree (Note
+/// \[Store door\] in `secrets`).
+fn ensure_key(conn: &Connection, name: &str, fresh: &MaskKey) -> Result<MaskKey> {
+    let ctx = || format!("reading the mask key of `{name}`");
+    conn.execute(
+        "INSERT INTO store_meta (key, value) VALUES (?1, ?2), (?3, ?4) ON CONFLICT (key) DO NOTHING",
+        params![
+            secrets::MASK_KEY,
+            fresh.to_hex(),
+            secrets::MASKED_SINCE,
+            time::now()
+        ],
+    )
+    .context(ctx)?;
+    let stored: String = conn
+        .query_row(
+            "SELECT value FROM store_meta WHERE key = ?1",
+            [secrets::MASK_KEY],
+            |r| r.get(0),
+        )
+        .context(ctx)?;
+    secrets::parse_key(&stored)
+}
+
+/// The stored mask key of a store opened read-only, if it has one.
+fn read_key(conn: &Connection) -> Option<MaskKey> {
+    let stored: String = conn
+        .query_row(
+            "SELECT value FROM store_meta WHERE key = ?1",
+            [secrets::MASK_KEY],
+            |r| r.get(0),
+        )
+        .ok()?;
+    secrets::parse_key(&stored).ok()
+}
+
+/// Write what the door masked: one `secrets_found` row per secret (feed
+/// secrets name the row they are in) and the session's count; with masking
+/// off, the session is marked as holding raw text (Note \[Store door\]).
+fn record_spots(
+    tx: &Transaction<'_>,
+    masking: bool,
+    sessions: &[&str],
+    spots: &[(&str, &str, Spot, Option<i64>)],
+    made: bool,
+) -> rusqlite::Result<()> {
+    if !masking {
+        for id in sessions {
+            tx.prepare_cached(secrets::UNMASKED)?.execute([id])?;
+        }
+        return Ok(());
+    }
+    {
+        let mut ins = tx.prepare_cached(secrets::SQLITE_INSERT_FOUND)?;
+        for (session, at, spot, feed_id) in spots {
+            ins.execute(params![
+                session,
+                spot.rule,
+                spot.fingerprint,
+                spot.place,
+                feed_id,
+                at
+            ])?;
+        }
+    }
+    for id in sessions {
+        tx.prepare_cached(secrets::SQLITE_RECOUNT)?
+            .execute(params![id, made])?;
+    }
+    Ok(())
+}
+
+/// Insert feed entries; the row ids of those `want` names (by index).
+fn feed_insert_ids(
+    tx: &Transaction<'_>,
+    entries: &[FeedEntry],
+    want: &[Spot],
+) -> rusqlite::Result<Vec<Option<i64>>> {
+    let mut ids = vec![None; entries.len()];
+    for (i, e) in entries.iter().enumerate() {
+        feed_insert(tx, e)?;
+        if want.iter().any(|s| s.feed_index == Some(i)) {
+            ids[i] = Some(tx.last_insert_rowid());
+        }
+    }
+    Ok(ids)
+}
+
+/// The `secrets_found` rows of a feed batch: (session, time, spot, row id).
+fn feed_spots<'a>(
+    entries: &'a [FeedEntry],
+    spots: Vec<Spot>,
+    ids: &[Option<i64>],
+) -> Vec<(&'a str, &'a str, Spot, Option<i64>)> {
+    spots
+        .into_iter()
+        .filter_map(|s| {
+            let i = s.feed_index?;
+            let e = entries.get(i)?;
+            Some((e.session_id.as_str(), e.created_at.as_str(), s, ids[i]))
+        })
+        .collect()
 }
 
 /// Apply the missing migrations (Note \[Migrations\]); the resulting version.
@@ -411,8 +530,9 @@ fn save_native_tx(
     tx: &Transaction<'_>,
     r: &SessionRecord,
     feed: &[FeedEntry],
+    spots: &[Spot],
     mark: &NativeMark,
-) -> rusqlite::Result<NativeReport> {
+) -> rusqlite::Result<(NativeReport, Vec<Option<i64>>)> {
     let mut report = NativeReport::default();
     if let Some(parent) = &r.parent_id
         && stored_status(tx, parent)?.is_none()
@@ -432,9 +552,7 @@ fn save_native_tx(
     insert_session(tx, r, update)?;
     report.inserted = !update;
     put_tools(tx, r)?;
-    for e in feed {
-        feed_insert(tx, e)?;
-    }
+    let ids = feed_insert_ids(tx, feed, spots)?;
     report.feed = feed.len();
     tx.prepare_cached(
         "INSERT INTO native_files (path, session_id, agent, dev, inode, size, byte_offset,
@@ -458,7 +576,7 @@ fn save_native_tx(
         bits_i64(mark.lines),
         mark.updated_at,
     ])?;
-    Ok(report)
+    Ok((report, ids))
 }
 
 fn write(
@@ -677,6 +795,18 @@ fn lease_tx(
 }
 
 impl Store for SqliteStore {
+    fn mask_key(&self) -> Option<MaskKey> {
+        self.key.clone()
+    }
+
+    fn set_masker(&mut self, masker: Option<Masker>) {
+        self.masker = masker;
+    }
+
+    fn masker(&self) -> Option<&Masker> {
+        self.masker.as_ref()
+    }
+
     fn location(&self) -> Option<String> {
         self.conn
             .path()
@@ -687,6 +817,18 @@ impl Store for SqliteStore {
     fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
         let what = || format!("writing session `{}`", record.id);
         let has_feed = self.version >= 2;
+        let door = self.version >= 8;
+        let masking = self.masker.is_some();
+        let (record, spots) = match &self.masker {
+            Some(m) => secrets::mask_record(m, record),
+            None => (std::borrow::Cow::Borrowed(record), Vec::new()),
+        };
+        let record = &*record;
+        let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
+        let rows: Vec<(&str, &str, Spot, Option<i64>)> = spots
+            .into_iter()
+            .map(|s| (record.id.as_str(), at, s, None))
+            .collect();
         self.write_tx(&what, |tx| {
             let mut report = WriteReport::default();
             let update = match stored_status(tx, &record.id)?.as_deref() {
@@ -695,6 +837,9 @@ impl Store for SqliteStore {
                 Some(_) => return Ok(report),
             };
             write(tx, record, update, &mut report)?;
+            if door {
+                record_spots(tx, masking, &[&record.id], &rows, true)?;
+            }
             if has_feed {
                 // `valid` and the error count let a live page show the
                 // verdict without a reload; null when there is no verdict.
@@ -725,6 +870,17 @@ impl Store for SqliteStore {
 
     fn start_session(&mut self, record: &SessionRecord) -> Result<()> {
         let what = || format!("recording the start of session `{}`", record.id);
+        let door = self.version >= 8;
+        let masking = self.masker.is_some();
+        let (record, spots) = match &self.masker {
+            Some(m) => secrets::mask_record(m, record),
+            None => (std::borrow::Cow::Borrowed(record), Vec::new()),
+        };
+        let record = &*record;
+        let rows: Vec<(&str, &str, Spot, Option<i64>)> = spots
+            .into_iter()
+            .map(|s| (record.id.as_str(), record.started_at.as_str(), s, None))
+            .collect();
         let taken = self.write_tx(&what, |tx| {
             match stored_status(tx, &record.id)? {
                 Some(s) if s == "running" => return Ok(None),
@@ -734,6 +890,9 @@ impl Store for SqliteStore {
             let mut running = record.clone();
             "running".clone_into(&mut running.status);
             insert_session(tx, &running, false)?;
+            if door {
+                record_spots(tx, masking, &[&record.id], &rows, true)?;
+            }
             tx.execute(
                 "UPDATE sessions SET heartbeat_at = ?2 WHERE id = ?1",
                 params![record.id, record.started_at],
@@ -787,9 +946,13 @@ impl Store for SqliteStore {
             return Ok(());
         }
         let what = || format!("appending {} feed entries", entries.len());
+        let (door, masking) = (self.version >= 8, self.masker.is_some());
+        let (entries, spots) = self.mask_feed(entries);
         self.write_tx(&what, |tx| {
-            for e in entries {
-                feed_insert(tx, e)?;
+            let ids = feed_insert_ids(tx, &entries, &spots)?;
+            if door {
+                let rows = feed_spots(&entries, spots.clone(), &ids);
+                record_spots(tx, masking, &secrets::sessions_of(&entries), &rows, false)?;
             }
             Ok(())
         })
@@ -800,6 +963,8 @@ impl Store for SqliteStore {
             return Ok(());
         }
         let what = || format!("appending {} feed entries", entries.len());
+        let (door, masking) = (self.version >= 8, self.masker.is_some());
+        let (entries, spots) = self.mask_feed(entries);
         // Short patience, no retry: see the trait's doc.
         self.conn
             .busy_timeout(Duration::from_millis(250))
@@ -809,8 +974,11 @@ impl Store for SqliteStore {
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .context(what)?;
-            for e in entries {
-                feed_insert(&tx, e).context(what)?;
+            let ids = feed_insert_ids(&tx, &entries, &spots).context(what)?;
+            if door {
+                let rows = feed_spots(&entries, spots.clone(), &ids);
+                record_spots(&tx, masking, &secrets::sessions_of(&entries), &rows, false)
+                    .context(what)?;
             }
             tx.commit().context(what)
         })();
@@ -914,7 +1082,30 @@ impl Store for SqliteStore {
                 .pragma_update(None, "wal_autocheckpoint", IMPORT_CHECKPOINT_PAGES);
             self.bulk = true;
         }
-        self.write_tx(&what, |tx| save_native_tx(tx, record, feed, mark))
+        let (door, masking) = (self.version >= 8, self.masker.is_some());
+        let (record, rec_spots) = match &self.masker {
+            Some(m) => secrets::mask_record(m, record),
+            None => (std::borrow::Cow::Borrowed(record), Vec::new()),
+        };
+        let record = &*record;
+        let (feed, spots) = self.mask_feed(feed);
+        let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
+        self.write_tx(&what, |tx| {
+            let (report, ids) = save_native_tx(tx, record, &feed, &spots, mark)?;
+            if door {
+                let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
+                    .iter()
+                    .map(|s| (record.id.as_str(), at, s.clone(), None))
+                    .collect();
+                rows.extend(feed_spots(&feed, spots.clone(), &ids));
+                let mut ids = secrets::sessions_of(&feed);
+                if !ids.contains(&record.id.as_str()) {
+                    ids.push(&record.id);
+                }
+                record_spots(tx, masking, &ids, &rows, report.inserted)?;
+            }
+            Ok(report)
+        })
     }
 
     fn overview(&self) -> Result<Overview> {
@@ -1010,6 +1201,17 @@ impl Store for SqliteStore {
 }
 
 impl SqliteStore {
+    /// Feed entries through the door (Note \[Store door\] in `secrets`).
+    fn mask_feed<'a>(
+        &self,
+        entries: &'a [FeedEntry],
+    ) -> (std::borrow::Cow<'a, [FeedEntry]>, Vec<Spot>) {
+        match &self.masker {
+            Some(m) => secrets::mask_feed(m, entries),
+            None => (std::borrow::Cow::Borrowed(entries), Vec::new()),
+        }
+    }
+
     fn marks_where(
         &self,
         filter: &str,

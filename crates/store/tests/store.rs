@@ -5,6 +5,7 @@
 
 mod behaviour;
 mod queries;
+mod secrets_door;
 mod tls;
 
 use agentshape_store::{NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store};

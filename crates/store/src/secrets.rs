@@ -1,0 +1,269 @@
+//! The store door: secrets are masked before anything is written (issue 29).
+//!
+//! Note \[Store door\]: every row a session writes (`write_session`,
+//! `start_session`, `append_feed`, `save_native`) goes through the store's
+//! [`Masker`] first, on both backends, so a store never holds a credential
+//! an agent printed, whichever command wrote it. What was masked is counted
+//! (`sessions.secrets_masked`, one `secrets_found` row per secret: rule,
+//! keyed fingerprint, place; never the secret). The key of the fingerprints
+//! is made once per store (32 random bytes, `store_meta.mask_key`), by the
+//! first process that opens it for writing: insert-if-absent, then read
+//! back, so processes opening a new store at once agree on one key. A store
+//! opened with masking off ([`crate::Store::set_masker`] with `None`,
+//! `--no-mask`) writes raw text and leaves `secrets_masked` NULL, the mark
+//! `agentshape secrets mask` looks for.
+
+use std::borrow::Cow;
+
+use agentshape_core::secrets::{Found, MaskKey, Masker};
+use serde_json::Value;
+
+use crate::{Error, FeedEntry, Result, SessionRecord};
+
+/// The `store_meta` key of the store's mask key (64 hex digits).
+pub const MASK_KEY: &str = "mask_key";
+
+/// The `store_meta` key of when the mask key was made (RFC 3339): rows
+/// written before may be unmasked.
+pub const MASKED_SINCE: &str = "masked_since";
+
+/// A fresh key from the operating system's randomness.
+///
+/// # Errors
+/// When the operating system has no randomness to give.
+pub fn new_key() -> Result<MaskKey> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| Error::Io {
+        context: "making the store's mask key".to_owned(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(MaskKey::from_bytes(bytes))
+}
+
+/// A stored key, read back.
+pub(crate) fn parse_key(text: &str) -> Result<MaskKey> {
+    MaskKey::from_hex(text.trim()).map_err(|e| Error::Unexpected {
+        what: format!("store_meta.{MASK_KEY}: {e}"),
+    })
+}
+
+/// One secret masked on its way into the store: where, never what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spot {
+    /// The rule that found it.
+    pub rule: String,
+    /// Its keyed fingerprint.
+    pub fingerprint: String,
+    /// The column or table it was in (`summary`, `output`, `feed`, ...).
+    pub place: &'static str,
+    /// For `feed`: the index of the entry in the batch written.
+    pub feed_index: Option<usize>,
+}
+
+fn spots(found: Vec<Found>, place: &'static str, feed_index: Option<usize>) -> Vec<Spot> {
+    found
+        .into_iter()
+        .map(|f| Spot {
+            rule: f.rule,
+            fingerprint: f.fingerprint,
+            place,
+            feed_index,
+        })
+        .collect()
+}
+
+fn text(m: &Masker, s: &mut String, place: &'static str, out: &mut Vec<Spot>) {
+    let masked = m.mask_str(s);
+    if let Cow::Owned(t) = masked.text {
+        let found = masked.found;
+        *s = t;
+        out.extend(spots(found, place, None));
+    }
+}
+
+fn opt_text(m: &Masker, s: &mut Option<String>, place: &'static str, out: &mut Vec<Spot>) {
+    if let Some(s) = s {
+        text(m, s, place, out);
+    }
+}
+
+fn value(m: &Masker, v: &mut Option<Value>, place: &'static str, out: &mut Vec<Spot>) {
+    if let Some(v) = v {
+        out.extend(spots(m.mask_value(v), place, None));
+    }
+}
+
+/// `record` with every free text masked: summary, error, output and verdict
+/// (as JSON values: the same shape), escalation, events' messages,
+/// memories' observations, services' details. Borrowed when nothing was found.
+pub fn mask_record<'a>(
+    m: &Masker,
+    record: &'a SessionRecord,
+) -> (Cow<'a, SessionRecord>, Vec<Spot>) {
+    let mut r = record.clone();
+    let mut out = Vec::new();
+    opt_text(m, &mut r.summary, "summary", &mut out);
+    opt_text(m, &mut r.error, "error", &mut out);
+    value(m, &mut r.output, "output", &mut out);
+    value(m, &mut r.verdict, "verdict", &mut out);
+    value(m, &mut r.escalation, "escalation", &mut out);
+    for e in &mut r.events {
+        text(m, &mut e.message, "events", &mut out);
+    }
+    for mem in &mut r.memories {
+        text(m, &mut mem.value, "memories", &mut out);
+    }
+    for s in &mut r.services {
+        opt_text(m, &mut s.detail, "services", &mut out);
+    }
+    if out.is_empty() {
+        (Cow::Borrowed(record), out)
+    } else {
+        (Cow::Owned(r), out)
+    }
+}
+
+/// Feed entries with their bodies masked (as JSON text: the same shape);
+/// borrowed when nothing was found.
+pub fn mask_feed<'a>(m: &Masker, entries: &'a [FeedEntry]) -> (Cow<'a, [FeedEntry]>, Vec<Spot>) {
+    let mut out = Vec::new();
+    let mut owned: Option<Vec<FeedEntry>> = None;
+    for (i, e) in entries.iter().enumerate() {
+        let masked = m.mask_json_text(&e.body);
+        if let Cow::Owned(body) = masked.text {
+            let v = owned.get_or_insert_with(|| entries.to_vec());
+            v[i].body = body;
+            out.extend(spots(masked.found, "feed", Some(i)));
+        }
+    }
+    match owned {
+        Some(v) => (Cow::Owned(v), out),
+        None => (Cow::Borrowed(entries), out),
+    }
+}
+
+/// The session ids of a feed batch, each once, in first-seen order.
+pub(crate) fn sessions_of(entries: &[FeedEntry]) -> Vec<&str> {
+    let mut ids: Vec<&str> = Vec::new();
+    for e in entries {
+        if !ids.contains(&e.session_id.as_str()) {
+            ids.push(&e.session_id);
+        }
+    }
+    ids
+}
+
+/// Recounts `secrets_masked` from `secrets_found` for a session written
+/// through the door (`?2`: the row was just made, so NULL means "not
+/// counted yet", not "written unmasked").
+pub(crate) const SQLITE_RECOUNT: &str = "UPDATE sessions SET secrets_masked =
+    (SELECT COUNT(*) FROM secrets_found f WHERE f.session_id = sessions.id)
+    WHERE id = ?1 AND (secrets_masked IS NOT NULL OR ?2)";
+
+/// A session written with masking off may hold raw secrets.
+pub(crate) const UNMASKED: &str = "UPDATE sessions SET secrets_masked = NULL WHERE id = ?1";
+
+/// One `secrets_found` row.
+pub(crate) const SQLITE_INSERT_FOUND: &str = "INSERT INTO secrets_found
+    (session_id, rule, fingerprint, place, feed_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NewEvent, NewMemory, ServiceCheck};
+
+    const SECRET: &str = "ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7";
+
+    fn masker() -> Masker {
+        Masker::builtin(MaskKey::from_bytes([3; 32]))
+    }
+
+    #[test]
+    fn every_text_of_a_record_is_masked_and_counted_by_place() {
+        let mut r = SessionRecord::new("s", "2026-01-01T00:00:00Z", "completed");
+        let line = format!("GITHUB_TOKEN={SECRET}");
+        r.summary = Some(line.clone());
+        r.error = Some(line.clone());
+        r.output = Some(serde_json::json!({"summary": line, "n": 3, "list": [line]}));
+        r.escalation = Some(serde_json::json!({"reason": line}));
+        r.events.push(NewEvent {
+            level: "info".into(),
+            service: None,
+            message: line.clone(),
+        });
+        r.memories.push(NewMemory {
+            key: "db:auth".into(),
+            value: line.clone(),
+        });
+        r.services.push(ServiceCheck {
+            name: "db".into(),
+            status: "healthy".into(),
+            detail: Some(line.clone()),
+        });
+        let (masked, found) = mask_record(&masker(), &r);
+        let all = serde_json::to_string(&*masked).unwrap();
+        assert!(!all.contains(SECRET), "{all}");
+        assert!(all.contains("[REDACTED:github-pat:"), "{all}");
+        let places: Vec<&str> = found.iter().map(|s| s.place).collect();
+        for p in [
+            "summary",
+            "error",
+            "output",
+            "escalation",
+            "events",
+            "memories",
+            "services",
+        ] {
+            assert!(places.contains(&p), "{p} in {places:?}");
+        }
+        // The output keeps its shape.
+        let out = masked.output.as_ref().unwrap();
+        assert_eq!(out["n"], 3);
+        assert_eq!(out["list"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_record_without_secrets_is_borrowed() {
+        let mut r = SessionRecord::new("s", "2026-01-01T00:00:00Z", "completed");
+        r.summary = Some("all healthy".into());
+        let (masked, found) = mask_record(&masker(), &r);
+        assert!(matches!(masked, Cow::Borrowed(_)));
+        assert!(found.is_empty());
+    }
+
+    #[test]
+    fn feed_bodies_are_masked_with_their_index() {
+        let entries = vec![
+            FeedEntry {
+                session_id: "s".into(),
+                kind: "line".into(),
+                body: r#"{"text":"fine"}"#.into(),
+                created_at: "t".into(),
+            },
+            FeedEntry {
+                session_id: "s".into(),
+                kind: "line".into(),
+                body: serde_json::json!({"text": format!("export GITHUB_TOKEN={SECRET}")})
+                    .to_string(),
+                created_at: "t".into(),
+            },
+        ];
+        let (masked, found) = mask_feed(&masker(), &entries);
+        assert_eq!(masked[0].body, entries[0].body);
+        assert!(!masked[1].body.contains(SECRET));
+        let v: Value = serde_json::from_str(&masked[1].body).unwrap();
+        assert!(
+            v["text"]
+                .as_str()
+                .unwrap()
+                .contains("[REDACTED:github-pat:")
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].feed_index, Some(1));
+    }
+
+    #[test]
+    fn new_keys_differ() {
+        assert_ne!(new_key().unwrap().to_hex(), new_key().unwrap().to_hex());
+    }
+}
