@@ -78,6 +78,12 @@ fn age(text: &str) -> Result<String, String> {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Do not mask secrets (API keys, tokens, passwords) in what is printed
+    /// or written to the store; said on stderr every time. Printed
+    /// fingerprints use the store's key, or for `parse`/`extract` without a
+    /// store a random key, so they then compare only within that output.
+    #[arg(long, global = true)]
+    pub no_mask: bool,
 }
 
 /// Output options shared by every command.

@@ -8,6 +8,7 @@ mod args;
 mod commands;
 mod exit;
 mod input;
+mod mask;
 mod output;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -53,7 +53,12 @@ impl Out {
     /// # Errors
     /// When stdout fails (a broken pipe included).
     pub fn json_line<T: Serialize + ?Sized>(&mut self, value: &T) -> io::Result<()> {
-        serde_json::to_writer(&mut self.w, value)?;
+        if crate::mask::masker().is_none() {
+            serde_json::to_writer(&mut self.w, value)?;
+            return self.w.write_all(b"\n");
+        }
+        let text = serde_json::to_string(value)?;
+        self.w.write_all(crate::mask::json(&text).as_bytes())?;
         self.w.write_all(b"\n")
     }
 
@@ -62,7 +67,7 @@ impl Out {
     /// # Errors
     /// When stdout fails.
     pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.w.write_all(bytes)
+        self.w.write_all(&masked_bytes(bytes))
     }
 
     /// Write already-serialized lines, one after another.
@@ -75,6 +80,14 @@ impl Out {
     /// # Errors
     /// When stdout fails.
     pub fn lines<B: AsRef<[u8]>>(&mut self, lines: &[B]) -> io::Result<()> {
+        if crate::mask::masker().is_some() {
+            let masked: Vec<Cow<'_, [u8]>> = lines.iter().map(|l| masked_bytes(l.as_ref())).collect();
+            return self.lines_unmasked(&masked);
+        }
+        self.lines_unmasked(lines)
+    }
+
+    fn lines_unmasked<B: AsRef<[u8]>>(&mut self, lines: &[B]) -> io::Result<()> {
         let total: usize = lines.iter().map(|l| l.as_ref().len()).sum();
         if total < self.w.capacity() - self.w.buffer().len() {
             for l in lines {
@@ -96,7 +109,8 @@ impl Out {
     /// # Errors
     /// When stdout fails.
     pub fn line(&mut self, text: &str) -> io::Result<()> {
-        let text = terminal_safe(text, self.color);
+        let text = crate::mask::text(text);
+        let text = terminal_safe(&text, self.color);
         self.w.write_all(text.as_bytes())?;
         self.w.write_all(b"\n")
     }
@@ -129,6 +143,38 @@ impl Out {
     /// When stdout fails.
     pub fn flush(&mut self) -> io::Result<()> {
         self.w.flush()
+    }
+}
+
+/// Printed bytes through the output door (crate `mask`): JSON lines keep
+/// their shape; other text is masked as text; bytes that are not UTF-8 as
+/// their valid parts would be lost, so they are masked lossily only when a
+/// secret is found.
+fn masked_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
+    if crate::mask::masker().is_none() {
+        return Cow::Borrowed(bytes);
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        let lossy = String::from_utf8_lossy(bytes);
+        return match crate::mask::text(&lossy) {
+            Cow::Owned(t) => Cow::Owned(t.into_bytes()),
+            Cow::Borrowed(_) => Cow::Borrowed(bytes),
+        };
+    };
+    // Each line on its own: a batch is many JSON lines.
+    let mut out = String::new();
+    let mut changed = false;
+    for piece in text.split_inclusive('\n') {
+        let (body, nl) = piece.strip_suffix('\n').map_or((piece, ""), |b| (b, "\n"));
+        let m = crate::mask::json(body);
+        changed |= matches!(m, Cow::Owned(_));
+        out.push_str(&m);
+        out.push_str(nl);
+    }
+    if changed {
+        Cow::Owned(out.into_bytes())
+    } else {
+        Cow::Borrowed(bytes)
     }
 }
 

@@ -639,7 +639,7 @@ impl PgStore {
         Ok(PgStore {
             pool: Arc::new(pool),
             version,
-            masker: Some(Masker::builtin(key.clone())),
+            masker: secrets::process_masker(&key),
             key: Some(key),
         })
     }
@@ -691,7 +691,7 @@ impl PgStore {
         Ok(PgStore {
             pool: Arc::new(pool),
             version,
-            masker: key.clone().map(Masker::builtin),
+            masker: key.as_ref().and_then(secrets::process_masker),
             key,
         })
     }

@@ -14,8 +14,10 @@
 //! `agentshape secrets mask` looks for.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
-use agentshape_core::secrets::{Found, MaskKey, Masker};
+use agentshape_core::secrets::{Detector, Found, MaskKey, Masker};
 use serde_json::Value;
 
 use crate::{Error, FeedEntry, Result, SessionRecord};
@@ -26,6 +28,40 @@ pub const MASK_KEY: &str = "mask_key";
 /// The `store_meta` key of when the mask key was made (RFC 3339): rows
 /// written before may be unmasked.
 pub const MASKED_SINCE: &str = "masked_since";
+
+/// Note \[Process masking\]: a command decides once, for every store it
+/// opens (a run's store, an `ops` lease's, an import's two), whether rows
+/// are masked and with which rules (`--no-mask`, `mask = false`, the
+/// user's rule file); each store opened after [`set_process_masking`]
+/// takes it. Off by neither: masking is the default.
+static MASKING_OFF: AtomicBool = AtomicBool::new(false);
+static RULES: Mutex<Option<Arc<Detector>>> = Mutex::new(None);
+
+/// Set, for the stores this process opens from now on, whether rows are
+/// masked (`on`) and with which detector (`None`: the built-in rules).
+pub fn set_process_masking(on: bool, detector: Option<Arc<Detector>>) {
+    MASKING_OFF.store(!on, Ordering::SeqCst);
+    if let Ok(mut r) = RULES.lock() {
+        *r = detector;
+    }
+}
+
+/// Whether masking is off for this process (Note \[Process masking\]).
+pub fn process_masking_off() -> bool {
+    MASKING_OFF.load(Ordering::SeqCst)
+}
+
+/// The masker a store opened now uses with `key` (Note \[Process masking\]).
+pub fn process_masker(key: &MaskKey) -> Option<Masker> {
+    if process_masking_off() {
+        return None;
+    }
+    let rules = RULES.lock().ok().and_then(|r| r.clone());
+    Some(match rules {
+        Some(d) => Masker::new(d, key.clone()),
+        None => Masker::builtin(key.clone()),
+    })
+}
 
 /// A fresh key from the operating system's randomness.
 ///

@@ -206,7 +206,7 @@ impl SqliteStore {
             version,
             patience,
             bulk: false,
-            masker: key.clone().map(Masker::builtin),
+            masker: key.as_ref().and_then(secrets::process_masker),
             key,
         })
     }
@@ -231,7 +231,7 @@ impl SqliteStore {
             version,
             patience,
             bulk: false,
-            masker: Some(Masker::builtin(key.clone())),
+            masker: secrets::process_masker(&key),
             key: Some(key),
         })
     }

@@ -16,7 +16,17 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 
+use crate::mask;
 use crate::{State, assets, auth, builder, feed, limits, pages, playground, security};
+
+/// An answer too big to mask whole (Note \[Page door\] in `mask`).
+pub(crate) fn too_big_to_mask() -> Response {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "answer too big to mask secrets in (over 64 MiB)",
+    )
+    .into_response()
+}
 
 /// An error answer: a status and a message, as JSON.
 #[derive(Debug)]
@@ -98,6 +108,10 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
             limits::body_deadline,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            mask::responses,
         ))
         .layer(axum::middleware::from_fn(limits::utf8_path))
         .layer(axum::middleware::from_fn_with_state(

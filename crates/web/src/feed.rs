@@ -141,7 +141,7 @@ pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc
             for row in rows {
                 last = row.id;
                 // No subscriber is fine: nobody is watching.
-                let _ = state.tail.send(Arc::new(Row::new(&row)));
+                let _ = state.tail.send(Arc::new(Row::new(&row, state.masker.as_ref())));
             }
         }
     });
@@ -162,7 +162,7 @@ fn tail_postgres(
         let full = rows.len() == PAGE;
         for row in rows {
             last = row.id;
-            let _ = state.tail.send(Arc::new(Row::new(&row)));
+            let _ = state.tail.send(Arc::new(Row::new(&row, state.masker.as_ref())));
         }
         if !full {
             std::thread::sleep(poll);
@@ -187,9 +187,15 @@ pub(crate) struct Row {
 
 impl Row {
     /// Make the event's parts of a stored row.
-    pub(crate) fn new(row: &FeedRow) -> Self {
-        let body = serde_json::from_str::<serde_json::Value>(&row.body)
-            .unwrap_or_else(|_| serde_json::Value::String(row.body.clone()));
+    pub(crate) fn new(row: &FeedRow, masker: Option<&agentshape_core::secrets::Masker>) -> Self {
+        // The output door (Note \[Page door\] in `mask`): rows written
+        // before masking existed, or with `--no-mask`, are masked here.
+        let text = match masker {
+            Some(m) => m.mask_json_text(&row.body).text,
+            None => std::borrow::Cow::Borrowed(row.body.as_str()),
+        };
+        let body = serde_json::from_str::<serde_json::Value>(&text)
+            .unwrap_or_else(|_| serde_json::Value::String(text.clone().into_owned()));
         let data = serde_json::json!({
             "id": row.id,
             "session_id": row.session_id,
@@ -324,7 +330,7 @@ impl Follow {
         let largest = rows.iter().map(|r| r.body.len()).max().unwrap_or(0);
         self.batch = (CATCH_UP_BYTES / largest.max(1)).clamp(1, PAGE);
         self.pending
-            .extend(rows.iter().map(|row| Arc::new(Row::new(row))));
+            .extend(rows.iter().map(|row| Arc::new(Row::new(row, self.state.masker.as_ref()))));
     }
 }
 
@@ -377,7 +383,7 @@ mod tests {
         }
         writer.append_feed(&entries[10..]).unwrap();
         for row in writer.feed_after(10, 100).unwrap() {
-            let _ = state.tail.send(Arc::new(Row::new(&row)));
+            let _ = state.tail.send(Arc::new(Row::new(&row, state.masker.as_ref())));
         }
         while ids.len() < 50 {
             let row = tokio::time::timeout(Duration::from_secs(10), follow.next())
@@ -473,7 +479,7 @@ mod tests {
             body: "not json".into(),
             created_at: "t".into(),
         };
-        let made = Row::new(&row);
+        let made = Row::new(&row, None);
         assert_eq!(made.kind, "ev il");
         let data: serde_json::Value = serde_json::from_str(&made.data).unwrap();
         assert_eq!(

@@ -42,6 +42,7 @@ mod builder;
 pub mod error;
 mod feed;
 mod limits;
+mod mask;
 mod pages;
 mod playground;
 mod security;
@@ -62,6 +63,9 @@ pub use error::Error;
 /// How `serve` runs.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// Mask secrets in every page, API answer and feed event (default);
+    /// false: `--no-mask`, said by a banner on every page.
+    pub mask: bool,
     /// The store: a SQLite file (created and migrated when missing), or a
     /// Postgres URL (migrated; its live feed is tailed as Note \[Feed on
     /// Postgres\] in `feed` says).
@@ -93,6 +97,7 @@ impl Config {
     /// request head and for its body.
     pub fn new(store: StoreUrl) -> Self {
         Config {
+            mask: true,
             store,
             token: None,
             poll: Duration::from_millis(100),
@@ -138,6 +143,9 @@ pub(crate) struct State {
     /// tests watch to see that nothing reads ahead of a stalled client
     /// (Note \[Pull, not push\] in `feed`).
     pub(crate) feed_rows_read: AtomicU64,
+    /// What every response goes through (Note \[Page door\] in `mask`);
+    /// `None`: `--no-mask`, and every page says so.
+    pub(crate) masker: Option<agentshape_core::secrets::Masker>,
 }
 
 impl State {
@@ -158,6 +166,7 @@ impl State {
             max_feed_clients: config.max_feed_clients,
             client_timeout: config.client_timeout,
             feed_rows_read: AtomicU64::new(0),
+            masker: None,
         }
     }
 
@@ -231,22 +240,31 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
     let url = config.store.clone();
     // Created here so the read-only connections below always find a
     // migrated file, even when `serve` starts before any `run`.
-    let opened = tokio::task::spawn_blocking(move || -> Result<(i64, Option<PgStore>), Error> {
+    type Opened = (i64, Option<PgStore>, Option<agentshape_core::secrets::MaskKey>);
+    let opened = tokio::task::spawn_blocking(move || -> Result<Opened, Error> {
         match &url {
             StoreUrl::Sqlite(path) => {
-                drop(SqliteStore::open(path)?);
+                let key = SqliteStore::open(path)?.mask_key();
                 let store = SqliteStore::open_read_only(path)?;
-                Ok((agentshape_store::query::feed_max_id(&store)?, None))
+                Ok((agentshape_store::query::feed_max_id(&store)?, None, key))
             }
             StoreUrl::Postgres(u) => {
                 let pg = PgStore::open(u)?;
-                Ok((pg.feed_max_id()?, Some(pg)))
+                let key = pg.mask_key();
+                Ok((pg.feed_max_id()?, Some(pg), key))
             }
         }
     })
     .await
     .map_err(|e| Error::Serve(std::io::Error::other(e)))?;
-    let (start_after, pg) = opened?;
+    let (start_after, pg, key) = opened?;
+    let masker = match (config.mask, key) {
+        (false, _) => None,
+        (true, Some(k)) => Some(agentshape_core::secrets::Masker::builtin(k)),
+        (true, None) => Some(agentshape_core::secrets::Masker::builtin(
+            agentshape_store::secrets::new_key()?,
+        )),
+    };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| Error::Bind { addr, source })?;
@@ -257,7 +275,11 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
     };
     Ok(Bound {
         listener,
-        state: Arc::new(State::new(config, pg, tail)),
+        state: Arc::new({
+            let mut state = State::new(config, pg, tail);
+            state.masker = masker;
+            state
+        }),
         pace,
         start_after,
     })

@@ -15,6 +15,7 @@ pub fn run(args: &MemoriesArgs) -> anyhow::Result<Exit> {
         MemoriesAction::List { store, output } => {
             // Only reads: never creates or migrates the file.
             let store = StoreUrl::parse(&store.location)?.open_read_only()?;
+            crate::mask::use_store_key(store.mask_key());
             let mut out = Out::new(*output);
             for m in store.overview()?.memories {
                 if out.json {

@@ -49,6 +49,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
             return Ok(code);
         }
     };
+    if cli.no_mask {
+        crate::mask::turn_off();
+        crate::output::eprint(crate::mask::OFF_WARNING);
+    }
     match cli.command {
         Command::Parse(a) => parse::run(&a),
         Command::Extract(a) => extract::run(&a),

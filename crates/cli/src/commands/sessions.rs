@@ -49,6 +49,7 @@ fn ingest_command(store: &StoreUrl, logs: &[String]) -> String {
 pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
     let url = StoreUrl::parse(&args.store.location)?;
     let store = url.open_read_only()?;
+    crate::mask::use_store_key(store.mask_key());
     let o = store.overview()?;
     let unstored: Vec<String> = unstored_logs(&args.log_dir, &o)
         .iter()

@@ -1,0 +1,88 @@
+//! The output door: every string a command prints goes through one masker
+//! (issue 29), unless `--no-mask` turned masking off.
+//!
+//! Note \[Output keys\]: the fingerprints a command prints are keyed like
+//! the store's, so they compare with the dashboard's and `secrets scan`'s:
+//! a command that reads a store (`sessions`, `memories`) uses that store's
+//! key; `parse` and `extract`, which have none, use the key of the store
+//! `run` would use when it exists (`AGENTSHAPE_STORE` or `./agentshape.db`,
+//! opened read-only, never created), else a random key for this process, so
+//! fingerprints then compare only within that output.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use agentshape_core::secrets::{MaskKey, Masker};
+use agentshape_store::StoreUrl;
+
+static OFF: AtomicBool = AtomicBool::new(false);
+static KEY: Mutex<Option<MaskKey>> = Mutex::new(None);
+static MASKER: OnceLock<Masker> = OnceLock::new();
+
+/// What `--no-mask` says on stderr, every time.
+pub const OFF_WARNING: &str = "secret masking is OFF: raw credentials will be written/shown";
+
+/// Turn masking off for everything this process prints and writes.
+pub fn turn_off() {
+    OFF.store(true, Ordering::SeqCst);
+    agentshape_store::secrets::set_process_masking(false, None);
+}
+
+/// Key printed fingerprints with this store's key (Note \[Output keys\]);
+/// call before the first line is printed.
+pub fn use_store_key(key: Option<MaskKey>) {
+    if let (Some(k), Ok(mut slot)) = (key, KEY.lock()) {
+        *slot = Some(k);
+    }
+}
+
+/// The masker of printed output; `None` when masking is off.
+pub fn masker() -> Option<&'static Masker> {
+    if OFF.load(Ordering::SeqCst) {
+        return None;
+    }
+    Some(MASKER.get_or_init(|| {
+        let key = KEY
+            .lock()
+            .ok()
+            .and_then(|k| k.clone())
+            .or_else(default_store_key)
+            .or_else(|| agentshape_store::secrets::new_key().ok())
+            .unwrap_or_else(|| MaskKey::from_bytes(rand_fallback()));
+        Masker::builtin(key)
+    }))
+}
+
+/// The key of the store `run` would use, when it exists (never created).
+fn default_store_key() -> Option<MaskKey> {
+    StoreUrl::resolve(None).ok()?.open_read_only().ok()?.mask_key()
+}
+
+/// Only when the OS gives no randomness: the process id and clock (the
+/// fingerprints then still compare within this output).
+fn rand_fallback() -> [u8; 32] {
+    let mut b = [0u8; 32];
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    b[..16].copy_from_slice(&t.to_le_bytes());
+    b[16..20].copy_from_slice(&std::process::id().to_le_bytes());
+    b
+}
+
+/// `text` masked for printing.
+pub fn text(text: &str) -> std::borrow::Cow<'_, str> {
+    match masker() {
+        Some(m) => m.mask_str(text).text,
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+/// A JSON line masked for printing (the same shape).
+pub fn json(text: &str) -> std::borrow::Cow<'_, str> {
+    match masker() {
+        Some(m) => m.mask_json_text(text).text,
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
