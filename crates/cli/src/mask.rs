@@ -55,7 +55,11 @@ pub fn masker() -> Option<&'static Masker> {
 
 /// The key of the store `run` would use, when it exists (never created).
 fn default_store_key() -> Option<MaskKey> {
-    StoreUrl::resolve(None).ok()?.open_read_only().ok()?.mask_key()
+    StoreUrl::resolve(None)
+        .ok()?
+        .open_read_only()
+        .ok()?
+        .mask_key()
 }
 
 /// Only when the OS gives no randomness: the process id and clock (the

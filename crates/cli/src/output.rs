@@ -81,7 +81,8 @@ impl Out {
     /// When stdout fails.
     pub fn lines<B: AsRef<[u8]>>(&mut self, lines: &[B]) -> io::Result<()> {
         if crate::mask::masker().is_some() {
-            let masked: Vec<Cow<'_, [u8]>> = lines.iter().map(|l| masked_bytes(l.as_ref())).collect();
+            let masked: Vec<Cow<'_, [u8]>> =
+                lines.iter().map(|l| masked_bytes(l.as_ref())).collect();
             return self.lines_unmasked(&masked);
         }
         self.lines_unmasked(lines)

@@ -76,6 +76,23 @@ pub trait Copyable: Store {
     fn copy_rows_mut(&mut self) -> &mut dyn Rows;
 }
 
+/// The text cells of a row through the target's masker (Note \[Store
+/// door\] in `secrets`): rows already masked are unchanged (masking masked
+/// text changes nothing); an unmasked source's rows are masked with the
+/// target's key. JSON columns keep their shape.
+fn masked(m: Option<&agentshape_core::secrets::Masker>, row: Vec<Cell>) -> Vec<Cell> {
+    let Some(m) = m else { return row };
+    row.into_iter()
+        .map(|c| match c {
+            Cell::Text(t) => match m.mask_json_text(&t).text {
+                std::borrow::Cow::Owned(o) => Cell::Text(o),
+                std::borrow::Cow::Borrowed(_) => Cell::Text(t),
+            },
+            other => other,
+        })
+        .collect()
+}
+
 const SESSION_COLS: &str = "id, parent_id, tier, profile, agent, model, status, exit_code, \
     started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens, \
     extraction_method, error, error_category, summary, escalation, raw_log_path, heartbeat_at, \
@@ -155,6 +172,8 @@ fn insert(table: &str, cols: &str, row: Vec<Cell>) -> (String, Vec<Cell>) {
 /// Reading `from` or writing `to` failed; batches already committed stay.
 pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
     let src = from.copy_rows();
+    let m = to.masker().cloned();
+    let m = m.as_ref();
     let mut report = CopyReport::default();
     let mut offset = 0usize;
     loop {
@@ -196,7 +215,7 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
         let mut counts = CopyReport::default();
         for row in batch {
             if row[0].text().is_some_and(|id| !present.contains(id)) {
-                stmts.push(insert("sessions", SESSION_COLS, row));
+                stmts.push(insert("sessions", SESSION_COLS, masked(m, row)));
                 counts.sessions += 1;
             }
         }
@@ -207,19 +226,19 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
             )
         };
         for row in children("events", EVENT_COLS, "session_id")? {
-            stmts.push(insert("events", EVENT_COLS, row));
+            stmts.push(insert("events", EVENT_COLS, masked(m, row)));
             counts.events += 1;
         }
         for row in children("services_checked", SERVICE_COLS, "session_id")? {
-            stmts.push(insert("services_checked", SERVICE_COLS, row));
+            stmts.push(insert("services_checked", SERVICE_COLS, masked(m, row)));
             counts.services_checked += 1;
         }
         for row in children("escalations", ESCALATION_COLS, "child_id")? {
-            stmts.push(insert("escalations", ESCALATION_COLS, row));
+            stmts.push(insert("escalations", ESCALATION_COLS, masked(m, row)));
             counts.escalations += 1;
         }
         for row in children("feed", FEED_COLS, "session_id")? {
-            stmts.push(insert("feed", FEED_COLS, row));
+            stmts.push(insert("feed", FEED_COLS, masked(m, row)));
             counts.feed += 1;
         }
         // Keyed by name, not by a row id: in key order.
@@ -267,11 +286,16 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
             _ => None,
         })
         .unwrap_or(0);
-    copy_memories(src, to.copy_rows_mut(), &mut report)?;
+    copy_memories(src, to.copy_rows_mut(), m, &mut report)?;
     Ok(report)
 }
 
-fn copy_memories(src: &dyn Rows, dst: &mut dyn Rows, report: &mut CopyReport) -> Result<()> {
+fn copy_memories(
+    src: &dyn Rows,
+    dst: &mut dyn Rows,
+    m: Option<&agentshape_core::secrets::Masker>,
+    report: &mut CopyReport,
+) -> Result<()> {
     let rows = src.read(
         &format!("SELECT {MEMORY_COLS} FROM memories ORDER BY id"),
         &[],
@@ -300,7 +324,7 @@ fn copy_memories(src: &dyn Rows, dst: &mut dyn Rows, report: &mut CopyReport) ->
                 continue;
             }
         }
-        stmts.push(insert("memories", MEMORY_COLS, row));
+        stmts.push(insert("memories", MEMORY_COLS, masked(m, row)));
         report.memories += 1;
     }
     if !stmts.is_empty() {

@@ -141,7 +141,9 @@ pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc
             for row in rows {
                 last = row.id;
                 // No subscriber is fine: nobody is watching.
-                let _ = state.tail.send(Arc::new(Row::new(&row, state.masker.as_ref())));
+                let _ = state
+                    .tail
+                    .send(Arc::new(Row::new(&row, state.masker.as_ref())));
             }
         }
     });
@@ -162,7 +164,9 @@ fn tail_postgres(
         let full = rows.len() == PAGE;
         for row in rows {
             last = row.id;
-            let _ = state.tail.send(Arc::new(Row::new(&row, state.masker.as_ref())));
+            let _ = state
+                .tail
+                .send(Arc::new(Row::new(&row, state.masker.as_ref())));
         }
         if !full {
             std::thread::sleep(poll);
@@ -329,8 +333,10 @@ impl Follow {
         self.catching_up = rows.len() == limit;
         let largest = rows.iter().map(|r| r.body.len()).max().unwrap_or(0);
         self.batch = (CATCH_UP_BYTES / largest.max(1)).clamp(1, PAGE);
-        self.pending
-            .extend(rows.iter().map(|row| Arc::new(Row::new(row, self.state.masker.as_ref()))));
+        self.pending.extend(
+            rows.iter()
+                .map(|row| Arc::new(Row::new(row, self.state.masker.as_ref()))),
+        );
     }
 }
 
@@ -383,7 +389,9 @@ mod tests {
         }
         writer.append_feed(&entries[10..]).unwrap();
         for row in writer.feed_after(10, 100).unwrap() {
-            let _ = state.tail.send(Arc::new(Row::new(&row, state.masker.as_ref())));
+            let _ = state
+                .tail
+                .send(Arc::new(Row::new(&row, state.masker.as_ref())));
         }
         while ids.len() < 50 {
             let row = tokio::time::timeout(Duration::from_secs(10), follow.next())

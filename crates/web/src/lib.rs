@@ -240,7 +240,11 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
     let url = config.store.clone();
     // Created here so the read-only connections below always find a
     // migrated file, even when `serve` starts before any `run`.
-    type Opened = (i64, Option<PgStore>, Option<agentshape_core::secrets::MaskKey>);
+    type Opened = (
+        i64,
+        Option<PgStore>,
+        Option<agentshape_core::secrets::MaskKey>,
+    );
     let opened = tokio::task::spawn_blocking(move || -> Result<Opened, Error> {
         match &url {
             StoreUrl::Sqlite(path) => {

@@ -18,6 +18,8 @@ use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
 
+use agentshape_core::secrets::Masker;
+
 use crate::State;
 
 /// The largest answer masked whole; a bigger one (never made by these
@@ -57,11 +59,61 @@ pub(crate) async fn responses(
     };
     let out = match &state.masker {
         Some(m) if json => m.mask_json_text(text).text.into_owned(),
-        Some(m) => m.mask_str(text).text.into_owned(),
+        Some(m) => mask_html(m, text),
         None => with_banner(text),
     };
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from(out))
+}
+
+/// A page with every secret masked: found in the page's text with its
+/// entities read (`api_key=&quot;sk-…&quot;` reads as the quoted value the
+/// rules know), then replaced where it stands, escaped as the page has it.
+fn mask_html(m: &Masker, page: &str) -> String {
+    let read = unescape(page);
+    let found = m.scan(&read);
+    if found.is_empty() {
+        return page.to_owned();
+    }
+    let mut pairs: Vec<(String, String)> = found
+        .iter()
+        .map(|f| {
+            (
+                read[f.start..f.end].to_owned(),
+                format!("[REDACTED:{}:{}]", f.rule, f.fingerprint),
+            )
+        })
+        .collect();
+    // Longer secrets first, so one inside another is not left half masked.
+    pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+    pairs.dedup_by(|a, b| a.0 == b.0);
+    let mut out = page.to_owned();
+    for (secret, mask) in pairs {
+        for form in [escape(&secret), secret] {
+            if !form.is_empty() && out.contains(&form) {
+                out = out.replace(&form, &mask);
+            }
+        }
+    }
+    out
+}
+
+/// The entities a page escapes text with, read back.
+fn unescape(page: &str) -> String {
+    page.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// Text escaped as maud escapes it.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The page with the `--no-mask` banner first in its main part.
@@ -81,8 +133,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_secret_escaped_in_html_is_masked() {
+        let m = Masker::builtin(agentshape_core::secrets::MaskKey::from_bytes([1; 32]));
+        let key = "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";
+        let page = format!("<pre>client = OpenAI(api_key=&quot;{key}&quot;)</pre>");
+        let out = mask_html(&m, &page);
+        assert!(!out.contains(key), "{out}");
+        assert!(out.contains("api_key=&quot;[REDACTED:"), "{out}");
+    }
+
+    #[test]
     fn the_banner_goes_first_in_main() {
         let page = with_banner("<html><body><nav></nav><main><h1>x</h1></main></body></html>");
-        assert!(page.contains(&format!("<main><p class=\"no-mask\" role=\"alert\"><strong>{OFF_BANNER}")));
+        assert!(page.contains(&format!(
+            "<main><p class=\"no-mask\" role=\"alert\"><strong>{OFF_BANNER}"
+        )));
     }
 }

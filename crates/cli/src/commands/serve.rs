@@ -41,6 +41,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         })?;
     }
     config.schemas = args.schemas;
+    config.mask = crate::mask::masker().is_some();
     config.max_feed_clients = args.max_feed_clients as usize;
     config.client_timeout = std::time::Duration::from_secs_f64(args.client_timeout);
     // `--watch`: the agents' own sessions, followed on a thread of their

@@ -37,6 +37,7 @@ mod process_safety;
 mod profiles;
 mod provider_safety;
 mod run;
+mod secrets_doors;
 mod serve;
 mod serve_auth;
 mod serve_hostile;

@@ -1,0 +1,350 @@
+//! Issue 29's doors: the planted secrets of core's corpus, put into a
+//! transcript's tool outputs, user text and structured output, are absent
+//! (their masks present) wherever data leaves the forensic log: the store
+//! (every byte of the file), `sessions --json`, `parse --json`,
+//! `extract --json`, a `store copy`, and `serve`'s API, pages and SSE feed,
+//! including for rows written with `--no-mask` (the page door masks them).
+//! `--no-mask` shows raw text and says so; the forensic log stays byte-exact.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::served::{Http, serve};
+use crate::{agentshape, json_lines, repo_root};
+
+struct Case {
+    secret: String,
+    context: String,
+}
+
+fn planted() -> Vec<Case> {
+    let path = repo_root().join("crates/core/tests/fixtures/secrets/planted.jsonl");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            Case {
+                secret: v["secret"].as_str().unwrap().to_owned(),
+                context: v["context"].as_str().unwrap().to_owned(),
+            }
+        })
+        .collect()
+}
+
+const GH: &str = "ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7";
+
+/// `examples/healthy-structured.ndjson` with every planted context as a
+/// tool output and as user text, and a GitHub token in the structured
+/// output's summary, an event and a memory.
+fn transcript(dir: &Path, cases: &[Case]) -> PathBuf {
+    let text =
+        std::fs::read_to_string(repo_root().join("examples/healthy-structured.ndjson")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (body, last) = lines.split_at(lines.len() - 1);
+    let mut out: Vec<String> = body.iter().map(|l| (*l).to_owned()).collect();
+    for (i, c) in cases.iter().enumerate() {
+        out.push(
+            json!({"type": "user", "message": {"role": "user", "content": [
+                {"tool_use_id": format!("toolu_secret{i}"), "type": "tool_result", "content": c.context}]},
+                "session_id": "5f0c2a8e-3b1d-4c47-9e2a-7d1f6b9c0a41"})
+            .to_string(),
+        );
+        out.push(
+            json!({"type": "user", "message": {"role": "user", "content": format!("please use this: {}", c.context)},
+                "session_id": "5f0c2a8e-3b1d-4c47-9e2a-7d1f6b9c0a41"})
+            .to_string(),
+        );
+    }
+    let mut result: Value = serde_json::from_str(last[0]).unwrap();
+    let so = &mut result["structured_output"];
+    so["summary"] = json!(format!(
+        "{} The deploy used GITHUB_TOKEN={GH}",
+        so["summary"].as_str().unwrap()
+    ));
+    so["events"][1]["message"] = json!(format!("token leaked in logs: {GH}"));
+    so["memories"][0]["value"] = json!(format!("restart needs GITHUB_TOKEN={GH}"));
+    out.push(result.to_string());
+    let path = dir.join("leaky.ndjson");
+    std::fs::write(&path, out.join("\n") + "\n").unwrap();
+    path
+}
+
+/// Every byte of a SQLite store (database and WAL), as text.
+fn store_bytes(db: &Path) -> String {
+    let mut all = Vec::new();
+    for suffix in ["", "-wal"] {
+        let p = PathBuf::from(format!("{}{suffix}", db.display()));
+        if let Ok(b) = std::fs::read(&p) {
+            all.extend(b);
+        }
+    }
+    String::from_utf8_lossy(&all).into_owned()
+}
+
+fn assert_masked(place: &str, text: &str, cases: &[Case]) {
+    for c in cases {
+        assert!(
+            !text.contains(&c.secret),
+            "{place}: secret shown: {}",
+            c.secret
+        );
+    }
+    assert!(!text.contains(GH), "{place}: GitHub token shown");
+    assert!(text.contains("[REDACTED:"), "{place}: no mask in it");
+}
+
+fn run(dir: &Path, db: &Path, t: &Path, extra: &[&str]) -> std::process::Output {
+    agentshape()
+        .args(["run", "--profile", "claude-ops", "--replay"])
+        .arg(t)
+        .args(["--session-id", "leaky", "--store"])
+        .arg(db)
+        .arg("--log-dir")
+        .arg(dir.join("logs"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_replayed_run_is_stored_and_printed_masked_and_its_log_stays_raw() {
+    let cases = planted();
+    assert!(cases.len() >= 40);
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript(dir.path(), &cases);
+    let db = dir.path().join("a.db");
+    let out = run(dir.path(), &db, &t, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_masked("the store", &store_bytes(&db), &cases);
+    // The forensic log is the evidence: byte-exact.
+    let mut log = String::new();
+    for e in std::fs::read_dir(dir.path().join("logs")).unwrap() {
+        let mut f = std::fs::File::open(e.unwrap().path()).unwrap();
+        f.read_to_string(&mut log).unwrap();
+    }
+    assert!(log.contains(GH) && log.contains(&cases[0].secret));
+
+    // A valid output holding a secret stays valid, and is stored masked in
+    // the same shape.
+    let s = agentshape()
+        .args(["sessions", "--json", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert!(!text.contains(GH), "{text}");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let (output, verdict, masked): (String, String, i64) = c
+        .query_row(
+            "SELECT output, verdict, secrets_masked FROM sessions WHERE id = 'leaky'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let verdict: Value = serde_json::from_str(&verdict).unwrap();
+    assert_eq!(verdict["valid"], true, "{verdict}");
+    let output: Value = serde_json::from_str(&output).unwrap();
+    assert!(
+        output["summary"]
+            .as_str()
+            .unwrap()
+            .contains("GITHUB_TOKEN=[REDACTED:github-pat:")
+    );
+    assert_eq!(output["events"].as_array().unwrap().len(), 3);
+    assert!(masked as usize >= cases.len(), "{masked} secrets counted");
+    let found: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM secrets_found WHERE session_id = 'leaky'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(found, masked);
+
+    // `ingest` of the log into a fresh store masks what it reads.
+    let log_path = std::fs::read_dir(dir.path().join("logs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let db2 = dir.path().join("ingested.db");
+    let out = agentshape()
+        .arg("ingest")
+        .arg(&log_path)
+        .arg("--store")
+        .arg(&db2)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_masked("an ingested store", &store_bytes(&db2), &cases);
+}
+
+#[test]
+fn parse_and_extract_print_masked_json_of_the_same_shape_and_no_mask_prints_raw_loudly() {
+    let cases = planted();
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript(dir.path(), &cases);
+    for cmd in [
+        &["parse", "--json"][..],
+        &["extract", "--json", "--profile", "claude-ops"][..],
+    ] {
+        let out = agentshape()
+            .args(cmd)
+            .arg(&t)
+            .env("AGENTSHAPE_STORE", dir.path().join("none.db"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        for c in &cases {
+            assert!(!text.contains(&c.secret), "{cmd:?}: {}", c.secret);
+        }
+        assert!(!text.contains(GH), "{cmd:?}: {text}");
+        // Still JSON lines.
+        let lines = json_lines(&out.stdout);
+        assert!(!lines.is_empty());
+        assert!(
+            !dir.path().join("none.db").exists(),
+            "a printing command created a store"
+        );
+        let raw = agentshape()
+            .args(cmd)
+            .arg("--no-mask")
+            .arg(&t)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&raw.stderr);
+        assert!(
+            stderr.contains("secret masking is OFF: raw credentials will be written/shown"),
+            "{stderr}"
+        );
+        assert!(
+            String::from_utf8_lossy(&raw.stdout).contains(GH),
+            "{cmd:?} --no-mask"
+        );
+    }
+    // extract's value keeps its shape.
+    let out = agentshape()
+        .args(["extract", "--json", "--profile", "claude-ops"])
+        .arg(&t)
+        .output()
+        .unwrap();
+    let v = &json_lines(&out.stdout)[0];
+    let text = v.to_string();
+    assert!(text.contains("[REDACTED:github-pat:"), "{text}");
+}
+
+/// The SSE feed from the start until `ended`, as text.
+fn feed_text(base: &str) -> String {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut resp = reqwest::Client::new()
+            .get(format!("{base}/api/feed?after=0"))
+            .send()
+            .await
+            .unwrap();
+        let mut text = String::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !text.contains("event: ended") && std::time::Instant::now() < deadline {
+            match tokio::time::timeout(std::time::Duration::from_secs(5), resp.chunk()).await {
+                Ok(Ok(Some(c))) => text.push_str(&String::from_utf8_lossy(&c)),
+                _ => break,
+            }
+        }
+        text
+    })
+}
+
+#[test]
+fn serve_masks_rows_stored_raw_in_api_pages_and_feed_and_no_mask_shows_a_banner() {
+    let cases = planted();
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript(dir.path(), &cases);
+    let db = dir.path().join("raw.db");
+    // Stored raw (as before masking existed).
+    let out = run(dir.path(), &db, &t, &["--no-mask"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("secret masking is OFF"));
+    assert!(store_bytes(&db).contains(GH));
+
+    let server = serve(&db, &[]);
+    let http = Http::new(&server.base);
+    for path in [
+        "/api/sessions/leaky",
+        "/api/sessions",
+        "/api/events",
+        "/api/memories",
+        "/sessions/leaky",
+        "/sessions?q=deploy",
+        "/sessions?q=env",
+        "/events",
+        "/memories",
+        "/",
+    ] {
+        let (status, body) = http.get(path);
+        assert_eq!(status, 200, "{path}");
+        let text = match &body {
+            Value::String(s) => s.clone(),
+            v => v.to_string(),
+        };
+        for c in &cases {
+            assert!(!text.contains(&c.secret), "{path}: {}", c.secret);
+        }
+        assert!(!text.contains(GH), "{path}");
+    }
+    let (_, detail) = http.get("/api/sessions/leaky");
+    assert!(detail.to_string().contains("[REDACTED:github-pat:"));
+    assert_masked("the SSE feed", &feed_text(&server.base), &cases);
+    drop(server);
+
+    let server = serve(&db, &["--no-mask"]);
+    let http = Http::new(&server.base);
+    let (_, page) = http.get("/sessions/leaky");
+    let page = page.as_str().unwrap().to_owned();
+    assert!(page.contains("secret masking is OFF: raw credentials are shown"));
+    assert!(page.contains(GH));
+}
+
+#[test]
+fn store_copy_masks_an_unmasked_source_with_the_targets_key() {
+    let cases = planted();
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript(dir.path(), &cases);
+    let db = dir.path().join("raw.db");
+    assert_eq!(
+        run(dir.path(), &db, &t, &["--no-mask"]).status.code(),
+        Some(0)
+    );
+    let to = dir.path().join("copy.db");
+    let out = agentshape()
+        .args(["store", "copy", "--from"])
+        .arg(&db)
+        .arg("--to")
+        .arg(&to)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_masked("a store copy", &store_bytes(&to), &cases);
+}
