@@ -200,6 +200,12 @@ pub enum Command {
     Model(ModelArgs),
     /// The store itself: copy it to another backend.
     Store(StoreArgs),
+    /// Secrets (API keys, tokens, passwords): list where they are, or mask what a store already holds.
+    #[command(after_help = "Examples:\n  \
+        agentshape secrets scan transcripts/*.ndjson\n  \
+        agentshape secrets scan --store agentshape.db --json\n  \
+        agentshape secrets mask --store agentshape.db")]
+    Secrets(SecretsArgs),
     /// Import the sessions Claude Code, Codex and Gemini CLI wrote themselves (incrementally).
     #[command(after_help = IMPORT_HELP)]
     Import(NativeArgs),
@@ -275,6 +281,47 @@ pub struct NativeArgs {
     pub store: StoreArg,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SecretsArgs {
+    #[command(subcommand)]
+    pub action: SecretsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsAction {
+    /// List the secrets in files (rule, file, line, fingerprint) or masked in a store (rule, session, place, fingerprint); never the secret.
+    #[command(
+        after_help = "Fingerprints are keyed: with files they use the key of the store \
+        `run` would use when it exists (AGENTSHAPE_STORE or ./agentshape.db), else a random key, \
+        so they then compare only within this output; with --store, the store's key.\n\n\
+        Exit codes: 0 nothing found · 1 something found (rotate those keys) · 64 usage · \
+        66 a file or the store is missing."
+    )]
+    Scan {
+        /// Files to scan (`-` for stdin).
+        #[arg(value_name = "PATH", conflicts_with = "store")]
+        paths: Vec<std::path::PathBuf>,
+        /// List what was masked in this store (`PATH`, `sqlite:PATH` or `postgres://…`).
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Mask what a store already holds (rows written before masking, or with --no-mask); idempotent.
+    #[command(
+        after_help = "Every text column and feed body is masked in batches of 500 rows \
+        (one transaction each); a second run changes nothing.\n\n\
+        Exit codes: 0 done · 64 usage · 66 the store is missing · store failures as for `run`."
+    )]
+    Mask {
+        /// The store (default: AGENTSHAPE_STORE, else ./agentshape.db).
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 }
 
 #[derive(Debug, Args)]

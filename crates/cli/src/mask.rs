@@ -41,7 +41,13 @@ pub fn masker() -> Option<&'static Masker> {
     if OFF.load(Ordering::SeqCst) {
         return None;
     }
-    Some(MASKER.get_or_init(|| {
+    Some(scanner())
+}
+
+/// The masker fingerprints are made with, even when masking is off
+/// (`secrets scan` finds secrets either way).
+pub fn scanner() -> &'static Masker {
+    MASKER.get_or_init(|| {
         let key = KEY
             .lock()
             .ok()
@@ -50,7 +56,7 @@ pub fn masker() -> Option<&'static Masker> {
             .or_else(|| agentshape_store::secrets::new_key().ok())
             .unwrap_or_else(|| MaskKey::from_bytes(rand_fallback()));
         Masker::builtin(key)
-    }))
+    })
 }
 
 /// The key of the store `run` would use, when it exists (never created).

@@ -303,3 +303,230 @@ mod tests {
         assert_ne!(new_key().unwrap().to_hex(), new_key().unwrap().to_hex());
     }
 }
+
+/// One `secrets_found` row: where a secret was masked, never the secret.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FoundRow {
+    /// The session it was in.
+    pub session_id: String,
+    /// The rule that found it.
+    pub rule: String,
+    /// Its keyed fingerprint.
+    pub fingerprint: String,
+    /// The column or table (`summary`, `output`, `feed`, ...).
+    pub place: String,
+    /// The feed row, for `feed`.
+    pub feed_id: Option<i64>,
+    /// When (the row's time).
+    pub created_at: String,
+}
+
+/// The secrets masked in a store, newest first, at most `limit`.
+///
+/// # Errors
+/// When the store cannot be read (or predates masking: no table).
+pub fn found(store: &dyn crate::copy::Copyable, limit: usize) -> Result<Vec<FoundRow>> {
+    use crate::copy::Cell;
+    let rows = store.copy_rows().read(
+        "SELECT session_id, rule, fingerprint, place, feed_id, created_at FROM secrets_found \
+         ORDER BY created_at DESC, id DESC LIMIT ?",
+        &[Cell::Int(i64::try_from(limit).unwrap_or(i64::MAX))],
+    )?;
+    let text = |c: &Cell| match c {
+        Cell::Text(t) => t.clone(),
+        Cell::Int(n) => n.to_string(),
+        _ => String::new(),
+    };
+    Ok(rows
+        .iter()
+        .map(|r| FoundRow {
+            session_id: text(&r[0]),
+            rule: text(&r[1]),
+            fingerprint: text(&r[2]),
+            place: text(&r[3]),
+            feed_id: match r[4] {
+                Cell::Int(n) => Some(n),
+                _ => None,
+            },
+            created_at: text(&r[5]),
+        })
+        .collect())
+}
+
+/// What [`mask_stored`] changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MaskReport {
+    /// Rows rewritten.
+    pub rows: u64,
+    /// Secrets masked in them (one `secrets_found` row each).
+    pub secrets: u64,
+    /// Secrets masked per place.
+    pub by_place: std::collections::BTreeMap<String, u64>,
+}
+
+/// Rows read per batch by [`mask_stored`].
+pub const MASK_BATCH: usize = 500;
+
+/// The text columns [`mask_stored`] masks: (table, key column, session
+/// column, time column, masked columns).
+const STORED: &[(&str, &str, &str, &str, &[&str])] = &[
+    (
+        "sessions",
+        "id",
+        "id",
+        "started_at",
+        &["summary", "error", "output", "verdict", "escalation"],
+    ),
+    ("events", "id", "session_id", "created_at", &["message"]),
+    (
+        "memories",
+        "id",
+        "session_id",
+        "created_at",
+        &["observation"],
+    ),
+    ("services_checked", "id", "session_id", "''", &["detail"]),
+    ("feed", "id", "session_id", "created_at", &["body"]),
+];
+
+/// Note \[Masking a stored store\]: `agentshape secrets mask` masks what a
+/// store already holds (rows written before masking existed, or with
+/// `--no-mask`): every text column of [`STORED`], in batches of
+/// [`MASK_BATCH`] rows, each batch one transaction. A changed row is
+/// rewritten and its secrets recorded in `secrets_found`; a feed row is
+/// deleted and inserted again with its id, so the search index (kept by
+/// insert and delete triggers on SQLite) holds the masked text. Masking
+/// masked text changes nothing, so a second run rewrites nothing.
+/// Finally every session's `secrets_masked` is recounted.
+///
+/// # Errors
+/// When the store cannot be read or written; batches done stay done.
+pub fn mask_stored(store: &mut dyn crate::copy::Copyable, m: &Masker) -> Result<MaskReport> {
+    use crate::copy::Cell;
+    let mut report = MaskReport::default();
+    for (table, key, session, at, cols) in STORED {
+        let mut after = if *key == "id" && *table != "sessions" {
+            Cell::Int(i64::MIN)
+        } else {
+            Cell::Text(String::new())
+        };
+        loop {
+            let sql = format!(
+                "SELECT {key}, {session}, {at}, {} FROM {table} WHERE {key} > ? ORDER BY {key} LIMIT ?",
+                cols.join(", ")
+            );
+            let rows = store.copy_rows().read(
+                &sql,
+                &[
+                    after.clone(),
+                    Cell::Int(i64::try_from(MASK_BATCH).unwrap_or(i64::MAX)),
+                ],
+            )?;
+            let Some(last) = rows.last() else { break };
+            after = last[0].clone();
+            let mut stmts: Vec<(String, Vec<Cell>)> = Vec::new();
+            for row in &rows {
+                let mut changed = Vec::new();
+                let mut spots = Vec::new();
+                for (i, col) in cols.iter().enumerate() {
+                    let Cell::Text(t) = &row[3 + i] else { continue };
+                    let masked = m.mask_json_text(t);
+                    if let Cow::Owned(new) = masked.text {
+                        changed.push((*col, new));
+                        spots.extend(masked.found.into_iter().map(|f| (*col, f)));
+                    }
+                }
+                if changed.is_empty() {
+                    continue;
+                }
+                report.rows += 1;
+                if *table == "feed" {
+                    let body = changed[0].1.clone();
+                    let full = store.copy_rows().read(
+                        "SELECT session_id, kind, created_at FROM feed WHERE id = ?",
+                        &[row[0].clone()],
+                    )?;
+                    let Some(f) = full.first() else { continue };
+                    stmts.push((
+                        "DELETE FROM feed WHERE id = ?".to_owned(),
+                        vec![row[0].clone()],
+                    ));
+                    stmts.push((
+                        "INSERT INTO feed (id, session_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?)"
+                            .to_owned(),
+                        vec![row[0].clone(), f[0].clone(), f[1].clone(), Cell::Text(body), f[2].clone()],
+                    ));
+                } else {
+                    for (col, new) in changed {
+                        stmts.push((
+                            format!("UPDATE {table} SET {col} = ? WHERE {key} = ?"),
+                            vec![Cell::Text(new), row[0].clone()],
+                        ));
+                    }
+                }
+                let feed_id = if *table == "feed" {
+                    row[0].clone()
+                } else {
+                    Cell::Null
+                };
+                let place_of = |col: &str| -> String {
+                    match *table {
+                        "sessions" => col.to_owned(),
+                        "services_checked" => "services".to_owned(),
+                        t => t.to_owned(),
+                    }
+                };
+                for (col, f) in spots {
+                    let place = place_of(col);
+                    *report.by_place.entry(place.clone()).or_default() += 1;
+                    report.secrets += 1;
+                    stmts.push((
+                        "INSERT INTO secrets_found (session_id, rule, fingerprint, place, feed_id, created_at) \
+                         VALUES (?, ?, ?, ?, ?, ?)"
+                            .to_owned(),
+                        vec![
+                            row[1].clone(),
+                            Cell::Text(f.rule),
+                            Cell::Text(f.fingerprint),
+                            Cell::Text(place),
+                            feed_id.clone(),
+                            match &row[2] {
+                                Cell::Text(t) => Cell::Text(t.clone()),
+                                _ => Cell::Text(String::new()),
+                            },
+                        ],
+                    ));
+                }
+            }
+            if !stmts.is_empty() {
+                store.copy_rows_mut().write_all(&stmts)?;
+            }
+            if rows.len() < MASK_BATCH {
+                break;
+            }
+        }
+    }
+    store.copy_rows_mut().write_all(&[(
+        "UPDATE sessions SET secrets_masked = \
+         (SELECT COUNT(*) FROM secrets_found f WHERE f.session_id = sessions.id)"
+            .to_owned(),
+        Vec::new(),
+    )])?;
+    Ok(report)
+}
+
+/// Sessions that may hold raw secrets (written before masking existed, or
+/// with `--no-mask`): `secrets_masked` is NULL.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn unmasked_sessions(store: &dyn crate::copy::Copyable) -> Result<u64> {
+    let rows = store.copy_rows().read(
+        "SELECT COUNT(*) FROM sessions WHERE secrets_masked IS NULL",
+        &[],
+    )?;
+    Ok(match rows.first().and_then(|r| r.first()) {
+        Some(crate::copy::Cell::Int(n)) => u64::try_from(*n).unwrap_or(0),
+        _ => 0,
+    })
+}

@@ -236,6 +236,35 @@ impl SqliteStore {
         })
     }
 
+    /// Rewrite the file without the text that rows no longer hold: merge
+    /// the search index (its deleted entries), checkpoint the WAL and
+    /// VACUUM, so text masked over by `secrets mask` is gone from the file's
+    /// free pages too (Note \[Masking a stored store\] in `secrets`).
+    ///
+    /// # Errors
+    /// When the database cannot be written.
+    pub fn compact(&self) -> Result<()> {
+        let ctx = || "compacting the store after masking".to_owned();
+        let has_fts: bool = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) > 0 FROM sqlite_master WHERE name = 'feed_fts'",
+                [],
+                |r| r.get(0),
+            )
+            .context(ctx)?;
+        if has_fts {
+            self.conn
+                .execute("INSERT INTO feed_fts (feed_fts) VALUES ('optimize')", [])
+                .context(ctx)?;
+        }
+        self.conn
+            .execute_batch(
+                "PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);",
+            )
+            .context(ctx)
+    }
+
     /// The underlying connection, for ad-hoc queries (tests, reports).
     pub fn connection(&self) -> &Connection {
         &self.conn

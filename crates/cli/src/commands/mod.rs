@@ -12,6 +12,7 @@ mod ops;
 mod parse;
 mod profile;
 mod run;
+mod secrets;
 mod serve;
 mod sessions;
 mod store;
@@ -69,6 +70,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Profile(a) => profile::run(&a),
         Command::Model(a) => model::run(&a),
         Command::Store(a) => store::run(&a),
+        Command::Secrets(a) => secrets::run(&a),
         Command::Import(a) => import::run(&a, false),
         Command::Watch(a) => import::run(&a, true),
     }

@@ -42,6 +42,17 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     }
     config.schemas = args.schemas;
     config.mask = crate::mask::masker().is_some();
+    // Note [Masking a stored store]: said once, at start.
+    if let Ok(store) = config.store.open_copyable(false)
+        && let Ok(n) = agentshape_store::secrets::unmasked_sessions(&*store)
+        && n > 0
+    {
+        crate::output::eprint(&format!(
+            "{n} sessions were stored before secret masking (or with --no-mask); pages mask them \
+             as they are shown; `agentshape secrets mask --store {}` masks them in the store",
+            config.store
+        ));
+    }
     config.max_feed_clients = args.max_feed_clients as usize;
     config.client_timeout = std::time::Duration::from_secs_f64(args.client_timeout);
     // `--watch`: the agents' own sessions, followed on a thread of their

@@ -348,3 +348,114 @@ fn store_copy_masks_an_unmasked_source_with_the_targets_key() {
     );
     assert_masked("a store copy", &store_bytes(&to), &cases);
 }
+
+#[test]
+fn secrets_scan_lists_where_never_what_and_exits_1_when_found() {
+    let cases = planted();
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript(dir.path(), &cases);
+    let out = agentshape()
+        .args(["secrets", "scan", "--json"])
+        .arg(&t)
+        .env("AGENTSHAPE_STORE", dir.path().join("none.db"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for c in &cases {
+        assert!(!text.contains(&c.secret), "{}", c.secret);
+    }
+    let lines = json_lines(&out.stdout);
+    assert!(lines.len() >= 2 * cases.len(), "{} found", lines.len());
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["rule"].is_string() && l["line"].is_u64() && l["fingerprint"].is_string())
+    );
+    // The table, too, never shows the secret.
+    let human = agentshape()
+        .args(["secrets", "scan"])
+        .arg(&t)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(!text.contains(GH) && text.contains("github-pat"), "{text}");
+    // Nothing found: 0.
+    let clean = agentshape()
+        .args(["secrets", "scan", "examples/healthy-structured.ndjson"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        clean.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&clean.stdout)
+    );
+    // A store: what was masked in it.
+    let db = dir.path().join("a.db");
+    assert_eq!(run(dir.path(), &db, &t, &[]).status.code(), Some(0));
+    let out = agentshape()
+        .args(["secrets", "scan", "--json", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains(GH));
+    let rows = json_lines(&out.stdout);
+    assert!(
+        rows.iter()
+            .any(|r| r["session_id"] == "leaky" && r["place"] == "feed")
+    );
+}
+
+#[test]
+fn secrets_mask_masks_an_existing_store_once() {
+    let cases = planted();
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript(dir.path(), &cases);
+    let db = dir.path().join("old.db");
+    assert_eq!(
+        run(dir.path(), &db, &t, &["--no-mask"]).status.code(),
+        Some(0)
+    );
+    assert!(store_bytes(&db).contains(GH));
+    let out = agentshape()
+        .args(["secrets", "mask", "--json", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = &json_lines(&out.stdout)[0];
+    assert!(
+        report["secrets"].as_u64().unwrap() >= cases.len() as u64,
+        "{report}"
+    );
+    assert_masked("a masked old store", &store_bytes(&db), &cases);
+    // Idempotent.
+    let again = agentshape()
+        .args(["secrets", "mask", "--json", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(json_lines(&again.stdout)[0]["secrets"], 0);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = c
+        .query_row(
+            "SELECT secrets_masked FROM sessions WHERE id = 'leaky'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n as u64, report["secrets"].as_u64().unwrap());
+}
