@@ -84,6 +84,11 @@ pub struct Cli {
     /// store a random key, so they then compare only within that output.
     #[arg(long, global = true)]
     pub no_mask: bool,
+    /// A secret rule file (gitleaks' TOML format) extending and overriding
+    /// the built-in rules; else $AGENTSHAPE_SECRETS_RULES, else
+    /// ~/.config/agentshape/secrets.toml when it exists.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub secrets_rules: Option<std::path::PathBuf>,
 }
 
 /// Output options shared by every command.

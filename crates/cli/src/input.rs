@@ -156,11 +156,16 @@ impl Selection {
 /// name, a bad file, or a path that is not a regular file of at most 16 MiB
 /// is a usage error (64) naming the file (and the key).
 pub fn load_profile(value: &str) -> anyhow::Result<Profile> {
-    profile::load_profile(value, Path::new(".")).map_err(|e| match e {
+    let p = profile::load_profile(value, Path::new(".")).map_err(|e| match e {
         // Checked on the opened file (Note [Inputs are files]), not before.
         agentshape_runtime::Error::Input { what, source } => refused(what, source).into(),
-        e => CliError::Usage(e.to_string()).into(),
-    })
+        e => anyhow::Error::from(CliError::Usage(e.to_string())),
+    })?;
+    // `mask = false` in the profile is `--no-mask`, said as loudly.
+    if !p.mask && crate::mask::turn_off() {
+        crate::output::eprint(crate::mask::OFF_WARNING);
+    }
+    Ok(p)
 }
 
 /// Resolve `--schema` / `--profile`.

@@ -10,22 +10,32 @@
 //! fingerprints then compare only within that output.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use agentshape_core::secrets::{MaskKey, Masker};
+use agentshape_core::secrets::{Detector, MaskKey, Masker};
 use agentshape_store::StoreUrl;
 
 static OFF: AtomicBool = AtomicBool::new(false);
 static KEY: Mutex<Option<MaskKey>> = Mutex::new(None);
 static MASKER: OnceLock<Masker> = OnceLock::new();
+static RULES: OnceLock<Arc<Detector>> = OnceLock::new();
+
+/// Mask with these rules (the built-in ones and the user's file) in what
+/// is printed and in every store opened from now on.
+pub fn use_rules(detector: Arc<Detector>) {
+    let _ = RULES.set(Arc::clone(&detector));
+    agentshape_store::secrets::set_process_masking(!OFF.load(Ordering::SeqCst), Some(detector));
+}
 
 /// What `--no-mask` says on stderr, every time.
 pub const OFF_WARNING: &str = "secret masking is OFF: raw credentials will be written/shown";
 
-/// Turn masking off for everything this process prints and writes.
-pub fn turn_off() {
-    OFF.store(true, Ordering::SeqCst);
-    agentshape_store::secrets::set_process_masking(false, None);
+/// Turn masking off for everything this process prints and writes; false
+/// when it already was.
+pub fn turn_off() -> bool {
+    let was = OFF.swap(true, Ordering::SeqCst);
+    agentshape_store::secrets::set_process_masking(false, RULES.get().cloned());
+    !was
 }
 
 /// Key printed fingerprints with this store's key (Note \[Output keys\]);
@@ -55,7 +65,10 @@ pub fn scanner() -> &'static Masker {
             .or_else(default_store_key)
             .or_else(|| agentshape_store::secrets::new_key().ok())
             .unwrap_or_else(|| MaskKey::from_bytes(rand_fallback()));
-        Masker::builtin(key)
+        match RULES.get() {
+            Some(d) => Masker::new(Arc::clone(d), key),
+            None => Masker::builtin(key),
+        }
     })
 }
 

@@ -20,6 +20,7 @@ pub mod pricing;
 pub mod process;
 pub mod profile;
 pub mod runner;
+pub mod secrets;
 
 pub use error::{Error, Result};
 pub mod provider;

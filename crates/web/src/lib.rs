@@ -264,7 +264,10 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
     let (start_after, pg, key) = opened?;
     let masker = match (config.mask, key) {
         (false, _) => None,
-        (true, Some(k)) => Some(agentshape_core::secrets::Masker::builtin(k)),
+        (true, Some(k)) => Some(
+            agentshape_store::secrets::process_masker(&k)
+                .unwrap_or_else(|| agentshape_core::secrets::Masker::builtin(k)),
+        ),
         (true, None) => Some(agentshape_core::secrets::Masker::builtin(
             agentshape_store::secrets::new_key()?,
         )),

@@ -50,8 +50,19 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
             return Ok(code);
         }
     };
-    if cli.no_mask {
-        crate::mask::turn_off();
+    // Note [Secret rule files] in the runtime: a bad file is a config error.
+    let rules =
+        agentshape_runtime::secrets::load(cli.secrets_rules.as_deref()).map_err(|e| match e {
+            agentshape_runtime::Error::Input { what, source } => CliError::NoInput {
+                path: what.to_owned(),
+                source: source.into_io(),
+            },
+            e => CliError::Usage(e.to_string()),
+        })?;
+    if let Some(d) = rules {
+        crate::mask::use_rules(d);
+    }
+    if cli.no_mask && crate::mask::turn_off() {
         crate::output::eprint(crate::mask::OFF_WARNING);
     }
     match cli.command {

@@ -459,3 +459,61 @@ fn secrets_mask_masks_an_existing_store_once() {
         .unwrap();
     assert_eq!(n as u64, report["secrets"].as_u64().unwrap());
 }
+
+#[test]
+fn mask_false_in_a_profile_and_a_user_rule_file_are_honoured() {
+    let dir = tempfile::tempdir().unwrap();
+    let shown = agentshape()
+        .args(["profile", "show", "claude-ops"])
+        .output()
+        .unwrap();
+    // A top-level key goes before the first table.
+    let schema = repo_root().join("schemas/agent-response.json");
+    let toml = format!("mask = false\n{}", String::from_utf8(shown.stdout).unwrap()).replace(
+        "../schemas/agent-response.json",
+        &schema.display().to_string(),
+    );
+    let profile = dir.path().join("raw.toml");
+    std::fs::write(&profile, &toml).unwrap();
+    let t = transcript(dir.path(), &planted());
+    let out = agentshape()
+        .args(["extract", "--json", "--profile"])
+        .arg(&profile)
+        .arg(&t)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("secret masking is OFF"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(GH));
+
+    // A user's rule: masked by it; a bad rule file: 64.
+    let rules = dir.path().join("secrets.toml");
+    std::fs::write(
+        &rules,
+        "[[rules]]\nid = \"acme-token\"\ndescription = \"ACME\"\nregex = '''acme_[a-z0-9]{24}'''\nkeywords = [\"acme_\"]\n",
+    )
+    .unwrap();
+    let f = dir.path().join("acme.txt");
+    std::fs::write(&f, "ACME=acme_abcdefghijklmnopqrstuvwx\n").unwrap();
+    let out = agentshape()
+        .args(["secrets", "scan"])
+        .arg(&f)
+        .env("AGENTSHAPE_SECRETS_RULES", &rules)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("acme-token"));
+    std::fs::write(&rules, "[[rules]]\nid = \"x\"\nregex = '''(unclosed'''\n").unwrap();
+    let out = agentshape()
+        .args(["parse", "--secrets-rules"])
+        .arg(&rules)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(64),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

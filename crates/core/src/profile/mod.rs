@@ -97,6 +97,13 @@ pub struct Profile {
     /// agentshape's own environment variables the agent may inherit (see
     /// the module's `pass_env`).
     pub pass_env: Vec<String>,
+    /// Mask secrets in what the session stores and prints (default true);
+    /// `mask = false` is `--no-mask` for every command using the profile.
+    pub mask: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The file as written; checked into a [`Profile`].
@@ -123,6 +130,8 @@ struct RawProfile {
     markers: Option<MarkerSpec>,
     #[serde(default)]
     pass_env: Vec<String>,
+    #[serde(default = "yes")]
+    mask: bool,
 }
 
 #[derive(Deserialize)]
@@ -260,6 +269,7 @@ impl Profile {
             coerce: raw.coerce,
             contradictions,
             pass_env: raw.pass_env,
+            mask: raw.mask,
         })
     }
 
