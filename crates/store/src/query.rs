@@ -118,6 +118,9 @@ pub struct SessionRow {
     pub cost_estimated: bool,
     /// The agent's own session file it was imported from.
     pub source_path: Option<String>,
+    /// Secrets masked in its rows; `None`: stored before masking (or with
+    /// `--no-mask`), so not counted.
+    pub secrets_masked: Option<i64>,
 }
 
 /// One event row.
@@ -314,6 +317,14 @@ fn is_pg(store: &dyn Source) -> bool {
 
 /// Whether the schema has the native columns (SQLite 6+, Postgres 3+;
 /// a Postgres store is always migrated to the latest).
+/// Whether the schema counts masked secrets (SQLite 8+).
+fn has_secrets(store: &dyn Source) -> bool {
+    match store.backend() {
+        Backend::Sqlite { version } => version >= 8,
+        Backend::Postgres => true,
+    }
+}
+
 fn has_native(store: &dyn Source) -> bool {
     match store.backend() {
         Backend::Sqlite { version } => version >= 6,
@@ -422,12 +433,17 @@ fn session_columns(store: &dyn Source) -> String {
     } else {
         "NULL, NULL, NULL, 0, 0, 0, NULL"
     };
+    let secrets = if has_secrets(store) {
+        "s.secrets_masked"
+    } else {
+        "NULL"
+    };
     format!(
         "s.id, s.parent_id, s.tier, s.profile, s.agent, s.model, s.status, s.exit_code,
          s.started_at, s.ended_at, s.cost_usd, s.duration_ms, s.num_turns, s.input_tokens,
          s.output_tokens, s.extraction_method, s.error, s.error_category, s.summary,
          s.escalation, s.raw_log_path, {hb},
-         s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1, {native}"
+         s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1, {native}, {secrets}"
     )
 }
 
@@ -470,6 +486,7 @@ fn session_row(r: &[Cell]) -> Result<SessionRow> {
         cache_write_tokens: int(at(r, 27))?,
         cost_estimated: flag(at(r, 28))?,
         source_path: opt_text(at(r, 29))?,
+        secrets_masked: opt_int(at(r, 30))?,
     })
 }
 
@@ -2595,4 +2612,47 @@ mod tests {
             }
         }
     }
+}
+
+/// One secret masked, for the overview's "Secrets" panel (never the secret).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SecretRow {
+    /// The session it was in.
+    pub session_id: String,
+    /// The rule that found it.
+    pub rule: String,
+    /// Its keyed fingerprint.
+    pub fingerprint: String,
+    /// Where (`summary`, `output`, `feed`, ...).
+    pub place: String,
+    /// When.
+    pub created_at: String,
+}
+
+/// The newest secrets masked, at most `limit` (empty for a store from
+/// before masking).
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn secrets_found(store: &dyn Source, limit: usize) -> Result<Vec<SecretRow>> {
+    if !has_secrets(store) {
+        return Ok(Vec::new());
+    }
+    let rows = store.cells(
+        "SELECT session_id, rule, fingerprint, place, created_at FROM secrets_found
+         ORDER BY created_at DESC, id DESC LIMIT ?1",
+        &[Cell::Int(i64::try_from(limit).unwrap_or(i64::MAX))],
+        &|| "reading the secrets found".to_owned(),
+    )?;
+    rows.iter()
+        .map(|r| {
+            Ok(SecretRow {
+                session_id: text(at(r, 0))?,
+                rule: text(at(r, 1))?,
+                fingerprint: text(at(r, 2))?,
+                place: text(at(r, 3))?,
+                created_at: text(at(r, 4))?,
+            })
+        })
+        .collect()
 }

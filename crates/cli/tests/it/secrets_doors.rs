@@ -14,12 +14,12 @@ use serde_json::{Value, json};
 use crate::served::{Http, serve};
 use crate::{agentshape, json_lines, repo_root};
 
-struct Case {
-    secret: String,
+pub(crate) struct Case {
+    pub(crate) secret: String,
     context: String,
 }
 
-fn planted() -> Vec<Case> {
+pub(crate) fn planted() -> Vec<Case> {
     let path = repo_root().join("crates/core/tests/fixtures/secrets/planted.jsonl");
     std::fs::read_to_string(path)
         .unwrap()
@@ -35,12 +35,12 @@ fn planted() -> Vec<Case> {
         .collect()
 }
 
-const GH: &str = "ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7";
+pub(crate) const GH: &str = "ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7";
 
 /// `examples/healthy-structured.ndjson` with every planted context as a
 /// tool output and as user text, and a GitHub token in the structured
 /// output's summary, an event and a memory.
-fn transcript(dir: &Path, cases: &[Case]) -> PathBuf {
+pub(crate) fn transcript(dir: &Path, cases: &[Case]) -> PathBuf {
     let text =
         std::fs::read_to_string(repo_root().join("examples/healthy-structured.ndjson")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -97,7 +97,7 @@ fn assert_masked(place: &str, text: &str, cases: &[Case]) {
     assert!(text.contains("[REDACTED:"), "{place}: no mask in it");
 }
 
-fn run(dir: &Path, db: &Path, t: &Path, extra: &[&str]) -> std::process::Output {
+pub(crate) fn run(dir: &Path, db: &Path, t: &Path, extra: &[&str]) -> std::process::Output {
     agentshape()
         .args(["run", "--profile", "claude-ops", "--replay"])
         .arg(t)

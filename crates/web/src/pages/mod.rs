@@ -11,6 +11,7 @@ pub(crate) mod events;
 mod memories;
 mod overview;
 mod playground;
+mod secrets;
 pub(crate) mod session;
 pub(crate) mod sessions;
 

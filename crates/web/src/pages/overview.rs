@@ -177,8 +177,17 @@ pub(crate) fn body(o: &Dashboard, now_ms: i64) -> Markup {
 /// `GET /`.
 pub(crate) async fn page(AxState(state): AxState<Arc<State>>) -> Response {
     let now = time::now_ms();
-    match read(&state, move |s| query::overview(s, now)).await {
-        Ok(o) => layout("Overview", Nav::Overview, &[], &body(&o, now)).into_response(),
+    let both = move |s: &dyn query::Source| {
+        Ok((
+            query::overview(s, now)?,
+            query::secrets_found(s, super::secrets::SHOWN)?,
+        ))
+    };
+    match read(&state, both).await {
+        Ok((o, found)) => {
+            let page = html! { (body(&o, now)) (super::secrets::panel(&found)) };
+            layout("Overview", Nav::Overview, &[], &page).into_response()
+        }
         Err(e) => e.into_page(),
     }
 }

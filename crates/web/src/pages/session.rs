@@ -478,6 +478,9 @@ fn facts(s: &SessionRow) -> Markup {
             dt { "Started" } dd.mono { (s.started_at) }
             dt { "Ended" } dd.mono { (opt(s.ended_at.as_deref())) }
             dt { "Duration" } dd { (duration(s.duration_ms)) }
+            @if let Some(n) = s.secrets_masked {
+                dt { "Secrets masked" } dd #secrets-masked { (n) }
+            }
             dt { "Turns" } dd { (opt(s.num_turns)) }
             dt { "Cost" } dd #cost { @if s.cost_usd.is_some() { (sessions::cost(s)) } @else { "—" } }
             dt { "Tokens" } dd {

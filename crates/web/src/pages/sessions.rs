@@ -291,7 +291,7 @@ fn row(s: &SessionRow) -> Markup {
     };
     html! {
         tr data-session-id=(s.id) data-status=(s.shown_status) {
-            td.mono { a href={ "/sessions/" (encode(&s.id)) } { (s.id) } }
+            td.mono { a href={ "/sessions/" (encode(&s.id)) } { (s.id) } @if let Some(n) = s.secrets_masked.filter(|n| *n > 0) { " " abbr.secrets title="secrets masked in this session" { "🔒" (n) } } }
             td.status-cell { (status_badge(&s.shown_status)) }
             td.num { (s.tier) }
             td { (s.profile.as_deref().unwrap_or("")) }

@@ -36,6 +36,7 @@ mod native;
 mod pages;
 mod playground;
 mod screenshots;
+mod secrets;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
