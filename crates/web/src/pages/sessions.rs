@@ -480,6 +480,7 @@ mod tests {
             cache_write_tokens: 0,
             cost_estimated: false,
             source_path: None,
+            secrets_masked: None,
         };
         let r2 = {
             r.id = "s<2>".into();
