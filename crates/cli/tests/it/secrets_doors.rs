@@ -517,3 +517,77 @@ fn mask_false_in_a_profile_and_a_user_rule_file_are_honoured() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn an_imported_claude_session_file_is_stored_masked() {
+    let cases = planted();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("claude/projects/-srv-app");
+    std::fs::create_dir_all(&project).unwrap();
+    let sid = "7a1e0c2a-7b3d-4c8e-9a10-2b3c4d5e6f71";
+    let base = |kind: &str, uuid: String, parent: Option<String>, message: Value| {
+        json!({"parentUuid": parent, "isSidechain": false, "userType": "external", "cwd": "/srv/app",
+            "sessionId": sid, "version": "2.1.231", "gitBranch": "main", "type": kind, "uuid": uuid,
+            "timestamp": "2026-01-05T09:00:00.000Z", "message": message})
+    };
+    let mut lines = vec![base(
+        "user",
+        "u0".into(),
+        None,
+        json!({"role": "user",
+        "content": format!("deploy with GITHUB_TOKEN={GH}")}),
+    )];
+    let mut parent = "u0".to_owned();
+    for (i, c) in cases.iter().enumerate() {
+        let a = format!("a{i}");
+        lines.push(base("assistant", a.clone(), Some(parent.clone()), json!({"id": format!("msg_{i}"),
+            "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "tool_use", "id": format!("toolu_{i}"), "name": "Bash", "input": {"command": "cat .env"}}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}})));
+        let u = format!("r{i}");
+        let mut line = base(
+            "user",
+            u.clone(),
+            Some(a),
+            json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("toolu_{i}"), "content": c.context}]}),
+        );
+        line["toolUseResult"] = json!({"stdout": c.context, "stderr": ""});
+        lines.push(line);
+        parent = u;
+    }
+    let file = project.join(format!("{sid}.jsonl"));
+    std::fs::write(
+        &file,
+        lines
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect::<String>(),
+    )
+    .unwrap();
+    let db = dir.path().join("imported.db");
+    let out = agentshape()
+        .args(["import", "--quiet", "--store"])
+        .arg(&db)
+        .arg(dir.path().join("claude"))
+        .env("HOME", dir.path())
+        .env_remove("AGENTSHAPE_STORE")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_masked("an imported store", &store_bytes(&db), &cases);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM secrets_found WHERE place = 'feed'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(n as usize >= cases.len(), "{n}");
+}
