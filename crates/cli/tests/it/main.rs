@@ -28,6 +28,7 @@ mod lists;
 #[cfg(feature = "local")]
 mod local;
 mod model;
+mod native_parse;
 mod ops;
 mod ops_scale;
 mod parse;
