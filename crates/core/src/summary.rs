@@ -118,6 +118,7 @@ impl TokenCounts {
     }
 
     /// `self - earlier`, each count floored at 0 (a running total's growth).
+    #[must_use]
     pub fn since(&self, earlier: &TokenCounts) -> TokenCounts {
         TokenCounts {
             input: self.input.saturating_sub(earlier.input),

@@ -219,6 +219,14 @@ pub struct ToolCount {
 /// and tool rows the previous reading stored. The mark is saved in the
 /// transaction that stores the lines it covers, so a crash between the two
 /// cannot append a line twice or lose one.
+///
+/// Note \[Two importers\]: `serve --watch` and an `import` (or two
+/// machines) may read the same grown file from the same mark. Each save
+/// says which stored offset it continues ([`NativeMark::expect_offset`]);
+/// the store compares it with the stored mark under the write lock and
+/// writes nothing when they differ ([`NativeReport::conflict`]): the
+/// importer then reads the stored mark and goes on from there, so no line
+/// is stored twice.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NativeMark {
     /// The file, as the importer names it (absolute).
@@ -246,6 +254,12 @@ pub struct NativeMark {
     /// marks\]).
     #[serde(default, skip_serializing)]
     pub reset: bool,
+    /// Not stored: the offset of the stored mark this save continues
+    /// (`None`: the file had no mark). When the stored mark says otherwise
+    /// another importer got there first, and nothing is written (Note
+    /// \[Two importers\]). Not checked on a reset.
+    #[serde(default, skip_serializing)]
+    pub expect_offset: Option<u64>,
 }
 
 /// What [`Store::save_native`] did.
@@ -259,6 +273,9 @@ pub struct NativeReport {
     pub feed_dropped: usize,
     /// A placeholder row was made for a parent not imported yet.
     pub placeholder_parent: bool,
+    /// Nothing was written: the stored mark is not the one this save
+    /// continues (Note \[Two importers\]).
+    pub conflict: bool,
 }
 
 impl SessionRecord {

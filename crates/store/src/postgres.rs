@@ -946,8 +946,13 @@ fn mark_row(r: &postgres::Row) -> NativeMark {
         lines: bits_u64(r.get(8)),
         updated_at: r.get(9),
         reset: false,
+        expect_offset: None,
     }
 }
+
+/// The advisory lock class of an import mark (Note \[Two importers\]);
+/// the second key is `hashtext(path)`. ASCII "agnf".
+const MARK_LOCK_CLASS: i32 = 0x6167_6e66;
 
 /// Replace a session's `session_tools` rows with the record's.
 fn put_tools(tx: &mut Transaction<'_>, stmts: &mut Stmts, r: &SessionRecord) -> PgResult<()> {
@@ -976,6 +981,24 @@ fn save_native_pg(
     mark: &NativeMark,
 ) -> PgResult<(NativeReport, Vec<i64>)> {
     let mut report = NativeReport::default();
+    // One importer of a path at a time (Note [Two importers]); a mark not
+    // stored yet has no row to lock, hence the advisory lock.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+        &[&MARK_LOCK_CLASS, &mark.path],
+    )?;
+    if !mark.reset {
+        let stored: Option<i64> = tx
+            .query_opt(
+                "SELECT byte_offset FROM native_files WHERE path = $1",
+                &[&mark.path],
+            )?
+            .map(|row| row.get(0));
+        if stored.map(bits_u64) != mark.expect_offset {
+            report.conflict = true;
+            return Ok(report);
+        }
+    }
     if let Some(parent) = &r.parent_id {
         let mut holder = SessionRecord::new(parent, &r.started_at, "running");
         holder.agent.clone_from(&r.agent);

@@ -551,6 +551,7 @@ fn mark_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NativeMark> {
         lines: bits_u64(r.get(8)?),
         updated_at: r.get(9)?,
         reset: false,
+        expect_offset: None,
     })
 }
 
@@ -563,6 +564,16 @@ fn save_native_tx(
     mark: &NativeMark,
 ) -> rusqlite::Result<(NativeReport, Vec<Option<i64>>)> {
     let mut report = NativeReport::default();
+    if !mark.reset {
+        let stored: Option<i64> = tx
+            .prepare_cached("SELECT byte_offset FROM native_files WHERE path = ?1")?
+            .query_row([&mark.path], |row| row.get(0))
+            .optional()?;
+        if stored.map(bits_u64) != mark.expect_offset {
+            report.conflict = true;
+            return Ok(report);
+        }
+    }
     if let Some(parent) = &r.parent_id
         && stored_status(tx, parent)?.is_none()
     {

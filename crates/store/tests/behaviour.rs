@@ -863,6 +863,7 @@ fn native_session(id: &str, lines: u64, from: u64) -> (SessionRecord, Vec<FeedEn
         lines: from + lines,
         updated_at: "2026-01-02T03:10:01.000Z".into(),
         reset: false,
+        expect_offset: (from > 0).then_some(100 * from),
     };
     (r, feed, mark)
 }
@@ -909,11 +910,21 @@ fn native_save_inserts_then_updates_appends_and_resets(p: &Place) {
     assert_eq!(s.native_mark(&mark.path).unwrap(), Some(mark.clone()));
     assert_eq!(s.native_mark("/nowhere").unwrap(), None);
 
-    // Grown by two lines.
-    let (mut r2, feed2, mark2) = native_session("n1", 2, 3);
+    // Grown by two lines. A save that continues another mark (a second
+    // importer with a stale mark) writes nothing.
+    let (mut r2, feed2, mut mark2) = native_session("n1", 2, 3);
     r2.status = "error".into();
+    mark2.expect_offset = Some(200);
+    assert!(s.save_native(&r2, &feed2, &mark2).unwrap().conflict);
+    mark2.expect_offset = None;
+    assert!(s.save_native(&r2, &feed2, &mark2).unwrap().conflict);
+    assert_eq!(
+        s.rows("SELECT COUNT(*) FROM feed WHERE session_id = 'n1'"),
+        vec![vec!["3"]]
+    );
+    mark2.expect_offset = Some(300);
     let rep = s.save_native(&r2, &feed2, &mark2).unwrap();
-    assert!(!rep.inserted);
+    assert!(!rep.inserted && !rep.conflict);
     assert_eq!(s.rows("SELECT COUNT(*) FROM sessions"), vec![vec!["1"]]);
     assert_eq!(
         s.rows("SELECT body FROM feed WHERE session_id = 'n1' ORDER BY id"),
@@ -931,6 +942,7 @@ fn native_save_inserts_then_updates_appends_and_resets(p: &Place) {
         ),
         vec![vec!["Bash", "5", "1"], vec!["Read", "2", "0"]]
     );
+    mark2.expect_offset = None;
     assert_eq!(s.native_mark(&mark.path).unwrap(), Some(mark2));
 
     // Replaced: re-read whole (two lines now), once.
@@ -974,7 +986,9 @@ fn native_child_before_its_parent_gets_a_placeholder_parent(p: &Place) {
         vec![vec!["mum", "running", "claude-code"]]
     );
     // Again: the parent is there now.
-    let rep = s.save_native(&child, &[], &mark).unwrap();
+    let mut again = mark.clone();
+    again.expect_offset = Some(mark.offset);
+    let rep = s.save_native(&child, &[], &again).unwrap();
     assert!(!rep.inserted && !rep.placeholder_parent);
     let (parent, feed, mark) = native_session("mum", 2, 0);
     let rep = s.save_native(&parent, &feed, &mark).unwrap();

@@ -29,6 +29,7 @@ mod lists;
 mod local;
 mod model;
 mod native_import;
+mod native_parse;
 mod ops;
 mod ops_scale;
 mod parse;

@@ -121,6 +121,7 @@ struct Block<'a> {
     content: Option<&'a RawValue>,
 }
 
+#[allow(clippy::struct_field_names)] // the wire names
 #[derive(Deserialize)]
 struct UsageFields<'a> {
     #[serde(borrow, default)]
@@ -217,7 +218,7 @@ pub fn decode_line(
     true
 }
 
-fn blocks<'a>(content: Option<&'a RawValue>) -> Vec<Block<'a>> {
+fn blocks(content: Option<&RawValue>) -> Vec<Block<'_>> {
     raw::elements(content)
         .into_iter()
         .filter_map(|b| raw::object_of::<Block<'_>>(Some(b)))

@@ -119,6 +119,7 @@ struct TokenInfo<'a> {
     total_token_usage: Option<&'a RawValue>,
 }
 
+#[allow(clippy::struct_field_names)] // the wire names
 #[derive(Deserialize)]
 struct TokenUsage<'a> {
     #[serde(borrow, default)]

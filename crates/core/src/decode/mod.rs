@@ -9,8 +9,13 @@
 //! (`too_long_lines`) while the decoder reads past it chunk by chunk.
 //!
 //! Formats: Claude Code stream-json ([`claude`], seed 004's contract), Codex
-//! `exec --json` ([`codex`]), provider response bodies ([`provider`]) and
-//! plain text. [`Format::Auto`] picks one from the first lines, see
+//! `exec --json` ([`codex`]), provider response bodies ([`provider`]),
+//! plain text, and the session files agents write themselves: Claude Code
+//! sessions ([`claude_session`]), Codex rollouts ([`codex_rollout`]), both
+//! JSON Lines, and Gemini CLI chats ([`gemini_chat`], one document). The
+//! native formats emit an [`Event::Line`] per line and fill the summary's
+//! `session` object (Note \[Native tokens\] and Note \[Native output\] in
+//! `summary`). [`Format::Auto`] picks one from the first lines, see
 //! Note [Format detection].
 
 pub mod classify;
@@ -398,6 +403,18 @@ impl Decoder {
     /// skipping blank ones, and decides on the first line that says
     /// something:
     ///
+    /// - a complete JSON object that is a native session line decides that
+    ///   first: a string `type` with a camelCase session field (`sessionId`,
+    ///   `parentUuid`, `leafUuid`, `isSidechain`, or `messageId` with
+    ///   `snapshot`) is a Claude Code session, whatever the type (a type a
+    ///   future release invents included; stream-json writes `session_id`
+    ///   in snake case, so it stays Claude); the `{timestamp, type,
+    ///   payload}` envelope (any type), or the older Codex layout (a header
+    ///   with `id` + `timestamp` and no `type`, a `record_type` line, a bare
+    ///   response item: `function_call`, `reasoning`, ..., or a `message`
+    ///   with `input_text`/`output_text` parts and no `model`, so an
+    ///   Anthropic body is not taken) is a Codex rollout; an object with
+    ///   `sessionId` or `projectHash` and a `messages` list is a Gemini chat;
     /// - a complete JSON object whose `type` is a Claude stream-json type
     ///   (`system`, `assistant`, `user`, `result`, `stream_event`, ...) is
     ///   Claude; a Codex type (`thread.started`, `turn.*`, `item.*`, or
@@ -408,8 +425,8 @@ impl Decoder {
     ///   provider's body;
     /// - a line opening an object or array that is not complete on the line
     ///   (`serde_json` reports end of input) is the start of a pretty-printed
-    ///   document: it is read whole, and the provider is judged from its keys
-    ///   at the end; if it is no provider body, it is text;
+    ///   document: it is read whole, and judged from its keys at the end (a
+    ///   Gemini chat, else a provider body); if it is neither, it is text;
     /// - any other complete object (a bare JSON reply) is text;
     /// - a line that is not a JSON object (an npm warning, a debug line, a
     ///   scalar) decides nothing: CLIs print such lines before their stream.

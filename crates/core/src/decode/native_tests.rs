@@ -150,8 +150,8 @@ fn claude_session_is_detected_and_summarized() {
     assert_eq!(result.num_turns, Some(2));
 }
 
-/// Note [Native tokens]: msg_A streams over three lines with output 5, 20,
-/// 42; msg_B repeats the same usage twice; msg_D grows 1 → 9.
+/// Note \[Native tokens\]: `msg_A` streams over three lines with output 5,
+/// 20, 42; `msg_B` repeats the same usage twice; `msg_D` grows 1 → 9.
 #[test]
 fn claude_tokens_count_each_message_once_with_its_last_usage() {
     let n = session(&summary(CLAUDE_10)).clone();
@@ -447,11 +447,7 @@ fn codex_older_layout() {
     assert_eq!(s.output, "There is no x.");
     assert_eq!((s.lines, s.events, s.skipped_lines), (9, 9, 0));
     // A bare response item first (header lost) is still a rollout.
-    let bare: String = CODEX_LEGACY
-        .lines()
-        .skip(3)
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let bare = CODEX_LEGACY.lines().skip(3).collect::<Vec<_>>().join("\n") + "\n";
     assert_eq!(summary(&bare).format, Format::CodexRollout);
 }
 

@@ -129,7 +129,13 @@ impl NativeState {
                 model,
                 tokens,
                 cumulative,
-            } => self.usage(message_id, request_id, model, tokens, *cumulative),
+            } => self.usage(
+                message_id.as_ref(),
+                request_id.as_ref(),
+                model.as_ref(),
+                tokens,
+                *cumulative,
+            ),
             Event::Compaction { .. } => self.info.compactions += 1,
             Event::ApiError {
                 message,
@@ -229,17 +235,16 @@ impl NativeState {
                 .parent_uuid
                 .as_ref()
                 .and_then(|p| self.side_roots.get(p).copied());
-            match known {
-                Some(i) => i,
-                None => {
-                    let id = line.uuid.clone().unwrap_or_default();
-                    self.info.subagents.push(SubAgentInfo {
-                        id,
-                        tool_use_id: None,
-                        lines: 0,
-                    });
-                    self.info.subagents.len() - 1
-                }
+            if let Some(i) = known {
+                i
+            } else {
+                let id = line.uuid.clone().unwrap_or_default();
+                self.info.subagents.push(SubAgentInfo {
+                    id,
+                    tool_use_id: None,
+                    lines: 0,
+                });
+                self.info.subagents.len() - 1
             }
         };
         if let Some(uuid) = &line.uuid {
@@ -268,9 +273,9 @@ impl NativeState {
 
     fn usage(
         &mut self,
-        message_id: &Option<String>,
-        request_id: &Option<String>,
-        model: &Option<String>,
+        message_id: Option<&String>,
+        request_id: Option<&String>,
+        model: Option<&String>,
         tokens: &TokenCounts,
         cumulative: bool,
     ) {
@@ -285,19 +290,16 @@ impl NativeState {
             self.cumulative = Some(*tokens);
             return;
         }
-        match message_id {
-            Some(id) => {
-                self.keyed
-                    .insert((id.clone(), request_id.clone()), (model.clone(), *tokens));
-            }
-            None => {
-                self.unkeyed.add(tokens);
-                if let Some(model) = model {
-                    self.unkeyed_by_model
-                        .entry(model.clone())
-                        .or_default()
-                        .add(tokens);
-                }
+        if let Some(id) = message_id {
+            self.keyed
+                .insert((id.clone(), request_id.cloned()), (model.cloned(), *tokens));
+        } else {
+            self.unkeyed.add(tokens);
+            if let Some(model) = model {
+                self.unkeyed_by_model
+                    .entry(model.clone())
+                    .or_default()
+                    .add(tokens);
             }
         }
     }
@@ -305,12 +307,12 @@ impl NativeState {
     /// Fill `summary` (and its `session`) at the end of the input.
     pub(super) fn finish(mut self, summary: &mut RunSummary, format: Format) {
         let mut info = std::mem::take(&mut self.info);
-        info.agent = match format {
+        let agent = match format {
             Format::CodexRollout => "codex",
             Format::GeminiChat => "gemini-cli",
             _ => "claude-code",
-        }
-        .to_owned();
+        };
+        agent.clone_into(&mut info.agent);
         let mut tokens = self.unkeyed;
         let mut by_model = self.unkeyed_by_model;
         for (model, counts) in self.keyed.values() {

@@ -310,6 +310,40 @@ impl Importer {
     /// The store cannot be written; the file cannot be read (a file that is
     /// no session file is a skipped report, not an error).
     pub fn import(&mut self, store: &mut dyn Store, file: &Candidate) -> Result<FileReport> {
+        if let Some(report) = self.import_once(store, file)? {
+            return Ok(report);
+        }
+        // Note [Two importers]: another importer stored this file first.
+        let key = file.path.display().to_string();
+        self.reload(&*store, &key)?;
+        Ok(self.import_once(store, file)?.unwrap_or_else(|| {
+            FileReport::skipped(
+                &key,
+                "another importer is writing this file now; the next pass takes it".to_owned(),
+            )
+        }))
+    }
+
+    /// The stored mark of `key`, in place of the one this importer had.
+    fn reload(&mut self, store: &dyn Store, key: &str) -> Result<()> {
+        match store.native_mark(key)? {
+            Some(mark) => self.remember(mark),
+            None => {
+                if let Some(old) = self.marks.remove(key) {
+                    self.owners.remove(&old.session_id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Importer::import`] once; `None` when the store's mark was not the
+    /// one this importer had (Note \[Two importers\]).
+    fn import_once(
+        &mut self,
+        store: &mut dyn Store,
+        file: &Candidate,
+    ) -> Result<Option<FileReport>> {
         let key = file.path.display().to_string();
         let st = file.stat;
         let Some(m) = self.marks.get(&key) else {
@@ -318,14 +352,14 @@ impl Importer {
         if let Some(want) = self.opts.agent
             && want.as_str() != m.agent
         {
-            return Ok(FileReport::skipped(
+            return Ok(Some(FileReport::skipped(
                 &key,
                 format!("a {} session, not {}", m.agent, want.as_str()),
-            ));
+            )));
         }
         let same_file = m.dev == st.dev && m.inode == st.inode;
         if same_file && m.size == st.size && m.mtime_ms == st.mtime_ms {
-            return Ok(FileReport {
+            return Ok(Some(FileReport {
                 path: key,
                 session_id: Some(m.session_id.clone()),
                 agent: Some(m.agent.clone()),
@@ -338,7 +372,7 @@ impl Importer {
                 unpriced_models: Vec::new(),
                 valid: None,
                 error: None,
-            });
+            }));
         }
         if same_file && st.size >= m.offset && m.agent != Agent::Gemini.as_str() {
             let prev = m.clone();
@@ -357,7 +391,7 @@ impl Importer {
         key: &str,
         prev: Option<&NativeMark>,
         replaced: bool,
-    ) -> Result<FileReport> {
+    ) -> Result<Option<FileReport>> {
         let mut f = open(&file.path)?;
         let mut head = Vec::with_capacity(64 * 1024);
         (&mut f)
@@ -373,11 +407,11 @@ impl Importer {
                     return self.pass(store, file, key, None, true);
                 }
                 None => {
-                    return Ok(FileReport::skipped(
+                    return Ok(Some(FileReport::skipped(
                         key,
                         "not a Claude Code, Codex or Gemini CLI session file (or no whole line yet)"
                             .to_owned(),
-                    ));
+                    )));
                 }
             },
         };
@@ -385,10 +419,10 @@ impl Importer {
         if let Some(want) = self.opts.agent
             && want != agent
         {
-            return Ok(FileReport::skipped(
+            return Ok(Some(FileReport::skipped(
                 key,
                 format!("a {} session, not {}", agent.as_str(), want.as_str()),
-            ));
+            )));
         }
         let (fresh_id, parent) = self.ids(key, &file.path, &summary);
         let id = prev.map_or(fresh_id, |m| m.session_id.clone());
@@ -405,6 +439,7 @@ impl Importer {
             lines: prev.map_or(0, |m| m.lines),
             updated_at: String::new(),
             reset: replaced,
+            expect_offset: prev.map(|m| m.offset),
         };
         let change = match (prev, replaced) {
             (Some(_), _) => Change::Grown,
@@ -421,6 +456,8 @@ impl Importer {
         }
         f.rewind().map_err(io(&file.path))?;
         let mut reset = mark.reset;
+        let mut expect = mark.expect_offset;
+        let mut conflict = false;
         let mut batched = 0u64;
         let provisional = {
             let mut r = SessionRecord::new(&id, &opts.fallback_time, "running");
@@ -448,15 +485,24 @@ impl Importer {
                 m.offset = batch.offset;
                 m.lines = batch.lines;
                 m.reset = reset;
+                m.expect_offset = expect;
                 m.updated_at = time::now();
-                if let Err(e) = store.save_native(&provisional, &batch.entries, &m) {
-                    saved = Err(e.into());
-                    break;
+                match store.save_native(&provisional, &batch.entries, &m) {
+                    Ok(r) if r.conflict => {
+                        conflict = true;
+                        break;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        saved = Err(e.into());
+                        break;
+                    }
                 }
                 batched += batch.entries.len() as u64;
                 reset = false;
+                expect = Some(batch.offset);
             }
-            // A store failure stops the reader at its next batch.
+            // A store failure (or conflict) stops the reader at its next batch.
             drop(rx);
             let read = reader.join().map_err(|_| Error::Io {
                 context: format!("importing `{key}`"),
@@ -464,11 +510,15 @@ impl Importer {
             })?;
             saved?;
             read
-        })?;
-        match outcome {
+        });
+        if conflict {
+            return Ok(None);
+        }
+        match outcome? {
             Outcome::Done(pass) => {
                 let mut m = mark;
                 m.reset = reset;
+                m.expect_offset = expect;
                 self.save(store, key, *pass, m, parent, format, change, batched)
             }
             // Rewritten in place: read it whole, once.
@@ -540,7 +590,7 @@ impl Importer {
         format: Format,
         change: Change,
         batched: u64,
-    ) -> Result<FileReport> {
+    ) -> Result<Option<FileReport>> {
         let lines_before = if mark.reset || change != Change::Grown {
             0
         } else {
@@ -551,7 +601,9 @@ impl Importer {
         mark.updated_at = time::now();
         let (record, unpriced, valid) = self.record(key, &pass, &mark, parent);
         let rows = std::mem::take(&mut pass.tail);
-        store.save_native(&record, &rows, &mark)?;
+        if store.save_native(&record, &rows, &mark)?.conflict {
+            return Ok(None);
+        }
         Self::inline_children(store, key, &record, &pass.summary)?;
         let report = FileReport {
             path: key.to_owned(),
@@ -568,7 +620,7 @@ impl Importer {
             error: None,
         };
         self.remember(mark);
-        Ok(report)
+        Ok(Some(report))
     }
 
     /// The session row of a pass: what the summary says, the cost from the
@@ -965,6 +1017,44 @@ mod tests {
         let r = imp.import_path(&mut store, &path).unwrap();
         assert_eq!(r.change, Change::Skipped);
         assert!(!store.has_session("sess-1").unwrap());
+    }
+
+    /// Note [Two importers]: a second importer whose mark is stale (it
+    /// loaded the marks before the first one stored the new lines) stores
+    /// nothing twice.
+    #[test]
+    fn two_importers_of_one_grown_file_store_its_lines_once() {
+        let (_d, path, mut store) = setup();
+        std::fs::write(&path, lines(0, 4)).unwrap();
+        import(&mut store, &path);
+        let mut first = Importer::new(&store, ImportOptions::default()).unwrap();
+        let mut second = Importer::new(&store, ImportOptions::default()).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(lines(4, 6).as_bytes()).unwrap();
+        let one = first.import_path(&mut store, &path).unwrap();
+        assert_eq!((one.change, one.lines_added), (Change::Grown, 2));
+        let rows = feed_lines(&store);
+        let two = second.import_path(&mut store, &path).unwrap();
+        assert_eq!(two.change, Change::Unchanged, "{two:?}");
+        assert_eq!(feed_lines(&store), rows);
+        // And a new file both see for the first time.
+        let other = path.with_file_name("sess-1-copy.jsonl");
+        std::fs::write(&other, lines(0, 2)).unwrap();
+        let mut third = Importer::new(&store, ImportOptions::default()).unwrap();
+        let mut fourth = Importer::new(&store, ImportOptions::default()).unwrap();
+        assert_eq!(
+            third.import_path(&mut store, &other).unwrap().change,
+            Change::New
+        );
+        let before = feed_lines(&store).len();
+        assert_eq!(
+            fourth.import_path(&mut store, &other).unwrap().change,
+            Change::Unchanged
+        );
+        assert_eq!(feed_lines(&store).len(), before);
     }
 
     #[test]
