@@ -176,6 +176,7 @@ pub enum Command {
     /// Serve the store as a dashboard (HTML pages, schema builder, playground), a JSON API and its live feed as Server-Sent Events.
     #[command(after_help = "Examples:\n  \
         agentshape serve\n  \
+        agentshape serve --watch\n  \
         agentshape serve --store ops.db --addr 127.0.0.1:8080\n  \
         agentshape serve --addr 0.0.0.0:7878 --token \"$(cat ~/.agentshape-token)\"\n  \
         curl -N http://127.0.0.1:7878/api/feed?after=0")]

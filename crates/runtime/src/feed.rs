@@ -325,8 +325,10 @@ pub(crate) fn capped_body<T: Serialize>(body: &T, cap: usize) -> (String, bool) 
         total: 0,
     };
     if serde_json::to_writer(&mut w, body).is_ok() && w.total <= cap {
-        // serde_json writes UTF-8.
-        return (String::from_utf8_lossy(&w.buf).into_owned(), false);
+        // serde_json writes UTF-8: no copy (an import writes every line).
+        let text = String::from_utf8(w.buf)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        return (text, false);
     }
     let total = w.total;
     let Ok(mut value) = serde_json::to_value(body) else {

@@ -949,6 +949,16 @@ fn native_save_inserts_then_updates_appends_and_resets(p: &Place) {
     );
     mark3.reset = false;
     assert_eq!(s.native_marks().unwrap(), vec![mark3]);
+    if !is_sqlite(p) {
+        // postgres/0003_native.sql: the feed's bodies are compressed with lz4.
+        assert_eq!(
+            s.rows(
+                "SELECT attcompression FROM pg_attribute \
+                 WHERE attrelid = 'feed'::regclass AND attname = 'body'"
+            ),
+            vec![vec!["l"]]
+        );
+    }
 }
 
 /// A sub-agent's file read before its parent's: the parent gets a

@@ -8,13 +8,15 @@ use crate::exit::Exit;
 use crate::output::Out;
 
 /// The report's rows, in table order: (name, copied, skipped).
-fn tables(r: &CopyReport) -> [(&'static str, u64, u64); 6] {
+fn tables(r: &CopyReport) -> [(&'static str, u64, u64); 8] {
     [
         ("sessions", r.sessions, r.sessions_skipped),
         ("events", r.events, 0),
         ("services_checked", r.services_checked, 0),
         ("escalations", r.escalations, 0),
         ("feed", r.feed, r.feed_orphans),
+        ("session_tools", r.session_tools, 0),
+        ("native_files", r.native_files, 0),
         (
             "memories",
             r.memories,

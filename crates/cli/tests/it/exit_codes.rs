@@ -135,7 +135,7 @@ fn missing_input_is_66() {
 fn help_is_0_and_ends_with_examples() {
     for cmd in [
         "parse", "extract", "validate", "check", "lint", "ask", "run", "ops", "ingest", "memories",
-        "sessions", "serve",
+        "sessions", "serve", "import", "watch",
     ] {
         let out = agentshape()
             .args([cmd, "--help"])

@@ -65,13 +65,17 @@ impl Home {
             .join(format!("claude-config/projects/-srv-app/{MAIN}.jsonl"))
     }
 
-    /// `agentshape import ARGS` with this home's variables.
+    /// `agentshape import ARGS` with this home's variables, into its store.
     fn import(&self, args: &[&str]) -> Output {
+        self.import_to(self.db().to_str().unwrap(), args)
+    }
+
+    /// `agentshape import ARGS --store STORE` with this home's variables.
+    fn import_to(&self, store: &str, args: &[&str]) -> Output {
         agentshape()
             .arg("import")
             .args(args)
-            .arg("--store")
-            .arg(self.db())
+            .args(["--store", store])
             .env("HOME", self.dir.path().join("home"))
             .env("CLAUDE_CONFIG_DIR", self.dir.path().join("claude-config"))
             .env("CODEX_HOME", self.dir.path().join("codex-home"))
@@ -509,6 +513,32 @@ fn import_into_postgres_is_incremental_too() {
     assert!(
         text.contains("agent-f00dcafe01") && text.contains(MAIN),
         "{text}"
+    );
+}
+
+#[test]
+fn store_copy_takes_the_import_marks_so_importing_into_the_copy_adds_nothing() {
+    let home = Home::new();
+    home.import_json(&[]);
+    let url = agentshape_testkit::pg::fresh_db();
+    let out = agentshape()
+        .args(["store", "copy", "--json", "--from"])
+        .arg(home.db())
+        .args(["--to", &url])
+        .timeout(GUARD)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let copied = &json_lines(&out.stdout)[0]["copied"];
+    assert_eq!(copied["native_files"], 4, "{copied}");
+    assert_eq!(copied["session_tools"], 4, "{copied}");
+    let out = home.import_to(&url, &["--json"]);
+    assert_exit(&out, 0);
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines.len(), 4);
+    assert!(
+        lines.iter().all(|l| l["change"] == "unchanged"),
+        "{lines:?}"
     );
 }
 

@@ -28,6 +28,12 @@
 //! added. `watch` passes a file again when it is notified of a write, so a
 //! session file of tens of MB being written costs that read per pass.
 //!
+//! Note \[Reading beside writing\]: a file's lines are read, decoded and
+//! turned into feed rows on a thread of their own, which hands batches of
+//! rows (at most [`ImportOptions::batch_rows`] rows or about 8 MB) through
+//! a channel of one to the thread that writes them: the decoder and the
+//! store work at the same time, and at most three batches are in memory.
+//!
 //! Note \[Native session ids\]: a session is stored under the agent's own
 //! session id when it passes `run`'s rule (`check_session_id`) and no
 //! other file's mark already has it (two copies of one session file are two
@@ -423,16 +429,41 @@ impl Importer {
             r.source_path = Some(key.to_owned());
             r
         };
-        let outcome = read_lines(f, format, &opts, &mut |batch: Batch| {
-            let mut m = mark.clone();
-            m.offset = batch.offset;
-            m.lines = batch.lines;
-            m.reset = reset;
-            m.updated_at = time::now();
-            store.save_native(&provisional, &batch.entries, &m)?;
-            batched += batch.entries.len() as u64;
-            reset = false;
-            Ok(())
+        // Note [Reading beside writing]: the file is read and decoded on a
+        // thread of its own while this one writes the batches.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(1);
+        let opts = &opts;
+        let outcome = std::thread::scope(|scope| -> Result<Outcome> {
+            let reader = scope.spawn(move || {
+                read_lines(f, format, opts, &mut |batch: Batch| {
+                    tx.send(batch).map_err(|_| Error::Io {
+                        context: format!("importing `{key}`"),
+                        source: std::io::Error::other("the store writer stopped"),
+                    })
+                })
+            });
+            let mut saved: Result<()> = Ok(());
+            for batch in &rx {
+                let mut m = mark.clone();
+                m.offset = batch.offset;
+                m.lines = batch.lines;
+                m.reset = reset;
+                m.updated_at = time::now();
+                if let Err(e) = store.save_native(&provisional, &batch.entries, &m) {
+                    saved = Err(e.into());
+                    break;
+                }
+                batched += batch.entries.len() as u64;
+                reset = false;
+            }
+            // A store failure stops the reader at its next batch.
+            drop(rx);
+            let read = reader.join().map_err(|_| Error::Io {
+                context: format!("importing `{key}`"),
+                source: std::io::Error::other("the reader thread panicked"),
+            })?;
+            saved?;
+            read
         })?;
         match outcome {
             Outcome::Done(pass) => {

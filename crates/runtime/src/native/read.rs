@@ -8,7 +8,9 @@
 //! offset stays before them) or a last line that will never get a newline
 //! (some files end so): when those bytes are one complete JSON value they
 //! are taken as a line, since no prefix of a line an agent writes is
-//! itself a complete JSON object. A line longer than the decoder's limit is
+//! itself a complete JSON object (if a newline is written after it later,
+//! that line no longer ends at the mark's offset and the file is read again
+//! whole, once: rare, and never a line stored twice). A line longer than the decoder's limit is
 //! streamed into it piece by piece (it skips and counts it) and never held.
 //!
 //! Note \[Native feed rows\]: each decoded event worth showing becomes one
@@ -35,7 +37,6 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::feed::capped_body;
-use crate::hub::HubBody;
 
 /// How much of a file's head [`probe`] decodes.
 pub const PROBE_BYTES: usize = 256 * 1024;
@@ -136,13 +137,21 @@ struct Rows<'a> {
     last_time: String,
     first_prompt: Option<String>,
     pending: Vec<FeedEntry>,
+    /// Bytes of the bodies in `pending`.
+    bytes: usize,
     made: u64,
 }
 
+/// A batch is handed out once its bodies reach this many bytes (bounded
+/// memory whatever the rows' sizes).
+pub const BATCH_BYTES: usize = 8 << 20;
+
+/// `HubBody::Event`'s JSON (`{"kind":"event","event":…}`) plus the line's
+/// context, serialised from a borrowed event (no copy of its text).
 #[derive(Serialize)]
 struct NativeBody<'a> {
-    #[serde(flatten)]
-    hub: &'a HubBody,
+    kind: &'static str,
+    event: &'a Event,
     line: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     uuid: Option<&'a str>,
@@ -188,10 +197,10 @@ impl Rows<'_> {
         if !keep || !worth_showing(e) {
             return;
         }
-        let hub = HubBody::Event { event: e.clone() };
         let ctx = self.ctx.as_deref();
         let body = NativeBody {
-            hub: &hub,
+            kind: "event",
+            event: e,
             line,
             uuid: ctx.and_then(|c| c.uuid.as_deref()),
             sidechain: ctx.is_some_and(|c| c.sidechain),
@@ -199,6 +208,7 @@ impl Rows<'_> {
             model: ctx.and_then(|c| c.model.as_deref()),
         };
         let (text, _) = capped_body(&body, self.opts.max_body);
+        self.bytes += text.len();
         self.pending.push(FeedEntry {
             session_id: self.opts.session_id.clone(),
             kind: "event".to_owned(),
@@ -231,6 +241,7 @@ pub fn read_lines(
         last_time: opts.fallback_time.clone(),
         first_prompt: None,
         pending: Vec::new(),
+        bytes: 0,
         made: 0,
     };
     let limit = opts.decode.max_line_bytes;
@@ -245,10 +256,7 @@ pub fn read_lines(
     let mut offset: u64 = 0;
     let mut base: u64 = 0;
     let rewritten = |lines: u64, offset: u64| {
-        lines == opts.from_line
-            && opts.from_line > 0
-            && offset != opts.from_offset
-            && offset != opts.from_offset + 1
+        lines == opts.from_line && opts.from_line > 0 && offset != opts.from_offset
     };
     loop {
         let n = match input.read(&mut buf) {
@@ -286,7 +294,8 @@ pub fn read_lines(
                 rows.event(&e, lines, keep);
                 builder.push(e);
             }
-            if rows.pending.len() >= opts.batch_rows.max(1) {
+            if rows.pending.len() >= opts.batch_rows.max(1) || rows.bytes >= BATCH_BYTES {
+                rows.bytes = 0;
                 on_batch(Batch {
                     entries: std::mem::take(&mut rows.pending),
                     offset,
@@ -352,6 +361,7 @@ pub fn read_document(bytes: &[u8], format: Format, opts: &ReadOptions) -> Pass {
         last_time: opts.fallback_time.clone(),
         first_prompt: None,
         pending: Vec::new(),
+        bytes: 0,
         made: 0,
     };
     let mut events = Vec::new();
@@ -373,5 +383,86 @@ pub fn read_document(bytes: &[u8], format: Format, opts: &ReadOptions) -> Pass {
         rows: rows.made,
         first_prompt: rows.first_prompt.take(),
         tail: rows.pending,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::HubBody;
+
+    const A: &str = r#"{"parentUuid":null,"isSidechain":false,"cwd":"/w","sessionId":"s","version":"2.1.231","type":"user","message":{"role":"user","content":"first"},"uuid":"u1","timestamp":"2026-01-01T00:00:01.000Z"}"#;
+    const B: &str = r#"{"parentUuid":"u1","isSidechain":false,"cwd":"/w","sessionId":"s","version":"2.1.231","type":"user","message":{"role":"user","content":"second"},"uuid":"u2","timestamp":"2026-01-01T00:00:02.000Z"}"#;
+
+    fn opts(from_line: u64, from_offset: u64) -> ReadOptions {
+        ReadOptions {
+            session_id: "s".into(),
+            from_line,
+            from_offset,
+            batch_rows: 100,
+            max_body: 64 * 1024,
+            fallback_time: "2026-01-01T00:00:00.000Z".into(),
+            decode: DecodeOptions::default(),
+        }
+    }
+
+    fn pass(bytes: &[u8], o: &ReadOptions) -> Outcome {
+        read_lines(bytes, Format::ClaudeSession, o, &mut |_| Ok(())).unwrap()
+    }
+
+    #[test]
+    fn bodies_are_the_hub_event_plus_where_the_line_was() {
+        let Outcome::Done(p) = pass(format!("{A}\n").as_bytes(), &opts(0, 0)) else {
+            panic!("rewritten")
+        };
+        let row = &p.tail[0];
+        let body: serde_json::Value = serde_json::from_str(&row.body).unwrap();
+        let hub = serde_json::to_value(HubBody::Event {
+            event: Event::UserText {
+                text: "first".into(),
+            },
+        })
+        .unwrap();
+        assert_eq!(body["kind"], hub["kind"]);
+        assert_eq!(body["event"], hub["event"]);
+        assert_eq!(
+            (body["line"].as_u64(), body["uuid"].as_str()),
+            (Some(1), Some("u1"))
+        );
+        assert_eq!(row.created_at, "2026-01-01T00:00:01.000Z");
+        assert_eq!(p.first_prompt.as_deref(), Some("first"));
+    }
+
+    #[test]
+    fn a_complete_last_line_without_newline_is_read_and_a_partial_one_waits() {
+        let whole = format!("{A}\n{B}");
+        let Outcome::Done(p) = pass(whole.as_bytes(), &opts(0, 0)) else {
+            panic!()
+        };
+        assert_eq!((p.lines, p.offset), (2, whole.len() as u64));
+        let cut = &whole[..whole.len() - 5];
+        let Outcome::Done(p) = pass(cut.as_bytes(), &opts(0, 0)) else {
+            panic!()
+        };
+        assert_eq!((p.lines, p.offset), (1, A.len() as u64 + 1));
+        // The newline arrives after a last line taken whole: that line now
+        // ends elsewhere, so the file is read again whole (never a line twice).
+        let later = format!("{A}\n{B}\n");
+        assert_eq!(
+            pass(later.as_bytes(), &opts(2, whole.len() as u64)),
+            Outcome::Rewritten
+        );
+        let same = pass(whole.as_bytes(), &opts(2, whole.len() as u64));
+        assert!(matches!(same, Outcome::Done(p) if p.tail.is_empty()));
+    }
+
+    #[test]
+    fn a_line_that_no_longer_ends_at_the_mark_means_rewritten() {
+        let text = format!("{B}\n{A}\n");
+        assert_eq!(
+            pass(text.as_bytes(), &opts(1, A.len() as u64 + 1)),
+            Outcome::Rewritten
+        );
+        assert_eq!(pass(b"", &opts(1, 10)), Outcome::Rewritten);
     }
 }
