@@ -996,7 +996,7 @@ fn save_native_pg(
             .map(|row| row.get(0));
         if stored.map(bits_u64) != mark.expect_offset {
             report.conflict = true;
-            return Ok(report);
+            return Ok((report, Vec::new()));
         }
     }
     if let Some(parent) = &r.parent_id {
@@ -1657,7 +1657,7 @@ impl Store for PgStore {
         // Safe to retry: the transaction either happened whole or not at all.
         self.write_tx_through_outage(&what, &|tx, stmts| {
             let (report, ids) = save_native_pg(tx, stmts, record, &feed, !spots.is_empty(), mark)?;
-            if door {
+            if door && !report.conflict {
                 let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
                     .iter()
                     .map(|s| (record.id.as_str(), at, s.clone(), None))

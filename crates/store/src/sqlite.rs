@@ -571,7 +571,7 @@ fn save_native_tx(
             .optional()?;
         if stored.map(bits_u64) != mark.expect_offset {
             report.conflict = true;
-            return Ok(report);
+            return Ok((report, Vec::new()));
         }
     }
     if let Some(parent) = &r.parent_id
@@ -1132,7 +1132,7 @@ impl Store for SqliteStore {
         let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
         self.write_tx(&what, |tx| {
             let (report, ids) = save_native_tx(tx, record, &feed, &spots, mark)?;
-            if door {
+            if door && !report.conflict {
                 let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
                     .iter()
                     .map(|s| (record.id.as_str(), at, s.clone(), None))
