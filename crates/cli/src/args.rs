@@ -85,7 +85,7 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_mask: bool,
     /// A secret rule file (gitleaks' TOML format) extending and overriding
-    /// the built-in rules; else $AGENTSHAPE_SECRETS_RULES, else
+    /// the built-in rules; else `$AGENTSHAPE_SECRETS_RULES`, else
     /// ~/.config/agentshape/secrets.toml when it exists.
     #[arg(long, global = true, value_name = "FILE")]
     pub secrets_rules: Option<std::path::PathBuf>,
@@ -322,7 +322,7 @@ pub enum SecretsAction {
         Exit codes: 0 done · 64 usage · 66 the store is missing · store failures as for `run`."
     )]
     Mask {
-        /// The store (default: AGENTSHAPE_STORE, else ./agentshape.db).
+        /// The store (default: `AGENTSHAPE_STORE`, else `./agentshape.db`).
         #[arg(long, value_name = "URL")]
         store: Option<String>,
         #[command(flatten)]

@@ -87,8 +87,7 @@ fn rand_fallback() -> [u8; 32] {
     let mut b = [0u8; 32];
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+        .map_or(0, |d| d.as_nanos());
     b[..16].copy_from_slice(&t.to_le_bytes());
     b[16..20].copy_from_slice(&std::process::id().to_le_bytes());
     b

@@ -2495,6 +2495,7 @@ mod tests {
             lines: 0,
             updated_at: time::now(),
             reset: false,
+            expect_offset: None,
         };
         store.save_native(&again, &[], &mark).unwrap();
         store

@@ -161,6 +161,7 @@ fn every_planted_secret_is_masked_in_every_table(p: &Place) {
             lines: 1,
             updated_at: "2026-11-26T11:00:00.000Z".into(),
             reset: false,
+            expect_offset: None,
         };
         s.save_native(&n, &[line(&nid, &c.context)], &mark).unwrap();
     }

@@ -232,6 +232,14 @@ pub struct Bound {
     start_after: i64,
 }
 
+/// What opening the store at bind time gives: the newest feed id, the
+/// Postgres pool, the store's mask key.
+type Opened = (
+    i64,
+    Option<PgStore>,
+    Option<agentshape_core::secrets::MaskKey>,
+);
+
 /// Open (creating and migrating if needed) the store and bind `addr`.
 ///
 /// # Errors
@@ -240,11 +248,6 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
     let url = config.store.clone();
     // Created here so the read-only connections below always find a
     // migrated file, even when `serve` starts before any `run`.
-    type Opened = (
-        i64,
-        Option<PgStore>,
-        Option<agentshape_core::secrets::MaskKey>,
-    );
     let opened = tokio::task::spawn_blocking(move || -> Result<Opened, Error> {
         match &url {
             StoreUrl::Sqlite(path) => {

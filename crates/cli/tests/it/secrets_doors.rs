@@ -160,7 +160,10 @@ fn a_replayed_run_is_stored_and_printed_masked_and_its_log_stays_raw() {
             .contains("GITHUB_TOKEN=[REDACTED:github-pat:")
     );
     assert_eq!(output["events"].as_array().unwrap().len(), 3);
-    assert!(masked as usize >= cases.len(), "{masked} secrets counted");
+    assert!(
+        usize::try_from(masked).unwrap() >= cases.len(),
+        "{masked} secrets counted"
+    );
     let found: i64 = c
         .query_row(
             "SELECT COUNT(*) FROM secrets_found WHERE session_id = 'leaky'",
@@ -457,7 +460,10 @@ fn secrets_mask_masks_an_existing_store_once() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(n as u64, report["secrets"].as_u64().unwrap());
+    assert_eq!(
+        u64::try_from(n).unwrap(),
+        report["secrets"].as_u64().unwrap()
+    );
 }
 
 #[test]
@@ -589,5 +595,5 @@ fn an_imported_claude_session_file_is_stored_masked() {
             |r| r.get(0),
         )
         .unwrap();
-    assert!(n as usize >= cases.len(), "{n}");
+    assert!(usize::try_from(n).unwrap() >= cases.len(), "{n}");
 }

@@ -33,6 +33,7 @@ fn mark(path: &str, session: &str, agent: &str) -> NativeMark {
         lines: 0,
         updated_at: "2025-07-14T06:00:00.000Z".to_owned(),
         reset: false,
+        expect_offset: None,
     }
 }
 

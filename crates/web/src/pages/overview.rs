@@ -233,6 +233,7 @@ mod tests {
                 lines: 0,
                 updated_at: "2025-07-14T06:00:00.000Z".into(),
                 reset: false,
+                expect_offset: None,
             };
             store.save_native(&r, &[], &mark).unwrap();
         }

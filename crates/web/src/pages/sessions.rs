@@ -542,6 +542,7 @@ mod tests {
             lines: 0,
             updated_at: "2025-07-14T05:00:02.000Z".into(),
             reset: false,
+            expect_offset: None,
         };
         store.save_native(&rec, &feed, &mark).unwrap();
         let mut other =

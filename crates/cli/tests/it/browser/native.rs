@@ -52,6 +52,7 @@ fn mark(id: &str, agent: &str) -> NativeMark {
         lines: 0,
         updated_at: time::now(),
         reset: false,
+        expect_offset: None,
     }
 }
 

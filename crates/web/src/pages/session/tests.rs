@@ -400,6 +400,7 @@ fn save_native(store: &mut SqliteStore, rec: &SessionRecord, rows: &[(String, Va
         lines: 0,
         updated_at: at.to_owned(),
         reset: false,
+        expect_offset: None,
     };
     store.save_native(rec, &entries, &mark).unwrap();
 }
