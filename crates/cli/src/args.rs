@@ -300,7 +300,7 @@ pub enum SecretsAction {
     /// List the secrets in files (rule, file, line, fingerprint) or masked in a store (rule, session, place, fingerprint); never the secret.
     #[command(
         after_help = "Fingerprints are keyed: with files they use the key of the store \
-        `run` would use when it exists (AGENTSHAPE_STORE or ./agentshape.db), else a random key, \
+        `run` would use when it is a SQLite file that exists (AGENTSHAPE_STORE or ./agentshape.db), else a random key, \
         so they then compare only within this output; with --store, the store's key.\n\n\
         Exit codes: 0 nothing found · 1 something found (rotate those keys) · 64 usage · \
         66 a file or the store is missing."

@@ -5,9 +5,9 @@
 //! the store's, so they compare with the dashboard's and `secrets scan`'s:
 //! a command that reads a store (`sessions`, `memories`) uses that store's
 //! key; `parse` and `extract`, which have none, use the key of the store
-//! `run` would use when it exists (`AGENTSHAPE_STORE` or `./agentshape.db`,
-//! opened read-only, never created), else a random key for this process, so
-//! fingerprints then compare only within that output.
+//! `run` would use when it exists and is a SQLite file (`AGENTSHAPE_STORE`
+//! or `./agentshape.db`, opened read-only, never created), else a random key
+//! for this process, so fingerprints then compare only within that output.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -73,12 +73,13 @@ pub fn scanner() -> &'static Masker {
 }
 
 /// The key of the store `run` would use, when it exists (never created).
+/// Only a SQLite file: printing never waits on a network connection (a
+/// Postgres store's fingerprints are compared through `secrets scan
+/// --store` and the dashboard).
 fn default_store_key() -> Option<MaskKey> {
-    StoreUrl::resolve(None)
-        .ok()?
-        .open_read_only()
-        .ok()?
-        .mask_key()
+    let url = StoreUrl::resolve(None).ok()?;
+    url.sqlite_path()?;
+    url.open_read_only().ok()?.mask_key()
 }
 
 /// Only when the OS gives no randomness: the process id and clock (the

@@ -597,3 +597,35 @@ fn an_imported_claude_session_file_is_stored_masked() {
         .unwrap();
     assert!(usize::try_from(n).unwrap() >= cases.len(), "{n}");
 }
+
+#[test]
+fn parse_fingerprints_match_the_stores_when_run_s_store_exists() {
+    let cases = planted();
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript(dir.path(), &cases);
+    let db = dir.path().join("a.db");
+    assert_eq!(run(dir.path(), &db, &t, &[]).status.code(), Some(0));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let stored: String = c
+        .query_row(
+            "SELECT fingerprint FROM secrets_found WHERE rule = 'github-pat' AND place = 'summary'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let fp = |store: &Path| {
+        let out = agentshape()
+            .args(["extract", "--json", "--profile", "claude-ops"])
+            .arg(&t)
+            .env("AGENTSHAPE_STORE", store)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let at = text.find("GITHUB_TOKEN=[REDACTED:github-pat:").unwrap()
+            + "GITHUB_TOKEN=[REDACTED:github-pat:".len();
+        text[at..at + 8].to_owned()
+    };
+    assert_eq!(fp(&db), stored);
+    // No store: a random key, so (almost surely) another fingerprint.
+    assert_ne!(fp(&dir.path().join("none.db")), stored);
+}
