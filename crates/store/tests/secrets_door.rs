@@ -82,6 +82,7 @@ both!(
     racing_openers_of_a_new_store_agree_on_one_key,
     masking_off_writes_raw_text_and_leaves_the_count_null,
     a_masked_output_keeps_its_json_shape,
+    a_store_written_raw_is_masked_once_by_mask_stored,
 );
 
 /// Every value of every table, as text.
@@ -267,4 +268,47 @@ fn a_masked_output_keeps_its_json_shape(p: &Place) {
     );
     let verdict: Value = serde_json::from_str(&stored[0][1]).unwrap();
     assert_eq!(verdict["valid"], true);
+}
+
+fn a_store_written_raw_is_masked_once_by_mask_stored(p: &Place) {
+    let cases = planted();
+    let mut s = p.open();
+    s.set_masker(None);
+    for (i, c) in cases.iter().enumerate() {
+        let id = format!("old{i}");
+        let mut r = SessionRecord::new(&id, "2026-11-26T10:00:00.000Z", "completed");
+        r.summary = Some(c.context.clone());
+        r.output = Some(json!({"summary": c.context}));
+        r.events.push(NewEvent {
+            level: "info".into(),
+            service: None,
+            message: c.context.clone(),
+        });
+        r.memories.push(NewMemory {
+            key: format!("svc{i}:config"),
+            value: c.context.clone(),
+        });
+        r.services.push(ServiceCheck {
+            name: "db".into(),
+            status: "healthy".into(),
+            detail: Some(c.context.clone()),
+        });
+        s.write_session(&r).unwrap();
+        s.append_feed(&[line(&id, &c.context)]).unwrap();
+    }
+    assert!(everything(p, &*s).contains(&cases[0].secret));
+    let m = agentshape_core::secrets::Masker::builtin(s.mask_key().unwrap());
+    let report = agentshape_store::secrets::mask_stored(&mut *s, &m).unwrap();
+    assert!(report.secrets as usize >= 4 * cases.len(), "{report:?}");
+    let all = everything(p, &*s);
+    for c in &cases {
+        // The search index's own copy is rebuilt from the feed rows.
+        assert!(!all.contains(&c.secret), "still stored: {}", c.secret);
+    }
+    let again = agentshape_store::secrets::mask_stored(&mut *s, &m).unwrap();
+    assert_eq!(again.secrets, 0);
+    assert_eq!(
+        s.rows("SELECT COUNT(*) FROM sessions WHERE secrets_masked IS NULL"),
+        vec![vec!["0".to_owned()]]
+    );
 }
