@@ -299,7 +299,7 @@ fn a_store_written_raw_is_masked_once_by_mask_stored(p: &Place) {
     assert!(everything(p, &*s).contains(&cases[0].secret));
     let m = agentshape_core::secrets::Masker::builtin(s.mask_key().unwrap());
     let report = agentshape_store::secrets::mask_stored(&mut *s, &m).unwrap();
-    assert!(report.secrets as usize >= 4 * cases.len(), "{report:?}");
+    assert!(report.secrets >= 4 * cases.len() as u64, "{report:?}");
     let all = everything(p, &*s);
     for c in &cases {
         // The search index's own copy is rebuilt from the feed rows.
