@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder};
 
-use super::rules::{Allowlist, RuleSet};
+use super::rules::{Allowlist, Rule, RuleSet};
 use super::syntax::go_to_rust;
 use super::{SecretsError, one_line};
 
@@ -155,12 +155,62 @@ impl Matcher {
 #[derive(Debug)]
 struct CompiledRule {
     id: Arc<str>,
-    regex: Matcher,
+    /// The pattern and allowlists as written, compiled on first use
+    /// (Note \[Rules compiled when first needed\]).
+    source: Rule,
+    compiled: OnceLock<Option<RuleRegexes>>,
     secret_group: Option<usize>,
     entropy: Option<f64>,
-    allowlists: Vec<CompiledAllowlist>,
     /// gitleaks drops a generic finding that a specific one overlaps.
     generic: bool,
+}
+
+/// A rule's compiled regex and allowlists.
+#[derive(Debug)]
+struct RuleRegexes {
+    regex: Matcher,
+    allowlists: Vec<CompiledAllowlist>,
+}
+
+/// Note \[Rules compiled when first needed\]: compiling all ~220 built-in
+/// patterns takes about 150 ms, which every short command (`parse` of one
+/// file, `run --replay` of a small transcript) paid whole while most rules
+/// never run: a rule's regex only runs when one of its keywords occurs. So
+/// [`Detector::builtin`] compiles each rule the first time its keywords let
+/// it run (a test compiles every built-in rule, so none can fail there);
+/// [`Detector::new`], which takes the user's rules, compiles all of them at
+/// once, so a bad user regex is an error when the file is loaded, never a
+/// rule silently skipped later.
+fn compile_rule(rule: &Rule) -> Result<RuleRegexes, SecretsError> {
+    let regex = Matcher::new(&rule.id, &rule.regex)?;
+    if let Some(g) = rule.secret_group
+        && g >= regex.regex().captures_len()
+    {
+        return Err(SecretsError::Rule {
+            id: rule.id.clone(),
+            message: format!(
+                "secretGroup {g} but the regex has {} groups",
+                regex.regex().captures_len() - 1
+            ),
+        });
+    }
+    let allowlists = rule
+        .allowlists
+        .iter()
+        .map(|a| compile_allowlist(&rule.id, a))
+        .collect::<Result<_, _>>()?;
+    Ok(RuleRegexes { regex, allowlists })
+}
+
+impl CompiledRule {
+    /// The compiled regexes (compiling them now if need be); `None` only
+    /// for a lazily compiled rule that does not compile, which the built-in
+    /// set's test rules out.
+    fn regexes(&self) -> Option<&RuleRegexes> {
+        self.compiled
+            .get_or_init(|| compile_rule(&self.source).ok())
+            .as_ref()
+    }
 }
 
 /// The rules of a [`RuleSet`] compiled into one matcher. Build once, share
@@ -297,6 +347,12 @@ impl Detector {
     /// [`SecretsError::Rule`] naming the rule whose regex (or allowlist regex)
     /// does not compile or whose `secretGroup` the regex lacks.
     pub fn new(rules: &RuleSet) -> Result<Detector, SecretsError> {
+        Detector::build(rules, false)
+    }
+
+    /// Compiles the keywords now and each rule now or, when `lazy`, when it
+    /// first runs (Note \[Rules compiled when first needed\]).
+    fn build(rules: &RuleSet, lazy: bool) -> Result<Detector, SecretsError> {
         let allowlists = rules
             .allowlists
             .iter()
@@ -311,17 +367,9 @@ impl Detector {
             .iter()
             .filter(|r| !rules.disabled.contains(&r.id))
         {
-            let regex = Matcher::new(&rule.id, &rule.regex)?;
-            if let Some(g) = rule.secret_group {
-                if g >= regex.regex().captures_len() {
-                    return Err(SecretsError::Rule {
-                        id: rule.id.clone(),
-                        message: format!(
-                            "secretGroup {g} but the regex has {} groups",
-                            regex.regex().captures_len() - 1
-                        ),
-                    });
-                }
+            let compiled_now = OnceLock::new();
+            if !lazy {
+                let _ = compiled_now.set(Some(compile_rule(rule)?));
             }
             let index = compiled.len();
             if rule.keywords.is_empty() {
@@ -338,14 +386,10 @@ impl Detector {
             }
             compiled.push(CompiledRule {
                 id: Arc::from(rule.id.as_str()),
-                regex,
+                source: rule.clone(),
+                compiled: compiled_now,
                 secret_group: rule.secret_group.filter(|&g| g > 0),
                 entropy: rule.entropy.filter(|&e| e != 0.0),
-                allowlists: rule
-                    .allowlists
-                    .iter()
-                    .map(|a| compile_allowlist(&rule.id, a))
-                    .collect::<Result<_, _>>()?,
                 generic: rule.id.contains("generic"),
             });
         }
@@ -384,7 +428,8 @@ impl Detector {
         static BUILTIN: OnceLock<Detector> = OnceLock::new();
         // A test compiles the built-in rules; failing here is a build defect.
         BUILTIN.get_or_init(|| {
-            Detector::new(&RuleSet::builtin()).expect("built-in secret rules compile (tested)")
+            Detector::build(&RuleSet::builtin(), true)
+                .expect("built-in secret rules compile (tested)")
         })
     }
 
@@ -431,7 +476,7 @@ impl Detector {
         self.rules
             .iter()
             .zip(run)
-            .any(|(r, go)| go && r.regex.regex().is_match(text))
+            .any(|(r, go)| go && r.regexes().is_some_and(|c| c.regex.regex().is_match(text)))
     }
 
     /// The secrets in `text`: non-overlapping, in text order. Where two rules
@@ -453,8 +498,11 @@ impl Detector {
             };
         let mut found = Vec::new();
         for (index, rule) in self.rules.iter().enumerate().filter(|(i, _)| run[*i]) {
-            rule.regex.for_each(text, |start, caps| {
-                if let Some(c) = self.candidate(index, rule, text, start, caps, &markers) {
+            let Some(regexes) = rule.regexes() else {
+                continue;
+            };
+            regexes.regex.for_each(text, |start, caps| {
+                if let Some(c) = self.candidate(index, regexes, text, start, caps, &markers) {
                     found.push(c);
                 }
             });
@@ -467,12 +515,13 @@ impl Detector {
     fn candidate(
         &self,
         index: usize,
-        rule: &CompiledRule,
+        regexes: &RuleRegexes,
         text: &str,
         match_start: usize,
         caps: &regex::Captures<'_>,
         markers: &[(usize, usize)],
     ) -> Option<Candidate> {
+        let rule = self.rules.get(index)?;
         let match_end = caps.get(0)?.end();
         // gitleaks trims newlines off the match's ends.
         let whole = &text[match_start..match_end];
@@ -507,7 +556,7 @@ impl Detector {
         if self
             .allowlists
             .iter()
-            .chain(&rule.allowlists)
+            .chain(&regexes.allowlists)
             .any(|a| a.allows(secret, matched, line))
         {
             return None;
