@@ -207,8 +207,9 @@ impl PriceTable {
     }
 
     /// The price of `model`: the entry with the longest prefix of its name
-    /// (lower case, after any `provider/` part), later entries winning ties
-    /// (so a user entry beats a built-in one of the same prefix length).
+    /// (lower case, after any `provider/` part) that [`names_model`] accepts,
+    /// later entries winning ties (so a user entry beats a built-in one of
+    /// the same prefix length).
     pub fn price(&self, model: &str) -> Option<&ModelPrice> {
         let name = model
             .rsplit('/')
@@ -219,7 +220,7 @@ impl PriceTable {
         let mut best: Option<(usize, &ModelPrice)> = None;
         for m in &self.models {
             for p in &m.prefixes {
-                if name.starts_with(p.as_str()) && best.is_none_or(|(len, _)| p.len() >= len) {
+                if names_model(&name, p) && best.is_none_or(|(len, _)| p.len() >= len) {
                     best = Some((p.len(), m));
                 }
             }
@@ -250,6 +251,53 @@ impl PriceTable {
             unpriced: unpriced.into_iter().collect(),
         }
     }
+}
+
+/// Whether the table name `prefix` names `model`: the same name, or the
+/// name followed by a release tail only — a date (`-20250514`,
+/// `-2025-08-07`, `@20250514`), `-latest`, `-preview…`, `-exp…`, or a
+/// further name part that is not a version number (`-codex`, `-mini`).
+///
+/// Note \[Model versions are not prefixes\]: `claude-opus-4` must not
+/// price `claude-opus-4-6`, a newer model whose price may differ: a tail
+/// that starts with a short number is another version, so the model is
+/// reported as unpriced (never priced as its predecessor). A version the
+/// table prices the same is listed by name (`claude-opus-4-1`).
+pub fn names_model(model: &str, prefix: &str) -> bool {
+    let Some(tail) = model.strip_prefix(prefix) else {
+        return false;
+    };
+    if tail.is_empty() {
+        return true;
+    }
+    let Some(rest) = tail.strip_prefix('-').or_else(|| tail.strip_prefix('@')) else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return !rest.is_empty();
+    }
+    // A date (8 digits, or a 4-digit year followed by `-MM-DD`) is a release of this model.
+    digits >= 4
+}
+
+/// Fill a native session's `cost_usd`, `cost_estimated` and
+/// `unpriced_models` from its per-model tokens (Note \[Estimated cost\]).
+pub fn price_session(info: &mut crate::summary::SessionInfo, table: &PriceTable) {
+    let estimate = table.estimate(info.tokens_by_model.iter().map(|(model, t)| {
+        (
+            model.as_str(),
+            Tokens {
+                input: t.input,
+                output: t.output,
+                cache_read: t.cache_read,
+                cache_write: t.cache_write,
+            },
+        )
+    }));
+    info.cost_usd = estimate.cost_usd;
+    info.cost_estimated = estimate.cost_usd.is_some();
+    info.unpriced_models = estimate.unpriced;
 }
 
 #[cfg(test)]
@@ -302,6 +350,11 @@ mod tests {
             assert!(close(price.input, input), "{model}: {}", price.input);
         }
         assert!(table.price("<synthetic>").is_none());
+        // Another version is not its predecessor (Note \[Model versions are not prefixes\]).
+        assert!(table.price("claude-opus-4-6").is_none());
+        assert!(table.price("gpt-5.2").is_none());
+        assert!(table.price("claude-sonnet-4-5@20250929").is_some());
+        assert!(table.price("gpt-4o-2024-08-06").is_some());
         assert!(table.price("llama3").is_none());
     }
 

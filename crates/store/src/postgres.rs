@@ -510,6 +510,14 @@ fn migrate_pg(c: &mut Client, url: &str) -> Result<i64> {
 /// The store's mask key, made race-free (Note \[Store door\] in `secrets`).
 fn ensure_key_pg(c: &mut Client, url: &str, fresh: &MaskKey) -> Result<MaskKey> {
     let ctx = || format!("reading the mask key of `{url}`");
+    // Read first: a store that has its key needs no write to be opened.
+    if let Ok(Some(row)) = c.query_opt(
+        "SELECT value FROM store_meta WHERE key = $1",
+        &[&secrets::MASK_KEY],
+    ) && let Ok(key) = secrets::parse_key(&row.get::<_, String>(0))
+    {
+        return Ok(key);
+    }
     c.execute(
         "INSERT INTO store_meta (key, value) VALUES ($1, $2), ($3, $4) ON CONFLICT (key) DO NOTHING",
         &[

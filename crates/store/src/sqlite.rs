@@ -293,6 +293,12 @@ impl SqliteStore {
 /// \[Store door\] in `secrets`).
 fn ensure_key(conn: &Connection, name: &str, fresh: &MaskKey) -> Result<MaskKey> {
     let ctx = || format!("reading the mask key of `{name}`");
+    // A store that has its key is only read: opening it must not need a
+    // write (a locked or read-only store then fails where a write is
+    // attempted, with that write's own exit code).
+    if let Some(key) = read_key(conn) {
+        return Ok(key);
+    }
     conn.execute(
         "INSERT INTO store_meta (key, value) VALUES (?1, ?2), (?3, ?4) ON CONFLICT (key) DO NOTHING",
         params![

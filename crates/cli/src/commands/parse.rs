@@ -25,6 +25,10 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<Exit> {
         ..DecodeOptions::default()
     };
     let format = format_of(args.format);
+    // Native sessions carry tokens but no cost: priced from the table
+    // (built-in, extended by the user's price file; a bad one is exit 64).
+    let prices =
+        agentshape_runtime::pricing::load(None).map_err(|e| CliError::Usage(e.to_string()))?;
     let mut out = Out::new(args.output);
     let bar = out.progress(args.files.len() as u64, "files");
     let mut exit = Exit::Ok;
@@ -38,7 +42,10 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<Exit> {
         for result in results {
             bar.inc(1);
             match result {
-                Ok(summary) => {
+                Ok(mut summary) => {
+                    if let Some(info) = summary.session.as_deref_mut() {
+                        agentshape_core::pricing::price_session(info, &prices);
+                    }
                     exit = exit.worst(outcome(&summary));
                     if out.json {
                         out.json_line(&summary)?;

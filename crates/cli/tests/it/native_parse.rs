@@ -34,7 +34,63 @@ fn parse_json_reports_claude_session_and_its_session_object() {
         session["tool_errors"],
         serde_json::json!({"Bash": 1, "Read": 1})
     );
-    assert_eq!(session["cost_usd"], serde_json::Value::Null);
+    // Priced from the built-in table, per model, each message counted once.
+    let price = |model: &str| match model {
+        m if m.starts_with("claude-opus-4") => [15.0, 75.0, 1.50, 18.75],
+        m if m.starts_with("claude-3-5-haiku") => [0.80, 4.0, 0.08, 1.0],
+        m if m.starts_with("claude-sonnet-4") => [3.0, 15.0, 0.30, 3.75],
+        m => panic!("unexpected model {m}"),
+    };
+    let mut want = 0.0;
+    for (model, t) in session["tokens_by_model"].as_object().expect("per model") {
+        let p = price(model);
+        let n = |k: &str| t[k].as_u64().expect("count") as f64;
+        want += (n("input") * p[0]
+            + n("output") * p[1]
+            + n("cache_read") * p[2]
+            + n("cache_write") * p[3])
+            / 1e6;
+    }
+    let got = session["cost_usd"].as_f64().expect("a cost");
+    assert!(want > 0.0 && (got - want).abs() < 1e-12, "{got} vs {want}");
+    assert_eq!(session["cost_estimated"], true);
+    assert_eq!(session["unpriced_models"], serde_json::json!([]));
+}
+
+#[test]
+fn a_model_without_a_price_is_named_and_a_user_price_file_adds_it() {
+    let file = format!("{FIXTURES}/claude-2.1-api-errors.jsonl");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let parse = |prices: Option<&std::path::Path>| {
+        let mut cmd = agentshape();
+        cmd.env_remove("AGENTSHAPE_PRICES").env("HOME", dir.path());
+        if let Some(p) = prices {
+            cmd.env("AGENTSHAPE_PRICES", p);
+        }
+        let out = cmd.args(["parse", "--json", &file]).output().expect("runs");
+        json_lines(&out.stdout).remove(0)
+    };
+    let before = parse(None);
+    assert_eq!(
+        before["session"]["unpriced_models"],
+        serde_json::json!(["claude-opus-4-6"])
+    );
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(
+        &prices,
+        "[[model]]\nmatch = [\"claude-opus-4-6\"]\ninput = 5.0\noutput = 25.0\n",
+    )
+    .expect("write");
+    let after = parse(Some(&prices));
+    assert_eq!(after["session"]["unpriced_models"], serde_json::json!([]));
+    assert!(after["session"]["cost_usd"].as_f64().expect("priced") > 0.0);
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[model]]\nmatch = []\n").expect("write");
+    agentshape()
+        .env("AGENTSHAPE_PRICES", &bad)
+        .args(["parse", "--json", &file])
+        .assert()
+        .code(64);
 }
 
 #[test]
