@@ -64,7 +64,7 @@ mod tests {
         )
         .expect("write");
         let table = load(Some(&good)).expect("loads");
-        assert!(table.price("mine-7b").is_some());
+        assert!(table.price("mine-chat").is_some());
         assert!(table.price("claude-sonnet-4").is_some(), "built-ins stay");
 
         let bad = dir.path().join("bad.toml");
