@@ -391,7 +391,7 @@ const STORED: &[(&str, &str, &str, &str, &[&str])] = &[
 
 /// Note \[Masking a stored store\]: `agentshape secrets mask` masks what a
 /// store already holds (rows written before masking existed, or with
-/// `--no-mask`): every text column of [`STORED`], in batches of
+/// `--no-mask`): every text column of `STORED`, in batches of
 /// [`MASK_BATCH`] rows, each batch one transaction. A changed row is
 /// rewritten and its secrets recorded in `secrets_found`; a feed row is
 /// deleted and inserted again with its id, so the search index (kept by
