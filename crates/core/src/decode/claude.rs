@@ -82,26 +82,28 @@ struct Message<'a> {
     stop_reason: Option<&'a RawValue>,
 }
 
+/// One content block of a message, as Claude writes it in stream-json and
+/// in its session files alike (`claude_session` reads the same shape).
 #[derive(Deserialize)]
-struct Block<'a> {
+pub(super) struct Block<'a> {
     #[serde(rename = "type", borrow, default)]
-    kind: Option<&'a RawValue>,
+    pub(super) kind: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    text: Option<&'a RawValue>,
+    pub(super) text: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    thinking: Option<&'a RawValue>,
+    pub(super) thinking: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
+    pub(super) id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
+    pub(super) name: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    input: Option<&'a RawValue>,
+    pub(super) input: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    tool_use_id: Option<&'a RawValue>,
+    pub(super) tool_use_id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    is_error: Option<&'a RawValue>,
+    pub(super) is_error: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    pub(super) content: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -225,22 +227,30 @@ fn assistant(parsed: &Line<'_>, sink: &mut dyn FnMut(Event)) {
     });
     // Seed 004: a `content` that is missing or not a list contributes nothing.
     for block in message.content.0.iter().filter_map(|b| b.0.as_ref()) {
-        match raw::str_of(block.kind).as_deref() {
-            // Seed 004: a text block without `text` contributes "".
-            Some("text") => {
-                let text = raw::text_of(block.text, sink).unwrap_or_default();
-                sink(Event::Text { text });
-            }
-            Some("thinking") => sink(Event::Thinking {
-                text: raw::string_of(block.thinking).unwrap_or_default(),
-            }),
-            Some("tool_use" | "server_tool_use") => sink(Event::ToolUse {
-                id: raw::string_of(block.id),
-                name: raw::string_of(block.name).unwrap_or_default(),
-                input: block.input.map_or_else(RawJson::null, RawJson::from_raw),
-            }),
-            _ => {}
+        if let Some(event) = assistant_block(block, sink) {
+            sink(event);
         }
+    }
+}
+
+/// The event of one assistant content block (text, thinking, tool call),
+/// `None` for block types that carry nothing to report. Shared with the
+/// session-file decoder, which writes the same blocks.
+pub(super) fn assistant_block(block: &Block<'_>, sink: &mut dyn FnMut(Event)) -> Option<Event> {
+    match raw::str_of(block.kind).as_deref() {
+        // Seed 004: a text block without `text` contributes "".
+        Some("text") => Some(Event::Text {
+            text: raw::text_of(block.text, sink).unwrap_or_default(),
+        }),
+        Some("thinking") => Some(Event::Thinking {
+            text: raw::string_of(block.thinking).unwrap_or_default(),
+        }),
+        Some("tool_use" | "server_tool_use") => Some(Event::ToolUse {
+            id: raw::string_of(block.id),
+            name: raw::string_of(block.name).unwrap_or_default(),
+            input: block.input.map_or_else(RawJson::null, RawJson::from_raw),
+        }),
+        _ => None,
     }
 }
 

@@ -29,10 +29,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::DecodeOptions;
-use super::claude::tool_result_text;
+use super::claude::{Block, assistant_block, tool_result_text};
 use super::native::{NativeLines, api_error_category, status_in_text};
 use super::raw;
-use crate::event::{Event, LineInfo, RawJson};
+use crate::event::{Event, LineInfo};
 use crate::summary::TokenCounts;
 
 #[derive(Deserialize)]
@@ -97,28 +97,6 @@ struct Message<'a> {
     stop_reason: Option<&'a RawValue>,
     #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Block<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    text: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    thinking: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    input: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    tool_use_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    is_error: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
 }
 
 #[allow(clippy::struct_field_names)] // the wire names
@@ -278,25 +256,11 @@ fn assistant(
         }
     }
     for block in &blocks {
-        match raw::str_of(block.kind).as_deref() {
-            Some("text") => {
-                let text = raw::text_of(block.text, sink).unwrap_or_default();
-                sink(Event::Text { text });
+        if let Some(event) = assistant_block(block, sink) {
+            if let Event::ToolUse { id, name, .. } = &event {
+                state.tools.insert(id.as_deref(), name);
             }
-            Some("thinking") => sink(Event::Thinking {
-                text: raw::string_of(block.thinking).unwrap_or_default(),
-            }),
-            Some("tool_use" | "server_tool_use") => {
-                let id = raw::string_of(block.id);
-                let name = raw::string_of(block.name).unwrap_or_default();
-                state.tools.insert(id.as_deref(), &name);
-                sink(Event::ToolUse {
-                    id,
-                    name,
-                    input: block.input.map_or_else(RawJson::null, RawJson::from_raw),
-                });
-            }
-            _ => {}
+            sink(event);
         }
     }
 }
