@@ -352,7 +352,7 @@ impl Detector {
 
     /// Compiles the keywords now and each rule now or, when `lazy`, when it
     /// first runs (Note \[Rules compiled when first needed\]).
-    fn build(rules: &RuleSet, lazy: bool) -> Result<Detector, SecretsError> {
+    pub(super) fn build(rules: &RuleSet, lazy: bool) -> Result<Detector, SecretsError> {
         let allowlists = rules
             .allowlists
             .iter()
