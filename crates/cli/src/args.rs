@@ -218,6 +218,160 @@ pub enum Command {
     /// Import those sessions, then follow them: new lines reach the store (and `serve`) as they are written.
     #[command(after_help = WATCH_HELP)]
     Watch(NativeArgs),
+    /// A Claude Code hook: validate what an agent or sub-agent hands back and make it try again.
+    #[command(after_help = "Examples:\n  \
+        agentshape hook install --profile claude-ops\n  \
+        agentshape hook install --event subagent-stop --profile-for reviewer=code-review --scope user\n  \
+        echo '{\"session_id\":\"s1\",\"hook_event_name\":\"Stop\",\"last_assistant_message\":\"done\"}' | agentshape hook stop --profile claude-ops")]
+    Hook(HookArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    pub action: HookAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookAction {
+    /// Claude Code `Stop` hook: allow a final message that validates, else block with the errors as the reason.
+    #[command(after_help = HOOK_CHECK_HELP)]
+    Stop(HookCheckArgs),
+    /// Claude Code `SubagentStop` hook: the same for a sub-agent's final message (profile by agent type).
+    #[command(after_help = HOOK_CHECK_HELP)]
+    SubagentStop(HookCheckArgs),
+    /// Claude Code `PostToolUse` hook: append the tool call and its result to the live feed (never blocks).
+    #[command(
+        after_help = "Exit codes: always 0; a failure is one line on stderr (Claude Code shows it, the session goes on).\n\n\
+        Examples:\n  \
+        agentshape hook install --event post-tool-use\n  \
+        agentshape hook post-tool-use --store ~/agentshape.db < tool-event.json"
+    )]
+    PostToolUse(HookCaptureArgs),
+    /// Add agentshape's hook to Claude Code's settings (keeps every other setting and hook; idempotent).
+    #[command(
+        after_help = "The entry runs this agentshape binary by its absolute path with the \
+        store made absolute, so every project's sessions go to one store. A settings file that is \
+        not valid JSON is refused (its line named) and left as it was.\n\n\
+        Exit codes: 0 installed (or already there) · 64 usage, or a settings file that is not JSON · 74 cannot write.\n\n\
+        Examples:\n  \
+        agentshape hook install --profile claude-ops\n  \
+        agentshape hook install --schema schemas/loop-action.json --scope user --dry-run\n  \
+        agentshape hook install --event subagent-stop --profile-for reviewer=code-review"
+    )]
+    Install(HookInstallArgs),
+    /// Remove what `hook install` added (only that) from Claude Code's settings.
+    #[command(
+        after_help = "Exit codes: 0 removed (or nothing to remove) · 64 a settings file that is not JSON · 74 cannot write.\n\n\
+        Examples:\n  \
+        agentshape hook uninstall\n  \
+        agentshape hook uninstall --scope user --event post-tool-use --dry-run"
+    )]
+    Uninstall(HookUninstallArgs),
+}
+
+const HOOK_CHECK_HELP: &str = "Reads Claude Code's hook input (JSON) on stdin and validates \
+`last_assistant_message` (else the last assistant text of the session file at `transcript_path`). \
+Valid: exit 0, nothing on stdout (the turn ends). Invalid or no JSON: `{\"decision\":\"block\",\"reason\":…}` \
+on stdout, the reason (at most 2 KB) naming the failing JSON paths, so the model tries again. After \
+--max-blocks blocks in a row for one session (counted in the store) the turn is allowed and the session \
+recorded as invalid.\n\n\
+Never breaks the session: bad input, a missing profile, a store that is locked or down, or any \
+internal error allows the stop (exit 0) with one line on stderr; the answer comes within 2 s even when \
+the store is busy (what the store could not take is kept in a spool file and written by the next call).\n\n\
+Examples:\n  \
+agentshape hook stop --profile claude-ops < hook-input.json\n  \
+agentshape hook subagent-stop --profile-for reviewer=code-review --profile-for tester=./tests.toml\n  \
+agentshape hook stop --schema schemas/loop-action.json --max-blocks 2 --store ~/agentshape.db";
+
+/// Options of `hook stop` and `hook subagent-stop`.
+#[derive(Debug, Args)]
+pub struct HookCheckArgs {
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    /// For `SubagentStop`: the profile (built-in name or TOML file) for one sub-agent type; repeatable. Other types use --profile/--schema.
+    #[arg(long = "profile-for", value_name = "AGENT_TYPE=PROFILE")]
+    pub profile_for: Vec<String>,
+    /// Blocks in a row for one session (or sub-agent) before the stop is allowed and the session recorded invalid.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub max_blocks: u32,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// Options of `hook post-tool-use`.
+#[derive(Debug, Args)]
+pub struct HookCaptureArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// Which Claude Code hook event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookEventArg {
+    /// `Stop`: the main agent's final message.
+    Stop,
+    /// `SubagentStop`: a sub-agent's final message.
+    SubagentStop,
+    /// `PostToolUse`: every tool call and result, to the live feed.
+    PostToolUse,
+}
+
+/// Which Claude Code settings file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookScope {
+    /// `.claude/settings.json` in the current directory (the project).
+    Project,
+    /// `~/.claude/settings.json` (every project of this user).
+    User,
+}
+
+/// Options of `hook install`.
+#[derive(Debug, Args)]
+pub struct HookInstallArgs {
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    /// The event to hook (repeatable).
+    #[arg(long, value_enum, default_value = "stop")]
+    pub event: Vec<HookEventArg>,
+    /// Which settings file.
+    #[arg(long, value_enum, default_value = "project")]
+    pub scope: HookScope,
+    /// This settings file instead of the scope's.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// Show the change as a diff; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Passed on to the hook command: profile per sub-agent type (AGENT_TYPE=PROFILE).
+    #[arg(long = "profile-for", value_name = "AGENT_TYPE=PROFILE")]
+    pub profile_for: Vec<String>,
+    /// Passed on to the hook command.
+    #[arg(long, value_name = "N")]
+    pub max_blocks: Option<u32>,
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Options of `hook uninstall`.
+#[derive(Debug, Args)]
+pub struct HookUninstallArgs {
+    /// The event to unhook (repeatable; default: every event agentshape hooked).
+    #[arg(long, value_enum)]
+    pub event: Vec<HookEventArg>,
+    /// Which settings file.
+    #[arg(long, value_enum, default_value = "project")]
+    pub scope: HookScope,
+    /// This settings file instead of the scope's.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// Show the change as a diff; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 const IMPORT_HELP: &str = "With no PATH, the agents' own folders: $CLAUDE_CONFIG_DIR/projects \

@@ -3,6 +3,7 @@
 mod ask;
 mod check;
 mod extract;
+mod hook;
 mod import;
 mod ingest;
 mod lint;
@@ -84,6 +85,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Secrets(a) => secrets::run(&a),
         Command::Import(a) => import::run(&a, false),
         Command::Watch(a) => import::run(&a, true),
+        Command::Hook(a) => hook::run(&a),
     }
 }
 
