@@ -15,6 +15,7 @@
 //!   across sibling outputs, surfaced as findings;
 //! - [`profile`]: built-in bundles of schema and marker grammar;
 //! - [`secrets`]: credentials found in transcript text and masked;
+//! - [`hook`]: Claude Code hook input, and the reason a blocked stop gives the model;
 //! - [`json`]: strict JSON parsing that reports the numbers it cannot hold
 //!   exactly instead of changing them.
 //!
@@ -42,6 +43,7 @@ pub mod decode;
 pub mod error;
 pub mod event;
 pub mod extract;
+pub mod hook;
 pub mod json;
 pub mod lint;
 pub mod outcome;
