@@ -8,6 +8,7 @@
 pub mod error;
 pub mod feed;
 pub mod forensic;
+pub mod hook;
 pub mod hub;
 pub mod infile;
 pub mod ingest;

@@ -1,8 +1,28 @@
-//! `agentshape hook post-tool-use`.
+//! `agentshape hook post-tool-use`: the runtime's `hook::capture`; always
+//! exit 0, nothing on stdout.
 
+use std::time::Instant;
+
+use agentshape_runtime::hook::capture::capture;
+
+use super::check::{read_input, store_side};
 use crate::args::HookCaptureArgs;
 use crate::exit::Exit;
+use crate::output::eprint;
 
-pub fn run(_args: &HookCaptureArgs) -> Exit {
+/// Record the tool call; always exit 0.
+pub fn run(args: &HookCaptureArgs) -> Exit {
+    let started = Instant::now();
+    let bytes = match read_input() {
+        Ok(b) => b,
+        Err(e) => {
+            eprint(&format!("agentshape hook: {e}"));
+            return Exit::Ok;
+        }
+    };
+    let (open, spool) = store_side(&args.store);
+    for w in capture(&bytes, started, open, spool).warnings {
+        eprint(&format!("agentshape hook: {w}"));
+    }
     Exit::Ok
 }

@@ -1,8 +1,140 @@
-//! `agentshape hook stop|subagent-stop`.
+//! `agentshape hook stop|subagent-stop`: read Claude Code's hook input,
+//! answer allow or block (the runtime's `hook::check`), print the answer.
+//!
+//! Always exit 0 (the runtime's Note \[A hook never breaks the session\]):
+//! a block is the JSON on stdout, not exit 2, so the reason reaches the
+//! model whole and stderr stays for the warnings.
 
-use crate::args::HookCheckArgs;
+use std::io::{Read, Write};
+use std::time::Instant;
+
+use agentshape_runtime::hook::check::{CheckOptions, Judge, OpenStore, check};
+use agentshape_runtime::hook::spool::{self, Spool};
+use agentshape_store::StoreUrl;
+
+use crate::args::{HookCheckArgs, SchemaArgs, StoreArg};
 use crate::exit::Exit;
+use crate::input;
+use crate::output::eprint;
 
-pub fn run(_args: &HookCheckArgs, _subagent: bool) -> Exit {
+/// Hook input larger than this is not read (a 10 MB final message fits).
+pub const MAX_HOOK_INPUT: u64 = 64 << 20;
+
+/// Read stdin, at most [`MAX_HOOK_INPUT`]; `Err` says why not.
+pub(super) fn read_input() -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_HOOK_INPUT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the hook input: {e}"))?;
+    if bytes.len() as u64 > MAX_HOOK_INPUT {
+        return Err(format!(
+            "hook input is larger than {} MiB",
+            MAX_HOOK_INPUT >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The store opener and spool of `--store` (the spool keyed by the store's
+/// absolute location).
+pub(super) fn store_side(store: &StoreArg) -> (OpenStore, Option<Spool>) {
+    let url = StoreUrl::parse(&store.location);
+    let key = match &url {
+        Ok(StoreUrl::Sqlite(p)) => std::path::absolute(p)
+            .unwrap_or_else(|_| p.clone())
+            .display()
+            .to_string(),
+        Ok(u) => u.to_string(),
+        Err(_) => store.location.clone(),
+    };
+    let spool = spool::default_dir().map(|d| Spool::new(&d, &key));
+    let open: OpenStore = Box::new(move || {
+        url.map_err(|e| e.to_string())?
+            .open()
+            .map_err(|e| e.to_string())
+    });
+    (open, spool)
+}
+
+/// Load one judge; `Err` is the one-line reason it could not be.
+fn judge(args: &SchemaArgs) -> Result<Judge, String> {
+    let selection = input::select(args).map_err(|e| e.to_string())?;
+    let (label, against) = match (&args.profile, &args.schema) {
+        (Some(p), _) => (p.clone(), format!("the schema of profile {p}")),
+        (None, Some(s)) => {
+            let name = s.file_name().map_or_else(
+                || s.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            (s.display().to_string(), format!("the schema {name}"))
+        }
+        (None, None) => (
+            String::new(),
+            "the expected output (no schema given: any JSON object or array)".to_owned(),
+        ),
+    };
+    Ok(Judge {
+        label,
+        against,
+        validator: selection.validator,
+        profile: selection.profile,
+    })
+}
+
+/// Run the hook and print its answer; always exit 0.
+pub fn run(args: &HookCheckArgs, subagent: bool) -> Exit {
+    let started = Instant::now();
+    let bytes = match read_input() {
+        Ok(b) => b,
+        Err(e) => {
+            eprint(&format!("agentshape hook: {e}; allowing the stop"));
+            return Exit::Ok;
+        }
+    };
+    let mut warnings = Vec::new();
+    let mut by_type = Vec::new();
+    for spec in &args.profile_for {
+        match spec.split_once('=') {
+            Some((t, p)) if !t.trim().is_empty() && !p.trim().is_empty() => {
+                let one = SchemaArgs {
+                    schema: None,
+                    profile: Some(p.trim().to_owned()),
+                };
+                by_type.push((t.trim().to_owned(), judge(&one)));
+            }
+            _ => warnings.push(format!(
+                "--profile-for {spec}: expected AGENT_TYPE=PROFILE; ignored"
+            )),
+        }
+    }
+    let opts = CheckOptions {
+        subagent,
+        default: judge(&args.schema),
+        other_types: args.schema.schema.is_some()
+            || args.schema.profile.is_some()
+            || by_type.is_empty(),
+        by_type,
+        max_blocks: args.max_blocks,
+        started,
+    };
+    let (open, spool) = store_side(&args.store);
+    let answer = check(&bytes, &opts, open, spool);
+    warnings.extend(answer.warnings);
+    for w in &warnings {
+        eprint(&format!("agentshape hook: {w}"));
+    }
+    if let Some(json) = answer.stdout {
+        let mut out = std::io::stdout().lock();
+        // Nothing else ever goes to stdout: it must be this one value.
+        if out
+            .write_all(json.as_bytes())
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            eprint("agentshape hook: cannot write the answer; allowing the stop");
+        }
+    }
     Exit::Ok
 }
