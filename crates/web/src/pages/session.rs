@@ -50,6 +50,8 @@ pub(crate) struct Loaded {
     pub(crate) transcript_source: Source,
     /// The feed id a live page follows after (Note \[Live after\]).
     pub(crate) feed_after: i64,
+    /// The Claude Code hook's calls for this session, oldest first (issue 30).
+    pub(crate) hooks: Vec<query::HookCallRow>,
 }
 
 /// Read a session for its page, its transcript from after row `after`
@@ -83,6 +85,7 @@ pub(crate) fn load(
         Source::Feed => rows.last().map_or(max, |r| r.id.max(max)),
         Source::Log | Source::None => max,
     };
+    let hooks = query::hook_calls(store, id, MAX_HOOK_CALLS)?;
     Ok(Some(Loaded {
         detail,
         transcript: rows,
@@ -91,6 +94,7 @@ pub(crate) fn load(
         transcript_truncated: truncated || next.is_some(),
         transcript_source: source,
         feed_after,
+        hooks,
     }))
 }
 
@@ -217,6 +221,98 @@ fn text_of(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_owned)
 }
 
+/// Hook calls shown on a session page at most (a long interactive
+/// session may have a few hundred turns).
+const MAX_HOOK_CALLS: usize = 500;
+
+/// What the hook's calls came to, per agent (the main one, then each
+/// sub-agent in order of first call): "blocked 2×, then valid", one part
+/// per stop chain (Note \[Blocks in a row\] in the runtime's `hook::check`).
+pub(crate) fn hook_summary(calls: &[query::HookCallRow]) -> String {
+    let mut agents: Vec<(Option<&str>, Option<&str>, Vec<String>, u32)> = Vec::new();
+    for c in calls.iter().filter(|c| c.event != "PostToolUse") {
+        let key = c.agent_id.as_deref();
+        let i = match agents.iter().position(|a| a.0 == key) {
+            Some(i) => i,
+            None => {
+                agents.push((key, c.agent_type.as_deref(), Vec::new(), 0));
+                agents.len() - 1
+            }
+        };
+        let a = &mut agents[i];
+        if c.verdict == "blocked" {
+            a.3 += 1;
+            continue;
+        }
+        let end = match c.verdict.as_str() {
+            "gave_up" => "let through invalid",
+            "allowed" => "not checked",
+            v => v,
+        };
+        a.2.push(if a.3 > 0 {
+            format!("blocked {}×, then {end}", a.3)
+        } else {
+            end.to_owned()
+        });
+        a.3 = 0;
+    }
+    agents
+        .into_iter()
+        .map(|(id, kind, mut parts, open)| {
+            if open > 0 {
+                parts.push(format!("blocked {open}×, waiting for the next answer"));
+            }
+            let text = parts.join("; ");
+            match (id, kind) {
+                (None, _) => text,
+                (Some(id), kind) => format!("sub-agent {} {id}: {text}", kind.unwrap_or("")),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The "Hook attempts" section: the summary, then each call with its
+/// verdict, errors, and the reason the model was given.
+fn hook_calls(calls: &[query::HookCallRow]) -> Markup {
+    html! {
+        h2 { "Hook attempts" }
+        p #hook-summary { (hook_summary(calls)) }
+        @if calls.len() >= MAX_HOOK_CALLS {
+            p.muted { "The first " (MAX_HOOK_CALLS) " calls are shown." }
+        }
+        ol #hook-calls {
+            @for h in calls.iter().filter(|c| c.event != "PostToolUse") {
+                @let badge = match h.verdict.as_str() { "valid" => "ok", "blocked" | "gave_up" => "bad", _ => "muted" };
+                li data-verdict=(h.verdict) data-blocks=(h.blocks) {
+                    span class={ "badge " (badge) } { (h.verdict) } " "
+                    span.muted {
+                        (h.event)
+                        @if let Some(t) = &h.agent_type { " · " (t) }
+                        " · " (h.created_at)
+                        @if let Some(m) = &h.method { " · read as " (m) }
+                        @if h.blocks > 0 { " · block " (h.blocks) }
+                        @if h.stop_hook_active { " · stop_hook_active" }
+                    }
+                    @let errors = h.errors.as_ref().and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+                    @if !errors.is_empty() {
+                        ul.error-list {
+                            @for e in errors {
+                                @let path = e.get("instance_path").and_then(Value::as_str).unwrap_or("");
+                                li { code { (if path.is_empty() { "(root)" } else { path }) } " " (e.get("message").map(text_of).unwrap_or_default()) }
+                            }
+                        }
+                    }
+                    @if let Some(w) = &h.warning { br; span.muted.warning { (w) } }
+                    @if let Some(r) = &h.reason {
+                        details { summary { "the reason the model was given" } pre.reason { (r) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The page body (the DOM contract of the browser tests: `#session`,
 /// `#session-status`, `#transcript .line`, `#verdict`, `#output`, `#errors
 /// li`, `#repairs li`, `#coercions li`, `#chain a`).
@@ -327,6 +423,7 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                     data-valid=[valid] { (verdict_text(verdict, running)) }
                 " " span.muted { "extraction: " (opt(s.extraction_method.as_deref())) }
             }
+            @if !l.hooks.is_empty() { (hook_calls(&l.hooks)) }
             div.grid2 {
                 div {
                     h2 { "Structured output" }

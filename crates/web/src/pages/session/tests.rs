@@ -601,3 +601,48 @@ fn a_native_session_shows_its_tree_compactions_tool_errors_models_and_tokens() {
     );
     assert!(row(11).contains(" err"));
 }
+
+fn hook_row(id: i64, agent: Option<&str>, verdict: &str, blocks: u32) -> query::HookCallRow {
+    query::HookCallRow {
+        id,
+        session_id: "s1".to_owned(),
+        agent_id: agent.map(str::to_owned),
+        agent_type: agent.map(|_| "reviewer".to_owned()),
+        event: if agent.is_some() { "SubagentStop" } else { "Stop" }.to_owned(),
+        verdict: verdict.to_owned(),
+        method: Some("bare".to_owned()),
+        errors: Some(serde_json::json!([{"instance_path": "/action", "schema_path": "/properties/action/enum", "message": "\"x\" is not one of \"complete\""}])),
+        blocks,
+        stop_hook_active: blocks > 1,
+        profile: Some("claude-loop".to_owned()),
+        reason: Some("agentshape: fix it".to_owned()),
+        warning: None,
+        created_at: "2026-11-26T10:00:00Z".to_owned(),
+    }
+}
+
+#[test]
+fn hook_summaries_per_chain_and_agent() {
+    let calls = [
+        hook_row(1, None, "blocked", 1),
+        hook_row(2, Some("a1"), "blocked", 1),
+        hook_row(3, None, "blocked", 2),
+        hook_row(4, None, "valid", 0),
+        hook_row(5, Some("a1"), "valid", 0),
+        hook_row(6, None, "blocked", 1),
+        hook_row(7, None, "blocked", 2),
+        hook_row(8, None, "blocked", 3),
+        hook_row(9, None, "gave_up", 3),
+        hook_row(10, None, "blocked", 1),
+    ];
+    assert_eq!(
+        hook_summary(&calls),
+        "blocked 2×, then valid; blocked 3×, then let through invalid; blocked 1×, waiting for the next answer \
+         · sub-agent reviewer a1: blocked 1×, then valid"
+    );
+    assert_eq!(hook_summary(&calls[3..4]), "valid");
+    let page = hook_calls(&calls[..4]).into_string();
+    assert!(page.contains("id=\"hook-summary\""), "{page}");
+    assert_eq!(page.matches("data-verdict=").count(), 4);
+    assert!(page.contains("the reason the model was given"));
+}
