@@ -22,6 +22,7 @@ mod exit_codes;
 mod extract;
 mod feed;
 mod flows;
+mod hook_install;
 mod hostile_cel;
 mod lint;
 mod lists;
