@@ -448,3 +448,26 @@ fn a_symlinked_settings_file_stays_a_link() {
     assert_eq!(read_json(&real)["model"], "opus");
     assert!(read_json(&real)["hooks"]["Stop"].is_array());
 }
+
+#[test]
+fn a_file_that_cannot_be_written_is_74_and_nothing_is_left_behind() {
+    let d = dirs();
+    // A settings link into a folder that does not exist: nothing to read,
+    // nowhere to write.
+    std::fs::create_dir_all(d.project.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(d.home.join("gone/settings.json"), d.settings()).unwrap();
+    let out = d.run(&["install", "--profile", "claude-ops"]);
+    assert_exit(&out, 74);
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("agentshape: cannot write .claude/settings.json: "),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    let names: Vec<String> = std::fs::read_dir(d.project.join(".claude"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["settings.json"]);
+    assert!(!d.home.join("gone").exists());
+}

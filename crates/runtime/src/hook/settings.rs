@@ -22,6 +22,8 @@
 //! refused with an error naming the line and column or the key, never
 //! overwritten.
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value};
 
 /// The Claude Code hook events agentshape answers.
@@ -154,8 +156,8 @@ pub enum SettingsError {
 pub fn decode(bytes: &[u8]) -> Result<&str, SettingsError> {
     std::str::from_utf8(bytes).map_err(|e| {
         let good = &bytes[..e.valid_up_to()];
-        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
-        let column = good.len() - good.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
+        let line = memchr::memchr_iter(b'\n', good).count() + 1;
+        let column = good.len() - memchr::memrchr(b'\n', good).map_or(0, |p| p + 1) + 1;
         SettingsError::NotJson {
             line,
             column,
@@ -545,6 +547,9 @@ enum Op {
 /// `new`; empty when they are equal. A file without a final newline gets
 /// `\ No newline at end of file`; `old_label` is `/dev/null` for a file
 /// that does not exist yet.
+// `a`/`b`, `i`/`j`: the old and new lines and where each side is, as in
+// the diff literature.
+#[allow(clippy::many_single_char_names)]
 pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
     if old == new {
         return String::new();
@@ -570,11 +575,12 @@ pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> S
         let new_before = ops[..start].iter().filter(|&&o| o != Op::Del).count();
         let old_len = ops[start..end].iter().filter(|&&o| o != Op::Add).count();
         let new_len = ops[start..end].iter().filter(|&&o| o != Op::Del).count();
-        out.push_str(&format!(
-            "@@ -{} +{} @@\n",
+        let _ = writeln!(
+            out,
+            "@@ -{} +{} @@",
             range(old_before, old_len),
             range(new_before, new_len)
-        ));
+        );
         let (mut i, mut j) = (old_before, new_before);
         for &op in &ops[start..end] {
             let (mark, line) = match op {
@@ -614,6 +620,7 @@ fn range(before: usize, len: usize) -> String {
 
 /// The edit script from `a` to `b`: common head and tail, then a longest
 /// common subsequence of the middle (or all of it replaced when large).
+#[allow(clippy::many_single_char_names)]
 fn line_ops(a: &[&str], b: &[&str]) -> Vec<Op> {
     let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let tail = a[head..]
@@ -661,7 +668,7 @@ fn line_ops(a: &[&str], b: &[&str]) -> Vec<Op> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::panic)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::format_collect)]
 mod tests {
     use super::*;
     use serde_json::json;
