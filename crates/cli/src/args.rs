@@ -250,10 +250,17 @@ pub enum HookAction {
     PostToolUse(HookCaptureArgs),
     /// Add agentshape's hook to Claude Code's settings (keeps every other setting and hook; idempotent).
     #[command(
-        after_help = "The entry runs this agentshape binary by its absolute path with the \
-        store made absolute, so every project's sessions go to one store. A settings file that is \
-        not valid JSON is refused (its line named) and left as it was.\n\n\
-        Exit codes: 0 installed (or already there) · 64 usage, or a settings file that is not JSON · 74 cannot write.\n\n\
+        after_help = "The entry runs this agentshape binary by its absolute path, a profile or \
+        schema file and a SQLite store made absolute, so every project's sessions go to one store; \
+        a Postgres URL holding a password is refused (put it in AGENTSHAPE_STORE, in Claude Code's \
+        environment, and install without --store: the entry then has no --store). An entry is \
+        agentshape's when its command is `…/agentshape hook <event>`: one with another command is \
+        replaced in place, never duplicated. Every other setting, hook and key order is kept; the \
+        file is replaced atomically (same permissions) and only when it changes, pretty-printed \
+        with 2-space indents (unusual formatting is normalised then; --dry-run shows the diff). \
+        A settings file that is not valid JSON is refused (line and column named) and left as it was.\n\n\
+        Exit codes: 0 installed (or already there) · 64 usage, a bad profile, schema or store, or a \
+        settings file that is not JSON · 66 a profile or schema file missing · 74 cannot write.\n\n\
         Examples:\n  \
         agentshape hook install --profile claude-ops\n  \
         agentshape hook install --schema schemas/loop-action.json --scope user --dry-run\n  \
@@ -262,7 +269,10 @@ pub enum HookAction {
     Install(HookInstallArgs),
     /// Remove what `hook install` added (only that) from Claude Code's settings.
     #[command(
-        after_help = "Exit codes: 0 removed (or nothing to remove) · 64 a settings file that is not JSON · 74 cannot write.\n\n\
+        after_help = "Removes each entry whose command is `…/agentshape hook <event>`, then a \
+        matcher group, an event and `hooks` that this left empty; everything else is kept. The \
+        file is not touched when there is nothing to remove.\n\n\
+        Exit codes: 0 removed (or nothing to remove) · 64 a settings file that is not JSON · 74 cannot write.\n\n\
         Examples:\n  \
         agentshape hook uninstall\n  \
         agentshape hook uninstall --scope user --event post-tool-use --dry-run"
@@ -340,10 +350,10 @@ pub struct HookInstallArgs {
     /// This settings file instead of the scope's.
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
-    /// Show the change as a diff; write nothing.
+    /// Show the change as a unified diff on stdout (on stderr with --json); write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Passed on to the hook command: profile per sub-agent type (AGENT_TYPE=PROFILE).
+    /// Passed on to `hook subagent-stop`: the profile for one sub-agent type (`AGENT_TYPE=PROFILE`, repeatable).
     #[arg(long = "profile-for", value_name = "AGENT_TYPE=PROFILE")]
     pub profile_for: Vec<String>,
     /// Passed on to the hook command.
@@ -367,7 +377,7 @@ pub struct HookUninstallArgs {
     /// This settings file instead of the scope's.
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
-    /// Show the change as a diff; write nothing.
+    /// Show the change as a unified diff on stdout (on stderr with --json); write nothing.
     #[arg(long)]
     pub dry_run: bool,
     #[command(flatten)]

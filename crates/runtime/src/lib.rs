@@ -8,6 +8,7 @@
 pub mod error;
 pub mod feed;
 pub mod forensic;
+/// Claude Code command hooks (`agentshape hook`).
 pub mod hook;
 pub mod hub;
 pub mod infile;

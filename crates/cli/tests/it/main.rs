@@ -23,6 +23,7 @@ mod extract;
 mod feed;
 mod flows;
 mod hook;
+mod hook_install;
 mod hostile_cel;
 mod lint;
 mod lists;
