@@ -5,7 +5,7 @@
 //! \[One logical schema\]), so a copy is the same rows with the same
 //! columns. Sessions are the unit: a session the target already has is
 //! skipped with all its rows; a session it lacks is copied with its events,
-//! services, escalations (as the child) and feed rows, in batches of
+//! services, escalations (as the child), feed rows and hook calls, in batches of
 //! [`BATCH`] sessions, each batch one transaction on the target (foreign
 //! keys checked at its commit), so a copy that stops half-way leaves whole
 //! sessions only and running it again finishes the job. Row ids are the
@@ -105,6 +105,8 @@ const EVENT_COLS: &str = "session_id, level, service, message, created_at";
 const SERVICE_COLS: &str = "session_id, name, status, detail";
 const ESCALATION_COLS: &str = "parent_id, child_id, service, tier, created_at";
 const FEED_COLS: &str = "session_id, kind, body, created_at";
+const HOOK_COLS: &str = "session_id, agent_id, agent_type, event, verdict, method, errors, \
+    blocks, stop_hook_active, profile, reason, message, warning, created_at";
 const MEMORY_COLS: &str =
     "service, category, observation, confidence, active, created_at, updated_at, session_id, tier";
 
@@ -127,6 +129,8 @@ pub struct CopyReport {
     pub session_tools: u64,
     /// Native import marks copied (`native_files`).
     pub native_files: u64,
+    /// `hook_calls` rows copied (those of the sessions copied).
+    pub hook_calls: u64,
     /// Feed rows of no stored session, left (Note \[Copying a store\]).
     pub feed_orphans: u64,
     /// Memories copied.
@@ -147,6 +151,7 @@ impl CopyReport {
             + self.feed
             + self.session_tools
             + self.native_files
+            + self.hook_calls
             + self.memories
     }
 }
@@ -175,6 +180,9 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
     let m = to.masker().cloned();
     let m = m.as_ref();
     let mut report = CopyReport::default();
+    // A source from before hooks (read-only, so not migrated) has no
+    // `hook_calls` table: nothing of it to copy.
+    let has_hooks = src.read("SELECT id FROM hook_calls LIMIT 1", &[]).is_ok();
     let mut offset = 0usize;
     loop {
         let batch = src.read(
@@ -241,6 +249,12 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
             stmts.push(insert("feed", FEED_COLS, masked(m, row)));
             counts.feed += 1;
         }
+        if has_hooks {
+            for row in children("hook_calls", HOOK_COLS, "session_id")? {
+                stmts.push(insert("hook_calls", HOOK_COLS, masked(m, row)));
+                counts.hook_calls += 1;
+            }
+        }
         // Keyed by name, not by a row id: in key order.
         for row in src.read(
             &format!(
@@ -274,6 +288,7 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
         report.feed += counts.feed;
         report.session_tools += counts.session_tools;
         report.native_files += counts.native_files;
+        report.hook_calls += counts.hook_calls;
     }
     report.feed_orphans = src
         .read(

@@ -26,6 +26,7 @@
 pub mod conninfo;
 pub mod copy;
 pub mod error;
+mod hooks;
 pub mod memory;
 pub mod migrate;
 pub mod postgres;
@@ -342,6 +343,111 @@ pub struct WriteReport {
     pub warnings: Vec<String>,
 }
 
+/// One call of `agentshape hook` (a `hook_calls` row), and the session
+/// facts [`Store::save_hook`] needs when the call makes or fills in the
+/// session's row.
+///
+/// Note \[Hook chains\]: Claude Code calls a `Stop` (or `SubagentStop`)
+/// hook each time the agent (or one sub-agent) tries to end its turn; a
+/// block sends the model back to work and the next try calls the hook
+/// again. The tries since the last one that was let through (any verdict
+/// but `blocked`) are one chain, per session and sub-agent: its length is
+/// what `--max-blocks` bounds, so a model that cannot comply is let go
+/// instead of looping forever ([`Store::hook_chain`]). The rows are kept
+/// whole (not a counter) so the session page can show each attempt's
+/// errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookCall {
+    /// Claude Code's session id (the id `agentshape import` stores the
+    /// session under).
+    pub session_id: String,
+    /// `SubagentStop`: the sub-agent's id; `None` for the main agent.
+    pub agent_id: Option<String>,
+    /// `SubagentStop`: the sub-agent's type.
+    pub agent_type: Option<String>,
+    /// `Stop`, `SubagentStop` or `PostToolUse`.
+    pub event: String,
+    /// `valid`, `blocked`, `gave_up`, `allowed` or `captured`.
+    pub verdict: String,
+    /// The extraction method tried (`structured`, `fenced`, `bare`,
+    /// `repaired`, `markers`, `none`).
+    pub method: Option<String>,
+    /// The violations, a JSON array of `{instance_path, schema_path, message}`.
+    pub errors: Option<Value>,
+    /// Blocks in a row in this chain, this call included (0 when let through).
+    pub blocks: u32,
+    /// Claude Code said the model is already continuing because of a stop hook.
+    pub stop_hook_active: bool,
+    /// The profile name or path, or the schema path, used.
+    pub profile: Option<String>,
+    /// The block reason given to the model.
+    pub reason: Option<String>,
+    /// The text that was validated (the caller cuts it).
+    pub message: Option<String>,
+    /// Why the hook allowed without checking (bad input, no profile, ...).
+    pub warning: Option<String>,
+    /// When (RFC 3339 UTC).
+    pub created_at: String,
+    /// The hook input's `cwd`: the session's project when the row is made.
+    pub project: Option<String>,
+    /// The hook input's `transcript_path`: the session's `source_path` when
+    /// the row is made.
+    pub transcript_path: Option<String>,
+    /// The extracted value (`Stop`/`SubagentStop`), for the session's `output`.
+    pub output: Option<Value>,
+}
+
+impl HookCall {
+    /// A call with only the required fields set (no sub-agent, 0 blocks).
+    pub fn new(session_id: &str, event: &str, verdict: &str, created_at: &str) -> Self {
+        HookCall {
+            session_id: session_id.to_owned(),
+            agent_id: None,
+            agent_type: None,
+            event: event.to_owned(),
+            verdict: verdict.to_owned(),
+            method: None,
+            errors: None,
+            blocks: 0,
+            stop_hook_active: false,
+            profile: None,
+            reason: None,
+            message: None,
+            warning: None,
+            created_at: created_at.to_owned(),
+            project: None,
+            transcript_path: None,
+            output: None,
+        }
+    }
+}
+
+/// What the store knows of the current stop chain of one session (or one
+/// sub-agent): Note \[Hook chains\].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookChain {
+    /// `blocked` calls in the chain.
+    pub blocks: u32,
+    /// Calls in the chain made with `stop_hook_active`.
+    pub active: u32,
+}
+
+/// What [`Store::save_hook`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookSaved {
+    /// The `hook_calls` row id.
+    pub id: i64,
+    /// The session row did not exist and was made.
+    pub session_inserted: bool,
+}
+
+/// The most violations a `hook` feed row lists (the row is for a live
+/// page; the whole list is in `hook_calls`).
+pub const HOOK_FEED_ERRORS: usize = 5;
+
+/// The most characters of the block reason a `hook` feed row holds.
+pub const HOOK_FEED_REASON_CHARS: usize = 500;
+
 /// One entry to append to the live feed (DESIGN.md "Live feed contract").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeedEntry {
@@ -637,6 +743,35 @@ pub trait Store: Send {
         feed: &[FeedEntry],
         mark: &NativeMark,
     ) -> Result<NativeReport>;
+
+    /// The chain of `Stop`/`SubagentStop` calls of (`session_id`,
+    /// `agent_id`) since the last call of that pair whose verdict is not
+    /// `blocked` (Note \[Hook chains\]): how many were blocked, and how many
+    /// came with `stop_hook_active`. `agent_id` `None` is the main agent
+    /// (rows whose `agent_id` is NULL).
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn hook_chain(&self, session_id: &str, agent_id: Option<&str>) -> Result<HookChain>;
+
+    /// Record one hook call, in one transaction: make the session row when
+    /// there is none (status `completed`, agent `claude-code`, started and
+    /// ended at the call, its project, `source_path` = the transcript, the
+    /// profile, tier 1); for the main agent's `Stop` with a verdict of
+    /// `valid`, `gave_up` or `blocked`, set the session's verdict
+    /// (`{"valid", "errors", "repairs": [], "coercions": []}`), extraction
+    /// method, output and (when given) profile; insert the `hook_calls`
+    /// row; append `feed`, then one `hook` feed row for the call itself
+    /// (its id, event, verdict, blocks, sub-agent, method, the first
+    /// [`HOOK_FEED_ERRORS`] errors, the reason cut to
+    /// [`HOOK_FEED_REASON_CHARS`]) so the live feed shows it. Everything
+    /// goes through the store door first (Note \[Store door\]): secrets in
+    /// the message, reason, errors and warning are recorded with place
+    /// `hook`.
+    ///
+    /// # Errors
+    /// When the database cannot be written; nothing is written then.
+    fn save_hook(&mut self, call: &HookCall, feed: &[FeedEntry]) -> Result<HookSaved>;
 
     /// The store's mask key (Note \[Store door\] in `secrets`): made when
     /// the store was first opened for writing; `None` for a read-only

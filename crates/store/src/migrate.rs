@@ -15,10 +15,11 @@
 //! and serialises migrators with a transaction-scoped advisory lock
 //! ([`PG_MIGRATION_LOCK`]).
 //!
-//! Note \[One logical schema\]: both backends hold the same eleven tables
+//! Note \[One logical schema\]: both backends hold the same thirteen tables
 //! (`sessions`, `events`, `memories`, `services_checked`, `escalations`,
 //! `feed`, since version 5 / 2 `escalation_claims` and `leases`, and since
-//! version 6 / 3 `session_tools`, `native_files` and `store_meta`) with the
+//! version 6 / 3 `session_tools`, `native_files` and `store_meta`, since
+//! version 8 / 5 `secrets_found`, and since version 9 / 6 `hook_calls`) with the
 //! same columns and meanings (a flag such as `sessions.cost_estimated` is
 //! 0/1 on SQLite and a BOOLEAN on Postgres); timestamps are RFC 3339 text
 //! on both (Note \[Text timestamps\]) so a copied store compares and sorts
@@ -83,6 +84,11 @@ pub const SQLITE: &[Migration] = &[
         name: "0008_secrets.sql",
         sql: include_str!("../migrations/0008_secrets.sql"),
     },
+    Migration {
+        version: 9,
+        name: "0009_hooks.sql",
+        sql: include_str!("../migrations/0009_hooks.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
@@ -111,6 +117,11 @@ pub const POSTGRES: &[Migration] = &[
         version: 5,
         name: "postgres/0005_secrets.sql",
         sql: include_str!("../migrations/postgres/0005_secrets.sql"),
+    },
+    Migration {
+        version: 6,
+        name: "postgres/0006_hooks.sql",
+        sql: include_str!("../migrations/postgres/0006_hooks.sql"),
     },
 ];
 
@@ -174,10 +185,11 @@ mod tests {
         assert_eq!(plan(SQLITE, 0), Plan::Apply(SQLITE));
         assert_eq!(plan(SQLITE, 2), Plan::Apply(&SQLITE[2..]));
         assert_eq!(plan(SQLITE, latest(SQLITE)), Plan::Current);
+        let newer = latest(SQLITE) + 1;
         assert_eq!(
-            plan(SQLITE, 9),
+            plan(SQLITE, newer),
             Plan::TooNew {
-                found: 9,
+                found: newer,
                 known: i64::try_from(n).unwrap()
             }
         );

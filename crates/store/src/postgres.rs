@@ -89,9 +89,9 @@ use crate::secrets::{self, Spot};
 use crate::tls::{SslMode, Tls};
 use crate::url::redact;
 use crate::{
-    Claim, ClaimRequest, FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, LeaseState, MemoryLine,
-    NEW_MEMORY_CONFIDENCE, NativeMark, NativeReport, Overview, REINFORCE_STEP, SessionLine,
-    SessionRecord, Store, WriteReport, parse_memory_key, time,
+    Claim, ClaimRequest, FeedEntry, FeedRow, HookCall, HookChain, HookSaved, LEVELS, LOST_AFTER_MS,
+    LeaseState, MemoryLine, NEW_MEMORY_CONFIDENCE, NativeMark, NativeReport, Overview,
+    REINFORCE_STEP, SessionLine, SessionRecord, Store, WriteReport, hooks, parse_memory_key, time,
 };
 
 /// The environment variable bounding each connect, in milliseconds.
@@ -354,6 +354,9 @@ pub struct PgStore {
     key: Option<MaskKey>,
     /// What rows go through before they are written; `None`: masking off.
     masker: Option<Masker>,
+    /// A caller that must not wait ([`PgStore::open_with_patience`]): the
+    /// lock timeout of its hook writes, which are then not retried.
+    patience: Option<Duration>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -404,7 +407,7 @@ pub(crate) fn read_config(url: &str) -> Result<PgConfig> {
     })
 }
 
-fn pool(url: &str, read_only: bool) -> Result<Pool> {
+fn pool(url: &str, read_only: bool, deadline: Option<Duration>) -> Result<Pool> {
     let redacted = redact(url);
     let PgConfig {
         mut config,
@@ -421,7 +424,7 @@ fn pool(url: &str, read_only: bool) -> Result<Pool> {
         reason,
     })?;
     config.ssl_mode(tls.client_mode());
-    let deadline = connect_deadline();
+    let deadline = deadline.unwrap_or_else(connect_deadline);
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(deadline);
     }
@@ -635,7 +638,22 @@ impl PgStore {
     /// a server that cannot be reached ([`ErrorKind::Unavailable`]),
     /// refused credentials, a schema from a newer build.
     pub fn open(url: &str) -> Result<Self> {
-        let pool = pool(url, false)?;
+        Self::open_how(url, None)
+    }
+
+    /// [`PgStore::open`] for a caller that must not wait long
+    /// (`agentshape hook`): each connect is given up after `patience`
+    /// (instead of [`CONNECT_ENV`]'s), and [`Store::save_hook`] waits at most
+    /// that long for a lock, without retrying.
+    ///
+    /// # Errors
+    /// As [`PgStore::open`].
+    pub fn open_with_patience(url: &str, patience: Duration) -> Result<Self> {
+        Self::open_how(url, Some(patience))
+    }
+
+    fn open_how(url: &str, patience: Option<Duration>) -> Result<Self> {
+        let pool = pool(url, false, patience)?;
         let fresh = secrets::new_key()?;
         let (version, key) = off_runtime(|| -> Result<(i64, MaskKey)> {
             let mut conn = pool.get()?;
@@ -649,6 +667,7 @@ impl PgStore {
             version,
             masker: secrets::process_masker(&key),
             key: Some(key),
+            patience,
         })
     }
 
@@ -659,7 +678,7 @@ impl PgStore {
     /// # Errors
     /// As [`PgStore::open`], and [`Error::Missing`].
     pub fn open_read_only(url: &str) -> Result<Self> {
-        let pool = pool(url, true)?;
+        let pool = pool(url, true, None)?;
         let version = off_runtime(|| -> Result<i64> {
             let mut conn = pool.get()?;
             let v = read_version(&mut conn.client)
@@ -701,6 +720,7 @@ impl PgStore {
             version,
             masker: key.as_ref().and_then(secrets::process_masker),
             key,
+            patience: None,
         })
     }
 
@@ -911,6 +931,41 @@ const UPDATE_SESSION: &str =
         cache_write_tokens = $29, cost_estimated = $30, source_path = $31
      WHERE id = $1";
 
+/// As [`UPDATE_SESSION`] for a native import: the verdict, output,
+/// extraction method and profile the record lacks are kept (SQLite's
+/// `Put::Fill`; Note \[Hook chains\]).
+const UPDATE_SESSION_FILL: &str =
+    "UPDATE sessions SET parent_id = $2, tier = $3, profile = COALESCE($4, profile), agent = $5,
+        model = $6, status = $7, exit_code = $8, started_at = $9, ended_at = $10, cost_usd = $11,
+        duration_ms = $12, num_turns = $13, input_tokens = $14, output_tokens = $15,
+        extraction_method = COALESCE($16, extraction_method), error = $17, error_category = $18,
+        summary = $19, escalation = $20, raw_log_path = $21, output = COALESCE($22, output),
+        verdict = COALESCE($23, verdict), heartbeat_at = $24,
+        project = $25, git_branch = $26, agent_version = $27, cache_read_tokens = $28,
+        cache_write_tokens = $29, cost_estimated = $30, source_path = $31
+     WHERE id = $1";
+
+/// As SQLite's `HOOK_CHAIN` (Note \[Hook chains\]).
+const HOOK_CHAIN_PG: &str = "SELECT COUNT(*) FILTER (WHERE verdict = 'blocked'),
+        COUNT(*) FILTER (WHERE stop_hook_active)
+     FROM hook_calls
+     WHERE session_id = $1 AND agent_id IS NOT DISTINCT FROM $2::text
+       AND event IN ('Stop', 'SubagentStop')
+       AND id > COALESCE((SELECT MAX(id) FROM hook_calls
+                          WHERE session_id = $1 AND agent_id IS NOT DISTINCT FROM $2::text
+                            AND event IN ('Stop', 'SubagentStop') AND verdict <> 'blocked'), 0)";
+
+const SET_HOOK_VERDICT: &str =
+    "UPDATE sessions SET verdict = $2, extraction_method = $3, output = $4,
+        profile = COALESCE($5, profile)
+     WHERE id = $1";
+
+const INSERT_HOOK: &str = "INSERT INTO hook_calls (session_id, agent_id, agent_type, event,
+        verdict, method, errors, blocks, stop_hook_active, profile, reason, message, warning,
+        created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+     RETURNING id";
+
 const DELETE_TOOLS: &str = "DELETE FROM session_tools WHERE session_id = $1";
 
 /// A session's tools in one statement (Note \[One statement per table\]);
@@ -1019,7 +1074,7 @@ fn save_native_pg(
     }
     report.inserted = put_session(tx, stmts, r, false, None)?;
     if !report.inserted {
-        put_session(tx, stmts, r, true, None)?;
+        put_session_sql(tx, stmts, r, UPDATE_SESSION_FILL, None)?;
     }
     put_tools(tx, stmts, r)?;
     let up = stmt(tx, stmts, UPSERT_MARK)?;
@@ -1096,14 +1151,26 @@ fn put_session(
     update: bool,
     heartbeat_at: Option<&str>,
 ) -> PgResult<bool> {
-    let escalation = r.escalation.as_ref().map(ToString::to_string);
-    let output = r.output.as_ref().map(ToString::to_string);
-    let verdict = r.verdict.as_ref().map(ToString::to_string);
     let sql = if update {
         UPDATE_SESSION
     } else {
         INSERT_SESSION
     };
+    put_session_sql(tx, stmts, r, sql, heartbeat_at)
+}
+
+/// [`put_session`] with the statement given (one of the session
+/// statements, which all take the same parameters).
+fn put_session_sql(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    r: &SessionRecord,
+    sql: &'static str,
+    heartbeat_at: Option<&str>,
+) -> PgResult<bool> {
+    let escalation = r.escalation.as_ref().map(ToString::to_string);
+    let output = r.output.as_ref().map(ToString::to_string);
+    let verdict = r.verdict.as_ref().map(ToString::to_string);
     let s = stmt(tx, stmts, sql)?;
     let n = tx.execute(
         &s,
@@ -1674,6 +1741,114 @@ impl Store for PgStore {
                 record_spots_pg(tx, stmts, masking, &sessions, &rows, report.inserted)?;
             }
             Ok(report)
+        })
+    }
+
+    fn hook_chain(&self, session_id: &str, agent_id: Option<&str>) -> Result<HookChain> {
+        if self.version < 6 {
+            return Ok(HookChain::default());
+        }
+        let ctx = || format!("reading the hook chain of session `{session_id}`");
+        self.with_conn(|conn| {
+            let row = conn
+                .client
+                .query_one(HOOK_CHAIN_PG, &[&session_id, &agent_id])
+                .pg(ctx)?;
+            Ok(HookChain {
+                blocks: u32::try_from(row.get::<_, i64>(0)).unwrap_or(u32::MAX),
+                active: u32::try_from(row.get::<_, i64>(1)).unwrap_or(u32::MAX),
+            })
+        })
+    }
+
+    fn save_hook(&mut self, call: &HookCall, feed: &[FeedEntry]) -> Result<HookSaved> {
+        let what = || {
+            format!(
+                "recording a {} hook call of session `{}`",
+                call.event, call.session_id
+            )
+        };
+        let (door, masking) = (self.version >= 5, self.masker.is_some());
+        let (call, call_spots) = match &self.masker {
+            Some(m) => secrets::mask_hook(m, call),
+            None => (std::borrow::Cow::Borrowed(call), Vec::new()),
+        };
+        let call = &*call;
+        let (feed, spots) = self.mask_feed(feed);
+        let mut sessions = secrets::sessions_of(&feed);
+        if !sessions.contains(&call.session_id.as_str()) {
+            sessions.push(&call.session_id);
+        }
+        let session = hooks::session_record(call);
+        let verdict = hooks::verdict(call).map(|v| v.to_string());
+        let output = hooks::json_text(call.output.as_ref());
+        let errors = hooks::json_text(call.errors.as_ref());
+        // Not through an outage: a hook answers within its deadline and
+        // records what it can; with patience, not retried either.
+        let retries = if self.patience.is_some() { 0 } else { RETRIES };
+        self.write_tx(&what, self.patience, retries, &|tx, stmts| {
+            let inserted = put_session(tx, stmts, &session, false, None)?;
+            if let Some(verdict) = &verdict {
+                let s = stmt(tx, stmts, SET_HOOK_VERDICT)?;
+                tx.execute(
+                    &s,
+                    &[
+                        &call.session_id,
+                        verdict,
+                        &call.method,
+                        &output,
+                        &call.profile,
+                    ],
+                )?;
+            }
+            let s = stmt(tx, stmts, INSERT_HOOK)?;
+            let id: i64 = tx
+                .query_one(
+                    &s,
+                    &[
+                        &call.session_id,
+                        &call.agent_id,
+                        &call.agent_type,
+                        &call.event,
+                        &call.verdict,
+                        &call.method,
+                        &errors,
+                        &i64::from(call.blocks),
+                        &call.stop_hook_active,
+                        &call.profile,
+                        &call.reason,
+                        &call.message,
+                        &call.warning,
+                        &call.created_at,
+                    ],
+                )?
+                .get(0);
+            feed_lock(tx, stmts)?;
+            let ids = if feed.is_empty() {
+                Vec::new()
+            } else {
+                feed_insert_ids(tx, stmts, &feed, !spots.is_empty())?
+            };
+            feed_insert(tx, stmts, &[hooks::feed_entry(id, call)])?;
+            if door {
+                let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = call_spots
+                    .iter()
+                    .map(|s| {
+                        (
+                            call.session_id.as_str(),
+                            call.created_at.as_str(),
+                            s.clone(),
+                            None,
+                        )
+                    })
+                    .collect();
+                rows.extend(feed_spots_pg(&feed, &spots, &ids));
+                record_spots_pg(tx, stmts, masking, &sessions, &rows, inserted)?;
+            }
+            Ok(HookSaved {
+                id,
+                session_inserted: inserted,
+            })
         })
     }
 

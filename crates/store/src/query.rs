@@ -228,8 +228,13 @@ pub enum Backend {
         /// `user_version`.
         version: i64,
     },
-    /// A Postgres database (its one schema version has every column).
-    Postgres,
+    /// A Postgres database at this schema version (`schema_migrations`):
+    /// an open for writing migrates to the latest, a read-only one may
+    /// find an older schema, which lacks the newest tables.
+    Postgres {
+        /// The highest applied migration.
+        version: i64,
+    },
 }
 
 /// A store the dashboard's queries read: [`SqliteStore`] or [`PgStore`].
@@ -297,7 +302,9 @@ impl Source for SqliteStore {
 
 impl Source for PgStore {
     fn backend(&self) -> Backend {
-        Backend::Postgres
+        Backend::Postgres {
+            version: self.version(),
+        }
     }
 
     fn cells(&self, sql: &str, args: &[Cell], what: &dyn Fn() -> String) -> Result<Vec<Vec<Cell>>> {
@@ -312,7 +319,7 @@ fn dollars(sql: &str) -> String {
 }
 
 fn is_pg(store: &dyn Source) -> bool {
-    store.backend() == Backend::Postgres
+    matches!(store.backend(), Backend::Postgres { .. })
 }
 
 /// Whether the schema has the native columns (SQLite 6+, Postgres 3+;
@@ -321,14 +328,14 @@ fn is_pg(store: &dyn Source) -> bool {
 fn has_secrets(store: &dyn Source) -> bool {
     match store.backend() {
         Backend::Sqlite { version } => version >= 8,
-        Backend::Postgres => true,
+        Backend::Postgres { .. } => true,
     }
 }
 
 fn has_native(store: &dyn Source) -> bool {
     match store.backend() {
         Backend::Sqlite { version } => version >= 6,
-        Backend::Postgres => true,
+        Backend::Postgres { .. } => true,
     }
 }
 
@@ -336,7 +343,7 @@ fn has_native(store: &dyn Source) -> bool {
 fn has_search(store: &dyn Source) -> bool {
     match store.backend() {
         Backend::Sqlite { version } => version >= 7,
-        Backend::Postgres => true,
+        Backend::Postgres { .. } => true,
     }
 }
 
@@ -344,7 +351,7 @@ fn has_search(store: &dyn Source) -> bool {
 fn has_live(store: &dyn Source) -> bool {
     match store.backend() {
         Backend::Sqlite { version } => version >= 2,
-        Backend::Postgres => true,
+        Backend::Postgres { .. } => true,
     }
 }
 
@@ -2578,6 +2585,58 @@ mod tests {
         }
     }
 
+    /// The hook queries (a page's calls, a sub-agent page's, the chain
+    /// count of every hook call) read `hook_calls` through its indexes, in
+    /// id order: no full scan, no sort.
+    #[test]
+    fn the_hook_queries_are_planned_over_indexes() {
+        let mut store = SqliteStore::open_in_memory().unwrap();
+        for i in 0..50 {
+            let mut c = crate::HookCall::new(&format!("s{}", i % 5), "Stop", "blocked", "t");
+            if i % 3 == 0 {
+                c.agent_id = Some(format!("a{i}"));
+            }
+            store.save_hook(&c, &[]).unwrap();
+        }
+        store.connection().execute_batch("ANALYZE").unwrap();
+        let plan = |sql: &str, args: &[&dyn rusqlite::ToSql]| -> String {
+            let rows: Vec<String> = store
+                .connection()
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap()
+                .query_map(args, |r| r.get(3))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            rows.join("; ")
+        };
+        let cases: [(String, Vec<&dyn rusqlite::ToSql>, &[&str]); 3] = [
+            (
+                hook_calls_sql(false),
+                vec![&"s1", &10],
+                &["hook_calls_session"],
+            ),
+            (
+                hook_calls_sql(true),
+                vec![&"agent-a3", &"a3", &10],
+                &["hook_calls_session", "hook_calls_agent"],
+            ),
+            (
+                crate::sqlite::HOOK_CHAIN.to_owned(),
+                vec![&"s1", &Option::<&str>::None],
+                &["hook_calls_session"],
+            ),
+        ];
+        for (sql, args, want) in cases {
+            let p = plan(&sql, &args);
+            for w in want {
+                assert!(p.contains(w), "{w}: {p}");
+            }
+            assert!(!p.contains("TEMP B-TREE"), "{sql}: {p}");
+            assert!(!p.contains("SCAN hook_calls"), "{sql}: {p}");
+        }
+    }
+
     /// The plan of every filter's query walks an index in list order: no
     /// temporary b-tree for `ORDER BY`, no full scan of the table.
     #[test]
@@ -2613,6 +2672,124 @@ mod tests {
                 assert!(!plan.contains("TEMP B-TREE"), "{name}: {plan}");
             }
         }
+    }
+}
+
+/// One `hook_calls` row as a session page shows it (not the message: a
+/// page shows what was decided, the validated text is in the store).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HookCallRow {
+    /// Row id (later calls have higher ids).
+    pub id: i64,
+    /// Claude Code's session id.
+    pub session_id: String,
+    /// The sub-agent, for `SubagentStop`.
+    pub agent_id: Option<String>,
+    /// The sub-agent's type.
+    pub agent_type: Option<String>,
+    /// `Stop`, `SubagentStop` or `PostToolUse`.
+    pub event: String,
+    /// `valid`, `blocked`, `gave_up`, `allowed` or `captured`.
+    pub verdict: String,
+    /// The extraction method tried.
+    pub method: Option<String>,
+    /// The violations (a JSON array); `None` when none were stored or the
+    /// text is not JSON.
+    pub errors: Option<Value>,
+    /// Blocks in a row in its chain, this call included.
+    pub blocks: u32,
+    /// Claude Code said the model was already continuing because of a stop hook.
+    pub stop_hook_active: bool,
+    /// Profile or schema used.
+    pub profile: Option<String>,
+    /// The block reason given to the model.
+    pub reason: Option<String>,
+    /// Why the hook allowed without checking.
+    pub warning: Option<String>,
+    /// When.
+    pub created_at: String,
+}
+
+/// Whether the schema has `hook_calls` (SQLite 9+, Postgres 6+).
+fn has_hooks(store: &dyn Source) -> bool {
+    match store.backend() {
+        Backend::Sqlite { version } => version >= 9,
+        Backend::Postgres { version } => version >= 6,
+    }
+}
+
+const HOOK_COLUMNS: &str = "id, session_id, agent_id, agent_type, event, verdict, method, errors, \
+    blocks, CASE WHEN stop_hook_active THEN 1 ELSE 0 END, profile, reason, warning, created_at";
+
+fn hook_row(r: &[Cell]) -> Result<HookCallRow> {
+    Ok(HookCallRow {
+        id: int(at(r, 0))?,
+        session_id: text(at(r, 1))?,
+        agent_id: opt_text(at(r, 2))?,
+        agent_type: opt_text(at(r, 3))?,
+        event: text(at(r, 4))?,
+        verdict: text(at(r, 5))?,
+        method: opt_text(at(r, 6))?,
+        errors: opt_text(at(r, 7))?.and_then(|t| serde_json::from_str(&t).ok()),
+        blocks: u32::try_from(int(at(r, 8))?).unwrap_or(u32::MAX),
+        stop_hook_active: flag(at(r, 9))?,
+        profile: opt_text(at(r, 10))?,
+        reason: opt_text(at(r, 11))?,
+        warning: opt_text(at(r, 12))?,
+        created_at: text(at(r, 13))?,
+    })
+}
+
+/// The hook calls of a session page, oldest first, at most `limit`
+/// (clamped to 1..=[`MAX_LIMIT`]): the rows whose `session_id` is `id`
+/// (a main session's, its sub-agents' included), and for a sub-agent
+/// session stored as `agent-<x>` (Note \[Hook chains\] in the crate
+/// root), the rows whose `agent_id` is `x`. Each side reads its own index
+/// (`hook_calls_session`, `hook_calls_agent`) in id order. Empty for a
+/// store from before hooks.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn hook_calls(store: &dyn Source, id: &str, limit: usize) -> Result<Vec<HookCallRow>> {
+    if !has_hooks(store) {
+        return Ok(Vec::new());
+    }
+    let ctx = || format!("reading the hook calls of session `{id}`");
+    let limit = Cell::Int(clamp(limit));
+    match id.strip_prefix("agent-").filter(|x| !x.is_empty()) {
+        None => shaped(
+            store,
+            &hook_calls_sql(false),
+            &[Cell::Text(id.to_owned()), limit],
+            &ctx,
+            hook_row,
+        ),
+        Some(agent) => shaped(
+            store,
+            &hook_calls_sql(true),
+            &[
+                Cell::Text(id.to_owned()),
+                Cell::Text(agent.to_owned()),
+                limit,
+            ],
+            &ctx,
+            hook_row,
+        ),
+    }
+}
+
+/// The SQL of [`hook_calls`]: a session's (`?1`, limit `?2`), or with
+/// `agent` a sub-agent page's (`?1`, its agent id `?2`, limit `?3`).
+fn hook_calls_sql(agent: bool) -> String {
+    if agent {
+        format!(
+            "SELECT {HOOK_COLUMNS} FROM hook_calls WHERE session_id = ?1
+             UNION ALL
+             SELECT {HOOK_COLUMNS} FROM hook_calls WHERE agent_id = ?2 AND session_id <> ?1
+             ORDER BY id LIMIT ?3"
+        )
+    } else {
+        format!("SELECT {HOOK_COLUMNS} FROM hook_calls WHERE session_id = ?1 ORDER BY id LIMIT ?2")
     }
 }
 

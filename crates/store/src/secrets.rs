@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use agentshape_core::secrets::{Detector, Found, MaskKey, Masker};
 use serde_json::Value;
 
-use crate::{Error, FeedEntry, Result, SessionRecord};
+use crate::{Error, FeedEntry, HookCall, Result, SessionRecord};
 
 /// The `store_meta` key of the store's mask key (64 hex digits).
 pub const MASK_KEY: &str = "mask_key";
@@ -156,6 +156,25 @@ pub fn mask_record<'a>(
         (Cow::Borrowed(record), out)
     } else {
         (Cow::Owned(r), out)
+    }
+}
+
+/// A hook call with its free text masked: the message, reason, warning
+/// and errors (place `hook`: they are the `hook_calls` row's) and the
+/// extracted output (place `output`: it goes to the session's column).
+/// Borrowed when nothing was found.
+pub fn mask_hook<'a>(m: &Masker, call: &'a HookCall) -> (Cow<'a, HookCall>, Vec<Spot>) {
+    let mut c = call.clone();
+    let mut out = Vec::new();
+    opt_text(m, &mut c.message, "hook", &mut out);
+    opt_text(m, &mut c.reason, "hook", &mut out);
+    opt_text(m, &mut c.warning, "hook", &mut out);
+    value(m, &mut c.errors, "hook", &mut out);
+    value(m, &mut c.output, "output", &mut out);
+    if out.is_empty() {
+        (Cow::Borrowed(call), out)
+    } else {
+        (Cow::Owned(c), out)
     }
 }
 
@@ -387,6 +406,13 @@ const STORED: &[(&str, &str, &str, &str, &[&str])] = &[
     ),
     ("services_checked", "id", "session_id", "''", &["detail"]),
     ("feed", "id", "session_id", "created_at", &["body"]),
+    (
+        "hook_calls",
+        "id",
+        "session_id",
+        "created_at",
+        &["message", "reason", "warning", "errors"],
+    ),
 ];
 
 /// Note \[Masking a stored store\]: `agentshape secrets mask` masks what a
@@ -473,6 +499,7 @@ pub fn mask_stored(store: &mut dyn crate::copy::Copyable, m: &Masker) -> Result<
                     match *table {
                         "sessions" => col.to_owned(),
                         "services_checked" => "services".to_owned(),
+                        "hook_calls" => "hook".to_owned(),
                         t => t.to_owned(),
                     }
                 };

@@ -27,9 +27,9 @@ use crate::error::{Context, Error, Result};
 use crate::migrate::{self, Plan};
 use crate::secrets::{self, Spot};
 use crate::{
-    Claim, ClaimRequest, FeedEntry, FeedRow, LEVELS, LOST_AFTER_MS, LeaseState, MemoryLine,
-    NEW_MEMORY_CONFIDENCE, NativeMark, NativeReport, Overview, REINFORCE_STEP, SessionLine,
-    SessionRecord, Store, WriteReport, parse_memory_key, time,
+    Claim, ClaimRequest, FeedEntry, FeedRow, HookCall, HookChain, HookSaved, LEVELS, LOST_AFTER_MS,
+    LeaseState, MemoryLine, NEW_MEMORY_CONFIDENCE, NativeMark, NativeReport, Overview,
+    REINFORCE_STEP, SessionLine, SessionRecord, Store, WriteReport, hooks, parse_memory_key, time,
 };
 
 /// The schema version this build writes.
@@ -127,9 +127,25 @@ impl SqliteStore {
     /// # Errors
     /// When the file cannot be created, opened or migrated, or is from a newer build.
     pub fn open(path: &Path) -> Result<Self> {
+        Self::open_patient(path, Patience::from_env())
+    }
+
+    /// [`SqliteStore::open`] with its own patience instead of the
+    /// environment's (Note \[Many writers\]): each attempt waits at most
+    /// `busy` for a lock, and a write still busy is tried `retries` more
+    /// times. `agentshape hook` opens with a short one and no retry, so a
+    /// locked store costs it a bounded wait, never the answer.
+    ///
+    /// # Errors
+    /// As [`SqliteStore::open`]; a store locked longer than the patience is
+    /// [`ErrorKind::Busy`](crate::ErrorKind::Busy).
+    pub fn open_with_patience(path: &Path, busy: Duration, retries: u32) -> Result<Self> {
+        Self::open_patient(path, Patience { busy, retries })
+    }
+
+    fn open_patient(path: &Path, patience: Patience) -> Result<Self> {
         let name = path.display().to_string();
         create_private(path)?;
-        let patience = Patience::from_env();
         let conn = Connection::open(path).context(|| format!("opening `{name}`"))?;
         conn.busy_timeout(patience.busy)
             .context(|| format!("configuring `{name}`"))?;
@@ -444,12 +460,42 @@ fn to_i64(n: u64) -> i64 {
 /// something while running), so a row written by `run` and one rebuilt by
 /// `ingest` are identical.
 fn insert_session(tx: &Transaction<'_>, r: &SessionRecord, update: bool) -> rusqlite::Result<()> {
+    put_session(tx, r, if update { Put::Replace } else { Put::Insert })
+}
+
+/// How [`put_session`] writes the row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Put {
+    /// A new row.
+    Insert,
+    /// Every column from the record.
+    Replace,
+    /// As `Replace`, but the verdict, output, extraction method and profile
+    /// the record lacks are kept: a native import knows none of them, and
+    /// must not erase what `agentshape hook` wrote (Note \[Hook chains\]).
+    Fill,
+}
+
+fn put_session(tx: &Transaction<'_>, r: &SessionRecord, how: Put) -> rusqlite::Result<()> {
     let escalation = r.escalation.as_ref().map(ToString::to_string);
     // Compact JSON text (serde_json's `Display`), so `run` and `ingest` write
     // byte-identical columns for the same value.
     let output = r.output.as_ref().map(ToString::to_string);
     let verdict = r.verdict.as_ref().map(ToString::to_string);
-    let sql = if update {
+    let sql = if how == Put::Fill {
+        "UPDATE sessions SET parent_id = ?2, tier = ?3, profile = COALESCE(?4, profile),
+            agent = ?5, model = ?6,
+            status = ?7, exit_code = ?8, started_at = ?9, ended_at = ?10, cost_usd = ?11,
+            duration_ms = ?12, num_turns = ?13, input_tokens = ?14, output_tokens = ?15,
+            extraction_method = COALESCE(?16, extraction_method), error = ?17,
+            error_category = ?18, summary = ?19,
+            escalation = ?20, raw_log_path = ?21, output = COALESCE(?22, output),
+            verdict = COALESCE(?23, verdict),
+            project = ?24, git_branch = ?25, agent_version = ?26, cache_read_tokens = ?27,
+            cache_write_tokens = ?28, cost_estimated = ?29, source_path = ?30,
+            heartbeat_at = NULL
+         WHERE id = ?1"
+    } else if how == Put::Replace {
         "UPDATE sessions SET parent_id = ?2, tier = ?3, profile = ?4, agent = ?5, model = ?6,
             status = ?7, exit_code = ?8, started_at = ?9, ended_at = ?10, cost_usd = ?11,
             duration_ms = ?12, num_turns = ?13, input_tokens = ?14, output_tokens = ?15,
@@ -595,7 +641,7 @@ fn save_native_tx(
             .execute([&r.id])?;
     }
     let update = stored_status(tx, &r.id)?.is_some();
-    insert_session(tx, r, update)?;
+    put_session(tx, r, if update { Put::Fill } else { Put::Insert })?;
     report.inserted = !update;
     put_tools(tx, r)?;
     let ids = feed_insert_ids(tx, feed, spots)?;
@@ -742,6 +788,17 @@ fn feed_insert(tx: &Transaction<'_>, e: &FeedEntry) -> rusqlite::Result<()> {
     .execute(params![e.session_id, e.kind, e.body, e.created_at])?;
     Ok(())
 }
+
+/// Note \[Hook chains\] in the crate root: the blocked calls of (`?1`,
+/// `?2`) since the last one let through, and how many of them came with
+/// `stop_hook_active` (index `hook_calls_session`).
+pub(crate) const HOOK_CHAIN: &str = "SELECT COUNT(*) FILTER (WHERE verdict = 'blocked'),
+        COUNT(*) FILTER (WHERE stop_hook_active <> 0)
+     FROM hook_calls
+     WHERE session_id = ?1 AND agent_id IS ?2 AND event IN ('Stop', 'SubagentStop')
+       AND id > COALESCE((SELECT MAX(id) FROM hook_calls
+                          WHERE session_id = ?1 AND agent_id IS ?2
+                            AND event IN ('Stop', 'SubagentStop') AND verdict <> 'blocked'), 0)";
 
 /// Note \[Escalation claims\] in the crate root: what counts against the
 /// cooldown of `?1` since `?2`, at `?3`. Shared by both backends' SQL.
@@ -1151,6 +1208,108 @@ impl Store for SqliteStore {
                 record_spots(tx, masking, &ids, &rows, report.inserted)?;
             }
             Ok(report)
+        })
+    }
+
+    fn hook_chain(&self, session_id: &str, agent_id: Option<&str>) -> Result<HookChain> {
+        if self.version < 9 {
+            return Ok(HookChain::default());
+        }
+        let ctx = || format!("reading the hook chain of session `{session_id}`");
+        let (blocks, active): (i64, i64) = self
+            .conn
+            .prepare_cached(HOOK_CHAIN)
+            .context(ctx)?
+            .query_row(params![session_id, agent_id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .context(ctx)?;
+        Ok(HookChain {
+            blocks: u32::try_from(blocks).unwrap_or(u32::MAX),
+            active: u32::try_from(active).unwrap_or(u32::MAX),
+        })
+    }
+
+    fn save_hook(&mut self, call: &HookCall, feed: &[FeedEntry]) -> Result<HookSaved> {
+        let what = || {
+            format!(
+                "recording a {} hook call of session `{}`",
+                call.event, call.session_id
+            )
+        };
+        let (door, masking) = (self.version >= 8, self.masker.is_some());
+        let (call, call_spots) = match &self.masker {
+            Some(m) => secrets::mask_hook(m, call),
+            None => (std::borrow::Cow::Borrowed(call), Vec::new()),
+        };
+        let call = &*call;
+        let (feed, spots) = self.mask_feed(feed);
+        self.write_tx(&what, |tx| {
+            let inserted = stored_status(tx, &call.session_id)?.is_none();
+            if inserted {
+                insert_session(tx, &hooks::session_record(call), false)?;
+            }
+            if let Some(verdict) = hooks::verdict(call) {
+                tx.prepare_cached(
+                    "UPDATE sessions SET verdict = ?2, extraction_method = ?3, output = ?4,
+                        profile = COALESCE(?5, profile)
+                     WHERE id = ?1",
+                )?
+                .execute(params![
+                    call.session_id,
+                    verdict.to_string(),
+                    call.method,
+                    hooks::json_text(call.output.as_ref()),
+                    call.profile,
+                ])?;
+            }
+            tx.prepare_cached(
+                "INSERT INTO hook_calls (session_id, agent_id, agent_type, event, verdict, method,
+                    errors, blocks, stop_hook_active, profile, reason, message, warning, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            )?
+            .execute(params![
+                call.session_id,
+                call.agent_id,
+                call.agent_type,
+                call.event,
+                call.verdict,
+                call.method,
+                hooks::json_text(call.errors.as_ref()),
+                call.blocks,
+                call.stop_hook_active,
+                call.profile,
+                call.reason,
+                call.message,
+                call.warning,
+                call.created_at,
+            ])?;
+            let id = tx.last_insert_rowid();
+            let ids = feed_insert_ids(tx, &feed, &spots)?;
+            feed_insert(tx, &hooks::feed_entry(id, call))?;
+            if door {
+                let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = call_spots
+                    .iter()
+                    .map(|s| {
+                        (
+                            call.session_id.as_str(),
+                            call.created_at.as_str(),
+                            s.clone(),
+                            None,
+                        )
+                    })
+                    .collect();
+                rows.extend(feed_spots(&feed, spots.clone(), &ids));
+                let mut sessions = secrets::sessions_of(&feed);
+                if !sessions.contains(&call.session_id.as_str()) {
+                    sessions.push(&call.session_id);
+                }
+                record_spots(tx, masking, &sessions, &rows, inserted)?;
+            }
+            Ok(HookSaved {
+                id,
+                session_inserted: inserted,
+            })
         })
     }
 

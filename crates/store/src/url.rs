@@ -15,6 +15,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::postgres::PgStore;
@@ -138,6 +139,22 @@ impl StoreUrl {
         Ok(match self {
             StoreUrl::Sqlite(p) => Box::new(SqliteStore::open(p)?),
             StoreUrl::Postgres(url) => Box::new(PgStore::open(url)?),
+        })
+    }
+
+    /// [`StoreUrl::open`] for a caller that must answer quickly whatever
+    /// the store does (`agentshape hook`): a SQLite store waits at most
+    /// `patience` for each lock and retries nothing
+    /// ([`SqliteStore::open_with_patience`]); a Postgres connect is given
+    /// up after `patience` ([`PgStore::open_with_patience`]). A locked store
+    /// is then [`ErrorKind::Busy`](crate::ErrorKind::Busy), soon.
+    ///
+    /// # Errors
+    /// The backend's open errors.
+    pub fn open_with_patience(&self, patience: Duration) -> Result<Box<dyn Store>> {
+        Ok(match self {
+            StoreUrl::Sqlite(p) => Box::new(SqliteStore::open_with_patience(p, patience, 0)?),
+            StoreUrl::Postgres(url) => Box::new(PgStore::open_with_patience(url, patience)?),
         })
     }
 

@@ -591,6 +591,7 @@ fn copy_to_the_other_backend_and_back_is_idempotent(p: &Place) {
             feed: 8,
             session_tools: 2,
             native_files: 1,
+            hook_calls: 0,
             feed_orphans: 1,
             memories: 4,
             memories_skipped: 0,

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // tests unwrap: a failure is the test failing
 
 mod behaviour;
+mod hooks;
 mod queries;
 mod secrets_door;
 mod tls;
