@@ -43,6 +43,13 @@ fn cut(text: &str, max: usize) -> &str {
     }
 }
 
+/// Whether a call gets its own `hook` feed row: a verdict does; a
+/// `PostToolUse` capture does not, its call and result are the rows it
+/// brings (two rows per tool call, not three).
+pub(crate) fn has_feed_row(call: &HookCall) -> bool {
+    call.event != "PostToolUse"
+}
+
 /// The `hook` feed row of call `id`: a compact summary a live page shows
 /// (the first errors, the reason cut), built from the call as masked.
 pub(crate) fn feed_entry(id: i64, call: &HookCall) -> FeedEntry {

@@ -764,7 +764,8 @@ pub trait Store: Send {
     /// row; append `feed`, then one `hook` feed row for the call itself
     /// (its id, event, verdict, blocks, sub-agent, method, the first
     /// [`HOOK_FEED_ERRORS`] errors, the reason cut to
-    /// [`HOOK_FEED_REASON_CHARS`]) so the live feed shows it. Everything
+    /// [`HOOK_FEED_REASON_CHARS`]) so the live feed shows it (not for a
+    /// `PostToolUse` capture: its `feed` rows are what it brings). Everything
     /// goes through the store door first (Note \[Store door\]): secrets in
     /// the message, reason, errors and warning are recorded with place
     /// `hook`.

@@ -1829,7 +1829,9 @@ impl Store for PgStore {
             } else {
                 feed_insert_ids(tx, stmts, &feed, !spots.is_empty())?
             };
-            feed_insert(tx, stmts, &[hooks::feed_entry(id, call)])?;
+            if hooks::has_feed_row(call) {
+                feed_insert(tx, stmts, &[hooks::feed_entry(id, call)])?;
+            }
             if door {
                 let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = call_spots
                     .iter()

@@ -1286,7 +1286,9 @@ impl Store for SqliteStore {
             ])?;
             let id = tx.last_insert_rowid();
             let ids = feed_insert_ids(tx, &feed, &spots)?;
-            feed_insert(tx, &hooks::feed_entry(id, call))?;
+            if hooks::has_feed_row(call) {
+                feed_insert(tx, &hooks::feed_entry(id, call))?;
+            }
             if door {
                 let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = call_spots
                     .iter()

@@ -160,6 +160,17 @@ export function lineOf(row) {
     line.appendChild(el("span", "muted", `ended · ${body.status ?? ""}`));
   } else if (row.kind === "feed_gap") {
     line.appendChild(el("span", "warn", `${body.dropped ?? "some"} lines not shown (feed gap)`));
+  } else if (row.kind === "hook") {
+    // One call of `agentshape hook` (the same text transcript.rs renders).
+    const verdict = String(body.verdict ?? "");
+    const s = el("span", "hook " + (verdict === "blocked" || verdict === "gave_up" ? "bad" : "muted"));
+    s.append(el("span", "tag", "hook"), " " + String(body.event ?? ""));
+    if (typeof body.agent_type === "string" && body.agent_type) s.append(" · " + body.agent_type);
+    s.append(" · ", el("span", "verdict", verdict));
+    if (Number.isInteger(body.blocks) && body.blocks > 0) s.append(` · block ${body.blocks}`);
+    const n = Array.isArray(body.errors) ? body.errors.length : 0;
+    if (n > 0) s.append(` · ${n} error${n > 1 ? "s" : ""}`);
+    line.appendChild(s);
   } else {
     line.appendChild(el("span", "muted", `${row.kind} ${JSON.stringify(row.body)}`));
   }

@@ -8,7 +8,7 @@ use crate::exit::Exit;
 use crate::output::Out;
 
 /// The report's rows, in table order: (name, copied, skipped).
-fn tables(r: &CopyReport) -> [(&'static str, u64, u64); 8] {
+fn tables(r: &CopyReport) -> [(&'static str, u64, u64); 9] {
     [
         ("sessions", r.sessions, r.sessions_skipped),
         ("events", r.events, 0),
@@ -17,6 +17,7 @@ fn tables(r: &CopyReport) -> [(&'static str, u64, u64); 8] {
         ("feed", r.feed, r.feed_orphans),
         ("session_tools", r.session_tools, 0),
         ("native_files", r.native_files, 0),
+        ("hook_calls", r.hook_calls, 0),
         (
             "memories",
             r.memories,

@@ -17,6 +17,9 @@ use crate::exit::Exit;
 use crate::input;
 use crate::output::eprint;
 
+/// How long one store operation of a hook waits for a lock.
+const STORE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(800);
+
 /// Hook input larger than this is not read (a 10 MB final message fits).
 pub const MAX_HOOK_INPUT: u64 = 64 << 20;
 
@@ -49,9 +52,11 @@ pub(super) fn store_side(store: &StoreArg) -> (OpenStore, Option<Spool>) {
         Err(_) => store.location.clone(),
     };
     let spool = spool::default_dir().map(|d| Spool::new(&d, &key));
+    // A lock held longer than this is not waited for: the hook's budget
+    // decides (the row is spooled), not the store's 5 s busy timeout.
     let open: OpenStore = Box::new(move || {
         url.map_err(|e| e.to_string())?
-            .open()
+            .open_with_patience(STORE_PATIENCE)
             .map_err(|e| e.to_string())
     });
     (open, spool)

@@ -521,6 +521,18 @@ fn line(r: &Row, superseded: bool, turn_model: Option<&str>) -> Markup {
                     (b.get("dropped").map_or_else(|| "some".to_owned(), Value::to_string))
                     " lines not shown (feed gap)"
                 },
+                ("hook", _) => {
+                    @let verdict = str_of(b, "verdict");
+                    @let errors = b.get("errors").and_then(Value::as_array).map_or(0, Vec::len);
+                    span class={ "hook " (if matches!(verdict, "blocked" | "gave_up") { "bad" } else { "muted" }) } {
+                        span.tag { "hook" } " " (str_of(b, "event"))
+                        @let t = str_of(b, "agent_type");
+                        @if !t.is_empty() { " · " (t) }
+                        " · " span.verdict { (verdict) }
+                        @if let Some(n) = b.get("blocks").and_then(Value::as_u64).filter(|n| *n > 0) { " · block " (n) }
+                        @if errors > 0 { " · " (errors) " error" @if errors > 1 { "s" } }
+                    }
+                },
                 (kind, _) => span.muted { (kind) " " (b.to_string()) },
             }
         }
@@ -637,6 +649,21 @@ mod tests {
         assert!(t.next.is_some());
         assert!(bytes < PAGE_BYTES + 64 * 1024, "{bytes}");
         assert!(t.rows.len() < 40);
+    }
+
+    #[test]
+    fn a_hook_row_says_its_verdict_blocks_and_errors() {
+        let r = row(
+            3,
+            "hook",
+            json!({"hook_id": 1, "event": "SubagentStop", "verdict": "blocked", "blocks": 2,
+                   "agent_id": "a1", "agent_type": "reviewer", "method": "none",
+                   "errors": [{"instance_path": "/a"}, {"instance_path": "/b"}], "reason": "fix"}),
+        );
+        let html = line(&r, false, None).into_string();
+        assert!(html.contains("class=\"hook bad\""), "{html}");
+        assert!(html.contains("SubagentStop · reviewer · "), "{html}");
+        assert!(html.contains("blocked</span> · block 2 · 2 errors"), "{html}");
     }
 
     #[test]
