@@ -4,10 +4,11 @@
 // `after` (a number; null = only rows from now on), in order, once each:
 // the server resumes from Last-Event-ID when the browser reconnects.
 // row = {id, session_id, kind, created_at, body}; kind is one of
-// "started", "event", "partial", "ended", "feed_gap".
+// "started", "event", "partial", "ended", "feed_gap", "hook" (a call of
+// `agentshape hook`).
 // Agent text in a row is untrusted: set it with textContent, never innerHTML.
 
-const KINDS = ["started", "event", "partial", "ended", "feed_gap"];
+const KINDS = ["started", "event", "partial", "ended", "feed_gap", "hook"];
 
 export function follow(after, onRow) {
   const url = after === null || after === undefined ? "/api/feed" : `/api/feed?after=${Number(after)}`;

@@ -2,7 +2,8 @@
 //
 // - An error's pointer link focuses the value it names in #output (the
 //   server already marks those values with class "hl"; this adds "focus").
-// - While the session is running (#session[data-status="running"]): every
+// - While the session is running (#session[data-status="running"]), or
+//   keeps growing (data-live="open": imported, or recorded by a hook): every
 //   feed row of THIS session after data-after is appended to #transcript as
 //   one .line, built like the server builds it; on "ended" the status badge
 //   and the verdict are updated, then the page reloads once so the output,
@@ -236,5 +237,8 @@ const root = document.getElementById("session");
 if (root) {
   focusLinks();
   // A page of the transcript that is not the last one does not follow.
-  if (root.dataset.status === "running" && root.dataset.follow !== "false") live(root);
+  // An imported or hook-recorded session (data-live="open") keeps growing
+  // after it shows completed (session.rs's Note [Sessions that stay open]).
+  const open = root.dataset.status === "running" || root.dataset.live === "open";
+  if (open && root.dataset.follow !== "false") live(root);
 }

@@ -347,8 +347,13 @@ pub(crate) fn render(l: &Loaded) -> Markup {
         .collect();
     html! {
         // Only the last page of a transcript follows the session live.
+        // Note [Sessions that stay open]: an imported session (`serve
+        // --watch` appends its new lines) and one a Claude Code hook records
+        // keep growing after they show `completed`, so their page follows
+        // the feed too.
         section #session data-session-id=(s.id) data-status=(s.shown_status) data-after=(l.feed_after)
-            data-follow=[l.transcript_next.is_some().then_some("false")] {
+            data-follow=[l.transcript_next.is_some().then_some("false")]
+            data-live=[(s.source_path.is_some() || !l.hooks.is_empty()).then_some("open")] {
             h1 {
                 "Session " code.session-id { (s.id) } " "
                 span #session-status class={ "badge s-" (s.shown_status) } { (s.shown_status) }

@@ -30,6 +30,7 @@
 
 mod builder;
 mod harness;
+mod hooks;
 mod hostile;
 mod live;
 mod native;

@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 
+use super::hooks::{HOOKED, fill_hooked};
 use super::native::{CLAUDE, fill_native, import_fixtures};
 use super::playground::{choose, paste_and_run};
 use super::{Browser, replay, serve};
@@ -37,6 +38,7 @@ fn screenshots() {
     }
     import_fixtures(&db);
     fill_native(&db);
+    fill_hooked(&db, &dir.path().join("state"));
     let schemas = dir.path().join("schemas");
     std::fs::create_dir(&schemas).unwrap();
     for s in ["agent-response.json", "code-review.json"] {
@@ -58,6 +60,11 @@ fn screenshots() {
     browser.goto(&format!("/sessions/{CLAUDE}"));
     browser.find("#tree");
     browser.screenshot_at(&out.join("session-native.png"), "#chain", 60);
+
+    browser.goto(&format!("/sessions/{HOOKED}"));
+    browser.find("#hook-summary");
+    browser.js("document.querySelector('#hook-calls > li:nth-child(2) details')?.setAttribute('open', '');");
+    browser.screenshot_at(&out.join("session-hook.png"), "#hook-summary", 80);
 
     browser.goto("/sessions/healthy-structured");
     browser.find("#verdict[data-valid]");
