@@ -26,8 +26,8 @@ trap 'rm -rf "$work"' EXIT
 python3 - "$work" <<'PY'
 import json, sys
 out = sys.argv[1]
-files = [{"path": f"src/module_{i}.rs", "changes": "refactored the parser " * 4} for i in range(40)]
-good = {"action": "complete", "reasoning": "All tests pass. " * 30, "confidence": 92, "files": files}
+files = [{"path": f"src/module_{i}.rs", "changes": "refactored the parser " * 4} for i in range(60)]
+good = {"action": "complete", "reasoning": "All tests pass. " * 60, "confidence": 92, "files": files}
 bad = dict(good, action="finished", confidence="high")
 for name, value in (("valid", good), ("invalid", bad)):
     msg = "Done. Summary below.\n```json\n" + json.dumps(value, indent=2) + "\n```\n"

@@ -154,7 +154,11 @@ fn a_table_of_hook_inputs_answers_and_rows() {
         },
         Case {
             name: "prose without JSON",
-            input: stop_input("s-prose", Some("I fixed the bug; all tests pass now."), false),
+            input: stop_input(
+                "s-prose",
+                Some("I fixed the bug; all tests pass now."),
+                false,
+            ),
             reason: Some(&["It contains no JSON value.", "Required shape:"]),
             row: Some(("blocked", "none")),
             warning: None,
@@ -256,7 +260,10 @@ fn blocks_stop_after_max_blocks_and_a_new_turn_starts_a_new_chain() {
     let bad = |active| stop_input("s-loop", Some("still prose"), active);
     let mut seen = Vec::new();
     for i in 0..4 {
-        let out = env.hook(&["stop", "--schema", SCHEMA, "--max-blocks", "3"], &bad(i > 0));
+        let out = env.hook(
+            &["stop", "--schema", SCHEMA, "--max-blocks", "3"],
+            &bad(i > 0),
+        );
         assert_exit(&out, 0);
         seen.push(block(&out).is_some());
     }
@@ -274,12 +281,18 @@ fn blocks_stop_after_max_blocks_and_a_new_turn_starts_a_new_chain() {
     let v: Value = serde_json::from_str(verdict[0][0].as_str().unwrap()).unwrap();
     assert_eq!(v["valid"], false, "recorded invalid: {v}");
     // The next turn: valid, then a fresh chain.
-    let out = env.hook(&["stop", "--schema", SCHEMA], &stop_input("s-loop", Some(VALID), false));
+    let out = env.hook(
+        &["stop", "--schema", SCHEMA],
+        &stop_input("s-loop", Some(VALID), false),
+    );
     assert!(block(&out).is_none());
     let out = env.hook(&["stop", "--schema", SCHEMA], &bad(false));
     assert!(block(&out).unwrap().contains("(attempt 1 of 4)"));
     // --max-blocks 0 never blocks.
-    let out = env.hook(&["stop", "--schema", SCHEMA, "--max-blocks", "0"], &stop_input("s-zero", Some("x"), false));
+    let out = env.hook(
+        &["stop", "--schema", SCHEMA, "--max-blocks", "0"],
+        &stop_input("s-zero", Some("x"), false),
+    );
     assert!(block(&out).is_none());
     assert_eq!(env.calls("s-zero"), [("gave_up".into(), 0)]);
 }
@@ -337,7 +350,10 @@ fn a_missing_profile_or_a_locked_store_never_breaks_the_session() {
     let lock = rusqlite::Connection::open(env.db()).unwrap();
     lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
     let start = Instant::now();
-    let out = env.hook(&["stop", "--schema", SCHEMA], &stop_input("s-locked", Some("prose"), false));
+    let out = env.hook(
+        &["stop", "--schema", SCHEMA],
+        &stop_input("s-locked", Some("prose"), false),
+    );
     let took = start.elapsed();
     assert_exit(&out, 0);
     assert!(block(&out).is_some(), "blocks once without the count");
@@ -346,7 +362,10 @@ fn a_missing_profile_or_a_locked_store_never_breaks_the_session() {
     assert!(took < Duration::from_secs(3), "answered in {took:?}");
     lock.execute_batch("ROLLBACK").unwrap();
     drop(lock);
-    let out = env.hook(&["stop", "--schema", SCHEMA], &stop_input("s-locked", Some(VALID), true));
+    let out = env.hook(
+        &["stop", "--schema", SCHEMA],
+        &stop_input("s-locked", Some(VALID), true),
+    );
     assert_exit(&out, 0);
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
     assert_eq!(
@@ -376,7 +395,15 @@ fn subagent_stop_picks_the_profile_of_its_type() {
     let rows = env.rows(
         "SELECT agent_type, agent_id, verdict, profile FROM hook_calls WHERE session_id = 's-sub' ORDER BY id",
     );
-    assert_eq!(rows[0], [json!("planner"), json!("a-planner"), json!("blocked"), json!("claude-loop")]);
+    assert_eq!(
+        rows[0],
+        [
+            json!("planner"),
+            json!("a-planner"),
+            json!("blocked"),
+            json!("claude-loop")
+        ]
+    );
     assert_eq!(rows[1][2], "allowed");
     // A sub-agent's block does not mark the main session invalid.
     let v = env.rows("SELECT verdict FROM sessions WHERE id = 's-sub'");
@@ -393,7 +420,9 @@ fn post_tool_use_puts_the_call_and_result_in_the_feed() {
     assert_exit(&out, 0);
     assert!(out.stdout.is_empty());
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
-    let rows = env.rows("SELECT kind, body FROM feed WHERE session_id = 's-live' AND kind = 'event' ORDER BY id");
+    let rows = env.rows(
+        "SELECT kind, body FROM feed WHERE session_id = 's-live' AND kind = 'event' ORDER BY id",
+    );
     assert_eq!(rows.len(), 2, "{rows:?}");
     let call: Value = serde_json::from_str(rows[0][1].as_str().unwrap()).unwrap();
     assert_eq!(call["event"]["type"], "tool_use");
@@ -401,8 +430,16 @@ fn post_tool_use_puts_the_call_and_result_in_the_feed() {
     assert_eq!(call["via"], "hook");
     let result: Value = serde_json::from_str(rows[1][1].as_str().unwrap()).unwrap();
     assert_eq!(result["event"]["type"], "tool_result");
-    assert!(result["event"]["content"].as_str().unwrap().contains("test result: ok"));
-    assert_eq!(env.rows("SELECT count(*) FROM sessions WHERE id = 's-live'")[0][0], 1);
+    assert!(
+        result["event"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("test result: ok")
+    );
+    assert_eq!(
+        env.rows("SELECT count(*) FROM sessions WHERE id = 's-live'")[0][0],
+        1
+    );
 }
 
 /// A stand-in for Claude Code and its model, following the hook contract:
@@ -419,7 +456,12 @@ fn a_stand_in_agent_is_blocked_then_answers_well() {
     let mut reply = r#"Done! {"action": "finished", "confidence": "very high"}"#.to_owned();
     let mut reasons = Vec::new();
     for turn in 0..5 {
-        transcript.push_str(&session_line(session, &format!("u{turn}"), &format!("m{turn}"), &reply));
+        transcript.push_str(&session_line(
+            session,
+            &format!("u{turn}"),
+            &format!("m{turn}"),
+            &reply,
+        ));
         transcript.push('\n');
         std::fs::write(&file, &transcript).unwrap();
         let input = json!({"session_id": session, "transcript_path": file, "cwd": "/work/project",
@@ -433,12 +475,18 @@ fn a_stand_in_agent_is_blocked_then_answers_well() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         assert_exit(&out, 0);
         let Some(reason) = block(&out) else { break };
         // The model reads the reason and fixes what it names.
-        let mut fixed: Value = serde_json::from_str(reply.trim_start_matches("Done! ")).unwrap_or(json!({}));
+        let mut fixed: Value =
+            serde_json::from_str(reply.trim_start_matches("Done! ")).unwrap_or(json!({}));
         if reason.contains("/action") {
             fixed["action"] = json!("complete");
         }
@@ -450,7 +498,10 @@ fn a_stand_in_agent_is_blocked_then_answers_well() {
     }
     assert_eq!(reasons.len(), 1, "{reasons:?}");
     assert!(reasons[0].contains("/action") && reasons[0].contains("/confidence"));
-    assert_eq!(env.calls(session), [("blocked".into(), 1), ("valid".into(), 0)]);
+    assert_eq!(
+        env.calls(session),
+        [("blocked".into(), 1), ("valid".into(), 0)]
+    );
     // The import of the same session file links to the same session.
     let out = agentshape()
         .args(["import", "--store"])
@@ -459,11 +510,15 @@ fn a_stand_in_agent_is_blocked_then_answers_well() {
         .output()
         .unwrap();
     assert_exit(&out, 0);
-    let rows = env.rows(&format!("SELECT count(*), max(verdict), max(source_path) FROM sessions WHERE id = '{session}'"));
+    let rows = env.rows(&format!(
+        "SELECT count(*), max(verdict), max(source_path) FROM sessions WHERE id = '{session}'"
+    ));
     assert_eq!(rows[0][0], 1, "one session for hook and import: {rows:?}");
     let v: Value = serde_json::from_str(rows[0][1].as_str().unwrap()).unwrap();
     assert_eq!(v["valid"], true, "the import keeps the hook's verdict");
     // The feed holds one `hook` row per call, for `serve`'s live view.
-    let hooks = env.rows(&format!("SELECT body FROM feed WHERE session_id = '{session}' AND kind = 'hook' ORDER BY id"));
+    let hooks = env.rows(&format!(
+        "SELECT body FROM feed WHERE session_id = '{session}' AND kind = 'hook' ORDER BY id"
+    ));
     assert_eq!(hooks.len(), 2);
 }

@@ -92,7 +92,10 @@ mod tests {
     }
 
     fn text(t: &str) -> String {
-        format!(r#"{{"type":"text","text":{}}}"#, serde_json::to_string(t).unwrap())
+        format!(
+            r#"{{"type":"text","text":{}}}"#,
+            serde_json::to_string(t).unwrap()
+        )
     }
 
     #[test]

@@ -198,13 +198,27 @@ mod tests {
         );
         assert!(r.starts_with("agentshape: your final message must contain one JSON value matching the schema loop-action.json. It was read as JSON that needed repair (repaired: trailing_comma) and has 3 errors; fix each:\n"), "{r}");
         assert!(r.contains("- /action: \"finished\" is not one of"), "{r}");
-        assert!(r.contains("- /confidence: \"high\" is not of type \"number\""), "{r}");
-        assert!(r.contains("- (root): Additional properties are not allowed"), "{r}");
-        assert!(r.contains("Required shape: {\"action\": \"complete\"|\"continue\", \"confidence\": number}\n"), "{r}");
+        assert!(
+            r.contains("- /confidence: \"high\" is not of type \"number\""),
+            "{r}"
+        );
+        assert!(
+            r.contains("- (root): Additional properties are not allowed"),
+            "{r}"
+        );
+        assert!(
+            r.contains(
+                "Required shape: {\"action\": \"complete\"|\"continue\", \"confidence\": number}\n"
+            ),
+            "{r}"
+        );
         assert!(r.ends_with("(attempt 1 of 4)."), "{r}");
 
         let prose = reason_for("I fixed the bug and all tests pass.", 2);
-        assert!(prose.contains("It contains no JSON value.\nRequired shape:"), "{prose}");
+        assert!(
+            prose.contains("It contains no JSON value.\nRequired shape:"),
+            "{prose}"
+        );
         assert!(prose.ends_with("(attempt 3 of 4)."));
         let empty = reason_for("  ", 0);
         assert!(empty.contains("It was empty."), "{empty}");

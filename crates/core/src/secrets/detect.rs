@@ -12,6 +12,7 @@
 //! other way; it was not measured.)
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
@@ -219,7 +220,7 @@ impl CompiledRule {
 pub struct Detector {
     rules: Vec<CompiledRule>,
     allowlists: Vec<CompiledAllowlist>,
-    keywords: Option<AhoCorasick>,
+    keywords: Option<Keywords>,
     /// Per keyword pattern: the rules it lets run.
     keyword_rules: Vec<Vec<usize>>,
     /// Rules without keywords.
@@ -340,6 +341,63 @@ struct Candidate {
     rule: usize,
 }
 
+/// Note \[Keywords, NFA then DFA\]: the keyword automaton is a DFA for
+/// throughput (3.5 against 40 ms/MB on keyword-dense text over ~260
+/// keywords), but building the DFA costs ~8 ms of a process's start (most
+/// of it zeroing the pages it fills), which a short command (a hook that
+/// must answer in 20 ms, `extract` of one reply) pays in full. So the
+/// cheap contiguous NFA answers first, and the DFA is built once the
+/// detector has scanned [`DFA_AFTER_BYTES`]: a long job pays for it after
+/// a few MB and then goes at its speed. Both are built from the same
+/// patterns with the same options, so they find the same keywords.
+#[derive(Debug)]
+struct Keywords {
+    patterns: Vec<String>,
+    nfa: AhoCorasick,
+    dfa: OnceLock<Option<AhoCorasick>>,
+    scanned: AtomicU64,
+}
+
+/// Text scanned before the keyword DFA is built (Note \[Keywords, NFA then DFA\]).
+pub const DFA_AFTER_BYTES: u64 = 4 << 20;
+
+impl Keywords {
+    fn build(patterns: &[String], kind: AhoCorasickKind) -> Result<AhoCorasick, SecretsError> {
+        AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .kind(Some(kind))
+            .build(patterns)
+            .map_err(|e| SecretsError::Rule {
+                id: "keywords".into(),
+                message: e.to_string(),
+            })
+    }
+
+    fn new(patterns: Vec<String>) -> Result<Keywords, SecretsError> {
+        Ok(Keywords {
+            nfa: Keywords::build(&patterns, AhoCorasickKind::ContiguousNFA)?,
+            patterns,
+            dfa: OnceLock::new(),
+            scanned: AtomicU64::new(0),
+        })
+    }
+
+    /// The automaton to scan `len` more bytes with.
+    fn matcher(&self, len: usize) -> &AhoCorasick {
+        let before = self.scanned.fetch_add(len as u64, Ordering::Relaxed);
+        if before + len as u64 >= DFA_AFTER_BYTES {
+            let dfa = self
+                .dfa
+                .get_or_init(|| Keywords::build(&self.patterns, AhoCorasickKind::DFA).ok());
+            if let Some(d) = dfa {
+                return d;
+            }
+        }
+        &self.nfa
+    }
+}
+
 impl Detector {
     /// Compiles a rule set.
     ///
@@ -396,19 +454,7 @@ impl Detector {
         let keywords = if keywords.is_empty() {
             None
         } else {
-            Some(
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    // A DFA: 10x the throughput of the default NFA over ~260
-                    // keywords (3.5 against 40 ms/MB on keyword-dense text).
-                    .kind(Some(AhoCorasickKind::DFA))
-                    .build(&keywords)
-                    .map_err(|e| SecretsError::Rule {
-                        id: "keywords".into(),
-                        message: e.to_string(),
-                    })?,
-            )
+            Some(Keywords::new(keywords)?)
         };
         Ok(Detector {
             rules: compiled,
@@ -444,7 +490,8 @@ impl Detector {
         for &i in &self.always {
             run[i] = true;
         }
-        if let Some(ac) = &self.keywords {
+        if let Some(k) = &self.keywords {
+            let ac = k.matcher(text.len());
             let mut seen = vec![false; self.keyword_rules.len()];
             let mut left = seen.len();
             for m in ac.find_overlapping_iter(text) {
@@ -466,7 +513,9 @@ impl Detector {
 
     /// Whether one of the rules' keywords occurs in `text`.
     pub fn has_keyword(&self, text: &str) -> bool {
-        self.keywords.as_ref().is_some_and(|ac| ac.is_match(text))
+        self.keywords
+            .as_ref()
+            .is_some_and(|k| k.matcher(text.len()).is_match(text))
     }
 
     /// Whether any rule's regex matches `text` before entropy and allowlists
@@ -676,5 +725,24 @@ mod tests {
             Some((50, r"key[|]\|(a|b)"))
         );
         assert_eq!(lift(r"[\w.-]{0,50}?key"), None);
+    }
+
+    #[test]
+    fn the_keyword_nfa_and_dfa_wake_the_same_rules() {
+        let d = super::Detector::build(&RuleSet::builtin(), true).unwrap();
+        let texts = [
+            include_str!("../../tests/fixtures/secrets/planted.jsonl"),
+            include_str!("../../tests/fixtures/secrets/ordinary.txt"),
+            "AKIA key token password Authorization: Bearer api_key=xyz GITHUB ghp_ sk-ant-",
+        ];
+        let kw = d.keywords.as_ref().unwrap();
+        let before: Vec<Vec<bool>> = texts.iter().map(|t| d.candidates(t)).collect();
+        assert!(kw.dfa.get().is_none(), "still the NFA");
+        kw.scanned
+            .store(super::DFA_AFTER_BYTES, std::sync::atomic::Ordering::Relaxed);
+        let after: Vec<Vec<bool>> = texts.iter().map(|t| d.candidates(t)).collect();
+        assert!(kw.dfa.get().is_some_and(Option::is_some), "now the DFA");
+        assert_eq!(before, after);
+        assert!(before[0].iter().filter(|b| **b).count() > 10);
     }
 }

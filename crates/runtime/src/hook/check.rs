@@ -203,7 +203,11 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<S
             input.ignored.join(", ")
         ));
     }
-    let event = if opts.subagent { "SubagentStop" } else { "Stop" };
+    let event = if opts.subagent {
+        "SubagentStop"
+    } else {
+        "Stop"
+    };
     let agent = if opts.subagent {
         input.agent_id.clone()
     } else {
@@ -331,8 +335,9 @@ fn message_of(input: &HookInput, subagent: bool) -> Result<(String, bool), Strin
         _ => match &input.transcript_path {
             Some(p) => (p, false),
             None => {
-                return Err("hook input has neither last_assistant_message nor transcript_path"
-                    .to_owned());
+                return Err(
+                    "hook input has neither last_assistant_message nor transcript_path".to_owned(),
+                );
             }
         },
     };
@@ -370,7 +375,10 @@ fn decide(
     let (so_far, give_up) = match chain {
         Some(Ok(c)) => {
             let so_far = c.blocks.max(active);
-            (so_far, so_far >= max_blocks || c.active + active >= max_blocks)
+            (
+                so_far,
+                so_far >= max_blocks || c.active + active >= max_blocks,
+            )
         }
         Some(Err(e)) => {
             warnings.push(format!(

@@ -43,7 +43,11 @@ pub struct Spool {
 /// Where spools live: `$AGENTSHAPE_STATE_DIR`, else
 /// `$XDG_STATE_HOME/agentshape`, else `~/.local/state/agentshape`.
 pub fn default_dir() -> Option<PathBuf> {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     var("AGENTSHAPE_STATE_DIR")
         .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("agentshape")))
         .or_else(|| var("HOME").map(|h| h.join(".local/state/agentshape")))

@@ -76,7 +76,11 @@ mod tests {
         let path = dir.path().join("s1.jsonl");
         let mut body = String::new();
         for i in 0..200 {
-            body.push_str(&line(&format!("u{i}"), &format!("m{i}"), &format!("message {i}")));
+            body.push_str(&line(
+                &format!("u{i}"),
+                &format!("m{i}"),
+                &format!("message {i}"),
+            ));
             body.push('\n');
         }
         std::fs::write(&path, &body).unwrap();

@@ -608,10 +608,17 @@ fn hook_row(id: i64, agent: Option<&str>, verdict: &str, blocks: u32) -> query::
         session_id: "s1".to_owned(),
         agent_id: agent.map(str::to_owned),
         agent_type: agent.map(|_| "reviewer".to_owned()),
-        event: if agent.is_some() { "SubagentStop" } else { "Stop" }.to_owned(),
+        event: if agent.is_some() {
+            "SubagentStop"
+        } else {
+            "Stop"
+        }
+        .to_owned(),
         verdict: verdict.to_owned(),
         method: Some("bare".to_owned()),
-        errors: Some(serde_json::json!([{"instance_path": "/action", "schema_path": "/properties/action/enum", "message": "\"x\" is not one of \"complete\""}])),
+        errors: Some(
+            serde_json::json!([{"instance_path": "/action", "schema_path": "/properties/action/enum", "message": "\"x\" is not one of \"complete\""}]),
+        ),
         blocks,
         stop_hook_active: blocks > 1,
         profile: Some("claude-loop".to_owned()),

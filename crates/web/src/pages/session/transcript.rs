@@ -663,7 +663,10 @@ mod tests {
         let html = line(&r, false, None).into_string();
         assert!(html.contains("class=\"hook bad\""), "{html}");
         assert!(html.contains("SubagentStop · reviewer · "), "{html}");
-        assert!(html.contains("blocked</span> · block 2 · 2 errors"), "{html}");
+        assert!(
+            html.contains("blocked</span> · block 2 · 2 errors"),
+            "{html}"
+        );
     }
 
     #[test]
