@@ -358,6 +358,7 @@ fn a_missing_profile_or_a_locked_store_never_breaks_the_session() {
     assert_exit(&out, 0);
     assert!(block(&out).is_some(), "blocks once without the count");
     assert!(stderr(&out).contains("kept in"), "{}", stderr(&out));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     // A hang guard on the contract's 2 s (debug build, shared CI cores: 3 s).
     assert!(took < Duration::from_secs(3), "answered in {took:?}");
     lock.execute_batch("ROLLBACK").unwrap();
@@ -373,6 +374,34 @@ fn a_missing_profile_or_a_locked_store_never_breaks_the_session() {
         [("blocked".into(), 1), ("valid".into(), 0)],
         "the spooled call was written first"
     );
+}
+
+#[test]
+fn a_postgres_store_that_is_down_gets_the_call_spooled() {
+    let env = Env::new();
+    // Nothing listens on port 9 (discard) here: the connection is refused.
+    let out = agentshape()
+        .args(["hook", "stop", "--schema", SCHEMA, "--store"])
+        .arg("postgres://agentshape@127.0.0.1:9/agentshape")
+        .env("AGENTSHAPE_STATE_DIR", env.state())
+        .write_stdin(stop_input("s-pg", Some("prose only"), false))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    assert!(block(&out).is_some(), "still answers: blocks once");
+    let err = stderr(&out);
+    assert!(err.contains("store unavailable") && err.contains("kept in"), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    let spooled: Vec<std::fs::DirEntry> = std::fs::read_dir(env.state())
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(spooled.len(), 1);
+    let line = std::fs::read_to_string(spooled[0].path()).unwrap();
+    let v: Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(v["call"]["session_id"], "s-pg");
+    assert_eq!(v["call"]["verdict"], "blocked");
 }
 
 #[test]

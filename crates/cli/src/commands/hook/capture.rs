@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use agentshape_runtime::hook::capture::capture;
 
-use super::check::{read_input, store_side};
+use super::check::{read_input, store_side, warn};
 use crate::args::HookCaptureArgs;
 use crate::exit::Exit;
 use crate::output::eprint;
@@ -21,8 +21,6 @@ pub fn run(args: &HookCaptureArgs) -> Exit {
         }
     };
     let (open, spool) = store_side(&args.store);
-    for w in capture(&bytes, started, open, spool).warnings {
-        eprint(&format!("agentshape hook: {w}"));
-    }
+    warn(&capture(&bytes, started, open, spool).warnings);
     Exit::Ok
 }

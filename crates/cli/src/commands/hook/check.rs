@@ -87,6 +87,14 @@ fn judge(args: &SchemaArgs) -> Result<Judge, String> {
     })
 }
 
+/// Everything a hook call has to say, as one line on stderr (Claude Code
+/// shows a hook's stderr to the user; one line per call stays readable).
+pub(super) fn warn(warnings: &[String]) {
+    if !warnings.is_empty() {
+        eprint(&format!("agentshape hook: {}", warnings.join("; ")));
+    }
+}
+
 /// Run the hook and print its answer; always exit 0.
 pub fn run(args: &HookCheckArgs, subagent: bool) -> Exit {
     let started = Instant::now();
@@ -126,9 +134,7 @@ pub fn run(args: &HookCheckArgs, subagent: bool) -> Exit {
     let (open, spool) = store_side(&args.store);
     let answer = check(&bytes, &opts, open, spool);
     warnings.extend(answer.warnings);
-    for w in &warnings {
-        eprint(&format!("agentshape hook: {w}"));
-    }
+    warn(&warnings);
     if let Some(json) = answer.stdout {
         let mut out = std::io::stdout().lock();
         // Nothing else ever goes to stdout: it must be this one value.
