@@ -391,7 +391,10 @@ fn a_postgres_store_that_is_down_gets_the_call_spooled() {
     assert_exit(&out, 0);
     assert!(block(&out).is_some(), "still answers: blocks once");
     let err = stderr(&out);
-    assert!(err.contains("store unavailable") && err.contains("kept in"), "{err}");
+    assert!(
+        err.contains("store unavailable") && err.contains("kept in"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "one line: {err}");
     let spooled: Vec<std::fs::DirEntry> = std::fs::read_dir(env.state())
         .unwrap()

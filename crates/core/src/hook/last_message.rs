@@ -40,11 +40,9 @@ impl LastMessage {
         match event {
             Event::Line(info) => self.in_sidechain = info.sidechain,
             _ if self.in_sidechain && !self.keep_sidechain => {}
-            Event::Message { id, .. } => {
-                if id.is_none() || *id != self.current_id {
-                    self.close();
-                    self.current_id.clone_from(id);
-                }
+            Event::Message { id, .. } if id.is_none() || *id != self.current_id => {
+                self.close();
+                self.current_id.clone_from(id);
             }
             Event::Text { text } if !text.trim().is_empty() => {
                 if self.current_has_text {

@@ -3,7 +3,7 @@
 //! Note \[Reasons a model can act on\]: Claude Code hands the reason to the
 //! model as its next instruction, so it says what to fix, not what
 //! happened inside agentshape: which schema (or profile) the answer must
-//! match, how the answer was read (a ```json block, JSON in the text,
+//! match, how the answer was read (a fenced `json` block, JSON in the text,
 //! repaired JSON, nothing at all), each failing JSON path with what it
 //! expects (the validator's message, which names the expected type, enum
 //! values or missing property), the shape in one line, and to end the turn

@@ -184,7 +184,7 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
 /// Judge one hook input and answer (Note \[A hook never breaks the
 /// session\]). `open` opens the store on the store thread; `spool` keeps
 /// what it cannot take in time.
-pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<Spool>) -> Answer {
+pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<&Spool>) -> Answer {
     let mut warnings = Vec::new();
     let input = match HookInput::parse(input) {
         Ok(i) => i,
@@ -216,7 +216,7 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<S
     let side = input.session_id.clone().map(|s| {
         StoreSide::start(
             open,
-            spool.clone(),
+            spool.cloned(),
             s,
             agent.clone(),
             opts.started + CHAIN_WAIT / 2,
@@ -269,7 +269,7 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<S
                     call.method = Some(extraction.method.as_str().to_owned());
                     call.message = Some(cut(&message, MAX_STORED_MESSAGE));
                     if extraction.valid {
-                        call.verdict = "valid".to_owned();
+                        "valid".clone_into(&mut call.verdict);
                         call.output = extraction.value;
                     } else {
                         call.errors = serde_json::to_value(&extraction.errors).ok();
@@ -284,7 +284,7 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<S
                             &mut warnings,
                             chain,
                             opts.max_blocks,
-                            &judge,
+                            judge,
                             &extraction,
                             message.trim().is_empty(),
                         );
@@ -299,7 +299,7 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<S
     }
     let stored = match side {
         None => Stored::No,
-        Some(side) => record(side, &call, spool.as_ref(), opts.started, &mut warnings),
+        Some(side) => record(&side, &call, spool, opts.started, &mut warnings),
     };
     Answer {
         stdout,
@@ -389,11 +389,11 @@ fn decide(
         None => (active, active > 0 || max_blocks == 0),
     };
     if give_up {
-        call.verdict = "gave_up".to_owned();
+        "gave_up".clone_into(&mut call.verdict);
         call.blocks = so_far;
         return None;
     }
-    call.verdict = "blocked".to_owned();
+    "blocked".clone_into(&mut call.verdict);
     call.blocks = so_far + 1;
     let reason = block_reason(&BlockContext {
         extraction,
@@ -410,7 +410,7 @@ fn decide(
 /// Hand the row to the store thread and wait for it until the budget ends;
 /// else spool it.
 fn record(
-    side: StoreSide,
+    side: &StoreSide,
     call: &HookCall,
     spool: Option<&Spool>,
     started: Instant,
@@ -430,22 +430,20 @@ fn record(
             Err(_) => "the store did not answer in time".to_owned(),
         }
     };
-    match spool {
-        Some(s) => match s.push(call, &[]) {
-            Ok(()) => {
-                warnings.push(format!(
-                    "{why}: the call was kept in {} for the next hook",
-                    s.path().display()
-                ));
-                Stored::Spooled
-            }
-            Err(e) => {
-                warnings.push(format!("{why}; and not kept: {e}"));
-                Stored::No
-            }
-        },
-        None => {
-            warnings.push(format!("{why}: the call was not recorded"));
+    let Some(s) = spool else {
+        warnings.push(format!("{why}: the call was not recorded"));
+        return Stored::No;
+    };
+    match s.push(call, &[]) {
+        Ok(()) => {
+            warnings.push(format!(
+                "{why}: the call was kept in {} for the next hook",
+                s.path().display()
+            ));
+            Stored::Spooled
+        }
+        Err(e) => {
+            warnings.push(format!("{why}; and not kept: {e}"));
             Stored::No
         }
     }

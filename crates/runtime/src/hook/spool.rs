@@ -13,6 +13,7 @@
 //! disk, unmasked); it is created 0600 and never grows past
 //! [`MAX_SPOOL_BYTES`].
 
+use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -64,7 +65,10 @@ impl Spool {
     /// The spool in `dir` of the store at `location` (one file per store).
     pub fn new(dir: &Path, location: &str) -> Spool {
         let digest = Sha256::digest(location.as_bytes());
-        let name: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+        let name = digest[..6].iter().fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        });
         Spool {
             path: dir.join(format!("hook-spool-{name}.ndjson")),
         }

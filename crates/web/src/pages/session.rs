@@ -229,19 +229,30 @@ const MAX_HOOK_CALLS: usize = 500;
 /// sub-agent in order of first call): "blocked 2×, then valid", one part
 /// per stop chain (Note \[Blocks in a row\] in the runtime's `hook::check`).
 pub(crate) fn hook_summary(calls: &[query::HookCallRow]) -> String {
-    let mut agents: Vec<(Option<&str>, Option<&str>, Vec<String>, u32)> = Vec::new();
+    /// One agent's calls: its id and type, the chains ended, blocks open.
+    struct Agent<'a> {
+        id: Option<&'a str>,
+        kind: Option<&'a str>,
+        parts: Vec<String>,
+        open: u32,
+    }
+    let mut agents: Vec<Agent<'_>> = Vec::new();
     for c in calls.iter().filter(|c| c.event != "PostToolUse") {
         let key = c.agent_id.as_deref();
-        let i = match agents.iter().position(|a| a.0 == key) {
-            Some(i) => i,
-            None => {
-                agents.push((key, c.agent_type.as_deref(), Vec::new(), 0));
-                agents.len() - 1
-            }
+        let i = if let Some(i) = agents.iter().position(|a| a.id == key) {
+            i
+        } else {
+            agents.push(Agent {
+                id: key,
+                kind: c.agent_type.as_deref(),
+                parts: Vec::new(),
+                open: 0,
+            });
+            agents.len() - 1
         };
         let a = &mut agents[i];
         if c.verdict == "blocked" {
-            a.3 += 1;
+            a.open += 1;
             continue;
         }
         let end = match c.verdict.as_str() {
@@ -249,23 +260,24 @@ pub(crate) fn hook_summary(calls: &[query::HookCallRow]) -> String {
             "allowed" => "not checked",
             v => v,
         };
-        a.2.push(if a.3 > 0 {
-            format!("blocked {}×, then {end}", a.3)
+        a.parts.push(if a.open > 0 {
+            format!("blocked {}×, then {end}", a.open)
         } else {
             end.to_owned()
         });
-        a.3 = 0;
+        a.open = 0;
     }
     agents
         .into_iter()
-        .map(|(id, kind, mut parts, open)| {
-            if open > 0 {
-                parts.push(format!("blocked {open}×, waiting for the next answer"));
+        .map(|mut a| {
+            if a.open > 0 {
+                a.parts
+                    .push(format!("blocked {}×, waiting for the next answer", a.open));
             }
-            let text = parts.join("; ");
-            match (id, kind) {
-                (None, _) => text,
-                (Some(id), kind) => format!("sub-agent {} {id}: {text}", kind.unwrap_or("")),
+            let text = a.parts.join("; ");
+            match a.id {
+                None => text,
+                Some(id) => format!("sub-agent {} {id}: {text}", a.kind.unwrap_or("")),
             }
         })
         .collect::<Vec<_>>()

@@ -132,7 +132,7 @@ pub fn run(args: &HookCheckArgs, subagent: bool) -> Exit {
         started,
     };
     let (open, spool) = store_side(&args.store);
-    let answer = check(&bytes, &opts, open, spool);
+    let answer = check(&bytes, &opts, open, spool.as_ref());
     warnings.extend(answer.warnings);
     warn(&warnings);
     if let Some(json) = answer.stdout {
