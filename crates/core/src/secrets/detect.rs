@@ -170,7 +170,24 @@ struct CompiledRule {
 #[derive(Debug)]
 struct RuleRegexes {
     regex: Matcher,
-    allowlists: Vec<CompiledAllowlist>,
+    /// Compiled with the regex for a user's rule; for a built-in one when
+    /// it first finds a candidate (Note \[Rules compiled when first
+    /// needed\]): most text wakes a rule's keywords without a match, and
+    /// the generic rule's allowlists cost more to compile than its regex.
+    allowlists: OnceLock<Vec<CompiledAllowlist>>,
+}
+
+impl RuleRegexes {
+    /// The rule's allowlists, compiled now if need be (a built-in rule's
+    /// compile: tested).
+    fn allowlists(&self, rule: &Rule) -> &[CompiledAllowlist] {
+        self.allowlists.get_or_init(|| {
+            rule.allowlists
+                .iter()
+                .filter_map(|a| compile_allowlist(&rule.id, a).ok())
+                .collect()
+        })
+    }
 }
 
 /// Note \[Rules compiled when first needed\]: compiling all ~220 built-in
@@ -195,12 +212,23 @@ fn compile_rule(rule: &Rule) -> Result<RuleRegexes, SecretsError> {
             ),
         });
     }
+    Ok(RuleRegexes {
+        regex,
+        allowlists: OnceLock::new(),
+    })
+}
+
+/// [`compile_rule`] with the allowlists compiled too (a user's rule: a bad
+/// allowlist regex is an error when the file is loaded).
+fn compile_rule_now(rule: &Rule) -> Result<RuleRegexes, SecretsError> {
+    let compiled = compile_rule(rule)?;
     let allowlists = rule
         .allowlists
         .iter()
         .map(|a| compile_allowlist(&rule.id, a))
         .collect::<Result<_, _>>()?;
-    Ok(RuleRegexes { regex, allowlists })
+    let _ = compiled.allowlists.set(allowlists);
+    Ok(compiled)
 }
 
 impl CompiledRule {
@@ -248,16 +276,23 @@ fn compile_allowlist(id: &str, a: &Allowlist) -> Result<CompiledAllowlist, Secre
     let regex = if a.regexes.is_empty() {
         None
     } else {
-        for r in &a.regexes {
-            compile(id, r)?;
-        }
         let joined = a
             .regexes
             .iter()
             .map(|r| format!("(?:{r})"))
             .collect::<Vec<_>>()
             .join("|");
-        Some(compile(id, &joined)?)
+        match compile(id, &joined) {
+            Ok(r) => Some(r),
+            // Name the one that fails (each compiled alone only then: the
+            // allowlists cost more to compile than most rules).
+            Err(e) => {
+                for r in &a.regexes {
+                    compile(id, r)?;
+                }
+                return Err(e);
+            }
+        }
     };
     let stopwords = if a.stopwords.is_empty() {
         None
@@ -427,7 +462,7 @@ impl Detector {
         {
             let compiled_now = OnceLock::new();
             if !lazy {
-                let _ = compiled_now.set(Some(compile_rule(rule)?));
+                let _ = compiled_now.set(Some(compile_rule_now(rule)?));
             }
             let index = compiled.len();
             if rule.keywords.is_empty() {
@@ -477,6 +512,16 @@ impl Detector {
             Detector::build(&RuleSet::builtin(), true)
                 .expect("built-in secret rules compile (tested)")
         })
+    }
+
+    /// Build now what a long job would build after its first megabytes
+    /// (the keyword DFA, Note \[Keywords, NFA then DFA\]): a server calls
+    /// this at start, so its memory does not grow once it is serving.
+    pub fn warm(&self) {
+        if let Some(k) = &self.keywords {
+            k.scanned.fetch_max(DFA_AFTER_BYTES, Ordering::Relaxed);
+            let _ = k.matcher(0);
+        }
     }
 
     /// The ids of the compiled rules, in order.
@@ -605,7 +650,7 @@ impl Detector {
         if self
             .allowlists
             .iter()
-            .chain(&regexes.allowlists)
+            .chain(regexes.allowlists(&rule.source))
             .any(|a| a.allows(secret, matched, line))
         {
             return None;
