@@ -8,7 +8,6 @@
 pub mod error;
 pub mod feed;
 pub mod forensic;
-/// Claude Code command hooks (`agentshape hook`).
 pub mod hook;
 pub mod hub;
 pub mod infile;
