@@ -20,7 +20,8 @@ use serde_json::Value;
 use crate::convert;
 use crate::errors::InputError;
 
-/// The format names of the CLI's `--format` (plus the provider bodies).
+/// The format names of the CLI's `--format` (plus the provider bodies and
+/// the agents' own session files), `_` or `-` alike.
 pub fn format_of(name: &str) -> PyResult<Format> {
     Ok(match name {
         "auto" => Format::Auto,
@@ -32,10 +33,13 @@ pub fn format_of(name: &str) -> PyResult<Format> {
         "ollama" => Format::Ollama,
         "gemini" => Format::Gemini,
         "text" => Format::Text,
+        "claude_session" | "claude-session" => Format::ClaudeSession,
+        "codex_rollout" | "codex-rollout" => Format::CodexRollout,
+        "gemini_chat" | "gemini-chat" => Format::GeminiChat,
         other => {
             return Err(PyValueError::new_err(format!(
                 "unknown format `{other}` (known: auto, claude, codex, anthropic, openai_chat, \
-                 openai_responses, ollama, gemini, text)"
+                 openai_responses, ollama, gemini, text, claude_session, codex_rollout, gemini_chat)"
             )));
         }
     })

@@ -87,6 +87,21 @@ def test_errors_are_the_cli_categories():
         agentshape.parse("x", format="nope")
 
 
+def test_the_agents_own_session_files_are_formats_too():
+    line = json.dumps({"type": "assistant", "uuid": "u1", "sessionId": "s-py", "isSidechain": False,
+                       "timestamp": "2026-11-26T10:00:00Z", "cwd": "/p", "version": "2.1.30",
+                       "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+                                   "content": [{"type": "text", "text": '{"a": 1}'}],
+                                   "usage": {"input_tokens": 3, "output_tokens": 2}}})
+    for name in ("claude_session", "claude-session", "auto"):
+        s = agentshape.parse(line + "\n", format=name)
+        assert s.format == "claude-session", name
+        assert s.to_dict()["session"]["tokens"]["output"] == 2
+    assert agentshape.extract(line + "\n", format="claude-session").value == {"a": 1}
+    for name in ("codex_rollout", "codex-rollout", "gemini_chat", "gemini-chat"):
+        agentshape.parse("", format=name)
+
+
 def test_raise_for_outcome():
     assert agentshape.extract('{"a": 1}').raise_for_outcome().value == {"a": 1}
     with pytest.raises(agentshape.NoOutputError):
