@@ -155,9 +155,48 @@ fn key_label(key: &str) -> String {
     }
 }
 
+/// The colour class of `other` (muted).
+const OTHER: usize = MAX_SERIES;
+
+/// Note \[A key keeps its colour\]: a chart's series used to be coloured
+/// by their rank in that chart, so one agent was blue in the cost chart and
+/// green in the tokens chart whenever the two ranked them differently. A
+/// key's colour (class `c0`..`c5`) now depends on the key and on the set of
+/// keys only: the three agents have their own, any other key starts at a
+/// hash of its name, and a clash goes to the next free colour, deciding in
+/// name order (not by size), so charts over the same keys agree.
+fn colours<'a>(keys: &[&'a str]) -> std::collections::HashMap<&'a str, usize> {
+    let fixed = |k: &str| match k {
+        "claude-code" => Some(0),
+        "codex" => Some(1),
+        "gemini-cli" => Some(2),
+        _ => None,
+    };
+    let mut sorted: Vec<&str> = keys.to_vec();
+    sorted.sort_by_key(|k| (fixed(k).is_none(), *k));
+    let mut used = [false; MAX_SERIES];
+    let mut out = std::collections::HashMap::new();
+    for k in sorted {
+        // FNV-1a: stable across runs and builds (std's hasher is not).
+        let hash = k.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        // The remainder is below MAX_SERIES: it fits.
+        let start =
+            fixed(k).unwrap_or_else(|| usize::try_from(hash % MAX_SERIES as u64).unwrap_or(0));
+        let slot = (0..MAX_SERIES)
+            .map(|i| (start + i) % MAX_SERIES)
+            .find(|&i| !used[i])
+            .unwrap_or(start);
+        used[slot] = true;
+        out.insert(k, slot);
+    }
+    out
+}
+
 /// Bars per day of `days` (the window, oldest first), stacked by key: one
 /// `g.series` per agent or project (`data-key`, class `c<n>` for its
-/// colour), the [`MAX_SERIES`] largest over the window, the others summed
+/// colour, Note \[A key keeps its colour\]), the [`MAX_SERIES`] largest over the window, the others summed
 /// as `other`; each bar's `<title>` is its exact figure. An empty state
 /// when nothing in the window has the metric.
 pub(crate) fn series_chart(
@@ -183,6 +222,7 @@ pub(crate) fn series_chart(
         .map(|(k, _)| Some(*k))
         .chain(other.then_some(None))
         .collect();
+    let colour = colours(&keys.iter().map(|(k, _)| *k).collect::<Vec<_>>());
     // value[s][d]: series s on day d.
     let value = |s: Option<&str>, day: &str| -> f64 {
         rows.iter()
@@ -235,7 +275,7 @@ pub(crate) fn series_chart(
             text x=(c(LEFT - 6.0)) y=(c(base)) text-anchor="end" { "0" }
             @for (i, s) in series.iter().enumerate() {
                 @let name = s.map_or_else(|| "other".to_owned(), key_label);
-                g class={ "series c" (i) } data-key=(s.unwrap_or("")) data-other=[s.is_none().then_some("true")] {
+                g class={ "series c" (s.map_or(OTHER, |k| colour[k])) } data-key=(s.unwrap_or("")) data-other=[s.is_none().then_some("true")] {
                     title { (name) }
                     @for (d, (y0, v)) in bars[i].iter().enumerate() {
                         @if *v > 0.0 {
@@ -259,7 +299,7 @@ pub(crate) fn series_chart(
                 @for (i, s) in series.iter().enumerate() {
                     @let x = LEFT + 230.0 * (i % 3) as f64;
                     @let y = base + 30.0 + 16.0 * (i / 3) as f64;
-                    rect class={ "c" (i) } x=(c(x)) y=(c(y - 9.0)) width="10" height="10" {}
+                    rect class={ "c" (s.map_or(OTHER, |k| colour[k])) } x=(c(x)) y=(c(y - 9.0)) width="10" height="10" {}
                     text x=(c(x + 14.0)) y=(c(y)) { (s.map_or_else(|| "other".to_owned(), key_label)) }
                 }
             }
@@ -370,7 +410,7 @@ mod tests {
         let html = series_chart("Cost by agent", &days, &rows, Metric::Cost).into_string();
         assert_eq!(html.matches("<g class=\"series ").count(), 2, "{html}");
         assert!(
-            html.contains(r#"<g class="series c0" data-key="codex">"#),
+            html.contains(r#"<g class="series c1" data-key="codex">"#),
             "{html}"
         );
         assert!(html.contains(r#"data-key="&lt;script&gt;alert(1)&lt;/script&gt;""#));
@@ -412,6 +452,33 @@ mod tests {
             "{html}"
         );
         assert!(!html.contains(r#"data-key="/p/0""#));
+    }
+
+    #[test]
+    fn a_key_keeps_its_colour_whatever_its_rank() {
+        let class_of = |html: &str, key: &str| -> String {
+            let at = html.find(&format!("data-key=\"{key}\"")).unwrap();
+            let open = html[..at].rfind("<g class=\"series ").unwrap();
+            html[open + 17..at].trim().trim_end_matches('"').to_owned()
+        };
+        let days = vec!["2026-11-01".to_owned()];
+        let cheap_codex = [
+            key_day("2026-11-01", "claude-code", 1.0, 900),
+            key_day("2026-11-01", "codex", 5.0, 10),
+            key_day("2026-11-01", "/home/ana/api", 2.0, 20),
+        ];
+        let cost = series_chart("cost", &days, &cheap_codex, Metric::Cost).into_string();
+        let tokens = series_chart("tokens", &days, &cheap_codex, Metric::Tokens).into_string();
+        for key in ["claude-code", "codex", "/home/ana/api"] {
+            assert_eq!(class_of(&cost, key), class_of(&tokens, key), "{key}");
+        }
+        assert_eq!(class_of(&cost, "claude-code"), "c0");
+        assert_eq!(class_of(&cost, "codex"), "c1");
+        let many: Vec<&str> = vec!["a", "b", "c", "d", "e", "f"];
+        let got = colours(&many);
+        let mut slots: Vec<usize> = got.values().copied().collect();
+        slots.sort_unstable();
+        assert_eq!(slots, [0, 1, 2, 3, 4, 5], "six keys, six colours");
     }
 
     #[test]
