@@ -1,0 +1,483 @@
+//! Validation analytics (issue 31 item 2): how often outputs are rejected,
+//! why, and whether retries help, per profile, schema, agent, model or day.
+//!
+//! Pure SQL over the tables that already exist (`sessions`, `hook_calls`),
+//! written once for both backends (Note \[Queries on both backends\]); the
+//! JSON in the `verdict` and `errors` columns is read with SQLite's JSON1
+//! functions or Postgres's `jsonb` ones, the only place the SQL differs.
+//!
+//! Note \[Outcomes of a run\]: every session in the window is in exactly
+//! one of
+//! - `valid_first_try`: its final verdict is valid and no `Stop` hook call
+//!   of its main agent was `blocked`;
+//! - `valid_after_retries`: valid after one or more blocked calls (the
+//!   hook sent the model back; `retries` sums those calls). Only hook
+//!   chains record retries in the store: `ask` keeps its attempts in its
+//!   own output, not in a session row, and `run` does not retry;
+//! - `invalid`: a value was found but the final verdict is invalid (a hook
+//!   that gave up counts here);
+//! - `no_output`: nothing structured was found (method `none`, `handoff`
+//!   alone, or none recorded);
+//! - `unchecked`: no verdict stored (running, or imported without a profile
+//!   before verdicts were kept).
+//!
+//! The failing paths count every rejection: the errors of each final
+//! invalid verdict and of each blocked hook call, so a path that was fixed
+//! on the second try still shows why the first was refused. A session's
+//! last main-agent call is left out: its errors are the session's verdict
+//! (the hook wrote them there), counted once.
+//! Contradictions (`agentshape check --contradictions`) are not stored by
+//! any command, so they are reported as 0.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Backend, Cell, Source, at, has_hooks, int, is_pg, opt_real, opt_text, text};
+use crate::error::Result;
+
+/// What [`stats`] groups sessions by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StatsBy {
+    /// One group for every session (key `""`).
+    #[default]
+    All,
+    /// The profile (name or path) or schema path, as stored.
+    Profile,
+    /// The file name of that profile or schema path: the same schema used
+    /// from different folders is one group.
+    Schema,
+    /// The agent.
+    Agent,
+    /// The model.
+    Model,
+    /// The UTC day the session started (`YYYY-MM-DD`).
+    Day,
+}
+
+/// How many failing paths (and invariant rules) a group lists.
+pub const STATS_PATHS: usize = 10;
+
+/// One group of [`stats`] (Note \[Outcomes of a run\]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StatsGroup {
+    /// The profile, schema, agent, model or day (`""`: none recorded, or
+    /// [`StatsBy::All`]).
+    pub key: String,
+    /// Sessions started in the window.
+    pub runs: i64,
+    /// Valid with no retry.
+    pub valid_first_try: i64,
+    /// Valid after one or more blocked hook calls.
+    pub valid_after_retries: i64,
+    /// The blocked calls before those valid outputs.
+    pub retries: i64,
+    /// A value found but invalid at the end.
+    pub invalid: i64,
+    /// Nothing structured found.
+    pub no_output: i64,
+    /// No verdict stored.
+    pub unchecked: i64,
+    /// Sessions whose output needed a repair (`verdict.repairs` not empty).
+    pub repaired: i64,
+    /// Sessions per extraction method (checked sessions only), most first.
+    pub methods: Vec<MethodCount>,
+    /// The JSON paths that fail most, most first, at most [`STATS_PATHS`].
+    pub failing_paths: Vec<FailingPath>,
+    /// Invariant findings by rule, most first, at most [`STATS_PATHS`].
+    pub invariants: Vec<RuleCount>,
+    /// Contradictions found: not stored by any command, so always 0.
+    pub contradictions: i64,
+    /// Tokens (in + out), cost and duration of the sessions with a valid output.
+    pub per_valid: PerValid,
+}
+
+impl StatsGroup {
+    /// Sessions with a verdict.
+    #[must_use]
+    pub fn checked(&self) -> i64 {
+        self.runs - self.unchecked
+    }
+
+    /// Sessions whose final output was rejected (invalid or none found).
+    #[must_use]
+    pub fn rejected(&self) -> i64 {
+        self.invalid + self.no_output
+    }
+
+    /// [`Self::rejected`] over [`Self::checked`] (`None` when nothing was checked).
+    #[must_use]
+    pub fn rejection_rate(&self) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss)] // counts far below 2^52
+        (self.checked() > 0).then(|| self.rejected() as f64 / self.checked() as f64)
+    }
+}
+
+/// Sessions that used one extraction method.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MethodCount {
+    /// The method as stored (`""`: none recorded).
+    pub method: String,
+    /// Sessions.
+    pub count: i64,
+}
+
+/// One failing JSON path and the kind of error at it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailingPath {
+    /// JSON Pointer into the output (`""`: the root).
+    pub path: String,
+    /// The error's kind: `invariant`, `number`, `text`, or for a schema
+    /// error the failing keyword (`required`, `type`, `enum`, ...).
+    pub kind: String,
+    /// Rejections with this error.
+    pub count: i64,
+    /// A session that had it (the greatest id, byte-wise).
+    pub example_session: String,
+}
+
+/// Findings of one invariant rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleCount {
+    /// The rule (its CEL source; the message when none was stored).
+    pub rule: String,
+    /// Rejections it caused.
+    pub count: i64,
+}
+
+/// The 50th and 95th percentiles (nearest rank) of one measure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Quantiles {
+    /// Median.
+    pub p50: Option<f64>,
+    /// 95th percentile.
+    pub p95: Option<f64>,
+}
+
+/// [`Quantiles`] of what a valid output cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PerValid {
+    /// Input plus output tokens.
+    pub tokens: Quantiles,
+    /// Cost in USD (sessions with a cost).
+    pub cost_usd: Quantiles,
+    /// Duration in ms (sessions with one).
+    pub duration_ms: Quantiles,
+}
+
+/// The group key of `by` over `sessions s`.
+fn key_sql(store: &dyn Source, by: StatsBy) -> &'static str {
+    match (by, is_pg(store)) {
+        (StatsBy::All, _) => "''",
+        (StatsBy::Profile, _) => "COALESCE(s.profile, '')",
+        // The part after the last `/`: `rtrim` with every character but
+        // `/` strips the file name, leaving the folder to cut off.
+        (StatsBy::Schema, false) => {
+            "COALESCE(replace(s.profile, rtrim(s.profile, replace(s.profile, '/', '')), ''), '')"
+        }
+        (StatsBy::Schema, true) => "COALESCE(regexp_replace(s.profile, '^.*/', ''), '')",
+        (StatsBy::Agent, _) => "COALESCE(s.agent, '')",
+        (StatsBy::Model, _) => "COALESCE(s.model, '')",
+        (StatsBy::Day, _) => "substr(s.started_at, 1, 10)",
+    }
+}
+
+/// The backend's JSON fragments: `valid` and `repaired` over the verdict
+/// column `v` (on Postgres already `jsonb`).
+struct Json {
+    valid: &'static str,
+    invalid: &'static str,
+    repaired: &'static str,
+    /// `FROM` items that give each error of `v` as `e`.
+    verdict_errors: &'static str,
+    /// The same over a hook call's `h.errors`.
+    hook_errors: &'static str,
+    /// Fields of an error `e`: instance path, schema path, kind, rule, message.
+    fields: &'static str,
+    /// The verdict as the fragments read it.
+    verdict: &'static str,
+}
+
+const SQLITE: Json = Json {
+    valid: "json_extract(v, '$.valid') = 1",
+    invalid: "json_extract(v, '$.valid') = 0",
+    repaired: "COALESCE(json_array_length(v, '$.repairs'), 0) > 0",
+    verdict_errors: "json_each(v, '$.errors') e",
+    hook_errors: "json_each(h.errors) e",
+    fields: "json_extract(e.value, '$.instance_path') AS ip,
+             json_extract(e.value, '$.schema_path') AS sp, json_extract(e.value, '$.kind') AS kd,
+             json_extract(e.value, '$.rule') AS rl, json_extract(e.value, '$.message') AS msg",
+    verdict: "s.verdict",
+};
+
+const POSTGRES: Json = Json {
+    valid: "(v ->> 'valid') = 'true'",
+    invalid: "(v ->> 'valid') = 'false'",
+    repaired: "COALESCE(v -> 'repairs', '[]'::jsonb) NOT IN ('[]'::jsonb, 'null'::jsonb)",
+    verdict_errors: "jsonb_array_elements(CASE WHEN jsonb_typeof(v -> 'errors') = 'array'
+                     THEN v -> 'errors' ELSE '[]'::jsonb END) AS e(value)",
+    hook_errors: "jsonb_array_elements(CASE WHEN jsonb_typeof(h.errors::jsonb) = 'array'
+                  THEN h.errors::jsonb ELSE '[]'::jsonb END) AS e(value)",
+    fields: "e.value ->> 'instance_path' AS ip, e.value ->> 'schema_path' AS sp,
+             e.value ->> 'kind' AS kd, e.value ->> 'rule' AS rl, e.value ->> 'message' AS msg",
+    verdict: "s.verdict::jsonb",
+};
+
+fn json(store: &dyn Source) -> &'static Json {
+    if is_pg(store) { &POSTGRES } else { &SQLITE }
+}
+
+/// Whether the schema has the `verdict` column (SQLite 3+).
+fn has_verdict(store: &dyn Source) -> bool {
+    match store.backend() {
+        Backend::Sqlite { version } => version >= 3,
+        Backend::Postgres { .. } => true,
+    }
+}
+
+/// The sessions of the window with key `k`, verdict `v` and their blocked
+/// hook calls `retries`, as a derived table's body.
+fn window_sql(store: &dyn Source, by: StatsBy) -> String {
+    let key = key_sql(store, by);
+    let j = json(store);
+    let verdict = if has_verdict(store) {
+        j.verdict
+    } else {
+        "NULL"
+    };
+    let (retries, join) = if has_hooks(store) {
+        (
+            "COALESCE(r.n, 0)",
+            "LEFT JOIN (SELECT session_id, COUNT(*) AS n FROM hook_calls
+                        WHERE verdict = 'blocked' AND agent_id IS NULL GROUP BY session_id) r
+                 ON r.session_id = s.id",
+        )
+    } else {
+        ("0", "")
+    };
+    format!(
+        "SELECT {key} AS k, s.id AS id, {verdict} AS v, {retries} AS retries,
+                s.extraction_method AS m, s.input_tokens + s.output_tokens AS t,
+                s.cost_usd AS c, s.duration_ms AS d
+         FROM sessions s {join} WHERE s.started_at >= ?1"
+    )
+}
+
+/// Validation analytics of the sessions started at or after `since` (RFC
+/// 3339; `None`: all), grouped by `by`, keys byte-wise (days oldest first).
+///
+/// Four grouped queries over the window's sessions (range of index
+/// `sessions_started`/`sessions_order`): outcomes, methods, errors (each
+/// error of a rejection unnested from its JSON), and the percentiles (a
+/// window function ranks each measure within its group; only the two
+/// rows at the nearest ranks come back). Measured at 100,000 sessions in
+/// `benches/stats.rs`.
+///
+/// # Errors
+/// When the database cannot be read.
+pub fn stats(store: &dyn Source, by: StatsBy, since: Option<&str>) -> Result<Vec<StatsGroup>> {
+    let ctx = || "computing the validation stats".to_owned();
+    let args = [Cell::Text(since.unwrap_or("").to_owned())];
+    let j = json(store);
+    let window = window_sql(store, by);
+    let mut groups: BTreeMap<String, StatsGroup> = BTreeMap::new();
+
+    // Outcomes (Note [Outcomes of a run]).
+    let outcomes = format!(
+        "SELECT k, cat, COUNT(*), CAST(SUM(retries) AS BIGINT), CAST(SUM(fixed) AS BIGINT) FROM
+           (SELECT k, retries,
+                   CASE WHEN v IS NULL THEN 'unchecked'
+                        WHEN {valid} THEN CASE WHEN retries > 0 THEN 'retried' ELSE 'first' END
+                        WHEN m IS NULL OR m IN ('none', 'handoff') THEN 'none'
+                        ELSE 'invalid' END AS cat,
+                   CASE WHEN v IS NOT NULL AND {repaired} THEN 1 ELSE 0 END AS fixed
+            FROM ({window}) w) x
+         GROUP BY k, cat",
+        valid = j.valid,
+        repaired = j.repaired,
+    );
+    for r in store.cells(&outcomes, &args, &ctx)? {
+        let g = group(&mut groups, text(at(&r, 0))?);
+        let n = int(at(&r, 2))?;
+        g.runs += n;
+        g.repaired += int(at(&r, 4))?;
+        match text(at(&r, 1))?.as_str() {
+            "unchecked" => g.unchecked += n,
+            "first" => g.valid_first_try += n,
+            "retried" => {
+                g.valid_after_retries += n;
+                g.retries += int(at(&r, 3))?;
+            }
+            "none" => g.no_output += n,
+            _ => g.invalid += n,
+        }
+    }
+
+    let methods = format!(
+        "SELECT k, COALESCE(m, ''), COUNT(*) FROM ({window}) w WHERE v IS NOT NULL GROUP BY k, m"
+    );
+    for r in store.cells(&methods, &args, &ctx)? {
+        let g = group(&mut groups, text(at(&r, 0))?);
+        g.methods.push(MethodCount {
+            method: text(at(&r, 1))?,
+            count: int(at(&r, 2))?,
+        });
+    }
+
+    errors(store, by, &args, &mut groups)?;
+
+    let quantiles = format!(
+        "WITH w AS (SELECT k, t, c, d FROM ({window}) w0 WHERE v IS NOT NULL AND {valid}),
+              x AS (SELECT k, 't' AS q, CAST(t AS DOUBLE PRECISION) AS val FROM w
+                    UNION ALL SELECT k, 'c', CAST(c AS DOUBLE PRECISION) FROM w WHERE c IS NOT NULL
+                    UNION ALL SELECT k, 'd', CAST(d AS DOUBLE PRECISION) FROM w WHERE d IS NOT NULL),
+              ranked AS (SELECT k, q, val,
+                                ROW_NUMBER() OVER (PARTITION BY k, q ORDER BY val) AS rn,
+                                COUNT(*) OVER (PARTITION BY k, q) AS n FROM x)
+         SELECT k, q, val, rn, n FROM ranked
+         WHERE rn = (n * 50 + 99) / 100 OR rn = (n * 95 + 99) / 100",
+        valid = j.valid,
+    );
+    for r in store.cells(&quantiles, &args, &ctx)? {
+        let g = group(&mut groups, text(at(&r, 0))?);
+        let q = match text(at(&r, 1))?.as_str() {
+            "t" => &mut g.per_valid.tokens,
+            "c" => &mut g.per_valid.cost_usd,
+            _ => &mut g.per_valid.duration_ms,
+        };
+        let (val, rn, n) = (opt_real(at(&r, 2))?, int(at(&r, 3))?, int(at(&r, 4))?);
+        if rn == (n * 50 + 99) / 100 {
+            q.p50 = val;
+        }
+        if rn == (n * 95 + 99) / 100 {
+            q.p95 = val;
+        }
+    }
+
+    let mut out: Vec<StatsGroup> = groups.into_values().collect();
+    trim(&mut out);
+    Ok(out)
+}
+
+/// The group of key `k`, made empty when new.
+fn group(groups: &mut BTreeMap<String, StatsGroup>, k: String) -> &mut StatsGroup {
+    groups.entry(k.clone()).or_insert_with(|| StatsGroup {
+        key: k,
+        ..StatsGroup::default()
+    })
+}
+
+/// The errors of every rejection in the window (Note \[Outcomes of a
+/// run\]), as failing paths and invariant rules of their groups.
+fn errors(
+    store: &dyn Source,
+    by: StatsBy,
+    args: &[Cell],
+    groups: &mut BTreeMap<String, StatsGroup>,
+) -> Result<()> {
+    let ctx = || "counting the failing paths".to_owned();
+    let j = json(store);
+    let window = window_sql(store, by);
+    let hooks = if has_hooks(store) {
+        let key = key_sql(store, by);
+        let valid_json = if is_pg(store) {
+            ""
+        } else {
+            "AND json_valid(h.errors)"
+        };
+        format!(
+            "UNION ALL
+             SELECT {key}, s.id, {fields}
+             FROM hook_calls h JOIN sessions s ON s.id = h.session_id, {each}
+             WHERE h.verdict = 'blocked' AND h.agent_id IS NULL AND h.errors IS NOT NULL
+               {valid_json} AND s.started_at >= ?1
+               AND h.id < (SELECT MAX(l.id) FROM hook_calls l
+                           WHERE l.session_id = h.session_id AND l.agent_id IS NULL)",
+            fields = j.fields,
+            each = j.hook_errors,
+        )
+    } else {
+        String::new()
+    };
+    let max_id = if is_pg(store) {
+        "MAX(id COLLATE \"C\")"
+    } else {
+        "MAX(id)"
+    };
+    let sql = format!(
+        "SELECT k, ip, sp, kd, rl, msg, COUNT(*), {max_id} FROM
+           (SELECT w.k AS k, w.id AS id, {fields}
+            FROM ({window}) w, {each}
+            WHERE w.v IS NOT NULL AND {invalid}
+            {hooks}) x
+         GROUP BY k, ip, sp, kd, rl, msg",
+        fields = j.fields,
+        each = j.verdict_errors,
+        invalid = j.invalid,
+    );
+    // Merge by (path, kind) and by rule: the schema path and message vary
+    // more than a reader wants to see.
+    let mut paths: BTreeMap<(String, String, String), (i64, String)> = BTreeMap::new();
+    let mut rules: BTreeMap<(String, String), i64> = BTreeMap::new();
+    for r in store.cells(&sql, args, &ctx)? {
+        let k = text(at(&r, 0))?;
+        let path = opt_text(at(&r, 1))?.unwrap_or_default();
+        let schema_path = opt_text(at(&r, 2))?.unwrap_or_default();
+        let kind = opt_text(at(&r, 3))?;
+        let rule = opt_text(at(&r, 4))?;
+        let message = opt_text(at(&r, 5))?.unwrap_or_default();
+        let n = int(at(&r, 6))?;
+        let example = opt_text(at(&r, 7))?.unwrap_or_default();
+        let kind = kind.unwrap_or_else(|| keyword(&schema_path));
+        if kind == "invariant" {
+            *rules
+                .entry((k.clone(), rule.unwrap_or(message)))
+                .or_default() += n;
+        }
+        let e = paths.entry((k, path, kind)).or_insert((0, String::new()));
+        e.0 += n;
+        if example > e.1 {
+            e.1 = example;
+        }
+    }
+    for ((k, path, kind), (count, example_session)) in paths {
+        group(groups, k).failing_paths.push(FailingPath {
+            path,
+            kind,
+            count,
+            example_session,
+        });
+    }
+    for ((k, rule), count) in rules {
+        group(groups, k).invariants.push(RuleCount { rule, count });
+    }
+    Ok(())
+}
+
+/// The failing keyword of a schema error: the last step of its schema
+/// path (`/properties/action/enum` is `enum`); `schema` when there is none.
+fn keyword(schema_path: &str) -> String {
+    match schema_path.rsplit('/').next() {
+        Some(k) if !k.is_empty() => k.replace("~1", "/").replace("~0", "~"),
+        _ => "schema".to_owned(),
+    }
+}
+
+/// Most first, then byte-wise; at most [`STATS_PATHS`].
+fn trim(groups: &mut [StatsGroup]) {
+    for g in groups {
+        g.failing_paths.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| a.path.cmp(&b.path))
+                .then_with(|| a.kind.cmp(&b.kind))
+        });
+        g.failing_paths.truncate(STATS_PATHS);
+        g.invariants
+            .sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.rule.cmp(&b.rule)));
+        g.invariants.truncate(STATS_PATHS);
+        g.methods
+            .sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.method.cmp(&b.method)));
+    }
+}

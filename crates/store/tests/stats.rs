@@ -1,0 +1,325 @@
+//! Validation analytics (`agentshape_store::query::stats`, Note [Outcomes
+//! of a run]): the same sessions and hook calls written to a SQLite file
+//! and to a fresh Postgres database; each answer is checked against what it
+//! must be, and the two backends' answers are compared whole, as JSON.
+
+use agentshape_store::query::stats::{FailingPath, MethodCount, Quantiles, RuleCount};
+use agentshape_store::query::{self, Source, StatsBy, StatsGroup};
+use agentshape_store::{HookCall, PgStore, SessionRecord, SqliteStore, Store};
+use serde_json::{Value, json};
+
+fn err(path: &str, schema_path: &str) -> Value {
+    json!({"instance_path": path, "schema_path": schema_path, "message": format!("bad {path}")})
+}
+
+fn invariant(path: &str, rule: &str) -> Value {
+    json!({"instance_path": path, "schema_path": "", "message": "broken", "kind": "invariant", "rule": rule})
+}
+
+/// A finished session with a verdict (`None`: none stored).
+#[allow(clippy::too_many_arguments)]
+fn session(
+    id: &str,
+    day: &str,
+    profile: &str,
+    agent: &str,
+    method: Option<&str>,
+    verdict: Option<Value>,
+    tokens: u64,
+    cost: Option<f64>,
+) -> SessionRecord {
+    let mut r = SessionRecord::new(id, &format!("{day}T10:00:00.000Z"), "completed");
+    r.profile = Some(profile.to_owned());
+    r.agent = Some(agent.to_owned());
+    r.model = Some(format!("model-{agent}"));
+    r.extraction_method = method.map(str::to_owned);
+    r.verdict = verdict;
+    r.input_tokens = tokens;
+    r.output_tokens = 0;
+    r.cost_usd = cost;
+    r.duration_ms = Some(tokens * 10);
+    r
+}
+
+#[allow(clippy::unnecessary_wraps, clippy::needless_pass_by_value)] // reads as the field it fills
+fn valid(repairs: Value) -> Option<Value> {
+    Some(json!({"valid": true, "errors": [], "repairs": repairs, "coercions": []}))
+}
+
+#[allow(clippy::unnecessary_wraps, clippy::needless_pass_by_value)]
+fn invalid(errors: Value) -> Option<Value> {
+    Some(json!({"valid": false, "errors": errors, "repairs": [], "coercions": []}))
+}
+
+fn hook(id: &str, verdict: &str, errors: Value, at: &str) -> HookCall {
+    let mut c = HookCall::new(id, "Stop", verdict, at);
+    c.method = Some("fenced".to_owned());
+    c.errors = Some(errors);
+    c.profile = Some("schemas/a.json".to_owned());
+    c
+}
+
+/// Seven sessions over two days, two profiles of one schema file, two
+/// agents; one made valid by a hook after two blocked tries.
+fn fill(store: &mut dyn Store) {
+    let d1 = "2026-03-01";
+    let d2 = "2026-03-02";
+    let a = "schemas/a.json";
+    let b = "other/a.json";
+    let rows = [
+        // Before the window of the `since` test.
+        session(
+            "s0",
+            "2026-02-01",
+            a,
+            "claude",
+            Some("structured"),
+            valid(json!([])),
+            1,
+            None,
+        ),
+        session(
+            "s1",
+            d1,
+            a,
+            "claude",
+            Some("structured"),
+            valid(json!([])),
+            100,
+            Some(1.0),
+        ),
+        session(
+            "s3",
+            d1,
+            a,
+            "claude",
+            Some("bare"),
+            invalid(json!([
+                err("/action", "/properties/action/enum"),
+                invariant("/x", "self.x > 0")
+            ])),
+            300,
+            Some(3.0),
+        ),
+        session(
+            "s4",
+            d1,
+            a,
+            "claude",
+            Some("none"),
+            invalid(json!([])),
+            400,
+            None,
+        ),
+        {
+            let mut r = session("s5", d1, a, "claude", None, None, 500, None);
+            "running".clone_into(&mut r.status);
+            r
+        },
+        session(
+            "s6",
+            d2,
+            b,
+            "codex",
+            Some("repaired"),
+            valid(json!([{"kind": "trailing_comma"}])),
+            600,
+            Some(6.0),
+        ),
+    ];
+    for r in &rows {
+        store.write_session(r).unwrap();
+    }
+    // s2: blocked twice, then valid (the hook writes its session row).
+    let at = |m: u32| format!("{d1}T10:0{m}:00.000Z");
+    let mut first = hook(
+        "s2",
+        "blocked",
+        json!([
+            err("/action", "/properties/action/enum"),
+            err("", "/required")
+        ]),
+        &at(1),
+    );
+    first.blocks = 1;
+    store.save_hook(&first, &[]).unwrap();
+    let mut second = hook(
+        "s2",
+        "blocked",
+        json!([err("/action", "/properties/action/enum")]),
+        &at(2),
+    );
+    second.blocks = 2;
+    store.save_hook(&second, &[]).unwrap();
+    let mut ok = hook("s2", "valid", json!([]), &at(3));
+    ok.output = Some(json!({"action": "done"}));
+    store.save_hook(&ok, &[]).unwrap();
+    // s7: blocked once and nothing since: invalid, its errors counted once.
+    let mut only = hook(
+        "s7",
+        "blocked",
+        json!([err("/action", "/properties/action/enum")]),
+        &format!("{d2}T11:00:00.000Z"),
+    );
+    only.blocks = 1;
+    store.save_hook(&only, &[]).unwrap();
+    // A sub-agent's blocked call is not a retry of the main agent.
+    let mut sub = hook("s1", "blocked", json!([err("/z", "/type")]), &at(4));
+    "SubagentStop".clone_into(&mut sub.event);
+    sub.agent_id = Some("x1".to_owned());
+    store.save_hook(&sub, &[]).unwrap();
+}
+
+struct Both {
+    _dir: tempfile::TempDir,
+    sqlite: SqliteStore,
+    pg: PgStore,
+}
+
+fn both() -> Both {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agentshape.db");
+    let mut w = SqliteStore::open(&path).unwrap();
+    fill(&mut w);
+    let mut pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    fill(&mut pg);
+    Both {
+        sqlite: SqliteStore::open_read_only(&path).unwrap(),
+        pg,
+        _dir: dir,
+    }
+}
+
+impl Both {
+    fn stats(&self, by: StatsBy, since: Option<&str>) -> Vec<StatsGroup> {
+        let ask = |s: &dyn Source| query::stats(s, by, since).unwrap();
+        let (a, b) = (ask(&self.sqlite), ask(&self.pg));
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap(),
+            "{by:?}: SQLite (left) and Postgres (right) differ"
+        );
+        a
+    }
+}
+
+fn q(p50: f64, p95: f64) -> Quantiles {
+    Quantiles {
+        p50: Some(p50),
+        p95: Some(p95),
+    }
+}
+
+#[test]
+fn stats_count_outcomes_methods_paths_and_percentiles_alike_on_both_backends() {
+    let b = both();
+    let all = b.stats(StatsBy::All, Some("2026-03-01"));
+    assert_eq!(all.len(), 1);
+    let g = &all[0];
+    assert_eq!(g.key, "");
+    // s1..s7: s0 is before the window.
+    assert_eq!(g.runs, 7);
+    assert_eq!(g.valid_first_try, 2, "s1, s6");
+    assert_eq!(g.valid_after_retries, 1, "s2");
+    assert_eq!(
+        g.retries, 2,
+        "s2's two blocked calls; the sub-agent's is not one"
+    );
+    assert_eq!(g.invalid, 2, "s3, s7");
+    assert_eq!(g.no_output, 1, "s4");
+    assert_eq!(g.unchecked, 1, "s5");
+    assert_eq!(g.repaired, 1, "s6");
+    assert_eq!(g.checked(), 6);
+    assert_eq!(g.rejected(), 3);
+    assert_eq!(g.contradictions, 0);
+    let m = |method: &str, count| MethodCount {
+        method: method.to_owned(),
+        count,
+    };
+    assert_eq!(
+        g.methods,
+        [
+            m("fenced", 2),
+            m("bare", 1),
+            m("none", 1),
+            m("repaired", 1),
+            m("structured", 1)
+        ]
+    );
+    let p = |path: &str, kind: &str, count, example: &str| FailingPath {
+        path: path.to_owned(),
+        kind: kind.to_owned(),
+        count,
+        example_session: example.to_owned(),
+    };
+    assert_eq!(
+        g.failing_paths,
+        [
+            // s2's two blocked tries, s3's and s7's final verdicts.
+            p("/action", "enum", 4, "s7"),
+            p("", "required", 1, "s2"),
+            p("/x", "invariant", 1, "s3"),
+        ]
+    );
+    assert_eq!(
+        g.invariants,
+        [RuleCount {
+            rule: "self.x > 0".to_owned(),
+            count: 1
+        }]
+    );
+    // Valid: s1 (100 tokens, $1), s2 (0 tokens: the hook's row, no cost),
+    // s6 (600, $6). Nearest rank: p50 of 3 is the 2nd, p95 the 3rd.
+    assert_eq!(g.per_valid.tokens, q(100.0, 600.0));
+    assert_eq!(g.per_valid.cost_usd, q(1.0, 6.0));
+    assert_eq!(g.per_valid.duration_ms, q(1000.0, 6000.0));
+}
+
+#[test]
+fn stats_group_by_each_key() {
+    let b = both();
+    let keys = |by| {
+        b.stats(by, None)
+            .into_iter()
+            .map(|g| (g.key, g.runs))
+            .collect::<Vec<_>>()
+    };
+    let kv = |v: &[(&str, i64)]| {
+        v.iter()
+            .map(|(k, n)| ((*k).to_owned(), *n))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        keys(StatsBy::Profile),
+        kv(&[("other/a.json", 1), ("schemas/a.json", 7)])
+    );
+    assert_eq!(keys(StatsBy::Schema), kv(&[("a.json", 8)]));
+    // The hook made s2's row: agent `claude-code`.
+    assert_eq!(
+        keys(StatsBy::Agent),
+        kv(&[("claude", 5), ("claude-code", 2), ("codex", 1)])
+    );
+    assert_eq!(
+        keys(StatsBy::Model),
+        kv(&[("", 2), ("model-claude", 5), ("model-codex", 1)])
+    );
+    assert_eq!(
+        keys(StatsBy::Day),
+        kv(&[("2026-02-01", 1), ("2026-03-01", 5), ("2026-03-02", 2)])
+    );
+    let by_day = b.stats(StatsBy::Day, None);
+    assert_eq!(by_day[1].rejected(), 2);
+    assert_eq!(by_day[1].rejection_rate(), Some(0.5));
+    assert_eq!(by_day[2].rejection_rate(), Some(0.5));
+}
+
+#[test]
+fn stats_of_an_empty_store_are_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agentshape.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let s = SqliteStore::open_read_only(&path).unwrap();
+    assert!(query::stats(&s, StatsBy::All, None).unwrap().is_empty());
+    let pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    assert!(query::stats(&pg, StatsBy::Day, None).unwrap().is_empty());
+}
