@@ -323,3 +323,44 @@ fn stats_of_an_empty_store_are_empty() {
     let pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
     assert!(query::stats(&pg, StatsBy::Day, None).unwrap().is_empty());
 }
+
+#[test]
+fn the_session_list_filters_by_verdict_and_failing_path() {
+    use agentshape_store::query::SessionFilter;
+    let b = both();
+    let ids = |verdict: Option<&str>, path: Option<&str>| {
+        let f = SessionFilter {
+            verdict: verdict.map(str::to_owned),
+            failing_path: path.map(str::to_owned),
+            limit: 50,
+            ..SessionFilter::default()
+        };
+        let ask = |s: &dyn Source| {
+            let mut v: Vec<String> = query::sessions(s, &f)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.id)
+                .collect();
+            v.sort();
+            v
+        };
+        let (a, p) = (ask(&b.sqlite), ask(&b.pg));
+        assert_eq!(
+            a, p,
+            "{verdict:?} {path:?}: SQLite (left) and Postgres (right) differ"
+        );
+        a
+    };
+    assert_eq!(ids(Some("valid"), None), ["s0", "s1", "s2", "s6"]);
+    assert_eq!(ids(Some("invalid"), None), ["s3", "s7"]);
+    assert_eq!(ids(Some("none"), None), ["s4"]);
+    assert_eq!(ids(Some("unchecked"), None), ["s5"]);
+    assert!(ids(Some("maybe"), None).is_empty());
+    // s2 failed at /action only in its blocked tries; s1's sub-agent at /z
+    // is not the session's.
+    assert_eq!(ids(None, Some("/action")), ["s2", "s3", "s7"]);
+    assert_eq!(ids(None, Some("")), ["s2"]);
+    assert_eq!(ids(None, Some("/x")), ["s3"]);
+    assert!(ids(None, Some("/z")).is_empty());
+    assert_eq!(ids(Some("valid"), Some("/action")), ["s2"]);
+}

@@ -481,3 +481,79 @@ fn trim(groups: &mut [StatsGroup]) {
             .sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.method.cmp(&b.method)));
     }
 }
+
+/// The session list's verdict filter over `sessions s` (Note \[Outcomes of
+/// a run\]); an unknown outcome matches nothing.
+pub(super) fn verdict_sql(store: &dyn Source, verdict: &str) -> String {
+    if !has_verdict(store) {
+        return if verdict == "unchecked" {
+            "1 = 1"
+        } else {
+            "1 = 0"
+        }
+        .to_owned();
+    }
+    let (valid, invalid) = if is_pg(store) {
+        (
+            "(s.verdict::jsonb ->> 'valid') = 'true'",
+            "(s.verdict::jsonb ->> 'valid') = 'false'",
+        )
+    } else {
+        (
+            "json_extract(s.verdict, '$.valid') = 1",
+            "json_extract(s.verdict, '$.valid') = 0",
+        )
+    };
+    let none = "(s.extraction_method IS NULL OR s.extraction_method IN ('none', 'handoff'))";
+    match verdict {
+        "valid" => format!("(s.verdict IS NOT NULL AND {valid})"),
+        "invalid" => format!("(s.verdict IS NOT NULL AND {invalid} AND NOT {none})"),
+        "none" => format!("(s.verdict IS NOT NULL AND {invalid} AND {none})"),
+        "unchecked" => "s.verdict IS NULL".to_owned(),
+        _ => "1 = 0".to_owned(),
+    }
+}
+
+/// The session list's failing-path filter over `sessions s`, the path
+/// bound as `param`: an error at it in the verdict or in a blocked hook
+/// call of the main agent. No index: the list's walk checks each session
+/// it meets (a rare path reads the whole list).
+pub(super) fn failing_path_sql(store: &dyn Source, param: &str) -> String {
+    if !has_verdict(store) {
+        return "1 = 0".to_owned();
+    }
+    let (verdict, hooks) = if is_pg(store) {
+        (
+            format!(
+                "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN
+                   jsonb_typeof(s.verdict::jsonb -> 'errors') = 'array'
+                   THEN s.verdict::jsonb -> 'errors' ELSE '[]'::jsonb END) AS e(value)
+                 WHERE e.value ->> 'instance_path' = {param})"
+            ),
+            format!(
+                "EXISTS (SELECT 1 FROM hook_calls h, jsonb_array_elements(CASE WHEN
+                   jsonb_typeof(h.errors::jsonb) = 'array' THEN h.errors::jsonb
+                   ELSE '[]'::jsonb END) AS e(value)
+                 WHERE h.session_id = s.id AND h.verdict = 'blocked' AND h.agent_id IS NULL
+                   AND e.value ->> 'instance_path' = {param})"
+            ),
+        )
+    } else {
+        (
+            format!(
+                "EXISTS (SELECT 1 FROM json_each(s.verdict, '$.errors') e
+                 WHERE json_extract(e.value, '$.instance_path') = {param})"
+            ),
+            format!(
+                "EXISTS (SELECT 1 FROM hook_calls h, json_each(h.errors) e
+                 WHERE h.session_id = s.id AND h.verdict = 'blocked' AND h.agent_id IS NULL
+                   AND json_valid(h.errors) AND json_extract(e.value, '$.instance_path') = {param})"
+            ),
+        )
+    };
+    if has_hooks(store) {
+        format!("({verdict} OR {hooks})")
+    } else {
+        verdict
+    }
+}

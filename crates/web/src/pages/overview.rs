@@ -178,14 +178,18 @@ pub(crate) fn body(o: &Dashboard, now_ms: i64) -> Markup {
 pub(crate) async fn page(AxState(state): AxState<Arc<State>>) -> Response {
     let now = time::now_ms();
     let both = move |s: &dyn query::Source| {
+        let first = query::overview_first_day(now);
         Ok((
             query::overview(s, now)?,
             query::secrets_found(s, super::secrets::SHOWN)?,
+            query::stats(s, query::StatsBy::Day, Some(&first))?,
+            query::stats(s, query::StatsBy::All, Some(&first))?,
         ))
     };
     match read(&state, both).await {
-        Ok((o, found)) => {
-            let page = html! { (body(&o, now)) (super::secrets::panel(&found)) };
+        Ok((o, found, by_day, all)) => {
+            let checks = super::validation::panel(&by_day, all.first(), now);
+            let page = html! { (body(&o, now)) (checks) (super::secrets::panel(&found)) };
             layout("Overview", Nav::Overview, &[], &page).into_response()
         }
         Err(e) => e.into_page(),
