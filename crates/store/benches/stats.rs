@@ -10,16 +10,22 @@
 //! found, 5% with no verdict; a tenth were blocked twice by a hook before
 //! their valid output (20,000 `hook_calls` rows, plus the 10,000 valid ones).
 //!
+//! Each query is timed 5 times after one untimed call; the median and the
+//! slowest are printed (`cargo bench -p agentshape-store --bench stats`).
+//! Also the overview's two (its chart: outcomes per day over 30 days; its
+//! table: failing paths over 30 days) and the session list filtered by a
+//! rare failing path and by verdict.
+//!
 //! `STATS_SESSIONS=N` changes the number of sessions; `STATS_ONLY=sqlite`
 //! skips Postgres.
 #![allow(clippy::unwrap_used, missing_docs)] // a bench: a failure is the bench failing
+#![allow(clippy::semicolon_if_nothing_returned)] // the cases read as one-liners
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::Instant;
 
-use agentshape_store::query::{self, Source, StatsBy};
+use agentshape_store::query::{self, Parts, SessionFilter, Source, StatsBy};
 use agentshape_store::{PgStore, SqliteStore};
-use criterion::{Criterion, criterion_group, criterion_main};
 
 /// The columns of a generated session `i`, as SQL over `i` and `started`
 /// (the start time's text), the same on both backends.
@@ -106,7 +112,27 @@ fn postgres(n: usize) -> PgStore {
     pg
 }
 
-fn run(c: &mut Criterion, label: &str, store: &dyn Source, n: usize) {
+/// The median and the slowest of `RUNS` timed calls of `f` (after one
+/// untimed call), in ms.
+fn time(f: &dyn Fn()) -> (f64, f64) {
+    f();
+    let mut ms: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    (ms[RUNS / 2], ms[RUNS - 1])
+}
+
+const RUNS: usize = 5;
+
+/// A query's name and a call of it.
+type Case<'a> = (&'static str, Box<dyn Fn() + 'a>);
+
+fn run(label: &str, store: &dyn Source, n: usize) {
     // The counts are what was generated: a bench of wrong answers is none.
     let all = query::stats(store, StatsBy::All, None).unwrap();
     assert_eq!(all[0].runs, i64::try_from(n).unwrap(), "{label}");
@@ -123,43 +149,122 @@ fn run(c: &mut Criterion, label: &str, store: &dyn Source, n: usize) {
         all[0].no_output,
         all[0].failing_paths.first()
     );
-    let mut g = c.benchmark_group(format!("stats/{label}"));
-    g.sample_size(10).measurement_time(Duration::from_secs(3));
-    for (name, by) in [
-        ("all", StatsBy::All),
-        ("profile", StatsBy::Profile),
-        ("schema", StatsBy::Schema),
-        ("agent", StatsBy::Agent),
-        ("model", StatsBy::Model),
-        ("day", StatsBy::Day),
-    ] {
-        g.bench_function(name, |b| {
-            b.iter(|| black_box(query::stats(store, by, None).unwrap()));
-        });
-    }
     // The overview's window: the last 30 of the 44 days.
     let since = "2026-01-15T00:00:00.000Z";
-    g.bench_function("day_30d", |b| {
-        b.iter(|| black_box(query::stats(store, StatsBy::Day, Some(since)).unwrap()));
-    });
-    g.finish();
+    let outcomes = Parts {
+        paths: false,
+        quantiles: false,
+    };
+    let paths = Parts {
+        paths: true,
+        quantiles: false,
+    };
+    let cases: Vec<Case> = vec![
+        (
+            "all",
+            Box::new(|| drop(black_box(query::stats(store, StatsBy::All, None).unwrap()))),
+        ),
+        (
+            "profile",
+            Box::new(|| {
+                drop(black_box(
+                    query::stats(store, StatsBy::Profile, None).unwrap(),
+                ))
+            }),
+        ),
+        (
+            "schema",
+            Box::new(|| {
+                drop(black_box(
+                    query::stats(store, StatsBy::Schema, None).unwrap(),
+                ))
+            }),
+        ),
+        (
+            "agent",
+            Box::new(|| {
+                drop(black_box(
+                    query::stats(store, StatsBy::Agent, None).unwrap(),
+                ))
+            }),
+        ),
+        (
+            "model",
+            Box::new(|| {
+                drop(black_box(
+                    query::stats(store, StatsBy::Model, None).unwrap(),
+                ))
+            }),
+        ),
+        (
+            "day",
+            Box::new(|| drop(black_box(query::stats(store, StatsBy::Day, None).unwrap()))),
+        ),
+        (
+            "day_30d",
+            Box::new(|| {
+                drop(black_box(
+                    query::stats(store, StatsBy::Day, Some(since)).unwrap(),
+                ))
+            }),
+        ),
+        (
+            "overview_chart_30d",
+            Box::new(|| {
+                drop(black_box(
+                    query::stats_of(store, StatsBy::Day, Some(since), outcomes).unwrap(),
+                ))
+            }),
+        ),
+        (
+            "overview_paths_30d",
+            Box::new(|| {
+                drop(black_box(
+                    query::stats_of(store, StatsBy::All, Some(since), paths).unwrap(),
+                ))
+            }),
+        ),
+        (
+            "list_failing_path",
+            Box::new(|| {
+                let f = SessionFilter {
+                    failing_path: Some("/confidence".to_owned()),
+                    limit: 50,
+                    ..SessionFilter::default()
+                };
+                drop(black_box(query::sessions(store, &f).unwrap()));
+            }),
+        ),
+        (
+            "list_invalid",
+            Box::new(|| {
+                let f = SessionFilter {
+                    verdict: Some("invalid".to_owned()),
+                    limit: 50,
+                    ..SessionFilter::default()
+                };
+                drop(black_box(query::sessions(store, &f).unwrap()));
+            }),
+        ),
+    ];
+    for (name, f) in &cases {
+        let (median, max) = time(f.as_ref());
+        eprintln!("stats/{label}/{name}: median {median:.1} ms, max {max:.1} ms ({RUNS} runs)");
+    }
 }
 
-fn stats(c: &mut Criterion) {
+fn main() {
     let n = std::env::var("STATS_SESSIONS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000usize);
     let dir = tempfile::tempdir().unwrap();
     let store = sqlite(&dir.path().join("stats.db"), n);
-    run(c, "sqlite", &store, n);
+    run("sqlite", &store, n);
     drop(store);
     if std::env::var("STATS_ONLY").is_ok_and(|v| v == "sqlite") {
         return;
     }
     let pg = postgres(n);
-    run(c, "postgres", &pg, n);
+    run("postgres", &pg, n);
 }
-
-criterion_group!(benches, stats);
-criterion_main!(benches);

@@ -22,7 +22,7 @@ use crate::error::{Context, Error, Result};
 use crate::{FeedRow, LOST_AFTER_MS, PgStore, SqliteStore, time};
 
 pub mod stats;
-pub use stats::{StatsBy, StatsGroup, stats};
+pub use stats::{Parts, StatsBy, StatsGroup, stats, stats_of};
 
 /// The most rows one call returns: bounds the memory and time of a request.
 pub const MAX_LIMIT: usize = 500;

@@ -238,7 +238,7 @@ fn has_verdict(store: &dyn Source) -> bool {
 
 /// The sessions of the window with key `k`, verdict `v` and their blocked
 /// hook calls `retries`, as a derived table's body.
-fn window_sql(store: &dyn Source, by: StatsBy) -> String {
+fn window_sql(store: &dyn Source, by: StatsBy, with_retries: bool) -> String {
     let key = key_sql(store, by);
     let j = json(store);
     let verdict = if has_verdict(store) {
@@ -246,7 +246,7 @@ fn window_sql(store: &dyn Source, by: StatsBy) -> String {
     } else {
         "NULL"
     };
-    let (retries, join) = if has_hooks(store) {
+    let (retries, join) = if with_retries && has_hooks(store) {
         (
             "COALESCE(r.n, 0)",
             "LEFT JOIN (SELECT session_id, COUNT(*) AS n FROM hook_calls
@@ -267,65 +267,104 @@ fn window_sql(store: &dyn Source, by: StatsBy) -> String {
 /// Validation analytics of the sessions started at or after `since` (RFC
 /// 3339; `None`: all), grouped by `by`, keys byte-wise (days oldest first).
 ///
-/// Four grouped queries over the window's sessions (range of index
-/// `sessions_started`/`sessions_order`): outcomes, methods, errors (each
-/// error of a rejection unnested from its JSON), and the percentiles (a
-/// window function ranks each measure within its group; only the two
-/// rows at the nearest ranks come back). Measured at 100,000 sessions in
-/// `benches/stats.rs`.
+/// Three grouped passes over the window's sessions (range of index
+/// `sessions_started`/`sessions_order`): outcomes with methods, errors
+/// (each error of a rejection unnested from its JSON), and the percentiles
+/// (a window function ranks each measure within its group; only the rows
+/// at the nearest ranks come back). Each pass reads every session of the
+/// window and parses its verdict: the cost grows with the window (measured
+/// at 100,000 sessions in `benches/stats.rs`, README "Validation analytics").
 ///
 /// # Errors
 /// When the database cannot be read.
 pub fn stats(store: &dyn Source, by: StatsBy, since: Option<&str>) -> Result<Vec<StatsGroup>> {
+    stats_of(store, by, since, Parts::ALL)
+}
+
+/// Which parts of a [`StatsGroup`] [`stats_of`] computes; the outcomes and
+/// methods always.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parts {
+    /// The failing paths and invariant rules (one more pass, unnesting errors).
+    pub paths: bool,
+    /// The percentiles per valid output (one more pass, three sorts).
+    pub quantiles: bool,
+}
+
+impl Parts {
+    /// Everything.
+    pub const ALL: Parts = Parts {
+        paths: true,
+        quantiles: true,
+    };
+}
+
+/// [`stats`] with only the `parts` asked for (the others stay empty): the
+/// overview's chart needs only the outcomes per day.
+///
+/// # Errors
+/// When the database cannot be read.
+pub fn stats_of(
+    store: &dyn Source,
+    by: StatsBy,
+    since: Option<&str>,
+    parts: Parts,
+) -> Result<Vec<StatsGroup>> {
     let ctx = || "computing the validation stats".to_owned();
     let args = [Cell::Text(since.unwrap_or("").to_owned())];
     let j = json(store);
-    let window = window_sql(store, by);
+    let window = window_sql(store, by, true);
     let mut groups: BTreeMap<String, StatsGroup> = BTreeMap::new();
 
     // Outcomes (Note [Outcomes of a run]).
     let outcomes = format!(
-        "SELECT k, cat, COUNT(*), CAST(SUM(retries) AS BIGINT), CAST(SUM(fixed) AS BIGINT) FROM
-           (SELECT k, retries,
+        "SELECT k, cat, COALESCE(m, ''), COUNT(*), CAST(SUM(retries) AS BIGINT),
+                CAST(SUM(fixed) AS BIGINT) FROM
+           (SELECT k, retries, m,
                    CASE WHEN v IS NULL THEN 'unchecked'
                         WHEN {valid} THEN CASE WHEN retries > 0 THEN 'retried' ELSE 'first' END
                         WHEN m IS NULL OR m IN ('none', 'handoff') THEN 'none'
                         ELSE 'invalid' END AS cat,
                    CASE WHEN v IS NOT NULL AND {repaired} THEN 1 ELSE 0 END AS fixed
             FROM ({window}) w) x
-         GROUP BY k, cat",
+         GROUP BY k, cat, m",
         valid = j.valid,
         repaired = j.repaired,
     );
     for r in store.cells(&outcomes, &args, &ctx)? {
         let g = group(&mut groups, text(at(&r, 0))?);
-        let n = int(at(&r, 2))?;
+        let n = int(at(&r, 3))?;
         g.runs += n;
-        g.repaired += int(at(&r, 4))?;
-        match text(at(&r, 1))?.as_str() {
+        g.repaired += int(at(&r, 5))?;
+        let cat = text(at(&r, 1))?;
+        match cat.as_str() {
             "unchecked" => g.unchecked += n,
             "first" => g.valid_first_try += n,
             "retried" => {
                 g.valid_after_retries += n;
-                g.retries += int(at(&r, 3))?;
+                g.retries += int(at(&r, 4))?;
             }
             "none" => g.no_output += n,
             _ => g.invalid += n,
         }
+        if cat != "unchecked" {
+            let method = text(at(&r, 2))?;
+            match g.methods.iter_mut().find(|m| m.method == method) {
+                Some(m) => m.count += n,
+                None => g.methods.push(MethodCount { method, count: n }),
+            }
+        }
     }
 
-    let methods = format!(
-        "SELECT k, COALESCE(m, ''), COUNT(*) FROM ({window}) w WHERE v IS NOT NULL GROUP BY k, m"
-    );
-    for r in store.cells(&methods, &args, &ctx)? {
-        let g = group(&mut groups, text(at(&r, 0))?);
-        g.methods.push(MethodCount {
-            method: text(at(&r, 1))?,
-            count: int(at(&r, 2))?,
-        });
+    if parts.paths {
+        errors(store, by, &args, &mut groups)?;
     }
-
-    errors(store, by, &args, &mut groups)?;
+    if !parts.quantiles {
+        let mut out: Vec<StatsGroup> = groups.into_values().collect();
+        trim(&mut out);
+        return Ok(out);
+    }
+    let window = window_sql(store, by, false);
 
     let quantiles = format!(
         "WITH w AS (SELECT k, t, c, d FROM ({window}) w0 WHERE v IS NOT NULL AND {valid}),
@@ -378,7 +417,7 @@ fn errors(
 ) -> Result<()> {
     let ctx = || "counting the failing paths".to_owned();
     let j = json(store);
-    let window = window_sql(store, by);
+    let window = window_sql(store, by, false);
     let hooks = if has_hooks(store) {
         let key = key_sql(store, by);
         let valid_json = if is_pg(store) {

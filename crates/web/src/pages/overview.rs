@@ -182,8 +182,25 @@ pub(crate) async fn page(AxState(state): AxState<Arc<State>>) -> Response {
         Ok((
             query::overview(s, now)?,
             query::secrets_found(s, super::secrets::SHOWN)?,
-            query::stats(s, query::StatsBy::Day, Some(&first))?,
-            query::stats(s, query::StatsBy::All, Some(&first))?,
+            // The chart needs only the outcomes; the table adds the paths.
+            query::stats_of(
+                s,
+                query::StatsBy::Day,
+                Some(&first),
+                query::Parts {
+                    paths: false,
+                    quantiles: false,
+                },
+            )?,
+            query::stats_of(
+                s,
+                query::StatsBy::All,
+                Some(&first),
+                query::Parts {
+                    paths: true,
+                    quantiles: false,
+                },
+            )?,
         ))
     };
     match read(&state, both).await {
