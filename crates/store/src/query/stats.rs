@@ -246,6 +246,11 @@ fn window_sql(store: &dyn Source, by: StatsBy, with_retries: bool) -> String {
     } else {
         "NULL"
     };
+    let raw = if has_verdict(store) {
+        "s.verdict"
+    } else {
+        "NULL"
+    };
     let (retries, join) = if with_retries && has_hooks(store) {
         (
             "COALESCE(r.n, 0)",
@@ -257,7 +262,7 @@ fn window_sql(store: &dyn Source, by: StatsBy, with_retries: bool) -> String {
         ("0", "")
     };
     format!(
-        "SELECT {key} AS k, s.id AS id, {verdict} AS v, {retries} AS retries,
+        "SELECT {key} AS k, s.id AS id, {verdict} AS v, {raw} AS vt, {retries} AS retries,
                 s.extraction_method AS m, s.input_tokens + s.output_tokens AS t,
                 s.cost_usd AS c, s.duration_ms AS d
          FROM sessions s {join} WHERE s.started_at >= ?1"
@@ -366,37 +371,50 @@ pub fn stats_of(
     }
     let window = window_sql(store, by, false);
 
-    let quantiles = format!(
-        "WITH w AS (SELECT k, t, c, d FROM ({window}) w0 WHERE v IS NOT NULL AND {valid}),
-              x AS (SELECT k, 't' AS q, CAST(t AS DOUBLE PRECISION) AS val FROM w
-                    UNION ALL SELECT k, 'c', CAST(c AS DOUBLE PRECISION) FROM w WHERE c IS NOT NULL
-                    UNION ALL SELECT k, 'd', CAST(d AS DOUBLE PRECISION) FROM w WHERE d IS NOT NULL),
-              ranked AS (SELECT k, q, val,
-                                ROW_NUMBER() OVER (PARTITION BY k, q ORDER BY val) AS rn,
-                                COUNT(*) OVER (PARTITION BY k, q) AS n FROM x)
-         SELECT k, q, val, rn, n FROM ranked
-         WHERE rn = (n * 50 + 99) / 100 OR rn = (n * 95 + 99) / 100",
+    // The measures of the valid outputs, ranked here: one pass that only
+    // reads, where window functions sorted three times in the database
+    // (about four times slower at 100,000 sessions).
+    let valid = format!(
+        "SELECT k, CAST(t AS DOUBLE PRECISION), CAST(c AS DOUBLE PRECISION),
+                CAST(d AS DOUBLE PRECISION)
+         FROM ({window}) w0 WHERE v IS NOT NULL AND {valid}",
         valid = j.valid,
     );
-    for r in store.cells(&quantiles, &args, &ctx)? {
-        let g = group(&mut groups, text(at(&r, 0))?);
-        let q = match text(at(&r, 1))?.as_str() {
-            "t" => &mut g.per_valid.tokens,
-            "c" => &mut g.per_valid.cost_usd,
-            _ => &mut g.per_valid.duration_ms,
+    let mut measures: BTreeMap<String, [Vec<f64>; 3]> = BTreeMap::new();
+    for r in store.cells(&valid, &args, &ctx)? {
+        let m = measures.entry(text(at(&r, 0))?).or_default();
+        for (i, v) in m.iter_mut().enumerate() {
+            if let Some(x) = opt_real(at(&r, i + 1))? {
+                v.push(x);
+            }
+        }
+    }
+    for (k, [t, c, d]) in measures {
+        let g = group(&mut groups, k);
+        g.per_valid = PerValid {
+            tokens: quantiles(t),
+            cost_usd: quantiles(c),
+            duration_ms: quantiles(d),
         };
-        let (val, rn, n) = (opt_real(at(&r, 2))?, int(at(&r, 3))?, int(at(&r, 4))?);
-        if rn == (n * 50 + 99) / 100 {
-            q.p50 = val;
-        }
-        if rn == (n * 95 + 99) / 100 {
-            q.p95 = val;
-        }
     }
 
     let mut out: Vec<StatsGroup> = groups.into_values().collect();
     trim(&mut out);
     Ok(out)
+}
+
+/// The 50th and 95th percentiles of `v`, nearest rank (the value at rank
+/// ceil(p * n), 1-based).
+fn quantiles(mut v: Vec<f64>) -> Quantiles {
+    v.sort_by(f64::total_cmp);
+    let at = |p: usize| {
+        let rank = (v.len() * p).div_ceil(100);
+        rank.checked_sub(1).and_then(|i| v.get(i).copied())
+    };
+    Quantiles {
+        p50: at(50),
+        p95: at(95),
+    }
 }
 
 /// The group of key `k`, made empty when new.
@@ -409,6 +427,12 @@ fn group(groups: &mut BTreeMap<String, StatsGroup>, k: String) -> &mut StatsGrou
 
 /// The errors of every rejection in the window (Note \[Outcomes of a
 /// run\]), as failing paths and invariant rules of their groups.
+///
+/// Note \[Cheap test before parsing\]: a verdict whose `valid` is false
+/// holds the text `false`, and most verdicts (valid ones without repairs)
+/// do not: `LIKE '%false%'` on the stored text skips parsing them (on
+/// Postgres it is the cheaper condition, so it is checked first); the
+/// JSON test after it is the exact one.
 fn errors(
     store: &dyn Source,
     by: StatsBy,
@@ -448,7 +472,7 @@ fn errors(
         "SELECT k, ip, sp, kd, rl, msg, COUNT(*), {max_id} FROM
            (SELECT w.k AS k, w.id AS id, {fields}
             FROM ({window}) w, {each}
-            WHERE w.v IS NOT NULL AND {invalid}
+            WHERE w.vt LIKE '%false%' AND {invalid}
             {hooks}) x
          GROUP BY k, ip, sp, kd, rl, msg",
         fields = j.fields,
