@@ -430,9 +430,10 @@ fn group(groups: &mut BTreeMap<String, StatsGroup>, k: String) -> &mut StatsGrou
 ///
 /// Note \[Cheap test before parsing\]: a verdict whose `valid` is false
 /// holds the text `false`, and most verdicts (valid ones without repairs)
-/// do not: `LIKE '%false%'` on the stored text skips parsing them (on
-/// Postgres it is the cheaper condition, so it is checked first); the
-/// JSON test after it is the exact one.
+/// do not: `LIKE '%false%'` on the stored text lets the database skip
+/// parsing them (SQLite checks it first; Postgres orders conditions by its
+/// own cost estimate); the JSON test after it is the exact one. Measured at
+/// 100,000 sessions it saved little: most of this pass is the unnesting.
 fn errors(
     store: &dyn Source,
     by: StatsBy,
