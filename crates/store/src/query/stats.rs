@@ -433,7 +433,7 @@ fn group(groups: &mut BTreeMap<String, StatsGroup>, k: String) -> &mut StatsGrou
 /// do not: `LIKE '%false%'` on the stored text lets the database skip
 /// parsing them (SQLite checks it first; Postgres orders conditions by its
 /// own cost estimate); the JSON test after it is the exact one. Measured at
-/// 100,000 sessions it saved little: most of this pass is the unnesting.
+/// 100,000 sessions it saved little (`overview_paths_30d`: 564 ms before, 560 after).
 fn errors(
     store: &dyn Source,
     by: StatsBy,
