@@ -15,11 +15,12 @@
 //! and serialises migrators with a transaction-scoped advisory lock
 //! ([`PG_MIGRATION_LOCK`]).
 //!
-//! Note \[One logical schema\]: both backends hold the same thirteen tables
+//! Note \[One logical schema\]: both backends hold the same fourteen tables
 //! (`sessions`, `events`, `memories`, `services_checked`, `escalations`,
 //! `feed`, since version 5 / 2 `escalation_claims` and `leases`, and since
 //! version 6 / 3 `session_tools`, `native_files` and `store_meta`, since
-//! version 8 / 5 `secrets_found`, and since version 9 / 6 `hook_calls`) with the
+//! version 8 / 5 `secrets_found`, since version 9 / 6 `hook_calls`, and since
+//! version 10 / 7 `session_errors`, kept by triggers on both) with the
 //! same columns and meanings (a flag such as `sessions.cost_estimated` is
 //! 0/1 on SQLite and a BOOLEAN on Postgres); timestamps are RFC 3339 text
 //! on both (Note \[Text timestamps\]) so a copied store compares and sorts
@@ -89,6 +90,11 @@ pub const SQLITE: &[Migration] = &[
         name: "0009_hooks.sql",
         sql: include_str!("../migrations/0009_hooks.sql"),
     },
+    Migration {
+        version: 10,
+        name: "0010_outcomes.sql",
+        sql: include_str!("../migrations/0010_outcomes.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
@@ -122,6 +128,11 @@ pub const POSTGRES: &[Migration] = &[
         version: 6,
         name: "postgres/0006_hooks.sql",
         sql: include_str!("../migrations/postgres/0006_hooks.sql"),
+    },
+    Migration {
+        version: 7,
+        name: "postgres/0007_outcomes.sql",
+        sql: include_str!("../migrations/postgres/0007_outcomes.sql"),
     },
 ];
 

@@ -364,3 +364,131 @@ fn the_session_list_filters_by_verdict_and_failing_path() {
     assert!(ids(None, Some("/z")).is_empty());
     assert_eq!(ids(Some("valid"), Some("/action")), ["s2"]);
 }
+
+/// The columns of `fill`'s rows the stats read, copied into a store of
+/// the version before the kept outcomes (Note [Kept outcomes]).
+const OLD_SESSION_COLUMNS: &str = "id, tier, profile, agent, model, status, started_at, \
+    ended_at, cost_usd, duration_ms, input_tokens, output_tokens, extraction_method, verdict";
+const OLD_HOOK_COLUMNS: &str =
+    "id, session_id, agent_id, event, verdict, method, errors, blocks, created_at";
+
+/// `fill`'s sessions and hook calls, read from a SQLite store, as `INSERT`
+/// statements both backends run.
+fn inserts(from: &std::path::Path) -> String {
+    use rusqlite::types::Value as V;
+    let c = rusqlite::Connection::open(from).unwrap();
+    let mut sql = String::new();
+    for (table, cols) in [
+        ("sessions", OLD_SESSION_COLUMNS),
+        ("hook_calls", OLD_HOOK_COLUMNS),
+    ] {
+        let n = cols.split(',').count();
+        let mut st = c
+            .prepare(&format!("SELECT {cols} FROM {table} ORDER BY 1"))
+            .unwrap();
+        let rows = st
+            .query_map([], |r| {
+                (0..n)
+                    .map(|i| {
+                        Ok(match r.get::<_, V>(i)? {
+                            V::Null => "NULL".to_owned(),
+                            V::Integer(x) => x.to_string(),
+                            V::Real(x) => format!("{x:?}"),
+                            V::Text(t) => format!("'{}'", t.replace('\'', "''")),
+                            V::Blob(_) => unreachable!("no blob columns"),
+                        })
+                    })
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .unwrap();
+        for r in rows {
+            sql.push_str(&format!(
+                "INSERT INTO {table} ({cols}) VALUES ({});\n",
+                r.unwrap().join(", ")
+            ));
+        }
+    }
+    sql
+}
+
+/// Every grouping's stats, all and since the second day.
+fn every_stats(s: &dyn Source) -> Value {
+    let mut out = Vec::new();
+    for by in [
+        StatsBy::All,
+        StatsBy::Profile,
+        StatsBy::Schema,
+        StatsBy::Agent,
+        StatsBy::Model,
+        StatsBy::Day,
+    ] {
+        for since in [None, Some("2026-03-01")] {
+            out.push(serde_json::to_value(query::stats(s, by, since).unwrap()).unwrap());
+        }
+    }
+    Value::Array(out)
+}
+
+/// A store written before the outcomes were kept (SQLite 9, Postgres 6)
+/// gives the same stats read as it is (parsing the verdicts) and after
+/// the migration (its backfill), as one written by today's code.
+#[test]
+fn stats_of_a_store_of_the_previous_version_are_the_same_after_migrating() {
+    use agentshape_store::migrate::{Migration, POSTGRES, SQLITE};
+    let before = |l: &'static [Migration]| {
+        &l[..l
+            .iter()
+            .position(|m| m.name.ends_with("_outcomes.sql"))
+            .unwrap()]
+    };
+    let b = both();
+    let expected = every_stats(&b.sqlite);
+    assert_eq!(expected, every_stats(&b.pg));
+    let rows = inserts(&b._dir.path().join("agentshape.db"));
+
+    // SQLite.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let previous = before(SQLITE);
+        for m in previous {
+            c.execute_batch(m.sql).unwrap();
+        }
+        c.pragma_update(None, "user_version", previous.len())
+            .unwrap();
+        c.execute_batch(&rows).unwrap();
+    }
+    let old = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(every_stats(&old), expected, "SQLite before migrating");
+    drop(old);
+    drop(SqliteStore::open(&path).unwrap());
+    let new = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(every_stats(&new), expected, "SQLite after migrating");
+
+    // Postgres.
+    let url = agentshape_testkit::pg::fresh_db();
+    {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.batch_execute(
+            "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, \
+             applied_at TEXT NOT NULL)",
+        )
+        .unwrap();
+        for m in before(POSTGRES) {
+            c.batch_execute(m.sql).unwrap();
+            c.execute(
+                "INSERT INTO schema_migrations VALUES ($1, $2, 'x')",
+                &[&m.version, &m.name],
+            )
+            .unwrap();
+        }
+        c.batch_execute(&rows).unwrap();
+    }
+    let old = PgStore::open_read_only(&url).unwrap();
+    assert_eq!(every_stats(&old), expected, "Postgres before migrating");
+    drop(old);
+    drop(PgStore::open(&url).unwrap());
+    let new = PgStore::open_read_only(&url).unwrap();
+    assert_eq!(every_stats(&new), expected, "Postgres after migrating");
+}

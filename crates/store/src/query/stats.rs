@@ -236,6 +236,15 @@ fn has_verdict(store: &dyn Source) -> bool {
     }
 }
 
+/// Whether each session's outcome is kept in its row and its errors in
+/// `session_errors` (SQLite 10+, Postgres 7+; Note \[Kept outcomes\]).
+fn has_outcomes(store: &dyn Source) -> bool {
+    match store.backend() {
+        Backend::Sqlite { version } => version >= 10,
+        Backend::Postgres { version } => version >= 7,
+    }
+}
+
 /// The sessions of the window with key `k`, verdict `v` and their blocked
 /// hook calls `retries`, as a derived table's body.
 fn window_sql(store: &dyn Source, by: StatsBy, with_retries: bool) -> String {
@@ -318,11 +327,36 @@ pub fn stats_of(
     let ctx = || "computing the validation stats".to_owned();
     let args = [Cell::Text(since.unwrap_or("").to_owned())];
     let j = json(store);
+    let kept = has_outcomes(store);
     let window = window_sql(store, by, true);
     let mut groups: BTreeMap<String, StatsGroup> = BTreeMap::new();
 
     // Outcomes (Note [Outcomes of a run]).
-    let outcomes = format!(
+    // Kept: the whole days after `since` from their counters, the
+    // sessions of the day `since` falls in (at or after it) one by one
+    // (Note [Kept outcomes]).
+    let outcomes = if kept {
+        let key = key_sql(store, by);
+        format!(
+            "SELECT k, cat, m, CAST(SUM(n) AS BIGINT), CAST(SUM(retries) AS BIGINT),
+                    CAST(SUM(fixed) AS BIGINT) FROM
+               (SELECT {day_key} AS k, s.cat AS cat, s.method AS m, s.runs AS n,
+                       s.retries AS retries, s.repaired AS fixed
+                FROM session_outcome_days s WHERE s.day > ?1
+                UNION ALL
+                SELECT {key}, CASE WHEN s.outcome IS NULL THEN 'unchecked'
+                                   WHEN s.outcome = 'valid' THEN
+                                        CASE WHEN s.retries > 0 THEN 'retried' ELSE 'first' END
+                                   ELSE s.outcome END,
+                       COALESCE(s.extraction_method, ''), 1, s.retries,
+                       CASE WHEN s.repaired THEN 1 ELSE 0 END
+                FROM sessions s WHERE s.started_at >= ?1 AND s.started_at < ?2
+                  AND substr(s.started_at, 1, 10) <= ?1) x
+             GROUP BY k, cat, m",
+            day_key = key.replace("substr(s.started_at, 1, 10)", "s.day"),
+        )
+    } else {
+        format!(
         "SELECT k, cat, COALESCE(m, ''), COUNT(*), CAST(SUM(retries) AS BIGINT),
                 CAST(SUM(fixed) AS BIGINT) FROM
            (SELECT k, retries, m,
@@ -333,12 +367,25 @@ pub fn stats_of(
                    CASE WHEN v IS NOT NULL AND {repaired} THEN 1 ELSE 0 END AS fixed
             FROM ({window}) w) x
          GROUP BY k, cat, m",
-        valid = j.valid,
-        repaired = j.repaired,
-    );
-    for r in store.cells(&outcomes, &args, &ctx)? {
-        let g = group(&mut groups, text(at(&r, 0))?);
+            valid = j.valid,
+            repaired = j.repaired,
+        )
+    };
+    let outcome_args = if kept {
+        // Past every start in the day of `since` (`~` sorts after the
+        // characters of a timestamp).
+        let day: String = since.unwrap_or("").chars().take(10).collect();
+        vec![args[0].clone(), Cell::Text(format!("{day}~"))]
+    } else {
+        args.to_vec()
+    };
+    for r in store.cells(&outcomes, &outcome_args, &ctx)? {
         let n = int(at(&r, 3))?;
+        if n == 0 {
+            // Counters of sessions since moved or removed.
+            continue;
+        }
+        let g = group(&mut groups, text(at(&r, 0))?);
         g.runs += n;
         g.repaired += int(at(&r, 5))?;
         let cat = text(at(&r, 1))?;
@@ -374,12 +421,21 @@ pub fn stats_of(
     // The measures of the valid outputs, ranked here: one pass that only
     // reads, where window functions sorted three times in the database
     // (about four times slower at 100,000 sessions).
-    let valid = format!(
-        "SELECT k, CAST(t AS DOUBLE PRECISION), CAST(c AS DOUBLE PRECISION),
-                CAST(d AS DOUBLE PRECISION)
-         FROM ({window}) w0 WHERE v IS NOT NULL AND {valid}",
-        valid = j.valid,
-    );
+    let valid = if kept {
+        format!(
+            "SELECT {key}, CAST(s.input_tokens + s.output_tokens AS DOUBLE PRECISION),
+                    CAST(s.cost_usd AS DOUBLE PRECISION), CAST(s.duration_ms AS DOUBLE PRECISION)
+             FROM sessions s WHERE s.started_at >= ?1 AND s.outcome = 'valid'",
+            key = key_sql(store, by),
+        )
+    } else {
+        format!(
+            "SELECT k, CAST(t AS DOUBLE PRECISION), CAST(c AS DOUBLE PRECISION),
+                    CAST(d AS DOUBLE PRECISION)
+             FROM ({window}) w0 WHERE v IS NOT NULL AND {valid}",
+            valid = j.valid,
+        )
+    };
     let mut measures: BTreeMap<String, [Vec<f64>; 3]> = BTreeMap::new();
     for r in store.cells(&valid, &args, &ctx)? {
         let m = measures.entry(text(at(&r, 0))?).or_default();
@@ -469,17 +525,30 @@ fn errors(
     } else {
         "MAX(id)"
     };
-    let sql = format!(
-        "SELECT k, ip, sp, kd, rl, msg, COUNT(*), {max_id} FROM
-           (SELECT w.k AS k, w.id AS id, {fields}
-            FROM ({window}) w, {each}
-            WHERE w.vt LIKE '%false%' AND {invalid}
-            {hooks}) x
-         GROUP BY k, ip, sp, kd, rl, msg",
-        fields = j.fields,
-        each = j.verdict_errors,
-        invalid = j.invalid,
-    );
+    let sql = if has_outcomes(store) {
+        format!(
+            "SELECT k, ip, sp, kd, rl, msg, COUNT(*), {max_id} FROM
+               (SELECT {key} AS k, s.id AS id, e.instance_path AS ip, e.schema_path AS sp,
+                       e.kind AS kd, e.rule AS rl, e.message AS msg
+                FROM session_errors e JOIN sessions s ON s.id = e.session_id
+                WHERE s.started_at >= ?1
+                  AND (e.hook_id IS NULL OR e.hook_id < s.last_hook_id)) x
+             GROUP BY k, ip, sp, kd, rl, msg",
+            key = key_sql(store, by),
+        )
+    } else {
+        format!(
+            "SELECT k, ip, sp, kd, rl, msg, COUNT(*), {max_id} FROM
+               (SELECT w.k AS k, w.id AS id, {fields}
+                FROM ({window}) w, {each}
+                WHERE w.vt LIKE '%false%' AND {invalid}
+                {hooks}) x
+             GROUP BY k, ip, sp, kd, rl, msg",
+            fields = j.fields,
+            each = j.verdict_errors,
+            invalid = j.invalid,
+        )
+    };
     // Merge by (path, kind) and by rule: the schema path and message vary
     // more than a reader wants to see.
     let mut paths: BTreeMap<(String, String, String), (i64, String)> = BTreeMap::new();
