@@ -28,6 +28,12 @@ CREATE TABLE session_errors (
 );
 CREATE INDEX session_errors_session ON session_errors(session_id);
 
+-- The percentiles' pass: the valid sessions of a window with what they
+-- group by and measure, read from this index alone (SQLite only: a
+-- physical difference, Note [One logical schema]).
+CREATE INDEX sessions_outcome ON sessions(outcome, started_at, profile, agent, model,
+    input_tokens, output_tokens, cost_usd, duration_ms);
+
 -- Backfill: every stored session and hook call.
 UPDATE sessions SET
     outcome = CASE WHEN verdict IS NULL THEN NULL

@@ -15,12 +15,14 @@
 //! and serialises migrators with a transaction-scoped advisory lock
 //! ([`PG_MIGRATION_LOCK`]).
 //!
-//! Note \[One logical schema\]: both backends hold the same fourteen tables
+//! Note \[One logical schema\]: both backends hold the same fifteen tables
 //! (`sessions`, `events`, `memories`, `services_checked`, `escalations`,
 //! `feed`, since version 5 / 2 `escalation_claims` and `leases`, and since
 //! version 6 / 3 `session_tools`, `native_files` and `store_meta`, since
 //! version 8 / 5 `secrets_found`, since version 9 / 6 `hook_calls`, and since
-//! version 10 / 7 `session_errors`, kept by triggers on both) with the
+//! version 10 / 7 `session_errors` and `session_outcome_days`, with the
+//! `sessions` columns `outcome`, `repaired`, `retries`, `last_hook_id`, all
+//! kept by triggers on both: Note \[Kept outcomes\] in `query::stats`) with the
 //! same columns and meanings (a flag such as `sessions.cost_estimated` is
 //! 0/1 on SQLite and a BOOLEAN on Postgres); timestamps are RFC 3339 text
 //! on both (Note \[Text timestamps\]) so a copied store compares and sorts
@@ -28,7 +30,8 @@
 //! text search and the trigger-kept counters (`list_counts`,
 //! `session_days`, since version 7 `feed_fts`, `session_days_by` and
 //! `tool_totals`) exist only there, and Postgres's transcript search is
-//! an expression index (`feed_search`, version 4); Postgres has a partial unique index on
+//! an expression index (`feed_search`, version 4); SQLite has a covering
+//! index for the stats' percentiles (`sessions_outcome`, version 10); Postgres has a partial unique index on
 //! active memories, which is what makes concurrent reinforcement race-free
 //! there (Note \[Reinforcing on Postgres\] in `postgres`).
 

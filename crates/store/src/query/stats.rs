@@ -1,10 +1,11 @@
 //! Validation analytics (issue 31 item 2): how often outputs are rejected,
 //! why, and whether retries help, per profile, schema, agent, model or day.
 //!
-//! Pure SQL over the tables that already exist (`sessions`, `hook_calls`),
-//! written once for both backends (Note \[Queries on both backends\]); the
-//! JSON in the `verdict` and `errors` columns is read with SQLite's JSON1
-//! functions or Postgres's `jsonb` ones, the only place the SQL differs.
+//! SQL written once for both backends (Note \[Queries on both
+//! backends\]) over what triggers keep (Note \[Kept outcomes\]); on a store
+//! older than those, over `sessions` and `hook_calls`, reading the JSON in
+//! the `verdict` and `errors` columns with SQLite's JSON1 functions or
+//! Postgres's `jsonb` ones.
 //!
 //! Note \[Outcomes of a run\]: every session in the window is in exactly
 //! one of
@@ -28,6 +29,30 @@
 //! (the hook wrote them there), counted once.
 //! Contradictions (`agentshape check --contradictions`) are not stored by
 //! any command, so they are reported as 0.
+//!
+//! Note \[Kept outcomes\]: parsing every verdict on every read cost about
+//! a second at 100,000 sessions, so since SQLite 10 / Postgres 7 (migration
+//! `*_outcomes.sql`, which backfills old rows) triggers keep what the stats
+//! need when a session or hook call is written, whichever comes first:
+//! - on `sessions`: `outcome` (`valid`, `invalid`, `none`; NULL unchecked),
+//!   `repaired`, `retries` (its main agent's blocked hook calls) and
+//!   `last_hook_id` (its main agent's last hook call);
+//! - `session_errors`: each error of an invalid verdict (`hook_id` NULL)
+//!   and of each blocked main-agent hook call; a query leaves out the
+//!   errors of a session's last call (`hook_id = last_hook_id`);
+//! - `session_outcome_days`: sessions, retries and repairs per day,
+//!   profile, agent, model, method and outcome (`first`/`retried` split),
+//!   changed by signed deltas so trigger order does not matter. A window
+//!   reads the days after `since` from it and the sessions of `since`'s
+//!   own day at or after it one by one, so the outcomes cost as many rows
+//!   as there are days and keys, not sessions.
+//!
+//! A verdict or hook `errors` text that is not JSON counts as not valid and
+//! with no errors (the triggers never fail a write). On Postgres a session
+//! and a hook call of it written in two concurrent transactions may each
+//! miss the other (read committed): that session's `retries` and
+//! `last_hook_id` then leave out that call (SQLite has one writer at a
+//! time, so no such race).
 
 use std::collections::BTreeMap;
 
@@ -281,13 +306,14 @@ fn window_sql(store: &dyn Source, by: StatsBy, with_retries: bool) -> String {
 /// Validation analytics of the sessions started at or after `since` (RFC
 /// 3339; `None`: all), grouped by `by`, keys byte-wise (days oldest first).
 ///
-/// Three grouped passes over the window's sessions (range of index
-/// `sessions_started`/`sessions_order`): outcomes with methods, errors
-/// (each error of a rejection unnested from its JSON), and the percentiles
-/// (a window function ranks each measure within its group; only the rows
-/// at the nearest ranks come back). Each pass reads every session of the
-/// window and parses its verdict: the cost grows with the window (measured
-/// at 100,000 sessions in `benches/stats.rs`, README "Validation analytics").
+/// Three passes (Note \[Kept outcomes\]): outcomes with methods (per-day
+/// counters, plus the sessions of `since`'s own day), the errors of the
+/// window's rejections (`session_errors`), and the measures of its valid
+/// outputs (index `sessions_outcome` on SQLite), ranked here. The last two
+/// read a row per error or valid output: they grow with the window
+/// (measured at 100,000 sessions in `benches/stats.rs`, README "Validation
+/// analytics"). A store older than the kept outcomes (read-only, not
+/// migrated) is read as before them, parsing every verdict.
 ///
 /// # Errors
 /// When the database cannot be read.
@@ -328,6 +354,13 @@ pub fn stats_of(
     let args = [Cell::Text(since.unwrap_or("").to_owned())];
     let j = json(store);
     let kept = has_outcomes(store);
+    // Kept: `--by schema` groups by profile in SQL and cuts the file names
+    // here (a string function on every row was the slowest part left).
+    let (sql_by, rekey): (StatsBy, fn(String) -> String) = if kept && by == StatsBy::Schema {
+        (StatsBy::Profile, schema_name)
+    } else {
+        (by, std::convert::identity)
+    };
     let window = window_sql(store, by, true);
     let mut groups: BTreeMap<String, StatsGroup> = BTreeMap::new();
 
@@ -336,7 +369,7 @@ pub fn stats_of(
     // sessions of the day `since` falls in (at or after it) one by one
     // (Note [Kept outcomes]).
     let outcomes = if kept {
-        let key = key_sql(store, by);
+        let key = key_sql(store, sql_by);
         format!(
             "SELECT k, cat, m, CAST(SUM(n) AS BIGINT), CAST(SUM(retries) AS BIGINT),
                     CAST(SUM(fixed) AS BIGINT) FROM
@@ -385,7 +418,7 @@ pub fn stats_of(
             // Counters of sessions since moved or removed.
             continue;
         }
-        let g = group(&mut groups, text(at(&r, 0))?);
+        let g = group(&mut groups, rekey(text(at(&r, 0))?));
         g.runs += n;
         g.repaired += int(at(&r, 5))?;
         let cat = text(at(&r, 1))?;
@@ -409,7 +442,7 @@ pub fn stats_of(
     }
 
     if parts.paths {
-        errors(store, by, &args, &mut groups)?;
+        errors(store, (by, sql_by, rekey), &args, &mut groups)?;
     }
     if !parts.quantiles {
         let mut out: Vec<StatsGroup> = groups.into_values().collect();
@@ -426,7 +459,7 @@ pub fn stats_of(
             "SELECT {key}, CAST(s.input_tokens + s.output_tokens AS DOUBLE PRECISION),
                     CAST(s.cost_usd AS DOUBLE PRECISION), CAST(s.duration_ms AS DOUBLE PRECISION)
              FROM sessions s WHERE s.started_at >= ?1 AND s.outcome = 'valid'",
-            key = key_sql(store, by),
+            key = key_sql(store, sql_by),
         )
     } else {
         format!(
@@ -438,7 +471,7 @@ pub fn stats_of(
     };
     let mut measures: BTreeMap<String, [Vec<f64>; 3]> = BTreeMap::new();
     for r in store.cells(&valid, &args, &ctx)? {
-        let m = measures.entry(text(at(&r, 0))?).or_default();
+        let m = measures.entry(rekey(text(at(&r, 0))?)).or_default();
         for (i, v) in m.iter_mut().enumerate() {
             if let Some(x) = opt_real(at(&r, i + 1))? {
                 v.push(x);
@@ -490,13 +523,16 @@ fn group(groups: &mut BTreeMap<String, StatsGroup>, k: String) -> &mut StatsGrou
 /// parsing them (SQLite checks it first; Postgres orders conditions by its
 /// own cost estimate); the JSON test after it is the exact one. Measured at
 /// 100,000 sessions it saved little (`overview_paths_30d`: 564 ms before, 560 after).
+/// `keys`: the grouping asked for, the one the SQL groups by, and what
+/// turns a key of the latter into one of the former.
 fn errors(
     store: &dyn Source,
-    by: StatsBy,
+    keys: (StatsBy, StatsBy, fn(String) -> String),
     args: &[Cell],
     groups: &mut BTreeMap<String, StatsGroup>,
 ) -> Result<()> {
     let ctx = || "counting the failing paths".to_owned();
+    let (by, sql_by, rekey) = keys;
     let j = json(store);
     let window = window_sql(store, by, false);
     let hooks = if has_hooks(store) {
@@ -534,7 +570,7 @@ fn errors(
                 WHERE s.started_at >= ?1
                   AND (e.hook_id IS NULL OR e.hook_id < s.last_hook_id)) x
              GROUP BY k, ip, sp, kd, rl, msg",
-            key = key_sql(store, by),
+            key = key_sql(store, sql_by),
         )
     } else {
         format!(
@@ -554,7 +590,7 @@ fn errors(
     let mut paths: BTreeMap<(String, String, String), (i64, String)> = BTreeMap::new();
     let mut rules: BTreeMap<(String, String), i64> = BTreeMap::new();
     for r in store.cells(&sql, args, &ctx)? {
-        let k = text(at(&r, 0))?;
+        let k = rekey(text(at(&r, 0))?);
         let path = opt_text(at(&r, 1))?.unwrap_or_default();
         let schema_path = opt_text(at(&r, 2))?.unwrap_or_default();
         let kind = opt_text(at(&r, 3))?;
@@ -586,6 +622,15 @@ fn errors(
         group(groups, k).invariants.push(RuleCount { rule, count });
     }
     Ok(())
+}
+
+/// The file name of a profile or schema path, as [`StatsBy::Schema`]'s SQL
+/// cuts it: the part after the last `/`.
+fn schema_name(profile: String) -> String {
+    match profile.rsplit_once('/') {
+        Some((_, name)) => name.to_owned(),
+        None => profile,
+    }
 }
 
 /// The failing keyword of a schema error: the last step of its schema
