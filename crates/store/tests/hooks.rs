@@ -599,7 +599,10 @@ fn the_hooks_migration_applies_on_a_store_of_the_previous_version(p: &Place) {
     use agentshape_store::migrate::{POSTGRES, SQLITE};
     // The migrations before the hooks one (later ones may follow it).
     let before_hooks = |l: &'static [agentshape_store::migrate::Migration]| {
-        &l[..l.iter().position(|m| m.name.ends_with("_hooks.sql")).unwrap()]
+        &l[..l
+            .iter()
+            .position(|m| m.name.ends_with("_hooks.sql"))
+            .unwrap()]
     };
     let previous = if p.is_sqlite() {
         before_hooks(SQLITE)

@@ -171,7 +171,7 @@ fn fill(store: &mut dyn Store) {
 }
 
 struct Both {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     sqlite: SqliteStore,
     pg: PgStore,
 }
@@ -186,7 +186,7 @@ fn both() -> Both {
     Both {
         sqlite: SqliteStore::open_read_only(&path).unwrap(),
         pg,
-        _dir: dir,
+        dir,
     }
 }
 
@@ -375,6 +375,8 @@ const OLD_HOOK_COLUMNS: &str =
 /// `fill`'s sessions and hook calls, read from a SQLite store, as `INSERT`
 /// statements both backends run.
 fn inserts(from: &std::path::Path) -> String {
+    use std::fmt::Write;
+
     use rusqlite::types::Value as V;
     let c = rusqlite::Connection::open(from).unwrap();
     let mut sql = String::new();
@@ -402,10 +404,12 @@ fn inserts(from: &std::path::Path) -> String {
             })
             .unwrap();
         for r in rows {
-            sql.push_str(&format!(
-                "INSERT INTO {table} ({cols}) VALUES ({});\n",
+            writeln!(
+                sql,
+                "INSERT INTO {table} ({cols}) VALUES ({});",
                 r.unwrap().join(", ")
-            ));
+            )
+            .unwrap();
         }
     }
     sql
@@ -444,7 +448,7 @@ fn stats_of_a_store_of_the_previous_version_are_the_same_after_migrating() {
     let b = both();
     let expected = every_stats(&b.sqlite);
     assert_eq!(expected, every_stats(&b.pg));
-    let rows = inserts(&b._dir.path().join("agentshape.db"));
+    let rows = inserts(&b.dir.path().join("agentshape.db"));
 
     // SQLite.
     let dir = tempfile::tempdir().unwrap();

@@ -390,7 +390,7 @@ pub fn stats_of(
         )
     } else {
         format!(
-        "SELECT k, cat, COALESCE(m, ''), COUNT(*), CAST(SUM(retries) AS BIGINT),
+            "SELECT k, cat, COALESCE(m, ''), COUNT(*), CAST(SUM(retries) AS BIGINT),
                 CAST(SUM(fixed) AS BIGINT) FROM
            (SELECT k, retries, m,
                    CASE WHEN v IS NULL THEN 'unchecked'
