@@ -561,16 +561,28 @@ fn errors(
     } else {
         "MAX(id)"
     };
-    let sql = if has_outcomes(store) {
+    // Kept: the whole days after `since` from their counters, the errors of
+    // `since`'s own day one by one, as the outcomes (Note [Kept outcomes]);
+    // the kind and rule come worked out (no schema path or message).
+    let kept = has_outcomes(store);
+    let sql = if kept {
+        let key = key_sql(store, sql_by);
+        let max_example = if is_pg(store) {
+            "MAX(id COLLATE \"C\")"
+        } else {
+            "MAX(id)"
+        };
         format!(
-            "SELECT k, ip, sp, kd, rl, msg, COUNT(*), {max_id} FROM
-               (SELECT {key} AS k, s.id AS id, e.instance_path AS ip, e.schema_path AS sp,
-                       e.kind AS kd, e.rule AS rl, e.message AS msg
-                FROM session_errors e JOIN sessions s ON s.id = e.session_id
-                WHERE s.started_at >= ?1
-                  AND (e.hook_id IS NULL OR e.hook_id < s.last_hook_id)) x
-             GROUP BY k, ip, sp, kd, rl, msg",
-            key = key_sql(store, sql_by),
+            "SELECT k, ip, '', kd, rl, '', CAST(SUM(n) AS BIGINT), {max_example} FROM
+               (SELECT {day_key} AS k, s.example AS id, s.path AS ip, s.kind AS kd,
+                       s.rule AS rl, s.n AS n
+                FROM session_error_days s WHERE s.day > ?1 AND s.n <> 0
+                UNION ALL
+                SELECT {key}, s.session_id, s.path, s.kind, s.rule, 1
+                FROM session_errors s WHERE s.counted AND s.started_at >= ?1
+                  AND s.started_at < ?2 AND substr(s.started_at, 1, 10) <= ?1) x
+             GROUP BY k, ip, kd, rl",
+            day_key = key.replace("substr(s.started_at, 1, 10)", "s.day"),
         )
     } else {
         format!(
@@ -589,7 +601,21 @@ fn errors(
     // more than a reader wants to see.
     let mut paths: BTreeMap<(String, String, String), (i64, String)> = BTreeMap::new();
     let mut rules: BTreeMap<(String, String), i64> = BTreeMap::new();
-    for r in store.cells(&sql, args, &ctx)? {
+    let rows = if kept {
+        let day: String = args
+            .first()
+            .and_then(|c| match c {
+                Cell::Text(t) => Some(t.chars().take(10).collect::<String>()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let mut a = args.to_vec();
+        a.push(Cell::Text(format!("{day}~")));
+        store.cells(&sql, &a, &ctx)?
+    } else {
+        store.cells(&sql, args, &ctx)?
+    };
+    for r in rows {
         let k = rekey(text(at(&r, 0))?);
         let path = opt_text(at(&r, 1))?.unwrap_or_default();
         let schema_path = opt_text(at(&r, 2))?.unwrap_or_default();
@@ -597,6 +623,10 @@ fn errors(
         let rule = opt_text(at(&r, 4))?;
         let message = opt_text(at(&r, 5))?.unwrap_or_default();
         let n = int(at(&r, 6))?;
+        if n == 0 {
+            // Counters of errors since moved or removed.
+            continue;
+        }
         let example = opt_text(at(&r, 7))?.unwrap_or_default();
         let kind = kind.unwrap_or_else(|| keyword(&schema_path));
         if kind == "invariant" {
