@@ -15,12 +15,13 @@
 //! and serialises migrators with a transaction-scoped advisory lock
 //! ([`PG_MIGRATION_LOCK`]).
 //!
-//! Note \[One logical schema\]: both backends hold the same fifteen tables
+//! Note \[One logical schema\]: both backends hold the same sixteen tables
 //! (`sessions`, `events`, `memories`, `services_checked`, `escalations`,
 //! `feed`, since version 5 / 2 `escalation_claims` and `leases`, and since
 //! version 6 / 3 `session_tools`, `native_files` and `store_meta`, since
 //! version 8 / 5 `secrets_found`, since version 9 / 6 `hook_calls`, and since
-//! version 10 / 7 `session_errors` and `session_outcome_days`, with the
+//! version 10 / 7 `session_errors`, `session_outcome_days` and
+//! `session_error_days`, with the
 //! `sessions` columns `outcome`, `repaired`, `retries`, `last_hook_id`, all
 //! kept by triggers on both: Note \[Kept outcomes\] in `query::stats`) with the
 //! same columns and meanings (a flag such as `sessions.cost_estimated` is

@@ -496,3 +496,185 @@ fn stats_of_a_store_of_the_previous_version_are_the_same_after_migrating() {
     let new = PgStore::open_read_only(&url).unwrap();
     assert_eq!(every_stats(&new), expected, "Postgres after migrating");
 }
+
+/// `r`'s start, keys, method, verdict and cost written over its row, as
+/// SQL both backends run (no store call rewrites a finished session's
+/// verdict, but the triggers must follow any write).
+fn rewrite_sql(r: &SessionRecord) -> String {
+    let q = |v: Option<&str>| v.map_or("NULL".to_owned(), |t| format!("'{}'", t.replace('\'', "''")));
+    let verdict = r.verdict.as_ref().map(ToString::to_string);
+    format!(
+        "UPDATE sessions SET started_at = {}, profile = {}, agent = {}, model = {},
+            extraction_method = {}, verdict = {}, cost_usd = {} WHERE id = {};",
+        q(Some(&r.started_at)),
+        q(r.profile.as_deref()),
+        q(r.agent.as_deref()),
+        q(r.model.as_deref()),
+        q(r.extraction_method.as_deref()),
+        q(verdict.as_deref()),
+        r.cost_usd.map_or("NULL".to_owned(), |c| format!("{c:?}")),
+        q(Some(&r.id)),
+    )
+}
+
+/// The kept outcomes and error counters follow rewrites (Note [Kept
+/// outcomes]): a store whose sessions were rewritten (verdict fixed,
+/// profile, agent and day changed, errors changed, one deleted) gives the
+/// stats of one written once with the final rows.
+#[test]
+fn kept_stats_follow_rewritten_sessions() {
+    let first = [
+        // Unchanged: the example of `/a` once r2 and r9 no longer fail.
+        session(
+            "r0",
+            "2026-04-01",
+            "p/a.json",
+            "claude",
+            Some("fenced"),
+            invalid(json!([err("/a", "/properties/a/type")])),
+            5,
+            None,
+        ),
+        session(
+            "r1",
+            "2026-04-01",
+            "p/a.json",
+            "claude",
+            Some("fenced"),
+            invalid(json!([err("/a", "/properties/a/type")])),
+            10,
+            None,
+        ),
+        session(
+            "r2",
+            "2026-04-01",
+            "p/a.json",
+            "claude",
+            Some("fenced"),
+            invalid(json!([err("/a", "/properties/a/type"), err("/b", "/required")])),
+            20,
+            None,
+        ),
+        session(
+            "r3",
+            "2026-04-02",
+            "p/a.json",
+            "codex",
+            Some("bare"),
+            valid(json!([])),
+            30,
+            Some(0.5),
+        ),
+        // Deleted below: the example of `/a` until then.
+        session(
+            "r9",
+            "2026-04-01",
+            "p/a.json",
+            "claude",
+            Some("fenced"),
+            invalid(json!([err("/a", "/properties/a/type")])),
+            90,
+            None,
+        ),
+    ];
+    let last = [
+        session(
+            "r0",
+            "2026-04-01",
+            "p/a.json",
+            "claude",
+            Some("fenced"),
+            invalid(json!([err("/a", "/properties/a/type")])),
+            5,
+            None,
+        ),
+        // Fixed: its errors no longer count.
+        session(
+            "r2",
+            "2026-04-01",
+            "p/a.json",
+            "claude",
+            Some("structured"),
+            valid(json!([{"kind": "trailing_comma"}])),
+            20,
+            Some(1.0),
+        ),
+        // Moved to another day, profile and agent, failing elsewhere.
+        session(
+            "r1",
+            "2026-04-03",
+            "q/b.json",
+            "codex",
+            Some("fenced"),
+            invalid(json!([invariant("/c", "self.c > 1")])),
+            10,
+            None,
+        ),
+        // Now nothing found.
+        session(
+            "r3",
+            "2026-04-02",
+            "p/a.json",
+            "codex",
+            Some("none"),
+            invalid(json!([])),
+            30,
+            Some(0.5),
+        ),
+    ];
+    let mut rewrite: String = last.iter().map(rewrite_sql).collect();
+    rewrite.push_str("DELETE FROM sessions WHERE id = 'r9';");
+    let dir = tempfile::tempdir().unwrap();
+    let rewritten_path = dir.path().join("rewritten.db");
+    let once_path = dir.path().join("once.db");
+    let rewritten_url = agentshape_testkit::pg::fresh_db();
+    let mut once_pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    {
+        let mut rewritten = SqliteStore::open(&rewritten_path).unwrap();
+        let mut rewritten_pg = PgStore::open(&rewritten_url).unwrap();
+        let mut once = SqliteStore::open(&once_path).unwrap();
+        for s in [&mut rewritten as &mut dyn Store, &mut rewritten_pg] {
+            for r in &first {
+                s.write_session(r).unwrap();
+            }
+        }
+        for s in [&mut once as &mut dyn Store, &mut once_pg] {
+            for r in &last {
+                s.write_session(r).unwrap();
+            }
+        }
+    }
+    rusqlite::Connection::open(&rewritten_path)
+        .unwrap()
+        .execute_batch(&rewrite)
+        .unwrap();
+    postgres::Client::connect(&rewritten_url, postgres::NoTls)
+        .unwrap()
+        .batch_execute(&rewrite)
+        .unwrap();
+    let rewritten = SqliteStore::open_read_only(&rewritten_path).unwrap();
+    let rewritten_pg = PgStore::open_read_only(&rewritten_url).unwrap();
+    let once = SqliteStore::open_read_only(&once_path).unwrap();
+    let expected = every_stats(&once);
+    assert_eq!(every_stats(&once_pg), expected);
+    assert_eq!(every_stats(&rewritten), expected, "SQLite");
+    assert_eq!(every_stats(&rewritten_pg), expected, "Postgres");
+    // And what it must be: r0 failing at /a (the example now), r1 at /c
+    // only, r2 valid and repaired, r9 gone.
+    let all = query::stats(&rewritten, StatsBy::All, None).unwrap();
+    assert_eq!(
+        (all[0].runs, all[0].valid_first_try, all[0].invalid, all[0].no_output),
+        (4, 1, 2, 1)
+    );
+    assert_eq!(all[0].repaired, 1);
+    let p = |path: &str, kind: &str, example: &str| FailingPath {
+        path: path.to_owned(),
+        kind: kind.to_owned(),
+        count: 1,
+        example_session: example.to_owned(),
+    };
+    assert_eq!(
+        all[0].failing_paths,
+        [p("/a", "type", "r0"), p("/c", "invariant", "r1")]
+    );
+}

@@ -38,14 +38,20 @@
 //!   `repaired`, `retries` (its main agent's blocked hook calls) and
 //!   `last_hook_id` (its main agent's last hook call);
 //! - `session_errors`: each error of an invalid verdict (`hook_id` NULL)
-//!   and of each blocked main-agent hook call; a query leaves out the
-//!   errors of a session's last call (`hook_id = last_hook_id`);
+//!   and of each blocked main-agent hook call, its kind and rule worked out
+//!   (as `keyword` does), with its session's start and keys and whether
+//!   it `counted` (the session exists and it is not the last call's: the
+//!   verdict holds those);
+//! - `session_error_days`: the counted errors per day, key, path, kind and
+//!   rule, with the greatest session id (looked up again when the example
+//!   itself stops counting);
 //! - `session_outcome_days`: sessions, retries and repairs per day,
 //!   profile, agent, model, method and outcome (`first`/`retried` split),
 //!   changed by signed deltas so trigger order does not matter. A window
-//!   reads the days after `since` from it and the sessions of `since`'s
-//!   own day at or after it one by one, so the outcomes cost as many rows
-//!   as there are days and keys, not sessions.
+//!   reads the days after `since` from these counters and the sessions
+//!   (errors) of `since`'s own day at or after it one by one, so outcomes
+//!   and failing paths cost as many rows as there are days and keys, not
+//!   sessions. Only the percentiles, exact, read a row per valid output.
 //!
 //! A verdict or hook `errors` text that is not JSON counts as not valid and
 //! with no errors (the triggers never fail a write). On Postgres a session
@@ -306,11 +312,11 @@ fn window_sql(store: &dyn Source, by: StatsBy, with_retries: bool) -> String {
 /// Validation analytics of the sessions started at or after `since` (RFC
 /// 3339; `None`: all), grouped by `by`, keys byte-wise (days oldest first).
 ///
-/// Three passes (Note \[Kept outcomes\]): outcomes with methods (per-day
-/// counters, plus the sessions of `since`'s own day), the errors of the
-/// window's rejections (`session_errors`), and the measures of its valid
-/// outputs (index `sessions_outcome` on SQLite), ranked here. The last two
-/// read a row per error or valid output: they grow with the window
+/// Three passes (Note \[Kept outcomes\]): outcomes with methods and the
+/// errors of the window's rejections (per-day counters, plus the rows of
+/// `since`'s own day), and the measures of its valid outputs (index
+/// `sessions_outcome` on SQLite), ranked here. The last reads a row per
+/// valid output: it grows with the window
 /// (measured at 100,000 sessions in `benches/stats.rs`, README "Validation
 /// analytics"). A store older than the kept outcomes (read-only, not
 /// migrated) is read as before them, parsing every verdict.
