@@ -54,8 +54,7 @@ CREATE TABLE session_error_days (
 );
 
 -- The percentiles' pass: the valid sessions of a window with what they
--- group by and measure, read from this index alone (SQLite only: a
--- physical difference, Note [One logical schema]).
+-- group by and measure, read from this index alone.
 CREATE INDEX sessions_outcome ON sessions(outcome, started_at, profile, agent, model,
     input_tokens, output_tokens, cost_usd, duration_ms);
 

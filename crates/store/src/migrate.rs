@@ -31,8 +31,9 @@
 //! text search and the trigger-kept counters (`list_counts`,
 //! `session_days`, since version 7 `feed_fts`, `session_days_by` and
 //! `tool_totals`) exist only there, and Postgres's transcript search is
-//! an expression index (`feed_search`, version 4); SQLite has a covering
-//! index for the stats' percentiles (`sessions_outcome`, version 10); Postgres has a partial unique index on
+//! an expression index (`feed_search`, version 4); the covering index for
+//! the stats' percentiles (`sessions_outcome`, version 10 / 7) lists its
+//! columns with `INCLUDE` on Postgres; Postgres has a partial unique index on
 //! active memories, which is what makes concurrent reinforcement race-free
 //! there (Note \[Reinforcing on Postgres\] in `postgres`).
 

@@ -501,7 +501,11 @@ fn stats_of_a_store_of_the_previous_version_are_the_same_after_migrating() {
 /// SQL both backends run (no store call rewrites a finished session's
 /// verdict, but the triggers must follow any write).
 fn rewrite_sql(r: &SessionRecord) -> String {
-    let q = |v: Option<&str>| v.map_or("NULL".to_owned(), |t| format!("'{}'", t.replace('\'', "''")));
+    let q = |v: Option<&str>| {
+        v.map_or("NULL".to_owned(), |t| {
+            format!("'{}'", t.replace('\'', "''"))
+        })
+    };
     let verdict = r.verdict.as_ref().map(ToString::to_string);
     format!(
         "UPDATE sessions SET started_at = {}, profile = {}, agent = {}, model = {},
@@ -551,7 +555,10 @@ fn kept_stats_follow_rewritten_sessions() {
             "p/a.json",
             "claude",
             Some("fenced"),
-            invalid(json!([err("/a", "/properties/a/type"), err("/b", "/required")])),
+            invalid(json!([
+                err("/a", "/properties/a/type"),
+                err("/b", "/required")
+            ])),
             20,
             None,
         ),
@@ -663,7 +670,12 @@ fn kept_stats_follow_rewritten_sessions() {
     // only, r2 valid and repaired, r9 gone.
     let all = query::stats(&rewritten, StatsBy::All, None).unwrap();
     assert_eq!(
-        (all[0].runs, all[0].valid_first_try, all[0].invalid, all[0].no_output),
+        (
+            all[0].runs,
+            all[0].valid_first_try,
+            all[0].invalid,
+            all[0].no_output
+        ),
         (4, 1, 2, 1)
     );
     assert_eq!(all[0].repaired, 1);

@@ -79,6 +79,12 @@ LANGUAGE sql IMMUTABLE AS $$
                            ELSE replace(replace(l.last, '~1', '/'), '~0', '~') END) AS kind) k;
 $$;
 
+-- The percentiles' pass: the valid sessions of a window with what they
+-- group by and measure, read from this index alone once the table is
+-- vacuumed (autovacuum does it after many inserts).
+CREATE INDEX sessions_outcome ON sessions(outcome, started_at)
+    INCLUDE (profile, agent, model, input_tokens, output_tokens, cost_usd, duration_ms);
+
 -- Backfill: every stored session and hook call.
 UPDATE sessions s SET
     outcome = CASE WHEN s.verdict IS NULL THEN NULL

@@ -315,7 +315,7 @@ fn window_sql(store: &dyn Source, by: StatsBy, with_retries: bool) -> String {
 /// Three passes (Note \[Kept outcomes\]): outcomes with methods and the
 /// errors of the window's rejections (per-day counters, plus the rows of
 /// `since`'s own day), and the measures of its valid outputs (index
-/// `sessions_outcome` on SQLite), ranked here. The last reads a row per
+/// `sessions_outcome`), ranked here. The last reads a row per
 /// valid output: it grows with the window
 /// (measured at 100,000 sessions in `benches/stats.rs`, README "Validation
 /// analytics"). A store older than the kept outcomes (read-only, not
