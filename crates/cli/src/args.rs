@@ -224,6 +224,54 @@ pub enum Command {
         agentshape hook install --event subagent-stop --profile-for reviewer=code-review --scope user\n  \
         echo '{\"session_id\":\"s1\",\"hook_event_name\":\"Stop\",\"last_assistant_message\":\"done\"}' | agentshape hook stop --profile claude-ops")]
     Hook(HookArgs),
+    /// Validation analytics: how often outputs are rejected, why, and whether retries help.
+    #[command(after_help = STATS_HELP)]
+    Stats(StatsArgs),
+}
+
+const STATS_HELP: &str = "Per group: runs; valid on the first try; valid after \
+retries (a `hook stop` that blocked, then let through) and how many retries; \
+invalid at the end; no structured output; no verdict stored (running, or not \
+validated); extraction methods and how often repair was needed; the JSON paths \
+that fail most (every rejection, blocked hook tries included) with their error \
+kind and an example session; invariant findings by rule; p50/p95 of tokens, \
+cost and duration of the runs with a valid output. Contradictions are not \
+stored by any command, so they are 0. The store is only read.\n\n\
+Exit codes: 0 ok · 64 bad options or store location · 66 the store does not \
+exist · 65/74/75 store failures as for `sessions`.\n\n\
+Examples:\n  \
+agentshape stats\n  \
+agentshape stats --by profile --since 7d\n  \
+agentshape stats --by day --since 2026-01-01 --json --store postgres://ops@db/agentshape";
+
+/// What `stats --by` groups by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatsByArg {
+    /// The profile or schema path, as stored.
+    Profile,
+    /// The file name of that path (one schema used from several folders).
+    Schema,
+    /// The agent.
+    Agent,
+    /// The model.
+    Model,
+    /// The UTC day the session started.
+    Day,
+}
+
+/// `stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Group by this (default: one group for every session).
+    #[arg(long, value_enum)]
+    pub by: Option<StatsByArg>,
+    /// Only sessions started at or after DATE (`2026-01-31`, an RFC 3339 time, or an age such as `7d`).
+    #[arg(long, value_name = "DATE", value_parser = since)]
+    pub since: Option<i64>,
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]

@@ -15,11 +15,15 @@
 //! and serialises migrators with a transaction-scoped advisory lock
 //! ([`PG_MIGRATION_LOCK`]).
 //!
-//! Note \[One logical schema\]: both backends hold the same thirteen tables
+//! Note \[One logical schema\]: both backends hold the same sixteen tables
 //! (`sessions`, `events`, `memories`, `services_checked`, `escalations`,
 //! `feed`, since version 5 / 2 `escalation_claims` and `leases`, and since
 //! version 6 / 3 `session_tools`, `native_files` and `store_meta`, since
-//! version 8 / 5 `secrets_found`, and since version 9 / 6 `hook_calls`) with the
+//! version 8 / 5 `secrets_found`, since version 9 / 6 `hook_calls`, and since
+//! version 10 / 7 `session_errors`, `session_outcome_days` and
+//! `session_error_days`, with the
+//! `sessions` columns `outcome`, `repaired`, `retries`, `last_hook_id`, all
+//! kept by triggers on both: Note \[Kept outcomes\] in `query::stats`) with the
 //! same columns and meanings (a flag such as `sessions.cost_estimated` is
 //! 0/1 on SQLite and a BOOLEAN on Postgres); timestamps are RFC 3339 text
 //! on both (Note \[Text timestamps\]) so a copied store compares and sorts
@@ -27,7 +31,9 @@
 //! text search and the trigger-kept counters (`list_counts`,
 //! `session_days`, since version 7 `feed_fts`, `session_days_by` and
 //! `tool_totals`) exist only there, and Postgres's transcript search is
-//! an expression index (`feed_search`, version 4); Postgres has a partial unique index on
+//! an expression index (`feed_search`, version 4); the covering index for
+//! the stats' percentiles (`sessions_outcome`, version 10 / 7) lists its
+//! columns with `INCLUDE` on Postgres; Postgres has a partial unique index on
 //! active memories, which is what makes concurrent reinforcement race-free
 //! there (Note \[Reinforcing on Postgres\] in `postgres`).
 
@@ -89,6 +95,11 @@ pub const SQLITE: &[Migration] = &[
         name: "0009_hooks.sql",
         sql: include_str!("../migrations/0009_hooks.sql"),
     },
+    Migration {
+        version: 10,
+        name: "0010_outcomes.sql",
+        sql: include_str!("../migrations/0010_outcomes.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
@@ -122,6 +133,11 @@ pub const POSTGRES: &[Migration] = &[
         version: 6,
         name: "postgres/0006_hooks.sql",
         sql: include_str!("../migrations/postgres/0006_hooks.sql"),
+    },
+    Migration {
+        version: 7,
+        name: "postgres/0007_outcomes.sql",
+        sql: include_str!("../migrations/postgres/0007_outcomes.sql"),
     },
 ];
 

@@ -21,6 +21,9 @@ pub use crate::copy::Cell;
 use crate::error::{Context, Error, Result};
 use crate::{FeedRow, LOST_AFTER_MS, PgStore, SqliteStore, time};
 
+pub mod stats;
+pub use stats::{Parts, StatsBy, StatsGroup, stats, stats_of};
+
 /// The most rows one call returns: bounds the memory and time of a request.
 pub const MAX_LIMIT: usize = 500;
 
@@ -46,6 +49,13 @@ pub struct SessionFilter {
     /// Text that the id, summary, error, agent or model holds, ignoring
     /// ASCII case (Note \[Text search\]).
     pub q: Option<String>,
+    /// The outcome of validation (Note \[Outcomes of a run\] in `stats`):
+    /// `valid`, `invalid` (a value found, invalid), `none` (nothing
+    /// structured found) or `unchecked` (no verdict stored).
+    pub verdict: Option<String>,
+    /// A JSON Pointer into the output (`""`: the root) where the final
+    /// verdict or a blocked hook call of the session had an error.
+    pub failing_path: Option<String>,
     /// At most this many (clamped to 1..=[`MAX_LIMIT`]).
     pub limit: usize,
     /// Only sessions strictly before this one in the order (Note \[Keyset pages\]).
@@ -675,6 +685,13 @@ pub fn sessions(store: &dyn Source, filter: &SessionFilter) -> Result<Vec<Sessio
             // An old read-only file has no project: nothing matches.
             conds.push("1 = 0".to_owned());
         }
+    }
+    if let Some(v) = filter.verdict.as_deref() {
+        conds.push(stats::verdict_sql(store, v));
+    }
+    if let Some(p) = &filter.failing_path {
+        let p = bind(Cell::Text(p.clone()));
+        conds.push(stats::failing_path_sql(store, &p));
     }
     if let Some(q) = filter.q.as_deref() {
         if few_text_matches(store, q)? {

@@ -7,6 +7,7 @@ mod behaviour;
 mod hooks;
 mod queries;
 mod secrets_door;
+mod stats;
 mod tls;
 
 use agentshape_store::{NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store};

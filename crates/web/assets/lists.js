@@ -55,6 +55,8 @@ function sessionsPage(table) {
   const canMatchStart = (row, body) => {
     if (d.status && d.status !== "running") return false;
     if (d.errorCategory || d.method) return false;
+    // A session that starts has no verdict yet.
+    if (d.verdict || d.failingPath) return false;
     if (d.tier && String(body.tier ?? 1) !== d.tier) return false;
     if (d.profile && body.profile !== d.profile) return false;
     if (d.agent && body.agent !== d.agent) return false;

@@ -16,6 +16,7 @@ mod run;
 mod secrets;
 mod serve;
 mod sessions;
+mod stats;
 mod store;
 mod validate;
 
@@ -86,6 +87,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Import(a) => import::run(&a, false),
         Command::Watch(a) => import::run(&a, true),
         Command::Hook(a) => hook::run(&a),
+        Command::Stats(a) => stats::run(&a),
     }
 }
 

@@ -51,6 +51,7 @@ mod session_page;
 mod sessions;
 mod silent_changes;
 mod special_files;
+mod stats;
 mod store_load;
 mod store_outage;
 mod store_pg;

@@ -493,3 +493,63 @@ mod tests {
         }
     }
 }
+
+/// One day of a [`rejection_chart`]: outputs checked and rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RejectionDay {
+    /// `YYYY-MM-DD`.
+    pub(crate) day: String,
+    /// Sessions with a verdict.
+    pub(crate) checked: i64,
+    /// Of those, invalid or with nothing found.
+    pub(crate) rejected: i64,
+}
+
+/// The share of checked outputs rejected per day of `days` (the window,
+/// oldest first): one bar per day (class `bar reject`, height the rate on
+/// a 0-100% axis), a day without a checked output has no bar; each day's
+/// `<title>` has the exact counts. An empty state when nothing was checked.
+pub(crate) fn rejection_chart(days: &[RejectionDay]) -> Markup {
+    if days.iter().all(|d| d.checked == 0) {
+        return html! { p.empty { "No validated output in the last 30 days." } };
+    }
+    let plot_w = W - LEFT - RIGHT;
+    let plot_h = H - TOP - BOTTOM;
+    let slot = plot_w / days.len() as f64;
+    let label_every = days.len().div_ceil(8).max(1);
+    let base = TOP + plot_h;
+    html! {
+        svg xmlns="http://www.w3.org/2000/svg" viewBox={ "0 0 " (W) " " (H) } role="img"
+            aria-label="Rejection rate per day" {
+            title { "Rejection rate per day" }
+            line.axis x1=(c(LEFT)) y1=(c(TOP)) x2=(c(LEFT)) y2=(c(base)) {}
+            line.axis x1=(c(LEFT)) y1=(c(base)) x2=(c(W - RIGHT)) y2=(c(base)) {}
+            line.axis.half x1=(c(LEFT)) y1=(c(TOP + plot_h / 2.0)) x2=(c(W - RIGHT)) y2=(c(TOP + plot_h / 2.0)) {}
+            text x=(c(LEFT - 6.0)) y=(c(TOP + 8.0)) text-anchor="end" { "100%" }
+            text x=(c(LEFT - 6.0)) y=(c(TOP + plot_h / 2.0 + 4.0)) text-anchor="end" { "50%" }
+            text x=(c(LEFT - 6.0)) y=(c(base)) text-anchor="end" { "0%" }
+            @for (i, d) in days.iter().enumerate() {
+                @let x = LEFT + slot * i as f64;
+                @let rate = if d.checked > 0 { d.rejected.clamp(0, d.checked) as f64 / d.checked as f64 } else { 0.0 };
+                @let h = rate * plot_h;
+                g.day data-day=(d.day) data-checked=(d.checked) data-rejected=(d.rejected) {
+                    title {
+                        (d.day) ": "
+                        @if d.checked == 0 { "no validated output" } @else {
+                            (d.rejected) " of " (d.checked) " outputs rejected (" (format!("{:.1}%", rate * 100.0)) ")"
+                        }
+                    }
+                    rect.hit x=(c(x)) y=(c(TOP)) width=(c(slot)) height=(c(plot_h)) {}
+                    @if d.checked > 0 {
+                        rect.bar.reject x=(c(x + slot * 0.15)) y=(c(base - h)) width=(c(slot * 0.7)) height=(c(h)) {}
+                    }
+                    @if (days.len() - 1 - i) % label_every == 0 {
+                        text x=(c(x + slot / 2.0)) y=(c(base + 14.0)) text-anchor="middle" {
+                            (d.day.get(5..).unwrap_or(&d.day))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

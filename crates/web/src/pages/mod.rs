@@ -14,6 +14,7 @@ mod playground;
 mod secrets;
 pub(crate) mod session;
 pub(crate) mod sessions;
+mod validation;
 
 use std::sync::Arc;
 

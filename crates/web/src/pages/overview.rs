@@ -178,14 +178,35 @@ pub(crate) fn body(o: &Dashboard, now_ms: i64) -> Markup {
 pub(crate) async fn page(AxState(state): AxState<Arc<State>>) -> Response {
     let now = time::now_ms();
     let both = move |s: &dyn query::Source| {
+        let first = query::overview_first_day(now);
         Ok((
             query::overview(s, now)?,
             query::secrets_found(s, super::secrets::SHOWN)?,
+            // The chart needs only the outcomes; the table adds the paths.
+            query::stats_of(
+                s,
+                query::StatsBy::Day,
+                Some(&first),
+                query::Parts {
+                    paths: false,
+                    quantiles: false,
+                },
+            )?,
+            query::stats_of(
+                s,
+                query::StatsBy::All,
+                Some(&first),
+                query::Parts {
+                    paths: true,
+                    quantiles: false,
+                },
+            )?,
         ))
     };
     match read(&state, both).await {
-        Ok((o, found)) => {
-            let page = html! { (body(&o, now)) (super::secrets::panel(&found)) };
+        Ok((o, found, by_day, all)) => {
+            let checks = super::validation::panel(&by_day, all.first(), now);
+            let page = html! { (body(&o, now)) (checks) (super::secrets::panel(&found)) };
             layout("Overview", Nav::Overview, &[], &page).into_response()
         }
         Err(e) => e.into_page(),

@@ -57,6 +57,8 @@ pub(crate) struct ListParams {
     pub(crate) agent: Option<String>,
     pub(crate) project: Option<String>,
     pub(crate) q: Option<String>,
+    pub(crate) verdict: Option<String>,
+    pub(crate) failing_path: Option<String>,
     pub(crate) before: Option<String>,
     pub(crate) limit: Option<usize>,
 }
@@ -94,6 +96,44 @@ fn text(name: &str, v: Option<&String>, max: usize) -> Result<Option<String>, St
     Ok(Some(v))
 }
 
+/// The outcomes the verdict filter takes (Note \[Outcomes of a run\] in
+/// the store's `stats`).
+pub(crate) const VERDICTS: &[&str] = &["valid", "invalid", "none", "unchecked"];
+
+fn verdict(v: Option<&String>) -> Result<Option<String>, String> {
+    match given(v) {
+        None => Ok(None),
+        Some(v) if VERDICTS.contains(&v.as_str()) => Ok(Some(v)),
+        Some(_) => Err(format!("`verdict` must be one of {}", VERDICTS.join(", "))),
+    }
+}
+
+/// A JSON Pointer, or its URI-fragment form (`#` is the root, which an
+/// empty field could not say; `#/a` is `/a`).
+fn failing_path(v: Option<&String>) -> Result<Option<String>, String> {
+    let Some(p) = text("failing_path", v, 512)? else {
+        return Ok(None);
+    };
+    let p = p.strip_prefix('#').map_or(p.clone(), str::to_owned);
+    if p.is_empty() || p.starts_with('/') {
+        Ok(Some(p))
+    } else {
+        Err(
+            "`failing_path` must be a JSON Pointer (`/action`, `/files/0/path`; `#` for the root)"
+                .to_owned(),
+        )
+    }
+}
+
+/// `path` as the list's `failing_path` value (the root as `#`).
+pub(crate) fn path_param(path: &str) -> String {
+    if path.is_empty() {
+        "#".to_owned()
+    } else {
+        path.to_owned()
+    }
+}
+
 impl ListParams {
     /// The store filter, or why the query is bad (a 400).
     pub(crate) fn filter(&self, limit: usize) -> Result<SessionFilter, String> {
@@ -115,6 +155,8 @@ impl ListParams {
             agent: word("agent", self.agent.as_ref())?,
             project: text("project", self.project.as_ref(), 1024)?,
             q: text("q", self.q.as_ref(), 200)?,
+            verdict: verdict(self.verdict.as_ref())?,
+            failing_path: failing_path(self.failing_path.as_ref())?,
             limit,
             before: text("before", self.before.as_ref(), 256)?,
         })
@@ -147,6 +189,11 @@ fn filter_query(f: &SessionFilter) -> String {
         ("agent", f.agent.as_deref()),
         ("project", f.project.as_deref()),
         ("q", f.q.as_deref()),
+        ("verdict", f.verdict.as_deref()),
+        (
+            "failing_path",
+            f.failing_path.as_deref().map(path_param).as_deref(),
+        ),
     ]
     .iter()
     .filter_map(|(k, v)| v.map(|v| format!("{k}={}&", encode(v))))
@@ -275,6 +322,8 @@ fn form(f: &SessionFilter, values: &FilterValues) -> Markup {
             (select("method", "Method", &values.methods, f.method.as_deref()))
             (select("agent", "Agent", &values.agents, f.agent.as_deref()))
             (select("project", "Project", &values.projects, f.project.as_deref()))
+            (select("verdict", "Verdict", VERDICTS, f.verdict.as_deref()))
+            label { "Failing path" input type="text" name="failing_path" value=[f.failing_path.as_deref().map(path_param)] placeholder="/action (# for the root)"; }
             label { "Search" input type="search" name="q" value=[f.q.as_deref()] placeholder="id, summary, error, agent, model, transcript text"; }
             button type="submit" { "Filter" }
             a href="/sessions" { "Clear" }
@@ -332,7 +381,8 @@ pub(crate) fn body(
             data-status=[f.status.as_deref()] data-tier=[tier.as_deref()]
             data-profile=[f.profile.as_deref()] data-error-category=[f.error_category.as_deref()]
             data-method=[f.method.as_deref()] data-agent=[f.agent.as_deref()]
-            data-project=[f.project.as_deref()] data-q=[f.q.as_deref()] {
+            data-project=[f.project.as_deref()] data-q=[f.q.as_deref()]
+            data-verdict=[f.verdict.as_deref()] data-failing-path=[f.failing_path.as_deref().map(path_param)] {
             thead { tr {
                 th { "Session" } th { "Status" } th { "Tier" } th { "Profile" } th { "Agent / model" } th { "Project" }
                 th { "Started" } th { "Duration" } th { "Cost" } th { "Method" } th { "Error" } th { "Summary" }
@@ -441,6 +491,47 @@ mod tests {
         ] {
             assert!(params(&[bad]).filter(PAGE).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn verdict_and_failing_path_filters_parse_and_round_trip() {
+        let f = params(&[("verdict", "invalid"), ("failing_path", "/files/0/path")])
+            .filter(PAGE)
+            .unwrap();
+        assert_eq!(f.verdict.as_deref(), Some("invalid"));
+        assert_eq!(f.failing_path.as_deref(), Some("/files/0/path"));
+        assert_eq!(
+            filter_query(&f),
+            "verdict=invalid&failing_path=%2Ffiles%2F0%2Fpath&"
+        );
+        // The root, which an empty field cannot say, is `#`.
+        let root = params(&[("failing_path", "#")]).filter(PAGE).unwrap();
+        assert_eq!(root.failing_path.as_deref(), Some(""));
+        assert_eq!(filter_query(&root), "failing_path=%23&");
+        assert_eq!(
+            params(&[("failing_path", "#/a")])
+                .filter(PAGE)
+                .unwrap()
+                .failing_path
+                .as_deref(),
+            Some("/a")
+        );
+        for bad in [
+            ("verdict", "maybe"),
+            ("failing_path", "action"),
+            ("failing_path", &"/x".repeat(300)),
+        ] {
+            assert!(params(&[bad]).filter(PAGE).is_err(), "{bad:?}");
+        }
+        let html = body(&f, &FilterValues::default(), &[], &[], 0).into_string();
+        assert!(
+            html.contains(r#"data-verdict="invalid" data-failing-path="/files/0/path""#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<option value="invalid" selected>invalid</option>"#),
+            "{html}"
+        );
     }
 
     #[test]

@@ -38,6 +38,7 @@ mod pages;
 mod playground;
 mod screenshots;
 mod secrets;
+mod validation;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
