@@ -53,6 +53,8 @@ fn screenshots() {
 
     browser.screenshot_at(&out.join("overview-native.png"), "#by-agent-project", 16);
 
+    browser.screenshot_at(&out.join("overview-validation.png"), "#validation", 16);
+
     browser.goto("/sessions?agent=claude-code");
     browser.find("table#sessions tbody tr[data-session-id]");
     browser.screenshot(&out.join("sessions.png"));
