@@ -331,6 +331,27 @@ fn without_last_assistant_message_the_session_file_is_read() {
 }
 
 #[test]
+fn a_sub_agent_without_last_assistant_message_is_read_from_its_own_file() {
+    let env = Env::new();
+    let file = env.dir.path().join("agent-a9.jsonl");
+    // A sub-agent's own file: every line is on its side chain.
+    let line = session_line("s-subfile", "u1", "m1", VALID)
+        .replace("\"isSidechain\":false", "\"isSidechain\":true");
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    let input = json!({"session_id": "s-subfile", "hook_event_name": "SubagentStop",
+        "agent_id": "a9", "agent_type": "planner", "stop_hook_active": false,
+        "transcript_path": "/nonexistent/main.jsonl", "agent_transcript_path": file});
+    let out = env.hook(
+        &["subagent-stop", "--schema", SCHEMA],
+        input.to_string().as_bytes(),
+    );
+    assert_exit(&out, 0);
+    assert!(block(&out).is_none(), "{}", stderr(&out));
+    let rows = env.rows("SELECT verdict, agent_id FROM hook_calls WHERE session_id = 's-subfile'");
+    assert_eq!(rows[0], [json!("valid"), json!("a9")]);
+}
+
+#[test]
 fn a_missing_profile_or_a_locked_store_never_breaks_the_session() {
     let env = Env::new();
     // A profile that cannot be loaded: allow, one line, the call recorded.
