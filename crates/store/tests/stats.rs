@@ -690,3 +690,130 @@ fn kept_stats_follow_rewritten_sessions() {
         [p("/a", "type", "r0"), p("/c", "invariant", "r1")]
     );
 }
+
+/// Groups of every size from 1 to 41 (ranks land on whole numbers at 20
+/// and 40), values written out of order, some with no cost: each backend's
+/// percentiles are the nearest rank over the values present (Postgres
+/// ranks them in SQL, Note [Nearest rank in SQL]), the same by profile and
+/// by schema file (two folders' profiles of one file name are one group).
+#[test]
+fn percentiles_are_the_nearest_rank_for_every_group_size_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agentshape.db");
+    let mut sqlite = SqliteStore::open(&path).unwrap();
+    let mut pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    // Exact nearest rank of the values present.
+    let rank = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let at = |p: usize| (v.len() * p).div_ceil(100).checked_sub(1).map(|i| v[i]);
+        Quantiles {
+            p50: at(50),
+            p95: at(95),
+        }
+    };
+    let mut want = Vec::new();
+    let mut by_schema: std::collections::BTreeMap<String, (Vec<f64>, Vec<f64>)> =
+        std::collections::BTreeMap::new();
+    for n in 1..=41u64 {
+        let profile = format!("dir{}/s{n:02}.json", n % 2);
+        let (mut tokens, mut costs) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            // A permutation of 0..n (n and 7 or 11 share no factor here
+            // often enough to mix the order; distinct either way).
+            let t = (i * 7919 + n) % (n * 13) + 1;
+            let cost = (i % 3 != 0).then(|| t as f64 / 100.0);
+            let id = format!("p{n}-{i}");
+            let r = session(
+                &id,
+                "2026-03-02",
+                &profile,
+                "claude",
+                Some("fenced"),
+                valid(json!([])),
+                t,
+                cost,
+            );
+            sqlite.write_session(&r).unwrap();
+            pg.write_session(&r).unwrap();
+            tokens.push(t as f64);
+            costs.extend(cost);
+        }
+        let file = format!("s{n:02}.json");
+        let e = by_schema.entry(file).or_default();
+        e.0.extend(&tokens);
+        e.1.extend(&costs);
+        want.push((profile, rank(tokens), rank(costs)));
+    }
+    let sqlite = SqliteStore::open_read_only(&path).unwrap();
+    let both = |by| {
+        let a = query::stats(&sqlite, by, None).unwrap();
+        let b = query::stats(&pg, by, None).unwrap();
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap(),
+            "{by:?}: SQLite (left) and Postgres (right) differ"
+        );
+        a
+    };
+    let got = both(StatsBy::Profile);
+    assert_eq!(got.len(), want.len());
+    for (profile, tokens, costs) in &want {
+        let g = got.iter().find(|g| &g.key == profile).unwrap();
+        assert_eq!(&g.per_valid.tokens, tokens, "{profile} tokens");
+        assert_eq!(&g.per_valid.cost_usd, costs, "{profile} cost");
+    }
+    let got = both(StatsBy::Schema);
+    for (file, (tokens, costs)) in by_schema {
+        let g = got.iter().find(|g| g.key == file).unwrap();
+        assert_eq!(g.per_valid.tokens, rank(tokens), "{file} tokens");
+        assert_eq!(g.per_valid.cost_usd, rank(costs), "{file} cost");
+    }
+}
+
+/// A whole-store `stats` reads the per-day counters and, one by one, only
+/// the sessions of the empty day (a start that is not a timestamp): such a
+/// session still counts, on both backends.
+#[test]
+fn whole_store_stats_count_a_session_without_a_start_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agentshape.db");
+    let mut sqlite = SqliteStore::open(&path).unwrap();
+    let mut pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    let mut odd = session(
+        "odd",
+        "",
+        "p",
+        "claude",
+        Some("bare"),
+        valid(json!([])),
+        5,
+        None,
+    );
+    odd.started_at = String::new();
+    let rows = [
+        odd,
+        session(
+            "ok",
+            "2026-03-02",
+            "p",
+            "claude",
+            Some("fenced"),
+            invalid(json!([err("/a", "/properties/a/type")])),
+            1,
+            None,
+        ),
+    ];
+    for r in &rows {
+        sqlite.write_session(r).unwrap();
+        pg.write_session(r).unwrap();
+    }
+    let sqlite = SqliteStore::open_read_only(&path).unwrap();
+    for s in [&sqlite as &dyn Source, &pg] {
+        let all = query::stats(s, StatsBy::All, None).unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].runs, 2, "{:?}", s.backend());
+        assert_eq!(all[0].valid_first_try, 1, "{:?} {:?}", s.backend(), all[0]);
+        assert_eq!(all[0].invalid, 1);
+        assert_eq!(all[0].per_valid.tokens, q(5.0, 5.0));
+    }
+}
