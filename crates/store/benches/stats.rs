@@ -16,14 +16,22 @@
 //! table: failing paths over 30 days) and the session list filtered by a
 //! rare failing path and by verdict.
 //!
+//! Then what keeping the outcomes costs (Note \[Kept outcomes\]): the
+//! migration's backfill of a store of the previous version holding the
+//! same sessions (timed once), and writing 2,000 more sessions one
+//! transaction each to an unmigrated copy (no triggers) and to the
+//! migrated store, alternating.
+//!
 //! `STATS_SESSIONS=N` changes the number of sessions; `STATS_ONLY=sqlite`
-//! skips Postgres.
+//! or `STATS_ONLY=postgres` runs one backend; `STATS_WRITES=0` skips the
+//! backfill and write costs.
 #![allow(clippy::unwrap_used, missing_docs)] // a bench: a failure is the bench failing
 #![allow(clippy::semicolon_if_nothing_returned)] // the cases read as one-liners
 
 use std::hint::black_box;
 use std::time::Instant;
 
+use agentshape_store::migrate::{Migration, POSTGRES, SQLITE};
 use agentshape_store::query::{self, Parts, SessionFilter, Source, StatsBy};
 use agentshape_store::{PgStore, SqliteStore};
 
@@ -77,10 +85,28 @@ fn hook_select(k: &str) -> String {
 
 const HOOK_COLUMNS: &str = "session_id, event, verdict, method, errors, blocks, created_at";
 
+const SQLITE_STARTED: &str =
+    "strftime('%Y-%m-%dT%H:%M:%S.000Z', '2026-01-01', '+' || (i * 38) || ' seconds')";
+const PG_STARTED: &str = "to_char(timestamp '2026-01-01' + i * 38 * interval '1 second', \
+                          'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
+
+/// The migrations before the outcomes were kept.
+fn before_outcomes(list: &'static [Migration]) -> &'static [Migration] {
+    &list[..list
+        .iter()
+        .position(|m| m.name.ends_with("_outcomes.sql"))
+        .unwrap()]
+}
+
 fn sqlite(path: &std::path::Path, n: usize) -> SqliteStore {
     drop(SqliteStore::open(path).unwrap());
     let c = rusqlite::Connection::open(path).unwrap();
-    let started = "strftime('%Y-%m-%dT%H:%M:%S.000Z', '2026-01-01', '+' || (i * 38) || ' seconds')";
+    sqlite_fill(&c, n);
+    SqliteStore::open_read_only(path).unwrap()
+}
+
+fn sqlite_fill(c: &rusqlite::Connection, n: usize) {
+    let started = SQLITE_STARTED;
     c.execute_batch(&format!(
         "BEGIN;
          WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < {n})
@@ -93,13 +119,11 @@ fn sqlite(path: &std::path::Path, n: usize) -> SqliteStore {
         hook_select("k.k"),
     ))
     .unwrap();
-    SqliteStore::open_read_only(path).unwrap()
 }
 
 fn postgres(n: usize) -> PgStore {
     let pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
-    let started = "to_char(timestamp '2026-01-01' + i * 38 * interval '1 second', \
-                   'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
+    let started = PG_STARTED;
     pg.query_text(&format!(
         "INSERT INTO sessions ({SESSION_COLUMNS}) {} FROM generate_series(1, {n}) AS i;
          INSERT INTO hook_calls ({HOOK_COLUMNS}) {}
@@ -256,18 +280,153 @@ fn run(label: &str, store: &dyn Source, n: usize) {
     }
 }
 
+/// Writes `WRITES` sessions (from number `from` on), one transaction each,
+/// through `old` and `new` alike, alternating in rounds of 100 so that a
+/// change in the machine's load falls on both; their total times in ms.
+fn write_both(
+    old: &mut dyn FnMut(&str),
+    new: &mut dyn FnMut(&str),
+    started: &str,
+    from: usize,
+) -> (f64, f64) {
+    let mut total = [0.0; 2];
+    for round in (0..WRITES).step_by(100) {
+        for (k, spent) in total.iter_mut().enumerate() {
+            let exec: &mut dyn FnMut(&str) = if k == 0 { &mut *old } else { &mut *new };
+            let t = Instant::now();
+            for i in from + round..from + round + 100 {
+                exec(&format!(
+                    "BEGIN; INSERT INTO sessions ({SESSION_COLUMNS}) {} FROM (SELECT {i} AS i) g; \
+                     COMMIT;",
+                    session_select(started)
+                ));
+            }
+            *spent += t.elapsed().as_secs_f64() * 1000.0;
+        }
+    }
+    (total[0], total[1])
+}
+
+const WRITES: usize = 2_000;
+
+/// The backfill of a previous-version SQLite store of `n` sessions, and
+/// the cost of a write before and after it (a copy left unmigrated).
+fn sqlite_writes(dir: &std::path::Path, n: usize) {
+    let (old_path, path) = (dir.join("old.db"), dir.join("new.db"));
+    // As the store opens its connections, so that the two stores' writes
+    // differ by the triggers alone.
+    let open = |path: &std::path::Path| {
+        let c = rusqlite::Connection::open(path).unwrap();
+        c.pragma_update(None, "journal_mode", "WAL").unwrap();
+        c.pragma_update(None, "synchronous", "NORMAL").unwrap();
+        c.pragma_update(None, "foreign_keys", "ON").unwrap();
+        c
+    };
+    {
+        let c = open(&old_path);
+        let previous = before_outcomes(SQLITE);
+        for m in previous {
+            c.execute_batch(m.sql).unwrap();
+        }
+        c.pragma_update(None, "user_version", previous.len())
+            .unwrap();
+        sqlite_fill(&c, n);
+        c.pragma_update(None, "wal_checkpoint", "TRUNCATE").unwrap();
+    }
+    std::fs::copy(&old_path, &path).unwrap();
+    let t = Instant::now();
+    drop(SqliteStore::open(&path).unwrap());
+    let backfill = t.elapsed().as_secs_f64() * 1000.0;
+    let (a, b) = (open(&old_path), open(&path));
+    let (old, new) = write_both(
+        &mut |sql| a.execute_batch(sql).unwrap(),
+        &mut |sql| b.execute_batch(sql).unwrap(),
+        SQLITE_STARTED,
+        n + 1,
+    );
+    report("sqlite", n, backfill, old, new);
+}
+
+/// A Postgres database at the version before the outcomes with `n`
+/// sessions; its URL.
+fn postgres_old(n: usize) -> String {
+    let url = agentshape_testkit::pg::fresh_db();
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute(
+        "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, \
+         applied_at TEXT NOT NULL)",
+    )
+    .unwrap();
+    for m in before_outcomes(POSTGRES) {
+        c.batch_execute(m.sql).unwrap();
+        c.execute(
+            "INSERT INTO schema_migrations VALUES ($1, $2, 'x')",
+            &[&m.version, &m.name],
+        )
+        .unwrap();
+    }
+    c.batch_execute(&format!(
+        "INSERT INTO sessions ({SESSION_COLUMNS}) {} FROM generate_series(1, {n}) AS i;
+         INSERT INTO hook_calls ({HOOK_COLUMNS}) {}
+           FROM generate_series(1, {n}, 10) AS i, generate_series(0, 2) AS k ORDER BY i, k;
+         ANALYZE;",
+        session_select(PG_STARTED),
+        hook_select("k"),
+    ))
+    .unwrap();
+    url
+}
+
+fn postgres_writes(n: usize) {
+    let (old_url, url) = (postgres_old(n), postgres_old(n));
+    let t = Instant::now();
+    drop(PgStore::open(&url).unwrap());
+    let backfill = t.elapsed().as_secs_f64() * 1000.0;
+    let connect = |url: &str| postgres::Client::connect(url, postgres::NoTls).unwrap();
+    let (mut a, mut b) = (connect(&old_url), connect(&url));
+    let (old, new) = write_both(
+        &mut |sql| a.batch_execute(sql).unwrap(),
+        &mut |sql| b.batch_execute(sql).unwrap(),
+        PG_STARTED,
+        n + 1,
+    );
+    report("postgres", n, backfill, old, new);
+}
+
+fn report(label: &str, n: usize, backfill: f64, old: f64, new: f64) {
+    let per = |ms: f64| ms * 1000.0 / WRITES as f64;
+    eprintln!("stats/{label}/backfill: {backfill:.0} ms for {n} sessions (migration, once)");
+    eprintln!(
+        "stats/{label}/write: {:.0} us per session without the outcome triggers, {:.0} us with \
+         them ({:.2}x; {WRITES} sessions, one transaction each, alternating)",
+        per(old),
+        per(new),
+        new / old
+    );
+}
+
 fn main() {
     let n = std::env::var("STATS_SESSIONS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000usize);
-    let dir = tempfile::tempdir().unwrap();
-    let store = sqlite(&dir.path().join("stats.db"), n);
-    run("sqlite", &store, n);
-    drop(store);
-    if std::env::var("STATS_ONLY").is_ok_and(|v| v == "sqlite") {
-        return;
+    let only = std::env::var("STATS_ONLY").unwrap_or_default();
+    let writes = std::env::var("STATS_WRITES").map_or(true, |v| v != "0");
+    if only != "postgres" {
+        let dir = tempfile::tempdir().unwrap();
+        let store = sqlite(&dir.path().join("stats.db"), n);
+        run("sqlite", &store, n);
+        drop(store);
+        if writes {
+            sqlite_writes(dir.path(), n);
+        }
     }
-    let pg = postgres(n);
-    run("postgres", &pg, n);
+    if only != "sqlite" {
+        let pg = postgres(n);
+        run("postgres", &pg, n);
+        drop(pg);
+        if writes {
+            postgres_writes(n);
+        }
+    }
 }

@@ -452,9 +452,7 @@ pub fn stats_of(
         trim(&mut out);
         return Ok(out);
     }
-    // By schema file, Postgres cutting every name was slower than ranking
-    // here (Note [Nearest rank in SQL]).
-    if kept && is_pg(store) && by != StatsBy::Schema {
+    if kept && is_pg(store) {
         pg_quantiles(store, by, &args, &mut groups)?;
     } else {
         rust_quantiles(store, (by, sql_by, rekey), kept, &args, &mut groups)?;
@@ -523,9 +521,9 @@ fn rust_quantiles(
 /// the same for every n up to 3,000,000 (checked exhaustively), and the
 /// tests compare the whole stats of both backends. NULL measures are left
 /// out by both. Measured on a loaded 2-core machine at 100,000 sessions,
-/// ranking in SQL took 87–146 ms where sending the rows took 132–196,
-/// except `--by schema`, where cutting 70,000 file names in SQL cost more
-/// than it saved (205 vs 157–186 ms): that grouping ranks in Rust.
+/// ranking in SQL took 87–146 ms where sending the rows took 132–196
+/// (`--by schema` cutting each valid output's file name in SQL took 205
+/// ms: the names are cut once per distinct profile instead).
 fn pg_quantiles(
     store: &dyn Source,
     by: StatsBy,
@@ -533,7 +531,18 @@ fn pg_quantiles(
     groups: &mut BTreeMap<String, StatsGroup>,
 ) -> Result<()> {
     let ctx = || "computing the validation stats".to_owned();
-    let key = key_sql(store, by);
+    // By schema file: each profile's file name is cut once, over the few
+    // distinct profiles of the counters (every session's is there), not
+    // once per valid output.
+    let (key, join) = if by == StatsBy::Schema {
+        (
+            "m.k",
+            "JOIN (SELECT DISTINCT profile AS p, regexp_replace(profile, '^.*/', '') AS k
+                   FROM session_outcome_days) m ON m.p = COALESCE(s.profile, '')",
+        )
+    } else {
+        (key_sql(store, by), "")
+    };
     let pct = |col: &str| {
         format!(
             "percentile_disc(0.5) WITHIN GROUP (ORDER BY {col}),
@@ -545,7 +554,7 @@ fn pg_quantiles(
            (SELECT {key} AS k, CAST(s.input_tokens + s.output_tokens AS DOUBLE PRECISION) AS t,
                    CAST(s.cost_usd AS DOUBLE PRECISION) AS c,
                    CAST(s.duration_ms AS DOUBLE PRECISION) AS d
-            FROM sessions s WHERE s.started_at >= ?1 AND s.outcome = 'valid') v
+            FROM sessions s {join} WHERE s.started_at >= ?1 AND s.outcome = 'valid') v
          GROUP BY k",
         t = pct("t"),
         c = pct("c"),
