@@ -6,11 +6,14 @@
 //! mapped to spans again and again as it changes; [`Sent`] keeps the ids
 //! of the spans already handed to the exporter, so each tool call, each
 //! validation and the root leave once (ids are derived, Note \[Derived
-//! ids\] in `ids`, so the same span always has the same id). It lives in
+//! ids\] in `ids`, so the same span always has the same id); a span whose
+//! end moved (the root of a native session that grew, its verdict checked
+//! again) leaves again, with the same id, and backends keep the latest. It lives in
 //! memory: a restarted `watch` sends a session's spans again, with the same
 //! ids, which backends that de-duplicate by span id show once.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::time::SystemTime;
 
 use agentshape_core::Event;
 use agentshape_store::time;
@@ -133,20 +136,23 @@ impl Folder {
     }
 }
 
-/// The spans already sent, per trace (Note \[Sent once\]).
+/// The spans already sent, per trace, with the end each was sent with
+/// (Note \[Sent once\]).
 #[derive(Debug, Default)]
 pub struct Sent {
-    ids: HashSet<(TraceId, SpanId)>,
+    ids: HashMap<(TraceId, SpanId), SystemTime>,
 }
 
 impl Sent {
-    /// The spans of `spans` not sent before; they count as sent from now on.
+    /// The spans of `spans` not sent before, or sent with another end (the
+    /// root of a session that grew, its verdict checked again); they count
+    /// as sent from now on.
     pub fn fresh(&mut self, spans: Vec<SpanData>) -> Vec<SpanData> {
         spans
             .into_iter()
             .filter(|s| {
-                self.ids
-                    .insert((s.span_context.trace_id(), s.span_context.span_id()))
+                let key = (s.span_context.trace_id(), s.span_context.span_id());
+                self.ids.insert(key, s.end_time) != Some(s.end_time)
             })
             .collect()
     }
@@ -187,5 +193,12 @@ mod tests {
         assert_eq!(f.trace.tools[0].ended_ms, Some(40));
         assert!(sent.fresh(spans(&f.trace, &SpanOptions::default())).is_empty());
         assert_eq!(sent.len(), 3);
+        // The session grew: only the root (its end moved) and the new call leave.
+        f.json(60, &json!({"type": "tool_use", "id": "c", "name": "Grep", "input": {}}));
+        f.json(70, &json!({"type": "tool_result", "tool_use_id": "c", "is_error": false}));
+        f.trace.ended_ms = Some(80);
+        let third = sent.fresh(spans(&f.trace, &SpanOptions::default()));
+        let names: Vec<&str> = third.iter().map(|s| s.name.as_ref()).collect();
+        assert_eq!(names, ["invoke_agent claude", "execute_tool Grep"]);
     }
 }

@@ -198,3 +198,52 @@ pub fn session_ids(store: &dyn Source, since_ms: Option<i64>) -> Result<Vec<Stri
         }
     }
 }
+
+/// The trace of a session that just ended in this process: `base` (the
+/// tool calls and texts folded from its events, or an empty trace) with
+/// the record's facts and its verdict, as the store will keep them, so a
+/// live export and a later `export otlp` give the same spans.
+pub fn from_record(record: &agentshape_store::SessionRecord, base: Option<SessionTrace>) -> SessionTrace {
+    let started = time::parse_ms(&record.started_at).unwrap_or(0);
+    let agent = record.agent.as_deref().unwrap_or("agent");
+    let mut trace = base.unwrap_or_else(|| SessionTrace::new(&record.id, agent, started));
+    agent.clone_into(&mut trace.agent);
+    record.id.clone_into(&mut trace.session_id);
+    trace.started_ms = started;
+    trace.ended_ms = Some(
+        record
+            .ended_at
+            .as_deref()
+            .and_then(time::parse_ms)
+            .unwrap_or_else(time::now_ms),
+    );
+    if record.model.is_some() {
+        trace.model.clone_from(&record.model);
+    }
+    trace.status.clone_from(&record.status);
+    trace.error.clone_from(&record.error);
+    trace.error_category.clone_from(&record.error_category);
+    trace.usage = Usage {
+        input: record.input_tokens,
+        output: record.output_tokens,
+        cache_read: record.cache_read_tokens,
+        cache_write: record.cache_write_tokens,
+    };
+    trace.cost_usd = record.cost_usd;
+    trace.profile.clone_from(&record.profile);
+    trace.tier = Some(record.tier);
+    if let (Some(v), Some(end)) = (&record.verdict, trace.ended_ms) {
+        let valid = v.get("valid").and_then(Value::as_bool) == Some(true);
+        trace.checks.push(Check {
+            key: "verdict".to_owned(),
+            name: record.profile.clone().unwrap_or_default(),
+            started_ms: end,
+            ended_ms: end,
+            verdict: verdict_word(valid, record.extraction_method.as_deref()).to_owned(),
+            failing_paths: failing_paths(v.get("errors")),
+            method: record.extraction_method.clone(),
+            ..Check::default()
+        });
+    }
+    trace
+}
