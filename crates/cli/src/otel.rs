@@ -241,3 +241,55 @@ pub fn hook_trace(call: &agentshape_store::HookCall, input: &[u8]) -> SessionTra
     t.tools.push(tool);
     t
 }
+
+/// A read-only handle on a store, for the spans of what a command wrote
+/// (the feed rows carry the times the lines were seen).
+pub enum Reader {
+    /// SQLite.
+    Sqlite(agentshape_store::SqliteStore),
+    /// Postgres.
+    Postgres(agentshape_store::PgStore),
+}
+
+impl Reader {
+    /// Open `url` read-only.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn open(url: &agentshape_store::StoreUrl) -> anyhow::Result<Reader> {
+        use agentshape_store::StoreUrl;
+        Ok(match url {
+            StoreUrl::Sqlite(p) => Reader::Sqlite(agentshape_store::SqliteStore::open_read_only(p)?),
+            StoreUrl::Postgres(u) => Reader::Postgres(agentshape_store::PgStore::open_read_only(u)?),
+        })
+    }
+
+    /// The handle as a query source.
+    pub fn source(&self) -> &dyn agentshape_store::query::Source {
+        match self {
+            Reader::Sqlite(s) => s,
+            Reader::Postgres(s) => s,
+        }
+    }
+}
+
+/// The trace of a session this process just ran: read back from the store
+/// it was written to, so a live export is exactly what `export otlp` sends
+/// later (the feed's times are those the lines were seen at); else (no
+/// store, or it cannot be read) from the events folded off the hub.
+pub fn finished_trace(
+    url: Option<&agentshape_store::StoreUrl>,
+    folds: Option<&Folds>,
+    outcome: &SessionOutcome,
+    content: bool,
+) -> SessionTrace {
+    let stored = url
+        .filter(|_| outcome.report.as_ref().is_some_and(|r| r.inserted))
+        .and_then(|u| Reader::open(u).ok())
+        .and_then(|r| agentshape_otel::stored::load(r.source(), &outcome.record.id, content).ok())
+        .flatten();
+    let folded = folds.map(|f| f.take(outcome));
+    stored
+        .or(folded)
+        .unwrap_or_else(|| agentshape_otel::stored::from_record(&outcome.record, None))
+}

@@ -112,6 +112,13 @@ impl Builder<'_> {
             .provider
             .clone()
             .or_else(|| sc::provider_of(&self.session.agent).map(str::to_owned))
+            .or_else(|| {
+                self.session
+                    .model
+                    .as_deref()
+                    .and_then(sc::provider_of_model)
+                    .map(str::to_owned)
+            })
     }
 
     fn error_status(&self, error: Option<&str>, fallback: &str) -> Status {

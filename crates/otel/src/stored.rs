@@ -217,6 +217,14 @@ pub fn from_record(record: &agentshape_store::SessionRecord, base: Option<Sessio
             .and_then(time::parse_ms)
             .unwrap_or_else(time::now_ms),
     );
+    // Events folded live are timed when seen, which may be a little after
+    // the record's end: the root covers them.
+    let last = trace
+        .tools
+        .iter()
+        .filter_map(|t| t.ended_ms.or(Some(t.started_ms)))
+        .max();
+    trace.ended_ms = trace.ended_ms.max(last);
     if record.model.is_some() {
         trace.model.clone_from(&record.model);
     }

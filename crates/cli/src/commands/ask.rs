@@ -516,12 +516,14 @@ fn ask_trace(
                 ..Usage::default()
             },
             http_status: a.status,
-            error: a.error.clone(),
+            // An answer that does not validate is the guardrail's finding,
+            // not a failed call.
+            error: a.error_category.and(a.error.clone()),
             error_category: a.error_category.map(|c| c.as_str().to_owned()),
             input: Some(f.prompt.to_owned()),
             output: None,
         });
-        if a.error.is_none() {
+        if a.error_category.is_none() {
             t.checks.push(Check {
                 key: format!("attempt-{}", a.attempt),
                 name: name.clone(),

@@ -309,13 +309,7 @@ pub fn follow_in_background(
 /// `watch` sends each session's spans again, with the same ids.
 struct NativeExport {
     live: crate::otel::Live,
-    reader: Reader,
-}
-
-/// A read-only handle on the store being written.
-enum Reader {
-    Sqlite(agentshape_store::SqliteStore),
-    Postgres(agentshape_store::PgStore),
+    reader: crate::otel::Reader,
 }
 
 impl NativeExport {
@@ -323,10 +317,7 @@ impl NativeExport {
         let Some(live) = crate::otel::Live::start(args, crate::otel::FINISH, true)? else {
             return Ok(None);
         };
-        let reader = match url {
-            StoreUrl::Sqlite(p) => Reader::Sqlite(agentshape_store::SqliteStore::open_read_only(p)?),
-            StoreUrl::Postgres(u) => Reader::Postgres(agentshape_store::PgStore::open_read_only(u)?),
-        };
+        let reader = crate::otel::Reader::open(url)?;
         Ok(Some(NativeExport { live, reader }))
     }
 
@@ -335,11 +326,7 @@ impl NativeExport {
             return;
         }
         let Some(id) = &r.session_id else { return };
-        let source: &dyn agentshape_store::query::Source = match &self.reader {
-            Reader::Sqlite(s) => s,
-            Reader::Postgres(s) => s,
-        };
-        match agentshape_otel::stored::load(source, id, self.live.content) {
+        match agentshape_otel::stored::load(self.reader.source(), id, self.live.content) {
             Ok(Some(trace)) => self.live.send(&trace),
             Ok(None) => {}
             Err(e) => eprint(&format!("agentshape: warning: OpenTelemetry export of `{id}`: {e}")),

@@ -100,8 +100,13 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
             }
             for s in &sessions {
                 exit = exit.worst(session_exit(s));
-                if let (Some(l), Some(f)) = (&live, &folds) {
-                    l.send(&f.take(s));
+                if let Some(l) = &live {
+                    l.send(&crate::otel::finished_trace(
+                        Some(&url),
+                        folds.as_ref(),
+                        s,
+                        l.content,
+                    ));
                 }
             }
             if args.once || interrupts.first().is_some() {

@@ -187,10 +187,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         // Before anything is created: a bad id writes nothing anywhere.
         check_session_id(id).map_err(|e| CliError::Usage(e.to_string()))?;
     }
-    let mut store = if args.no_store {
+    // Before anything is created: a bad --otlp-* is a usage error (64).
+    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, true)?;
+    let url = if args.no_store {
         None
     } else {
-        Some(StoreUrl::resolve(args.store.as_deref())?.open()?)
+        Some(StoreUrl::resolve(args.store.as_deref())?)
+    };
+    let mut store = match &url {
+        Some(u) => Some(u.open()?),
+        None => None,
     };
     let id = args.session_id.clone().unwrap_or_else(new_session_id);
     let spec = SessionSpec {
@@ -222,8 +228,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         },
         ..spec
     };
-    // Before the agent starts: a bad --otlp-* is a usage error (64).
-    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, true)?;
     let (outcome, folds) = rt
         .block_on(async {
             let hub = Hub::default();
@@ -253,9 +257,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         .map_err(runner_error)?;
     // Note [Live export never fails a run] in `otel`.
     let otlp = live.map(|l| {
-        if let Some(f) = &folds {
-            l.send(&f.take(&outcome));
-        }
+        l.send(&crate::otel::finished_trace(
+            url.as_ref(),
+            folds.as_ref(),
+            &outcome,
+            l.content,
+        ));
         l.finish(crate::otel::FINISH)
     });
     let mut exit = session_exit(&outcome);
