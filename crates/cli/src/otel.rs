@@ -60,6 +60,7 @@ pub fn span_options(config: &OtlpConfig) -> SpanOptions {
             masker: crate::mask::masker().cloned(),
             max_chars: 0,
         },
+        skip_open_tools: false,
     }
 }
 
@@ -232,7 +233,10 @@ pub fn hook_trace(call: &agentshape_store::HookCall, input: &[u8]) -> SessionTra
     );
     tool.ended_ms = Some(at);
     let response = v.get("tool_response").cloned().unwrap_or_default();
-    tool.is_error = response.get("is_error").and_then(serde_json::Value::as_bool) == Some(true)
+    tool.is_error = response
+        .get("is_error")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
         || response
             .get("error")
             .is_some_and(|e| !e.is_null() && e != &serde_json::Value::Bool(false));
@@ -259,8 +263,12 @@ impl Reader {
     pub fn open(url: &agentshape_store::StoreUrl) -> anyhow::Result<Reader> {
         use agentshape_store::StoreUrl;
         Ok(match url {
-            StoreUrl::Sqlite(p) => Reader::Sqlite(agentshape_store::SqliteStore::open_read_only(p)?),
-            StoreUrl::Postgres(u) => Reader::Postgres(agentshape_store::PgStore::open_read_only(u)?),
+            StoreUrl::Sqlite(p) => {
+                Reader::Sqlite(agentshape_store::SqliteStore::open_read_only(p)?)
+            }
+            StoreUrl::Postgres(u) => {
+                Reader::Postgres(agentshape_store::PgStore::open_read_only(u)?)
+            }
         })
     }
 

@@ -23,7 +23,9 @@ fn store() -> SqliteStore {
     let mut rec = SessionRecord::new("big", &time::format_ms(t0), "completed");
     rec.agent = Some("claude".into());
     rec.ended_at = Some(time::format_ms(t0 + TOOLS * 1_000));
-    rec.verdict = Some(json!({"valid": false, "errors": [{"instance_path": "/a", "schema_path": "/x", "message": "m"}], "repairs": [], "coercions": []}));
+    rec.verdict = Some(
+        json!({"valid": false, "errors": [{"instance_path": "/a", "schema_path": "/x", "message": "m"}], "repairs": [], "coercions": []}),
+    );
     rec.extraction_method = Some("fenced".into());
     s.start_session(&rec).unwrap();
     let mut feed = Vec::new();
@@ -47,7 +49,8 @@ fn store() -> SqliteStore {
     s.write_session(&rec).unwrap();
     for i in 0..20 {
         let mut h = HookCall::new("big", "Stop", "blocked", &time::format_ms(t0 + i * 7_000));
-        h.errors = Some(json!([{"instance_path": "/severity", "schema_path": "/p", "message": "m"}]));
+        h.errors =
+            Some(json!([{"instance_path": "/severity", "schema_path": "/p", "message": "m"}]));
         h.profile = Some("claude-ops".into());
         s.save_hook(&h, &[]).unwrap();
     }
@@ -63,6 +66,7 @@ fn bench(c: &mut Criterion) {
             masker: Some(Masker::builtin(MaskKey::from_bytes([3; 32]))),
             max_chars: 0,
         },
+        skip_open_tools: false,
     };
     let trace = stored::load(&s, "big", false).unwrap().unwrap();
     assert_eq!(spans(&trace, &plain).len(), 1 + 5_000 + 1 + 20);

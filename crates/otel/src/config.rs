@@ -75,7 +75,11 @@ impl std::fmt::Debug for OtlpConfig {
             .field("endpoint", &shown(&self.endpoint))
             .field(
                 "headers",
-                &self.headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+                &self
+                    .headers
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect::<Vec<_>>(),
             )
             .field("service_name", &self.service_name)
             .field("content", &self.content)
@@ -136,7 +140,10 @@ fn endpoint(setting: &str, text: &str, base: bool) -> Result<Url, Error> {
     let url = Url::parse(text.trim())
         .map_err(|e| bad(format!("not a URL ({e}): {}", shown_raw(text))))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
-        return Err(bad(format!("not an http(s) URL with a host: {}", shown_raw(text))));
+        return Err(bad(format!(
+            "not an http(s) URL with a host: {}",
+            shown_raw(text)
+        )));
     }
     if !base || url.path().trim_end_matches('/').ends_with(TRACES_PATH) {
         return Ok(url);
@@ -152,8 +159,12 @@ fn header(setting: &str, key: &str, value: &str) -> Result<(HeaderName, HeaderVa
         setting: setting.to_owned(),
         reason,
     };
-    let name = HeaderName::from_bytes(key.trim().as_bytes())
-        .map_err(|_| bad(format!("`{}` is not a header name", key.trim().escape_debug())))?;
+    let name = HeaderName::from_bytes(key.trim().as_bytes()).map_err(|_| {
+        bad(format!(
+            "`{}` is not a header name",
+            key.trim().escape_debug()
+        ))
+    })?;
     let mut value = HeaderValue::from_str(value.trim())
         .map_err(|_| bad(format!("the value of `{name}` is not a valid header value")))?;
     value.set_sensitive(true);
@@ -169,7 +180,11 @@ fn pairs(text: &str) -> Result<Vec<(String, String)>, String> {
             Some((k, v)) if !k.trim().is_empty() => Ok((decode(k.trim()), decode(v.trim()))),
             _ => Err(format!(
                 "expected key=value, got an entry {}",
-                if p.contains('=') { "without a key" } else { "without `=`" }
+                if p.contains('=') {
+                    "without a key"
+                } else {
+                    "without `=`"
+                }
             )),
         })
         .collect()
@@ -252,7 +267,12 @@ mod tests {
     use super::*;
 
     fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| (*v).to_owned())
+        }
     }
 
     fn flags(endpoint: Option<&str>, headers: &[&str]) -> OtlpFlags {
@@ -282,7 +302,10 @@ mod tests {
             &OtlpFlags::default(),
             &env(&[
                 ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
-                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://b/custom/path"),
+                (
+                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                    "https://b/custom/path",
+                ),
             ]),
         )
         .unwrap()
@@ -341,7 +364,10 @@ mod tests {
         let e = OtlpConfig::resolve(&flags(Some("http://h:1"), &["bad name=s3cret"]), &env(&[]))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("not a header name") && !e.contains("s3cret"), "{e}");
+        assert!(
+            e.contains("not a header name") && !e.contains("s3cret"),
+            "{e}"
+        );
         let e = OtlpConfig::resolve(&flags(Some("http://h:1"), &["k=s3cr\u{7f}et"]), &env(&[]))
             .unwrap_err()
             .to_string();
@@ -369,18 +395,27 @@ mod tests {
     fn service_name_and_resource() {
         let c = OtlpConfig::resolve(
             &flags(Some("http://h"), &[]),
-            &env(&[("OTEL_RESOURCE_ATTRIBUTES", "service.name=ops,deployment.environment=prod%2Deu")]),
+            &env(&[(
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "service.name=ops,deployment.environment=prod%2Deu",
+            )]),
         )
         .unwrap()
         .unwrap();
         assert_eq!(c.service_name, "ops");
-        assert_eq!(c.resource, [("deployment.environment".to_owned(), "prod-eu".to_owned())]);
+        assert_eq!(
+            c.resource,
+            [("deployment.environment".to_owned(), "prod-eu".to_owned())]
+        );
         let e = OtlpConfig::resolve(
             &flags(Some("http://h"), &[]),
             &env(&[("OTEL_RESOURCE_ATTRIBUTES", "novalue")]),
         )
         .unwrap_err()
         .to_string();
-        assert_eq!(e, "OTEL_RESOURCE_ATTRIBUTES: expected key=value, got an entry without `=`");
+        assert_eq!(
+            e,
+            "OTEL_RESOURCE_ATTRIBUTES: expected key=value, got an entry without `=`"
+        );
     }
 }

@@ -152,7 +152,10 @@ impl HttpClient for Client {
         for (k, v) in response.headers() {
             out = out.header(k, v);
         }
-        let body = response.bytes().await.map_err(reqwest::Error::without_url)?;
+        let body = response
+            .bytes()
+            .await
+            .map_err(reqwest::Error::without_url)?;
         Ok(out.body(body)?)
     }
 }

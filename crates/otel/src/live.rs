@@ -177,25 +177,46 @@ mod tests {
     #[test]
     fn feed_events_make_tool_calls_with_their_times_and_each_span_leaves_once() {
         let mut f = Folder::new(SessionTrace::new("s", "claude", 0), false);
-        f.json(10, &json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"c": 1}}));
-        f.json(20, &json!({"type": "tool_use", "id": "b", "name": "Read", "input": {}}));
-        f.json(30, &json!({"type": "tool_result", "tool_use_id": "b", "is_error": true}));
+        f.json(
+            10,
+            &json!({"type": "tool_use", "id": "a", "name": "Bash", "input": {"c": 1}}),
+        );
+        f.json(
+            20,
+            &json!({"type": "tool_use", "id": "b", "name": "Read", "input": {}}),
+        );
+        f.json(
+            30,
+            &json!({"type": "tool_result", "tool_use_id": "b", "is_error": true}),
+        );
         let mut sent = Sent::default();
         let first = sent.fresh(spans(&f.trace, &SpanOptions::default()));
         let names: Vec<&str> = first.iter().map(|s| s.name.as_ref()).collect();
         assert_eq!(names, ["execute_tool Read"]);
         assert_eq!(f.trace.tools[0].arguments, None);
-        f.json(40, &json!({"type": "tool_result", "tool_use_id": "a", "is_error": false}));
+        f.json(
+            40,
+            &json!({"type": "tool_result", "tool_use_id": "a", "is_error": false}),
+        );
         f.trace.ended_ms = Some(50);
         let second = sent.fresh(spans(&f.trace, &SpanOptions::default()));
         let names: Vec<&str> = second.iter().map(|s| s.name.as_ref()).collect();
         assert_eq!(names, ["invoke_agent claude", "execute_tool Bash"]);
         assert_eq!(f.trace.tools[0].ended_ms, Some(40));
-        assert!(sent.fresh(spans(&f.trace, &SpanOptions::default())).is_empty());
+        assert!(
+            sent.fresh(spans(&f.trace, &SpanOptions::default()))
+                .is_empty()
+        );
         assert_eq!(sent.len(), 3);
         // The session grew: only the root (its end moved) and the new call leave.
-        f.json(60, &json!({"type": "tool_use", "id": "c", "name": "Grep", "input": {}}));
-        f.json(70, &json!({"type": "tool_result", "tool_use_id": "c", "is_error": false}));
+        f.json(
+            60,
+            &json!({"type": "tool_use", "id": "c", "name": "Grep", "input": {}}),
+        );
+        f.json(
+            70,
+            &json!({"type": "tool_result", "tool_use_id": "c", "is_error": false}),
+        );
         f.trace.ended_ms = Some(80);
         let third = sent.fresh(spans(&f.trace, &SpanOptions::default()));
         let names: Vec<&str> = third.iter().map(|s| s.name.as_ref()).collect();

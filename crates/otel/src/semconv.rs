@@ -112,7 +112,12 @@ pub fn provider_of_model(model: &str) -> Option<&'static str> {
     let m = model.to_ascii_lowercase();
     Some(if m.starts_with("claude") {
         "anthropic"
-    } else if m.starts_with("gpt") || m.starts_with("o1") || m.starts_with("o3") || m.starts_with("o4") || m.starts_with("codex") {
+    } else if m.starts_with("gpt")
+        || m.starts_with("o1")
+        || m.starts_with("o3")
+        || m.starts_with("o4")
+        || m.starts_with("codex")
+    {
         "openai"
     } else if m.starts_with("gemini") {
         "gcp.gemini"

@@ -38,6 +38,11 @@ use crate::session::{ChatCall, Check, SessionTrace, ToolCall, Usage};
 pub struct SpanOptions {
     /// Contents and masking (Note \[Contents are opt-in\] in `content`).
     pub content: Content,
+    /// Leave out tool calls without a result even when the session has
+    /// ended: a session that is still growing (`watch`) may get the result
+    /// later, and the call's span then leaves once, with its real end
+    /// (live's Note \[Sent once\]).
+    pub skip_open_tools: bool,
 }
 
 /// Milliseconds since the epoch as a [`SystemTime`] (negative: the epoch).
@@ -162,10 +167,7 @@ impl Builder<'_> {
             attrs.push(kv(sc::COST_USD, c));
         }
         let status = if s.failed() {
-            let kind = s
-                .error_category
-                .clone()
-                .unwrap_or_else(|| s.status.clone());
+            let kind = s.error_category.clone().unwrap_or_else(|| s.status.clone());
             attrs.push(kv(sc::ERROR_TYPE, kind.clone()));
             self.error_status(s.error.as_deref(), &kind)
         } else {
@@ -181,12 +183,7 @@ impl Builder<'_> {
                 } else {
                     sc::ASSISTANT_MESSAGE
                 };
-                Some(Event::new(
-                    name,
-                    at(m.at_ms),
-                    vec![kv("content", text)],
-                    0,
-                ))
+                Some(Event::new(name, at(m.at_ms), vec![kv("content", text)], 0))
             })
             .collect();
         self.span(
@@ -212,7 +209,11 @@ impl Builder<'_> {
         if let Some(id) = &t.id {
             attrs.push(kv(sc::TOOL_CALL_ID, id.clone()));
         }
-        if let Some(a) = t.arguments.as_deref().and_then(|a| self.opts.content.text(a)) {
+        if let Some(a) = t
+            .arguments
+            .as_deref()
+            .and_then(|a| self.opts.content.text(a))
+        {
             attrs.push(kv(sc::TOOL_ARGUMENTS, a));
         }
         if let Some(r) = t.result.as_deref().and_then(|r| self.opts.content.text(r)) {
@@ -341,16 +342,16 @@ pub fn spans(session: &SessionTrace, opts: &SpanOptions) -> Vec<SpanData> {
         opts,
         scope: scope(),
     };
-    let mut out = Vec::with_capacity(
-        1 + session.tools.len() + session.chats.len() + session.checks.len(),
-    );
+    let mut out =
+        Vec::with_capacity(1 + session.tools.len() + session.chats.len() + session.checks.len());
     if let Some(end) = session.ended_ms {
         out.push(b.root(end));
     }
     for (i, t) in session.tools.iter().enumerate() {
         match (t.ended_ms, session.ended_ms) {
-            (Some(end), _) | (None, Some(end)) => out.push(b.tool(i, t, end)),
-            (None, None) => {}
+            (Some(end), _) => out.push(b.tool(i, t, end)),
+            (None, Some(end)) if !opts.skip_open_tools => out.push(b.tool(i, t, end)),
+            (None, _) => {}
         }
     }
     out.extend(session.chats.iter().map(|c| b.chat(c)));
@@ -430,9 +431,15 @@ mod tests {
             assert_eq!(child.parent_span_id, root.span_context.span_id());
             assert_eq!(child.span_context.trace_id(), root.span_context.trace_id());
         }
-        assert_eq!(attr(root, sc::OPERATION), Some(&Value::from("invoke_agent")));
+        assert_eq!(
+            attr(root, sc::OPERATION),
+            Some(&Value::from("invoke_agent"))
+        );
         assert_eq!(attr(root, sc::PROVIDER), Some(&Value::from("anthropic")));
-        assert_eq!(attr(root, sc::CONVERSATION_ID), Some(&Value::from("sess-1")));
+        assert_eq!(
+            attr(root, sc::CONVERSATION_ID),
+            Some(&Value::from("sess-1"))
+        );
         // Cache reads and writes are counted inside the input tokens.
         assert_eq!(attr(root, sc::INPUT_TOKENS), Some(&Value::I64(115)));
         assert_eq!(attr(root, sc::CACHE_READ_TOKENS), Some(&Value::I64(100)));
@@ -443,9 +450,18 @@ mod tests {
         // Real times: tool_use → tool_result; an unanswered call ends with the session.
         assert_eq!((out[1].start_time, out[1].end_time), (at(2_000), at(2_500)));
         assert_eq!(out[3].end_time, at(9_000));
-        assert_eq!(attr(&out[1], sc::TOOL_CALL_ID), Some(&Value::from("toolu_1")));
-        assert_eq!(out[2].status, Status::error("the tool's result is an error"));
-        assert_eq!(attr(&out[2], sc::ERROR_TYPE), Some(&Value::from("tool_error")));
+        assert_eq!(
+            attr(&out[1], sc::TOOL_CALL_ID),
+            Some(&Value::from("toolu_1"))
+        );
+        assert_eq!(
+            out[2].status,
+            Status::error("the tool's result is an error")
+        );
+        assert_eq!(
+            attr(&out[2], sc::ERROR_TYPE),
+            Some(&Value::from("tool_error"))
+        );
         // No content by default: no arguments, no message events.
         assert_eq!(attr(&out[1], sc::TOOL_ARGUMENTS), None);
         assert!(root.events.is_empty());
@@ -453,13 +469,21 @@ mod tests {
         assert_eq!(g.events.len(), 1);
         let ev = &g.events[0];
         assert_eq!(ev.name, sc::GUARDRAIL_RESULT);
-        let get = |k: &str| ev.attributes.iter().find(|a| a.key.as_str() == k).map(|a| a.value.clone());
+        let get = |k: &str| {
+            ev.attributes
+                .iter()
+                .find(|a| a.key.as_str() == k)
+                .map(|a| a.value.clone())
+        };
         assert_eq!(get(sc::VERDICT), Some(Value::from("invalid")));
         assert_eq!(get(sc::ERROR_COUNT), Some(Value::I64(2)));
         assert_eq!(get(sc::EXTRACTION_METHOD), Some(Value::from("fenced")));
         assert_eq!(
             get(sc::FAILING_PATHS),
-            Some(Value::Array(Array::String(vec!["/severity".into(), "".into()])))
+            Some(Value::Array(Array::String(vec![
+                "/severity".into(),
+                "".into()
+            ])))
         );
     }
 
@@ -475,12 +499,16 @@ mod tests {
                 masker: Some(Masker::builtin(MaskKey::from_bytes([1; 32]))),
                 max_chars: 0,
             },
+            skip_open_tools: false,
         };
         let root = &spans(&s, &opts)[0];
         assert_eq!(attr(root, sc::ERROR_TYPE), Some(&Value::from("rate_limit")));
         match &root.status {
             Status::Error { description } => {
-                assert!(description.starts_with("429 for key [REDACTED:"), "{description}");
+                assert!(
+                    description.starts_with("429 for key [REDACTED:"),
+                    "{description}"
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -495,14 +523,25 @@ mod tests {
                 masker: None,
                 max_chars: 0,
             },
+            skip_open_tools: false,
         };
         let out = spans(&s, &opts);
-        assert_eq!(attr(&out[1], sc::TOOL_ARGUMENTS), Some(&Value::from(r#"{"command":"ls"}"#)));
+        assert_eq!(
+            attr(&out[1], sc::TOOL_ARGUMENTS),
+            Some(&Value::from(r#"{"command":"ls"}"#))
+        );
         assert_eq!(out[0].events[0].name, sc::USER_MESSAGE);
         s.ended_ms = None;
         let out = spans(&s, &opts);
         let names: Vec<&str> = out.iter().map(|s| s.name.as_ref()).collect();
-        assert_eq!(names, ["execute_tool Bash", "execute_tool Read", "apply_guardrail incident"]);
+        assert_eq!(
+            names,
+            [
+                "execute_tool Bash",
+                "execute_tool Read",
+                "apply_guardrail incident"
+            ]
+        );
     }
 
     #[test]
@@ -524,7 +563,10 @@ mod tests {
         assert_eq!(out[1].name, "chat gpt-x");
         assert_eq!(out[1].span_kind, SpanKind::Client);
         assert_ne!(out[1].span_context.span_id(), out[2].span_context.span_id());
-        assert_eq!(attr(&out[1], sc::ERROR_TYPE), Some(&Value::from("rate_limit")));
+        assert_eq!(
+            attr(&out[1], sc::ERROR_TYPE),
+            Some(&Value::from("rate_limit"))
+        );
         assert_eq!(attr(&out[2], sc::PROVIDER), Some(&Value::from("openai")));
     }
 }

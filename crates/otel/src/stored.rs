@@ -69,7 +69,12 @@ pub fn hook_check(h: &HookFacts<'_>) -> Option<Check> {
     let at = time::parse_ms(h.created_at).unwrap_or(0);
     Some(Check {
         // The time, event and sub-agent name one call (Note [Derived ids]).
-        key: format!("hook {} {} {}", h.created_at, h.event, h.agent_id.unwrap_or("")),
+        key: format!(
+            "hook {} {} {}",
+            h.created_at,
+            h.event,
+            h.agent_id.unwrap_or("")
+        ),
         name: h.profile.unwrap_or_default().to_owned(),
         started_ms: at,
         ended_ms: at,
@@ -88,7 +93,11 @@ pub fn hook_check(h: &HookFacts<'_>) -> Option<Check> {
 ///
 /// # Errors
 /// When the store cannot be read.
-pub fn load(store: &dyn Source, id: &str, keep_content: bool) -> Result<Option<SessionTrace>, Error> {
+pub fn load(
+    store: &dyn Source,
+    id: &str,
+    keep_content: bool,
+) -> Result<Option<SessionTrace>, Error> {
     let Some(detail) = query::session(store, id)? else {
         return Ok(None);
     };
@@ -96,7 +105,11 @@ pub fn load(store: &dyn Source, id: &str, keep_content: bool) -> Result<Option<S
     let started = time::parse_ms(&row.started_at).unwrap_or(0);
     let mut trace = SessionTrace::new(&row.id, row.agent.as_deref().unwrap_or("agent"), started);
     trace.model.clone_from(&row.model);
-    trace.status = if row.lost { "lost".to_owned() } else { row.status.clone() };
+    trace.status = if row.lost {
+        "lost".to_owned()
+    } else {
+        row.status.clone()
+    };
     trace.ended_ms = match (&row.ended_at, row.status.as_str()) {
         (Some(e), _) => time::parse_ms(e),
         // A lost session ends at its last sign of life.
@@ -187,7 +200,10 @@ pub fn session_ids(store: &dyn Source, since_ms: Option<i64>) -> Result<Vec<Stri
         )?;
         let full = page.len() >= MAX_LIMIT;
         for s in page {
-            if since.as_deref().is_some_and(|since| s.started_at.as_str() < since) {
+            if since
+                .as_deref()
+                .is_some_and(|since| s.started_at.as_str() < since)
+            {
                 return Ok(ids);
             }
             before = Some(s.id.clone());
@@ -203,7 +219,10 @@ pub fn session_ids(store: &dyn Source, since_ms: Option<i64>) -> Result<Vec<Stri
 /// tool calls and texts folded from its events, or an empty trace) with
 /// the record's facts and its verdict, as the store will keep them, so a
 /// live export and a later `export otlp` give the same spans.
-pub fn from_record(record: &agentshape_store::SessionRecord, base: Option<SessionTrace>) -> SessionTrace {
+pub fn from_record(
+    record: &agentshape_store::SessionRecord,
+    base: Option<SessionTrace>,
+) -> SessionTrace {
     let started = time::parse_ms(&record.started_at).unwrap_or(0);
     let agent = record.agent.as_deref().unwrap_or("agent");
     let mut trace = base.unwrap_or_else(|| SessionTrace::new(&record.id, agent, started));

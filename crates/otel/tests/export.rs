@@ -16,7 +16,9 @@ fn config(endpoint: &str, headers: &[&str]) -> OtlpConfig {
         headers: headers.iter().map(|h| (*h).to_owned()).collect(),
         content: false,
     };
-    let env = |k: &str| (k == "OTEL_RESOURCE_ATTRIBUTES").then(|| "deployment.environment=test".to_owned());
+    let env = |k: &str| {
+        (k == "OTEL_RESOURCE_ATTRIBUTES").then(|| "deployment.environment=test".to_owned())
+    };
     OtlpConfig::resolve(&flags, &env).unwrap().unwrap()
 }
 
@@ -36,7 +38,10 @@ fn spans_arrive_gzipped_protobuf_with_headers_resource_and_real_times() {
     let e = Exporter::start(&cfg, &ExportOptions::default(), None).unwrap();
     e.send(spans(&session(), &SpanOptions::default()));
     let report = e.finish(Duration::from_secs(10));
-    assert_eq!((report.exported, report.dropped, report.error.clone()), (2, 0, None));
+    assert_eq!(
+        (report.exported, report.dropped, report.error.clone()),
+        (2, 0, None)
+    );
     assert!(c.problems().is_empty(), "{:?}", c.problems());
     let exports = c.exports();
     assert_eq!(exports[0].path, "/v1/traces");
@@ -50,9 +55,15 @@ fn spans_arrive_gzipped_protobuf_with_headers_resource_and_real_times() {
     assert_eq!(got[1].start_ns, 1_700_000_001_000_000_000);
     assert_eq!(got[1].end_ns, 1_700_000_001_250_000_000);
     assert_eq!(got[0].attr("gen_ai.provider.name"), Some("openai"));
-    assert_eq!(got[0].resource.get("service.name").map(String::as_str), Some("agentshape"));
     assert_eq!(
-        got[0].resource.get("deployment.environment").map(String::as_str),
+        got[0].resource.get("service.name").map(String::as_str),
+        Some("agentshape")
+    );
+    assert_eq!(
+        got[0]
+            .resource
+            .get("deployment.environment")
+            .map(String::as_str),
         Some("test")
     );
     assert_eq!(got[0].scope, "agentshape");
@@ -75,7 +86,9 @@ fn an_unreachable_collector_is_counted_once_and_never_waited_past_the_deadline()
             retry: false,
             ..ExportOptions::default()
         },
-        Some(Box::new(move |line: &str| w.lock().unwrap().push(line.to_owned()))),
+        Some(Box::new(move |line: &str| {
+            w.lock().unwrap().push(line.to_owned())
+        })),
     )
     .unwrap();
     e.send(spans(&session(), &SpanOptions::default()));
@@ -112,5 +125,10 @@ fn a_collector_that_does_not_answer_is_given_up_at_the_deadline() {
     let report = e.finish(Duration::from_millis(300));
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
     assert_eq!((report.exported, report.dropped), (0, 2));
-    assert!(report.error.unwrap().ends_with("no answer within 300 ms; its spans are dropped and counted"));
+    assert!(
+        report
+            .error
+            .unwrap()
+            .ends_with("no answer within 300 ms; its spans are dropped and counted")
+    );
 }

@@ -96,10 +96,10 @@ fn text(v: Option<&AnyValue>) -> String {
         Some(any_value::Value::BoolValue(b)) => b.to_string(),
         Some(any_value::Value::IntValue(i)) => i.to_string(),
         Some(any_value::Value::DoubleValue(d)) => d.to_string(),
-        Some(any_value::Value::ArrayValue(a)) => serde_json::to_string(
-            &a.values.iter().map(|v| text(Some(v))).collect::<Vec<_>>(),
-        )
-        .unwrap(),
+        Some(any_value::Value::ArrayValue(a)) => {
+            serde_json::to_string(&a.values.iter().map(|v| text(Some(v))).collect::<Vec<_>>())
+                .unwrap()
+        }
         Some(other) => format!("{other:?}"),
         None => String::new(),
     }
@@ -124,7 +124,11 @@ fn decode(req: &ExportTraceServiceRequest) -> Vec<Span> {
             .map(|r| attrs(&r.attributes))
             .unwrap_or_default();
         for ss in &rs.scope_spans {
-            let scope = ss.scope.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+            let scope = ss
+                .scope
+                .as_ref()
+                .map(|s| s.name.clone())
+                .unwrap_or_default();
             for s in &ss.spans {
                 out.push(Span {
                     trace_id: hex(&s.trace_id),

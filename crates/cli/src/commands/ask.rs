@@ -272,10 +272,7 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         (outcome, timing)
     });
     let otlp = live.map(|l| {
-        let calls = calls
-            .lock()
-            .map(|c| c.clone())
-            .unwrap_or_default();
+        let calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
         let facts = AskFacts {
             kind,
             model: &model,

@@ -114,7 +114,9 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
     if follow_on {
         let exit = follow(&plan, &mut importer, &mut *store, &mut out, export.as_ref());
         if let Some(e) = export {
-            out.line(&crate::otel::report_line(&e.live.finish(crate::otel::FINISH)))?;
+            out.line(&crate::otel::report_line(
+                &e.live.finish(crate::otel::FINISH),
+            ))?;
             out.flush()?;
         }
         return exit;
@@ -314,9 +316,11 @@ struct NativeExport {
 
 impl NativeExport {
     fn start(args: &crate::args::OtlpArgs, url: &StoreUrl) -> anyhow::Result<Option<NativeExport>> {
-        let Some(live) = crate::otel::Live::start(args, crate::otel::FINISH, true)? else {
+        let Some(mut live) = crate::otel::Live::start(args, crate::otel::FINISH, true)? else {
             return Ok(None);
         };
+        // A native session may still grow: a call's span waits for its result.
+        live.opts.skip_open_tools = true;
         let reader = crate::otel::Reader::open(url)?;
         Ok(Some(NativeExport { live, reader }))
     }
@@ -329,7 +333,9 @@ impl NativeExport {
         match agentshape_otel::stored::load(self.reader.source(), id, self.live.content) {
             Ok(Some(trace)) => self.live.send(&trace),
             Ok(None) => {}
-            Err(e) => eprint(&format!("agentshape: warning: OpenTelemetry export of `{id}`: {e}")),
+            Err(e) => eprint(&format!(
+                "agentshape: warning: OpenTelemetry export of `{id}`: {e}"
+            )),
         }
     }
 }
