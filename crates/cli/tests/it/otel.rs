@@ -702,3 +702,43 @@ fn a_run_without_a_store_is_exported_from_its_events() {
     }
     assert_eq!(named(&spans, "apply_guardrail ").len(), 1);
 }
+
+#[test]
+fn an_ops_cycle_exports_each_session_and_says_so_last() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("agents")).unwrap();
+    let calm = std::fs::read_to_string(crate::run::example("healthy-structured.ndjson"))
+        .unwrap()
+        .replace("\"needed\":true", "\"needed\":false");
+    std::fs::write(d.join("agents/t1.ndjson"), calm).unwrap();
+    std::fs::write(d.join("p1.md"), "tier 1 prompt").unwrap();
+    let config = format!(
+        "command = [{:?}]\nstore = {:?}\nlog_dir = {:?}\nstate_dir = {:?}\n\n[policy]\nmax_tier = 1\n\n[[tiers]]\nname = \"t1\"\nmodel = \"t1\"\nprompt = \"p1.md\"\n",
+        crate::run::fake_agent(),
+        d.join("agentshape.db").display().to_string(),
+        d.join("logs").display().to_string(),
+        d.join("state").display().to_string(),
+    );
+    std::fs::write(d.join("ops.toml"), config).unwrap();
+    let out = agentshape()
+        .args(["ops", "--once", "--json", "--config"])
+        .arg(d.join("ops.toml"))
+        .args(["--otlp-endpoint", &c.url()])
+        .env("FAKE_DIR", d.join("agents"))
+        .env("FAKE_ARGV_DIR", d.join("argv"))
+        .env("FAKE_STDIN_DIR", d.join("stdin"))
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let lines = json_lines(&out.stdout);
+    let last = lines.last().unwrap();
+    let spans = c.spans();
+    assert_eq!(last["otlp"]["exported"], json!(spans.len()), "{lines:?}");
+    let roots = named(&spans, "invoke_agent ");
+    assert_eq!(roots.len(), 1, "{spans:#?}");
+    assert_eq!(roots[0].attr("agentshape.session.tier"), Some("1"));
+    assert!(!named(&spans, "execute_tool ").is_empty());
+    assert_eq!(named(&spans, "apply_guardrail ").len(), 1);
+}
