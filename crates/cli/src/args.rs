@@ -1149,15 +1149,15 @@ mod tests {
 /// exports.
 #[derive(Debug, Clone, Default, Args)]
 pub struct OtlpArgs {
-    /// Send sessions as OpenTelemetry traces (OTLP/HTTP, protobuf, gzip) to this collector: a base URL (`/v1/traces` is appended) or a URL ending in `/v1/traces` [default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT; without either and without these flags nothing is exported]
+    /// Send sessions as OpenTelemetry traces (OTLP/HTTP, protobuf, gzip) to this collector: a base URL (`/v1/traces` is appended) or a URL ending in `/v1/traces` [default: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT`; without either and without these flags nothing is exported]
     #[arg(long = "otlp-endpoint", value_name = "URL")]
-    pub otlp_endpoint: Option<String>,
-    /// A header sent to the collector, e.g. an auth token (repeatable; wins over OTEL_EXPORTER_OTLP_HEADERS; values are never printed).
+    pub endpoint: Option<String>,
+    /// A header sent to the collector, e.g. an auth token (repeatable; wins over `OTEL_EXPORTER_OTLP_HEADERS`; values are never printed).
     #[arg(long = "otlp-header", value_name = "KEY=VALUE")]
-    pub otlp_header: Vec<String>,
+    pub header: Vec<String>,
     /// Also export message contents (prompts, assistant texts, tool inputs and results, block reasons), masked as the store masks them.
     #[arg(long = "otlp-content")]
-    pub otlp_content: bool,
+    pub content: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1180,7 +1180,7 @@ agentshape export otlp --store postgres://ops@db/agentshape --otlp-header 'Autho
 
 #[derive(Debug, Subcommand)]
 pub enum ExportWhat {
-    /// Send stored sessions to an OpenTelemetry collector as traces (GenAI semantic conventions).
+    /// Send stored sessions to an OpenTelemetry collector as traces (the generative-AI semantic conventions).
     #[command(after_help = EXPORT_OTLP_HELP)]
     Otlp(ExportOtlpArgs),
 }

@@ -43,9 +43,9 @@ pub const HOOK_FINISH: Duration = Duration::from_millis(300);
 /// line without credentials.
 pub fn config(args: &OtlpArgs) -> anyhow::Result<Option<OtlpConfig>> {
     let flags = OtlpFlags {
-        endpoint: args.otlp_endpoint.clone(),
-        headers: args.otlp_header.clone(),
-        content: args.otlp_content,
+        endpoint: args.endpoint.clone(),
+        headers: args.header.clone(),
+        content: args.content,
     };
     OtlpConfig::resolve(&flags, &|name| std::env::var(name).ok())
         .map_err(|e| CliError::Usage(e.to_string()).into())

@@ -55,7 +55,7 @@ impl OtlpFlags {
 /// A resolved export configuration (Note \[Export settings\]).
 #[derive(Clone)]
 pub struct OtlpConfig {
-    /// The traces URL spans are POSTed to.
+    /// The traces URL spans are sent to.
     pub endpoint: Url,
     /// Headers sent with every request (credentials: never shown).
     pub headers: Vec<(HeaderName, HeaderValue)>,

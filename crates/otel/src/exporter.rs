@@ -4,7 +4,7 @@
 //!
 //! Note \[Own batching\]: the spans we export are built after the fact, with
 //! the times the session recorded and ids derived from the session
-//! (`ids`), so they are [`SpanData`] made by [`crate::spans`], not spans
+//! (`ids`), so they are [`SpanData`] made by [`mod@crate::spans`], not spans
 //! recorded through a tracer. They go straight to the SDK's
 //! [`SpanExporter`] (the `opentelemetry-otlp` one) from a thread of ours
 //! instead of through the SDK's batch processor, because a command must
@@ -321,20 +321,17 @@ impl Exporter {
     /// is the first failure: "no answer within …").
     pub fn finish(mut self, deadline: Duration) -> ExportReport {
         drop(self.tx.take());
-        match self.done.recv_timeout(deadline) {
-            Ok(()) => {
-                if let Some(t) = self.thread.take() {
-                    let _ = t.join();
-                }
+        if self.done.recv_timeout(deadline).is_ok() {
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
             }
-            Err(_) => {
-                // Left to die with the process: it holds nothing of ours.
-                let left = self.queued.swap(0, Ordering::SeqCst);
-                self.shared.fail(
-                    left,
-                    &format!("no answer within {} ms", deadline.as_millis()),
-                );
-            }
+        } else {
+            // Left to die with the process: it holds nothing of ours.
+            let left = self.queued.swap(0, Ordering::SeqCst);
+            self.shared.fail(
+                left,
+                &format!("no answer within {} ms", deadline.as_millis()),
+            );
         }
         self.report()
     }

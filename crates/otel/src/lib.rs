@@ -5,7 +5,7 @@
 //! Jaeger, Honeycomb, Datadog …): one `invoke_agent` span per session, an
 //! `execute_tool` span per tool call, a `chat` span per provider call of
 //! `ask`, and an `apply_guardrail` span for every validation agentshape
-//! made, named and shaped after the GenAI semantic conventions
+//! made, named and shaped after the generative-AI semantic conventions
 //! ([`semconv`]).
 //!
 //! It sits at the edge like the web crate: it reads [`agentshape_core`]
@@ -19,7 +19,7 @@
 //! - [`session`]: the plain description of one session's trace;
 //! - [`ids`]: trace and span ids derived from the session id, so every
 //!   exporter of the same session lands in the same trace;
-//! - [`spans`]: the mapping session → spans (pure);
+//! - [`mod@spans`]: the mapping session → spans (pure);
 //! - [`content`]: message contents, only when asked, masked;
 //! - [`live`]: a session's trace built as its events arrive;
 //! - [`exporter`]: the OTLP/HTTP exporter on a background thread, its

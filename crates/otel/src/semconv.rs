@@ -1,8 +1,8 @@
 //! The names we emit, in one place.
 //!
-//! Note \[Which conventions\]: the GenAI semantic conventions are in
-//! *Development* status. We follow the GenAI spans of semantic conventions
-//! v1.41.0 (the last release before the GenAI conventions moved to their
+//! Note \[Which conventions\]: the generative-AI semantic conventions are in
+//! *Development* status. We follow their spans in semantic conventions
+//! v1.41.0 (the last release before those conventions moved to their
 //! own repository), which is what instrumentations emit when a user opts
 //! in with `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`; we
 //! have no older shape to stay compatible with, so we emit only this one.

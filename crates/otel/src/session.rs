@@ -3,7 +3,7 @@
 //! store recorded, never the time of export).
 //!
 //! The CLI fills it from what the runtime holds in memory, [`crate::stored`]
-//! from a store, [`crate::live`] from a stream of events; [`crate::spans`]
+//! from a store, [`crate::live`] from a stream of events; [`mod@crate::spans`]
 //! turns it into spans.
 
 /// Token counts, as agentshape stores them: `input` is the prompt tokens

@@ -87,7 +87,7 @@ fn an_unreachable_collector_is_counted_once_and_never_waited_past_the_deadline()
             ..ExportOptions::default()
         },
         Some(Box::new(move |line: &str| {
-            w.lock().unwrap().push(line.to_owned())
+            w.lock().unwrap().push(line.to_owned());
         })),
     )
     .unwrap();

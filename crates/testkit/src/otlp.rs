@@ -58,7 +58,7 @@ impl Span {
 /// One request as received.
 #[derive(Debug, Clone)]
 pub struct Export {
-    /// The path POSTed to.
+    /// The path the request was sent to.
     pub path: String,
     /// Every header, lower-case names.
     pub headers: Vec<(String, String)>,
@@ -112,7 +112,11 @@ fn attrs(list: &[KeyValue]) -> BTreeMap<String, String> {
 }
 
 fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    use std::fmt::Write as _;
+    b.iter().fold(String::new(), |mut s, x| {
+        let _ = write!(s, "{x:02x}");
+        s
+    })
 }
 
 fn decode(req: &ExportTraceServiceRequest) -> Vec<Span> {
@@ -168,7 +172,11 @@ async fn handle(
         .iter()
         .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
         .collect();
-    let body = req.into_body().collect().await.map(|b| b.to_bytes());
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(http_body_util::Collected::to_bytes);
     let mut problem = None;
     let mut spans = Vec::new();
     match body {

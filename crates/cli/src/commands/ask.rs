@@ -485,12 +485,12 @@ fn ask_trace(
         ..Usage::default()
     };
     t.cost_usd = outcome.cost_usd;
-    t.status = match outcome.verdict() {
+    match outcome.verdict() {
         Verdict::Valid => "completed",
         Verdict::Invalid | Verdict::Nothing => "failed",
         Verdict::ProviderError => "error",
     }
-    .to_owned();
+    .clone_into(&mut t.status);
     t.error.clone_from(&outcome.error);
     t.error_category = outcome
         .error_category
