@@ -76,17 +76,19 @@ pub struct Live {
 
 impl Live {
     /// Start exporting for `args`; `None` when export is off. `timeout`
-    /// bounds one request; `retry` retries a failed one within it.
+    /// bounds one request; `retries` are tried within it (a live command
+    /// tries once more after 100 ms: a collector that is down must not hold
+    /// the command's exit for the whole backoff).
     ///
     /// # Errors
     /// A bad configuration (64).
-    pub fn start(args: &OtlpArgs, timeout: Duration, retry: bool) -> anyhow::Result<Option<Live>> {
+    pub fn start(args: &OtlpArgs, timeout: Duration, retries: usize) -> anyhow::Result<Option<Live>> {
         let Some(mut config) = config(args)? else {
             return Ok(None);
         };
         config.timeout = timeout;
         let opts = ExportOptions {
-            retry,
+            retries,
             ..ExportOptions::default()
         };
         let warn: agentshape_otel::exporter::OnFirstError =
@@ -188,7 +190,7 @@ pub fn report_line(r: &ExportReport) -> String {
 pub fn hook_export(args: &OtlpArgs, started: std::time::Instant, trace: &SessionTrace) {
     let left = agentshape_runtime::hook::check::BUDGET.saturating_sub(started.elapsed());
     let deadline = HOOK_FINISH.min(left);
-    let live = match Live::start(args, deadline.max(Duration::from_millis(1)), false) {
+    let live = match Live::start(args, deadline.max(Duration::from_millis(1)), 0) {
         Ok(Some(l)) => l,
         Ok(None) => return,
         Err(e) => {

@@ -49,8 +49,9 @@ pub struct ExportOptions {
     pub batch: usize,
     /// How long the first span of a batch waits for others.
     pub linger: Duration,
-    /// Retry a failed request with backoff (within the request timeout).
-    pub retry: bool,
+    /// Retries of a failed request, with backoff from 100 ms (within the
+    /// request timeout); 0: one try.
+    pub retries: usize,
 }
 
 impl Default for ExportOptions {
@@ -59,7 +60,7 @@ impl Default for ExportOptions {
             queue: 8_192,
             batch: 512,
             linger: Duration::from_millis(200),
-            retry: true,
+            retries: 3,
         }
     }
 }
@@ -206,13 +207,19 @@ impl Exporter {
             endpoint: endpoint.clone(),
             reason,
         };
-        let client = reqwest::Client::builder()
+        let mut client = reqwest::Client::builder()
             .timeout(config.timeout)
-            .connect_timeout(config.timeout)
+            .connect_timeout(config.timeout);
+        if config.endpoint.scheme() == "http" {
+            // Loading the system's roots costs a short command tens of
+            // milliseconds; plain HTTP needs none.
+            client = client.tls_built_in_root_certs(false);
+        }
+        let client = client
             .build()
             .map_err(|e| setup(e.without_url().to_string()))?;
-        let retry = if opts.retry {
-            RetryPolicy::recommended()
+        let retry = if opts.retries > 0 {
+            RetryPolicy::recommended().with_max_retries(opts.retries)
         } else {
             RetryPolicy::disabled()
         };

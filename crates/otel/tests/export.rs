@@ -83,7 +83,7 @@ fn an_unreachable_collector_is_counted_once_and_never_waited_past_the_deadline()
     let e = Exporter::start(
         &cfg,
         &ExportOptions {
-            retry: false,
+            retries: 0,
             ..ExportOptions::default()
         },
         Some(Box::new(move |line: &str| {
@@ -113,7 +113,7 @@ fn a_collector_that_does_not_answer_is_given_up_at_the_deadline() {
     let e = Exporter::start(
         &cfg,
         &ExportOptions {
-            retry: false,
+            retries: 0,
             linger: Duration::ZERO,
             ..ExportOptions::default()
         },

@@ -220,7 +220,7 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
     };
     // Note [Live export never fails a run] in `otel`: set up before the
     // first call (a bad --otlp-* is 64), sent after the last.
-    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, true)?;
+    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, 1)?;
     let calls = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let client: Box<dyn Provider> = if live.is_some() {
         Box::new(Timed {

@@ -316,7 +316,7 @@ struct NativeExport {
 
 impl NativeExport {
     fn start(args: &crate::args::OtlpArgs, url: &StoreUrl) -> anyhow::Result<Option<NativeExport>> {
-        let Some(mut live) = crate::otel::Live::start(args, crate::otel::FINISH, true)? else {
+        let Some(mut live) = crate::otel::Live::start(args, crate::otel::FINISH, 1)? else {
             return Ok(None);
         };
         // A native session may still grow: a call's span waits for its result.

@@ -60,7 +60,7 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
     };
     let mut exit = Exit::Ok;
     // Note [Live export never fails a run] in `otel`.
-    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, true)?;
+    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, 1)?;
     rt.block_on(async {
         let folds = live
             .as_ref()

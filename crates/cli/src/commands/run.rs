@@ -188,7 +188,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         check_session_id(id).map_err(|e| CliError::Usage(e.to_string()))?;
     }
     // Before anything is created: a bad --otlp-* is a usage error (64).
-    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, true)?;
+    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, 1)?;
     let url = if args.no_store {
         None
     } else {
