@@ -227,6 +227,8 @@ pub enum Command {
     /// Validation analytics: how often outputs are rejected, why, and whether retries help.
     #[command(after_help = STATS_HELP)]
     Stats(StatsArgs),
+    /// Export stored sessions to other tools: `export otlp` sends them as OpenTelemetry traces.
+    Export(ExportArgs),
 }
 
 const STATS_HELP: &str = "Per group: runs; valid on the first try; valid after \
@@ -355,6 +357,8 @@ pub struct HookCheckArgs {
     pub max_blocks: u32,
     #[command(flatten)]
     pub store: StoreArg,
+    #[command(flatten)]
+    pub otlp: OtlpArgs,
 }
 
 /// Options of `hook post-tool-use`.
@@ -362,6 +366,8 @@ pub struct HookCheckArgs {
 pub struct HookCaptureArgs {
     #[command(flatten)]
     pub store: StoreArg,
+    #[command(flatten)]
+    pub otlp: OtlpArgs,
 }
 
 /// Which Claude Code hook event.
@@ -495,6 +501,8 @@ pub struct NativeArgs {
     /// Extract each session's final assistant message and validate it with this profile (built-in name or TOML file); without it the message is still extracted.
     #[arg(long, value_name = "NAME|PATH")]
     pub profile: Option<String>,
+    #[command(flatten)]
+    pub otlp: OtlpArgs,
     #[command(flatten)]
     pub store: StoreArg,
     #[command(flatten)]
@@ -729,6 +737,8 @@ pub struct AskArgs {
     pub prompt: String,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub otlp: OtlpArgs,
 }
 
 #[derive(Debug, Args)]
@@ -943,6 +953,8 @@ pub struct RunArgs {
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
     #[command(flatten)]
+    pub otlp: OtlpArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -962,6 +974,8 @@ pub struct OpsArgs {
     /// else the environment's, else agentshape.db).
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
+    #[command(flatten)]
+    pub otlp: OtlpArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -1128,4 +1142,62 @@ mod tests {
             assert!(age(bad).is_err(), "{bad}");
         }
     }
+}
+
+/// `--otlp-endpoint`, `--otlp-header`, `--otlp-content`: OpenTelemetry
+/// export (README "OpenTelemetry"), flattened into every command that
+/// exports.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OtlpArgs {
+    /// Send sessions as OpenTelemetry traces (OTLP/HTTP, protobuf, gzip) to this collector: a base URL (`/v1/traces` is appended) or a URL ending in `/v1/traces` [default: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT`; without either and without these flags nothing is exported]
+    #[arg(long = "otlp-endpoint", value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// A header sent to the collector, e.g. an auth token (repeatable; wins over `OTEL_EXPORTER_OTLP_HEADERS`; values are never printed).
+    #[arg(long = "otlp-header", value_name = "KEY=VALUE")]
+    pub header: Vec<String>,
+    /// Also export message contents (prompts, assistant texts, tool inputs and results, block reasons), masked as the store masks them.
+    #[arg(long = "otlp-content")]
+    pub content: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(subcommand)]
+    pub what: ExportWhat,
+}
+
+const EXPORT_OTLP_HELP: &str = "Each session is one trace: an `invoke_agent` span with \
+its tool calls (`execute_tool`), and an `apply_guardrail` span for its verdict and for each \
+hook call, with the times the store recorded. Trace and span ids derive from the session id, \
+so exporting a session again (or after a live export) gives the same ids. The store is only read.\n\n\
+Exit codes: 0 every span was accepted · 64 bad options, endpoint or header, or no endpoint \
+at all · 66 the store does not exist · 74 the collector could not be reached or refused the \
+spans (one line naming the endpoint, without credentials).\n\n\
+Examples:\n  \
+agentshape export otlp --since 7d --otlp-endpoint http://localhost:4318\n  \
+OTEL_EXPORTER_OTLP_ENDPOINT=https://otlp.example.com agentshape export otlp --session 3f2a… --json\n  \
+agentshape export otlp --store postgres://ops@db/agentshape --otlp-header 'Authorization=Bearer …' --otlp-content";
+
+#[derive(Debug, Subcommand)]
+pub enum ExportWhat {
+    /// Send stored sessions to an OpenTelemetry collector as traces (the generative-AI semantic conventions).
+    #[command(after_help = EXPORT_OTLP_HELP)]
+    Otlp(ExportOtlpArgs),
+}
+
+/// `export otlp`.
+#[derive(Debug, Args)]
+pub struct ExportOtlpArgs {
+    /// Only sessions started at or after DATE (`2026-01-31`, an RFC 3339 time, or an age such as `7d`).
+    #[arg(long, value_name = "DATE", value_parser = since)]
+    pub since: Option<i64>,
+    /// Only this session (repeatable); with --since, only those of them started since.
+    #[arg(long = "session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub otlp: OtlpArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

@@ -9,6 +9,7 @@ mod commands;
 mod exit;
 mod input;
 mod mask;
+mod otel;
 mod output;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};

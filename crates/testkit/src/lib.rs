@@ -17,6 +17,7 @@
     clippy::panic
 )]
 
+pub mod otlp;
 pub mod pg;
 
 use std::collections::VecDeque;

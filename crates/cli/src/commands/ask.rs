@@ -218,6 +218,20 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         };
         provider::build(kind, config).map_err(|e| CliError::Usage(e.to_string()))?
     };
+    // Note [Live export never fails a run] in `otel`: set up before the
+    // first call (a bad --otlp-* is 64), sent after the last.
+    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, 1)?;
+    let calls = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let client: Box<dyn Provider> = if live.is_some() {
+        Box::new(Timed {
+            inner: client,
+            calls: std::sync::Arc::clone(&calls),
+        })
+    } else {
+        client
+    };
+    let started_ms = agentshape_store::time::now_ms();
+    let prompt_text = prompt.clone();
     let req = Request {
         model: model.clone(),
         system: args.system.clone(),
@@ -257,6 +271,19 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         }
         (outcome, timing)
     });
+    let otlp = live.map(|l| {
+        let calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
+        let facts = AskFacts {
+            kind,
+            model: &model,
+            schema: &args.schema,
+            prompt: &prompt_text,
+            started_ms,
+            calls: &calls,
+        };
+        l.send(&ask_trace(&facts, &outcome));
+        l.finish(crate::otel::FINISH)
+    });
     let exit = match outcome.verdict() {
         _ if outcome.not_found.is_some() => Exit::NotFound,
         Verdict::Valid => Exit::Ok,
@@ -294,6 +321,9 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
             ),
         );
         obj.insert("schema_fixed".into(), json!(fixed.is_some()));
+        if let Some(r) = &otlp {
+            obj.insert("otlp".into(), crate::otel::report_json(r));
+        }
         out.json_line(&Value::Object(obj))?;
     } else {
         let e = &outcome.extraction;
@@ -326,6 +356,9 @@ pub fn run(args: &AskArgs) -> anyhow::Result<Exit> {
         );
         for v in e.errors.iter().take(10) {
             let _ = writeln!(err, "  {} {}", clean(&v.instance_path), clean(&v.message));
+        }
+        if let Some(r) = &otlp {
+            let _ = writeln!(err, "  {}", crate::otel::report_line(r));
         }
         if let (Some(value), true) = (&e.value, e.method != Method::None) {
             out.line(&serde_json::to_string_pretty(value)?)?;
@@ -383,4 +416,123 @@ fn schema_name(path: &std::path::Path) -> String {
     } else {
         name
     }
+}
+
+/// A provider that notes when each call started and ended, for the `chat`
+/// spans of an exported `ask` (the attempts the retry loop reports carry
+/// no times).
+struct Timed {
+    inner: Box<dyn Provider>,
+    calls: std::sync::Arc<std::sync::Mutex<Vec<(i64, i64)>>>,
+}
+
+impl Provider for Timed {
+    fn kind(&self) -> Kind {
+        self.inner.kind()
+    }
+
+    fn body(&self, req: &Request) -> Value {
+        self.inner.body(req)
+    }
+
+    fn call<'a>(
+        &'a self,
+        req: &'a Request,
+    ) -> agentshape_runtime::provider::BoxFuture<
+        'a,
+        Result<agentshape_runtime::provider::Reply, agentshape_runtime::provider::ProviderError>,
+    > {
+        Box::pin(async move {
+            let start = agentshape_store::time::now_ms();
+            let result = self.inner.call(req).await;
+            if let Ok(mut c) = self.calls.lock() {
+                c.push((start, agentshape_store::time::now_ms()));
+            }
+            result
+        })
+    }
+}
+
+/// What an exported `ask` was, beside its outcome.
+struct AskFacts<'a> {
+    kind: Kind,
+    model: &'a str,
+    schema: &'a std::path::Path,
+    prompt: &'a str,
+    started_ms: i64,
+    /// (start, end) of each provider call, in order.
+    calls: &'a [(i64, i64)],
+}
+
+/// An `ask` as a trace: a `chat` span per attempt, an `apply_guardrail`
+/// span per answer validated, under one `invoke_agent ask` root.
+fn ask_trace(
+    f: &AskFacts<'_>,
+    outcome: &agentshape_runtime::retry::AskOutcome,
+) -> agentshape_otel::SessionTrace {
+    use agentshape_otel::session::{ChatCall, Check, SessionTrace, Usage};
+    let now = agentshape_store::time::now_ms();
+    let id = agentshape_runtime::runner::new_session_id();
+    let mut t = SessionTrace::new(&id, "ask", f.started_ms);
+    t.provider = agentshape_otel::semconv::provider_of(f.kind.as_str()).map(str::to_owned);
+    t.model = Some(f.model.to_owned());
+    t.ended_ms = Some(now);
+    let name = f.schema.display().to_string();
+    t.profile = Some(name.clone());
+    t.usage = Usage {
+        input: outcome.usage.input_tokens,
+        output: outcome.usage.output_tokens,
+        ..Usage::default()
+    };
+    t.cost_usd = outcome.cost_usd;
+    match outcome.verdict() {
+        Verdict::Valid => "completed",
+        Verdict::Invalid | Verdict::Nothing => "failed",
+        Verdict::ProviderError => "error",
+    }
+    .clone_into(&mut t.status);
+    t.error.clone_from(&outcome.error);
+    t.error_category = outcome
+        .error_category
+        .map(|c| agentshape_core::ErrorCategory::as_str(c).to_owned());
+    t.messages.push(agentshape_otel::session::Message {
+        role: "user".into(),
+        text: f.prompt.to_owned(),
+        at_ms: f.started_ms,
+    });
+    for (i, a) in outcome.attempts.iter().enumerate() {
+        let (start, end) = f.calls.get(i).copied().unwrap_or((now, now));
+        t.chats.push(ChatCall {
+            attempt: a.attempt,
+            model: f.model.to_owned(),
+            started_ms: start,
+            ended_ms: end,
+            usage: Usage {
+                input: a.usage.input_tokens,
+                output: a.usage.output_tokens,
+                ..Usage::default()
+            },
+            http_status: a.status,
+            // An answer that does not validate is the guardrail's finding,
+            // not a failed call.
+            error: a.error_category.and(a.error.clone()),
+            error_category: a.error_category.map(|c| c.as_str().to_owned()),
+            input: Some(f.prompt.to_owned()),
+            output: None,
+        });
+        if a.error_category.is_none() {
+            t.checks.push(Check {
+                key: format!("attempt-{}", a.attempt),
+                name: name.clone(),
+                started_ms: end,
+                ended_ms: end,
+                verdict: agentshape_otel::stored::verdict_word(a.valid, Some(a.method.as_str()))
+                    .to_owned(),
+                failing_paths: a.errors.iter().map(|v| v.instance_path.clone()).collect(),
+                method: Some(a.method.as_str().to_owned()),
+                ..Check::default()
+            });
+        }
+    }
+    t
 }

@@ -110,8 +110,16 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
     let mut store = url.open()?;
     let mut importer = Importer::new(&*store, plan.opts.clone())?;
     let mut out = Out::new(args.output);
+    let export = NativeExport::start(&args.otlp, &url)?;
     if follow_on {
-        return follow(&plan, &mut importer, &mut *store, &mut out);
+        let exit = follow(&plan, &mut importer, &mut *store, &mut out, export.as_ref());
+        if let Some(e) = export {
+            out.line(&crate::otel::report_line(
+                &e.live.finish(crate::otel::FINISH),
+            ))?;
+            out.flush()?;
+        }
+        return exit;
     }
     let files = discover::files(&plan.roots, plan.since_ms);
     let bar = out.progress(files.len() as u64, "files");
@@ -120,6 +128,9 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
     let mut tally = Tally::default();
     for r in &reports {
         tally.add(r);
+        if let Some(e) = &export {
+            e.changed(r);
+        }
         if out.json {
             out.json_line(r)?;
         } else if let Some(e) = &r.error {
@@ -128,8 +139,16 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
             out.line(&human(r))?;
         }
     }
-    if !out.json {
+    let otlp = export.map(|e| e.live.finish(crate::otel::FINISH));
+    if out.json {
+        if let Some(r) = &otlp {
+            out.json_line(&serde_json::json!({ "otlp": crate::otel::report_json(r) }))?;
+        }
+    } else {
         out.line(&tally.line())?;
+        if let Some(r) = &otlp {
+            out.line(&crate::otel::report_line(r))?;
+        }
     }
     out.flush()?;
     Ok(if tally.failed > 0 {
@@ -209,6 +228,7 @@ fn follow(
     importer: &mut Importer,
     store: &mut dyn Store,
     out: &mut Out,
+    export: Option<&NativeExport>,
 ) -> anyhow::Result<Exit> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
@@ -228,6 +248,9 @@ fn follow(
     let mut failed: Option<std::io::Error> = None;
     let json = out.json;
     watch(&plan.roots, opts, importer, store, &stop, &mut |r| {
+        if let Some(e) = export {
+            e.changed(r);
+        }
         let written = if json {
             out.json_line(r)
         } else if let Some(e) = &r.error {
@@ -278,4 +301,41 @@ pub fn follow_in_background(
             eprint(&format!("agentshape: watch: {e}"));
         }
     }))
+}
+
+/// `import`/`watch` with OpenTelemetry export: each session a pass changed
+/// is read back from the store (a read-only handle of its own) and its
+/// spans not sent yet leave (otel's Note \[Sent once\]): a session that
+/// grows sends its new tool calls and its root again (its end moved), not
+/// the whole session. What was sent is kept in memory only: a restarted
+/// `watch` sends each session's spans again, with the same ids.
+struct NativeExport {
+    live: crate::otel::Live,
+    reader: crate::otel::Reader,
+}
+
+impl NativeExport {
+    fn start(args: &crate::args::OtlpArgs, url: &StoreUrl) -> anyhow::Result<Option<NativeExport>> {
+        let Some(mut live) = crate::otel::Live::start(args, crate::otel::FINISH, 1)? else {
+            return Ok(None);
+        };
+        // A native session may still grow: a call's span waits for its result.
+        live.opts.skip_open_tools = true;
+        let reader = crate::otel::Reader::open(url)?;
+        Ok(Some(NativeExport { live, reader }))
+    }
+
+    fn changed(&self, r: &FileReport) {
+        if !matches!(r.change, Change::New | Change::Grown | Change::Replaced) {
+            return;
+        }
+        let Some(id) = &r.session_id else { return };
+        match agentshape_otel::stored::load(self.reader.source(), id, self.live.content) {
+            Ok(Some(trace)) => self.live.send(&trace),
+            Ok(None) => {}
+            Err(e) => eprint(&format!(
+                "agentshape: warning: OpenTelemetry export of `{id}`: {e}"
+            )),
+        }
+    }
 }

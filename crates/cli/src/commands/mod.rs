@@ -2,6 +2,7 @@
 
 mod ask;
 mod check;
+mod export;
 mod extract;
 mod hook;
 mod import;
@@ -88,6 +89,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Watch(a) => import::run(&a, true),
         Command::Hook(a) => hook::run(&a),
         Command::Stats(a) => stats::run(&a),
+        Command::Export(a) => export::run(&a),
     }
 }
 

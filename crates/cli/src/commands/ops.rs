@@ -59,7 +59,12 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
         lease: Some(lease),
     };
     let mut exit = Exit::Ok;
+    // Note [Live export never fails a run] in `otel`.
+    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, 1)?;
     rt.block_on(async {
+        let folds = live
+            .as_ref()
+            .map(|l| crate::otel::Folds::spawn(&hub, l.content).0);
         loop {
             let mut failed: Option<std::io::Error> = None;
             let mut print = |r: &OpsReport<'_>| {
@@ -95,6 +100,14 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
             }
             for s in &sessions {
                 exit = exit.worst(session_exit(s));
+                if let Some(l) = &live {
+                    l.send(&crate::otel::finished_trace(
+                        Some(&url),
+                        folds.as_ref(),
+                        s,
+                        l.content,
+                    ));
+                }
             }
             if args.once || interrupts.first().is_some() {
                 return Ok(());
@@ -109,6 +122,15 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
             }
         }
     })?;
+    if let Some(l) = live {
+        let r = l.finish(crate::otel::FINISH);
+        if out.json {
+            out.json_line(&serde_json::json!({ "otlp": crate::otel::report_json(&r) }))?;
+        } else {
+            out.line(&crate::otel::report_line(&r))?;
+        }
+        out.flush()?;
+    }
     if let Some(sig) = interrupts.first() {
         return Ok(Exit::interrupted(sig));
     }

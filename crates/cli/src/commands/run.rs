@@ -187,10 +187,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         // Before anything is created: a bad id writes nothing anywhere.
         check_session_id(id).map_err(|e| CliError::Usage(e.to_string()))?;
     }
-    let mut store = if args.no_store {
+    // Before anything is created: a bad --otlp-* is a usage error (64).
+    let live = crate::otel::Live::start(&args.otlp, crate::otel::FINISH, 1)?;
+    let url = if args.no_store {
         None
     } else {
-        Some(StoreUrl::resolve(args.store.as_deref())?.open()?)
+        Some(StoreUrl::resolve(args.store.as_deref())?)
+    };
+    let mut store = match &url {
+        Some(u) => Some(u.open()?),
+        None => None,
     };
     let id = args.session_id.clone().unwrap_or_else(new_session_id);
     let spec = SessionSpec {
@@ -222,10 +228,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         },
         ..spec
     };
-    let outcome = rt
+    let (outcome, folds) = rt
         .block_on(async {
             let hub = Hub::default();
             let printer = args.live.then(|| spawn_live_printer(&hub));
+            let folds = live
+                .as_ref()
+                .map(|l| crate::otel::Folds::spawn(&hub, l.content));
             let result = run_session(
                 &spec,
                 store.as_deref_mut().map(|s| s as &mut dyn Store),
@@ -236,9 +245,26 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             if let Some(p) = printer {
                 let _ = p.await;
             }
-            result
+            let folds = match folds {
+                Some((f, task)) => {
+                    let _ = task.await;
+                    Some(f)
+                }
+                None => None,
+            };
+            result.map(|o| (o, folds))
         })
         .map_err(runner_error)?;
+    // Note [Live export never fails a run] in `otel`.
+    let otlp = live.map(|l| {
+        l.send(&crate::otel::finished_trace(
+            url.as_ref(),
+            folds.as_ref(),
+            &outcome,
+            l.content,
+        ));
+        l.finish(crate::otel::FINISH)
+    });
     let mut exit = session_exit(&outcome);
     let mut out = Out::new(args.output);
     let mut loop_entry: Option<Value> = None;
@@ -274,9 +300,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         if let Some(e) = loop_entry {
             v["action"] = e;
         }
+        if let Some(r) = &otlp {
+            v["otlp"] = crate::otel::report_json(r);
+        }
         out.json_line(&v)?;
     } else {
         human(&mut out, &outcome)?;
+        if let Some(r) = &otlp {
+            out.line(&format!("  {}", crate::otel::report_line(r)))?;
+        }
     }
     out.flush()?;
     // The outcome is shown; a session the store could not take fails the

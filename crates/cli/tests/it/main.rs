@@ -34,6 +34,7 @@ mod native_import;
 mod native_parse;
 mod ops;
 mod ops_scale;
+mod otel;
 mod parse;
 mod playground;
 mod process_safety;

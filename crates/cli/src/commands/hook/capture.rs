@@ -21,6 +21,10 @@ pub fn run(args: &HookCaptureArgs) -> Exit {
         }
     };
     let (open, spool) = store_side(&args.store);
-    warn(&capture(&bytes, started, open, spool).warnings);
+    let answer = capture(&bytes, started, open, spool);
+    warn(&answer.warnings);
+    if let Some(call) = &answer.call {
+        crate::otel::hook_export(&args.otlp, started, &crate::otel::hook_trace(call, &bytes));
+    }
     Exit::Ok
 }

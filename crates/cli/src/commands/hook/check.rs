@@ -147,5 +147,9 @@ pub fn run(args: &HookCheckArgs, subagent: bool) -> Exit {
             eprint("agentshape hook: cannot write the answer; allowing the stop");
         }
     }
+    // Only after the answer is out: the export waits on nobody's stop.
+    if let Some(call) = &answer.call {
+        crate::otel::hook_export(&args.otlp, started, &crate::otel::hook_trace(call, &bytes));
+    }
     Exit::Ok
 }

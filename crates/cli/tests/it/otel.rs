@@ -1,0 +1,744 @@
+//! Issue 31 §1 through the binary: sessions, `ask`s and hook calls sent as
+//! OpenTelemetry traces to a stand-in collector (testkit's `otlp`) that
+//! decodes the gzipped protobuf with the published OTLP definitions.
+
+use std::path::Path;
+
+use agentshape_testkit::otlp::{Collector, Span};
+use agentshape_testkit::{Api, StandIn, Stop, text_reply};
+use serde_json::{Value, json};
+
+use crate::{agentshape, assert_exit, json_lines, temp_file};
+
+/// `run --replay FILE --json` into `dir`'s store, with `extra` flags.
+fn replay(dir: &Path, file: &str, extra: &[&str]) -> (std::process::Output, Value) {
+    let out = agentshape()
+        .args(["run", "--json", "--profile", "claude-ops", "--replay", file])
+        .arg("--store")
+        .arg(dir.join("agentshape.db"))
+        .arg("--log-dir")
+        .arg(dir.join("logs"))
+        .args(extra)
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_HEADERS")
+        .output()
+        .unwrap();
+    let v = json_lines(&out.stdout).pop().unwrap_or(Value::Null);
+    (out, v)
+}
+
+fn named<'a>(spans: &'a [Span], prefix: &str) -> Vec<&'a Span> {
+    spans
+        .iter()
+        .filter(|s| s.name.starts_with(prefix))
+        .collect()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_replayed_run_is_one_trace_of_its_agent_span_tools_and_verdict() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (out, v) = replay(
+        dir.path(),
+        "examples/fenced-only.ndjson",
+        &[
+            "--otlp-endpoint",
+            &c.url(),
+            "--otlp-header",
+            "Authorization=Bearer s3cr3t-t0ken",
+        ],
+    );
+    let id = v["session"]["id"].as_str().unwrap().to_owned();
+    assert!(c.problems().is_empty(), "{:?}", c.problems());
+    assert!(!stderr(&out).contains("s3cr3t"), "{}", stderr(&out));
+    let spans = c.spans();
+    assert_eq!(v["otlp"]["exported"], json!(spans.len()), "{v}");
+    assert_eq!(v["otlp"]["dropped"], 0);
+    for e in c.exports() {
+        assert_eq!(e.header("authorization"), Some("Bearer s3cr3t-t0ken"));
+        assert_eq!(e.path, "/v1/traces");
+    }
+    let roots = named(&spans, "invoke_agent ");
+    assert_eq!(roots.len(), 1, "{spans:#?}");
+    let root = roots[0];
+    assert_eq!(root.parent_span_id, "");
+    assert_eq!(root.attr("gen_ai.operation.name"), Some("invoke_agent"));
+    assert_eq!(root.attr("gen_ai.conversation.id"), Some(id.as_str()));
+    assert_eq!(root.attr("gen_ai.provider.name"), Some("anthropic"));
+    assert_eq!(
+        root.attr("gen_ai.request.model"),
+        Some("claude-sonnet-4-5-20250929")
+    );
+    assert_eq!(root.status.0, 0, "{root:?}");
+    assert!(root.attr("gen_ai.usage.input_tokens").is_some(), "{root:?}");
+    assert!(
+        root.attr("gen_ai.usage.output_tokens").is_some(),
+        "{root:?}"
+    );
+    let tools = named(&spans, "execute_tool ");
+    assert!(tools.len() >= 3, "{spans:#?}");
+    for t in &tools {
+        assert_eq!(t.parent_span_id, root.span_id);
+        assert_eq!(t.trace_id, root.trace_id);
+        assert_eq!(t.attr("gen_ai.tool.name"), Some("Bash"));
+        assert!(t.attr("gen_ai.tool.call.id").unwrap().starts_with("toolu_"));
+        assert!(
+            t.start_ns >= root.start_ns && t.end_ns <= root.end_ns && t.start_ns <= t.end_ns,
+            "{t:?} {root:?}"
+        );
+        // No content unless asked.
+        assert_eq!(t.attr("gen_ai.tool.call.arguments"), None);
+    }
+    let checks = named(&spans, "apply_guardrail ");
+    assert_eq!(checks.len(), 1);
+    assert_eq!(checks[0].name, "apply_guardrail claude-ops");
+    assert_eq!(checks[0].parent_span_id, root.span_id);
+    let (name, _, result) = &checks[0].events[0];
+    assert_eq!(name, "gen_ai.guardrail.result");
+    assert_eq!(
+        result
+            .get("agentshape.extraction.method")
+            .map(String::as_str),
+        Some("fenced")
+    );
+    assert_eq!(
+        result
+            .get("agentshape.guardrail.verdict")
+            .map(String::as_str),
+        Some(if v["valid"] == true {
+            "valid"
+        } else {
+            "invalid"
+        })
+    );
+    assert_eq!(
+        root.resource.get("service.name").map(String::as_str),
+        Some("agentshape")
+    );
+
+    // The same session exported later from the store: the same trace and span ids.
+    let later = Collector::start();
+    let out = agentshape()
+        .args(["export", "otlp", "--json", "--session", &id, "--store"])
+        .arg(dir.path().join("agentshape.db"))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", later.url())
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let r = &json_lines(&out.stdout)[0];
+    assert_eq!(
+        (r["sessions"].clone(), r["dropped"].clone()),
+        (json!(1), json!(0)),
+        "{r}"
+    );
+    let ids = |s: &[Span]| {
+        let mut v: Vec<(String, String, String)> = s
+            .iter()
+            .map(|s| (s.trace_id.clone(), s.span_id.clone(), s.name.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(ids(&later.spans()), ids(&spans));
+}
+
+#[test]
+fn a_failed_run_has_its_error_type_and_an_error_status() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, v) = replay(
+        dir.path(),
+        "examples/rate-limit-429.ndjson",
+        &["--otlp-endpoint", &c.url()],
+    );
+    assert_eq!(v["session"]["error_category"], "rate_limit", "{v}");
+    let spans = c.spans();
+    let root = named(&spans, "invoke_agent ")[0];
+    assert_eq!(root.attr("error.type"), Some("rate_limit"));
+    assert_eq!(root.status.0, 2, "{root:?}");
+    assert!(!root.status.1.is_empty());
+}
+
+#[test]
+fn a_retried_ask_is_two_chat_spans_and_two_guardrail_spans() {
+    let c = Collector::start();
+    let server = StandIn::start(
+        Api::Anthropic,
+        vec![
+            text_reply(Api::Anthropic, r#"{"ok": "yes"}"#, Stop::Done, 100, 10),
+            text_reply(Api::Anthropic, r#"{"ok": true}"#, Stop::Done, 150, 12),
+        ],
+    );
+    let schema = temp_file(
+        r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}"#,
+    );
+    let out = agentshape()
+        .args([
+            "ask",
+            "--json",
+            "--provider",
+            "anthropic",
+            "--model",
+            "m-1",
+            "--schema",
+        ])
+        .arg(schema.path())
+        .args([
+            "--base-url",
+            &server.url(),
+            "--backoff-ms",
+            "1",
+            "--max-backoff-ms",
+            "20",
+        ])
+        .arg("Did the check pass?")
+        .env("ANTHROPIC_API_KEY", "sk-standin-secret-0123456789")
+        // The standard variables, not flags.
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", c.url())
+        .env("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=abc%20def")
+        .env("OTEL_SERVICE_NAME", "checker")
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let r = &json_lines(&out.stdout)[0];
+    assert_eq!(r["otlp"]["exported"], 5, "{r}");
+    assert_eq!(c.exports()[0].header("x-api-key"), Some("abc def"));
+    let spans = c.spans();
+    let root = named(&spans, "invoke_agent ")[0];
+    assert_eq!(root.name, "invoke_agent ask");
+    assert_eq!(
+        root.resource.get("service.name").map(String::as_str),
+        Some("checker")
+    );
+    assert_eq!(root.attr("gen_ai.usage.input_tokens"), Some("250"));
+    let chats = named(&spans, "chat ");
+    assert_eq!(chats.len(), 2, "{spans:#?}");
+    for (n, chat) in chats.iter().enumerate() {
+        assert_eq!(chat.name, "chat m-1");
+        assert_eq!(chat.kind, 3, "a client span");
+        assert_eq!(chat.parent_span_id, root.span_id);
+        assert_eq!(
+            chat.attr("agentshape.attempt"),
+            Some((n + 1).to_string().as_str())
+        );
+        assert_eq!(chat.attr("gen_ai.provider.name"), Some("anthropic"));
+    }
+    assert!(chats[0].end_ns <= chats[1].start_ns);
+    let checks = named(&spans, "apply_guardrail ");
+    assert_eq!(checks.len(), 2);
+    let verdict = |s: &Span| s.events[0].2.get("agentshape.guardrail.verdict").cloned();
+    assert_eq!(verdict(checks[0]).as_deref(), Some("invalid"));
+    assert_eq!(verdict(checks[1]).as_deref(), Some("valid"));
+    assert_eq!(
+        checks[0].events[0]
+            .2
+            .get("agentshape.guardrail.failing_paths")
+            .map(String::as_str),
+        Some(r#"["/ok"]"#)
+    );
+    assert_eq!(
+        checks[0].events[0]
+            .2
+            .get("agentshape.guardrail.error_count")
+            .map(String::as_str),
+        Some("1")
+    );
+}
+
+#[test]
+fn a_stop_hook_call_is_a_guardrail_span_in_its_session_trace() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("agentshape.db");
+    let input = json!({"session_id": "hook-sess-1", "hook_event_name": "Stop",
+        "stop_hook_active": false, "last_assistant_message": "```json\n{\"action\": 7}\n```"});
+    let out = agentshape()
+        .args([
+            "hook",
+            "stop",
+            "--schema",
+            "schemas/loop-action.json",
+            "--store",
+        ])
+        .arg(&db)
+        .args(["--otlp-endpoint", &c.url()])
+        .env("AGENTSHAPE_STATE_DIR", dir.path().join("state"))
+        .env_remove("AGENTSHAPE_STORE")
+        .write_stdin(input.to_string())
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["decision"], "block");
+    let spans = c.spans();
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    let g = &spans[0];
+    assert_eq!(g.name, "apply_guardrail schemas/loop-action.json");
+    assert_eq!(g.attr("agentshape.hook.event"), Some("Stop"));
+    let result = &g.events[0].2;
+    assert_eq!(
+        result
+            .get("agentshape.guardrail.verdict")
+            .map(String::as_str),
+        Some("blocked")
+    );
+    assert_eq!(
+        result
+            .get("agentshape.extraction.method")
+            .map(String::as_str),
+        Some("fenced")
+    );
+    // `export otlp` of that session later: the same trace, the root it points at.
+    let later = Collector::start();
+    let out = agentshape()
+        .args([
+            "export",
+            "otlp",
+            "--session",
+            "hook-sess-1",
+            "--otlp-endpoint",
+            &later.url(),
+            "--store",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let again = later.spans();
+    let root = named(&again, "invoke_agent ")[0];
+    assert_eq!(root.trace_id, g.trace_id);
+    assert_eq!(g.parent_span_id, root.span_id);
+    assert!(again.iter().any(|s| s.span_id == g.span_id));
+}
+
+#[test]
+fn export_otlp_picks_sessions_by_since_and_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    for id in ["old-one", "new-one"] {
+        let (out, _) = replay(
+            dir.path(),
+            "examples/fenced-only.ndjson",
+            &["--session-id", id],
+        );
+        assert!(out.status.code().unwrap() < 64, "{}", stderr(&out));
+    }
+    let db = dir.path().join("agentshape.db");
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE sessions SET started_at = '2020-01-01T00:00:00.000Z', ended_at = '2020-01-01T00:01:00.000Z', \
+             input_tokens = 5, cache_read_tokens = 1000, cache_write_tokens = 20 WHERE id = 'old-one'",
+            [],
+        )
+        .unwrap();
+    let export = |args: &[&str]| {
+        let c = Collector::start();
+        let out = agentshape()
+            .args(["export", "otlp", "--otlp-endpoint", &c.url(), "--store"])
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        let mut convs: Vec<String> = named(&c.spans(), "invoke_agent ")
+            .iter()
+            .map(|s| s.attr("gen_ai.conversation.id").unwrap().to_owned())
+            .collect();
+        convs.sort();
+        (convs, String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    assert_eq!(export(&[]).0, ["new-one", "old-one"]);
+    let (convs, text) = export(&["--since", "7d"]);
+    assert_eq!(convs, ["new-one"]);
+    assert!(text.starts_with("exported 1 session(s): "), "{text}");
+    assert_eq!(export(&["--session", "old-one"]).0, ["old-one"]);
+    // An old root keeps its stored times.
+    let c = Collector::start();
+    let out = agentshape()
+        .args([
+            "export",
+            "otlp",
+            "--session",
+            "old-one",
+            "--otlp-endpoint",
+            &c.url(),
+            "--store",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let root = named(&c.spans(), "invoke_agent ")[0].clone();
+    assert_eq!(root.start_ns, 1_577_836_800_000_000_000);
+    assert_eq!(root.end_ns, 1_577_836_860_000_000_000);
+    // Cache reads and writes are counted inside the input tokens.
+    assert_eq!(root.attr("gen_ai.usage.input_tokens"), Some("1025"));
+    assert_eq!(
+        root.attr("gen_ai.usage.cache_read.input_tokens"),
+        Some("1000")
+    );
+    assert_eq!(
+        root.attr("gen_ai.usage.cache_creation.input_tokens"),
+        Some("20")
+    );
+}
+
+#[test]
+fn contents_only_when_asked_and_then_masked() {
+    let key = "AKIAIOSFODNN7EXAMPLQ";
+    let planted = std::fs::read_to_string(crate::repo_root().join("examples/fenced-only.ndjson"))
+        .unwrap()
+        .replace("sonarr 200", &format!("sonarr 200 aws_access_key_id={key}"));
+    let file = temp_file(&planted);
+    let path = file.path().to_str().unwrap().to_owned();
+    for content in [false, true] {
+        let c = Collector::start();
+        let dir = tempfile::tempdir().unwrap();
+        let mut extra = vec!["--otlp-endpoint", c.url().leak() as &str];
+        if content {
+            extra.push("--otlp-content");
+        }
+        let (out, _) = replay(dir.path(), &path, &extra);
+        assert!(out.status.code().unwrap() < 64, "{}", stderr(&out));
+        let spans = c.spans();
+        let all = format!("{spans:?}");
+        assert!(!all.contains(key), "the secret left unmasked");
+        let results: Vec<&str> = spans
+            .iter()
+            .filter_map(|s| s.attr("gen_ai.tool.call.result"))
+            .collect();
+        let prompts = named(&spans, "invoke_agent ")[0]
+            .events
+            .iter()
+            .filter(|e| e.0 == "gen_ai.assistant.message")
+            .count();
+        if content {
+            assert!(
+                results
+                    .iter()
+                    .any(|r| r.contains("sonarr 200 aws_access_key_id=[REDACTED:")),
+                "{results:?}"
+            );
+            assert!(prompts > 0);
+            assert!(spans.iter().any(|s| {
+                s.attr("gen_ai.tool.call.arguments")
+                    .is_some_and(|a| a.contains("curl"))
+            }));
+        } else {
+            assert!(results.is_empty(), "{results:?}");
+            assert_eq!(prompts, 0);
+            assert!(
+                !all.contains("sonarr 200"),
+                "content left without --otlp-content"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_unreachable_collector_is_one_warning_and_a_count_never_a_failed_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, base) = replay(dir.path(), "examples/fenced-only.ndjson", &[]);
+    let url = format!("http://otel:pw-9f8e@127.0.0.1:{}", closed_port());
+    let (out, v) = replay(
+        dir.path(),
+        "examples/fenced-only.ndjson",
+        &["--otlp-endpoint", &url],
+    );
+    assert_eq!(out.status.code(), plain.status.code(), "{}", stderr(&out));
+    assert_eq!(v["valid"], base["valid"]);
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("OpenTelemetry"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].starts_with(
+            "agentshape: warning: OpenTelemetry collector at http://otel:***@127.0.0.1:"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("pw-9f8e"), "{err}");
+    assert_eq!(v["otlp"]["exported"], 0);
+    assert!(v["otlp"]["dropped"].as_u64().unwrap() >= 4, "{v}");
+    // `export otlp` is about nothing else: the same collector is exit 74.
+    let out = agentshape()
+        .args(["export", "otlp", "--otlp-endpoint", &url, "--store"])
+        .arg(dir.path().join("agentshape.db"))
+        .output()
+        .unwrap();
+    assert_exit(&out, 74);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(
+            "agentshape: export otlp: OpenTelemetry collector at http://otel:***@127.0.0.1:"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("pw-9f8e"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(": 0 of "),
+        "nothing pretended"
+    );
+}
+
+#[test]
+fn bad_otlp_settings_are_usage_errors_that_show_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, value, line) in [
+        (
+            "--otlp-header",
+            "Bearer-tok3n-only",
+            "agentshape: --otlp-header: expected KEY=VALUE (no `=` given)",
+        ),
+        (
+            "--otlp-endpoint",
+            "ftp://u:tok3n@h/x",
+            "agentshape: --otlp-endpoint: not an http(s) URL with a host: ftp://h",
+        ),
+    ] {
+        let (out, _) = replay(dir.path(), "examples/fenced-only.ndjson", &[flag, value]);
+        assert_exit(&out, 64);
+        assert_eq!(stderr(&out).trim_end(), line);
+        assert!(
+            !dir.path().join("agentshape.db").exists(),
+            "nothing is run before the check"
+        );
+    }
+    let out = agentshape()
+        .args(["export", "otlp", "--store"])
+        .arg(dir.path().join("none.db"))
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .output()
+        .unwrap();
+    assert_exit(&out, 64);
+}
+
+const NATIVE: &str = "crates/cli/tests/fixtures/native/claude/projects/-srv-app/5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70.jsonl";
+
+#[test]
+fn an_imported_native_session_has_its_tool_spans_at_the_transcripts_times() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    std::fs::copy(crate::repo_root().join(NATIVE), &file).unwrap();
+    let out = agentshape()
+        .arg("import")
+        .arg(&file)
+        .arg("--store")
+        .arg(dir.path().join("agentshape.db"))
+        .args(["--otlp-endpoint", &c.url()])
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let spans = c.spans();
+    assert!(
+        text.contains(&format!("otlp: {} spans exported, 0 dropped", spans.len())),
+        "{text}"
+    );
+    let root = named(&spans, "invoke_agent ")
+        .into_iter()
+        .find(|s| s.name == "invoke_agent claude-code")
+        .unwrap()
+        .clone();
+    let tools: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.parent_span_id == root.span_id && s.name.starts_with("execute_tool "))
+        .collect();
+    assert!(!tools.is_empty(), "{spans:#?}");
+    // The transcript's own timestamps (2025/2026), not the time of import.
+    let now_ns = u64::try_from(agentshape_store::time::now_ms()).unwrap() * 1_000_000;
+    for t in &tools {
+        assert!(
+            t.start_ns >= root.start_ns && t.end_ns <= root.end_ns,
+            "{t:?} {root:?}"
+        );
+        assert!(t.start_ns + 3_600_000_000_000 < now_ns, "{t:?}");
+    }
+}
+
+#[test]
+fn watch_sends_each_new_tool_call_once_as_the_session_grows() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(crate::repo_root().join(NATIVE))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    // Everything up to the last tool result; the rest is appended later.
+    let cut = lines
+        .iter()
+        .rposition(|l| l.contains("\"tool_result\""))
+        .unwrap();
+    let first_tool = lines
+        .iter()
+        .position(|l| l.contains("\"tool_result\""))
+        .unwrap();
+    assert!(first_tool < cut, "the fixture needs two tool calls");
+    std::fs::write(&file, lines[..cut].join("\n") + "\n").unwrap();
+    let mut child = crate::agentshape_std()
+        .arg("watch")
+        .arg(&file)
+        .arg("--store")
+        .arg(dir.path().join("agentshape.db"))
+        .args(["--otlp-endpoint", &c.url()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let guard = std::time::Duration::from_secs(60);
+    let tool_ids = |c: &Collector| -> Vec<String> {
+        c.spans()
+            .iter()
+            .filter(|s| s.name.starts_with("execute_tool "))
+            .map(|s| s.span_id.clone())
+            .collect()
+    };
+    crate::wait_until("the first tool span", guard, || !tool_ids(&c).is_empty());
+    let before = tool_ids(&c);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    use std::io::Write as _;
+    f.write_all((lines[cut..].join("\n") + "\n").as_bytes())
+        .unwrap();
+    drop(f);
+    crate::wait_until("the new tool span", guard, || {
+        tool_ids(&c).len() > before.len()
+    });
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let _ = child.wait();
+    let after = tool_ids(&c);
+    let mut unique = after.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        after.len(),
+        "a tool span was sent twice: {after:?}"
+    );
+    assert!(after.starts_with(&before));
+}
+
+#[test]
+fn a_post_tool_use_hook_call_is_a_tool_span() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let input = json!({"session_id": "hook-sess-2", "hook_event_name": "PostToolUse",
+        "tool_name": "Bash", "tool_use_id": "toolu_hook_1", "tool_input": {"command": "false"},
+        "tool_response": {"is_error": true, "stdout": ""}});
+    let out = agentshape()
+        .args(["hook", "post-tool-use", "--store"])
+        .arg(dir.path().join("agentshape.db"))
+        .args(["--otlp-endpoint", &c.url()])
+        .env("AGENTSHAPE_STATE_DIR", dir.path().join("state"))
+        .write_stdin(input.to_string())
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    assert!(out.stdout.is_empty());
+    let spans = c.spans();
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    assert_eq!(spans[0].name, "execute_tool Bash");
+    assert_eq!(spans[0].attr("gen_ai.tool.call.id"), Some("toolu_hook_1"));
+    assert_eq!(spans[0].status.0, 2);
+}
+
+#[test]
+fn a_run_without_a_store_is_exported_from_its_events() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let out = agentshape()
+        .args([
+            "run",
+            "--json",
+            "--no-store",
+            "--profile",
+            "claude-ops",
+            "--replay",
+            "examples/fenced-only.ndjson",
+        ])
+        .arg("--log-dir")
+        .arg(dir.path())
+        .args(["--otlp-endpoint", &c.url()])
+        .output()
+        .unwrap();
+    let v = json_lines(&out.stdout).pop().unwrap();
+    let spans = c.spans();
+    assert_eq!(v["otlp"]["exported"], json!(spans.len()));
+    let root = named(&spans, "invoke_agent ")[0];
+    let tools = named(&spans, "execute_tool ");
+    assert!(tools.len() >= 3);
+    for t in tools {
+        assert_eq!(t.parent_span_id, root.span_id);
+        assert!(
+            t.end_ns <= root.end_ns && t.start_ns >= root.start_ns,
+            "{t:?} {root:?}"
+        );
+    }
+    assert_eq!(named(&spans, "apply_guardrail ").len(), 1);
+}
+
+#[test]
+fn an_ops_cycle_exports_each_session_and_says_so_last() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("agents")).unwrap();
+    let calm = std::fs::read_to_string(crate::run::example("healthy-structured.ndjson"))
+        .unwrap()
+        .replace("\"needed\":true", "\"needed\":false");
+    std::fs::write(d.join("agents/t1.ndjson"), calm).unwrap();
+    std::fs::write(d.join("p1.md"), "tier 1 prompt").unwrap();
+    let config = format!(
+        "command = [{:?}]\nstore = {:?}\nlog_dir = {:?}\nstate_dir = {:?}\n\n[policy]\nmax_tier = 1\n\n[[tiers]]\nname = \"t1\"\nmodel = \"t1\"\nprompt = \"p1.md\"\n",
+        crate::run::fake_agent(),
+        d.join("agentshape.db").display().to_string(),
+        d.join("logs").display().to_string(),
+        d.join("state").display().to_string(),
+    );
+    std::fs::write(d.join("ops.toml"), config).unwrap();
+    let out = agentshape()
+        .args(["ops", "--once", "--json", "--config"])
+        .arg(d.join("ops.toml"))
+        .args(["--otlp-endpoint", &c.url()])
+        .env("FAKE_DIR", d.join("agents"))
+        .env("FAKE_ARGV_DIR", d.join("argv"))
+        .env("FAKE_STDIN_DIR", d.join("stdin"))
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let lines = json_lines(&out.stdout);
+    let last = lines.last().unwrap();
+    let spans = c.spans();
+    assert_eq!(last["otlp"]["exported"], json!(spans.len()), "{lines:?}");
+    let roots = named(&spans, "invoke_agent ");
+    assert_eq!(roots.len(), 1, "{spans:#?}");
+    assert_eq!(roots[0].attr("agentshape.session.tier"), Some("1"));
+    assert!(!named(&spans, "execute_tool ").is_empty());
+    assert_eq!(named(&spans, "apply_guardrail ").len(), 1);
+}

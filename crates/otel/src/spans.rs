@@ -1,0 +1,572 @@
+//! A session as spans: the pure mapping from [`SessionTrace`] to the SDK's
+//! [`SpanData`], which the exporter sends as it is.
+//!
+//! The tree (Note \[Span tree\]):
+//!
+//! ```text
+//! invoke_agent {agent}            the session: conversation id, model, tokens, error
+//! ├── execute_tool {tool}         one per tool call, tool_use → tool_result
+//! ├── chat {model}                one per provider call of `ask` (attempt)
+//! └── apply_guardrail {profile}   one per validation, event gen_ai.guardrail.result
+//! ```
+//!
+//! Note \[Span tree\]: every span is a direct child of the session's root:
+//! tools, provider calls and validations are what the agent (or `ask`) did
+//! in the session, one after another, and a flat tree reads in time order in
+//! every backend's waterfall. Times are those the session recorded (a tool
+//! span runs from its `tool_use` to its `tool_result`), so a trace exported
+//! a week later looks the same as one exported live. A tool call whose
+//! result never came ends with the session; a running session has no root
+//! span yet (it is sent when the session ends) and its open tool calls wait.
+
+use std::borrow::Cow;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use opentelemetry::trace::{
+    Event, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
+};
+use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue, Value};
+use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
+
+use crate::content::Content;
+use crate::ids;
+use crate::semconv as sc;
+use crate::session::{ChatCall, Check, SessionTrace, ToolCall, Usage};
+
+/// How spans are made.
+#[derive(Debug, Clone, Default)]
+pub struct SpanOptions {
+    /// Contents and masking (Note \[Contents are opt-in\] in `content`).
+    pub content: Content,
+    /// Leave out tool calls without a result even when the session has
+    /// ended: a session that is still growing (`watch`) may get the result
+    /// later, and the call's span then leaves once, with its real end
+    /// (live's Note \[Sent once\]).
+    pub skip_open_tools: bool,
+}
+
+/// Milliseconds since the epoch as a [`SystemTime`] (negative: the epoch).
+pub fn at(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+/// The instrumentation scope of every span we make.
+pub fn scope() -> InstrumentationScope {
+    InstrumentationScope::builder("agentshape")
+        .with_version(env!("CARGO_PKG_VERSION"))
+        .with_schema_url(sc::SCHEMA_URL)
+        .build()
+}
+
+fn int(v: u64) -> Value {
+    Value::I64(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+fn kv(key: &'static str, value: impl Into<Value>) -> KeyValue {
+    KeyValue::new(key, value)
+}
+
+struct Builder<'a> {
+    trace: TraceId,
+    root: SpanId,
+    session: &'a SessionTrace,
+    opts: &'a SpanOptions,
+    scope: InstrumentationScope,
+}
+
+impl Builder<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn span(
+        &self,
+        id: SpanId,
+        parent: SpanId,
+        kind: SpanKind,
+        name: String,
+        (start, end): (i64, i64),
+        attributes: Vec<KeyValue>,
+        events: Vec<Event>,
+        status: Status,
+    ) -> SpanData {
+        let mut span_events = SpanEvents::default();
+        span_events.events = events;
+        SpanData {
+            span_context: SpanContext::new(
+                self.trace,
+                id,
+                TraceFlags::SAMPLED,
+                false,
+                TraceState::default(),
+            ),
+            parent_span_id: parent,
+            parent_span_is_remote: false,
+            span_kind: kind,
+            name: Cow::Owned(name),
+            start_time: at(start),
+            end_time: at(end.max(start)),
+            attributes,
+            dropped_attributes_count: 0,
+            events: span_events,
+            links: SpanLinks::default(),
+            status,
+            instrumentation_scope: self.scope.clone(),
+        }
+    }
+
+    fn provider(&self) -> Option<String> {
+        self.session
+            .provider
+            .clone()
+            .or_else(|| sc::provider_of(&self.session.agent).map(str::to_owned))
+            .or_else(|| {
+                self.session
+                    .model
+                    .as_deref()
+                    .and_then(sc::provider_of_model)
+                    .map(str::to_owned)
+            })
+    }
+
+    fn error_status(&self, error: Option<&str>, fallback: &str) -> Status {
+        let text = error.map_or_else(|| fallback.to_owned(), |e| self.opts.content.masked(e));
+        Status::error(text)
+    }
+
+    fn usage(attrs: &mut Vec<KeyValue>, u: &Usage) {
+        attrs.push(kv(sc::INPUT_TOKENS, int(u.prompt_total())));
+        attrs.push(kv(sc::OUTPUT_TOKENS, int(u.output)));
+        if u.cache_read > 0 {
+            attrs.push(kv(sc::CACHE_READ_TOKENS, int(u.cache_read)));
+        }
+        if u.cache_write > 0 {
+            attrs.push(kv(sc::CACHE_CREATION_TOKENS, int(u.cache_write)));
+        }
+    }
+
+    fn root(&self, end: i64) -> SpanData {
+        let s = self.session;
+        let mut attrs = vec![
+            kv(sc::OPERATION, "invoke_agent"),
+            kv(sc::AGENT_NAME, s.agent.clone()),
+            kv(sc::CONVERSATION_ID, s.session_id.clone()),
+            kv(sc::STATUS, s.status.clone()),
+        ];
+        if let Some(p) = self.provider() {
+            attrs.push(kv(sc::PROVIDER, p));
+        }
+        if let Some(m) = &s.model {
+            attrs.push(kv(sc::REQUEST_MODEL, m.clone()));
+        }
+        Self::usage(&mut attrs, &s.usage);
+        if let Some(p) = &s.profile {
+            attrs.push(kv(sc::PROFILE, p.clone()));
+        }
+        if let Some(t) = s.tier {
+            attrs.push(kv(sc::TIER, i64::from(t)));
+        }
+        if let Some(c) = s.cost_usd {
+            attrs.push(kv(sc::COST_USD, c));
+        }
+        let status = if s.failed() {
+            let kind = s.error_category.clone().unwrap_or_else(|| s.status.clone());
+            attrs.push(kv(sc::ERROR_TYPE, kind.clone()));
+            self.error_status(s.error.as_deref(), &kind)
+        } else {
+            Status::Unset
+        };
+        let events = s
+            .messages
+            .iter()
+            .filter_map(|m| {
+                let text = self.opts.content.text(&m.text)?;
+                let name = if m.role == "user" {
+                    sc::USER_MESSAGE
+                } else {
+                    sc::ASSISTANT_MESSAGE
+                };
+                Some(Event::new(name, at(m.at_ms), vec![kv("content", text)], 0))
+            })
+            .collect();
+        self.span(
+            self.root,
+            SpanId::INVALID,
+            SpanKind::Internal,
+            format!("invoke_agent {}", s.agent),
+            (s.started_ms, end),
+            attrs,
+            events,
+            status,
+        )
+    }
+
+    fn tool(&self, index: usize, t: &ToolCall, end: i64) -> SpanData {
+        let key = t.id.clone().unwrap_or_else(|| format!("#{index}"));
+        let mut attrs = vec![
+            kv(sc::OPERATION, "execute_tool"),
+            kv(sc::TOOL_NAME, t.name.clone()),
+            kv(sc::TOOL_TYPE, "function"),
+            kv(sc::CONVERSATION_ID, self.session.session_id.clone()),
+        ];
+        if let Some(id) = &t.id {
+            attrs.push(kv(sc::TOOL_CALL_ID, id.clone()));
+        }
+        if let Some(a) = t
+            .arguments
+            .as_deref()
+            .and_then(|a| self.opts.content.text(a))
+        {
+            attrs.push(kv(sc::TOOL_ARGUMENTS, a));
+        }
+        if let Some(r) = t.result.as_deref().and_then(|r| self.opts.content.text(r)) {
+            attrs.push(kv(sc::TOOL_RESULT, r));
+        }
+        let status = if t.is_error {
+            attrs.push(kv(sc::ERROR_TYPE, "tool_error"));
+            Status::error("the tool's result is an error")
+        } else {
+            Status::Unset
+        };
+        self.span(
+            ids::span_id(&self.session.session_id, "tool", &key),
+            self.root,
+            SpanKind::Internal,
+            format!("execute_tool {}", t.name),
+            (t.started_ms, t.ended_ms.unwrap_or(end)),
+            attrs,
+            Vec::new(),
+            status,
+        )
+    }
+
+    fn chat(&self, c: &ChatCall) -> SpanData {
+        let mut attrs = vec![
+            kv(sc::OPERATION, "chat"),
+            kv(sc::REQUEST_MODEL, c.model.clone()),
+            kv(sc::CONVERSATION_ID, self.session.session_id.clone()),
+            kv(sc::ATTEMPT, i64::from(c.attempt)),
+            kv(sc::OUTPUT_TYPE, "json"),
+        ];
+        if let Some(p) = self.provider() {
+            attrs.push(kv(sc::PROVIDER, p));
+        }
+        Self::usage(&mut attrs, &c.usage);
+        if let Some(s) = c.http_status {
+            attrs.push(kv(sc::HTTP_STATUS, i64::from(s)));
+        }
+        if let Some(i) = c.input.as_deref().and_then(|t| self.opts.content.text(t)) {
+            attrs.push(kv(sc::INPUT_MESSAGES, i));
+        }
+        if let Some(o) = c.output.as_deref().and_then(|t| self.opts.content.text(t)) {
+            attrs.push(kv(sc::OUTPUT_MESSAGES, o));
+        }
+        let status = if c.error.is_some() || c.error_category.is_some() {
+            let kind = c.error_category.clone().unwrap_or_else(|| "error".into());
+            attrs.push(kv(sc::ERROR_TYPE, kind.clone()));
+            self.error_status(c.error.as_deref(), &kind)
+        } else {
+            Status::Unset
+        };
+        self.span(
+            ids::span_id(&self.session.session_id, "chat", &c.attempt.to_string()),
+            self.root,
+            SpanKind::Client,
+            format!("chat {}", c.model),
+            (c.started_ms, c.ended_ms),
+            attrs,
+            Vec::new(),
+            status,
+        )
+    }
+
+    fn check(&self, c: &Check) -> SpanData {
+        let mut attrs = vec![
+            kv(sc::OPERATION, sc::APPLY_GUARDRAIL),
+            kv(sc::GUARDRAIL_NAME, c.name.clone()),
+            kv(sc::CONVERSATION_ID, self.session.session_id.clone()),
+            kv(sc::VERDICT, c.verdict.clone()),
+        ];
+        let mut result = vec![
+            kv(sc::VERDICT, c.verdict.clone()),
+            kv(sc::ERROR_COUNT, int(c.failing_paths.len() as u64)),
+            kv(
+                sc::FAILING_PATHS,
+                Value::Array(Array::String(
+                    c.failing_paths
+                        .iter()
+                        .map(|p| StringValue::from(p.clone()))
+                        .collect(),
+                )),
+            ),
+        ];
+        if let Some(m) = &c.method {
+            result.push(kv(sc::EXTRACTION_METHOD, m.clone()));
+        }
+        if let Some(e) = &c.hook_event {
+            attrs.push(kv(sc::HOOK_EVENT, e.clone()));
+            result.push(kv(sc::HOOK_EVENT, e.clone()));
+        }
+        if let Some(b) = c.blocks {
+            result.push(kv(sc::HOOK_BLOCKS, i64::from(b)));
+        }
+        if let Some(a) = &c.agent_id {
+            attrs.push(kv(sc::AGENT_ID, a.clone()));
+        }
+        if let Some(r) = c.reason.as_deref().and_then(|r| self.opts.content.text(r)) {
+            result.push(kv(sc::HOOK_REASON, r));
+        }
+        let name = if c.name.is_empty() {
+            sc::APPLY_GUARDRAIL.to_owned()
+        } else {
+            format!("{} {}", sc::APPLY_GUARDRAIL, c.name)
+        };
+        self.span(
+            ids::span_id(&self.session.session_id, "guardrail", &c.key),
+            self.root,
+            SpanKind::Internal,
+            name,
+            (c.started_ms, c.ended_ms),
+            attrs,
+            vec![Event::new(sc::GUARDRAIL_RESULT, at(c.ended_ms), result, 0)],
+            Status::Unset,
+        )
+    }
+}
+
+/// The spans of `session` (Note \[Span tree\]): the root first (when the
+/// session has ended), then its tool calls, provider calls and validations
+/// in that order. Unfinished tool calls of a running session are left out.
+pub fn spans(session: &SessionTrace, opts: &SpanOptions) -> Vec<SpanData> {
+    let b = Builder {
+        trace: ids::trace_id(&session.session_id),
+        root: ids::root_span_id(&session.session_id),
+        session,
+        opts,
+        scope: scope(),
+    };
+    let mut out =
+        Vec::with_capacity(1 + session.tools.len() + session.chats.len() + session.checks.len());
+    if let Some(end) = session.ended_ms {
+        out.push(b.root(end));
+    }
+    for (i, t) in session.tools.iter().enumerate() {
+        match (t.ended_ms, session.ended_ms) {
+            (Some(end), _) => out.push(b.tool(i, t, end)),
+            (None, Some(end)) if !opts.skip_open_tools => out.push(b.tool(i, t, end)),
+            (None, _) => {}
+        }
+    }
+    out.extend(session.chats.iter().map(|c| b.chat(c)));
+    out.extend(session.checks.iter().map(|c| b.check(c)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Message, Usage};
+    use agentshape_core::secrets::{MaskKey, Masker};
+
+    fn attr<'a>(s: &'a SpanData, key: &str) -> Option<&'a Value> {
+        s.attributes
+            .iter()
+            .find(|kv| kv.key.as_str() == key)
+            .map(|kv| &kv.value)
+    }
+
+    fn sample() -> SessionTrace {
+        let mut s = SessionTrace::new("sess-1", "claude", 1_000);
+        s.ended_ms = Some(9_000);
+        s.model = Some("claude-sonnet-4-5".into());
+        s.usage = Usage {
+            input: 10,
+            output: 20,
+            cache_read: 100,
+            cache_write: 5,
+        };
+        s.profile = Some("incident".into());
+        let mut t1 = ToolCall::new(Some("toolu_1"), "Bash", 2_000);
+        t1.ended_ms = Some(2_500);
+        t1.arguments = Some(r#"{"command":"ls"}"#.into());
+        let mut t2 = ToolCall::new(Some("toolu_2"), "Read", 3_000);
+        t2.ended_ms = Some(3_100);
+        t2.is_error = true;
+        let t3 = ToolCall::new(None, "Grep", 4_000);
+        s.tools = vec![t1, t2, t3];
+        s.checks.push(Check {
+            key: "verdict".into(),
+            name: "incident".into(),
+            started_ms: 9_000,
+            ended_ms: 9_000,
+            verdict: "invalid".into(),
+            failing_paths: vec!["/severity".into(), String::new()],
+            method: Some("fenced".into()),
+            ..Check::default()
+        });
+        s.messages.push(Message {
+            role: "user".into(),
+            text: "check the disks".into(),
+            at_ms: 1_000,
+        });
+        s
+    }
+
+    #[test]
+    fn a_session_is_a_root_with_its_tools_and_guardrail_under_it() {
+        let s = sample();
+        let out = spans(&s, &SpanOptions::default());
+        let names: Vec<&str> = out.iter().map(|s| s.name.as_ref()).collect();
+        assert_eq!(
+            names,
+            [
+                "invoke_agent claude",
+                "execute_tool Bash",
+                "execute_tool Read",
+                "execute_tool Grep",
+                "apply_guardrail incident"
+            ]
+        );
+        let root = &out[0];
+        assert_eq!(root.parent_span_id, SpanId::INVALID);
+        assert_eq!(root.span_context.trace_id(), ids::trace_id("sess-1"));
+        for child in &out[1..] {
+            assert_eq!(child.parent_span_id, root.span_context.span_id());
+            assert_eq!(child.span_context.trace_id(), root.span_context.trace_id());
+        }
+        assert_eq!(
+            attr(root, sc::OPERATION),
+            Some(&Value::from("invoke_agent"))
+        );
+        assert_eq!(attr(root, sc::PROVIDER), Some(&Value::from("anthropic")));
+        assert_eq!(
+            attr(root, sc::CONVERSATION_ID),
+            Some(&Value::from("sess-1"))
+        );
+        // Cache reads and writes are counted inside the input tokens.
+        assert_eq!(attr(root, sc::INPUT_TOKENS), Some(&Value::I64(115)));
+        assert_eq!(attr(root, sc::CACHE_READ_TOKENS), Some(&Value::I64(100)));
+        assert_eq!(attr(root, sc::OUTPUT_TOKENS), Some(&Value::I64(20)));
+        assert_eq!(root.status, Status::Unset);
+        assert_eq!(root.start_time, at(1_000));
+        assert_eq!(root.end_time, at(9_000));
+        // Real times: tool_use → tool_result; an unanswered call ends with the session.
+        assert_eq!((out[1].start_time, out[1].end_time), (at(2_000), at(2_500)));
+        assert_eq!(out[3].end_time, at(9_000));
+        assert_eq!(
+            attr(&out[1], sc::TOOL_CALL_ID),
+            Some(&Value::from("toolu_1"))
+        );
+        assert_eq!(
+            out[2].status,
+            Status::error("the tool's result is an error")
+        );
+        assert_eq!(
+            attr(&out[2], sc::ERROR_TYPE),
+            Some(&Value::from("tool_error"))
+        );
+        // No content by default: no arguments, no message events.
+        assert_eq!(attr(&out[1], sc::TOOL_ARGUMENTS), None);
+        assert!(root.events.is_empty());
+        let g = &out[4];
+        assert_eq!(g.events.len(), 1);
+        let ev = &g.events[0];
+        assert_eq!(ev.name, sc::GUARDRAIL_RESULT);
+        let get = |k: &str| {
+            ev.attributes
+                .iter()
+                .find(|a| a.key.as_str() == k)
+                .map(|a| a.value.clone())
+        };
+        assert_eq!(get(sc::VERDICT), Some(Value::from("invalid")));
+        assert_eq!(get(sc::ERROR_COUNT), Some(Value::I64(2)));
+        assert_eq!(get(sc::EXTRACTION_METHOD), Some(Value::from("fenced")));
+        assert_eq!(
+            get(sc::FAILING_PATHS),
+            Some(Value::Array(Array::String(vec![
+                "/severity".into(),
+                "".into()
+            ])))
+        );
+    }
+
+    #[test]
+    fn a_failed_session_has_an_error_type_and_status_with_its_error_masked() {
+        let mut s = sample();
+        s.status = "error".into();
+        s.error_category = Some("rate_limit".into());
+        s.error = Some("429 for key AKIAIOSFODNN7EXAMPLQ".into());
+        let opts = SpanOptions {
+            content: Content {
+                enabled: false,
+                masker: Some(Masker::builtin(MaskKey::from_bytes([1; 32]))),
+                max_chars: 0,
+            },
+            skip_open_tools: false,
+        };
+        let root = &spans(&s, &opts)[0];
+        assert_eq!(attr(root, sc::ERROR_TYPE), Some(&Value::from("rate_limit")));
+        match &root.status {
+            Status::Error { description } => {
+                assert!(
+                    description.starts_with("429 for key [REDACTED:"),
+                    "{description}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn contents_when_asked_and_a_running_session_has_no_root_yet() {
+        let mut s = sample();
+        let opts = SpanOptions {
+            content: Content {
+                enabled: true,
+                masker: None,
+                max_chars: 0,
+            },
+            skip_open_tools: false,
+        };
+        let out = spans(&s, &opts);
+        assert_eq!(
+            attr(&out[1], sc::TOOL_ARGUMENTS),
+            Some(&Value::from(r#"{"command":"ls"}"#))
+        );
+        assert_eq!(out[0].events[0].name, sc::USER_MESSAGE);
+        s.ended_ms = None;
+        let out = spans(&s, &opts);
+        let names: Vec<&str> = out.iter().map(|s| s.name.as_ref()).collect();
+        assert_eq!(
+            names,
+            [
+                "execute_tool Bash",
+                "execute_tool Read",
+                "apply_guardrail incident"
+            ]
+        );
+    }
+
+    #[test]
+    fn ask_attempts_are_chat_spans_with_their_own_ids() {
+        let mut s = SessionTrace::new("ask-1", "ask", 0);
+        s.ended_ms = Some(50);
+        s.provider = Some("openai".into());
+        for n in 1..=2 {
+            s.chats.push(ChatCall {
+                attempt: n,
+                model: "gpt-x".into(),
+                started_ms: i64::from(n) * 10,
+                ended_ms: i64::from(n) * 10 + 5,
+                ..ChatCall::default()
+            });
+        }
+        s.chats[0].error_category = Some("rate_limit".into());
+        let out = spans(&s, &SpanOptions::default());
+        assert_eq!(out[1].name, "chat gpt-x");
+        assert_eq!(out[1].span_kind, SpanKind::Client);
+        assert_ne!(out[1].span_context.span_id(), out[2].span_context.span_id());
+        assert_eq!(
+            attr(&out[1], sc::ERROR_TYPE),
+            Some(&Value::from("rate_limit"))
+        );
+        assert_eq!(attr(&out[2], sc::PROVIDER), Some(&Value::from("openai")));
+    }
+}

@@ -1,0 +1,276 @@
+//! Sessions read back from a store as [`SessionTrace`]s, for `export otlp`
+//! and `watch`: the session row, its feed (the agent's events with the
+//! times they were seen or written), its verdict and its hook calls.
+
+use agentshape_store::query::{self, MAX_FEED_LIMIT, MAX_LIMIT, SessionFilter, Source};
+use agentshape_store::time;
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::live::Folder;
+use crate::session::{Check, SessionTrace, Usage};
+
+/// The JSON Pointers of a list of violations (`[{"instance_path", …}]`).
+pub fn failing_paths(errors: Option<&Value>) -> Vec<String> {
+    errors
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|v| {
+                    v.get("instance_path")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The verdict of a final validation: `valid`, `invalid`, or `none` when
+/// nothing structured was found.
+pub fn verdict_word(valid: bool, method: Option<&str>) -> &'static str {
+    match (valid, method) {
+        (true, _) => "valid",
+        (false, None | Some("none")) => "none",
+        (false, _) => "invalid",
+    }
+}
+
+/// The fields of one hook call that its guardrail span shows.
+#[derive(Debug, Clone, Copy)]
+pub struct HookFacts<'a> {
+    /// `Stop`, `SubagentStop`.
+    pub event: &'a str,
+    /// `valid`, `blocked`, `gave_up`, `allowed`.
+    pub verdict: &'a str,
+    /// Extraction method.
+    pub method: Option<&'a str>,
+    /// The violations.
+    pub errors: Option<&'a Value>,
+    /// Blocks in a row.
+    pub blocks: u32,
+    /// Profile or schema.
+    pub profile: Option<&'a str>,
+    /// The block reason.
+    pub reason: Option<&'a str>,
+    /// The sub-agent.
+    pub agent_id: Option<&'a str>,
+    /// When (RFC 3339).
+    pub created_at: &'a str,
+}
+
+/// The guardrail of one hook call; `None` for a `PostToolUse` capture
+/// (its tool call is in the feed).
+pub fn hook_check(h: &HookFacts<'_>) -> Option<Check> {
+    if h.event == "PostToolUse" {
+        return None;
+    }
+    let at = time::parse_ms(h.created_at).unwrap_or(0);
+    Some(Check {
+        // The time, event and sub-agent name one call (Note [Derived ids]).
+        key: format!(
+            "hook {} {} {}",
+            h.created_at,
+            h.event,
+            h.agent_id.unwrap_or("")
+        ),
+        name: h.profile.unwrap_or_default().to_owned(),
+        started_ms: at,
+        ended_ms: at,
+        verdict: h.verdict.to_owned(),
+        failing_paths: failing_paths(h.errors),
+        method: h.method.map(str::to_owned),
+        hook_event: Some(h.event.to_owned()),
+        agent_id: h.agent_id.map(str::to_owned),
+        blocks: Some(h.blocks),
+        reason: h.reason.map(str::to_owned),
+    })
+}
+
+/// Session `id` from `store` as a trace; `None` when it is not stored.
+/// `keep_content` reads prompts, texts and tool inputs and results too.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn load(
+    store: &dyn Source,
+    id: &str,
+    keep_content: bool,
+) -> Result<Option<SessionTrace>, Error> {
+    let Some(detail) = query::session(store, id)? else {
+        return Ok(None);
+    };
+    let row = &detail.session;
+    let started = time::parse_ms(&row.started_at).unwrap_or(0);
+    let mut trace = SessionTrace::new(&row.id, row.agent.as_deref().unwrap_or("agent"), started);
+    trace.model.clone_from(&row.model);
+    trace.status = if row.lost {
+        "lost".to_owned()
+    } else {
+        row.status.clone()
+    };
+    trace.ended_ms = match (&row.ended_at, row.status.as_str()) {
+        (Some(e), _) => time::parse_ms(e),
+        // A lost session ends at its last sign of life.
+        (None, "running") if row.lost => row.heartbeat_at.as_deref().and_then(time::parse_ms),
+        (None, "running") => None,
+        (None, _) => Some(started),
+    };
+    trace.error.clone_from(&row.error);
+    trace.error_category.clone_from(&row.error_category);
+    trace.usage = Usage {
+        input: u64::try_from(row.input_tokens).unwrap_or(0),
+        output: u64::try_from(row.output_tokens).unwrap_or(0),
+        cache_read: u64::try_from(row.cache_read_tokens).unwrap_or(0),
+        cache_write: u64::try_from(row.cache_write_tokens).unwrap_or(0),
+    };
+    trace.cost_usd = row.cost_usd;
+    trace.profile.clone_from(&row.profile);
+    trace.tier = u32::try_from(row.tier).ok();
+    let mut folder = Folder::new(trace, keep_content);
+    let mut after = 0;
+    loop {
+        let rows = query::feed_for_session(store, id, after, MAX_FEED_LIMIT)?;
+        let Some(last) = rows.last() else { break };
+        after = last.id;
+        for r in &rows {
+            if r.kind != "event" {
+                continue;
+            }
+            let Ok(body) = serde_json::from_str::<Value>(&r.body) else {
+                continue;
+            };
+            if let Some(e) = body.get("event") {
+                folder.json(time::parse_ms(&r.created_at).unwrap_or(started), e);
+            }
+        }
+        if rows.len() < MAX_FEED_LIMIT {
+            break;
+        }
+    }
+    let mut trace = folder.trace;
+    if let (Some(v), Some(end)) = (&detail.verdict, trace.ended_ms) {
+        let valid = v.get("valid").and_then(Value::as_bool) == Some(true);
+        trace.checks.push(Check {
+            key: "verdict".to_owned(),
+            name: row.profile.clone().unwrap_or_default(),
+            started_ms: end,
+            ended_ms: end,
+            verdict: verdict_word(valid, row.extraction_method.as_deref()).to_owned(),
+            failing_paths: failing_paths(v.get("errors")),
+            method: row.extraction_method.clone(),
+            ..Check::default()
+        });
+    }
+    for h in query::hook_calls(store, id, MAX_LIMIT)? {
+        let facts = HookFacts {
+            event: &h.event,
+            verdict: &h.verdict,
+            method: h.method.as_deref(),
+            errors: h.errors.as_ref(),
+            blocks: h.blocks,
+            profile: h.profile.as_deref(),
+            reason: h.reason.as_deref(),
+            agent_id: h.agent_id.as_deref(),
+            created_at: &h.created_at,
+        };
+        trace.checks.extend(hook_check(&facts));
+    }
+    Ok(Some(trace))
+}
+
+/// The ids of the stored sessions started at or after `since_ms` (all
+/// without it), newest first.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn session_ids(store: &dyn Source, since_ms: Option<i64>) -> Result<Vec<String>, Error> {
+    let since = since_ms.map(time::format_ms);
+    let mut ids = Vec::new();
+    let mut before = None;
+    loop {
+        let page = query::sessions(
+            store,
+            &SessionFilter {
+                limit: MAX_LIMIT,
+                before: before.clone(),
+                ..SessionFilter::default()
+            },
+        )?;
+        let full = page.len() >= MAX_LIMIT;
+        for s in page {
+            if since
+                .as_deref()
+                .is_some_and(|since| s.started_at.as_str() < since)
+            {
+                return Ok(ids);
+            }
+            before = Some(s.id.clone());
+            ids.push(s.id);
+        }
+        if !full {
+            return Ok(ids);
+        }
+    }
+}
+
+/// The trace of a session that just ended in this process: `base` (the
+/// tool calls and texts folded from its events, or an empty trace) with
+/// the record's facts and its verdict, as the store will keep them, so a
+/// live export and a later `export otlp` give the same spans.
+pub fn from_record(
+    record: &agentshape_store::SessionRecord,
+    base: Option<SessionTrace>,
+) -> SessionTrace {
+    let started = time::parse_ms(&record.started_at).unwrap_or(0);
+    let agent = record.agent.as_deref().unwrap_or("agent");
+    let mut trace = base.unwrap_or_else(|| SessionTrace::new(&record.id, agent, started));
+    agent.clone_into(&mut trace.agent);
+    record.id.clone_into(&mut trace.session_id);
+    trace.started_ms = started;
+    trace.ended_ms = Some(
+        record
+            .ended_at
+            .as_deref()
+            .and_then(time::parse_ms)
+            .unwrap_or_else(time::now_ms),
+    );
+    // Events folded live are timed when seen, which may be a little after
+    // the record's end: the root covers them.
+    let last = trace
+        .tools
+        .iter()
+        .filter_map(|t| t.ended_ms.or(Some(t.started_ms)))
+        .max();
+    trace.ended_ms = trace.ended_ms.max(last);
+    if record.model.is_some() {
+        trace.model.clone_from(&record.model);
+    }
+    trace.status.clone_from(&record.status);
+    trace.error.clone_from(&record.error);
+    trace.error_category.clone_from(&record.error_category);
+    trace.usage = Usage {
+        input: record.input_tokens,
+        output: record.output_tokens,
+        cache_read: record.cache_read_tokens,
+        cache_write: record.cache_write_tokens,
+    };
+    trace.cost_usd = record.cost_usd;
+    trace.profile.clone_from(&record.profile);
+    trace.tier = Some(record.tier);
+    if let (Some(v), Some(end)) = (&record.verdict, trace.ended_ms) {
+        let valid = v.get("valid").and_then(Value::as_bool) == Some(true);
+        trace.checks.push(Check {
+            key: "verdict".to_owned(),
+            name: record.profile.clone().unwrap_or_default(),
+            started_ms: end,
+            ended_ms: end,
+            verdict: verdict_word(valid, record.extraction_method.as_deref()).to_owned(),
+            failing_paths: failing_paths(v.get("errors")),
+            method: record.extraction_method.clone(),
+            ..Check::default()
+        });
+    }
+    trace
+}

@@ -1,0 +1,298 @@
+//! A stand-in OpenTelemetry collector for tests: an OTLP/HTTP traces
+//! endpoint (hyper on 127.0.0.1, a random port) that gunzips each request
+//! and decodes it with the published protobuf definitions (the
+//! `opentelemetry-proto` crate's prost messages), keeping every span with
+//! its resource and the request's headers for the test to assert on.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use prost::Message;
+
+/// One span as received, flattened for assertions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    /// Trace id, hex.
+    pub trace_id: String,
+    /// Span id, hex.
+    pub span_id: String,
+    /// Parent span id, hex (empty for a root).
+    pub parent_span_id: String,
+    /// Name.
+    pub name: String,
+    /// The OTLP span kind number (1 internal, 3 client).
+    pub kind: i32,
+    /// Start, in nanoseconds since the epoch.
+    pub start_ns: u64,
+    /// End, in nanoseconds since the epoch.
+    pub end_ns: u64,
+    /// Attributes, each value rendered as text (arrays as JSON).
+    pub attributes: BTreeMap<String, String>,
+    /// Events: name, time and attributes.
+    pub events: Vec<(String, u64, BTreeMap<String, String>)>,
+    /// Status code (0 unset, 1 ok, 2 error) and message.
+    pub status: (i32, String),
+    /// The resource's attributes.
+    pub resource: BTreeMap<String, String>,
+    /// The instrumentation scope's name.
+    pub scope: String,
+}
+
+impl Span {
+    /// An attribute's text.
+    pub fn attr(&self, key: &str) -> Option<&str> {
+        self.attributes.get(key).map(String::as_str)
+    }
+}
+
+/// One request as received.
+#[derive(Debug, Clone)]
+pub struct Export {
+    /// The path the request was sent to.
+    pub path: String,
+    /// Every header, lower-case names.
+    pub headers: Vec<(String, String)>,
+    /// The spans it held.
+    pub spans: Vec<Span>,
+}
+
+impl Export {
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct State {
+    exports: Vec<Export>,
+    problems: Vec<String>,
+}
+
+/// The stand-in collector; stops when dropped.
+pub struct Collector {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+fn text(v: Option<&AnyValue>) -> String {
+    match v.and_then(|v| v.value.as_ref()) {
+        Some(any_value::Value::StringValue(s)) => s.clone(),
+        Some(any_value::Value::BoolValue(b)) => b.to_string(),
+        Some(any_value::Value::IntValue(i)) => i.to_string(),
+        Some(any_value::Value::DoubleValue(d)) => d.to_string(),
+        Some(any_value::Value::ArrayValue(a)) => {
+            serde_json::to_string(&a.values.iter().map(|v| text(Some(v))).collect::<Vec<_>>())
+                .unwrap()
+        }
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    }
+}
+
+fn attrs(list: &[KeyValue]) -> BTreeMap<String, String> {
+    list.iter()
+        .map(|kv| (kv.key.clone(), text(kv.value.as_ref())))
+        .collect()
+}
+
+fn hex(b: &[u8]) -> String {
+    use std::fmt::Write as _;
+    b.iter().fold(String::new(), |mut s, x| {
+        let _ = write!(s, "{x:02x}");
+        s
+    })
+}
+
+fn decode(req: &ExportTraceServiceRequest) -> Vec<Span> {
+    let mut out = Vec::new();
+    for rs in &req.resource_spans {
+        let resource = rs
+            .resource
+            .as_ref()
+            .map(|r| attrs(&r.attributes))
+            .unwrap_or_default();
+        for ss in &rs.scope_spans {
+            let scope = ss
+                .scope
+                .as_ref()
+                .map(|s| s.name.clone())
+                .unwrap_or_default();
+            for s in &ss.spans {
+                out.push(Span {
+                    trace_id: hex(&s.trace_id),
+                    span_id: hex(&s.span_id),
+                    parent_span_id: hex(&s.parent_span_id),
+                    name: s.name.clone(),
+                    kind: s.kind,
+                    start_ns: s.start_time_unix_nano,
+                    end_ns: s.end_time_unix_nano,
+                    attributes: attrs(&s.attributes),
+                    events: s
+                        .events
+                        .iter()
+                        .map(|e| (e.name.clone(), e.time_unix_nano, attrs(&e.attributes)))
+                        .collect(),
+                    status: s
+                        .status
+                        .as_ref()
+                        .map(|st| (st.code, st.message.clone()))
+                        .unwrap_or_default(),
+                    resource: resource.clone(),
+                    scope: scope.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+async fn handle(
+    state: Arc<Mutex<State>>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+    let path = req.uri().path().to_owned();
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+        .collect();
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(http_body_util::Collected::to_bytes);
+    let mut problem = None;
+    let mut spans = Vec::new();
+    match body {
+        Ok(bytes) => {
+            let gz = headers
+                .iter()
+                .any(|(k, v)| k == "content-encoding" && v == "gzip");
+            let raw = if gz {
+                let mut out = Vec::new();
+                match flate2::read::GzDecoder::new(&bytes[..]).read_to_end(&mut out) {
+                    Ok(_) => out,
+                    Err(e) => {
+                        problem = Some(format!("not gzip: {e}"));
+                        Vec::new()
+                    }
+                }
+            } else {
+                problem = Some("the body is not gzip-compressed".to_owned());
+                bytes.to_vec()
+            };
+            if !headers
+                .iter()
+                .any(|(k, v)| k == "content-type" && v == "application/x-protobuf")
+            {
+                problem = Some("content-type is not application/x-protobuf".to_owned());
+            }
+            match ExportTraceServiceRequest::decode(&raw[..]) {
+                Ok(r) => spans = decode(&r),
+                Err(e) => problem = Some(format!("not an ExportTraceServiceRequest: {e}")),
+            }
+        }
+        Err(e) => problem = Some(format!("body: {e}")),
+    }
+    let mut st = state.lock().unwrap();
+    if let Some(p) = problem {
+        st.problems.push(p);
+    }
+    st.exports.push(Export {
+        path,
+        headers,
+        spans,
+    });
+    Ok(Response::builder()
+        .status(200)
+        .header("content-type", "application/x-protobuf")
+        .body(Full::new(Bytes::new()))
+        .unwrap())
+}
+
+impl Collector {
+    /// Start a collector.
+    pub fn start() -> Collector {
+        let state = Arc::new(Mutex::new(State::default()));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let st = state.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                loop {
+                    tokio::select! {
+                        _ = &mut stopped => return,
+                        accepted = listener.accept() => {
+                            let Ok((stream, _)) = accepted else { continue };
+                            let st = st.clone();
+                            tokio::spawn(async move {
+                                let svc = service_fn(move |req| handle(st.clone(), req));
+                                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+                            });
+                        }
+                    }
+                }
+            });
+        });
+        Collector {
+            addr,
+            state,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// The base URL (`http://127.0.0.1:PORT`), as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request received, in order.
+    pub fn exports(&self) -> Vec<Export> {
+        self.state.lock().unwrap().exports.clone()
+    }
+
+    /// Every span received, in order.
+    pub fn spans(&self) -> Vec<Span> {
+        self.exports().into_iter().flat_map(|e| e.spans).collect()
+    }
+
+    /// Requests that were not gzip-compressed protobuf of the published shape.
+    pub fn problems(&self) -> Vec<String> {
+        self.state.lock().unwrap().problems.clone()
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
