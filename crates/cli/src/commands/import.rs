@@ -105,13 +105,33 @@ impl Plan {
 /// # Errors
 /// See [`Plan::new`]; store failures with their own codes.
 pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
+    let rules = match (&args.alerts, follow_on) {
+        (Some(_), false) => {
+            return Err(CliError::Usage(
+                "--alerts is for `watch` (and `serve`, `ops`): `import` reads once and ends; \
+                 run `agentshape watch --alerts FILE` or `serve --alerts FILE`"
+                    .to_owned(),
+            )
+            .into());
+        }
+        (Some(file), true) => Some(super::alerts::load(file)?),
+        (None, _) => None,
+    };
     let url = StoreUrl::parse(&args.store.location)?;
     let plan = Plan::new(&args.paths, args.agent, args.since, args.profile.as_deref())?;
     let mut store = url.open()?;
     let mut importer = Importer::new(&*store, plan.opts.clone())?;
     let mut out = Out::new(args.output);
     if follow_on {
-        return follow(&plan, &mut importer, &mut *store, &mut out);
+        let alerts = match rules {
+            Some(r) => Some(super::alerts::start(r, &url)?),
+            None => None,
+        };
+        let followed = follow(&plan, &mut importer, &mut *store, &mut out);
+        if let Some(a) = alerts {
+            a.stop();
+        }
+        return followed;
     }
     let files = discover::files(&plan.roots, plan.since_ms);
     let bar = out.progress(files.len() as u64, "files");

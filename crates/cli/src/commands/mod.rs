@@ -1,5 +1,6 @@
 //! One module per subcommand; this one parses the arguments and dispatches.
 
+mod alerts;
 mod ask;
 mod check;
 mod extract;
@@ -88,6 +89,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Watch(a) => import::run(&a, true),
         Command::Hook(a) => hook::run(&a),
         Command::Stats(a) => stats::run(&a),
+        Command::Alerts(a) => alerts::run(&a),
     }
 }
 
