@@ -18,6 +18,7 @@
 )]
 
 pub mod pg;
+pub mod webhook;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;

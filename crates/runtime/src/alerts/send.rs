@@ -97,7 +97,8 @@ fn post(client: &Client, w: &Webhook, payload: &Payload) -> Result<(), String> {
     for (k, v) in &w.headers {
         req = req.header(k, v);
     }
-    let res = rt.block_on(req.send());
+    // Built and sent inside the runtime: the client's timers need it.
+    let res = rt.block_on(async move { req.send().await });
     match res {
         Ok(r) if r.status().is_success() => Ok(()),
         Ok(r) => Err(format!("HTTP {}", r.status())),
