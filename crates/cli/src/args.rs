@@ -255,7 +255,7 @@ pub enum AlertsAction {
         #[command(flatten)]
         output: OutputArgs,
     },
-    /// The stored firings, newest first, with each destination's delivery state (webhooks as scheme://host/path only).
+    /// The stored firings, newest first, with each destination's delivery state (webhooks as `scheme://host/path` only).
     #[command(after_help = "Exit codes: 0 ok · 64 bad options or store location · \
         66 the store does not exist.\n\n\
         Examples:\n  \

@@ -110,7 +110,7 @@ fn real(c: &Cell) -> Result<f64> {
         Cell::Real(v) => Ok(*v),
         Cell::Int(v) => Ok(*v as f64),
         Cell::Null => Ok(0.0),
-        other => Err(bad("a real column", other)),
+        other @ Cell::Text(_) => Err(bad("a real column", other)),
     }
 }
 

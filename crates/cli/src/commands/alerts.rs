@@ -2,6 +2,7 @@
 //! the `--alerts FILE` of `serve`, `ops` and `watch` (issue 31; the loops
 //! are the runtime's Note \[Alert loops\]).
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -117,12 +118,12 @@ fn human(f: &FiringRow) -> String {
         .map(|d| {
             let mut s = format!("{} {} {}", d.destination, d.target, d.state);
             if d.attempts > 1 || d.state == "failed" {
-                s.push_str(&format!(" after {} attempts", d.attempts));
+                let _ = write!(s, " after {} attempts", d.attempts);
             }
             if d.state != "delivered"
                 && let Some(e) = &d.last_error
             {
-                s.push_str(&format!(" ({e})"));
+                let _ = write!(s, " ({e})");
             }
             s
         })

@@ -225,6 +225,7 @@ fn alerts_check_prints_one_line_per_rule_and_a_bad_file_stops_serve_ops_and_watc
 }
 
 #[test]
+#[allow(clippy::many_single_char_names)] // rx, t, s and the sessions: short-lived and plain
 fn alerts_each_condition_fires_once_at_the_right_moment() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("a.db");

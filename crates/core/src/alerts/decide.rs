@@ -22,6 +22,8 @@
 //! key). Events older than the rule's `lookback` when seen are not
 //! alerted: a rule added to a store with history does not replay it.
 
+use std::fmt::Write as _;
+
 use serde_json::{Value, json};
 
 use super::rules::{Condition, Rule, duration, pct};
@@ -228,7 +230,7 @@ fn candidate(rule: &Rule, fact: &Fact, now_ms: i64) -> Option<Firing> {
             }
             let mut summary = format!("session `{session_id}` failed: {category}");
             if let Some(s) = service {
-                summary.push_str(&format!(" (service `{s}`)"));
+                let _ = write!(summary, " (service `{s}`)");
             }
             firing(
                 format!("session:{session_id}"),
@@ -256,10 +258,10 @@ fn candidate(rule: &Rule, fact: &Fact, now_ms: i64) -> Option<Firing> {
             }
             let mut scope = String::new();
             if let Some(p) = profile {
-                scope.push_str(&format!(" of profile `{p}`"));
+                let _ = write!(scope, " of profile `{p}`");
             }
             if let Some(a) = agent {
-                scope.push_str(&format!(" of agent `{a}`"));
+                let _ = write!(scope, " of agent `{a}`");
             }
             firing(
                 format!("cost:{day}"),

@@ -22,6 +22,7 @@
 //! ```
 
 use std::fmt;
+use std::fmt::Write as _;
 
 use toml::{Table, Value};
 
@@ -267,10 +268,10 @@ impl Rule {
             } => {
                 let mut s = format!("cost per day above ${above:.2}");
                 if let Some(p) = profile {
-                    s.push_str(&format!(" for profile `{p}`"));
+                    let _ = write!(s, " for profile `{p}`");
                 }
                 if let Some(a) = agent {
-                    s.push_str(&format!(" for agent `{a}`"));
+                    let _ = write!(s, " for agent `{a}`");
                 }
                 s
             }
@@ -525,6 +526,11 @@ fn read_duration(v: &Value, min: i64) -> Result<i64, String> {
     }
 }
 
+/// The fields every rule may have, whatever its condition.
+const COMMON: &[&str] = &[
+    "name", "when", "cooldown", "lookback", "webhook", "command", "log",
+];
+
 const RULE_KEYS: &[&str] = &[
     "name", "when", "cooldown", "lookback", "webhook", "command", "log", "profile", "window",
     "above", "min_runs", "category", "service", "agent", "hours", "quiet",
@@ -602,9 +608,6 @@ fn read_rule(index: usize, v: &Value, settings: &Settings) -> Result<Rule, Rules
             ));
         }
     };
-    const COMMON: &[&str] = &[
-        "name", "when", "cooldown", "lookback", "webhook", "command", "log",
-    ];
     if let Some(k) = t
         .keys()
         .find(|k| !COMMON.contains(&k.as_str()) && !allowed.contains(&k.as_str()))

@@ -118,7 +118,7 @@ fn errors_name_the_rule_and_the_field_on_one_line() {
     let rule = |body: &str| format!("[[rule]]\nname = \"r\"\n{body}\n");
     let cases: &[(String, &str)] = &[
         ("x = [".into(), "not valid TOML at line 1:"),
-        ("".into(), "no rules: add at least one `[[rule]]` table"),
+        (String::new(), "no rules: add at least one `[[rule]]` table"),
         (
             "[[rule]]\nwhen = \"session_lost\"\nlog = true".into(),
             "rule #1: `name`: missing",

@@ -169,9 +169,9 @@ impl Health {
 fn nap(stop: &AtomicBool, ms: i64) {
     let mut left = u64::try_from(ms.max(0)).unwrap_or(0);
     while left > 0 && !stop.load(Ordering::Relaxed) {
-        let step = left.min(50);
-        std::thread::sleep(Duration::from_millis(step));
-        left -= step;
+        let slice = left.min(50);
+        std::thread::sleep(Duration::from_millis(slice));
+        left -= slice;
     }
 }
 
@@ -200,7 +200,11 @@ pub fn evaluate_once(
         let dests: Vec<(String, String)> = rule
             .destination_ids()
             .into_iter()
-            .zip(rule.destinations.iter().map(|d| d.target()))
+            .zip(
+                rule.destinations
+                    .iter()
+                    .map(agentshape_core::alerts::Destination::target),
+            )
             .collect();
         for f in &firings {
             if let Some(id) = stored::record(store, f, now_ms, &dests)? {

@@ -78,7 +78,7 @@ pub fn deliver(
             Ok(())
         }
         Destination::Webhook(w) => post(client, w, payload),
-        Destination::Command(argv) => run(argv, payload, timeout_ms),
+        Destination::Command(argv) => run_command(argv, payload, timeout_ms),
     }
 }
 
@@ -135,13 +135,13 @@ fn reqwest_causes(e: &reqwest::Error) -> String {
 /// within the timeout is delivered. agentshape's own variables
 /// (`AGENTSHAPE_STORE`, `AGENTSHAPE_TOKEN`, ...) are withheld, as from an
 /// agent.
-fn run(argv: &[String], payload: &Payload, timeout_ms: i64) -> Result<(), String> {
-    let Some((prog, args)) = argv.split_first() else {
+fn run_command(argv: &[String], payload: &Payload, timeout_ms: i64) -> Result<(), String> {
+    let Some((prog, words)) = argv.split_first() else {
         return Err("empty command".to_owned());
     };
     let json = serde_json::to_string(payload).unwrap_or_default();
     let mut cmd = Command::new(prog);
-    cmd.args(args)
+    cmd.args(words)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
