@@ -47,6 +47,10 @@ pub const MAX_ERROR_CHARS: usize = 300;
 /// condition reads per evaluation.
 pub const MAX_FACTS: i64 = 500;
 
+/// Sessions before a quiet window read newest first for a service's last
+/// check, before its own checks are (Note \[Quiet services\]).
+pub const QUIET_SCAN: i64 = 10_000;
+
 /// The dashboard's queries as [`Rows`] (reads only).
 pub struct SourceRows<'a>(pub &'a dyn Source);
 
@@ -133,6 +137,13 @@ pub fn has_alerts(rows: &dyn Rows) -> bool {
         .is_ok()
 }
 
+/// What an evaluator remembers between ticks (Note \[Quiet services\]).
+#[derive(Debug, Default, Clone)]
+pub struct Memo {
+    /// Per quiet service: its last session (start, id), or none ever.
+    quiet: std::collections::HashMap<String, Option<(i64, String)>>,
+}
+
 /// The facts `condition` needs at `now_ms`, from events at or after
 /// `since_ms` (the rule's lookback; core filters again).
 ///
@@ -143,6 +154,20 @@ pub fn facts(
     condition: &Condition,
     now_ms: i64,
     since_ms: i64,
+) -> Result<Vec<Fact>> {
+    facts_with(rows, condition, now_ms, since_ms, &mut Memo::default())
+}
+
+/// [`facts`], remembering in `memo` what stays true between ticks.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn facts_with(
+    rows: &dyn Rows,
+    condition: &Condition,
+    now_ms: i64,
+    since_ms: i64,
+    memo: &mut Memo,
 ) -> Result<Vec<Fact>> {
     let since = time::format_ms(since_ms);
     match condition {
@@ -301,44 +326,60 @@ pub fn facts(
         }
         Condition::NoSession { service, quiet_ms } => {
             // Note [Quiet services]: most evaluations find a recent
-            // session: read the sessions of the quiet window newest first
-            // and stop at the first that checked the service (bounded by
-            // the window). Only a quiet service reads further back, for
-            // its last session (the firing's key).
-            let any = rows.read(
-                "SELECT 1 FROM services_checked WHERE name = ? LIMIT 1",
-                &[t(service)],
-            )?;
-            if any.is_empty() {
-                return Ok(vec![Fact::Quiet {
-                    last_ms: None,
-                    last_session: None,
-                }]);
-            }
+            // session: the sessions of the quiet window are read newest
+            // first, stopping at the first that checked the service
+            // (bounded by the window). A quiet service needs its last
+            // session (the firing's key), read through the service's
+            // checks (`services_checked_name`), and it stays the same
+            // while the service stays quiet (a newer one would be in the
+            // window), so it is remembered until the window finds one.
             let window = time::format_ms(now_ms.saturating_sub(*quiet_ms));
-            let newest = |from: Option<&str>| -> Result<Option<(String, String)>> {
-                let mut sql = "SELECT s.id, s.started_at FROM sessions s
+            let recent = rows.read(
+                "SELECT s.id, s.started_at FROM sessions s
+                 WHERE s.started_at >= ? AND EXISTS (SELECT 1 FROM services_checked c
+                                                     WHERE c.session_id = s.id AND c.name = ?)
+                 ORDER BY s.started_at DESC LIMIT 1",
+                &[Cell::Text(window.clone()), t(service)],
+            )?;
+            let last = if let Some(r) = recent.first() {
+                memo.quiet.remove(service);
+                Some((time::parse_ms(&text(at(r, 1))?).unwrap_or(now_ms), text(at(r, 0))?))
+            } else if let Some(known) = memo.quiet.get(service) {
+                known.clone()
+            } else {
+                // The sessions just before the window first (a service that
+                // went quiet lately), then the service's own checks (one
+                // rarely checked): each bounded, whichever finds it.
+                let mut r = rows.read(
+                    "SELECT s.id, s.started_at
+                     FROM (SELECT id, started_at FROM sessions WHERE started_at < ?
+                           ORDER BY started_at DESC LIMIT ?) s
                      WHERE EXISTS (SELECT 1 FROM services_checked c
-                                   WHERE c.session_id = s.id AND c.name = ?)"
-                    .to_owned();
-                let mut args = vec![t(service)];
-                if let Some(f) = from {
-                    sql.push_str(" AND s.started_at >= ?");
-                    args.push(t(f));
+                                   WHERE c.session_id = s.id AND c.name = ?)
+                     ORDER BY s.started_at DESC LIMIT 1",
+                    &[Cell::Text(window.clone()), Cell::Int(QUIET_SCAN), t(service)],
+                )?;
+                if r.is_empty() {
+                    r = rows.read(
+                        "SELECT s.id, s.started_at FROM services_checked c
+                         JOIN sessions s ON s.id = c.session_id
+                         WHERE c.name = ? ORDER BY s.started_at DESC LIMIT 1",
+                        &[t(service)],
+                    )?;
                 }
-                sql.push_str(" ORDER BY s.started_at DESC LIMIT 1");
-                let r = rows.read(&sql, &args)?;
-                r.first()
-                    .map(|r| Ok((text(at(r, 0))?, text(at(r, 1))?)))
-                    .transpose()
-            };
-            let last = match newest(Some(&window))? {
-                Some(recent) => Some(recent),
-                None => newest(None)?,
+                let found = match r.first() {
+                    Some(r) => Some((
+                        time::parse_ms(&text(at(r, 1))?).unwrap_or(now_ms),
+                        text(at(r, 0))?,
+                    )),
+                    None => None,
+                };
+                memo.quiet.insert(service.clone(), found.clone());
+                found
             };
             Ok(vec![Fact::Quiet {
-                last_ms: last.as_ref().and_then(|(_, at)| time::parse_ms(at)),
-                last_session: last.map(|(id, _)| id),
+                last_ms: last.as_ref().map(|(ms, _)| *ms),
+                last_session: last.map(|(_, id)| id),
             }])
         }
     }

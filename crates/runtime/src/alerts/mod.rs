@@ -78,7 +78,10 @@ impl Running {
             return;
         };
         let health = Health::new("evaluating the alert rules");
-        health.report(&log, evaluate_once(&rules, &mut *store, time::now_ms()));
+        health.report(
+            &log,
+            evaluate_once(&rules, &mut *store, time::now_ms(), &mut stored::Memo::default()),
+        );
         let client = send::Client::new(rules.settings.timeout_ms);
         let health = Health::new("delivering alerts");
         health.report(&log, deliver_once(&rules, &mut *store, &client, &log));
@@ -183,11 +186,12 @@ pub fn evaluate_once(
     rules: &RuleSet,
     store: &mut dyn Copyable,
     now_ms: i64,
+    memo: &mut stored::Memo,
 ) -> agentshape_store::Result<Vec<i64>> {
     let mut fired = Vec::new();
     for rule in &rules.rules {
         let since = now_ms.saturating_sub(rule.lookback_ms);
-        let facts = stored::facts(store.copy_rows(), &rule.condition, now_ms, since)?;
+        let facts = stored::facts_with(store.copy_rows(), &rule.condition, now_ms, since, memo)?;
         if facts.is_empty() {
             continue;
         }
@@ -223,9 +227,10 @@ fn evaluate_loop(
     log: &Log,
 ) {
     let health = Health::new("evaluating the alert rules");
+    let mut memo = stored::Memo::default();
     while !stop.load(Ordering::Relaxed) {
         let now = time::now_ms();
-        if let Some(ids) = health.report(log, evaluate_once(rules, &mut *store, now))
+        if let Some(ids) = health.report(log, evaluate_once(rules, &mut *store, now, &mut memo))
             && !ids.is_empty()
         {
             let _ = wake.send(());
