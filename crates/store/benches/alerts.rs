@@ -138,7 +138,8 @@ fn sqlite(path: &std::path::Path, n: usize) -> SqliteStore {
     let started = format!(
         "strftime('%Y-%m-%dT%H:%M:%S.000Z', '2026-01-01', '+' || (i * {STEP_S}) || ' seconds')"
     );
-    let g = format!("WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < {n})");
+    let g =
+        format!("WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < {n})");
     c.execute_batch(&format!(
         "BEGIN;
          {g} INSERT INTO sessions ({SESSION_COLUMNS}) {} FROM g;
@@ -259,13 +260,20 @@ fn run(label: &str, rows: &dyn Rows, n: usize) {
             .map(|i| fired[i])
             .unwrap()
     };
-    assert!(want("rate") == 1 && want("failed") > 0 && want("failed-sonarr") > 0, "{label}");
+    assert!(
+        want("rate") == 1 && want("failed") > 0 && want("failed-sonarr") > 0,
+        "{label}"
+    );
     assert_eq!(
         (want("lost"), want("secrets") > 0, want("sonarr-quiet")),
         (10, true, 0)
     );
     assert_eq!(
-        (want("jellyfin-quiet"), want("radarr-quiet"), want("lidarr-quiet")),
+        (
+            want("jellyfin-quiet"),
+            want("radarr-quiet"),
+            want("lidarr-quiet")
+        ),
         (1, 1, 1)
     );
     eprintln!(
@@ -283,7 +291,10 @@ fn run(label: &str, rows: &dyn Rows, n: usize) {
         let (median, max) = time_it(&|| {
             black_box(rule_tick(r, rows, now, &mut memo.borrow_mut()));
         });
-        eprintln!("alerts/{label}/{}: median {median:.2} ms, max {max:.2} ms", r.name);
+        eprintln!(
+            "alerts/{label}/{}: median {median:.2} ms, max {max:.2} ms",
+            r.name
+        );
     }
 }
 
@@ -294,10 +305,18 @@ fn main() {
         .unwrap_or(100_000);
     let dir = tempfile::tempdir().unwrap();
     let lite = sqlite(&dir.path().join("bench.db"), n);
-    run("sqlite", agentshape_store::copy::Copyable::copy_rows(&lite), n);
+    run(
+        "sqlite",
+        agentshape_store::copy::Copyable::copy_rows(&lite),
+        n,
+    );
     if std::env::var("ALERTS_ONLY").as_deref() == Ok("sqlite") {
         return;
     }
     let pg = postgres(n);
-    run("postgres", agentshape_store::copy::Copyable::copy_rows(&pg), n);
+    run(
+        "postgres",
+        agentshape_store::copy::Copyable::copy_rows(&pg),
+        n,
+    );
 }

@@ -343,7 +343,10 @@ pub fn facts_with(
             )?;
             let last = if let Some(r) = recent.first() {
                 memo.quiet.remove(service);
-                Some((time::parse_ms(&text(at(r, 1))?).unwrap_or(now_ms), text(at(r, 0))?))
+                Some((
+                    time::parse_ms(&text(at(r, 1))?).unwrap_or(now_ms),
+                    text(at(r, 0))?,
+                ))
             } else if let Some(known) = memo.quiet.get(service) {
                 known.clone()
             } else {
@@ -357,7 +360,11 @@ pub fn facts_with(
                      WHERE EXISTS (SELECT 1 FROM services_checked c
                                    WHERE c.session_id = s.id AND c.name = ?)
                      ORDER BY s.started_at DESC LIMIT 1",
-                    &[Cell::Text(window.clone()), Cell::Int(QUIET_SCAN), t(service)],
+                    &[
+                        Cell::Text(window.clone()),
+                        Cell::Int(QUIET_SCAN),
+                        t(service),
+                    ],
                 )?;
                 if r.is_empty() {
                     r = rows.read(

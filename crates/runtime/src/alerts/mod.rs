@@ -80,7 +80,12 @@ impl Running {
         let health = Health::new("evaluating the alert rules");
         health.report(
             &log,
-            evaluate_once(&rules, &mut *store, time::now_ms(), &mut stored::Memo::default()),
+            evaluate_once(
+                &rules,
+                &mut *store,
+                time::now_ms(),
+                &mut stored::Memo::default(),
+            ),
         );
         let client = send::Client::new(rules.settings.timeout_ms);
         let health = Health::new("delivering alerts");

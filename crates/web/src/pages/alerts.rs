@@ -80,6 +80,21 @@ pub(crate) fn body(rows: &[FiringRow], before: Option<i64>) -> Markup {
     }
 }
 
+/// The overview's line: how many alerts fired, how many deliveries
+/// failed for good, a link to the page. Nothing when none ever fired.
+pub(crate) fn summary((fired, failed): (u64, u64)) -> Markup {
+    html! {
+        @if fired > 0 {
+            p #alerts-summary {
+                a href="/alerts" { (fired) " alert" @if fired != 1 { "s" } " fired" }
+                @if failed > 0 {
+                    " · " span.bad { (failed) " deliver" @if failed == 1 { "y" } @else { "ies" } " failed" }
+                }
+            }
+        }
+    }
+}
+
 fn state_class(state: &str) -> &'static str {
     match state {
         alerts::DELIVERED => "ok",
