@@ -384,9 +384,17 @@ pub fn facts_with(
                 memo.quiet.insert(service.clone(), found.clone());
                 found
             };
+            // Never checked: quiet since the store's first session.
+            let first_ms = if last.is_none() {
+                let r = rows.read("SELECT MIN(started_at) FROM sessions", &[])?;
+                r.first().map(|r| ms(at(r, 0))).transpose()?.flatten()
+            } else {
+                None
+            };
             Ok(vec![Fact::Quiet {
                 last_ms: last.as_ref().map(|(ms, _)| *ms),
                 last_session: last.map(|(_, id)| id),
+                first_ms,
             }])
         }
     }

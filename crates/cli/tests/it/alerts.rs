@@ -654,3 +654,55 @@ fn alerts_watch_evaluates_the_rules_while_it_follows() {
     let _ = child.wait();
     assert_eq!(to(&rx, "/w")[0]["session_id"], "w1");
 }
+
+#[test]
+fn alerts_ops_once_sends_what_its_cycle_made_fire_before_it_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rx = Receiver::start();
+    std::fs::create_dir_all(d.join("agents")).unwrap();
+    let calm = std::fs::read_to_string(crate::run::example("healthy-structured.ndjson"))
+        .unwrap()
+        .replace("\"needed\":true", "\"needed\":false");
+    std::fs::write(d.join("agents/t1.ndjson"), calm).unwrap();
+    std::fs::write(d.join("p1.md"), "tier 1 prompt").unwrap();
+    let db = d.join("agentshape.db");
+    std::fs::write(
+        d.join("ops.toml"),
+        format!(
+            "command = [{:?}]\nstore = {:?}\nlog_dir = {:?}\nstate_dir = {:?}\n\n[policy]\nmax_tier = 1\n\n\
+             [[tiers]]\nname = \"t1\"\nmodel = \"t1\"\nprompt = \"p1.md\"\n",
+            crate::run::fake_agent(),
+            db.display().to_string(),
+            d.join("logs").display().to_string(),
+            d.join("state").display().to_string(),
+        ),
+    )
+    .unwrap();
+    // The tier-1 session costs $0.0841 and checks jellyfin, not lidarr;
+    // lidarr is not quiet yet (the store's first session is seconds old).
+    let rules = rules_file(
+        d,
+        &format!(
+            "[[rule]]\nname = \"spend\"\nwhen = \"cost_per_day\"\nabove = 0.05\nwebhook = {{ url = \"{0}/spend\" }}\n\n\
+             [[rule]]\nname = \"jellyfin\"\nwhen = \"no_session\"\nservice = \"jellyfin\"\nhours = 1\nwebhook = {{ url = \"{0}/jellyfin\" }}\n\n\
+             [[rule]]\nname = \"lidarr\"\nwhen = \"no_session\"\nservice = \"lidarr\"\nhours = 1\nwebhook = {{ url = \"{0}/lidarr\" }}\n",
+            rx.url()
+        ),
+    );
+    let out = agentshape()
+        .args(["ops", "--once", "--config"])
+        .arg(d.join("ops.toml"))
+        .arg("--alerts")
+        .arg(&rules)
+        .env("FAKE_DIR", d.join("agents"))
+        .env_remove("AGENTSHAPE_STORE")
+        .timeout(GUARD)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let paths: Vec<String> = rx.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(paths.contains(&"/spend".to_owned()), "{paths:?}");
+    assert_eq!(paths, vec!["/spend"]);
+    assert_eq!(to(&rx, "/spend")[0]["details"]["total_usd"], 0.0841);
+}

@@ -90,6 +90,10 @@ pub enum Fact {
         last_ms: Option<i64>,
         /// That session.
         last_session: Option<String>,
+        /// When the service has none: the start of the store's first
+        /// session (the quiet began when the store did); `None`: the store
+        /// has none, so nothing is quiet yet.
+        first_ms: Option<i64>,
     },
 }
 
@@ -317,6 +321,7 @@ fn candidate(rule: &Rule, fact: &Fact, now_ms: i64) -> Option<Firing> {
             Fact::Quiet {
                 last_ms,
                 last_session,
+                first_ms,
             },
         ) => match last_ms {
             Some(t) if now_ms.saturating_sub(*t) >= *quiet_ms => firing(
@@ -332,13 +337,19 @@ fn candidate(rule: &Rule, fact: &Fact, now_ms: i64) -> Option<Firing> {
                        "last_session": last_session}),
             ),
             Some(_) => None,
-            None => firing(
-                "quiet:never".to_owned(),
-                now_ms,
-                None,
-                format!("service `{service}`: no session has checked it"),
-                json!({"service": service, "quiet": duration(*quiet_ms), "last_session": null}),
-            ),
+            None => match first_ms {
+                Some(first) if now_ms.saturating_sub(*first) >= *quiet_ms => firing(
+                    "quiet:never".to_owned(),
+                    first.saturating_add(*quiet_ms),
+                    None,
+                    format!(
+                        "service `{service}`: no session has checked it (sessions have been stored for {})",
+                        duration(round_minutes(now_ms.saturating_sub(*first)))
+                    ),
+                    json!({"service": service, "quiet": duration(*quiet_ms), "last_session": null}),
+                ),
+                _ => None,
+            },
         },
         _ => None,
     }

@@ -375,6 +375,7 @@ fn cost_lost_secrets_and_quiet_services() {
     let q = |last_ms| Fact::Quiet {
         last_ms,
         last_session: last_ms.map(|_| "s3".to_owned()),
+        first_ms: Some(NOW - 30 * H),
     };
     assert!(evaluate(&quiet, &[q(Some(NOW - 5 * H))], None, NOW).is_empty());
     let f = evaluate(&quiet, &[q(Some(NOW - 6 * H))], None, NOW);
