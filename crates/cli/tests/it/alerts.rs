@@ -706,3 +706,52 @@ fn alerts_ops_once_sends_what_its_cycle_made_fire_before_it_exits() {
     assert_eq!(paths, vec!["/spend"]);
     assert_eq!(to(&rx, "/spend")[0]["details"]["total_usd"], 0.0841);
 }
+
+#[test]
+fn alerts_on_a_postgres_store_fire_once_and_list_the_same() {
+    let url = agentshape_testkit::pg::fresh_db();
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start();
+    let rules = rules_file(
+        dir.path(),
+        &format!(
+            "[[rule]]\nname = \"failed\"\nwhen = \"session_failed\"\nwebhook = {{ url = \"{}/pg\" }}\n",
+            rx.url()
+        ),
+    );
+    agentshape_store::PgStore::open(&url)
+        .unwrap()
+        .write_session(&failed("p1", now(), "timeout"))
+        .unwrap();
+    let mut child = agentshape_std()
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--store",
+            &url,
+            "--alerts",
+        ])
+        .arg(&rules)
+        .env_remove("AGENTSHAPE_STORE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the alert", GUARD, || to(&rx, "/pg").len() == 1);
+    settle();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(to(&rx, "/pg").len(), 1);
+    let out = agentshape()
+        .args(["alerts", "list", "--json", "--store", &url])
+        .env_remove("AGENTSHAPE_STORE")
+        .timeout(GUARD)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let listed = json_lines(&out.stdout);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["session_id"], "p1");
+    assert_eq!(listed[0]["deliveries"][0]["state"], "delivered");
+}
