@@ -139,12 +139,13 @@ pub fn evaluate(rule: &Rule, facts: &[Fact], last: Option<LastFiring>, now_ms: i
         .collect();
     candidates.sort_by(|a, b| (a.event_at_ms, &a.key).cmp(&(b.event_at_ms, &b.key)));
     let mut mark = last.map(|l| l.event_at_ms);
+    let cooldown = cooldown_ms(rule);
     let mut out = Vec::new();
     for c in candidates {
         let ok = match mark {
             None => true,
-            Some(_) if rule.cooldown_ms == 0 => true,
-            Some(m) => c.event_at_ms >= m.saturating_add(rule.cooldown_ms),
+            Some(_) if cooldown == 0 => true,
+            Some(m) => c.event_at_ms >= m.saturating_add(cooldown),
         };
         if ok {
             mark = Some(c.event_at_ms.max(mark.unwrap_or(i64::MIN)));
@@ -155,6 +156,16 @@ pub fn evaluate(rule: &Rule, facts: &[Fact], last: Option<LastFiring>, now_ms: i
         }
     }
     out
+}
+
+/// The cooldown in force: the rule's; for a rejection rate without one,
+/// its window (a rate has no event of its own: it would otherwise fire
+/// again every minute while it holds).
+fn cooldown_ms(rule: &Rule) -> i64 {
+    match &rule.condition {
+        Condition::RejectionRate { window_ms, .. } if rule.cooldown_ms == 0 => *window_ms,
+        _ => rule.cooldown_ms,
+    }
 }
 
 /// Whether the condition is about events that happened (and the lookback
@@ -201,7 +212,7 @@ fn candidate(rule: &Rule, fact: &Fact, now_ms: i64) -> Option<Firing> {
             if rate <= *above {
                 return None;
             }
-            let bucket = rule.cooldown_ms.max(60_000);
+            let bucket = cooldown_ms(rule).max(60_000);
             firing(
                 format!("rate:{}", now_ms.div_euclid(bucket)),
                 now_ms,

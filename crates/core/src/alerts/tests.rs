@@ -294,6 +294,12 @@ fn the_rate_fires_above_the_threshold_with_enough_runs() {
     let again = evaluate(&r, &[rate(10, 3)], last, NOW + 30 * 60_000);
     assert_eq!(again.len(), 1);
     assert_ne!(again[0].key, f.key);
+    // Without a cooldown, the window is the rate's: once an hour here.
+    let bare = rule("when = \"rejection_rate\"\nprofile = \"p\"\nwindow = \"1h\"\nabove = 0.2");
+    let first = evaluate(&bare, &[rate(10, 3)], None, NOW);
+    assert_eq!(first[0].key, format!("rate:{}", NOW / H));
+    assert!(evaluate(&bare, &[rate(10, 3)], last, NOW + 59 * 60_000).is_empty());
+    assert_eq!(evaluate(&bare, &[rate(10, 3)], last, NOW + H).len(), 1);
 }
 
 #[test]
