@@ -535,6 +535,15 @@ fn alerts_an_unreachable_webhook_is_retried_then_failed_and_its_credentials_neve
     let human = String::from_utf8_lossy(&human.stdout).into_owned();
     assert!(human.contains("webhook http://127.0.0.1:"), "{human}");
     assert!(human.contains("failed after 3 attempts"), "{human}");
+    let later = agentshape()
+        .args(["alerts", "list", "--since", "2099-01-01", "--store"])
+        .arg(&db)
+        .env_remove("AGENTSHAPE_STORE")
+        .timeout(GUARD)
+        .output()
+        .unwrap();
+    assert_exit(&later, 0);
+    assert_eq!(String::from_utf8_lossy(&later.stdout), "No alerts have fired.\n");
     let page = reqwest::blocking_get(&format!("{}/alerts", server.base));
     assert!(page.contains("session `a` failed: timeout"), "{page}");
     assert!(page.contains("href=\"/sessions/a\""), "{page}");
