@@ -543,7 +543,10 @@ fn alerts_an_unreachable_webhook_is_retried_then_failed_and_its_credentials_neve
         .output()
         .unwrap();
     assert_exit(&later, 0);
-    assert_eq!(String::from_utf8_lossy(&later.stdout), "No alerts have fired.\n");
+    assert_eq!(
+        String::from_utf8_lossy(&later.stdout),
+        "No alerts have fired.\n"
+    );
     let page = reqwest::blocking_get(&format!("{}/alerts", server.base));
     assert!(page.contains("session `a` failed: timeout"), "{page}");
     assert!(page.contains("href=\"/sessions/a\""), "{page}");

@@ -6,8 +6,8 @@
 //! `user:pass@`), and so are header values. Nothing agentshape prints,
 //! stores or serves holds them: messages, `alerts list`, the dashboard and
 //! the stored delivery rows name a webhook by [`redact_url`]'s
-//! `scheme://host[:port]/path` only, and the HTTP client's errors are
-//! formatted without their URL.
+//! `scheme://host[:port]/path` only, with the path's token-like segments
+//! hidden, and the HTTP client's errors are formatted without their URL.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -54,8 +54,9 @@ pub fn retry_delay_ms(settings: &Settings, attempt: u32) -> i64 {
 }
 
 /// `url` without what may be secret (Note \[Webhook credentials\]):
-/// `scheme://host[:port]/path`, no userinfo, query or fragment. Anything
-/// that is not such a URL is shown as `(unparsable URL)`.
+/// `scheme://host[:port]/path`, no userinfo, query or fragment, and a path
+/// segment that looks like a token as `***`. Anything that is not such a
+/// URL is shown as `(unparsable URL)`.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return "(unparsable URL)".to_owned();
@@ -74,7 +75,23 @@ pub fn redact_url(url: &str) -> String {
         None => (rest, ""),
     };
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    format!("{}://{host}{path}", scheme.to_ascii_lowercase())
+    let path: Vec<&str> = path
+        .split('/')
+        .map(|seg| if token_like(seg) { "***" } else { seg })
+        .collect();
+    format!("{}://{host}{}", scheme.to_ascii_lowercase(), path.join("/"))
+}
+
+/// A path segment that looks like a secret rather than a name: some
+/// services put the token in the path (Slack's
+/// `/services/T…/B…/<24 characters>`, Discord's `/api/webhooks/<id>/<68
+/// characters>`). Long (24 characters or more), or 16 or more mixing
+/// letters and digits.
+fn token_like(seg: &str) -> bool {
+    let n = seg.chars().count();
+    let mixed =
+        seg.chars().any(|c| c.is_ascii_digit()) && seg.chars().any(|c| c.is_ascii_alphabetic());
+    n >= 24 || (n >= 16 && mixed)
 }
 
 /// Why `url` cannot be a webhook, or `None`: it must be `http` or `https`

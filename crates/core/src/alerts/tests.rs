@@ -204,6 +204,18 @@ fn urls_lose_their_credentials() {
         ("HTTPS://h.example/p?x", "https://h.example/p"),
         ("https://a@b@h/p", "https://h/p"),
         ("not a url", "(unparsable URL)"),
+        (
+            "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+            "https://hooks.slack.com/services/T00000000/B00000000/***",
+        ),
+        (
+            "https://discord.com/api/webhooks/1234567890/abcDEF123456ghiJKL",
+            "https://discord.com/api/webhooks/1234567890/***",
+        ),
+        (
+            "https://h.example/agentshape/alerts-webhook",
+            "https://h.example/agentshape/alerts-webhook",
+        ),
     ];
     for (url, want) in cases {
         assert_eq!(redact_url(url), want, "{url}");

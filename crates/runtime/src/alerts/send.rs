@@ -48,6 +48,17 @@ pub fn scrub(message: &str, url: &str) -> String {
         {
             out = out.replace(userinfo, "***");
         }
+        // Token-like path segments, as `redact_url` hides them.
+        let path = rest.split(['?', '#']).next().unwrap_or("");
+        let hidden = redact_url(url);
+        for (seg, shown) in path
+            .split('/')
+            .zip(hidden.split_once("://").map_or("", |(_, r)| r).split('/'))
+        {
+            if shown == "***" && !seg.is_empty() {
+                out = out.replace(seg, "***");
+            }
+        }
         if let Some((_, query)) = rest.split_once('?') {
             let query = query.split('#').next().unwrap_or("");
             if !query.is_empty() {
@@ -195,5 +206,13 @@ mod tests {
         );
         let s = scrub("bob:hunter2 and token=t0k3n", url);
         assert!(!s.contains("hunter2") && !s.contains("t0k3n"), "{s}");
+        let slack = "https://hooks.slack.com/services/T0/B0/XXXXXXXXXXXXXXXXXXXXXXXX";
+        assert_eq!(
+            scrub(
+                "no route to /services/T0/B0/XXXXXXXXXXXXXXXXXXXXXXXX",
+                slack
+            ),
+            "no route to /services/T0/B0/***"
+        );
     }
 }
