@@ -22,6 +22,8 @@
 //! stops the command the loops run in.
 
 mod send;
+#[cfg(test)]
+mod tests;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
