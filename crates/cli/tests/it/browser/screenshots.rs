@@ -52,12 +52,18 @@ fn screenshots() {
     std::fs::write(
         &rules,
         format!(
-            "[settings]\ninterval = \"200ms\"\nlookback = \"366d\"\n\n\
+            "[settings]\ninterval = \"200ms\"\nlookback = \"366d\"\nattempts = 3\nbackoff = \"100ms\"\n\n\
              [[rule]]\nname = \"failures\"\nwhen = \"session_failed\"\n\
-             webhook = {{ url = \"{0}/hooks/T01/B02/secret\", format = \"slack\" }}\nlog = true\n\n\
+             webhook = [{{ url = \"{0}/services/T01/B02/XXXXXXXXXXXXXXXXXXXXXXXX\", format = \"slack\" }}, \
+             {{ url = \"http://127.0.0.1:{1}/pager?token=t0k3n\" }}]\nlog = true\n\n\
              [[rule]]\nname = \"leaks\"\nwhen = \"secrets_found\"\n\
              webhook = {{ url = \"{0}/agentshape\" }}\n",
-            rx.url()
+            rx.url(),
+            {
+                // A port nothing listens on: that delivery fails.
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                l.local_addr().unwrap().port()
+            }
         ),
     )
     .unwrap();
@@ -136,7 +142,7 @@ fn screenshots() {
     browser.screenshot(&out.join("builder.png"));
 
     crate::wait_until("the alerts", super::GUARD, || !rx.requests().is_empty());
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    std::thread::sleep(std::time::Duration::from_secs(2));
     browser.goto("/alerts");
     browser.find("table#alerts tbody tr[data-firing-id]");
     browser.screenshot(&out.join("alerts.png"));
