@@ -551,8 +551,12 @@ fn alerts_an_unreachable_webhook_is_retried_then_failed_and_its_credentials_neve
     assert!(page.contains("session `a` failed: timeout"), "{page}");
     assert!(page.contains("href=\"/sessions/a\""), "{page}");
     assert!(page.contains("failed"), "{page}");
+    let api = reqwest::blocking_get(&format!("{}/api/alerts", server.base));
+    let v: Value = serde_json::from_str(&api).unwrap();
+    assert_eq!(v["alerts"][0]["deliveries"][0]["state"], "failed", "{api}");
     let json = serde_json::to_string(&fired).unwrap();
     for (what, text) in [
+        ("/api/alerts", api),
         ("stderr", server.stderr()),
         ("alerts list", human),
         ("alerts list --json", json),

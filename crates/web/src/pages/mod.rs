@@ -6,6 +6,7 @@
 //! the page's own script module from `/assets/` (never inline script).
 
 mod alerts;
+pub(crate) use alerts::PAGE as ALERTS_PAGE;
 mod builder;
 mod chart;
 pub(crate) mod events;
