@@ -197,13 +197,17 @@ pub fn evaluate_once(
 ) -> agentshape_store::Result<Vec<i64>> {
     let mut fired = Vec::new();
     for rule in &rules.rules {
-        let since = now_ms.saturating_sub(rule.lookback_ms);
+        let last = stored::last_event_ms(store.copy_rows(), &rule.name)?
+            .map(|event_at_ms| LastFiring { event_at_ms });
+        // Events before the last firing's cooldown ends can no longer fire:
+        // they are not read (each condition reads at most a bounded number
+        // of events, oldest first, which must be the ones that can).
+        let since = last.map_or(i64::MIN, |l| l.event_at_ms.saturating_add(rule.cooldown_ms));
+        let since = since.max(now_ms.saturating_sub(rule.lookback_ms));
         let facts = stored::facts_with(store.copy_rows(), &rule.condition, now_ms, since, memo)?;
         if facts.is_empty() {
             continue;
         }
-        let last = stored::last_event_ms(store.copy_rows(), &rule.name)?
-            .map(|event_at_ms| LastFiring { event_at_ms });
         let firings = evaluate(rule, &facts, last, now_ms);
         if firings.is_empty() {
             continue;

@@ -71,3 +71,38 @@ fn a_failing_destination_backs_off_then_is_failed_for_good() {
     std::thread::sleep(std::time::Duration::from_millis(100));
     assert_eq!(deliver_once(&rules, &mut store, &client, &log).unwrap(), 0);
 }
+
+/// More failures than one evaluation takes (100 firings a tick) all fire,
+/// each once, over the next ticks: each reads on from the last firing.
+#[test]
+fn a_burst_larger_than_a_tick_fires_every_session_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("a.db")).unwrap();
+    let rules = parse_rules("[[rule]]\nname = \"failed\"\nwhen = \"session_failed\"\nlog = true\n")
+        .unwrap();
+    let now = time::now_ms();
+    for i in 0..650i64 {
+        let mut r = SessionRecord::new(
+            &format!("s{i:03}"),
+            &time::format_ms(now - 700_000),
+            "error",
+        );
+        r.ended_at = Some(time::format_ms(now - 650_000 + i * 1_000));
+        r.error_category = Some("timeout".into());
+        store.write_session(&r).unwrap();
+    }
+    let mut memo = stored::Memo::default();
+    let mut per_tick = Vec::new();
+    loop {
+        let n = evaluate_once(&rules, &mut store, now, &mut memo)
+            .unwrap()
+            .len();
+        if n == 0 {
+            break;
+        }
+        per_tick.push(n);
+        assert!(per_tick.len() < 20, "{per_tick:?}");
+    }
+    assert_eq!(per_tick.iter().sum::<usize>(), 650, "{per_tick:?}");
+    assert_eq!(stored::counts(store.copy_rows()).unwrap().0, 650);
+}
