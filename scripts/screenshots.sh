@@ -2,7 +2,7 @@
 # Screenshots for the README: fills a temporary store by replaying
 # examples/*.ndjson (as scripts/demo.sh does), starts `agentshape serve` on it,
 # and saves overview.png, session.png, builder.png (a few fields) and
-# playground.png (a broken reply) at 1280x900 under docs/screenshots/ (or
+# playground.png (a broken reply), alerts.png (serve --alerts) at 1280x900 under docs/screenshots/ (or
 # $AGENTSHAPE_SCREENSHOTS), through headless chromium: the ignored
 # `browser::screenshots::screenshots` test of the CLI's test binary.
 set -euo pipefail

@@ -229,6 +229,52 @@ pub enum Command {
     Stats(StatsArgs),
     /// Export stored sessions to other tools: `export otlp` sends them as OpenTelemetry traces.
     Export(ExportArgs),
+    /// Alerts: check a rules file (for `serve`, `ops` and `watch --alerts FILE`), list what fired.
+    Alerts(AlertsArgs),
+}
+
+/// `alerts`.
+#[derive(Debug, Args)]
+pub struct AlertsArgs {
+    #[command(subcommand)]
+    pub action: AlertsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlertsAction {
+    /// Read and check a rules file: one line per rule, or one line naming the rule and field at fault.
+    #[command(
+        after_help = "Exit codes: 0 the rules are good · 64 a rule (or the file) is not · \
+        66 the file does not exist.\n\n\
+        Examples:\n  \
+        agentshape alerts check alerts.toml\n  \
+        agentshape serve --alerts alerts.toml"
+    )]
+    Check {
+        /// The rules file (TOML; see the README's \"Alerts\").
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// The stored firings, newest first, with each destination's delivery state (webhooks as `scheme://host/path` only).
+    #[command(after_help = "Exit codes: 0 ok · 64 bad options or store location · \
+        66 the store does not exist.\n\n\
+        Examples:\n  \
+        agentshape alerts list\n  \
+        agentshape alerts list --since 1d --json")]
+    List {
+        #[command(flatten)]
+        store: StoreArg,
+        /// Only firings at or after DATE (`2026-01-31`, an RFC 3339 time, or an age such as `7d`).
+        #[arg(long, value_name = "DATE", value_parser = since)]
+        since: Option<i64>,
+        /// At most this many (newest first).
+        #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=500))]
+        limit: u32,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 }
 
 const STATS_HELP: &str = "Per group: runs; valid on the first try; valid after \
@@ -501,6 +547,9 @@ pub struct NativeArgs {
     /// Extract each session's final assistant message and validate it with this profile (built-in name or TOML file); without it the message is still extracted.
     #[arg(long, value_name = "NAME|PATH")]
     pub profile: Option<String>,
+    /// `watch` only: evaluate these alert rules (TOML) while following, and deliver what fires.
+    #[arg(long, value_name = "FILE")]
+    pub alerts: Option<PathBuf>,
     #[command(flatten)]
     pub otlp: OtlpArgs,
     #[command(flatten)]
@@ -974,6 +1023,9 @@ pub struct OpsArgs {
     /// else the environment's, else agentshape.db).
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
+    /// Evaluate these alert rules (TOML) while supervising, and deliver what fires.
+    #[arg(long, value_name = "FILE")]
+    pub alerts: Option<PathBuf>,
     #[command(flatten)]
     pub otlp: OtlpArgs,
     #[command(flatten)]
@@ -1101,6 +1153,10 @@ pub struct ServeArgs {
     /// or with no PATH the agents' standard folders.
     #[arg(long, value_name = "PATH", num_args = 0..)]
     pub watch: Option<Vec<PathBuf>>,
+    /// Evaluate these alert rules (TOML) while serving, and deliver what
+    /// fires; the Alerts page lists the firings.
+    #[arg(long, value_name = "FILE")]
+    pub alerts: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! The pure heart of agentshape: it turns what an LLM agent said into a value a
 //! program can trust. Bytes go through four stages, each a module:
 //!
+//! - [`alerts`]: alert rules, and whether they fire given what the store measured;
 //! - [`decode`]: agent transcripts (Claude Code stream-json, Codex JSONL, provider
 //!   response bodies, plain text) into normalized [`Event`]s and a [`RunSummary`],
 //!   incrementally and in bounded memory;
@@ -36,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 // Other targets keep the scalar forms (Note [Vector byte masks]).
+pub mod alerts;
 #[cfg(any(test, target_arch = "x86_64"))]
 mod bytescan;
 pub mod check;

@@ -5,6 +5,7 @@
 //! hub. It depends on `agentshape-core` for every decision about data; the
 //! core never depends on this crate.
 
+pub mod alerts;
 pub mod error;
 pub mod feed;
 pub mod forensic;

@@ -131,6 +131,10 @@ pub struct CopyReport {
     pub native_files: u64,
     /// `hook_calls` rows copied (those of the sessions copied).
     pub hook_calls: u64,
+    /// Alert firings copied, with their deliveries (Note \[Copying alerts\]).
+    pub alert_firings: u64,
+    /// Alert firings the target already had.
+    pub alert_firings_skipped: u64,
     /// Feed rows of no stored session, left (Note \[Copying a store\]).
     pub feed_orphans: u64,
     /// Memories copied.
@@ -153,6 +157,7 @@ impl CopyReport {
             + self.native_files
             + self.hook_calls
             + self.memories
+            + self.alert_firings
     }
 }
 
@@ -302,7 +307,88 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
         })
         .unwrap_or(0);
     copy_memories(src, to.copy_rows_mut(), m, &mut report)?;
+    if crate::alerts::has_alerts(src) && crate::alerts::has_alerts(to.copy_rows()) {
+        copy_alerts(src, to.copy_rows_mut(), m, &mut report)?;
+    }
     Ok(report)
+}
+
+const FIRING_COLS: &str =
+    "rule, dedup_key, condition, session_id, summary, details, event_at, fired_at";
+const DELIVERY_COLS: &str =
+    "destination, target, state, attempts, last_error, next_at, delivered_at";
+
+/// Note \[Copying alerts\]: a firing is known by its rule and dedup key
+/// (core's Note \[Firing keys\]) in every store, so one the target has is
+/// skipped, and one it lacks comes with its deliveries as they stand (a
+/// pending one is then the target's to deliver: stop the source's
+/// evaluator before copying, or a firing may be sent by both). In batches
+/// of [`BATCH`] firings, oldest first.
+fn copy_alerts(
+    src: &dyn Rows,
+    dst: &mut dyn Rows,
+    m: Option<&agentshape_core::secrets::Masker>,
+    report: &mut CopyReport,
+) -> Result<()> {
+    let mut after = 0i64;
+    loop {
+        let batch = src.read(
+            &format!(
+                "SELECT id, {FIRING_COLS} FROM alert_firings WHERE id > ? ORDER BY id LIMIT ?"
+            ),
+            &[
+                Cell::Int(after),
+                Cell::Int(i64::try_from(BATCH).unwrap_or(i64::MAX)),
+            ],
+        )?;
+        let Some(last) = batch.last() else {
+            return Ok(());
+        };
+        if let Some(Cell::Int(id)) = last.first() {
+            after = *id;
+        }
+        let mut stmts = Vec::new();
+        let mut firsts = Vec::new();
+        for mut row in batch {
+            let id = row.remove(0);
+            let (rule, key, fired) = (row[0].clone(), row[1].clone(), row[7].clone());
+            let (sql, row) = insert("alert_firings", FIRING_COLS, masked(m, row));
+            firsts.push(stmts.len());
+            stmts.push((
+                format!("{sql} ON CONFLICT (rule, dedup_key) DO NOTHING"),
+                row,
+            ));
+            for d in src.read(
+                &format!(
+                    "SELECT {DELIVERY_COLS} FROM alert_deliveries WHERE firing_id = ? \
+                     ORDER BY destination"
+                ),
+                &[id],
+            )? {
+                let mut args = masked(m, d);
+                args.extend([rule.clone(), key.clone(), fired.clone()]);
+                stmts.push((
+                    format!(
+                        "INSERT INTO alert_deliveries (firing_id, {DELIVERY_COLS}) \
+                         SELECT f.id, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), \
+                         CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT) \
+                         FROM alert_firings f \
+                         WHERE f.rule = ? AND f.dedup_key = ? AND f.fired_at = ? \
+                         ON CONFLICT (firing_id, destination) DO NOTHING"
+                    ),
+                    args,
+                ));
+            }
+        }
+        let changed = dst.write_all(&stmts)?;
+        for i in firsts {
+            if changed.get(i).copied().unwrap_or(0) > 0 {
+                report.alert_firings += 1;
+            } else {
+                report.alert_firings_skipped += 1;
+            }
+        }
+    }
 }
 
 fn copy_memories(

@@ -23,6 +23,7 @@
 // No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
 #![forbid(unsafe_code)]
 
+pub mod alerts;
 pub mod conninfo;
 pub mod copy;
 pub mod error;

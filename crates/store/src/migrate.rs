@@ -21,7 +21,8 @@
 //! version 6 / 3 `session_tools`, `native_files` and `store_meta`, since
 //! version 8 / 5 `secrets_found`, since version 9 / 6 `hook_calls`, and since
 //! version 10 / 7 `session_errors`, `session_outcome_days` and
-//! `session_error_days`, with the
+//! `session_error_days`, and since version 11 / 8 `alert_firings` and
+//! `alert_deliveries`, with the
 //! `sessions` columns `outcome`, `repaired`, `retries`, `last_hook_id`, all
 //! kept by triggers on both: Note \[Kept outcomes\] in `query::stats`) with the
 //! same columns and meanings (a flag such as `sessions.cost_estimated` is
@@ -31,7 +32,9 @@
 //! text search and the trigger-kept counters (`list_counts`,
 //! `session_days`, since version 7 `feed_fts`, `session_days_by` and
 //! `tool_totals`) exist only there, and Postgres's transcript search is
-//! an expression index (`feed_search`, version 4); the covering index for
+//! an expression index (`feed_search`, version 4), and it has its own
+//! `sessions_profile_started` (SQLite's `sessions_profile_order` serves
+//! there); the covering index for
 //! the stats' percentiles (`sessions_outcome`, version 10 / 7) lists its
 //! columns with `INCLUDE` on Postgres; Postgres has a partial unique index on
 //! active memories, which is what makes concurrent reinforcement race-free
@@ -100,6 +103,11 @@ pub const SQLITE: &[Migration] = &[
         name: "0010_outcomes.sql",
         sql: include_str!("../migrations/0010_outcomes.sql"),
     },
+    Migration {
+        version: 11,
+        name: "0011_alerts.sql",
+        sql: include_str!("../migrations/0011_alerts.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
@@ -138,6 +146,11 @@ pub const POSTGRES: &[Migration] = &[
         version: 7,
         name: "postgres/0007_outcomes.sql",
         sql: include_str!("../migrations/postgres/0007_outcomes.sql"),
+    },
+    Migration {
+        version: 8,
+        name: "postgres/0008_alerts.sql",
+        sql: include_str!("../migrations/postgres/0008_alerts.sql"),
     },
 ];
 

@@ -596,6 +596,8 @@ fn copy_to_the_other_backend_and_back_is_idempotent(p: &Place) {
             memories: 4,
             memories_skipped: 0,
             memory_conflicts: 0,
+            alert_firings: 0,
+            alert_firings_skipped: 0,
         }
     );
     assert_eq!(dump(&*dst), dump(&*src));

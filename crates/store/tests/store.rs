@@ -3,6 +3,7 @@
 //! the dashboard's read model).
 #![allow(clippy::unwrap_used)] // tests unwrap: a failure is the test failing
 
+mod alerts;
 mod behaviour;
 mod hooks;
 mod queries;

@@ -19,6 +19,7 @@
 
 pub mod otlp;
 pub mod pg;
+pub mod webhook;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;

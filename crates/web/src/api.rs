@@ -99,6 +99,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/api/events", get(events))
         .route("/api/overview", get(overview))
         .route("/api/memories", get(memories))
+        .route("/api/alerts", get(alerts))
         .route("/api/feed", get(feed_sse))
         .route("/assets/{name}", get(assets::asset))
         .merge(pages::routes())
@@ -210,6 +211,33 @@ async fn events(
 async fn memories(AxState(state): AxState<Arc<State>>) -> Result<Response, ApiError> {
     let rows = read(&state, query::memories).await?;
     Ok(Json(serde_json::json!({ "memories": rows })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct AlertsQuery {
+    before: Option<i64>,
+    limit: Option<usize>,
+}
+
+/// `GET /api/alerts?before=&limit=`: the Alerts page's firings, newest
+/// first (at most 500), each with its deliveries (webhooks as
+/// `scheme://host/path` only).
+async fn alerts(
+    AxState(state): AxState<Arc<State>>,
+    q: Result<Query<AlertsQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.body_text()))?;
+    let limit = q.limit.unwrap_or(crate::pages::ALERTS_PAGE);
+    let rows = read(&state, move |s| {
+        agentshape_store::alerts::firings(
+            &agentshape_store::alerts::SourceRows(s),
+            None,
+            q.before,
+            limit,
+        )
+    })
+    .await?;
+    Ok(Json(serde_json::json!({ "alerts": rows })).into_response())
 }
 
 #[derive(Debug, Deserialize)]

@@ -105,6 +105,18 @@ impl Plan {
 /// # Errors
 /// See [`Plan::new`]; store failures with their own codes.
 pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
+    let rules = match (&args.alerts, follow_on) {
+        (Some(_), false) => {
+            return Err(CliError::Usage(
+                "--alerts is for `watch` (and `serve`, `ops`): `import` reads once and ends; \
+                 run `agentshape watch --alerts FILE` or `serve --alerts FILE`"
+                    .to_owned(),
+            )
+            .into());
+        }
+        (Some(file), true) => Some(super::alerts::load(file)?),
+        (None, _) => None,
+    };
     let url = StoreUrl::parse(&args.store.location)?;
     let plan = Plan::new(&args.paths, args.agent, args.since, args.profile.as_deref())?;
     let mut store = url.open()?;
@@ -112,7 +124,14 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
     let mut out = Out::new(args.output);
     let export = NativeExport::start(&args.otlp, &url)?;
     if follow_on {
+        let alerts = match rules {
+            Some(r) => Some(super::alerts::start(r, &url)?),
+            None => None,
+        };
         let exit = follow(&plan, &mut importer, &mut *store, &mut out, export.as_ref());
+        if let Some(a) = alerts {
+            a.stop();
+        }
         if let Some(e) = export {
             out.line(&crate::otel::report_line(
                 &e.live.finish(crate::otel::FINISH),

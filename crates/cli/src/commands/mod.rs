@@ -1,5 +1,6 @@
 //! One module per subcommand; this one parses the arguments and dispatches.
 
+mod alerts;
 mod ask;
 mod check;
 mod export;
@@ -90,6 +91,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Hook(a) => hook::run(&a),
         Command::Stats(a) => stats::run(&a),
         Command::Export(a) => export::run(&a),
+        Command::Alerts(a) => alerts::run(&a),
     }
 }
 

@@ -19,6 +19,12 @@ use crate::output::{Out, clean, eprint};
 /// # Errors
 /// A bad config (exit 64), or log, spawn or store failures.
 pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
+    // A bad rules file stops `ops` before anything starts.
+    let rules = args
+        .alerts
+        .as_deref()
+        .map(super::alerts::load)
+        .transpose()?;
     // Missing is 66; a FIFO, folder, device or a file over 16 MiB is a bad
     // config, 64 (input's Note [Inputs are files]).
     let config = OpsConfig::load(&args.config).map_err(|e| match e {
@@ -33,6 +39,10 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
         (None, None) => StoreUrl::resolve(None)?,
     };
     let mut store = url.open()?;
+    let alerts = match rules {
+        Some(r) => Some(super::alerts::start(r, &url)?),
+        None => None,
+    };
     // Note [Supervisor leases] in the runtime: the lease is renewed through
     // a second handle while the cycle's own runs sessions.
     let lease_url = url.clone();
@@ -122,6 +132,10 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
             }
         }
     })?;
+    // What the last cycle made fire is sent before `ops` ends.
+    if let Some(a) = alerts {
+        a.finish();
+    }
     if let Some(l) = live {
         let r = l.finish(crate::otel::FINISH);
         if out.json {

@@ -16,6 +16,12 @@ use crate::output::eprint;
 /// than 16 characters) or an empty token; store
 /// failures with their own codes; an address that cannot be bound.
 pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
+    // A bad rules file stops `serve` before anything starts.
+    let rules = args
+        .alerts
+        .as_deref()
+        .map(super::alerts::load)
+        .transpose()?;
     let token = args.token;
     // Never empty; on a non-loopback address at least 16 characters.
     if let Some(t) = &token {
@@ -71,6 +77,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         }
         None => None,
     };
+    // Note [Alert loops] in the runtime: threads of their own.
+    let alerts = match rules {
+        Some(r) => Some(super::alerts::start(
+            r,
+            &agentshape_store::StoreUrl::parse(&args.store)?,
+        )?),
+        None => None,
+    };
     raise_descriptor_limit();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -88,6 +102,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     if let Some(w) = watcher {
         let _ = w.join();
+    }
+    if let Some(a) = alerts {
+        a.stop();
     }
     match served {
         Ok(()) => Ok(Exit::Ok),

@@ -8,7 +8,7 @@ use crate::exit::Exit;
 use crate::output::Out;
 
 /// The report's rows, in table order: (name, copied, skipped).
-fn tables(r: &CopyReport) -> [(&'static str, u64, u64); 9] {
+fn tables(r: &CopyReport) -> [(&'static str, u64, u64); 10] {
     [
         ("sessions", r.sessions, r.sessions_skipped),
         ("events", r.events, 0),
@@ -23,6 +23,7 @@ fn tables(r: &CopyReport) -> [(&'static str, u64, u64); 9] {
             r.memories,
             r.memories_skipped + r.memory_conflicts,
         ),
+        ("alert_firings", r.alert_firings, r.alert_firings_skipped),
     ]
 }
 

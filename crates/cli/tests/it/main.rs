@@ -11,6 +11,7 @@
 )]
 
 mod agent_env;
+mod alerts;
 mod ask;
 mod ask_claude;
 mod browser;

@@ -5,6 +5,8 @@
 //! Every page is `layout(..)` around its body: one stylesheet, the nav, and
 //! the page's own script module from `/assets/` (never inline script).
 
+mod alerts;
+pub(crate) use alerts::PAGE as ALERTS_PAGE;
 mod builder;
 mod chart;
 pub(crate) mod events;
@@ -34,6 +36,7 @@ pub(crate) fn routes() -> Router<Arc<State>> {
         .route("/sessions/{id}", get(session::page))
         .route("/events", get(events::page))
         .route("/memories", get(memories::page))
+        .route("/alerts", get(alerts::page))
         .route("/builder", get(builder::page))
         .route("/playground", get(playground::page))
         // Every page declares its icon (`layout`), so a browser does not ask
@@ -48,6 +51,7 @@ pub(crate) enum Nav {
     Sessions,
     Events,
     Memories,
+    Alerts,
     Builder,
     Playground,
 }
@@ -57,6 +61,7 @@ const NAV: &[(Nav, &str, &str)] = &[
     (Nav::Sessions, "/sessions", "Sessions"),
     (Nav::Events, "/events", "Events"),
     (Nav::Memories, "/memories", "Memories"),
+    (Nav::Alerts, "/alerts", "Alerts"),
     (Nav::Builder, "/builder", "Schema builder"),
     (Nav::Playground, "/playground", "Playground"),
 ];

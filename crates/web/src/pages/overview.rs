@@ -182,6 +182,7 @@ pub(crate) async fn page(AxState(state): AxState<Arc<State>>) -> Response {
         Ok((
             query::overview(s, now)?,
             query::secrets_found(s, super::secrets::SHOWN)?,
+            agentshape_store::alerts::counts(&agentshape_store::alerts::SourceRows(s))?,
             // The chart needs only the outcomes; the table adds the paths.
             query::stats_of(
                 s,
@@ -204,9 +205,12 @@ pub(crate) async fn page(AxState(state): AxState<Arc<State>>) -> Response {
         ))
     };
     match read(&state, both).await {
-        Ok((o, found, by_day, all)) => {
+        Ok((o, found, alerts, by_day, all)) => {
             let checks = super::validation::panel(&by_day, all.first(), now);
-            let page = html! { (body(&o, now)) (checks) (super::secrets::panel(&found)) };
+            let page = html! {
+                (body(&o, now)) (checks) (super::secrets::panel(&found))
+                (super::alerts::summary(alerts))
+            };
             layout("Overview", Nav::Overview, &[], &page).into_response()
         }
         Err(e) => e.into_page(),

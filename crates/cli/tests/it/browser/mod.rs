@@ -28,6 +28,7 @@
 //! (a counting semaphore); each test has its own chromedriver, chromium and
 //! profile directory, torn down when the test ends (also on a panic).
 
+mod alerts;
 mod builder;
 mod harness;
 mod hooks;

@@ -12,6 +12,7 @@ const PAGES: &[(&str, &str)] = &[
     ("/sessions/pages-malformed", "#session[data-status]"),
     ("/events", "table#events"),
     ("/memories", "table#memories"),
+    ("/alerts", "#alerts-empty"),
     ("/builder", "#lint .provider[data-provider]"),
     ("/playground", "#result[data-state]"),
     // An unknown id is a 404 page, clean too.

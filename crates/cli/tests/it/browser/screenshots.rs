@@ -5,7 +5,8 @@
 //! Codex and Gemini CLI sessions of the last days), `serve`, then the
 //! overview (its top, and its charts by agent and project), the sessions
 //! list, a session page, an imported session's page, the builder with a
-//! few fields and the playground with a broken reply, each saved as a
+//! few fields, the playground with a broken reply and the Alerts page
+//! (`serve --alerts` over the demo's failures), each saved as a
 //! 1280×900 PNG under `AGENTSHAPE_SCREENSHOTS` (default
 //! `docs/screenshots/`).
 
@@ -44,7 +45,37 @@ fn screenshots() {
     for s in ["agent-response.json", "code-review.json"] {
         std::fs::copy(crate::repo_root().join("schemas").join(s), schemas.join(s)).unwrap();
     }
-    let server = serve(&db, &["--schemas", schemas.to_str().unwrap()]);
+    // Alerts: the demo's failures and secrets, delivered to a local
+    // receiver and logged (the Alerts page's screenshot).
+    let rx = agentshape_testkit::webhook::Receiver::start();
+    let rules = dir.path().join("alerts.toml");
+    std::fs::write(
+        &rules,
+        format!(
+            "[settings]\ninterval = \"200ms\"\nlookback = \"366d\"\nattempts = 3\nbackoff = \"100ms\"\n\n\
+             [[rule]]\nname = \"failures\"\nwhen = \"session_failed\"\n\
+             webhook = [{{ url = \"{0}/services/T01/B02/XXXXXXXXXXXXXXXXXXXXXXXX\", format = \"slack\" }}, \
+             {{ url = \"http://127.0.0.1:{1}/pager?token=t0k3n\" }}]\nlog = true\n\n\
+             [[rule]]\nname = \"leaks\"\nwhen = \"secrets_found\"\n\
+             webhook = {{ url = \"{0}/agentshape\" }}\n",
+            rx.url(),
+            {
+                // A port nothing listens on: that delivery fails.
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                l.local_addr().unwrap().port()
+            }
+        ),
+    )
+    .unwrap();
+    let server = serve(
+        &db,
+        &[
+            "--schemas",
+            schemas.to_str().unwrap(),
+            "--alerts",
+            rules.to_str().unwrap(),
+        ],
+    );
     let mut browser = Browser::open(&server.base);
 
     browser.goto("/");
@@ -109,6 +140,12 @@ fn screenshots() {
     browser.type_into("#schema-name", "incident");
     browser.find("#lint .provider");
     browser.screenshot(&out.join("builder.png"));
+
+    crate::wait_until("the alerts", super::GUARD, || !rx.requests().is_empty());
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    browser.goto("/alerts");
+    browser.find("table#alerts tbody tr[data-firing-id]");
+    browser.screenshot(&out.join("alerts.png"));
 
     browser.goto("/playground");
     browser.find("#result[data-state]");
