@@ -742,3 +742,34 @@ fn an_ops_cycle_exports_each_session_and_says_so_last() {
     assert!(!named(&spans, "execute_tool ").is_empty());
     assert_eq!(named(&spans, "apply_guardrail ").len(), 1);
 }
+
+#[test]
+fn help_names_the_flags_ends_with_examples_and_shows_no_header_value() {
+    for args in [
+        &["export", "otlp", "--help"][..],
+        &["run", "--help"],
+        &["hook", "stop", "--help"],
+    ] {
+        let out = agentshape()
+            .args(args)
+            .env(
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "Authorization=Bearer h3lp-s3cret",
+            )
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("--otlp-endpoint <URL>") && text.contains("--otlp-header <KEY=VALUE>"),
+            "{text}"
+        );
+        assert!(!text.contains("h3lp-s3cret"), "{text}");
+        if args[0] == "export" {
+            assert!(
+                text.contains("Examples:\n  agentshape export otlp"),
+                "{text}"
+            );
+        }
+    }
+}
