@@ -773,3 +773,44 @@ fn help_names_the_flags_ends_with_examples_and_shows_no_header_value() {
         }
     }
 }
+
+#[test]
+fn a_hook_never_waits_on_a_silent_collector_past_its_budget() {
+    // Accepts connections (the backlog) but never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let input = json!({"session_id": "hook-sess-3", "hook_event_name": "Stop",
+        "stop_hook_active": false, "last_assistant_message": "{\"action\": 7}"});
+    let t = std::time::Instant::now();
+    let out = agentshape()
+        .args([
+            "hook",
+            "stop",
+            "--schema",
+            "schemas/loop-action.json",
+            "--store",
+        ])
+        .arg(dir.path().join("agentshape.db"))
+        .args([
+            "--otlp-endpoint",
+            &format!("http://{}", silent.local_addr().unwrap()),
+        ])
+        .env("AGENTSHAPE_STATE_DIR", dir.path().join("state"))
+        .write_stdin(input.to_string())
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    assert_exit(&out, 0);
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["decision"], "block");
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("no answer within")
+            && lines[0].contains("OpenTelemetry collector at http://127.0.0.1:"),
+        "{err}"
+    );
+    // A hang guard, not a speed claim: the budget is 1.7 s from the start.
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+}
