@@ -1101,6 +1101,9 @@ pub struct ServeArgs {
     /// or with no PATH the agents' standard folders.
     #[arg(long, value_name = "PATH", num_args = 0..)]
     pub watch: Option<Vec<PathBuf>>,
+    /// OpenTelemetry export of what `--watch` imports (as `watch --otlp-…`).
+    #[command(flatten)]
+    pub otlp: OtlpArgs,
 }
 
 #[cfg(test)]

@@ -67,9 +67,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
                 plan,
                 &url,
                 std::sync::Arc::clone(&stop),
+                &args.otlp,
             )?)
         }
-        None => None,
+        None => {
+            if args.otlp.endpoint.is_some() || !args.otlp.header.is_empty() || args.otlp.content {
+                return Err(crate::exit::CliError::Usage(
+                    "--otlp-* exports what --watch imports: give --watch".into(),
+                )
+                .into());
+            }
+            None
+        }
     };
     raise_descriptor_limit();
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -814,3 +814,42 @@ fn a_hook_never_waits_on_a_silent_collector_past_its_budget() {
     // A hang guard, not a speed claim: the budget is 1.7 s from the start.
     assert!(took < std::time::Duration::from_secs(10), "{took:?}");
 }
+
+#[test]
+fn serve_exports_only_what_its_watcher_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = agentshape()
+        .args(["serve", "--otlp-endpoint", "http://127.0.0.1:1", "--store"])
+        .arg(dir.path().join("agentshape.db"))
+        .output()
+        .unwrap();
+    assert_exit(&out, 64);
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "agentshape: --otlp-* exports what --watch imports: give --watch"
+    );
+}
+
+#[test]
+fn serve_watch_exports_the_sessions_it_imports() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("sessions");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::copy(crate::repo_root().join(NATIVE), tree.join("s.jsonl")).unwrap();
+    let url = c.url();
+    let _server = crate::served::serve(
+        &dir.path().join("agentshape.db"),
+        &["--watch", tree.to_str().unwrap(), "--otlp-endpoint", &url],
+    );
+    crate::wait_until(
+        "the session's root span",
+        std::time::Duration::from_secs(60),
+        || {
+            c.spans()
+                .iter()
+                .any(|s| s.name == "invoke_agent claude-code")
+        },
+    );
+    assert!(!named(&c.spans(), "execute_tool ").is_empty());
+}
