@@ -1157,6 +1157,9 @@ pub struct ServeArgs {
     /// fires; the Alerts page lists the firings.
     #[arg(long, value_name = "FILE")]
     pub alerts: Option<PathBuf>,
+    /// OpenTelemetry export of what `--watch` imports (as `watch --otlp-…`).
+    #[command(flatten)]
+    pub otlp: OtlpArgs,
 }
 
 #[cfg(test)]
@@ -1227,7 +1230,7 @@ its tool calls (`execute_tool`), and an `apply_guardrail` span for its verdict a
 hook call, with the times the store recorded. Trace and span ids derive from the session id, \
 so exporting a session again (or after a live export) gives the same ids. The store is only read.\n\n\
 Exit codes: 0 every span was accepted · 64 bad options, endpoint or header, or no endpoint \
-at all · 66 the store does not exist · 74 the collector could not be reached or refused the \
+at all · 66 the store does not exist, or a --session is not in it · 74 the collector could not be reached or refused the \
 spans (one line naming the endpoint, without credentials).\n\n\
 Examples:\n  \
 agentshape export otlp --since 7d --otlp-endpoint http://localhost:4318\n  \

@@ -82,7 +82,11 @@ impl Live {
     ///
     /// # Errors
     /// A bad configuration (64).
-    pub fn start(args: &OtlpArgs, timeout: Duration, retries: usize) -> anyhow::Result<Option<Live>> {
+    pub fn start(
+        args: &OtlpArgs,
+        timeout: Duration,
+        retries: usize,
+    ) -> anyhow::Result<Option<Live>> {
         let Some(mut config) = config(args)? else {
             return Ok(None);
         };

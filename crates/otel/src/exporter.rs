@@ -134,6 +134,20 @@ impl std::fmt::Debug for Exporter {
 struct Client {
     inner: reqwest::Client,
     headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    /// The last transport failure, one line without the URL: the exporter
+    /// reports only "network error", which tells a user nothing.
+    last_error: Arc<Mutex<Option<String>>>,
+}
+
+impl Client {
+    fn note(&self, e: reqwest::Error) -> reqwest::Error {
+        let e = e.without_url();
+        *self
+            .last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(error_line(&e, "", ""));
+        e
+    }
 }
 
 #[async_trait::async_trait]
@@ -148,7 +162,7 @@ impl HttpClient for Client {
             .inner
             .execute(request)
             .await
-            .map_err(reqwest::Error::without_url)?;
+            .map_err(|e| self.note(e))?;
         let mut out = Response::builder().status(response.status());
         for (k, v) in response.headers() {
             out = out.header(k, v);
@@ -174,7 +188,10 @@ fn error_line(e: &dyn std::error::Error, raw: &str, shown: &str) -> String {
         }
         cause = c.source();
     }
-    line.replace(raw, shown).replace('\n', " ")
+    if !raw.is_empty() {
+        line = line.replace(raw, shown);
+    }
+    line.replace('\n', " ")
 }
 
 fn resource(config: &OtlpConfig) -> Resource {
@@ -218,6 +235,7 @@ impl Exporter {
         let client = client
             .build()
             .map_err(|e| setup(e.without_url().to_string()))?;
+        let last_error = Arc::new(Mutex::new(None));
         let retry = if opts.retries > 0 {
             RetryPolicy::recommended().with_max_retries(opts.retries)
         } else {
@@ -233,6 +251,7 @@ impl Exporter {
             .with_http_client(Client {
                 inner: client,
                 headers: config.headers.clone(),
+                last_error: Arc::clone(&last_error),
             })
             .build()
             .map_err(|e| setup(error_line(&e, config.endpoint.as_str(), &endpoint)))?;
@@ -261,6 +280,7 @@ impl Exporter {
             batch: opts.batch.max(1),
             linger: opts.linger,
             raw: config.endpoint.to_string(),
+            last_error,
         };
         let thread = std::thread::Builder::new()
             .name("otlp-export".to_owned())
@@ -353,6 +373,7 @@ struct Worker {
     batch: usize,
     linger: Duration,
     raw: String,
+    last_error: Arc<Mutex<Option<String>>>,
 }
 
 impl Worker {
@@ -372,9 +393,19 @@ impl Worker {
                 Ok(()) => {
                     self.shared.exported.fetch_add(n, Ordering::SeqCst);
                 }
-                Err(e) => self
-                    .shared
-                    .fail(n, &error_line(&e, &self.raw, &self.shared.endpoint)),
+                Err(e) => {
+                    let transport = self
+                        .last_error
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take();
+                    let why = error_line(&e, &self.raw, &self.shared.endpoint);
+                    let why = match transport {
+                        Some(t) => format!("{why} ({t})"),
+                        None => why,
+                    };
+                    self.shared.fail(n, &why);
+                }
             }
         }
     }

@@ -37,6 +37,27 @@ pub fn verdict_word(valid: bool, method: Option<&str>) -> &'static str {
     }
 }
 
+/// The guardrail of a session's final verdict (`{"valid", "errors", …}`
+/// as the store keeps it), made when the session ended.
+pub fn verdict_check(
+    verdict: &Value,
+    profile: Option<&str>,
+    method: Option<&str>,
+    end_ms: i64,
+) -> Check {
+    let valid = verdict.get("valid").and_then(Value::as_bool) == Some(true);
+    Check {
+        key: "verdict".to_owned(),
+        name: profile.unwrap_or_default().to_owned(),
+        started_ms: end_ms,
+        ended_ms: end_ms,
+        verdict: verdict_word(valid, method).to_owned(),
+        failing_paths: failing_paths(verdict.get("errors")),
+        method: method.map(str::to_owned),
+        ..Check::default()
+    }
+}
+
 /// The fields of one hook call that its guardrail span shows.
 #[derive(Debug, Clone, Copy)]
 pub struct HookFacts<'a> {
@@ -151,17 +172,12 @@ pub fn load(
     }
     let mut trace = folder.trace;
     if let (Some(v), Some(end)) = (&detail.verdict, trace.ended_ms) {
-        let valid = v.get("valid").and_then(Value::as_bool) == Some(true);
-        trace.checks.push(Check {
-            key: "verdict".to_owned(),
-            name: row.profile.clone().unwrap_or_default(),
-            started_ms: end,
-            ended_ms: end,
-            verdict: verdict_word(valid, row.extraction_method.as_deref()).to_owned(),
-            failing_paths: failing_paths(v.get("errors")),
-            method: row.extraction_method.clone(),
-            ..Check::default()
-        });
+        trace.checks.push(verdict_check(
+            v,
+            row.profile.as_deref(),
+            row.extraction_method.as_deref(),
+            end,
+        ));
     }
     for h in query::hook_calls(store, id, MAX_LIMIT)? {
         let facts = HookFacts {
@@ -260,17 +276,83 @@ pub fn from_record(
     trace.profile.clone_from(&record.profile);
     trace.tier = Some(record.tier);
     if let (Some(v), Some(end)) = (&record.verdict, trace.ended_ms) {
-        let valid = v.get("valid").and_then(Value::as_bool) == Some(true);
-        trace.checks.push(Check {
-            key: "verdict".to_owned(),
-            name: record.profile.clone().unwrap_or_default(),
-            started_ms: end,
-            ended_ms: end,
-            verdict: verdict_word(valid, record.extraction_method.as_deref()).to_owned(),
-            failing_paths: failing_paths(v.get("errors")),
-            method: record.extraction_method.clone(),
-            ..Check::default()
-        });
+        trace.checks.push(verdict_check(
+            v,
+            record.profile.as_deref(),
+            record.extraction_method.as_deref(),
+            end,
+        ));
     }
     trace
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentshape_store::{FeedEntry, HookCall, SessionRecord, SqliteStore, Store};
+    use serde_json::json;
+
+    #[test]
+    fn a_stored_session_reads_back_with_its_feed_verdict_and_hook_calls() {
+        let mut s = SqliteStore::open_in_memory().unwrap();
+        let mut rec = SessionRecord::new("s1", "2026-01-01T00:00:00.000Z", "completed");
+        rec.agent = Some("claude-code".into());
+        rec.ended_at = Some("2026-01-01T00:01:00.000Z".into());
+        rec.profile = Some("claude-ops".into());
+        rec.extraction_method = Some("fenced".into());
+        rec.verdict = Some(
+            json!({"valid": false, "errors": [{"instance_path": "/a", "schema_path": "", "message": "m"}], "repairs": [], "coercions": []}),
+        );
+        rec.cache_read_tokens = 7;
+        s.start_session(&rec).unwrap();
+        let row = |at: &str, e: serde_json::Value| FeedEntry {
+            session_id: "s1".into(),
+            kind: "event".into(),
+            body: json!({"kind": "event", "event": e}).to_string(),
+            created_at: at.into(),
+        };
+        s.append_feed(&[
+            row(
+                "2026-01-01T00:00:10.000Z",
+                json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}),
+            ),
+            row(
+                "2026-01-01T00:00:12.500Z",
+                json!({"type": "tool_result", "tool_use_id": "t1", "is_error": true}),
+            ),
+        ])
+        .unwrap();
+        s.write_session(&rec).unwrap();
+        let mut h = HookCall::new("s1", "Stop", "blocked", "2026-01-01T00:00:30.000Z");
+        h.errors = Some(json!([{"instance_path": "/b", "schema_path": "", "message": "m"}]));
+        h.profile = Some("claude-ops".into());
+        h.method = Some("bare".into());
+        s.save_hook(&h, &[]).unwrap();
+        let t = load(&s, "s1", false).unwrap().unwrap();
+        assert_eq!(t.agent, "claude-code");
+        assert_eq!(
+            (t.started_ms, t.ended_ms),
+            (1_767_225_600_000, Some(1_767_225_660_000))
+        );
+        assert_eq!(t.usage.cache_read, 7);
+        assert_eq!(t.tools.len(), 1);
+        assert_eq!(
+            (t.tools[0].started_ms, t.tools[0].ended_ms),
+            (1_767_225_610_000, Some(1_767_225_612_500))
+        );
+        assert!(t.tools[0].is_error);
+        let checks: Vec<(&str, &str, Vec<String>)> = t
+            .checks
+            .iter()
+            .map(|c| (c.key.as_str(), c.verdict.as_str(), c.failing_paths.clone()))
+            .collect();
+        // The main agent's Stop hook call sets the session's verdict (the store's rule).
+        assert_eq!(checks[0], ("verdict", "invalid", vec!["/b".to_owned()]));
+        assert_eq!(t.checks[0].method.as_deref(), Some("bare"));
+        assert_eq!(checks[1].1, "blocked");
+        assert_eq!(checks[1].2, ["/b"]);
+        assert!(load(&s, "nope", false).unwrap().is_none());
+        assert_eq!(session_ids(&s, None).unwrap(), ["s1"]);
+        assert!(session_ids(&s, Some(1_767_225_600_001)).unwrap().is_empty());
+    }
 }

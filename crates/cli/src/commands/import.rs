@@ -296,8 +296,10 @@ pub fn follow_in_background(
     plan: Plan,
     url: &StoreUrl,
     stop: Arc<AtomicBool>,
+    otlp: &crate::args::OtlpArgs,
 ) -> anyhow::Result<std::thread::JoinHandle<()>> {
     let mut store = url.open()?;
+    let export = NativeExport::start(otlp, url)?;
     let mut importer = Importer::new(&*store, plan.opts.clone())?;
     let opts = WatchOptions {
         since_ms: plan.since_ms,
@@ -311,6 +313,9 @@ pub fn follow_in_background(
             &mut *store,
             &stop,
             &mut |r| {
+                if let Some(e) = &export {
+                    e.changed(r);
+                }
                 if let Some(e) = &r.error {
                     eprint(&format!("agentshape: watch: {}: {e}", r.path));
                 }
@@ -318,6 +323,13 @@ pub fn follow_in_background(
         );
         if let Err(e) = result {
             eprint(&format!("agentshape: watch: {e}"));
+        }
+        if let Some(e) = export {
+            let r = e.live.finish(crate::otel::FINISH);
+            eprint(&format!(
+                "agentshape: watch: {}",
+                crate::otel::report_line(&r)
+            ));
         }
     }))
 }

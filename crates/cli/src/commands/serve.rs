@@ -65,6 +65,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     // own with their own store handle; the feed tailer sees their rows as
     // it sees a `run`'s.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let otlp_flags =
+        args.otlp.endpoint.is_some() || !args.otlp.header.is_empty() || args.otlp.content;
+    if args.watch.is_none() && otlp_flags {
+        return Err(crate::exit::CliError::Usage(
+            "--otlp-* exports what --watch imports: give --watch".into(),
+        )
+        .into());
+    }
     let watcher = match &args.watch {
         Some(paths) => {
             let plan = super::import::Plan::new(paths, None, None, None)?;
@@ -73,6 +81,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
                 plan,
                 &url,
                 std::sync::Arc::clone(&stop),
+                &args.otlp,
             )?)
         }
         None => None,

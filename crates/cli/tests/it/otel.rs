@@ -742,3 +742,114 @@ fn an_ops_cycle_exports_each_session_and_says_so_last() {
     assert!(!named(&spans, "execute_tool ").is_empty());
     assert_eq!(named(&spans, "apply_guardrail ").len(), 1);
 }
+
+#[test]
+fn help_names_the_flags_ends_with_examples_and_shows_no_header_value() {
+    for args in [
+        &["export", "otlp", "--help"][..],
+        &["run", "--help"],
+        &["hook", "stop", "--help"],
+    ] {
+        let out = agentshape()
+            .args(args)
+            .env(
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "Authorization=Bearer h3lp-s3cret",
+            )
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("--otlp-endpoint <URL>") && text.contains("--otlp-header <KEY=VALUE>"),
+            "{text}"
+        );
+        assert!(!text.contains("h3lp-s3cret"), "{text}");
+        if args[0] == "export" {
+            assert!(
+                text.contains("Examples:\n  agentshape export otlp"),
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_hook_never_waits_on_a_silent_collector_past_its_budget() {
+    // Accepts connections (the backlog) but never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let input = json!({"session_id": "hook-sess-3", "hook_event_name": "Stop",
+        "stop_hook_active": false, "last_assistant_message": "{\"action\": 7}"});
+    let t = std::time::Instant::now();
+    let out = agentshape()
+        .args([
+            "hook",
+            "stop",
+            "--schema",
+            "schemas/loop-action.json",
+            "--store",
+        ])
+        .arg(dir.path().join("agentshape.db"))
+        .args([
+            "--otlp-endpoint",
+            &format!("http://{}", silent.local_addr().unwrap()),
+        ])
+        .env("AGENTSHAPE_STATE_DIR", dir.path().join("state"))
+        .write_stdin(input.to_string())
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    assert_exit(&out, 0);
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["decision"], "block");
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("no answer within")
+            && lines[0].contains("OpenTelemetry collector at http://127.0.0.1:"),
+        "{err}"
+    );
+    // A hang guard, not a speed claim: the budget is 1.7 s from the start.
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn serve_exports_only_what_its_watcher_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = agentshape()
+        .args(["serve", "--otlp-endpoint", "http://127.0.0.1:1", "--store"])
+        .arg(dir.path().join("agentshape.db"))
+        .output()
+        .unwrap();
+    assert_exit(&out, 64);
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "agentshape: --otlp-* exports what --watch imports: give --watch"
+    );
+}
+
+#[test]
+fn serve_watch_exports_the_sessions_it_imports() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("sessions");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::copy(crate::repo_root().join(NATIVE), tree.join("s.jsonl")).unwrap();
+    let url = c.url();
+    let _server = crate::served::serve(
+        &dir.path().join("agentshape.db"),
+        &["--watch", tree.to_str().unwrap(), "--otlp-endpoint", &url],
+    );
+    crate::wait_until(
+        "the session's root span",
+        std::time::Duration::from_secs(60),
+        || {
+            c.spans()
+                .iter()
+                .any(|s| s.name == "invoke_agent claude-code")
+        },
+    );
+    assert!(!named(&c.spans(), "execute_tool ").is_empty());
+}
