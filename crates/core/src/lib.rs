@@ -42,6 +42,7 @@ pub mod alerts;
 mod bytescan;
 pub mod check;
 pub mod decode;
+pub mod duration;
 pub mod error;
 pub mod event;
 pub mod extract;

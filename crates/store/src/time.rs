@@ -62,23 +62,9 @@ pub fn parse_ms(text: &str) -> Option<i64> {
         .map(|z| z.timestamp().as_millisecond())
 }
 
-/// Parse a duration such as `30d`, `12h`, `45m`, `90s` or `500ms` into milliseconds.
-pub fn parse_duration_ms(text: &str) -> Option<i64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit())?;
-    let (num, unit) = t.split_at(split);
-    let n: i64 = num.parse().ok()?;
-    let per = match unit {
-        "ms" => 1,
-        "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        "w" => 7 * 86_400_000,
-        _ => return None,
-    };
-    n.checked_mul(per)
-}
+/// Parse a duration such as `30d`, `12h`, `45m`, `90s` or `500ms` into
+/// milliseconds (core's parser, which the alert rules use too).
+pub use agentshape_core::duration::parse_ms as parse_duration_ms;
 
 #[cfg(test)]
 mod tests {

@@ -19,19 +19,16 @@
 
 pub mod otlp;
 pub mod pg;
+pub mod server;
 pub mod webhook;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 /// Which provider API the stand-in plays.
@@ -90,10 +87,8 @@ struct State {
 
 /// A running stand-in server; stops when dropped.
 pub struct StandIn {
-    addr: SocketAddr,
+    server: server::Server,
     state: Arc<Mutex<State>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl StandIn {
@@ -103,44 +98,14 @@ impl StandIn {
             script: script.into(),
             ..State::default()
         }));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
         let st = state.clone();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                loop {
-                    tokio::select! {
-                        _ = &mut stopped => return,
-                        accepted = listener.accept() => {
-                            let Ok((stream, _)) = accepted else { continue };
-                            let st = st.clone();
-                            tokio::spawn(async move {
-                                let svc = service_fn(move |req| handle(api, st.clone(), req));
-                                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
-                            });
-                        }
-                    }
-                }
-            });
-        });
-        StandIn {
-            addr,
-            state,
-            stop: Some(stop),
-            thread: Some(thread),
-        }
+        let server = server::Server::start(move |req| handle(api, st.clone(), req));
+        StandIn { server, state }
     }
 
     /// The base URL to give the client (`http://127.0.0.1:PORT`).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.server.url()
     }
 
     /// Every request received, in order.
@@ -151,17 +116,6 @@ impl StandIn {
     /// Every departure from the documented request shape.
     pub fn violations(&self) -> Vec<String> {
         self.state.lock().unwrap().violations.clone()
-    }
-}
-
-impl Drop for StandIn {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 
@@ -555,7 +509,7 @@ pub enum Answer {
 /// A raw HTTP/1.1 server on 127.0.0.1 answering with scripted [`Answer`]s
 /// (the last one repeats) and recording every request's path and headers.
 pub struct Hostile {
-    addr: SocketAddr,
+    addr: std::net::SocketAddr,
     requests: Arc<Mutex<Vec<Recorded>>>,
     sent: Arc<std::sync::atomic::AtomicU64>,
     stop: Arc<std::sync::atomic::AtomicBool>,

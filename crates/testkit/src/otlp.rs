@@ -6,18 +6,16 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use prost::Message;
+
+use crate::server::Server;
 
 /// One span as received, flattened for assertions.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,10 +82,8 @@ struct State {
 
 /// The stand-in collector; stops when dropped.
 pub struct Collector {
-    addr: SocketAddr,
+    server: Server,
     state: Arc<Mutex<State>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 fn text(v: Option<&AnyValue>) -> String {
@@ -230,44 +226,14 @@ impl Collector {
     /// Start a collector.
     pub fn start() -> Collector {
         let state = Arc::new(Mutex::new(State::default()));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
         let st = state.clone();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                loop {
-                    tokio::select! {
-                        _ = &mut stopped => return,
-                        accepted = listener.accept() => {
-                            let Ok((stream, _)) = accepted else { continue };
-                            let st = st.clone();
-                            tokio::spawn(async move {
-                                let svc = service_fn(move |req| handle(st.clone(), req));
-                                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
-                            });
-                        }
-                    }
-                }
-            });
-        });
-        Collector {
-            addr,
-            state,
-            stop: Some(stop),
-            thread: Some(thread),
-        }
+        let server = Server::start(move |req| handle(st.clone(), req));
+        Collector { server, state }
     }
 
     /// The base URL (`http://127.0.0.1:PORT`), as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.server.url()
     }
 
     /// Every request received, in order.
@@ -283,16 +249,5 @@ impl Collector {
     /// Requests that were not gzip-compressed protobuf of the published shape.
     pub fn problems(&self) -> Vec<String> {
         self.state.lock().unwrap().problems.clone()
-    }
-}
-
-impl Drop for Collector {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }

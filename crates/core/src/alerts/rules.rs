@@ -353,23 +353,9 @@ pub const MAX_RULES: usize = 200;
 /// The longest duration any field takes: a year.
 pub const MAX_DURATION_MS: i64 = 366 * 86_400_000;
 
-/// `30s`, `5m`, `2h`, `1d`, `1w`, `500ms`: milliseconds.
-pub fn parse_duration(text: &str) -> Option<i64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit())?;
-    let (num, unit) = t.split_at(split);
-    let n: i64 = num.parse().ok()?;
-    let per = match unit {
-        "ms" => 1,
-        "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        "w" => 7 * 86_400_000,
-        _ => return None,
-    };
-    n.checked_mul(per)
-}
+/// `30s`, `5m`, `2h`, `1d`, `1w`, `500ms`: milliseconds (the spellings
+/// every duration flag takes).
+pub use crate::duration::parse_ms as parse_duration;
 
 /// Milliseconds as the shortest exact unit (`90m`, `2h`, `500ms`).
 pub fn duration(ms: i64) -> String {

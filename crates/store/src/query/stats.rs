@@ -51,7 +51,8 @@
 //!   reads the days after `since` from these counters and the sessions
 //!   (errors) of `since`'s own day at or after it one by one, so outcomes
 //!   and failing paths cost as many rows as there are days and keys, not
-//!   sessions. Only the percentiles, exact, read a row per valid output.
+//!   sessions. Only the percentiles, exact, read a row per valid output
+//!   (ranked in Rust on SQLite, in SQL on Postgres).
 //!
 //! A verdict or hook `errors` text that is not JSON counts as not valid and
 //! with no errors (the triggers never fail a write). On Postgres a session
@@ -315,7 +316,8 @@ fn window_sql(store: &dyn Source, by: StatsBy, with_retries: bool) -> String {
 /// Three passes (Note \[Kept outcomes\]): outcomes with methods and the
 /// errors of the window's rejections (per-day counters, plus the rows of
 /// `since`'s own day), and the measures of its valid outputs (index
-/// `sessions_outcome`), ranked here. The last reads a row per
+/// `sessions_outcome`), ranked here on SQLite and by `percentile_disc` on
+/// Postgres (Note \[Nearest rank in SQL\]). The last reads a row per
 /// valid output: it grows with the window
 /// (measured at 100,000 sessions in `benches/stats.rs`, README "Validation
 /// analytics"). A store older than the kept outcomes (read-only, not
