@@ -548,7 +548,10 @@ fn alerts_an_unreachable_webhook_is_retried_then_failed_and_its_credentials_neve
         "No alerts have fired.\n"
     );
     let page = reqwest::blocking_get(&format!("{}/alerts", server.base));
-    assert!(page.contains("session `a` failed: timeout"), "{page}");
+    assert!(
+        page.contains("session <code>a</code> failed: timeout"),
+        "{page}"
+    );
     assert!(page.contains("href=\"/sessions/a\""), "{page}");
     assert!(page.contains("failed"), "{page}");
     let api = reqwest::blocking_get(&format!("{}/api/alerts", server.base));

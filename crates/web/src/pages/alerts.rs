@@ -47,7 +47,7 @@ pub(crate) fn body(rows: &[FiringRow], before: Option<i64>) -> Markup {
                         tr data-firing-id=(f.id) {
                             td.mono title=(f.fired_at) { (when(&f.fired_at)) }
                             td { (f.rule) br; span.muted { (f.condition) } }
-                            td { (f.summary) }
+                            td { (ticked(&f.summary)) }
                             td.mono { @if let Some(s) = &f.session_id {
                                 a href={ "/sessions/" (encode(s)) } { (s) }
                             } }
@@ -120,6 +120,16 @@ pub(crate) async fn page(
     }
 }
 
+/// A summary as its webhook and log text write it (names between
+/// backticks, as Slack renders them), with those names as code.
+fn ticked(text: &str) -> Markup {
+    html! {
+        @for (i, part) in text.split('`').enumerate() {
+            @if i % 2 == 1 { code { (part) } } @else { (part) }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -160,6 +170,7 @@ mod tests {
         let html = body(&[f], None).into_string();
         assert!(html.contains(r#"href="/sessions/s%201""#), "{html}");
         assert!(html.contains("&lt;script&gt;") && !html.contains("<script>"));
+        assert!(html.contains("session <code>s 1</code> failed"), "{html}");
         assert!(
             html.contains(r#"<span class="badge bad">failed</span>"#),
             "{html}"

@@ -43,7 +43,7 @@ fn the_alerts_page_lists_a_firing_with_its_deliveries_and_links_the_session() {
                  [...tr.querySelectorAll('li[data-state]')].map(li => li.dataset.state)];");
     let text = row[0].as_str().unwrap();
     assert!(text.contains("timeouts"), "{text}");
-    assert!(text.contains("session `slow-1` failed: timeout"), "{text}");
+    assert!(text.contains("session slow-1 failed: timeout"), "{text}");
     assert!(
         text.contains(&format!("http://127.0.0.1:{}/hook", rx.port())),
         "{text}"
