@@ -22,7 +22,13 @@ pub fn profile_path(value: &str, base: &Path) -> Option<PathBuf> {
     if BUILTIN.contains(&value) {
         return None;
     }
-    let path = base.join(value);
+    // `./mine.toml` given on the command line is `./mine.toml` in errors,
+    // not `././mine.toml`.
+    let path = if base == Path::new(".") || base.as_os_str().is_empty() {
+        PathBuf::from(value)
+    } else {
+        base.join(value)
+    };
     let toml = Path::new(value)
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"));

@@ -1,9 +1,11 @@
 //! `agentshape profile list|show`: the built-in profiles as the TOML files
 //! they are (core's Note [Profile files]).
 //!
-//! `show NAME` prints a built-in's file exactly as embedded, a starting
-//! point to copy; its `schema` path names the schema file of this
-//! repository, which `show NAME --schema` prints. `show PATH` reads a
+//! `show NAME` prints a built-in's file, a starting point to save and
+//! change: as embedded but for its `schema`, which names the built-in
+//! schema (`builtin:agent-response`) instead of a path into this
+//! repository, so the copy works wherever it is saved (core's Note
+//! [Copied profiles]); `show NAME --schema` prints that schema. `show PATH` reads a
 //! profile file and prints it back when it is good (a quick check: a bad
 //! file exits 64 naming the key), or with `--schema` the schema it yields.
 
@@ -57,7 +59,7 @@ pub fn run(args: &ProfileArgs) -> anyhow::Result<Exit> {
                     if *schema {
                         serde_json::to_string_pretty(&p.schema)? + "\n"
                     } else {
-                        Profile::builtin_text(name).unwrap_or_default().to_owned()
+                        Profile::builtin_text_portable(name).unwrap_or_default()
                     }
                 }
                 Some(path) => {

@@ -2,7 +2,7 @@
 //! a custom agent's own markers end to end, and bad files (exit 64 naming
 //! the file and the key).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
@@ -151,71 +151,111 @@ fn a_custom_profile_file_drives_run_replay_into_the_store() {
 }
 
 /// The existing profile behaviour through the file form: each built-in,
-/// written out by `profile show` beside its schema, extracts exactly as the
-/// built-in name does.
+/// saved by `profile show NAME > mine.toml` in a folder of its own (no
+/// schema beside it) and used as `--profile ./mine.toml` from there,
+/// extracts exactly as the built-in name does (core's Note [Copied
+/// profiles]: the copy names its schema as `builtin:…`, the only line that
+/// differs from the repository's file).
 #[test]
-fn builtins_written_out_by_profile_show_behave_as_the_names() {
+fn builtins_saved_by_profile_show_work_where_saved_and_behave_as_the_names() {
     let cases = [
         (
             "claude-ops",
-            "agent-response.json",
+            "agent-response",
             vec![
                 example("legacy-markers.ndjson"),
                 example("fenced-only.ndjson"),
                 example("healthy-structured.ndjson"),
             ],
         ),
-        (
-            "claude-loop",
-            "loop-action.json",
-            vec![example("reply.txt")],
-        ),
+        ("claude-loop", "loop-action", vec![example("reply.txt")]),
         (
             "code-review",
-            "code-review.json",
+            "code-review",
             vec![example("fenced-only.ndjson")],
         ),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("profiles")).unwrap();
-    std::fs::create_dir_all(dir.path().join("schemas")).unwrap();
     for (name, schema, inputs) in cases {
+        let dir = tempfile::tempdir().unwrap();
         let shown = agentshape()
             .args(["profile", "show", name])
             .output()
             .unwrap();
         assert_eq!(shown.status.code(), Some(0));
         let text = String::from_utf8(shown.stdout).unwrap();
-        assert_eq!(
-            text,
-            std::fs::read_to_string(repo_root().join(format!("profiles/{name}.toml"))).unwrap()
-        );
-        let file = dir.path().join(format!("profiles/{name}.toml"));
-        std::fs::write(&file, &text).unwrap();
+        let repo =
+            std::fs::read_to_string(repo_root().join(format!("profiles/{name}.toml"))).unwrap();
+        assert_eq!(text.lines().count(), repo.lines().count(), "{name}");
+        for (got, want) in text.lines().zip(repo.lines()) {
+            if want.starts_with("schema = ") {
+                assert_eq!(got, format!("schema = \"builtin:{schema}\""), "{name}");
+            } else {
+                assert_eq!(got, want, "{name}");
+            }
+        }
+        std::fs::write(dir.path().join("mine.toml"), &text).unwrap();
         let schema_out = agentshape()
             .args(["profile", "show", name, "--schema"])
             .output()
             .unwrap();
-        std::fs::write(dir.path().join("schemas").join(schema), &schema_out.stdout).unwrap();
         let shown_schema: Value = serde_json::from_slice(&schema_out.stdout).unwrap();
         let repo_schema: Value = serde_json::from_str(
-            &std::fs::read_to_string(repo_root().join("schemas").join(schema)).unwrap(),
+            &std::fs::read_to_string(repo_root().join(format!("schemas/{schema}.json"))).unwrap(),
         )
         .unwrap();
         assert_eq!(shown_schema, repo_schema, "{name}");
         for input in inputs {
-            let by = |profile: &Path| {
+            let by = |profile: &str| {
                 let out = agentshape()
-                    .args(["extract", "--json", "--profile"])
-                    .arg(profile)
+                    .current_dir(dir.path())
+                    .args(["extract", "--json", "--profile", profile])
                     .arg(&input)
                     .output()
                     .unwrap();
-                (out.status.code(), String::from_utf8(out.stdout).unwrap())
+                let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+                (
+                    out.status.code(),
+                    String::from_utf8(out.stdout).unwrap(),
+                    stderr,
+                )
             };
-            assert_eq!(by(Path::new(name)), by(&file), "{name} {input}");
+            let (code, out, err) = by("./mine.toml");
+            assert!(!err.contains("schema"), "{name} {input:?}: {err}");
+            assert_eq!(
+                (code, out),
+                {
+                    let (c, o, _) = by(name);
+                    (c, o)
+                },
+                "{name} {input:?}"
+            );
         }
     }
+}
+
+/// A profile given as `./bad.toml` is named `./bad.toml` in its error (it
+/// said `././bad.toml`), and a `builtin:` schema that does not exist is one
+/// line naming the built-in schemas, exit 64.
+#[test]
+fn a_profile_path_and_a_builtin_schema_name_are_said_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.toml"), "schema = \"builtin:nope\"\n").unwrap();
+    let out = agentshape()
+        .current_dir(dir.path())
+        .args(["profile", "show", "./bad.toml"])
+        .output()
+        .unwrap();
+    assert_exit(&out, 64);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("./bad.toml"), "{err}");
+    assert!(!err.contains("././"), "{err}");
+    assert!(
+        err.contains(
+            "no built-in schema `nope` (built in: agent-response, loop-action, code-review)"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
 #[test]

@@ -19,7 +19,8 @@
 //! ```toml
 //! name = "my-agent"                 # default: the file's stem
 //! description = "..."
-//! schema = "schemas/answer.json"    # a path, a JSON object as a string, or a [schema] table
+//! schema = "schemas/answer.json"    # a path, a JSON object as a string, a [schema] table,
+//!                                   # or a built-in schema: "builtin:agent-response"
 //! handoff = ["handoff.json"]        # legacy fallback files in the state directory
 //! coerce = false                    # schema-aligned coercion, each reported
 //! pass_env = ["AGENTSHAPE_STORE"]   # agentshape's own variables the agent may see
@@ -54,24 +55,44 @@ use crate::extract::{MarkerGrammar, MarkerSpec, Methods};
 /// The names of the built-in profiles.
 pub const BUILTIN: &[&str] = &["claude-ops", "claude-loop", "code-review"];
 
-/// The embedded files: (name, profile TOML, the text of the schema it names).
-const FILES: &[(&str, &str, &str)] = &[
+/// The built-in schemas by name: what `schema = "builtin:NAME"` names
+/// (Note \[Copied profiles\]), each the file `schemas/NAME.json`.
+pub const BUILTIN_SCHEMAS: &[(&str, &str)] = &[
     (
-        "claude-ops",
-        include_str!("../../../../profiles/claude-ops.toml"),
+        "agent-response",
         include_str!("../../../../schemas/agent-response.json"),
     ),
     (
-        "claude-loop",
-        include_str!("../../../../profiles/claude-loop.toml"),
+        "loop-action",
         include_str!("../../../../schemas/loop-action.json"),
     ),
     (
         "code-review",
-        include_str!("../../../../profiles/code-review.toml"),
         include_str!("../../../../schemas/code-review.json"),
     ),
 ];
+
+/// The embedded files: (name, profile TOML, the built-in schema it names).
+const FILES: &[(&str, &str, &str)] = &[
+    (
+        "claude-ops",
+        include_str!("../../../../profiles/claude-ops.toml"),
+        "agent-response",
+    ),
+    (
+        "claude-loop",
+        include_str!("../../../../profiles/claude-loop.toml"),
+        "loop-action",
+    ),
+    (
+        "code-review",
+        include_str!("../../../../profiles/code-review.toml"),
+        "code-review",
+    ),
+];
+
+/// The prefix of a `schema` value naming a built-in schema.
+const BUILTIN_SCHEMA: &str = "builtin:";
 
 /// Everything a profile says (Note [Profile files]).
 #[derive(Debug, Clone)]
@@ -179,6 +200,34 @@ impl Profile {
         builtin_files(name).map(|(t, _)| t)
     }
 
+    /// The TOML text of a built-in profile as `profile show` prints it: a
+    /// file that works wherever it is saved (Note \[Copied profiles\]).
+    ///
+    /// Note \[Copied profiles\]: a built-in's file names its schema by a
+    /// path relative to itself in this repository
+    /// (`../schemas/agent-response.json`), which means nothing next to a
+    /// user's copy (`profile show claude-ops > mine.toml`, then `--profile
+    /// ./mine.toml`, failed). So the printed copy names the schema as
+    /// `builtin:agent-response`, which every build resolves to the schema
+    /// compiled in, the same one the built-in profile uses; a user who wants
+    /// to change the schema saves `profile show NAME --schema` and points
+    /// `schema` at that file.
+    pub fn builtin_text_portable(name: &str) -> Option<String> {
+        let &(_, text, schema) = FILES.iter().find(|(n, _, _)| *n == name)?;
+        let mut out = String::with_capacity(text.len());
+        for line in text.split_inclusive('\n') {
+            if line.starts_with("schema = ") {
+                out.push_str("schema = \"");
+                out.push_str(BUILTIN_SCHEMA);
+                out.push_str(schema);
+                out.push_str("\"\n");
+            } else {
+                out.push_str(line);
+            }
+        }
+        Some(out)
+    }
+
     /// The schema text of a built-in profile, as embedded.
     pub fn builtin_schema(name: &str) -> Option<&'static str> {
         builtin_files(name).map(|(_, s)| s)
@@ -214,6 +263,21 @@ impl Profile {
             Some(Value::Object(m)) => Value::Object(m),
             Some(Value::String(s)) if s.trim_start().starts_with('{') => {
                 serde_json::from_str(&s).map_err(|e| bad("schema", format!("inline JSON: {e}")))?
+            }
+            Some(Value::String(named)) if named.starts_with(BUILTIN_SCHEMA) => {
+                let name = &named[BUILTIN_SCHEMA.len()..];
+                let text = builtin_schema_text(name).ok_or_else(|| {
+                    let known: Vec<&str> = BUILTIN_SCHEMAS.iter().map(|(n, _)| *n).collect();
+                    bad(
+                        "schema",
+                        format!(
+                            "`{named}`: no built-in schema `{name}` (built in: {})",
+                            known.join(", ")
+                        ),
+                    )
+                })?;
+                serde_json::from_str(text)
+                    .map_err(|e| bad("schema", format!("`{named}` is not JSON: {e}")))?
             }
             Some(Value::String(path)) => {
                 let text =
@@ -306,10 +370,16 @@ pub fn check_pass_env(names: &[String]) -> std::result::Result<(), String> {
 }
 
 fn builtin_files(name: &str) -> Option<(&'static str, &'static str)> {
-    FILES
+    let &(_, text, schema) = FILES.iter().find(|(n, _, _)| *n == name)?;
+    Some((text, builtin_schema_text(schema)?))
+}
+
+/// The text of the built-in schema `name` (`agent-response`, …).
+pub fn builtin_schema_text(name: &str) -> Option<&'static str> {
+    BUILTIN_SCHEMAS
         .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|&(_, t, s)| (t, s))
+        .find(|(n, _)| *n == name)
+        .map(|&(_, t)| t)
 }
 
 fn unknown(name: &str) -> Error {

@@ -282,3 +282,33 @@ fn pass_env_names_our_own_variables_only() {
         );
     }
 }
+
+/// Note [Copied profiles]: `schema = "builtin:NAME"` is the compiled-in
+/// schema (no file is read), and each built-in as `profile show` prints it
+/// loads without its repository folder and equals the built-in.
+#[test]
+fn builtin_schema_names_resolve_without_reading_a_file() {
+    let p = read("schema = \"builtin:loop-action\"\n").unwrap();
+    let want: Value = serde_json::from_str(builtin_schema_text("loop-action").unwrap()).unwrap();
+    assert_eq!(p.schema, want);
+    let err = read("schema = \"builtin:nope\"\n").unwrap_err().to_string();
+    assert!(err.contains("p.toml"), "{err}");
+    assert!(
+        err.contains(
+            "no built-in schema `nope` (built in: agent-response, loop-action, code-review)"
+        ),
+        "{err}"
+    );
+    for name in BUILTIN {
+        let text = Profile::builtin_text_portable(name).unwrap();
+        let copy = Profile::from_toml(&text, "mine.toml", "mine", &mut |path| {
+            Err(format!("read `{path}`: a copy must not need a file"))
+        })
+        .unwrap();
+        let builtin = Profile::builtin(name).unwrap();
+        assert_eq!(copy.name, builtin.name, "{name}");
+        assert_eq!(copy.schema, builtin.schema, "{name}");
+        assert_eq!(copy.methods, builtin.methods, "{name}");
+        assert_ne!(text, Profile::builtin_text(name).unwrap(), "{name}");
+    }
+}
