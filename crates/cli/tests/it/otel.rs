@@ -853,3 +853,46 @@ fn serve_watch_exports_the_sessions_it_imports() {
     );
     assert!(!named(&c.spans(), "execute_tool ").is_empty());
 }
+
+/// `export otlp` from a Postgres store sends exactly what it sends from
+/// SQLite for the same sessions (a replayed run, and hook calls on it),
+/// copied across with `store copy`: same span names, ids, parents, times,
+/// attributes, events and statuses.
+#[test]
+fn export_otlp_from_postgres_sends_what_sqlite_sends() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, id) in [
+        ("examples/fenced-only.ndjson", "pg-one"),
+        ("examples/healthy-structured.ndjson", "pg-two"),
+    ] {
+        let (out, _) = replay(dir.path(), file, &["--session-id", id]);
+        assert!(out.status.code().unwrap() < 64, "{}", stderr(&out));
+    }
+    let db = dir.path().join("agentshape.db");
+    let url = agentshape_testkit::pg::fresh_db();
+    let copied = agentshape()
+        .args(["store", "copy", "--to", &url, "--from"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_exit(&copied, 0);
+    let export = |store: &std::ffi::OsStr| {
+        let c = Collector::start();
+        let out = agentshape()
+            .args(["export", "otlp", "--otlp-endpoint", &c.url(), "--store"])
+            .arg(store)
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        assert!(c.problems().is_empty(), "{:?}", c.problems());
+        let mut spans = c.spans();
+        spans.sort_by(|a, b| a.span_id.cmp(&b.span_id));
+        spans
+    };
+    let from_sqlite = export(db.as_os_str());
+    let from_pg = export(std::ffi::OsStr::new(&url));
+    assert_eq!(named(&from_sqlite, "invoke_agent ").len(), 2);
+    assert!(!named(&from_sqlite, "execute_tool ").is_empty());
+    assert!(!named(&from_sqlite, "apply_guardrail ").is_empty());
+    assert_eq!(from_pg, from_sqlite);
+}
