@@ -306,3 +306,12 @@ mod props {
         }
     }
 }
+
+/// Note [Rules parsed at build time]: the built-in set the build script
+/// generated is exactly the parsed file.
+#[test]
+fn builtin_rules_generated_at_build_time_equal_the_parsed_file() {
+    let parsed = RuleSet::from_toml(super::rules::BUILTIN).unwrap();
+    assert!(parsed.rules.len() > 200);
+    assert_eq!(RuleSet::builtin(), parsed);
+}
