@@ -191,7 +191,12 @@ pub fn report_line(r: &ExportReport) -> String {
 /// [`HOOK_FINISH`] and what is left of the hook's budget, one request, no
 /// retry; a failure or a bad setting is one warning line, never a failed
 /// hook (runtime's Note \[A hook never breaks the session\]).
-pub fn hook_export(args: &OtlpArgs, started: std::time::Instant, trace: &SessionTrace) {
+pub fn hook_export(
+    args: &OtlpArgs,
+    started: std::time::Instant,
+    call: &agentshape_store::HookCall,
+    input: &[u8],
+) {
     let left = agentshape_runtime::hook::check::BUDGET.saturating_sub(started.elapsed());
     let deadline = HOOK_FINISH.min(left);
     let live = match Live::start(args, deadline.max(Duration::from_millis(1)), 0) {
@@ -202,14 +207,15 @@ pub fn hook_export(args: &OtlpArgs, started: std::time::Instant, trace: &Session
             return;
         }
     };
-    live.send(trace);
+    // Built only when exporting: a hook without a collector does no more.
+    live.send(&hook_trace(call, input));
     let _ = live.finish(deadline);
 }
 
 /// The trace of one hook call: no root (the session's root is sent by
 /// `import`/`watch`/`export otlp`, in the same trace), the call's guardrail
 /// span, or for `PostToolUse` its tool call (from the hook input).
-pub fn hook_trace(call: &agentshape_store::HookCall, input: &[u8]) -> SessionTrace {
+fn hook_trace(call: &agentshape_store::HookCall, input: &[u8]) -> SessionTrace {
     use agentshape_otel::stored::{HookFacts, hook_check};
     let at = agentshape_store::time::parse_ms(&call.created_at)
         .unwrap_or_else(agentshape_store::time::now_ms);

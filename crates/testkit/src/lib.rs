@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use serde_json::{Value, json};
@@ -124,24 +124,13 @@ async fn handle(
     state: Arc<Mutex<State>>,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    let path = req
-        .uri()
-        .path_and_query()
-        .map(ToString::to_string)
-        .unwrap_or_default();
-    let method = req.method().clone();
-    let headers: Vec<(String, String)> = req
-        .headers()
-        .iter()
-        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
-        .collect();
-    let bytes = req
-        .into_body()
-        .collect()
-        .await
-        .map(http_body_util::Collected::to_bytes)
-        .unwrap_or_default();
-    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let server::Received {
+        method,
+        path,
+        headers,
+        body,
+    } = server::receive(req).await;
+    let body: Value = serde_json::from_slice(&body.unwrap_or_default()).unwrap_or(Value::Null);
     let rec = Recorded {
         path,
         headers,

@@ -8,14 +8,14 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::{Arc, Mutex};
 
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use prost::Message;
 
-use crate::server::Server;
+use crate::server::{Received, Server, receive};
 
 /// One span as received, flattened for assertions.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,17 +162,14 @@ async fn handle(
     state: Arc<Mutex<State>>,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
-    let path = req.uri().path().to_owned();
-    let headers: Vec<(String, String)> = req
-        .headers()
-        .iter()
-        .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
-        .collect();
-    let body = req
-        .into_body()
-        .collect()
-        .await
-        .map(http_body_util::Collected::to_bytes);
+    let Received {
+        path,
+        headers,
+        body,
+        ..
+    } = receive(req).await;
+    // The path without its query, as the collector's routes are matched.
+    let path = path.split('?').next().unwrap_or_default().to_owned();
     let mut problem = None;
     let mut spans = Vec::new();
     match body {

@@ -7,11 +7,11 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Request, Response};
+use hyper::{Method, Request, Response};
 use hyper_util::rt::TokioIo;
 
 /// A running server; stops (and its thread ends) when dropped.
@@ -82,5 +82,44 @@ impl Drop for Server {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// What a handler reads of a request.
+pub struct Received {
+    /// The method.
+    pub method: Method,
+    /// Path and query.
+    pub path: String,
+    /// Headers, names lower-case (values that are not text are empty).
+    pub headers: Vec<(String, String)>,
+    /// The whole body, or why it could not be read.
+    pub body: Result<Bytes, String>,
+}
+
+/// Read `req` whole: every stand-in records the same parts.
+pub async fn receive(req: Request<Incoming>) -> Received {
+    let method = req.method().clone();
+    let path = req
+        .uri()
+        .path_and_query()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let headers = req
+        .headers()
+        .iter()
+        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+        .collect();
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(http_body_util::Collected::to_bytes)
+        .map_err(|e| e.to_string());
+    Received {
+        method,
+        path,
+        headers,
+        body,
     }
 }

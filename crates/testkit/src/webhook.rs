@@ -7,12 +7,12 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
 
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 
 use crate::Recorded;
-use crate::server::Server;
+use crate::server::{Received, Server, receive};
 
 /// A running receiver; stops when dropped.
 pub struct Receiver {
@@ -61,23 +61,13 @@ async fn record(
     status: Arc<AtomicU16>,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    let path = req
-        .uri()
-        .path_and_query()
-        .map(ToString::to_string)
-        .unwrap_or_default();
-    let headers: Vec<(String, String)> = req
-        .headers()
-        .iter()
-        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
-        .collect();
-    let bytes = req
-        .into_body()
-        .collect()
-        .await
-        .map(http_body_util::Collected::to_bytes)
-        .unwrap_or_default();
-    let body = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+    let Received {
+        path,
+        headers,
+        body,
+        ..
+    } = receive(req).await;
+    let body = serde_json::from_slice(&body.unwrap_or_default()).unwrap_or(serde_json::Value::Null);
     requests.lock().unwrap().push(Recorded {
         path,
         headers,

@@ -24,7 +24,7 @@ pub fn run(args: &HookCaptureArgs) -> Exit {
     let answer = capture(&bytes, started, open, spool);
     warn(&answer.warnings);
     if let Some(call) = &answer.call {
-        crate::otel::hook_export(&args.otlp, started, &crate::otel::hook_trace(call, &bytes));
+        crate::otel::hook_export(&args.otlp, started, call, &bytes);
     }
     Exit::Ok
 }

@@ -149,7 +149,7 @@ pub fn run(args: &HookCheckArgs, subagent: bool) -> Exit {
     }
     // Only after the answer is out: the export waits on nobody's stop.
     if let Some(call) = &answer.call {
-        crate::otel::hook_export(&args.otlp, started, &crate::otel::hook_trace(call, &bytes));
+        crate::otel::hook_export(&args.otlp, started, call, &bytes);
     }
     Exit::Ok
 }
