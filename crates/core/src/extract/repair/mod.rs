@@ -23,6 +23,7 @@
 //! the cut (`"hours": 30.0`) is complete. A number cut mid-way (`1.`, `2e`)
 //! keeps what parses.
 
+mod boundary;
 mod node;
 mod parser;
 mod prose;

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::Number;
 
+use super::boundary::{self, Follow, Scan};
 use super::node::{Members, Node, Text};
 
 use crate::extract::Repair;
@@ -34,6 +35,10 @@ pub(crate) struct Parser<'a> {
     /// order met; each stands in the value as [`INEXACT_MARK`] + its index
     /// until [`super::repair_json`] puts the nearest value back.
     inexact: Vec<String>,
+    /// Set when the string just read ended at a quote followed by stray
+    /// text: where the structure goes on (Note [String boundaries] in
+    /// `boundary`).
+    stray: Option<usize>,
 }
 
 /// The prefix of the placeholder string of an inexact number (see
@@ -44,7 +49,7 @@ pub(crate) const INEXACT_MARK: &str = "\u{0}agentshape:inexact-number:";
 
 /// Where a string sits: it decides what may follow its closing quote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ctx {
+pub(super) enum Ctx {
     Key,
     /// A member value (or a top-level value).
     Object,
@@ -97,6 +102,7 @@ impl<'a> Parser<'a> {
             repairs: Vec::new(),
             closers: Vec::new(),
             inexact: Vec::new(),
+            stray: None,
         }
     }
 
@@ -640,8 +646,18 @@ impl<'a> Parser<'a> {
                 }
                 Some(_) => {}
             }
+            self.stray = None;
             if let Some(v) = self.item(Ctx::Object) {
                 self.skip_stray_quote();
+                // Note [String boundaries] in `boundary`: words after a
+                // string's closing quote, before the structure goes on,
+                // belong to no member.
+                if let Some(at) = self.stray.take() {
+                    if at > self.pos {
+                        self.note(Repair::StrayWord);
+                        self.pos = at;
+                    }
+                }
                 // A repeated key keeps its first place (Note [Repaired nodes]).
                 last = Some(map.insert(key, v));
             } else {
@@ -970,7 +986,7 @@ impl<'a> Parser<'a> {
         let ends = if ctx == Ctx::Key {
             !(quote == b'"' && self.key_continues())
         } else {
-            self.ends_here(ctx)
+            self.ends_here(ctx, quote)
         };
         match self.text.get(start..end) {
             // The run holds no quote of its kind, backslash or control
@@ -1050,7 +1066,11 @@ impl<'a> Parser<'a> {
                     );
                     break;
                 }
-                if self.ends_string(ctx) {
+                let scanned = match q {
+                    Quote::Ascii(b) => b,
+                    _ => 0,
+                };
+                if self.ends_string(ctx, scanned) {
                     // Note [Line breaks ending a key] holds for values too.
                     trim_raw_line_break(
                         self.src.get(start..quote_at).unwrap_or_default(),
@@ -1058,7 +1078,9 @@ impl<'a> Parser<'a> {
                     );
                     break;
                 }
-                if self.cut_before_comma(start, quote_at, q, ctx, &mut out) {
+                if self.cut_before_comma(start, quote_at, q, ctx, &mut out)
+                    || (q == Quote::Ascii(b'"') && self.cut_before_key(quote_at, ctx, &mut out))
+                {
                     break;
                 }
                 self.note(Repair::UnescapedQuote);
@@ -1121,32 +1143,58 @@ impl<'a> Parser<'a> {
     /// string, as the loop's first step says (Note [Plain strings in place]).
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn ends_here(&self, ctx: Ctx) -> bool {
+    fn ends_here(&mut self, ctx: Ctx, quote: u8) -> bool {
         match self.peek() {
-            None | Some(b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'"' | b'\'') => true,
-            _ => self.ends_string(ctx),
+            None | Some(b':' | b'\n' | b'\r' | b'"' | b'\'') => true,
+            // A comma then a quoted key: the commonest ending of all.
+            Some(b',')
+                if ctx != Ctx::Object
+                    || matches!(self.peek_at(1), Some(b'"'))
+                    || (self.peek_at(1) == Some(b' ') && self.peek_at(2) == Some(b'"')) =>
+            {
+                true
+            }
+            Some(b @ (b'}' | b']')) if self.closers.last().is_none_or(|&c| c == b) => true,
+            Some(b @ (b'}' | b']')) if self.closers.contains(&b) => true,
+            _ => self.ends_string(ctx, quote),
         }
     }
 
-    /// After a candidate closing quote: does what follows end the string?
+    /// After a candidate closing quote of kind `quote` (an ASCII byte; 0
+    /// for the other kinds, which are not scanned): does what follows end
+    /// the string? Note [String boundaries] in `boundary`; a string ended
+    /// before stray text sets [`Parser::stray`].
     #[inline(never)]
-    fn ends_string(&self, ctx: Ctx) -> bool {
-        let mut i = self.pos;
-        while let Some(&b) = self.src.get(i) {
-            match b {
-                b' ' | b'\t' => i += 1,
-                b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'"' | b'\'' => return true,
-                b'/' => return matches!(self.src.get(i + 1), Some(b'/' | b'*')),
-                b'`' => return self.src.get(i..i + 3) == Some(b"```"),
-                b'0'..=b'9' => return ctx == Ctx::Array,
-                b')' => return ctx == Ctx::Tuple,
-                b'+' => {
-                    let j = self.skip_plain_ws(i + 1, 64);
-                    return matches!(self.src.get(j), Some(b'"' | b'\''));
+    fn ends_string(&mut self, ctx: Ctx, quote: u8) -> bool {
+        match boundary::follow(self.src, self.pos, ctx, &self.closers) {
+            Follow::End => true,
+            Follow::Doubtful(default) if quote == 0 => default,
+            Follow::Doubtful(default) => {
+                match boundary::scan(self.src, self.pos, quote, ctx, &self.closers, default) {
+                    Scan::Stray(at) => {
+                        self.stray = Some(at);
+                        true
+                    }
+                    Scan::Ends => true,
+                    Scan::Inner => false,
                 }
-                _ => return smart_quote(self.src.get(i..).unwrap_or_default()).is_some(),
             }
         }
+    }
+
+    /// Note [Lost closing quote before a key] in `boundary`: the doubtful
+    /// `"` at `quote_at` opens the next member's key; on `true` the string
+    /// ended before it (trailing whitespace dropped) and the cursor is on it.
+    fn cut_before_key(&mut self, quote_at: usize, ctx: Ctx, out: &mut Vec<u8>) -> bool {
+        if ctx != Ctx::Object
+            || self.closers.last() != Some(&b'}')
+            || !boundary::key_opens_at(self.src, quote_at)
+        {
+            return false;
+        }
+        trim_end_ws(out);
+        self.pos = quote_at;
+        self.note(Repair::MissingQuote);
         true
     }
 
@@ -1162,6 +1210,20 @@ impl<'a> Parser<'a> {
         out: &mut Vec<u8>,
     ) -> bool {
         let Quote::Ascii(qb) = q else { return false };
+        // Note [Lost closing quote before a bare key] in `boundary`.
+        if ctx == Ctx::Object && self.closers.last() == Some(&b'}') {
+            if let Some(comma) = boundary::bare_key_before(self.src, start, quote_at) {
+                if comma > start && self.src.get(comma - 1) != Some(&b'\\') {
+                    // `, key: ` is copied verbatim into `out`.
+                    let keep = out.len().saturating_sub(quote_at - comma);
+                    out.truncate(keep);
+                    trim_end_ws(out);
+                    self.pos = comma;
+                    self.note(Repair::MissingQuote);
+                    return true;
+                }
+            }
+        }
         // Back over whitespace (copied verbatim into `out`) to a comma.
         let mut c = quote_at;
         while c > start
@@ -1234,8 +1296,17 @@ impl<'a> Parser<'a> {
     /// string ended before them. On `true`, `out` is cut and the cursor is on
     /// the first byte of that tail.
     fn cut_before_tail(&mut self, start: usize, ctx: Ctx, out: &mut Vec<u8>) -> bool {
-        let end = self.src.len();
+        let mut end = self.src.len();
         let floor = end.saturating_sub(TAIL_LOOKBACK).max(start);
+        // A closing fence after the closers (`{"a": "b}```): the reply's
+        // Markdown, not the string's text.
+        let mut fence = end;
+        while fence > floor && self.src.get(fence - 1).is_some_and(u8::is_ascii_whitespace) {
+            fence -= 1;
+        }
+        if fence >= floor + 3 && self.src.get(fence - 3..fence) == Some(b"```") {
+            end = fence - 3;
+        }
         let mut p = end;
         while p > floor
             && self
@@ -1261,7 +1332,7 @@ impl<'a> Parser<'a> {
         if !any {
             return false;
         }
-        let keep = out.len().saturating_sub(end - p);
+        let keep = out.len().saturating_sub(self.src.len() - p);
         let kept = out.get(..keep).unwrap_or_default();
         // An opener left open in the kept text claims the first closer.
         let mut depth = 0i64;
@@ -1691,6 +1762,9 @@ impl<'a> Parser<'a> {
                 b'{' => braces += 1,
                 b'}' if braces > 0 => braces -= 1,
                 b',' | b'}' | b']' | b'\n' | b'\r' => break,
+                // Note [Lost closing quote before a key] in `boundary`,
+                // for a value that had no quotes at all.
+                b'"' if boundary::key_opens_at(self.src, self.pos) => break,
                 _ => {}
             }
             if b == b'/'

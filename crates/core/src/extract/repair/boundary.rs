@@ -1,0 +1,291 @@
+//! Where a quoted value ends: the look-ahead at a candidate closing quote.
+//!
+//! Note [String boundaries]: the commonest damage in model JSON is a quote
+//! inside a string that was not escaped (`"he said "hi" to me"`), and a
+//! string that is closed too early or too late follows from it. A quote of
+//! the string's kind ends the string only when what follows it can continue
+//! the structure around it; what follows is read in two steps:
+//!
+//! 1. The first byte after the quote (spaces and tabs skipped) decides most
+//!    quotes at once ([`Follow`]): `}` or `]` closing the container the
+//!    string sits in, `:`, a line end, another quote, a comment, a fence,
+//!    the end of the input, `,` then what starts a member (`"k"`, `k:`, a
+//!    closer) end the string; in an array a digit, in a tuple `)` too.
+//!    Anything else is doubtful: a word (`"xxxxx" true}`), a `,` in an
+//!    object followed by words that start no member (`"ipsum", sic."`), a
+//!    closer of another kind (`"z"]` inside an object).
+//! 2. A doubtful quote is decided by scanning on to the next quote of the
+//!    same kind, which is the only other place the string can end: when the
+//!    structure visibly goes on before it (a closer of this container at
+//!    bracket depth 0, or `,` then a member start), the first quote ended
+//!    the string and the words between are stray text (`{"b": "xxxxx"
+//!    true}` is `{"b": "xxxxx"}`, `["consectetur" comment]` two items);
+//!    when the next quote ends the string by step 1, the first was a
+//!    character of the text (`"lorem "ipsum", sic."` stays one string);
+//!    otherwise the first step's default stands. That prefers, of the two
+//!    readings, the one that leaves the rest of the text parseable.
+//!
+//! The scan stops at the first quote, backslash, or [`SCAN`] bytes, and a
+//! string's scan starts at one of its own quotes and ends at the next: each
+//! byte is scanned at most once per string read, so parsing stays linear
+//! however many quotes a string holds (`quotes_everywhere_stay_linear`).
+
+use super::parser::Ctx;
+
+/// Bytes a doubtful quote's scan looks at (Note [String boundaries]).
+pub(super) const SCAN: usize = 4096;
+
+/// Bytes looked at for a member start after a comma.
+const MEMBER_SPAN: usize = 64;
+
+/// What the first byte after a candidate closing quote says (step 1 of
+/// Note [String boundaries]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Follow {
+    /// The string ends here.
+    End,
+    /// Undecided; the scan decides, else this default (`true`: it ends).
+    Doubtful(bool),
+}
+
+/// Step 1 at `pos`, just past a candidate closing quote of a value string
+/// in `ctx`; `closers` are the open containers' closers, outermost first
+/// (empty at top level). A closer of an outer container counts as a
+/// closer: a typo (`[{"k": "v"], …`) the container loops repair.
+pub(super) fn follow(src: &[u8], pos: usize, ctx: Ctx, closers: &[u8]) -> Follow {
+    let closer = closers.last().copied();
+    let mut i = pos;
+    while let Some(&b) = src.get(i) {
+        match b {
+            b' ' | b'\t' => i += 1,
+            b':' | b'\n' | b'\r' | b'"' | b'\'' => return Follow::End,
+            b'}' | b']' => {
+                return if closer.is_none_or(|c| c == b) || closers.contains(&b) {
+                    Follow::End
+                } else {
+                    Follow::Doubtful(true)
+                };
+            }
+            b',' => {
+                return if ctx != Ctx::Object || closer.is_none() || member_starts(src, i + 1) {
+                    Follow::End
+                } else {
+                    Follow::Doubtful(true)
+                };
+            }
+            b'/' => {
+                return if matches!(src.get(i + 1), Some(b'/' | b'*')) {
+                    Follow::End
+                } else {
+                    Follow::Doubtful(false)
+                };
+            }
+            b'`' if src.get(i..i + 3) == Some(b"```") => return Follow::End,
+            b'0'..=b'9' if ctx == Ctx::Array => return Follow::End,
+            b')' if ctx == Ctx::Tuple => return Follow::End,
+            b'+' => {
+                let mut j = i + 1;
+                while j < i + 64 && matches!(src.get(j), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+                    j += 1;
+                }
+                return if matches!(src.get(j), Some(b'"' | b'\'')) {
+                    Follow::End
+                } else {
+                    Follow::Doubtful(false)
+                };
+            }
+            _ if starts_smart_quote(src.get(i..).unwrap_or_default()) => return Follow::End,
+            _ => return Follow::Doubtful(false),
+        }
+    }
+    Follow::End
+}
+
+/// Step 2 for a doubtful quote of kind `q` (Note [String boundaries]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scan {
+    /// The string ends at the quote; stray text runs from it to `.0`, where
+    /// the structure goes on (a closer or the comma before a member).
+    Stray(usize),
+    /// The string ends at the quote (the first step's default).
+    Ends,
+    /// The quote is a character of the text.
+    Inner,
+}
+
+/// Step 2 for a doubtful quote of kind `q`, the cursor `pos` just past it.
+pub(super) fn scan(src: &[u8], pos: usize, q: u8, ctx: Ctx, closers: &[u8], default: bool) -> Scan {
+    let closer = closers.last().copied();
+    let fallback = if default { Scan::Ends } else { Scan::Inner };
+    let end = (pos + SCAN).min(src.len());
+    let mut depth = 0usize;
+    let mut i = pos;
+    while i < end {
+        let Some(&b) = src.get(i) else { break };
+        match b {
+            b'\\' => return fallback,
+            _ if b == q => {
+                // The next quote: does it end the string by step 1?
+                return match follow(src, i + 1, ctx, closers) {
+                    Follow::End => Scan::Inner,
+                    Follow::Doubtful(_) => fallback,
+                };
+            }
+            b'{' | b'[' | b'(' => depth += 1,
+            b'}' | b']' | b')' if depth > 0 => depth -= 1,
+            b'}' | b']' if depth == 0 && closer == Some(b) => return Scan::Stray(i),
+            b',' if depth == 0 && closer.is_some() && continues(src, i + 1, ctx) => {
+                return Scan::Stray(i);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    fallback
+}
+
+/// After a `,` met by the scan, in a container of kind `ctx`: does what
+/// follows start the next member (object) or element (array, tuple)? For
+/// an object, stricter than [`member_starts`]: a quote must open a whole
+/// key and its colon (`s,"}` is text before the string's real end).
+fn continues(src: &[u8], at: usize, ctx: Ctx) -> bool {
+    match ctx {
+        Ctx::Object | Ctx::Key => {
+            let k = skip_space(src, at);
+            match src.get(k) {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let end = (k + 1 + MEMBER_SPAN).min(src.len());
+                    let Some(close) = src
+                        .get(k + 1..end)
+                        .and_then(|w| w.iter().position(|&b| b == q || b == b'\n'))
+                    else {
+                        return false;
+                    };
+                    let mut j = k + 1 + close;
+                    if src.get(j) != Some(&q) || close == 0 {
+                        return false;
+                    }
+                    j += 1;
+                    while matches!(src.get(j), Some(b' ' | b'\t')) {
+                        j += 1;
+                    }
+                    src.get(j) == Some(&b':')
+                }
+                _ => member_starts(src, at),
+            }
+        }
+        Ctx::Array | Ctx::Tuple => {
+            let k = skip_space(src, at);
+            matches!(
+                src.get(k),
+                Some(b'"' | b'\'' | b'{' | b'[' | b'-' | b'0'..=b'9')
+            )
+        }
+    }
+}
+
+/// Does a member start at `at` (after a comma; whitespace and line breaks
+/// skipped)? A quote, a closer, the end of the input, or a bare key and its
+/// colon (`b: 1`, `b": 1`). Bounded by [`MEMBER_SPAN`].
+pub(super) fn member_starts(src: &[u8], at: usize) -> bool {
+    let k = skip_space(src, at);
+    match src.get(k) {
+        None | Some(b'"' | b'\'' | b'}' | b'`') => true,
+        Some(&b) if is_key_start(b) => {
+            let mut j = k;
+            while j < k + MEMBER_SPAN && src.get(j).is_some_and(|&c| is_key_byte(c)) {
+                j += 1;
+            }
+            // `b":` — a key that lost only its opening quote.
+            if src.get(j) == Some(&b'"') {
+                j += 1;
+            }
+            while matches!(src.get(j), Some(b' ' | b'\t')) {
+                j += 1;
+            }
+            src.get(j) == Some(&b':')
+        }
+        _ => false,
+    }
+}
+
+/// Note [Lost closing quote before a key]: a doubtful `"` in an object
+/// value, right after a space, that opens `"word":` is the next member's
+/// key: the value before it lost its closing quote (`{"a": "first "b":
+/// 2}`). `quote_at` is the `"`; bounded by [`MEMBER_SPAN`].
+pub(super) fn key_opens_at(src: &[u8], quote_at: usize) -> bool {
+    if !quote_at
+        .checked_sub(1)
+        .and_then(|p| src.get(p))
+        .is_some_and(|&b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        return false;
+    }
+    let mut j = quote_at + 1;
+    let name = j;
+    while j < name + MEMBER_SPAN && src.get(j).is_some_and(|&c| is_key_byte(c)) {
+        j += 1;
+    }
+    if j == name || src.get(j) != Some(&b'"') {
+        return false;
+    }
+    j += 1;
+    while matches!(src.get(j), Some(b' ' | b'\t')) {
+        j += 1;
+    }
+    src.get(j) == Some(&b':')
+}
+
+/// Note [Lost closing quote before a bare key]: a doubtful quote in an
+/// object value preceded by `, word:` (spaces allowed around each) opens
+/// the value of that member: the string before lost its closing quote at
+/// the comma (`{"a": "first, b: "second"}`). Returns the comma's index,
+/// found looking back from `quote_at` no further than `floor`.
+pub(super) fn bare_key_before(src: &[u8], floor: usize, quote_at: usize) -> Option<usize> {
+    let lowest = quote_at.saturating_sub(MEMBER_SPAN).max(floor);
+    let mut i = quote_at;
+    let back_ws = |mut i: usize| {
+        while i > lowest && matches!(src.get(i - 1), Some(b' ' | b'\t')) {
+            i -= 1;
+        }
+        i
+    };
+    i = back_ws(i);
+    if i <= lowest || src.get(i - 1) != Some(&b':') {
+        return None;
+    }
+    i = back_ws(i - 1);
+    let name_end = i;
+    while i > lowest && src.get(i - 1).is_some_and(|&c| is_key_byte(c)) {
+        i -= 1;
+    }
+    if i == name_end || !src.get(i).is_some_and(|&c| is_key_start(c)) {
+        return None;
+    }
+    i = back_ws(i);
+    (i > lowest && src.get(i - 1) == Some(&b',')).then(|| i - 1)
+}
+
+fn skip_space(src: &[u8], mut k: usize) -> usize {
+    let end = k + MEMBER_SPAN;
+    while k < end && matches!(src.get(k), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        k += 1;
+    }
+    k
+}
+
+fn is_key_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b == b'$'
+}
+
+fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-')
+}
+
+/// A typographic quote `“ ” ‘ ’` at the start of `b`.
+fn starts_smart_quote(b: &[u8]) -> bool {
+    matches!(
+        b.get(..3),
+        Some([0xE2, 0x80, 0x9C | 0x9D | 0x98 | 0x99])
+    )
+}
