@@ -37,6 +37,16 @@ fn fixtures() -> Vec<(&'static str, String)> {
             "Checking jellyfin... HTTP 502 detected.\n[EVENT:critical:jellyfin] HTTP 502 for 5 checks\n[MEMORY:timing:jellyfin] Takes 60s to restart\nDone.".to_owned(),
         ),
         ("none/prose", "Everything looks fine, nothing to report today. ".repeat(20)),
+        // Note [String boundaries] in `repair::boundary`: every quote of a
+        // 1 MB string is doubtful; the scans stay linear.
+        (
+            "repaired/quotes-1mb",
+            format!(r#"{{"a": "{}", "b": 1}}"#, r#"he said "hi" to me, "#.repeat(52_000)),
+        ),
+        (
+            "repaired/stray-words",
+            format!("[{}]", r#"{"k": "v" stray words, "n": "say "hi" now"}, "#.repeat(200)),
+        ),
     ]
 }
 

@@ -201,6 +201,12 @@ pub enum Repair {
     /// error of kind `text`, so the value is not valid (Note [Replaced text]
     /// in `extract::replaced`).
     ReplacedInvalidText,
+    /// A string that is itself a JSON object or array (encoded twice,
+    /// escaped, or fenced inside the string) was decoded into that document:
+    /// where the schema asks for an object or array there, or, without a
+    /// schema, when the whole value is such a string (Note [Embedded JSON]
+    /// in `extract::embedded`).
+    DecodedEmbeddedJson,
 }
 
 /// What a coercion did.
@@ -222,6 +228,11 @@ pub enum CoercionKind {
     NullRemoved,
     /// `{"output": x}` or `{"result": x}` became `x`.
     Unwrapped,
+    /// A string holding a JSON object or array (`"{\"a\": 1}"`, maybe
+    /// fenced) became that document, where the schema asks for an object or
+    /// an array and not a string (Note [Embedded JSON] in
+    /// `extract::embedded`); listed with [`Repair::DecodedEmbeddedJson`].
+    EmbeddedJson,
 }
 
 impl CoercionKind {
@@ -235,6 +246,7 @@ impl CoercionKind {
             CoercionKind::SingleToArray => "single_to_array",
             CoercionKind::NullRemoved => "null_removed",
             CoercionKind::Unwrapped => "unwrapped",
+            CoercionKind::EmbeddedJson => "embedded_json",
         }
     }
 }

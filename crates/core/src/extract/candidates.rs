@@ -13,6 +13,11 @@
 //! and a `` ```bash `` line inside an open block is content. A block that never
 //! closes runs to the end of the text (a reply cut by a token limit).
 //!
+//! Note [Bracketed fences]: a model asked for a list sometimes wraps the
+//! fenced block itself in the brackets (`[```json\n{…}\n```]`): a fence
+//! line may open with one `[` before its backticks and close with `]` after
+//! them; the block's content is the candidate (jsonrepair-0250).
+//!
 //! Note [Bare values]: bare values are searched only outside fenced blocks:
 //! json/untagged blocks were already candidates, and blocks in other languages
 //! (`bash`, `python`) are code, whose `[ -f x ]` and `${VAR}` are not JSON.
@@ -116,9 +121,14 @@ fn scan_fences(text: &str) -> Vec<Fence> {
             .get(p..)
             .and_then(|b| memchr::memchr(b'\n', b))
             .map_or(bytes.len(), |i| p + i);
-        let indent_ok = bytes
-            .get(line_start..p)
-            .is_some_and(|s| s.iter().all(|&b| b == b' ' || b == b'\t'));
+        // Note [Bracketed fences]: `[```json` opens a fence too.
+        let indent_ok = bytes.get(line_start..p).is_some_and(|s| {
+            let blank = |s: &[u8]| s.iter().all(|&b| b == b' ' || b == b'\t');
+            blank(s)
+                || (open.is_none()
+                    && memchr::memchr_iter(b'[', s).count() == 1
+                    && s.iter().all(|&b| matches!(b, b' ' | b'\t' | b'[')))
+        });
         if !indent_ok {
             pos = p + 3;
             continue;
@@ -135,7 +145,8 @@ fn scan_fences(text: &str) -> Vec<Fence> {
             continue;
         }
         if let Some((tag, block_start, content_start)) = open {
-            if info.is_empty() {
+            // Note [Bracketed fences]: `` ```] `` closes it.
+            if info.is_empty() || info == "]" {
                 out.push(Fence {
                     tag,
                     content: (content_start, line_start.max(content_start)),

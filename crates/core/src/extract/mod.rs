@@ -24,6 +24,7 @@
 //! is returned, earlier candidates winning ties.
 
 mod candidates;
+mod embedded;
 pub mod markers;
 mod methods;
 mod minify;
@@ -718,6 +719,23 @@ impl<'o, 'v> Chooser<'o, 'v> {
         let doc = match reading {
             Reading::Value(p) => return self.offer(p.value, method, Vec::new(), &p.inexact, slot),
             Reading::Tape(doc) => doc,
+            // Note [Embedded JSON] in `embedded`: a whole string may hold
+            // the document; read as a value (rare: a reply that is a string).
+            Reading::Written {
+                top: Top::Scalar,
+                span,
+                from,
+            } if span.starts_with('"') => {
+                let written = Reading::Written {
+                    top: Top::Scalar,
+                    span,
+                    from,
+                };
+                return match self.take_parsed(written) {
+                    Some(p) => self.offer(p.value, method, Vec::new(), &p.inexact, slot),
+                    None => false,
+                };
+            }
             written @ Reading::Written { .. } => return self.offer_written(written, method, slot),
         };
         if !self.opts.methods.allows(method) {
@@ -940,6 +958,16 @@ impl<'o, 'v> Chooser<'o, 'v> {
         e.method = method;
         // Repairs found only now, for the trace entry (the parser's are there).
         let mut found: Vec<Repair> = Vec::new();
+        // Note [Embedded JSON] in `embedded`: without a schema, a whole
+        // value that is a string holding a document is that document.
+        let mut value = value;
+        if self.opts.validator.is_none() {
+            if let Some(doc) = embedded::whole(&value) {
+                value = doc;
+                repairs.push(Repair::DecodedEmbeddedJson);
+                found.push(Repair::DecodedEmbeddedJson);
+            }
+        }
         if !inexact.is_empty() && !repairs.contains(&Repair::InexactNumber) {
             repairs.push(Repair::InexactNumber);
             found.push(Repair::InexactNumber);
@@ -958,8 +986,8 @@ impl<'o, 'v> Chooser<'o, 'v> {
         if replaced {
             own_errors.extend(replaced::violations(&value));
         }
-        e.repairs = repairs;
         let Some(validator) = self.opts.validator else {
+            e.repairs = repairs;
             self.judged(slot, None, own_errors.len(), &found);
             if let Some(rec) = self.trace.as_mut() {
                 rec.winner = slot;
@@ -970,6 +998,17 @@ impl<'o, 'v> Chooser<'o, 'v> {
             self.winner = Some(e);
             return true;
         };
+        // Note [Embedded JSON] in `embedded`: strings holding the object or
+        // array the schema asks for there are decoded before anything else.
+        if embedded::may_hold(&value) {
+            let (v, decoded) = validator.decode_embedded(value, &embedded::document);
+            value = v;
+            if !decoded.is_empty() {
+                repairs.push(Repair::DecodedEmbeddedJson);
+                found.push(Repair::DecodedEmbeddedJson);
+            }
+        }
+        e.repairs = repairs;
         let value = if self.opts.coerce {
             let (v, coercions) = validator.coerce(value);
             e.coercions = coercions;
@@ -978,7 +1017,7 @@ impl<'o, 'v> Chooser<'o, 'v> {
             value
         };
         if own_errors.is_empty() && validator.is_valid(&value) {
-            self.judged(slot, Some(true), 0, &[]);
+            self.judged(slot, Some(true), 0, &found);
             if let Some(rec) = self.trace.as_mut() {
                 rec.winner = slot;
             }

@@ -344,6 +344,13 @@ fn adversarial_inputs_are_linear_and_safe() {
         "{'a', ".repeat(100_000),
         "{`a".repeat(100_000),
         "{t: x{".repeat(100_000),
+        // Note [String boundaries] in `repair::boundary`: 1 MB strings full
+        // of doubtful quotes, each scan passing the others.
+        format!("{{\"a\": \"{}\"}}", "x \"".repeat(350_000)),
+        format!("{{\"a\": \"{}", "\" x".repeat(350_000)),
+        format!("[\"{}\"]", "a\" b, ".repeat(200_000)),
+        format!("{{\"a\": \"{}\"}}", "w\", v ".repeat(200_000)),
+        "{\"a\": \"x\" y ".repeat(100_000),
     ] {
         fuzz_extract(s.as_bytes());
     }

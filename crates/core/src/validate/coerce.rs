@@ -79,12 +79,37 @@ fn wrapped(instance: &Value) -> Option<&Value> {
     WRAPPER_KEYS.contains(&key.as_str()).then_some(inner)
 }
 
+/// See [`Validator::decode_embedded`]: the walk of [`coerce`] with only
+/// the embedded-JSON conversion.
+pub(super) fn decode_embedded(
+    validator: &Validator,
+    instance: Value,
+    read: &dyn Fn(&str) -> Option<Value>,
+) -> (Value, Vec<Coercion>) {
+    if validator.is_valid(&instance) {
+        return (instance, Vec::new());
+    }
+    let root = validator.schema();
+    let mut walk = Walk::new(validator);
+    walk.embedded = Some(read);
+    let mut value = instance;
+    walk.node("", root, &mut value, "", 0);
+    (value, walk.out)
+}
+
+/// Reads the document a string holds (Note [Embedded JSON] in
+/// `extract::embedded`).
+type ReadDocument<'v> = &'v dyn Fn(&str) -> Option<Value>;
+
 /// One walk of schema and instance, collecting coercions.
 struct Walk<'v> {
     validator: &'v Validator,
     draft: Draft,
     steps: usize,
     out: Vec<Coercion>,
+    /// Set for [`decode_embedded`]: the reader of a string's embedded
+    /// document, and no other conversion.
+    embedded: Option<ReadDocument<'v>>,
 }
 
 impl<'v> Walk<'v> {
@@ -94,6 +119,7 @@ impl<'v> Walk<'v> {
             draft: validator.draft(),
             steps: 0,
             out: Vec::new(),
+            embedded: None,
         }
     }
 
@@ -154,6 +180,17 @@ impl<'v> Walk<'v> {
                     return;
                 }
             }
+        }
+        if let Some(read) = self.embedded {
+            if self.embedded_document(sp, schema, obj, value, ip, depth, read) {
+                return;
+            }
+            match value {
+                Value::Object(map) => self.object(sp, obj, map, ip, depth),
+                Value::Array(items) => self.array(sp, obj, items, ip, depth),
+                _ => {}
+            }
+            return;
         }
         if self.scalar(sp, obj, value, ip) {
             return;
@@ -266,6 +303,7 @@ impl<'v> Walk<'v> {
                 continue;
             };
             if child.is_null()
+                && self.embedded.is_none()
                 && !required.contains(&key.as_str())
                 && !self.fits(&child_sp, &Value::Null)
             {
@@ -346,6 +384,51 @@ impl<'v> Walk<'v> {
         } else {
             self.out.truncate(mark);
         }
+    }
+
+    /// Note [Embedded JSON] in `extract::embedded`: a string where this
+    /// node's `type` names `object` or `array` but not `string`, holding
+    /// such a document (as `read` finds it), becomes that document, walked
+    /// in turn; recorded as [`CoercionKind::EmbeddedJson`] before what the
+    /// inner walk found. `true` when it did.
+    #[allow(clippy::too_many_arguments)]
+    fn embedded_document(
+        &mut self,
+        sp: &str,
+        schema: &'v Value,
+        obj: &Map<String, Value>,
+        value: &mut Value,
+        ip: &str,
+        depth: usize,
+        read: &dyn Fn(&str) -> Option<Value>,
+    ) -> bool {
+        let Value::String(s) = &*value else {
+            return false;
+        };
+        let object = allows_type(obj, "object");
+        let array = allows_type(obj, "array");
+        if allows_type(obj, "string") || !(object || array) {
+            return false;
+        }
+        let Some(doc) = read(s) else {
+            return false;
+        };
+        if !(doc.is_object() && object || doc.is_array() && array) {
+            return false;
+        }
+        let mark = self.out.len();
+        let from = std::mem::replace(value, doc);
+        self.node(sp, schema, value, ip, depth + 1);
+        self.out.insert(
+            mark,
+            Coercion {
+                kind: CoercionKind::EmbeddedJson,
+                instance_path: ip.to_owned(),
+                from,
+                to: Some(value.clone()),
+            },
+        );
+        true
     }
 
     /// A `$ref` to a place in the root schema (`#`, `#/…`), as pointer and

@@ -368,6 +368,20 @@ impl Validator {
         coerce::coerce(self, instance)
     }
 
+    /// Decode the strings of an invalid `instance` that hold a JSON object
+    /// or array where the schema asks for one and not for a string (Note
+    /// [Embedded JSON] in `extract::embedded`); `read` finds a string's
+    /// document. The walk of [`Validator::coerce`], with only this
+    /// conversion; each decoded string is one [`Coercion`] of kind
+    /// `embedded_json`. A valid instance comes back as it is.
+    pub fn decode_embedded(
+        &self,
+        instance: Value,
+        read: &dyn Fn(&str) -> Option<Value>,
+    ) -> (Value, Vec<Coercion>) {
+        coerce::decode_embedded(self, instance, read)
+    }
+
     /// Whether `value` is valid against the subschema at JSON Pointer
     /// `pointer` of the root schema (`""` is the root). `false` when that
     /// subschema cannot be compiled on its own.

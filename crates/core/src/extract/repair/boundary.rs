@@ -14,21 +14,24 @@
 //!    Anything else is doubtful: a word (`"xxxxx" true}`), a `,` in an
 //!    object followed by words that start no member (`"ipsum", sic."`), a
 //!    closer of another kind (`"z"]` inside an object).
-//! 2. A doubtful quote is decided by scanning on to the next quote of the
-//!    same kind, which is the only other place the string can end: when the
-//!    structure visibly goes on before it (a closer of this container at
-//!    bracket depth 0, or `,` then a member start), the first quote ended
-//!    the string and the words between are stray text (`{"b": "xxxxx"
+//! 2. A doubtful quote is decided by scanning on, over the text, to the
+//!    first place that decides where the string ends: when the structure
+//!    visibly goes on first (a closer of this container at bracket depth 0,
+//!    `,` then a member start, a quote opening `"key":`), the doubtful quote
+//!    ended the string and the words between are stray text (`{"b": "xxxxx"
 //!    true}` is `{"b": "xxxxx"}`, `["consectetur" comment]` two items);
-//!    when the next quote ends the string by step 1, the first was a
-//!    character of the text (`"lorem "ipsum", sic."` stays one string);
-//!    otherwise the first step's default stands. That prefers, of the two
-//!    readings, the one that leaves the rest of the text parseable.
+//!    when a later quote ends the string by step 1 first, the doubtful
+//!    quote (and any doubtful one passed on the way) is a character of the
+//!    text (`"lorem "ipsum", sic."`, `"say "hi", then "bye" ok"` stay one
+//!    string); otherwise the first step's default stands. Of the two
+//!    readings, that prefers the one that leaves the rest parseable.
 //!
-//! The scan stops at the first quote, backslash, or [`SCAN`] bytes, and a
-//! string's scan starts at one of its own quotes and ends at the next: each
-//! byte is scanned at most once per string read, so parsing stays linear
-//! however many quotes a string holds (`quotes_everywhere_stay_linear`).
+//! The scan passes quotes that are doubtful themselves and escapes, and
+//! stops at [`SCAN`] bytes; what it found holds for the doubtful quotes it
+//! passed, and the parser keeps it (`inner_until`, `undecided_until`), so
+//! each byte of a string is scanned once however many quotes it holds:
+//! parsing stays linear (`adversarial_inputs_are_linear_and_safe`, the
+//! `quotes` bench).
 
 use super::parser::Ctx;
 
@@ -101,35 +104,49 @@ pub(super) fn follow(src: &[u8], pos: usize, ctx: Ctx, closers: &[u8]) -> Follow
     Follow::End
 }
 
-/// Step 2 for a doubtful quote of kind `q` (Note [String boundaries]).
+/// What step 2 found (Note [String boundaries]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Scan {
-    /// The string ends at the quote; stray text runs from it to `.0`, where
-    /// the structure goes on (a closer or the comma before a member).
+    /// The structure goes on at `.0` (a closer of this container, the
+    /// comma before a member, the quote opening the next key) before any
+    /// quote that ends the string: the string ends at the doubtful quote
+    /// and the text up to `.0` is stray.
     Stray(usize),
-    /// The string ends at the quote (the first step's default).
-    Ends,
-    /// The quote is a character of the text.
-    Inner,
+    /// The quote at `.0` ends the string by step 1: the doubtful quote, and
+    /// every quote before `.0`, is a character of the text.
+    Inner(usize),
+    /// Nothing decisive before `.0` (the end of the input or of [`SCAN`]):
+    /// the first step's default stands, for every doubtful quote before
+    /// `.0` too.
+    Undecided(usize),
 }
 
-/// Step 2 for a doubtful quote of kind `q`, the cursor `pos` just past it.
-pub(super) fn scan(src: &[u8], pos: usize, q: u8, ctx: Ctx, closers: &[u8], default: bool) -> Scan {
+/// Step 2: scan from `from` (at or past the doubtful quote) for the next
+/// quote of kind `q` that ends the string by step 1, passing quotes that
+/// are themselves doubtful. The parser keeps what a scan found for the
+/// doubtful quotes it passed ([`Scan::Inner`], [`Scan::Undecided`]), so a
+/// string full of quotes is scanned once in all: linear.
+pub(super) fn scan(src: &[u8], from: usize, q: u8, ctx: Ctx, closers: &[u8]) -> Scan {
     let closer = closers.last().copied();
-    let fallback = if default { Scan::Ends } else { Scan::Inner };
-    let end = (pos + SCAN).min(src.len());
+    let keys = ctx == Ctx::Object && closer == Some(b'}');
+    let end = (from + SCAN).min(src.len());
     let mut depth = 0usize;
-    let mut i = pos;
+    let mut i = from;
     while i < end {
         let Some(&b) = src.get(i) else { break };
         match b {
-            b'\\' => return fallback,
+            // An escape is never the string's end.
+            b'\\' => {
+                i += 2;
+                continue;
+            }
             _ if b == q => {
-                // The next quote: does it end the string by step 1?
-                return match follow(src, i + 1, ctx, closers) {
-                    Follow::End => Scan::Inner,
-                    Follow::Doubtful(_) => fallback,
-                };
+                if keys && key_opens_at(src, i) {
+                    return Scan::Stray(i);
+                }
+                if follow(src, i + 1, ctx, closers) == Follow::End {
+                    return Scan::Inner(i);
+                }
             }
             b'{' | b'[' | b'(' => depth += 1,
             b'}' | b']' | b')' if depth > 0 => depth -= 1,
@@ -141,7 +158,7 @@ pub(super) fn scan(src: &[u8], pos: usize, q: u8, ctx: Ctx, closers: &[u8], defa
         }
         i += 1;
     }
-    fallback
+    Scan::Undecided(end)
 }
 
 /// After a `,` met by the scan, in a container of kind `ctx`: does what
@@ -186,11 +203,15 @@ fn continues(src: &[u8], at: usize, ctx: Ctx) -> bool {
 
 /// Does a member start at `at` (after a comma; whitespace and line breaks
 /// skipped)? A quote, a closer, the end of the input, or a bare key and its
-/// colon (`b: 1`, `b": 1`). Bounded by [`MEMBER_SPAN`].
+/// colon (`b: 1`, `b": 1`) or, after a space, a quote. Bounded by
+/// [`MEMBER_SPAN`].
 pub(super) fn member_starts(src: &[u8], at: usize) -> bool {
     let k = skip_space(src, at);
     match src.get(k) {
-        None | Some(b'"' | b'\'' | b'}' | b'`') => true,
+        // Non-ASCII: a Unicode space, a smart quote; left to the parser.
+        None | Some(b'"' | b'\'' | b'}' | b'`' | b'#' | 0x80..=0xFF) => true,
+        // A comment before the next member.
+        Some(b'/') => matches!(src.get(k + 1), Some(b'/' | b'*')),
         Some(&b) if is_key_start(b) => {
             let mut j = k;
             while j < k + MEMBER_SPAN && src.get(j).is_some_and(|&c| is_key_byte(c)) {
@@ -200,13 +221,45 @@ pub(super) fn member_starts(src: &[u8], at: usize) -> bool {
             if src.get(j) == Some(&b'"') {
                 j += 1;
             }
+            let word_end = j;
             while matches!(src.get(j), Some(b' ' | b'\t')) {
                 j += 1;
             }
-            src.get(j) == Some(&b':')
+            // `b: 1`, `b = 1`; or, after a space, a quote: a key that lost
+            // its colon (`d "e"`) or a stray word before a quoted key
+            // (`note 'c': 1`, Note [Stray words] in `parser`).
+            match src.get(j) {
+                Some(b':' | b'=') => true,
+                Some(b'"' | b'\'') => j > word_end && quoted_token_ends_member(src, j),
+                _ => false,
+            }
         }
         _ => false,
     }
+}
+
+/// A quoted token at `at` (its quote there) closed on its line within
+/// [`MEMBER_SPAN`] and followed by `:`, `,` or `}`: a key after a stray
+/// word (`note 'c': 1`) or a value after a key that lost its colon
+/// (`d "e",`).
+fn quoted_token_ends_member(src: &[u8], at: usize) -> bool {
+    let Some(&q) = src.get(at) else { return false };
+    let end = (at + 1 + MEMBER_SPAN).min(src.len());
+    let Some(close) = src
+        .get(at + 1..end)
+        .and_then(|w| w.iter().position(|&b| b == q || b == b'\n'))
+    else {
+        return false;
+    };
+    let mut j = at + 1 + close;
+    if src.get(j) != Some(&q) {
+        return false;
+    }
+    j += 1;
+    while matches!(src.get(j), Some(b' ' | b'\t')) {
+        j += 1;
+    }
+    matches!(src.get(j), Some(b':' | b',' | b'}'))
 }
 
 /// Note [Lost closing quote before a key]: a doubtful `"` in an object
@@ -221,12 +274,15 @@ pub(super) fn key_opens_at(src: &[u8], quote_at: usize) -> bool {
     {
         return false;
     }
+    let Some(&q) = src.get(quote_at) else {
+        return false;
+    };
     let mut j = quote_at + 1;
     let name = j;
     while j < name + MEMBER_SPAN && src.get(j).is_some_and(|&c| is_key_byte(c)) {
         j += 1;
     }
-    if j == name || src.get(j) != Some(&b'"') {
+    if j == name || src.get(j) != Some(&q) {
         return false;
     }
     j += 1;
@@ -284,8 +340,5 @@ fn is_key_byte(b: u8) -> bool {
 
 /// A typographic quote `“ ” ‘ ’` at the start of `b`.
 fn starts_smart_quote(b: &[u8]) -> bool {
-    matches!(
-        b.get(..3),
-        Some([0xE2, 0x80, 0x9C | 0x9D | 0x98 | 0x99])
-    )
+    matches!(b.get(..3), Some([0xE2, 0x80, 0x9C | 0x9D | 0x98 | 0x99]))
 }

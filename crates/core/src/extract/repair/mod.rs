@@ -108,6 +108,18 @@ pub(crate) fn repair_node(text: &str) -> Option<RepairedNode<'_>> {
 /// `parser`): a quoted string, however broken, a literal or a number. `None`
 /// when the text is anything else, in particular unquoted words (prose).
 pub fn repair_scalar(text: &str) -> Option<Repaired> {
+    // Note [Embedded JSON] in `extract::embedded`: `\"hello world\"` is a
+    // quoted string escaped once more; unescaped once, it is that string.
+    let trimmed = text.trim();
+    if trimmed.len() > 4 && trimmed.starts_with("\\\"") && trimmed.ends_with("\\\"") {
+        let once = serde_json::from_str::<String>(&format!("\"{trimmed}\"")).ok()?;
+        let mut r = repair_scalar(&once)?;
+        if r.value.is_string() {
+            r.repairs.insert(0, Repair::EscapedJson);
+            return Some(r);
+        }
+        return None;
+    }
     // Noise is checked only once a scalar was read: most replies are prose
     // or hold a container and read no scalar, and the check scans them whole.
     if let Some((node, repairs, inexact)) = parser::Parser::new(text).parse_scalar() {

@@ -39,6 +39,11 @@ pub(crate) struct Parser<'a> {
     /// text: where the structure goes on (Note [String boundaries] in
     /// `boundary`).
     stray: Option<usize>,
+    /// What the string being read learnt from its scans (Note [String
+    /// boundaries] in `boundary`): quotes before `inner_until` are text;
+    /// from the cursor to `undecided_until` nothing is decisive.
+    inner_until: usize,
+    undecided_until: usize,
 }
 
 /// The prefix of the placeholder string of an inexact number (see
@@ -103,6 +108,8 @@ impl<'a> Parser<'a> {
             closers: Vec::new(),
             inexact: Vec::new(),
             stray: None,
+            inner_until: 0,
+            undecided_until: 0,
         }
     }
 
@@ -950,6 +957,8 @@ impl<'a> Parser<'a> {
         let alt = if q == Quote::Backtick { 0xC2 } else { first };
         self.pos += open_len;
         let start = self.pos;
+        self.inner_until = 0;
+        self.undecided_until = 0;
         if let Quote::Ascii(quote) = q {
             if let Some(s) = self.plain_string(quote, ctx) {
                 return s;
@@ -1017,6 +1026,8 @@ impl<'a> Parser<'a> {
     #[inline(always)]
     fn double_quoted(&mut self, ctx: Ctx) -> Text<'a> {
         self.pos += 1;
+        self.inner_until = 0;
+        self.undecided_until = 0;
         if let Some(s) = self.plain_string(b'"', ctx) {
             return s;
         }
@@ -1079,7 +1090,8 @@ impl<'a> Parser<'a> {
                     break;
                 }
                 if self.cut_before_comma(start, quote_at, q, ctx, &mut out)
-                    || (q == Quote::Ascii(b'"') && self.cut_before_key(quote_at, ctx, &mut out))
+                    || (matches!(q, Quote::Ascii(_))
+                        && self.cut_before_key(quote_at, ctx, &mut out))
                 {
                     break;
                 }
@@ -1169,14 +1181,22 @@ impl<'a> Parser<'a> {
         match boundary::follow(self.src, self.pos, ctx, &self.closers) {
             Follow::End => true,
             Follow::Doubtful(default) if quote == 0 => default,
+            Follow::Doubtful(_) if self.pos <= self.inner_until => false,
             Follow::Doubtful(default) => {
-                match boundary::scan(self.src, self.pos, quote, ctx, &self.closers, default) {
+                let from = self.pos.max(self.undecided_until);
+                match boundary::scan(self.src, from, quote, ctx, &self.closers) {
                     Scan::Stray(at) => {
                         self.stray = Some(at);
                         true
                     }
-                    Scan::Ends => true,
-                    Scan::Inner => false,
+                    Scan::Inner(at) => {
+                        self.inner_until = at;
+                        false
+                    }
+                    Scan::Undecided(at) => {
+                        self.undecided_until = at;
+                        default
+                    }
                 }
             }
         }
