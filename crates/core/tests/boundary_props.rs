@@ -197,6 +197,21 @@ fn boundary_examples() {
             r#"{"key": "Lorem "ipsum" s,"}"#,
             r#"{"key": "Lorem \"ipsum\" s,"}"#,
         ),
+        // A doubled quote at the end: the first is text.
+        (r#"{"a": "He said: "yes""}"#, r#"{"a": "He said: \"yes\""}"#),
+        // A quotation, then the string's closing quote lost.
+        (
+            r#"{"k": "v", "k2": "the "quote" ends here}"#,
+            r#"{"k": "v", "k2": "the \"quote\" ends here"}"#,
+        ),
+        (
+            r#"{"a": "the "q" x, "b": 1}"#,
+            r#"{"a": "the \"q\" x", "b": 1}"#,
+        ),
+        (
+            r#"{"a": "the "q" x, b: 1}"#,
+            r#"{"a": "the \"q\" x", "b": 1}"#,
+        ),
     ];
     for (input, want) in cases {
         let want: Value = serde_json::from_str(want).expect("JSON");

@@ -61,6 +61,10 @@ pub(super) fn follow(src: &[u8], pos: usize, ctx: Ctx, closers: &[u8]) -> Follow
     while let Some(&b) = src.get(i) {
         match b {
             b' ' | b'\t' => i += 1,
+            // `"yes""}`: a doubled quote; the scan finds which one ends.
+            b'"' | b'\'' if i == pos && pos > 0 && src.get(pos - 1) == Some(&b) => {
+                return Follow::Doubtful(true);
+            }
             b':' | b'\n' | b'\r' | b'"' | b'\'' => return Follow::End,
             b'}' | b']' => {
                 return if closer.is_none_or(|c| c == b) || closers.contains(&b) {
@@ -109,11 +113,12 @@ pub(super) fn follow(src: &[u8], pos: usize, ctx: Ctx, closers: &[u8]) -> Follow
 pub(super) enum Scan {
     /// The structure goes on at `.0` (a closer of this container, the
     /// comma before a member, the quote opening the next key) before any
-    /// quote that ends the string: the string ends at the doubtful quote
-    /// and the text up to `.0` is stray.
+    /// other quote: the string ends at the doubtful quote and the text up
+    /// to `.0` is stray.
     Stray(usize),
-    /// The quote at `.0` ends the string by step 1: the doubtful quote, and
-    /// every quote before `.0`, is a character of the text.
+    /// The quote at `.0` ends the string by step 1, or the structure goes
+    /// on at `.0` after other doubtful quotes: the doubtful quote, and every
+    /// quote before `.0`, is a character of the text.
     Inner(usize),
     /// Nothing decisive before `.0` (the end of the input or of [`SCAN`]):
     /// the first step's default stands, for every doubtful quote before
@@ -131,6 +136,11 @@ pub(super) fn scan(src: &[u8], from: usize, q: u8, ctx: Ctx, closers: &[u8]) -> 
     let keys = ctx == Ctx::Object && closer == Some(b'}');
     let end = (from + SCAN).min(src.len());
     let mut depth = 0usize;
+    // Doubtful quotes passed: when the structure goes on after one, the
+    // string did not end at the first (`"the "quote" ends here}`): they are
+    // all text, and the string lost its closing quote (Note [Missing
+    // quotes] in `parser` finds where).
+    let mut passed = false;
     let mut i = from;
     while i < end {
         let Some(&b) = src.get(i) else { break };
@@ -142,17 +152,32 @@ pub(super) fn scan(src: &[u8], from: usize, q: u8, ctx: Ctx, closers: &[u8]) -> 
             }
             _ if b == q => {
                 if keys && key_opens_at(src, i) {
-                    return Scan::Stray(i);
+                    return if passed {
+                        Scan::Inner(i)
+                    } else {
+                        Scan::Stray(i)
+                    };
                 }
                 if follow(src, i + 1, ctx, closers) == Follow::End {
                     return Scan::Inner(i);
                 }
+                passed = true;
             }
             b'{' | b'[' | b'(' => depth += 1,
             b'}' | b']' | b')' if depth > 0 => depth -= 1,
-            b'}' | b']' if depth == 0 && closer == Some(b) => return Scan::Stray(i),
+            b'}' | b']' if depth == 0 && closer == Some(b) => {
+                return if passed {
+                    Scan::Inner(i)
+                } else {
+                    Scan::Stray(i)
+                };
+            }
             b',' if depth == 0 && closer.is_some() && continues(src, i + 1, ctx) => {
-                return Scan::Stray(i);
+                return if passed {
+                    Scan::Inner(i)
+                } else {
+                    Scan::Stray(i)
+                };
             }
             _ => {}
         }
