@@ -159,6 +159,21 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Members with no comma between them, the next key's quote glued to
+    /// the value's closing quote or after spaces: every member is kept.
+    #[test]
+    fn members_without_commas(ms in members(quoted_text(false)), glue in 0..3usize) {
+        let sep = ["", " ", "\n"][glue];
+        let body: Vec<String> = ms.iter().map(|(k, v)| format!("\"{k}\": \"{v}\"")).collect();
+        let text = format!("{{{}}}", body.join(sep));
+        let want = object(ms.into_iter().map(|(k, v)| (k, Value::String(v))).collect());
+        prop_assert_eq!(ex(&text).0, Some(want), "text: {}", text);
+    }
+}
+
 /// The examples of issue 32 §1, each with the value meant.
 #[test]
 fn boundary_examples() {

@@ -13,7 +13,8 @@
 //!    closer) end the string; in an array a digit, in a tuple `)` too.
 //!    Anything else is doubtful: a word (`"xxxxx" true}`), a `,` in an
 //!    object followed by words that start no member (`"ipsum", sic."`), a
-//!    closer of another kind (`"z"]` inside an object).
+//!    closer of another kind (`"z"]` inside an object), the same quote
+//!    again (`"yes""}`).
 //! 2. A doubtful quote is decided by scanning on, over the text, to the
 //!    first place that decides where the string ends: when the structure
 //!    visibly goes on first (a closer of this container at bracket depth 0,
@@ -23,15 +24,18 @@
 //!    when a later quote ends the string by step 1 first, the doubtful
 //!    quote (and any doubtful one passed on the way) is a character of the
 //!    text (`"lorem "ipsum", sic."`, `"say "hi", then "bye" ok"` stay one
-//!    string); otherwise the first step's default stands. Of the two
-//!    readings, that prefers the one that leaves the rest parseable.
+//!    string); when the structure goes on only after other doubtful quotes
+//!    (`"the "quote" ends here}`), they are all text and the string lost
+//!    its closing quote (Note [Missing quotes] in `parser` places it);
+//!    otherwise the first step's default stands. Of the two readings, that
+//!    prefers the one that leaves the rest parseable.
 //!
 //! The scan passes quotes that are doubtful themselves and escapes, and
 //! stops at [`SCAN`] bytes; what it found holds for the doubtful quotes it
 //! passed, and the parser keeps it (`inner_until`, `undecided_until`), so
 //! each byte of a string is scanned once however many quotes it holds:
-//! parsing stays linear (`adversarial_inputs_are_linear_and_safe`, the
-//! `quotes` bench).
+//! parsing stays linear (`adversarial_inputs_are_linear_and_safe`; the
+//! `extract` bench's `repaired/quotes-1mb`).
 
 use super::parser::Ctx;
 
@@ -61,9 +65,14 @@ pub(super) fn follow(src: &[u8], pos: usize, ctx: Ctx, closers: &[u8]) -> Follow
     while let Some(&b) = src.get(i) {
         match b {
             b' ' | b'\t' => i += 1,
-            // `"yes""}`: a doubled quote; the scan finds which one ends.
+            // `"yes""}`: the same quote again; the scan finds which ends.
+            // Unless it opens the next key: `"According...""ans": 1`.
             b'"' | b'\'' if i == pos && pos > 0 && src.get(pos - 1) == Some(&b) => {
-                return Follow::Doubtful(true);
+                return if opens_key(src, i) {
+                    Follow::End
+                } else {
+                    Follow::Doubtful(true)
+                };
             }
             b':' | b'\n' | b'\r' | b'"' | b'\'' => return Follow::End,
             b'}' | b']' => {
@@ -292,13 +301,15 @@ fn quoted_token_ends_member(src: &[u8], at: usize) -> bool {
 /// key: the value before it lost its closing quote (`{"a": "first "b":
 /// 2}`). `quote_at` is the `"`; bounded by [`MEMBER_SPAN`].
 pub(super) fn key_opens_at(src: &[u8], quote_at: usize) -> bool {
-    if !quote_at
+    quote_at
         .checked_sub(1)
         .and_then(|p| src.get(p))
         .is_some_and(|&b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-    {
-        return false;
-    }
+        && opens_key(src, quote_at)
+}
+
+/// The quote at `quote_at` opens `"word":` (bounded by [`MEMBER_SPAN`]).
+fn opens_key(src: &[u8], quote_at: usize) -> bool {
     let Some(&q) = src.get(quote_at) else {
         return false;
     };

@@ -1157,7 +1157,9 @@ impl<'a> Parser<'a> {
     #[inline(always)]
     fn ends_here(&mut self, ctx: Ctx, quote: u8) -> bool {
         match self.peek() {
-            None | Some(b':' | b'\n' | b'\r' | b'"' | b'\'') => true,
+            None | Some(b':' | b'\n' | b'\r') => true,
+            // The same quote again is doubtful (Note [String boundaries]).
+            Some(b @ (b'"' | b'\'')) if b != quote => true,
             // A comma then a quoted key: the commonest ending of all.
             Some(b',')
                 if ctx != Ctx::Object
