@@ -29,6 +29,7 @@ mod methods;
 mod minify;
 pub mod repair;
 mod replaced;
+mod several;
 mod trace;
 
 use serde_json::Value;
@@ -384,6 +385,11 @@ fn text_chain(
             return chooser.offer_reading(r, Method::Bare, slot);
         }
     }
+    // A whole reply of several top-level values: Note [Several values] in
+    // `several`; its values are this text's candidates.
+    if let Some(won) = several::whole(chooser, piece, text) {
+        return won;
+    }
     // A whole reply that is one lax scalar (a broken quoted string, a cut
     // literal or number): Note [Whole-reply scalars] in `repair`.
     if !whole {
@@ -445,6 +451,11 @@ fn text_chain(
                 continue;
             }
             chooser.offer_reading(reading, method, slot)
+        } else if source == Source::Fenced
+            && let Some(won) = several::fenced(chooser, piece, text, span)
+        {
+            // A block of several values (Note [Several values] in `several`).
+            won
         } else if let Some(r) = repair::repair_node(span) {
             if source == Source::Bare && is_prose(text, span, &r.node, &r.repairs) {
                 chooser.note_prose(traced, Method::Repaired, at, &r.repairs);
