@@ -385,9 +385,11 @@ fn text_chain(
             return chooser.offer_reading(r, Method::Bare, slot);
         }
     }
+    let found = candidates::candidates(text);
     // A whole reply of several top-level values: Note [Several values] in
-    // `several`; its values are this text's candidates.
-    if let Some(won) = several::whole(chooser, piece, text) {
+    // `several`; its values are this text's candidates (whose spans it
+    // reuses).
+    if let Some(won) = several::whole(chooser, piece, text, &found) {
         return won;
     }
     // A whole reply that is one lax scalar (a broken quoted string, a cut
@@ -408,7 +410,6 @@ fn text_chain(
             }
         }
     }
-    let found = candidates::candidates(text);
     for (i, &(source, span)) in found.iter().enumerate() {
         let span = span.trim();
         let at = Some((piece, offset_in(text, span)));
