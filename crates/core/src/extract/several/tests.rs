@@ -326,3 +326,29 @@ fn which_schemas_are_arrays() {
         assert!(!accepts_array(s), "{s}");
     }
 }
+
+/// Note [Several values in a fence]: which blocks are looked at.
+#[test]
+fn fenced_blocks_looked_at() {
+    use super::may_be_several;
+    let yes = [
+        "{\"a\": 1} {\"b\": 2}\n",
+        "{\"a\":1}\n{\"b\":2}\n",
+        "  {\"a\":1}\n  {\"b\":2}\n",
+        "null, {a: null, // note\na_: null }\n",
+        "{\n  \"a\": 1\n}, {\"b\": 2}\n",
+        "{\n  \"a\": 1\n}\n// next\n{\n  \"b\": 2\n}\n",
+    ];
+    for c in yes {
+        assert!(may_be_several(c), "{c:?}");
+    }
+    let no = [
+        "{\n  \"a\": 1,\n  \"b\": [1, 2],\n}\n",
+        "[\n  {\"a\": 1},\n  {\"b\": 2}\n]\n",
+        "{\n  \"a\": 1\n},\n",
+        "",
+    ];
+    for c in no {
+        assert!(!may_be_several(c), "{c:?}");
+    }
+}
