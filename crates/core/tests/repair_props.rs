@@ -355,7 +355,8 @@ fn several(vs: &[Value], seps: &[usize], st: Style, lax: &[bool], lines: bool) -
         if container && lax[i % lax.len()] {
             write(v, st, &mut text);
         } else {
-            text.push_str(&serde_json::to_string(v).unwrap());
+            // The default style is strict JSON.
+            write(v, Style::default(), &mut text);
         }
     }
     text

@@ -35,7 +35,7 @@
 //! `/* 1 */ {} /* 2 */ {"b": 1}` and `[]{"b": 1}` give `{"b": 1}`, with
 //! `2 top-level values; took value 2: the first that is not empty`, and
 //! `{}\n{}` gives `{}`. An empty value says nothing an agent meant as its
-//! answer; json_repair agrees (`[]{"key": "value"}` gives the object,
+//! answer; `json_repair` agrees (`[]{"key": "value"}` gives the object,
 //! json_repair-0016). The other values are no longer *weak* (Note \[Weak
 //! candidates\] in `extract`): weakness is about brackets in prose, and this
 //! text holds none, as a whole reply of strict JSON is never weak; so

@@ -2,6 +2,8 @@
 //! array schema, the valid one for another schema, the first without one;
 //! each choice reported.
 
+use std::fmt::Write as _;
+
 use serde_json::{Value, json};
 
 use super::super::tests::{compact_agrees, compact_agrees_under_options};
@@ -260,7 +262,10 @@ fn one_value_or_prose_between_is_not_several() {
 
 #[test]
 fn a_hundred_thousand_lines_are_read_up_to_the_cap() {
-    let text: String = (0..100_000).map(|i| format!("{{\"i\":{i}}}\n")).collect();
+    let mut text = String::new();
+    for i in 0..100_000 {
+        let _ = writeln!(text, "{{\"i\":{i}}}");
+    }
     let got = with(&array(), &text);
     let items = got.value.as_ref().and_then(Value::as_array).unwrap();
     assert_eq!(items.len(), MAX_VALUES);
@@ -273,7 +278,10 @@ fn a_hundred_thousand_lines_are_read_up_to_the_cap() {
     assert_eq!(got.value, Some(json!({"i": 0})));
     assert_eq!(got.warnings, ["100000 top-level values; took the first"]);
     // Scalars, one a line.
-    let text: String = (0..100_000).map(|i| format!("{i}\n")).collect();
+    let mut text = String::new();
+    for i in 0..100_000 {
+        let _ = writeln!(text, "{i}");
+    }
     let got = with(&array(), &text);
     assert_eq!(
         got.value.as_ref().and_then(Value::as_array).map(Vec::len),
