@@ -1,7 +1,8 @@
 //! The result of the extract stage, shared by every edge (CLI, store, hub).
 //!
 //! Its JSON form is DESIGN.md's "Extract result":
-//! `{"value", "method", "repairs", "coercions", "valid", "errors", "run"}`.
+//! `{"value", "method", "repairs", "coercions", "valid", "errors", "run"}`,
+//! and `warnings` when there are some.
 //!
 //! Note [Result types]: every type a stage reports (`Repair` from extract,
 //! `Coercion`/`CoercionKind` and `Violation` from validate, `Method`) is
@@ -97,6 +98,12 @@ pub struct Extraction {
     pub valid: bool,
     /// Why the value is invalid (empty when valid or when no schema was given).
     pub errors: Vec<Violation>,
+    /// What the reader should know about the choice that is neither a
+    /// repair nor an error: the reply held several top-level values and
+    /// which one was taken, and why (Note \[Several values\] in
+    /// `extract::several`). Absent from the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The run summary, when the input was a transcript rather than a reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<Box<RunSummary>>,
@@ -112,6 +119,7 @@ impl Extraction {
             coercions: Vec::new(),
             valid: false,
             errors: Vec::new(),
+            warnings: Vec::new(),
             run: None,
         }
     }
@@ -191,6 +199,11 @@ pub enum Repair {
     StringConcatenation,
     /// `{{"a": 1}}`: an object doubled around its content, read once.
     DoubledBrace,
+    /// A reply (or one fenced block) of several top-level values
+    /// (`{"a":1}\n{"a":2}`, `1, 2`), collected into one array because the
+    /// schema's root is an array; a value that is itself an array is one
+    /// item (Note \[Several values\] in `extract::several`).
+    CollectedValues,
     /// A number no JSON number type here holds exactly (a 23-digit integer,
     /// `1e400`) became its nearest `f64` or `null`; each one is also an error
     /// of kind `number`, so the value is not valid (Note [Big numbers] in

@@ -71,7 +71,8 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "multiple_values",
         "policy (rule 12): json_repair/BAML merge several top-level values (or newline-separated \
-         scalars) into a list, or keep the last; we take the first (DESIGN.md candidate order)",
+         scalars) into a list, or keep the last; without a schema (as this corpus runs) we take \
+         the first (DESIGN.md candidate order) with a warning; an array schema gets the list",
     ),
     (
         "dangling_key_kept",

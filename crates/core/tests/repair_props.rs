@@ -6,7 +6,8 @@
 //! spaces (no quotes or brackets inside strings; the inner-quote property
 //! adds its own), so each break has one right answer.
 
-use agentshape_core::extract::{ExtractOptions, extract_text};
+use agentshape_core::extract::{ExtractOptions, Repair, extract_text};
+use agentshape_core::validate::Validator;
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
@@ -316,5 +317,78 @@ proptest! {
         want.insert(k, Value::String(format!("{a} \"{b}\" {c}")));
         want.insert("n".into(), Value::String(format!("{a}\n{b}")));
         prop_assert_eq!(ex(&text), Some(Value::Object(want)), "text: {}", text);
+    }
+}
+
+/// What may stand between top-level values (Note [Several values] in
+/// `extract::several`): whitespace, commas, comments.
+const SEPARATORS: &[&str] = &[
+    "\n",
+    ", ",
+    " ",
+    "\n\n",
+    ",\n",
+    "\r\n",
+    "\t",
+    " /* next */ ",
+    "\n// next\n",
+    "\n# next\n",
+];
+
+/// `vs` written one after another: containers in style `st` where `lax`
+/// says so, scalars always strict (a scalar of several must be). With
+/// `lines`, each value starts a line (only separators ending in a line
+/// break): in a fenced block, a value starting mid-line after a value of
+/// several lines is not looked for (Note [Several values in a fence]).
+fn several(vs: &[Value], seps: &[usize], st: Style, lax: &[bool], lines: bool) -> String {
+    let usable: Vec<&str> = SEPARATORS
+        .iter()
+        .copied()
+        .filter(|s| !lines || s.ends_with('\n'))
+        .collect();
+    let mut text = String::new();
+    for (i, v) in vs.iter().enumerate() {
+        if i > 0 {
+            text.push_str(usable[seps[i % seps.len()] % usable.len()]);
+        }
+        let container = v.is_object() || v.is_array();
+        if container && lax[i % lax.len()] {
+            write(v, st, &mut text);
+        } else {
+            // The default style is strict JSON.
+            write(v, Style::default(), &mut text);
+        }
+    }
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// k values joined by any separators (in a fence, ending in a line
+    /// break): with an array schema, exactly
+    /// the k values come back, in order, an array value as one item; without
+    /// a schema, the first that is not empty, and a warning.
+    #[test]
+    fn several_values_are_collected(
+        vs in proptest::collection::vec(value(), 2..7),
+        seps in proptest::collection::vec(0..SEPARATORS.len(), 1..7),
+        st in style(),
+        lax in proptest::collection::vec(any::<bool>(), 1..7),
+        fence in any::<bool>(),
+    ) {
+        let body = several(&vs, &seps, st, &lax, fence);
+        let text = if fence { format!("Here:\n```json\n{body}\n```\n") } else { body };
+        let schema = serde_json::json!({"type": "array"});
+        let validator = Validator::new(&schema).unwrap();
+        let opts = ExtractOptions { validator: Some(&validator), ..ExtractOptions::default() };
+        let got = extract_text(&text, &opts);
+        prop_assert_eq!(got.value, Some(Value::Array(vs.clone())), "text: {}", text);
+        prop_assert!(got.repairs.contains(&Repair::CollectedValues), "text: {}", text);
+        let got = extract_text(&text, &ExtractOptions::default());
+        let empty = |v: &Value| v.as_object().is_some_and(Map::is_empty) || v.as_array().is_some_and(Vec::is_empty);
+        let first = vs.iter().find(|v| !empty(v)).unwrap_or(&vs[0]);
+        prop_assert_eq!(got.value.as_ref(), Some(first), "text: {}", text);
+        prop_assert_eq!(got.warnings.len(), 1, "text: {}", text);
     }
 }

@@ -27,7 +27,8 @@ use crate::{convert, parallel};
 /// `value` (None when nothing was found), `method` (`structured`, `fenced`,
 /// `bare`, `repaired`, `markers`, `none`), `valid`, `errors` (violations,
 /// invariants included), `repairs` (names such as `trailing_comma`),
-/// `coercions` (dicts), `run` (the run summary when the input was a
+/// `coercions` (dicts), `warnings` (strings: several top-level values and
+/// which was taken), `run` (the run summary when the input was a
 /// transcript).
 ///
 /// >>> e = extract("Sure:\n```json\n{\"a\": 1,}\n```")
@@ -78,6 +79,14 @@ impl PyExtraction {
     #[getter]
     fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         convert::serde_to_py(py, &self.inner.repairs)
+    }
+
+    /// What to know about the choice, neither repair nor error: the reply
+    /// held several top-level values, and which was taken and why
+    /// (`["2 top-level values; took the first"]`); empty mostly.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings.clone()
     }
 
     /// Every coercion applied: `{"kind", "instance_path", "from", "to"}`.

@@ -58,6 +58,17 @@ def test_schema_picks_the_valid_candidate_and_coerces():
                             "from": "90%", "to": 90}]
 
 
+def test_several_values_warnings():
+    ndjson = '{"a": 1}\n{"a": 2}\n'
+    e = agentshape.extract(ndjson)
+    assert e.value == {"a": 1}
+    assert e.warnings == ["2 top-level values; took the first"]
+    assert e.to_dict()["warnings"] == e.warnings
+    e = agentshape.extract(ndjson, schema={"type": "array"})
+    assert e.value == [{"a": 1}, {"a": 2}] and e.repairs == ["collected_values"]
+    assert e.warnings == [] and "warnings" not in e.to_dict()
+
+
 def test_errors_are_the_cli_categories():
     assert issubclass(agentshape.SchemaError, agentshape.UsageError)
     assert issubclass(agentshape.UsageError, agentshape.AgentshapeError)

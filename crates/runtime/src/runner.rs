@@ -770,6 +770,7 @@ mod tests {
                     rule: Some("self.a == 1".to_owned()),
                 },
             ],
+            warnings: Vec::new(),
             run: None,
         }
     }

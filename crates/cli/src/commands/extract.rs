@@ -319,6 +319,10 @@ fn result_line_rest(
         b",\"valid\":false,\"errors\":"
     });
     let _ = serde_json::to_writer(&mut *out, &extraction.errors);
+    if !extraction.warnings.is_empty() {
+        out.extend_from_slice(b",\"warnings\":");
+        let _ = serde_json::to_writer(&mut *out, &extraction.warnings);
+    }
     if let Some(run) = &extraction.run {
         out.extend_from_slice(b",\"run\":");
         let _ = serde_json::to_writer(&mut *out, run);
@@ -428,6 +432,11 @@ fn human(out: &mut Out, name: &str, e: &Extraction) -> std::io::Result<()> {
         for w in &run.warnings {
             out.line(&out.paint(Style::Warn, &format!("  warning: {}", truncate(w, 140))))?;
         }
+    }
+    // Core's warnings about the choice (several top-level values, which
+    // one was taken), shown as the run's are.
+    for w in &e.warnings {
+        out.line(&out.paint(Style::Warn, &format!("  warning: {}", truncate(w, 140))))?;
     }
     if let Some(value) = &e.value {
         for line in describe(value) {
@@ -606,6 +615,8 @@ mod tests {
                         kind: None,
                         rule: None,
                     });
+                    // Core's warnings (several top-level values), escaped alike.
+                    e.warnings.push(format!("2 top-level values; {text}"));
                 }
                 for id in [
                     None,

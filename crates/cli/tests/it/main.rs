@@ -51,6 +51,7 @@ mod serve_robust;
 mod served;
 mod session_page;
 mod sessions;
+mod several_values;
 mod silent_changes;
 mod special_files;
 mod stats;

@@ -30,6 +30,7 @@ mod methods;
 mod minify;
 pub mod repair;
 mod replaced;
+mod several;
 mod trace;
 
 use serde_json::Value;
@@ -385,6 +386,13 @@ fn text_chain(
             return chooser.offer_reading(r, Method::Bare, slot);
         }
     }
+    let found = candidates::candidates(text);
+    // A whole reply of several top-level values: Note [Several values] in
+    // `several`; its values are this text's candidates (whose spans it
+    // reuses).
+    if let Some(won) = several::whole(chooser, piece, text, &found) {
+        return won;
+    }
     // A whole reply that is one lax scalar (a broken quoted string, a cut
     // literal or number): Note [Whole-reply scalars] in `repair`.
     if !whole {
@@ -403,7 +411,6 @@ fn text_chain(
             }
         }
     }
-    let found = candidates::candidates(text);
     for (i, &(source, span)) in found.iter().enumerate() {
         let span = span.trim();
         let at = Some((piece, offset_in(text, span)));
@@ -446,6 +453,11 @@ fn text_chain(
                 continue;
             }
             chooser.offer_reading(reading, method, slot)
+        } else if source == Source::Fenced
+            && let Some(won) = several::fenced(chooser, piece, text, span)
+        {
+            // A block of several values (Note [Several values] in `several`).
+            won
         } else if let Some(r) = repair::repair_node(span) {
             if source == Source::Bare && is_prose(text, span, &r.node, &r.repairs) {
                 chooser.note_prose(traced, Method::Repaired, at, &r.repairs);
