@@ -5,7 +5,8 @@
 #   bench/compare.sh            full corpus (~330 MB, generated once into bench/data)
 #   SMALL=1 bench/compare.sh    the small corpus (smoke test, seconds)
 #   RUNS=5 ONLY="stream repair validate invariants" bench/compare.sh
-#   ONLY=python bench/compare.sh   the Python package in-process (bench/python.py)
+#   ONLY=python bench/compare.sh   the Python package in-process (bench/python.py),
+#                                  on the shared replies and on bench/varied_corpus.py's
 #
 # `invariants` races `validate --jsonl` on 3,000 code-review documents of 64
 # findings with the schema's `x-invariants` against the same schema without
@@ -44,6 +45,9 @@ if [[ " $only " == *" python "* ]]; then
   (cd "$root/crates/python" && VIRTUAL_ENV="$venv" "$venv/bin/maturin" build --release --locked -q -o "$venv/wheels")
   "$venv/bin/python" -m pip install -q --force-reinstall --no-deps "$venv"/wheels/agentshape-*.whl
   mkdir -p "$res"
+  # The second reply corpus (long strings, indented objects), made once.
+  [ -f "$data/varied/CORPUS.json" ] ||
+    "$venv/bin/python" "$here/varied_corpus.py" "$data/varied" ${SMALL:+--count 500} >&2
   "$venv/bin/python" "$here/python.py" --data "$data" --peer "$peer" --repeat "${RUNS:-3}" --out "$res/python.json"
   only="${only//python/}"
   [ -n "${only// /}" ] || exit 0

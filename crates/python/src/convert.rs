@@ -143,82 +143,14 @@ fn not_json(path: &[String], why: &str) -> PyErr {
 }
 
 /// Convert a JSON value to Python objects (dict, list, str, int, float,
-/// bool, None); object keys keep their order.
-///
-/// Note [Key strings]: the objects of one value repeat their keys (every
-/// finding has `file`, `line`, `severity`), so one Python `str` is made per
-/// distinct short key and shared, as `json.loads` does; it halves the
-/// conversion of the corpus's replies. Lists are built at their final size.
+/// bool, None); object keys keep their order. Made through the C API,
+/// keys shared (Note [Building values through the C API] and
+/// Note [Key cache] in `build`).
 ///
 /// # Errors
 /// Only when Python cannot allocate.
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    let mut keys = Vec::new();
-    to_py_with(py, value, &mut keys)
-}
-
-/// Keys longer than this are not shared (Note [Key strings]).
-const SHARED_KEY_BYTES: usize = 64;
-
-/// Distinct keys shared per value (Note [Key strings]): agent objects repeat
-/// a few dozen keys at most; past this many, new keys are not shared.
-const SHARED_KEYS: usize = 48;
-
-/// The shared `str` for `k`: found by a scan (a `HashMap` with `SipHash` was
-/// a tenth of the conversion's time; a few dozen length-then-bytes compares
-/// cost less).
-fn key_str<'py, 'v>(
-    py: Python<'py>,
-    k: &'v str,
-    keys: &mut Vec<(&'v str, Bound<'py, PyString>)>,
-) -> Bound<'py, PyString> {
-    if k.len() > SHARED_KEY_BYTES {
-        return PyString::new(py, k);
-    }
-    if let Some((_, s)) = keys.iter().find(|(known, _)| *known == k) {
-        return s.clone();
-    }
-    let s = PyString::new(py, k);
-    if keys.len() < SHARED_KEYS {
-        keys.push((k, s.clone()));
-    }
-    s
-}
-
-fn to_py_with<'py, 'v>(
-    py: Python<'py>,
-    value: &'v Value,
-    keys: &mut Vec<(&'v str, Bound<'py, PyString>)>,
-) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
-            }
-        }
-        Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(items) => {
-            let converted = items
-                .iter()
-                .map(|item| to_py_with(py, item, keys))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, converted)?.into_any()
-        }
-        Value::Object(map) => {
-            let dict = PyDict::new(py);
-            for (k, v) in map {
-                let key = key_str(py, k, keys);
-                dict.set_item(key, to_py_with(py, v, keys)?)?;
-            }
-            dict.into_any()
-        }
-    })
+    crate::build::to_py(py, value)
 }
 
 /// Serialize anything serde can (core's result types) into Python objects,

@@ -57,6 +57,16 @@ impl PyExtraction {
         }
     }
 
+    /// The value as serde's compact JSON (None when nothing was found): what
+    /// the tests hold `value` to, through `json.loads` (Note [Building
+    /// values through the C API] in `build`).
+    fn _value_json(&self) -> Option<String> {
+        self.inner
+            .value
+            .as_ref()
+            .map(|v| serde_json::to_string(v).unwrap_or_default())
+    }
+
     /// Which step produced the value.
     #[getter]
     fn method(&self) -> &'static str {

@@ -26,6 +26,7 @@
 // examples (`>>> e.repairs` prints `['trailing_comma']`), not Rust links.
 #![allow(clippy::doc_link_with_quotes)]
 
+mod build;
 mod check;
 mod convert;
 mod errors;
