@@ -204,24 +204,7 @@ fn continues(src: &[u8], at: usize, ctx: Ctx) -> bool {
         Ctx::Object | Ctx::Key => {
             let k = skip_space(src, at);
             match src.get(k) {
-                Some(&q @ (b'"' | b'\'')) => {
-                    let end = (k + 1 + MEMBER_SPAN).min(src.len());
-                    let Some(close) = src
-                        .get(k + 1..end)
-                        .and_then(|w| w.iter().position(|&b| b == q || b == b'\n'))
-                    else {
-                        return false;
-                    };
-                    let mut j = k + 1 + close;
-                    if src.get(j) != Some(&q) || close == 0 {
-                        return false;
-                    }
-                    j += 1;
-                    while matches!(src.get(j), Some(b' ' | b'\t')) {
-                        j += 1;
-                    }
-                    src.get(j) == Some(&b':')
-                }
+                Some(b'"' | b'\'') => after_quoted_token(src, k).is_some_and(|j| j == b':'),
                 _ => member_starts(src, at),
             }
         }
@@ -277,23 +260,27 @@ pub(super) fn member_starts(src: &[u8], at: usize) -> bool {
 /// word (`note 'c': 1`) or a value after a key that lost its colon
 /// (`d "e",`).
 fn quoted_token_ends_member(src: &[u8], at: usize) -> bool {
-    let Some(&q) = src.get(at) else { return false };
+    after_quoted_token(src, at).is_some_and(|b| matches!(b, b':' | b',' | b'}'))
+}
+
+/// The byte after the non-empty quoted token at `at` (closed by its own
+/// quote on its line within [`MEMBER_SPAN`]) and the spaces after it.
+fn after_quoted_token(src: &[u8], at: usize) -> Option<u8> {
+    let &q = src.get(at)?;
     let end = (at + 1 + MEMBER_SPAN).min(src.len());
-    let Some(close) = src
-        .get(at + 1..end)
-        .and_then(|w| w.iter().position(|&b| b == q || b == b'\n'))
-    else {
-        return false;
-    };
+    let close = src
+        .get(at + 1..end)?
+        .iter()
+        .position(|&b| b == q || b == b'\n')?;
     let mut j = at + 1 + close;
-    if src.get(j) != Some(&q) {
-        return false;
+    if src.get(j) != Some(&q) || close == 0 {
+        return None;
     }
     j += 1;
     while matches!(src.get(j), Some(b' ' | b'\t')) {
         j += 1;
     }
-    matches!(src.get(j), Some(b':' | b',' | b'}'))
+    src.get(j).copied()
 }
 
 /// Note [Lost closing quote before a key]: a doubtful `"` in an object
