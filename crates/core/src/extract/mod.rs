@@ -298,6 +298,22 @@ pub fn fuzz_extract(data: &[u8]) {
         };
         let _ = extract_text(&text, &opts);
     }
+    // Issue 32: the collection of several values (an array root) and the
+    // embedded-document walk (a field typed object).
+    for schema in [
+        serde_json::json!({"type": "array"}),
+        serde_json::json!({"type": "object", "properties": {"r": {"type": "object"}}}),
+    ] {
+        if let Ok(v) = Validator::new(&schema) {
+            let opts = ExtractOptions {
+                validator: Some(&v),
+                markers: None,
+                coerce: true,
+                methods: Methods::default(),
+            };
+            let _ = extract_text(&text, &opts);
+        }
+    }
     let _ = repair_json(&text);
 }
 
