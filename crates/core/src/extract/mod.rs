@@ -749,16 +749,11 @@ impl<'o, 'v> Chooser<'o, 'v> {
             Reading::Tape(doc) => doc,
             // Note [Embedded JSON] in `embedded`: a whole string may hold
             // the document; read as a value (rare: a reply that is a string).
-            Reading::Written {
+            written @ Reading::Written {
                 top: Top::Scalar,
                 span,
-                from,
+                ..
             } if span.starts_with('"') => {
-                let written = Reading::Written {
-                    top: Top::Scalar,
-                    span,
-                    from,
-                };
                 return match self.take_parsed(written) {
                     Some(p) => self.offer(p.value, method, Vec::new(), &p.inexact, slot),
                     None => false,

@@ -37,7 +37,7 @@
 //! parsing stays linear (`adversarial_inputs_are_linear_and_safe`; the
 //! `extract` bench's `repaired/quotes-1mb`).
 
-use super::parser::Ctx;
+use super::parser::{Ctx, is_ident_start, smart_quote};
 
 /// Bytes a doubtful quote's scan looks at (Note [String boundaries]).
 pub(super) const SCAN: usize = 4096;
@@ -110,7 +110,7 @@ pub(super) fn follow(src: &[u8], pos: usize, ctx: Ctx, closers: &[u8]) -> Follow
                     Follow::Doubtful(false)
                 };
             }
-            _ if starts_smart_quote(src.get(i..).unwrap_or_default()) => return Follow::End,
+            _ if smart_quote(src.get(i..).unwrap_or_default()).is_some() => return Follow::End,
             _ => return Follow::Doubtful(false),
         }
     }
@@ -229,7 +229,7 @@ pub(super) fn member_starts(src: &[u8], at: usize) -> bool {
         None | Some(b'"' | b'\'' | b'}' | b'`' | b'#' | 0x80..=0xFF) => true,
         // A comment before the next member.
         Some(b'/') => matches!(src.get(k + 1), Some(b'/' | b'*')),
-        Some(&b) if is_key_start(b) => {
+        Some(&b) if is_ident_start(b) => {
             let mut j = k;
             while j < k + MEMBER_SPAN && src.get(j).is_some_and(|&c| is_key_byte(c)) {
                 j += 1;
@@ -338,7 +338,7 @@ pub(super) fn bare_key_before(src: &[u8], floor: usize, quote_at: usize) -> Opti
     while i > lowest && src.get(i - 1).is_some_and(|&c| is_key_byte(c)) {
         i -= 1;
     }
-    if i == name_end || !src.get(i).is_some_and(|&c| is_key_start(c)) {
+    if i == name_end || !src.get(i).is_some_and(|&c| is_ident_start(c)) {
         return None;
     }
     i = back_ws(i);
@@ -353,15 +353,6 @@ fn skip_space(src: &[u8], mut k: usize) -> usize {
     k
 }
 
-fn is_key_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_' || b == b'$'
-}
-
 fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-')
-}
-
-/// A typographic quote `“ ” ‘ ’` at the start of `b`.
-fn starts_smart_quote(b: &[u8]) -> bool {
-    matches!(b.get(..3), Some([0xE2, 0x80, 0x9C | 0x9D | 0x98 | 0x99]))
 }

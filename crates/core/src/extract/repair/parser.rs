@@ -64,7 +64,7 @@ pub(super) enum Ctx {
 
 /// A string's opening quote: ASCII `"`/`'`, or a typographic pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Quote {
+pub(super) enum Quote {
     Ascii(u8),
     /// `“` or `”` (either closes).
     SmartDouble,
@@ -1812,7 +1812,7 @@ impl<'a> Parser<'a> {
 }
 
 /// The kind of the typographic quote `“ ” ‘ ’` at the start of `b`, if any.
-fn smart_quote(b: &[u8]) -> Option<Quote> {
+pub(super) fn smart_quote(b: &[u8]) -> Option<Quote> {
     match b.get(..3)? {
         [0xE2, 0x80, 0x9C | 0x9D] => Some(Quote::SmartDouble),
         [0xE2, 0x80, 0x98 | 0x99] => Some(Quote::SmartSingle),
@@ -1972,7 +1972,7 @@ fn starts_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'/' | b'#' | 0xC2..=0xEF)
 }
 
-fn is_ident_start(b: u8) -> bool {
+pub(super) fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_' || b == b'$'
 }
 
