@@ -71,3 +71,49 @@ fn without_a_schema_the_first_value_and_a_warning() {
     assert_eq!(r["warnings"], json!([warning]));
     assert_eq!(r["id"], "r1");
 }
+
+/// Issue 32 §1 and §2 from the CLI: a reply with an unescaped inner quote
+/// and stray words, and a field holding JSON encoded twice, which the
+/// schema decodes only where it asks for an object.
+#[test]
+fn string_boundaries_and_embedded_json_from_the_cli() {
+    let reply = temp_file(r#"{"message": "he said "hi" to me", "b": "xxxxx" true, "ok": true}"#);
+    let out = agentshape()
+        .args(["extract", "--json"])
+        .arg(reply.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let r = &json_lines(&out.stdout)[0];
+    assert_eq!(
+        r["value"],
+        json!({"message": "he said \"hi\" to me", "b": "xxxxx", "ok": true})
+    );
+    assert_eq!(r["repairs"], json!(["unescaped_quote", "stray_word"]));
+
+    let schema = temp_file(
+        &json!({"type": "object", "properties": {
+            "result": {"type": "object"}, "note": {"type": "string"}}})
+        .to_string(),
+    );
+    let reply = temp_file(r#"{"result": "{\"a\": 1}", "note": "{\"b\": 2}"}"#);
+    let out = agentshape()
+        .args(["extract", "--json", "--schema"])
+        .arg(schema.path())
+        .arg(reply.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = &json_lines(&out.stdout)[0];
+    assert_eq!(
+        r["value"],
+        json!({"result": {"a": 1}, "note": "{\"b\": 2}"})
+    );
+    assert_eq!(r["repairs"], json!(["decoded_embedded_json"]));
+    assert_eq!(r["valid"], json!(true));
+}
