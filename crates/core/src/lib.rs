@@ -54,6 +54,7 @@ pub mod pricing;
 pub mod profile;
 pub mod secrets;
 pub mod summary;
+pub mod usage;
 pub mod validate;
 
 pub use error::{Error, Result};

@@ -228,6 +228,21 @@ impl PriceTable {
         best.map(|(_, m)| m)
     }
 
+    /// The cost of one model call in the usage vocabulary (`None`: the
+    /// model is not priced).
+    pub fn cost_of(&self, model: &str, tokens: &crate::usage::UsageTokens) -> Option<f64> {
+        let price = self.price(model)?;
+        let cache_read = price.cache_read.unwrap_or(price.input);
+        let cache_write = price.cache_write.unwrap_or(price.input);
+        let per = |n: u64, p: f64| n as f64 * p / 1_000_000.0;
+        Some(
+            per(tokens.input, price.input)
+                + per(tokens.output, price.output)
+                + per(tokens.cache_read, cache_read)
+                + per(tokens.cache_write(), cache_write),
+        )
+    }
+
     /// Price a session's usage per model (Note \[Estimated cost\]).
     pub fn estimate<'a, I>(&self, usage: I) -> Estimate
     where

@@ -104,8 +104,16 @@ pub struct TokenCounts {
     pub output: u64,
     /// Prompt tokens read from the cache.
     pub cache_read: u64,
-    /// Prompt tokens written to the cache.
+    /// Prompt tokens written to the cache (both durations).
     pub cache_write: u64,
+    /// Of `cache_write`, the tokens written for 1 hour (Claude's
+    /// `usage.cache_creation.ephemeral_1h_input_tokens`), billed higher.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_1h: u64,
+    /// Of `output`, the reasoning tokens, where the agent reports them
+    /// (Codex `reasoning_output_tokens`, Gemini `thoughts`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning: u64,
 }
 
 impl TokenCounts {
@@ -115,6 +123,8 @@ impl TokenCounts {
         self.output = self.output.saturating_add(other.output);
         self.cache_read = self.cache_read.saturating_add(other.cache_read);
         self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.cache_write_1h = self.cache_write_1h.saturating_add(other.cache_write_1h);
+        self.reasoning = self.reasoning.saturating_add(other.reasoning);
     }
 
     /// `self - earlier`, each count floored at 0 (a running total's growth).
@@ -125,6 +135,8 @@ impl TokenCounts {
             output: self.output.saturating_sub(earlier.output),
             cache_read: self.cache_read.saturating_sub(earlier.cache_read),
             cache_write: self.cache_write.saturating_sub(earlier.cache_write),
+            cache_write_1h: self.cache_write_1h.saturating_sub(earlier.cache_write_1h),
+            reasoning: self.reasoning.saturating_sub(earlier.reasoning),
         }
     }
 
@@ -197,6 +209,11 @@ pub struct SessionInfo {
     pub tokens: TokenCounts,
     /// Tokens by model.
     pub tokens_by_model: BTreeMap<String, TokenCounts>,
+    /// Every model call with its own usage and time (Note \[Message usage\]
+    /// in `summary::native`): what daily reports and model-call spans are
+    /// made of. Not serialised (`parse --json` prints the sums).
+    #[serde(skip)]
+    pub usage: Vec<crate::usage::MessageUsage>,
     /// API errors, the first 100 kept.
     pub api_errors: Vec<ApiErrorInfo>,
     /// API errors, all counted.

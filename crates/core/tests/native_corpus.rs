@@ -77,6 +77,8 @@ fn claude_tokens(bytes: &[u8]) -> TokenCounts {
                 output: n(u.get("output_tokens")),
                 cache_read: n(u.get("cache_read_input_tokens")),
                 cache_write: n(u.get("cache_creation_input_tokens")),
+                cache_write_1h: n(u["cache_creation"].get("ephemeral_1h_input_tokens")),
+                reasoning: 0,
             },
         );
     }
@@ -87,7 +89,10 @@ fn claude_tokens(bytes: &[u8]) -> TokenCounts {
     total
 }
 
+/// Codex totals are cumulative per segment: a total that falls starts a
+/// new one, and the segments' last totals add up.
 fn codex_tokens(bytes: &[u8]) -> TokenCounts {
+    let mut ended = TokenCounts::default();
     let mut last = TokenCounts::default();
     for line in bytes.split(|&b| b == b'\n') {
         let Ok(v) = serde_json::from_slice::<Value>(line) else {
@@ -95,15 +100,21 @@ fn codex_tokens(bytes: &[u8]) -> TokenCounts {
         };
         let t = &v["payload"]["info"]["total_token_usage"];
         if v["payload"]["type"] == "token_count" && t.is_object() {
-            last = TokenCounts {
+            let now = TokenCounts {
                 input: n(t.get("input_tokens")),
                 output: n(t.get("output_tokens")),
                 cache_read: n(t.get("cached_input_tokens")),
-                cache_write: 0,
+                reasoning: n(t.get("reasoning_output_tokens")),
+                ..TokenCounts::default()
             };
+            if now.input < last.input || now.output < last.output || now.cache_read < last.cache_read {
+                ended.add(&last);
+            }
+            last = now;
         }
     }
-    last
+    ended.add(&last);
+    ended
 }
 
 fn gemini_tokens(bytes: &[u8]) -> TokenCounts {
@@ -116,7 +127,8 @@ fn gemini_tokens(bytes: &[u8]) -> TokenCounts {
                 input: n(t.get("input")) + n(t.get("tool")),
                 output: n(t.get("output")) + n(t.get("thoughts")),
                 cache_read: n(t.get("cached")),
-                cache_write: 0,
+                reasoning: n(t.get("thoughts")),
+                ..TokenCounts::default()
             });
         }
     }
@@ -243,7 +255,8 @@ fn corpus_tokens_match_numbers_computed_outside() {
                 input,
                 output,
                 cache_read,
-                cache_write
+                cache_write,
+                ..t
             },
             "{file}"
         );

@@ -110,6 +110,16 @@ struct UsageFields<'a> {
     cache_read_input_tokens: Option<&'a RawValue>,
     #[serde(borrow, default)]
     cache_creation_input_tokens: Option<&'a RawValue>,
+    /// `{"ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"}`: the
+    /// cache writes by duration (1.0.8x and later).
+    #[serde(borrow, default)]
+    cache_creation: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CacheCreation<'a> {
+    #[serde(borrow, default)]
+    ephemeral_1h_input_tokens: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -250,6 +260,9 @@ fn assistant(
                     output: raw::token_count(u.output_tokens),
                     cache_read: raw::token_count(u.cache_read_input_tokens),
                     cache_write: raw::token_count(u.cache_creation_input_tokens),
+                    cache_write_1h: raw::object_of::<CacheCreation<'_>>(u.cache_creation)
+                        .map_or(0, |c| raw::token_count(c.ephemeral_1h_input_tokens)),
+                    reasoning: 0,
                 },
                 cumulative: false,
             });

@@ -128,6 +128,8 @@ struct TokenUsage<'a> {
     cached_input_tokens: Option<&'a RawValue>,
     #[serde(borrow, default)]
     output_tokens: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    reasoning_output_tokens: Option<&'a RawValue>,
 }
 
 /// Response item types a bare (older layout) line may have.
@@ -454,7 +456,8 @@ fn event_msg(
                         input: raw::token_count(u.input_tokens),
                         output: raw::token_count(u.output_tokens),
                         cache_read: raw::token_count(u.cached_input_tokens),
-                        cache_write: 0,
+                        reasoning: raw::token_count(u.reasoning_output_tokens),
+                        ..TokenCounts::default()
                     },
                     cumulative: true,
                 });

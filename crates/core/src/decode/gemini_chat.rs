@@ -120,7 +120,8 @@ fn model_message(
                 input: count(t, "input").saturating_add(count(t, "tool")),
                 output: count(t, "output").saturating_add(count(t, "thoughts")),
                 cache_read: count(t, "cached"),
-                cache_write: 0,
+                reasoning: count(t, "thoughts"),
+                ..TokenCounts::default()
             },
             cumulative: false,
         });

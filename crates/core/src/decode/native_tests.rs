@@ -66,6 +66,7 @@ fn counts(input: u64, output: u64, cache_read: u64, cache_write: u64) -> TokenCo
         output,
         cache_read,
         cache_write,
+        ..TokenCounts::default()
     }
 }
 

@@ -12,8 +12,19 @@
 //!   Memory: one entry of four counts per message, no lines.
 //! - Codex `token_count` events carry the session's running totals, about
 //!   half of them repeating the previous one: the session's tokens are the
-//!   last total, never a sum. Tokens by model attribute each total's growth
-//!   to the model of the turn in effect.
+//!   last total of each segment, never a sum of totals. A total that falls
+//!   (a rollout holding several `session_meta` lines, a total back to 0)
+//!   starts a new segment, and the segments' last totals are added. Tokens
+//!   by model attribute each total's growth to the model of the turn in
+//!   effect.
+//!
+//! Note \[Message usage\]: besides the session's sums, the fold keeps one
+//! [`MessageUsage`] per model call, at the call's own time, in the one
+//! vocabulary of Note \[Usage vocabulary\] (what daily reports and model-call
+//! spans are made of): a Claude message (keyed `message id:request id`, its
+//! last line's usage and time, so a resumed session's copy in another file
+//! is the same key), each growth of a Codex total (at its `token_count`
+//! line), each Gemini message. Memory: one small record per model call.
 //! - Gemini writes one `tokens` object per message: summed per message.
 //!
 //! Note \[Native output\]: a session file holds many turns, and `output` (what
@@ -37,6 +48,7 @@ use super::{ApiErrorInfo, ResultInfo, RunSummary, SessionInfo, SubAgentInfo, Tok
 use crate::decode::Format;
 use crate::decode::classify;
 use crate::event::{Event, LineInfo};
+use crate::usage::{MessageUsage, UsageTokens};
 
 /// API errors kept in `api_errors` (all are counted).
 const MAX_API_ERRORS: usize = 100;
@@ -67,12 +79,15 @@ pub(super) struct NativeState {
     at: Option<String>,
     main: Chain,
     sidechain: Chain,
-    /// (message id, request id) → (model, usage of the message's last line).
-    keyed: HashMap<(String, Option<String>), (Option<String>, TokenCounts)>,
-    unkeyed: TokenCounts,
-    unkeyed_by_model: BTreeMap<String, TokenCounts>,
+    /// (message id, request id) → index in `calls` (the message's last
+    /// line's usage replaces the earlier lines').
+    keyed: HashMap<(String, Option<String>), usize>,
+    /// Every model call, in first-seen order (Note \[Message usage\]),
+    /// with the agent's own counts.
+    calls: Vec<(MessageUsage, TokenCounts)>,
     cumulative: Option<TokenCounts>,
-    cumulative_by_model: BTreeMap<String, TokenCounts>,
+    /// The last totals of the Codex segments already ended.
+    segments: TokenCounts,
     message_ids: HashSet<String>,
     anonymous_messages: u64,
     /// Sidechain line uuid → index in `info.subagents` (1.0.x grouping).
@@ -80,6 +95,16 @@ pub(super) struct NativeState {
     /// Agent id → index in `info.subagents`.
     agents: HashMap<String, usize>,
     first_glued: Option<u64>,
+    /// The file is a Codex rollout (its usage lines are running totals).
+    codex: bool,
+}
+
+/// Whether a running total fell below the one before it: a new segment.
+fn falls(now: &TokenCounts, before: &TokenCounts) -> bool {
+    now.input < before.input
+        || now.output < before.output
+        || now.cache_read < before.cache_read
+        || now.cache_write < before.cache_write
 }
 
 impl NativeState {
@@ -279,28 +304,51 @@ impl NativeState {
         tokens: &TokenCounts,
         cumulative: bool,
     ) {
+        // The tokens are brought to one vocabulary in `finish`, when the
+        // format is known.
+        let call = |key: Option<String>, side: bool, at: &Option<String>| MessageUsage {
+            key,
+            at: at.clone(),
+            model: model.cloned(),
+            sidechain: side,
+            tokens: UsageTokens::default(),
+        };
         if cumulative {
+            self.codex = true;
             let before = self.cumulative.unwrap_or_default();
-            if let Some(model) = model {
-                self.cumulative_by_model
-                    .entry(model.clone())
-                    .or_default()
-                    .add(&tokens.since(&before));
-            }
+            let growth = if falls(tokens, &before) {
+                // A new segment: the last one's total is kept.
+                self.segments.add(&before);
+                *tokens
+            } else {
+                tokens.since(&before)
+            };
             self.cumulative = Some(*tokens);
+            if !growth.is_zero() {
+                let c = call(None, self.side, &self.at);
+                self.calls.push((c, growth));
+            }
             return;
         }
+        let c = |key| call(key, self.side, &self.at);
         if let Some(id) = message_id {
-            self.keyed
-                .insert((id.clone(), request_id.cloned()), (model.cloned(), *tokens));
-        } else {
-            self.unkeyed.add(tokens);
-            if let Some(model) = model {
-                self.unkeyed_by_model
-                    .entry(model.clone())
-                    .or_default()
-                    .add(tokens);
+            let key = (id.clone(), request_id.cloned());
+            let global = format!("{id}:{}", request_id.map_or("", String::as_str));
+            match self.keyed.get(&key) {
+                Some(&i) => {
+                    let first = self.calls[i].0.at.clone();
+                    let mut m = c(Some(global));
+                    // The call's time is its first line's; the usage its last's.
+                    m.at = first.or(m.at);
+                    self.calls[i] = (m, *tokens);
+                }
+                None => {
+                    self.keyed.insert(key, self.calls.len());
+                    self.calls.push((c(Some(global)), *tokens));
+                }
             }
+        } else {
+            self.calls.push((c(None), *tokens));
         }
     }
 
@@ -313,22 +361,32 @@ impl NativeState {
             _ => "claude-code",
         };
         agent.clone_into(&mut info.agent);
-        let mut tokens = self.unkeyed;
-        let mut by_model = self.unkeyed_by_model;
-        for (model, counts) in self.keyed.values() {
-            tokens.add(counts);
-            if let Some(model) = model {
-                by_model.entry(model.clone()).or_default().add(counts);
+        let mut tokens = TokenCounts::default();
+        let mut by_model: BTreeMap<String, TokenCounts> = BTreeMap::new();
+        let mut calls = Vec::with_capacity(self.calls.len());
+        // Note [Usage vocabulary]: Codex and Gemini count the cached tokens
+        // inside input; Claude does not.
+        let inside = matches!(format, Format::CodexRollout | Format::GeminiChat);
+        for (mut call, counts) in self.calls {
+            call.tokens = UsageTokens::from_counts(&counts, inside);
+            if !self.codex {
+                tokens.add(&counts);
             }
+            if let Some(model) = &call.model {
+                by_model.entry(model.clone()).or_default().add(&counts);
+            }
+            calls.push(call);
         }
-        if let Some(total) = self.cumulative {
-            tokens.add(&total);
-        }
-        for (model, counts) in self.cumulative_by_model {
-            by_model.entry(model).or_default().add(&counts);
+        if self.codex {
+            // Note [Native tokens]: the segments' last totals, never a sum of totals.
+            tokens = self.segments;
+            if let Some(total) = self.cumulative {
+                tokens.add(&total);
+            }
         }
         info.tokens = tokens;
         info.tokens_by_model = by_model;
+        info.usage = calls;
         info.messages = u64::try_from(self.message_ids.len())
             .unwrap_or(u64::MAX)
             .saturating_add(self.anonymous_messages);

@@ -1,0 +1,41 @@
+//! What agents used and what it cost: the model calls of native sessions
+//! in one vocabulary ([`UsageTokens`]), and the reports made of them
+//! (daily, weekly, monthly, per session, 5-hour blocks) priced with a
+//! [`PriceTable`](crate::pricing::PriceTable).
+//!
+//! Core does no I/O and reads no clock or time zone: the caller hands in
+//! the calls (read from the store or from files), the price table, the
+//! function that names a call's day (or week, or month) in the user's time
+//! zone, and "now" for the blocks.
+
+mod report;
+mod tokens;
+
+pub use report::{
+    Block, Figures, Group, ModelFigures, SessionGroup, UsageCall, block_window_ms, blocks,
+    group_by, sessions,
+};
+pub use tokens::UsageTokens;
+
+use serde::{Deserialize, Serialize};
+
+/// One model call of a native session (Note \[Message usage\] in
+/// `summary::native`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageUsage {
+    /// A key that names the call across files: Claude's
+    /// `message id:request id`, which a resumed session repeats in its new
+    /// file (so the call is counted once). `None` for calls only the file
+    /// itself can name (Codex totals, Gemini messages): the store keys
+    /// those by session and position.
+    pub key: Option<String>,
+    /// When the call was made: its (first) line's timestamp, as written.
+    pub at: Option<String>,
+    /// The model that answered.
+    pub model: Option<String>,
+    /// Made by a sub-agent whose lines sit in its parent's file (Claude
+    /// Code's inline `isSidechain` lines).
+    pub sidechain: bool,
+    /// Its tokens.
+    pub tokens: UsageTokens,
+}
