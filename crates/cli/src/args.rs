@@ -231,6 +231,77 @@ pub enum Command {
     Export(ExportArgs),
     /// Alerts: check a rules file (for `serve`, `ops` and `watch --alerts FILE`), list what fired.
     Alerts(AlertsArgs),
+    /// What the agents used and cost: by day, week, month, session or 5-hour block.
+    #[command(after_help = USAGE_HELP)]
+    Usage(UsageArgs),
+}
+
+const USAGE_HELP: &str = "Each model call counts once, on the day of its own time (UTC unless \
+--timezone), priced with the built-in prices (LiteLLM's, pinned) and your \
+$XDG_CONFIG_HOME/agentshape/prices.toml. A cost marked * is partial: the models \
+it names have no price. With no store yet, or --files, the agents' standard \
+folders are imported first (incrementally).\n\n\
+Examples:\n  \
+agentshape usage daily\n  \
+agentshape usage monthly --agent claude --breakdown\n  \
+agentshape usage session --since 7d --json\n  \
+agentshape usage blocks --timezone Europe/Paris";
+
+/// Which report `usage` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UsageReport {
+    /// One row per day.
+    Daily,
+    /// One row per week (Monday first, or Sunday with --start-of-week-sunday).
+    Weekly,
+    /// One row per month.
+    Monthly,
+    /// One row per session, its sub-agents folded in.
+    Session,
+    /// The 5-hour billing windows Claude subscribers track.
+    Blocks,
+}
+
+/// `usage`.
+#[derive(Debug, Args)]
+pub struct UsageArgs {
+    /// The report.
+    #[arg(value_enum, default_value = "daily")]
+    pub report: UsageReport,
+    /// Session files or folders to import first (implies --files).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Import the agents' standard folders into the store first (incrementally).
+    #[arg(long)]
+    pub files: bool,
+    /// Calls from this day on (`2026-08-01`, in --timezone), an RFC 3339 time, or an age (`7d`).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Calls up to this day, inclusive (`2026-08-31`), or an RFC 3339 time.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Only this agent's sessions: claude (claude-code), codex or gemini (gemini-cli).
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    /// Only sessions of this project: its path, or the path's end (`myrepo`).
+    #[arg(long, value_name = "PATH")]
+    pub project: Option<String>,
+    /// Only models whose name holds this (`opus`, `gpt-5`).
+    #[arg(long, value_name = "TEXT")]
+    pub model: Option<String>,
+    /// A line per model under each row (`breakdown` in --json).
+    #[arg(long)]
+    pub breakdown: bool,
+    /// The time zone days are counted in: an IANA name (`Europe/Paris`), UTC (default) or local.
+    #[arg(long, short = 'z', value_name = "TZ")]
+    pub timezone: Option<String>,
+    /// Weeks start on Sunday (default Monday).
+    #[arg(long)]
+    pub start_of_week_sunday: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `alerts`.

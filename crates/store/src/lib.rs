@@ -194,6 +194,27 @@ pub struct SessionRecord {
     /// Tool calls and errors per tool (`session_tools` rows).
     #[serde(default)]
     pub tools: Vec<ToolCount>,
+    /// The session's model calls (`usage_calls` rows), written by
+    /// [`Store::save_native`] when not empty: each upserted by its key,
+    /// a key another session stored first left to it (counted once).
+    #[serde(default)]
+    pub usage: Vec<UsageRecord>,
+}
+
+/// One model call of a session, as stored (`usage_calls`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageRecord {
+    /// `msg:<message id>:<request id>` (named across files) or
+    /// `<session id>#<n>` (only its file names it).
+    pub key: String,
+    /// When the call was made, ms since the epoch.
+    pub at_ms: i64,
+    /// The model (empty when not said).
+    pub model: String,
+    /// Made by an inline sub-agent.
+    pub sidechain: bool,
+    /// Its tokens.
+    pub tokens: agentshape_core::usage::UsageTokens,
 }
 
 /// Calls of one tool in one session, and how many of them failed.
@@ -319,6 +340,7 @@ impl SessionRecord {
             cost_estimated: false,
             source_path: None,
             tools: Vec::new(),
+            usage: Vec::new(),
         }
     }
 }

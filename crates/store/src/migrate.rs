@@ -108,6 +108,11 @@ pub const SQLITE: &[Migration] = &[
         name: "0011_alerts.sql",
         sql: include_str!("../migrations/0011_alerts.sql"),
     },
+    Migration {
+        version: 12,
+        name: "0012_usage.sql",
+        sql: include_str!("../migrations/0012_usage.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
@@ -151,6 +156,11 @@ pub const POSTGRES: &[Migration] = &[
         version: 8,
         name: "postgres/0008_alerts.sql",
         sql: include_str!("../migrations/postgres/0008_alerts.sql"),
+    },
+    Migration {
+        version: 9,
+        name: "postgres/0009_usage.sql",
+        sql: include_str!("../migrations/postgres/0009_usage.sql"),
     },
 ];
 

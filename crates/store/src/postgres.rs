@@ -975,6 +975,50 @@ const INSERT_TOOLS: &str = "INSERT INTO session_tools (session_id, tool, calls, 
      FROM UNNEST($2::text[], $3::bigint[], $4::bigint[]) AS u(t, c, e)
      GROUP BY t";
 
+/// A session's model calls (SQLite's `put_usage`: a key another session
+/// stored first stays that session's).
+const UPSERT_USAGE: &str = "INSERT INTO usage_calls (key, session_id, at_ms, model, sidechain,
+        input_tokens, output_tokens, reasoning_tokens, cache_read_tokens,
+        cache_write_5m_tokens, cache_write_1h_tokens)
+     SELECT k, $1, a, m, s, i, o, r, cr, cw5, cw1
+     FROM UNNEST($2::text[], $3::bigint[], $4::text[], $5::boolean[], $6::bigint[],
+                 $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
+          AS u(k, a, m, s, i, o, r, cr, cw5, cw1)
+     ON CONFLICT (key) DO UPDATE SET at_ms = excluded.at_ms, model = excluded.model,
+        sidechain = excluded.sidechain, input_tokens = excluded.input_tokens,
+        output_tokens = excluded.output_tokens, reasoning_tokens = excluded.reasoning_tokens,
+        cache_read_tokens = excluded.cache_read_tokens,
+        cache_write_5m_tokens = excluded.cache_write_5m_tokens,
+        cache_write_1h_tokens = excluded.cache_write_1h_tokens
+     WHERE usage_calls.session_id = excluded.session_id";
+
+fn put_usage(tx: &mut Transaction<'_>, stmts: &mut Stmts, r: &SessionRecord) -> PgResult<()> {
+    if r.usage.is_empty() {
+        return Ok(());
+    }
+    let col = |f: &dyn Fn(&crate::UsageRecord) -> u64| -> Vec<i64> {
+        r.usage.iter().map(|u| to_i64(f(u))).collect()
+    };
+    let keys: Vec<&str> = r.usage.iter().map(|u| u.key.as_str()).collect();
+    let at: Vec<i64> = r.usage.iter().map(|u| u.at_ms).collect();
+    let models: Vec<&str> = r.usage.iter().map(|u| u.model.as_str()).collect();
+    let side: Vec<bool> = r.usage.iter().map(|u| u.sidechain).collect();
+    let input = col(&|u| u.tokens.input);
+    let output = col(&|u| u.tokens.output);
+    let reasoning = col(&|u| u.tokens.reasoning);
+    let read = col(&|u| u.tokens.cache_read);
+    let w5 = col(&|u| u.tokens.cache_write_5m);
+    let w1 = col(&|u| u.tokens.cache_write_1h);
+    let up = stmt(tx, stmts, UPSERT_USAGE)?;
+    tx.execute(
+        &up,
+        &[
+            &r.id, &keys, &at, &models, &side, &input, &output, &reasoning, &read, &w5, &w1,
+        ],
+    )?;
+    Ok(())
+}
+
 const MARK_COLS_PG: &str =
     "path, session_id, agent, dev, inode, size, byte_offset, mtime_ms, lines, updated_at";
 
@@ -1042,6 +1086,7 @@ fn save_native_pg(
     feed: &[FeedEntry],
     want_ids: bool,
     mark: &NativeMark,
+    usage_table: bool,
 ) -> PgResult<(NativeReport, Vec<i64>)> {
     let mut report = NativeReport::default();
     // One importer of a path at a time (Note [Two importers]); a mark not
@@ -1071,12 +1116,18 @@ fn save_native_pg(
     if mark.reset {
         let n = tx.execute("DELETE FROM feed WHERE session_id = $1", &[&r.id])?;
         report.feed_dropped = usize::try_from(n).unwrap_or(usize::MAX);
+        if usage_table {
+            tx.execute("DELETE FROM usage_calls WHERE session_id = $1", &[&r.id])?;
+        }
     }
     report.inserted = put_session(tx, stmts, r, false, None)?;
     if !report.inserted {
         put_session_sql(tx, stmts, r, UPDATE_SESSION_FILL, None)?;
     }
     put_tools(tx, stmts, r)?;
+    if usage_table {
+        put_usage(tx, stmts, r)?;
+    }
     let up = stmt(tx, stmts, UPSERT_MARK)?;
     tx.execute(
         &up,
@@ -1721,6 +1772,7 @@ impl Store for PgStore {
     ) -> Result<NativeReport> {
         let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
         let (door, masking) = (self.version >= 5, self.masker.is_some());
+        let usage_table = self.version >= 9;
         let (record, rec_spots) = self.mask_record(record);
         let record = &*record;
         let (feed, spots) = self.mask_feed(feed);
@@ -1731,7 +1783,15 @@ impl Store for PgStore {
         }
         // Safe to retry: the transaction either happened whole or not at all.
         self.write_tx_through_outage(&what, &|tx, stmts| {
-            let (report, ids) = save_native_pg(tx, stmts, record, &feed, !spots.is_empty(), mark)?;
+            let (report, ids) = save_native_pg(
+                tx,
+                stmts,
+                record,
+                &feed,
+                !spots.is_empty(),
+                mark,
+                usage_table,
+            )?;
             if door && !report.conflict {
                 let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
                     .iter()

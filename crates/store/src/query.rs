@@ -23,6 +23,8 @@ use crate::{FeedRow, LOST_AFTER_MS, PgStore, SqliteStore, time};
 
 pub mod stats;
 pub use stats::{Parts, StatsBy, StatsGroup, stats, stats_of};
+pub mod usage;
+pub use usage::{UsageFilter, agent_name, usage_calls};
 
 /// The most rows one call returns: bounds the memory and time of a request.
 pub const MAX_LIMIT: usize = 500;

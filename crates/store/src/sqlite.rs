@@ -614,6 +614,7 @@ fn save_native_tx(
     feed: &[FeedEntry],
     spots: &[Spot],
     mark: &NativeMark,
+    usage_table: bool,
 ) -> rusqlite::Result<(NativeReport, Vec<Option<i64>>)> {
     let mut report = NativeReport::default();
     if !mark.reset {
@@ -639,11 +640,18 @@ fn save_native_tx(
         report.feed_dropped = tx
             .prepare_cached("DELETE FROM feed WHERE session_id = ?1")?
             .execute([&r.id])?;
+        if usage_table {
+            tx.prepare_cached("DELETE FROM usage_calls WHERE session_id = ?1")?
+                .execute([&r.id])?;
+        }
     }
     let update = stored_status(tx, &r.id)?.is_some();
     put_session(tx, r, if update { Put::Fill } else { Put::Insert })?;
     report.inserted = !update;
     put_tools(tx, r)?;
+    if usage_table {
+        put_usage(tx, r)?;
+    }
     let ids = feed_insert_ids(tx, feed, spots)?;
     report.feed = feed.len();
     tx.prepare_cached(
@@ -669,6 +677,45 @@ fn save_native_tx(
         mark.updated_at,
     ])?;
     Ok((report, ids))
+}
+
+/// A session's model calls, each upserted by its key; a key another
+/// session stored first stays that session's (counted once: a resumed
+/// session repeats its parent's messages in its own file).
+fn put_usage(tx: &Transaction<'_>, r: &SessionRecord) -> rusqlite::Result<()> {
+    if r.usage.is_empty() {
+        return Ok(());
+    }
+    let mut up = tx.prepare_cached(
+        "INSERT INTO usage_calls (key, session_id, at_ms, model, sidechain, input_tokens,
+            output_tokens, reasoning_tokens, cache_read_tokens, cache_write_5m_tokens,
+            cache_write_1h_tokens)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+         ON CONFLICT (key) DO UPDATE SET at_ms = excluded.at_ms, model = excluded.model,
+            sidechain = excluded.sidechain, input_tokens = excluded.input_tokens,
+            output_tokens = excluded.output_tokens, reasoning_tokens = excluded.reasoning_tokens,
+            cache_read_tokens = excluded.cache_read_tokens,
+            cache_write_5m_tokens = excluded.cache_write_5m_tokens,
+            cache_write_1h_tokens = excluded.cache_write_1h_tokens
+         WHERE usage_calls.session_id = excluded.session_id",
+    )?;
+    for u in &r.usage {
+        let t = &u.tokens;
+        up.execute(params![
+            u.key,
+            r.id,
+            u.at_ms,
+            u.model,
+            u.sidechain,
+            to_i64(t.input),
+            to_i64(t.output),
+            to_i64(t.reasoning),
+            to_i64(t.cache_read),
+            to_i64(t.cache_write_5m),
+            to_i64(t.cache_write_1h),
+        ])?;
+    }
+    Ok(())
 }
 
 fn write(
@@ -1193,8 +1240,9 @@ impl Store for SqliteStore {
         let record = &*record;
         let (feed, spots) = self.mask_feed(feed);
         let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
+        let usage_table = self.version >= 12;
         self.write_tx(&what, |tx| {
-            let (report, ids) = save_native_tx(tx, record, &feed, &spots, mark)?;
+            let (report, ids) = save_native_tx(tx, record, &feed, &spots, mark, usage_table)?;
             if door && !report.conflict {
                 let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
                     .iter()

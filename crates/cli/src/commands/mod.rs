@@ -20,6 +20,7 @@ mod serve;
 mod sessions;
 mod stats;
 mod store;
+mod usage;
 mod validate;
 
 use std::ffi::OsString;
@@ -90,6 +91,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
         Command::Watch(a) => import::run(&a, true),
         Command::Hook(a) => hook::run(&a),
         Command::Stats(a) => stats::run(&a),
+        Command::Usage(a) => usage::run(&a),
         Command::Export(a) => export::run(&a),
         Command::Alerts(a) => alerts::run(&a),
     }

@@ -60,6 +60,7 @@ mod store_outage;
 mod store_pg;
 mod store_safety;
 mod store_tls;
+mod usage;
 mod validate;
 
 use std::path::PathBuf;

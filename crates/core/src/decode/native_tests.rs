@@ -70,6 +70,11 @@ fn counts(input: u64, output: u64, cache_read: u64, cache_write: u64) -> TokenCo
     }
 }
 
+/// The four sums, without the parts (reasoning, 1-hour writes) they hold.
+fn sums(t: &TokenCounts) -> TokenCounts {
+    counts(t.input, t.output, t.cache_read, t.cache_write)
+}
+
 fn map(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
     pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
 }
@@ -428,11 +433,21 @@ fn codex_rollout_is_detected_and_summarized() {
 #[test]
 fn codex_tokens_are_the_last_cumulative_total() {
     let n = session(&summary(CODEX)).clone();
-    assert_eq!(n.tokens, counts(3000, 160, 1500, 0));
+    assert_eq!(sums(&n.tokens), counts(3000, 160, 1500, 0));
     assert_ne!(n.tokens.input, 1000 + 1000 + 2500 + 3000 + 3000);
-    let mut by_model = BTreeMap::new();
-    by_model.insert("gpt-5-codex".to_owned(), counts(3000, 160, 1500, 0));
-    assert_eq!(n.tokens_by_model, by_model);
+    let by_model: Vec<(&String, TokenCounts)> = n
+        .tokens_by_model
+        .iter()
+        .map(|(m, t)| (m, sums(t)))
+        .collect();
+    assert_eq!(
+        by_model,
+        [(&"gpt-5-codex".to_owned(), counts(3000, 160, 1500, 0))]
+    );
+    assert_eq!(
+        n.tokens_by_model["gpt-5-codex"].reasoning,
+        n.tokens.reasoning
+    );
 }
 
 #[test]
@@ -465,7 +480,7 @@ fn gemini_chat_is_detected_and_summarized() {
     assert_eq!(n.turns, 2);
     assert_eq!(n.messages, 2);
     // input + tool, output + thoughts, cached as cache_read; per message, summed.
-    assert_eq!(n.tokens, counts(302, 35, 190, 0));
+    assert_eq!(sums(&n.tokens), counts(302, 35, 190, 0));
     assert_eq!(n.tool_calls, map(&[("write_file", 1)]));
     assert_eq!(n.tool_errors, map(&[("write_file", 1)]));
     assert_eq!(n.unknown_types, map(&[("info", 1)]));

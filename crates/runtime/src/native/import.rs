@@ -54,8 +54,9 @@ use agentshape_core::extract::{ExtractOptions, extract_run};
 use agentshape_core::pricing::{PriceTable, Tokens};
 use agentshape_core::profile::Profile;
 use agentshape_core::summary::RunSummary;
+use agentshape_core::usage::MessageUsage;
 use agentshape_core::validate::Validator;
-use agentshape_store::{NativeMark, SessionRecord, Store, ToolCount, time};
+use agentshape_store::{NativeMark, SessionRecord, Store, ToolCount, UsageRecord, time};
 use serde::Serialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -682,6 +683,7 @@ impl Importer {
             r.cost_usd = estimate.cost_usd;
             r.cost_estimated = estimate.cost_usd.is_some();
             unpriced = estimate.unpriced;
+            r.usage = usage_records(&mark.session_id, &started, &i.usage);
             let mut tools: Vec<String> = i
                 .tool_calls
                 .keys()
@@ -792,6 +794,36 @@ impl Importer {
         }
         Ok(())
     }
+}
+
+/// A session's model calls as the store keeps them (Note \[Message usage\]
+/// in core's `summary::native`): a call its agent names across files
+/// (Claude's message and request ids) is `msg:<id>:<request>`, so the copy
+/// a resumed session holds is the same row; any other is
+/// `<session>#<n>`. A call with no time of its own takes the session's
+/// start.
+pub fn usage_records(session: &str, started: &str, calls: &[MessageUsage]) -> Vec<UsageRecord> {
+    let start = time::parse_ms(started).unwrap_or(0);
+    let mut local = 0u64;
+    calls
+        .iter()
+        .map(|c| {
+            let key = match &c.key {
+                Some(k) => format!("msg:{k}"),
+                None => {
+                    local += 1;
+                    format!("{session}#{local}")
+                }
+            };
+            UsageRecord {
+                key,
+                at_ms: c.at.as_deref().and_then(time::parse_ms).unwrap_or(start),
+                model: c.model.clone().unwrap_or_default(),
+                sidechain: c.sidechain,
+                tokens: c.tokens,
+            }
+        })
+        .collect()
 }
 
 /// Every candidate imported in turn; a file that fails is reported (as

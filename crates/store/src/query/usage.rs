@@ -1,0 +1,157 @@
+//! The stored model calls a usage report is made of (`usage_calls`, issue
+//! 39), filtered by time, agent, project and model, with each call's
+//! session, parent, agent and project.
+//!
+//! Note \[Usage rows\]: a report reads one row per model call in its window
+//! and sums them in core (`agentshape_core::usage`), not in SQL: a call is
+//! priced on its own (a long-context tier depends on that call's prompt),
+//! and the day it falls on depends on the reader's time zone. A year of
+//! heavy use is a few hundred thousand calls; reading them is a fraction of
+//! a second on both backends (measured in the README).
+
+use agentshape_core::usage::{UsageCall, UsageTokens};
+
+use super::{Backend, Cell, Source, at, flag, int, opt_text, text};
+use crate::error::Result;
+
+/// Which calls [`usage_calls`] reads. Every `None` disables its filter.
+#[derive(Debug, Clone, Default)]
+pub struct UsageFilter {
+    /// Calls at or after this instant (ms since the epoch).
+    pub since_ms: Option<i64>,
+    /// Calls before this instant.
+    pub until_ms: Option<i64>,
+    /// Sessions of this agent (`claude-code`, `codex`, `gemini-cli`; the
+    /// short names `claude` and `gemini` are accepted too).
+    pub agent: Option<String>,
+    /// Sessions whose project is this path, or ends with it after a `/`
+    /// (`--project myrepo` finds `/home/me/src/myrepo`).
+    pub project: Option<String>,
+    /// Models whose name holds this text, any case (`opus`).
+    pub model: Option<String>,
+    /// Calls of these sessions only, or of their sub-agents.
+    pub sessions: Vec<String>,
+}
+
+/// The stored agent name of what a user typed: `claude` is `claude-code`,
+/// `gemini` is `gemini-cli` (the names `import --agent` takes), any other
+/// name as it is.
+pub fn agent_name(name: &str) -> &str {
+    match name {
+        "claude" => "claude-code",
+        "gemini" => "gemini-cli",
+        other => other,
+    }
+}
+
+/// Whether the store has the usage table (SQLite 12+, Postgres 9+).
+pub fn has_usage(store: &dyn Source) -> bool {
+    match store.backend() {
+        Backend::Sqlite { version } => version >= 12,
+        Backend::Postgres { version } => version >= 9,
+    }
+}
+
+/// The calls `filter` names, in time order (Note \[Usage rows\]). A store
+/// without the usage table has none.
+///
+/// # Errors
+/// When the database cannot be read, or a row is not of the table's shape.
+pub fn usage_calls(store: &dyn Source, filter: &UsageFilter) -> Result<Vec<UsageCall>> {
+    if !has_usage(store) {
+        return Ok(Vec::new());
+    }
+    let mut sql = String::from(
+        "SELECT u.session_id, s.parent_id, s.agent, s.project, u.at_ms, u.model, u.sidechain,
+                u.input_tokens, u.output_tokens, u.reasoning_tokens, u.cache_read_tokens,
+                u.cache_write_5m_tokens, u.cache_write_1h_tokens
+         FROM usage_calls u LEFT JOIN sessions s ON s.id = u.session_id
+         WHERE 1 = 1",
+    );
+    let mut args: Vec<Cell> = Vec::new();
+    let mut arg = |sql: &mut String, clause: &str, value: Cell| {
+        args.push(value);
+        sql.push_str(&clause.replace("?N", &format!("?{}", args.len())));
+    };
+    if let Some(t) = filter.since_ms {
+        arg(&mut sql, " AND u.at_ms >= ?N", Cell::Int(t));
+    }
+    if let Some(t) = filter.until_ms {
+        arg(&mut sql, " AND u.at_ms < ?N", Cell::Int(t));
+    }
+    if let Some(a) = &filter.agent {
+        arg(
+            &mut sql,
+            " AND s.agent = ?N",
+            Cell::Text(agent_name(a).to_owned()),
+        );
+    }
+    if let Some(p) = &filter.project {
+        let p = p.trim_end_matches('/');
+        arg(&mut sql, " AND (s.project = ?N", Cell::Text(p.to_owned()));
+        let tail = format!("%/{}", like_escape(p));
+        arg(
+            &mut sql,
+            " OR s.project LIKE ?N ESCAPE '\\')",
+            Cell::Text(tail),
+        );
+    }
+    if let Some(m) = &filter.model {
+        let pattern = format!("%{}%", like_escape(&m.to_lowercase()));
+        arg(
+            &mut sql,
+            " AND LOWER(u.model) LIKE ?N ESCAPE '\\'",
+            Cell::Text(pattern),
+        );
+    }
+    if !filter.sessions.is_empty() {
+        sql.push_str(" AND (");
+        for (i, id) in filter.sessions.iter().enumerate() {
+            if i > 0 {
+                sql.push_str(" OR ");
+            }
+            arg(&mut sql, "u.session_id = ?N", Cell::Text(id.clone()));
+            arg(&mut sql, " OR s.parent_id = ?N", Cell::Text(id.clone()));
+        }
+        sql.push(')');
+    }
+    sql.push_str(" ORDER BY u.at_ms, u.key");
+    let rows = store.cells(&sql, &args, &|| "reading usage".to_owned())?;
+    rows.iter().map(|r| call(r)).collect()
+}
+
+fn count(c: &Cell) -> Result<u64> {
+    Ok(u64::try_from(int(c)?).unwrap_or(0))
+}
+
+fn call(r: &[Cell]) -> Result<UsageCall> {
+    Ok(UsageCall {
+        session_id: text(at(r, 0))?,
+        parent_id: opt_text(at(r, 1))?,
+        agent: opt_text(at(r, 2))?.unwrap_or_default(),
+        project: opt_text(at(r, 3))?,
+        at_ms: int(at(r, 4))?,
+        model: text(at(r, 5))?,
+        sidechain: flag(at(r, 6))?,
+        tokens: UsageTokens {
+            input: count(at(r, 7))?,
+            output: count(at(r, 8))?,
+            reasoning: count(at(r, 9))?,
+            cache_read: count(at(r, 10))?,
+            cache_write_5m: count(at(r, 11))?,
+            cache_write_1h: count(at(r, 12))?,
+        },
+    })
+}
+
+/// `text` with LIKE's wildcards (and the escape character) escaped.
+fn like_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
