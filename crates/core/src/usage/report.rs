@@ -168,7 +168,7 @@ impl Grouped {
             key,
             models: breakdown
                 .iter()
-                .filter(|m| !m.model.is_empty())
+                .filter(|m| !m.model.is_empty() && m.figures.total_tokens > 0)
                 .map(|m| m.model.clone())
                 .collect(),
             figures: self.all.figures(),
