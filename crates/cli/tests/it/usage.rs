@@ -334,3 +334,328 @@ fn daily_figures_equal_the_own_reader_and_ccusage() {
     let ours = t["cost_usd"].as_f64().unwrap();
     assert!((ours - 88.5424).abs() <= 0.885, "{ours} vs ccusage 88.54");
 }
+
+// ---- the contract on sessions written here -------------------------------
+
+/// A Claude Code assistant line of one message (`usage` as JSON text).
+fn claude(session: &str, id: &str, at: &str, model: &str, usage: &str, extra: &str) -> String {
+    format!(
+        r#"{{"type":"assistant","sessionId":"{session}","uuid":"u-{id}-{at}","parentUuid":null,"isSidechain":false,"timestamp":"{at}","requestId":"req-{id}","cwd":"/home/me/src/shop","version":"2.1.0","gitBranch":"main"{extra},"message":{{"id":"{id}","role":"assistant","model":"{model}","content":[{{"type":"text","text":"ok"}}],"usage":{usage}}}}}"#
+    )
+}
+
+fn tokens(input: u64, output: u64) -> String {
+    format!(r#"{{"input_tokens":{input},"output_tokens":{output}}}"#)
+}
+
+fn write(path: &Path, lines: &[String]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+const S1: &str = "11111111-1111-4111-8111-111111111111";
+const S2: &str = "22222222-2222-4222-8222-222222222222";
+
+/// A home holding: a session that runs past midnight UTC, its resumed copy
+/// (repeating one message, adding one), a sub-agent's own file, a call of
+/// a model no price names, and a Codex rollout whose total restarts.
+fn home_of_fixtures(home: &Path) {
+    let projects = home.join(".claude/projects/-home-me-src-shop");
+    let priced = "claude-sonnet-4-5-20250929";
+    write(
+        &projects.join(format!("{S1}.jsonl")),
+        &[
+            claude(
+                S1,
+                "m1",
+                "2026-03-01T23:30:00.000Z",
+                priced,
+                &tokens(1000, 100),
+                "",
+            ),
+            claude(
+                S1,
+                "m2",
+                "2026-03-02T00:30:00.000Z",
+                priced,
+                &tokens(2000, 200),
+                "",
+            ),
+        ],
+    );
+    // Resumed: m2 again (counted once), then m3.
+    write(
+        &projects.join(format!("{S2}.jsonl")),
+        &[
+            claude(
+                S2,
+                "m2",
+                "2026-03-02T00:30:00.000Z",
+                priced,
+                &tokens(2000, 200),
+                "",
+            ),
+            claude(
+                S2,
+                "m3",
+                "2026-03-02T01:00:00.000Z",
+                "house-model-7",
+                &tokens(50, 5),
+                "",
+            ),
+        ],
+    );
+    let side = r#","isSidechain":true,"agentId":"a1b2c3""#;
+    let line = claude(
+        S1,
+        "m4",
+        "2026-03-02T02:00:00.000Z",
+        priced,
+        &tokens(400, 40),
+        side,
+    )
+    .replace(r#""isSidechain":false,"#, "");
+    write(
+        &projects.join(S1).join("subagents/agent-a1b2c3.jsonl"),
+        &[line],
+    );
+    let rollout = home.join(".codex/sessions/2026/03/05/rollout-2026-03-05T10-00-00-0199aa00-1111-7222-8333-444455556666.jsonl");
+    let tc = |at: &str, input: u64, cached: u64, output: u64| {
+        format!(
+            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{input},"cached_input_tokens":{cached},"output_tokens":{output},"reasoning_output_tokens":0,"total_tokens":{}}}}}}}}}"#,
+            input + output
+        )
+    };
+    write(
+        &rollout,
+        &[
+            r#"{"timestamp":"2026-03-05T10:00:00.000Z","type":"session_meta","payload":{"id":"0199aa00-1111-7222-8333-444455556666","cwd":"/home/me/src/api","cli_version":"0.104.0"}}"#.to_owned(),
+            r#"{"timestamp":"2026-03-05T10:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5-codex","cwd":"/home/me/src/api"}}"#.to_owned(),
+            tc("2026-03-05T10:00:01.000Z", 10_000, 8_000, 100),
+            tc("2026-03-05T10:00:02.000Z", 10_000, 8_000, 100),
+            tc("2026-03-05T11:00:00.000Z", 1_000, 0, 10),
+        ],
+    );
+}
+
+fn run_usage(home: &Path, db: &Path, args: &[&str]) -> std::process::Output {
+    agentshape()
+        .arg("usage")
+        .args(args)
+        .arg("--store")
+        .arg(db)
+        .env("HOME", home)
+        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+        .env("CODEX_HOME", home.join(".codex"))
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .timeout(GUARD)
+        .output()
+        .unwrap()
+}
+
+fn report(home: &Path, db: &Path, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let out = run_usage(home, db, &all);
+    assert_exit(&out, 0);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
+    })
+}
+
+fn column(r: &Value, name: &str) -> Vec<Value> {
+    r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x[name].clone())
+        .collect()
+}
+
+#[test]
+fn a_fresh_machine_gets_a_daily_report_split_by_message_time_counted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    home_of_fixtures(&home);
+    let db = dir.path().join("u.db");
+    assert!(!db.exists());
+    // No store yet: the standard folders are imported first.
+    let r = report(&home, &db, &["daily"]);
+    assert!(db.exists());
+    assert_eq!(r["report"], "daily");
+    assert_eq!(r["timezone"], "UTC");
+    assert_eq!(
+        column(&r, "date"),
+        ["2026-03-01", "2026-03-02", "2026-03-05"]
+    );
+    // Past midnight: m1 on the 1st; m2 (once, though two files hold it), m3, m4 on the 2nd.
+    assert_eq!(column(&r, "input"), [1000, 2000 + 50 + 400, 2000 + 1000]);
+    assert_eq!(column(&r, "calls"), [1, 3, 2]);
+    // Codex: 10,000 input of which 8,000 cached, then a restart of 1,000.
+    assert_eq!(r["rows"][2]["cache_read"], 8000);
+    assert_eq!(r["rows"][2]["output"], 110);
+    // Partial where a model has no price, and only there.
+    assert_eq!(column(&r, "partial"), [false, true, false]);
+    assert_eq!(
+        r["rows"][1]["unpriced_models"],
+        serde_json::json!(["house-model-7"])
+    );
+    assert_eq!(r["totals"]["partial"], true);
+    // The priced part is priced: sonnet 4.5 at $3 / $15 per million.
+    let day1 = r["rows"][0]["cost_usd"].as_f64().unwrap();
+    assert!(
+        (day1 - (1000.0 * 3.0 + 100.0 * 15.0) / 1e6).abs() < 1e-9,
+        "{day1}"
+    );
+    let cost2 = r["rows"][1]["cost_usd"].as_f64().unwrap();
+    assert!(
+        (cost2 - (2400.0 * 3.0 + 240.0 * 15.0) / 1e6).abs() < 1e-9,
+        "{cost2}"
+    );
+
+    // The table for people: thousands separators, a totals row, the mark.
+    let out = run_usage(&home, &db, &["daily"]);
+    assert_exit(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "date",
+        "cost_usd",
+        "2026-03-02",
+        "2,450",
+        "total",
+        "*",
+        "partial: no price for house-model-7",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    // Again: nothing new to import, the same figures.
+    assert_eq!(report(&home, &db, &["daily", "--files"]), r);
+}
+
+#[test]
+fn periods_zones_filters_sessions_and_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    home_of_fixtures(&home);
+    let db = dir.path().join("u.db");
+    let m = report(&home, &db, &["monthly", "--breakdown"]);
+    assert_eq!(column(&m, "month"), ["2026-03"]);
+    let models: Vec<Value> = m["rows"][0]["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["model"].clone())
+        .collect();
+    assert_eq!(models.len(), 3, "{m}");
+    // 2026-03-01 is a Sunday.
+    let w = report(&home, &db, &["weekly"]);
+    assert_eq!(column(&w, "week"), ["2026-02-23", "2026-03-02"]);
+    let w = report(&home, &db, &["weekly", "--start-of-week-sunday"]);
+    assert_eq!(column(&w, "week"), ["2026-03-01"]);
+    // In Tokyo (UTC+9) m1 falls on the 2nd.
+    let t = report(&home, &db, &["daily", "-z", "Asia/Tokyo"]);
+    assert_eq!(column(&t, "date"), ["2026-03-02", "2026-03-05"]);
+    assert_eq!(t["timezone"], "Asia/Tokyo");
+    // Filters: an agent by either name, a project by its end, a model, dates.
+    for agent in ["claude", "claude-code"] {
+        let a = report(&home, &db, &["daily", "--agent", agent]);
+        assert_eq!(column(&a, "date"), ["2026-03-01", "2026-03-02"], "{agent}");
+    }
+    let p = report(&home, &db, &["daily", "--project", "api"]);
+    assert_eq!(column(&p, "date"), ["2026-03-05"]);
+    let p = report(&home, &db, &["daily", "--model", "HOUSE"]);
+    assert_eq!(column(&p, "input"), [50]);
+    let d = report(
+        &home,
+        &db,
+        &["daily", "--since", "2026-03-02", "--until", "2026-03-02"],
+    );
+    assert_eq!(column(&d, "date"), ["2026-03-02"]);
+    // Sessions: the sub-agent's file folded into its parent, the main agent apart.
+    let s = report(&home, &db, &["session"]);
+    let ids = column(&s, "session_id");
+    assert_eq!(ids.len(), 3, "{s}");
+    let parent = s["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["session_id"] == S1)
+        .unwrap();
+    assert_eq!(parent["input"], 1000 + 2000 + 400);
+    assert_eq!(parent["own"]["input"], 3000);
+    assert_eq!(parent["subagents"], 1);
+    assert_eq!(parent["project"], "/home/me/src/shop");
+    let resumed = s["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["session_id"] == S2)
+        .unwrap();
+    assert_eq!(
+        resumed["input"], 50,
+        "m2 counted once, in the first session"
+    );
+    assert_eq!(s["totals"]["input"], 1000 + 2000 + 50 + 400 + 2000 + 1000);
+    // Blocks: 23:00–04:00 (m1..m4), then Codex at 10:00 on the 5th.
+    let b = report(&home, &db, &["blocks"]);
+    assert_eq!(
+        column(&b, "start"),
+        ["2026-03-01T23:00:00+00:00", "2026-03-05T10:00:00+00:00"]
+    );
+    assert_eq!(column(&b, "active"), [false, false]);
+    assert_eq!(column(&b, "calls"), [4, 2]);
+}
+
+#[test]
+fn bad_options_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let db = dir.path().join("u.db");
+    for (args, want) in [
+        (
+            &["daily", "-z", "Mars/Olympus"][..],
+            "--timezone `Mars/Olympus`",
+        ),
+        (
+            &["daily", "--since", "yesterday"][..],
+            "--since `yesterday`",
+        ),
+        (&["daily", "--until", "7d"][..], "--until `7d`"),
+        (
+            &["daily", "--files", "--agent", "cursor"][..],
+            "--agent `cursor`",
+        ),
+    ] {
+        let out = run_usage(&home, &db, args);
+        assert_exit(&out, 64);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn the_same_report_from_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    home_of_fixtures(&home);
+    let sqlite = dir.path().join("u.db");
+    let url = agentshape_testkit::pg::fresh_db();
+    for kind in ["daily", "session", "blocks"] {
+        let a = report(&home, &sqlite, &[kind, "--breakdown"]);
+        let out = agentshape()
+            .args(["usage", kind, "--breakdown", "--json", "--store", &url])
+            .env("HOME", &home)
+            .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+            .env("CODEX_HOME", home.join(".codex"))
+            .env("XDG_CONFIG_HOME", home.join("no-config"))
+            .arg("--files")
+            .timeout(GUARD)
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        let b: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(a, b, "{kind}");
+    }
+}

@@ -276,7 +276,7 @@ where
         if !own {
             acc.children.insert(call.session_id.clone());
         }
-        acc.inline |= call.sidechain;
+        acc.inline |= own && call.sidechain;
         total.add(call, cost);
     }
     let mut out: Vec<SessionGroup> = by
