@@ -39,6 +39,7 @@ cat > "$dest/SOURCE.md" <<MD
 - Version: $version
 - Wheel: $(basename "$wheel")
 - Wheel sha256: $sha
+- litellm.json sha256: $(sha256sum "$dest/litellm.json" | cut -d' ' -f1)
 - File in the wheel: $member
 - Licence: MIT ($license; only the wheel's \`enterprise/\` directory is not MIT, and this file is not in it)
 - Copyright: $copyright
