@@ -2,7 +2,7 @@
 //!
 //! Native session files (Claude Code, Codex, Gemini CLI) carry token counts
 //! but no cost, so a call's or a session's cost is computed here from its
-//! tokens and a price table. The built-in table is LiteLLM's model price
+//! tokens and a price table. The built-in table is `LiteLLM`'s model price
 //! file (the one ccusage reads), pinned in `pricing/litellm.json` with its
 //! provenance in `pricing/SOURCE.md` (`scripts/update-prices.sh` refreshes
 //! both) and turned into a static Rust table by the build script, so nothing
@@ -18,11 +18,11 @@
 //! `unpriced`, and the estimate covers only the models it knows (`cost_usd`
 //! is `None` when it knows none of them).
 //!
-//! Note \[Price lookup\]: LiteLLM keys one model many ways: the provider's
+//! Note \[Price lookup\]: `LiteLLM` keys one model many ways: the provider's
 //! own name (`claude-opus-5`), resellers' paths (`azure_ai/claude-opus-5`),
 //! Bedrock's ids with a region and vendor prefix and a version suffix
 //! (`us.anthropic.claude-opus-4-20250514-v1:0`), Vertex's `@date`. Some
-//! models a transcript names exist only in those forms (in LiteLLM 1.110.2,
+//! models a transcript names exist only in those forms (in `LiteLLM` 1.110.2,
 //! `claude-opus-4-20250514` is only a Bedrock id). So a name is looked up
 //! (lower case) as: the exact key (as written, then without a `provider/`
 //! path, so `bedrock/us.anthropic.…` keeps its region's price); else an
@@ -100,11 +100,11 @@ pub enum PricingError {
 #[serde(deny_unknown_fields)]
 pub struct ModelPrice {
     /// `anthropic`, `openai`, `google`, the user's own label, or for a
-    /// built-in entry LiteLLM's `litellm_provider` (`bedrock_converse`, …).
+    /// built-in entry `LiteLLM`'s `litellm_provider` (`bedrock_converse`, …).
     #[serde(default)]
     pub provider: Option<String>,
     /// Model-name prefixes this entry prices (lower case); for a built-in
-    /// entry, its LiteLLM key.
+    /// entry, its `LiteLLM` key.
     #[serde(rename = "match")]
     pub prefixes: Vec<String>,
     /// Uncached input tokens.
@@ -252,15 +252,15 @@ impl ModelPrice {
         let cache_read = tiered(|x| x.cache_read)
             .or(self.cache_read)
             .unwrap_or(input);
-        let write_5m = tiered(|x| x.cache_write)
+        let five_minutes = tiered(|x| x.cache_write)
             .or(self.cache_write)
             .unwrap_or(input);
-        let write_1h = tiered(|x| x.cache_write_1h)
+        let one_hour = tiered(|x| x.cache_write_1h)
             .or(self.cache_write_1h)
             .unwrap_or(if self.is_anthropic() {
                 2.0 * input
             } else {
-                write_5m
+                five_minutes
             });
         let reasoning = self.reasoning.unwrap_or(output);
         let reasoning_tokens = t.reasoning.min(t.output);
@@ -269,8 +269,8 @@ impl ModelPrice {
             + per(t.output - reasoning_tokens, output)
             + per(reasoning_tokens, reasoning)
             + per(t.cache_read, cache_read)
-            + per(t.cache_write_5m, write_5m)
-            + per(t.cache_write_1h, write_1h)
+            + per(t.cache_write_5m, five_minutes)
+            + per(t.cache_write_1h, one_hour)
     }
 
     fn from_builtin(b: &Builtin) -> ModelPrice {
@@ -354,7 +354,7 @@ pub struct Estimate {
 }
 
 impl PriceTable {
-    /// The built-in table: LiteLLM's prices as pinned in
+    /// The built-in table: `LiteLLM`'s prices as pinned in
     /// `pricing/litellm.json`, compiled in (Note \[Price lookup\]).
     pub fn builtin() -> PriceTable {
         PriceTable {
@@ -547,6 +547,10 @@ pub fn price_session(info: &mut crate::summary::SessionInfo, table: &PriceTable)
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
+    use sha2::Digest as _;
+
     use super::*;
 
     /// The pinned file, as the test reads it (the build script read the same).
@@ -603,11 +607,10 @@ mod tests {
             .and_then(|l| l.strip_suffix("}\""))
             .expect("update-prices.sh pins a version");
         assert_eq!(version, pinned);
-        use sha2::Digest as _;
-        let sha: String = sha2::Sha256::digest(LITELLM_JSON.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let mut sha = String::new();
+        for b in sha2::Sha256::digest(LITELLM_JSON.as_bytes()) {
+            write!(sha, "{b:02x}").expect("write to a String");
+        }
         assert_eq!(source_line("- litellm.json sha256:"), sha);
         assert!(source_line("- Licence:").starts_with("MIT"));
         assert_eq!(
