@@ -65,7 +65,10 @@ mod tests {
         .expect("write");
         let table = load(Some(&good)).expect("loads");
         assert!(table.price("mine-chat").is_some());
-        assert!(table.price("claude-sonnet-4").is_some(), "built-ins stay");
+        assert!(
+            table.price("claude-sonnet-4-20250514").is_some(),
+            "built-ins stay"
+        );
 
         let bad = dir.path().join("bad.toml");
         std::fs::write(&bad, "[[model]]\nmatch = [\"x\"]\n").expect("write");

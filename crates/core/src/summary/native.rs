@@ -334,18 +334,15 @@ impl NativeState {
         if let Some(id) = message_id {
             let key = (id.clone(), request_id.cloned());
             let global = format!("{id}:{}", request_id.map_or("", String::as_str));
-            match self.keyed.get(&key) {
-                Some(&i) => {
-                    let first = self.calls[i].0.at.clone();
-                    let mut m = c(Some(global));
-                    // The call's time is its first line's; the usage its last's.
-                    m.at = first.or(m.at);
-                    self.calls[i] = (m, *tokens);
-                }
-                None => {
-                    self.keyed.insert(key, self.calls.len());
-                    self.calls.push((c(Some(global)), *tokens));
-                }
+            if let Some(&i) = self.keyed.get(&key) {
+                let first = self.calls[i].0.at.clone();
+                let mut m = c(Some(global));
+                // The call's time is its first line's; the usage its last's.
+                m.at = first.or(m.at);
+                self.calls[i] = (m, *tokens);
+            } else {
+                self.keyed.insert(key, self.calls.len());
+                self.calls.push((c(Some(global)), *tokens));
             }
         } else {
             self.calls.push((c(None), *tokens));

@@ -666,20 +666,11 @@ impl Importer {
             r.output_tokens = i.tokens.output;
             r.cache_read_tokens = i.tokens.cache_read;
             r.cache_write_tokens = i.tokens.cache_write;
-            let estimate = self
-                .opts
-                .prices
-                .estimate(i.tokens_by_model.iter().map(|(m, t)| {
-                    (
-                        m.as_str(),
-                        Tokens {
-                            input: t.input,
-                            output: t.output,
-                            cache_read: t.cache_read,
-                            cache_write: t.cache_write,
-                        },
-                    )
-                }));
+            let estimate = self.opts.prices.estimate(
+                i.tokens_by_model
+                    .iter()
+                    .map(|(m, t)| (m.as_str(), Tokens::from(t))),
+            );
             r.cost_usd = estimate.cost_usd;
             r.cost_estimated = estimate.cost_usd.is_some();
             unpriced = estimate.unpriced;
