@@ -339,7 +339,7 @@ impl Report {
             "timezone": tz.iana_name().unwrap_or("UTC"),
             "rows": rows,
             "totals": total,
-            "prices": { "updated": prices.updated },
+            "prices": { "source": prices.source, "updated": prices.updated },
         })
     }
 
