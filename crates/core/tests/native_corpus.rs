@@ -107,7 +107,10 @@ fn codex_tokens(bytes: &[u8]) -> TokenCounts {
                 reasoning: n(t.get("reasoning_output_tokens")),
                 ..TokenCounts::default()
             };
-            if now.input < last.input || now.output < last.output || now.cache_read < last.cache_read {
+            if now.input < last.input
+                || now.output < last.output
+                || now.cache_read < last.cache_read
+            {
                 ended.add(&last);
             }
             last = now;

@@ -200,10 +200,7 @@ where
         groups.entry(k).or_default().add(call, cost);
         total.add(call, cost);
     }
-    let groups = groups
-        .into_iter()
-        .map(|(k, g)| g.into_group(k))
-        .collect();
+    let groups = groups.into_iter().map(|(k, g)| g.into_group(k)).collect();
     (groups, total.into_group("total".to_owned()))
 }
 
