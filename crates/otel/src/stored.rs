@@ -434,7 +434,7 @@ mod tests {
         assert!(session_ids(&s, Some(1_767_225_600_001)).unwrap().is_empty());
     }
 
-    fn usage_row(at: &str, e: serde_json::Value) -> FeedEntry {
+    fn usage_row(at: &str, e: &serde_json::Value) -> FeedEntry {
         FeedEntry {
             session_id: String::new(),
             kind: "event".into(),
@@ -472,8 +472,8 @@ mod tests {
             "c1",
             "claude-code",
             vec![
-                usage_row("2026-01-01T00:00:01.000Z", u(1)),
-                usage_row("2026-01-01T00:00:02.000Z", u(40)),
+                usage_row("2026-01-01T00:00:01.000Z", &u(1)),
+                usage_row("2026-01-01T00:00:02.000Z", &u(40)),
             ],
         );
         let t = load(&s, "c1", false).unwrap().unwrap();
@@ -498,9 +498,9 @@ mod tests {
             "x1",
             "codex",
             vec![
-                usage_row("2026-01-01T00:00:01.000Z", total(1200, 1000, 50)),
-                usage_row("2026-01-01T00:00:02.000Z", total(1200, 1000, 50)),
-                usage_row("2026-01-01T00:00:03.000Z", total(3000, 2500, 120)),
+                usage_row("2026-01-01T00:00:01.000Z", &total(1200, 1000, 50)),
+                usage_row("2026-01-01T00:00:02.000Z", &total(1200, 1000, 50)),
+                usage_row("2026-01-01T00:00:03.000Z", &total(3000, 2500, 120)),
             ],
         );
         let t = load(&s, "x1", false).unwrap().unwrap();
@@ -518,7 +518,7 @@ mod tests {
             "replay",
             vec![usage_row(
                 "2026-01-01T00:00:01.000Z",
-                json!({"type": "usage", "cumulative": true,
+                &json!({"type": "usage", "cumulative": true,
                     "tokens": {"input": 5, "output": 1, "cache_read": 0, "cache_write": 0}}),
             )],
         );
@@ -528,7 +528,7 @@ mod tests {
         s.start_session(&parent).unwrap();
         let row = |e: serde_json::Value| FeedEntry {
             session_id: "p1".into(),
-            ..usage_row("2026-01-01T00:00:01.000Z", e)
+            ..usage_row("2026-01-01T00:00:01.000Z", &e)
         };
         s.append_feed(&[
             row(json!({"type": "tool_use", "id": "toolu_9", "name": "Task", "input": {}})),

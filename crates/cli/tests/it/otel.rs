@@ -431,11 +431,22 @@ fn contents_only_when_asked_and_then_masked() {
             .iter()
             .filter_map(|s| s.attr("gen_ai.tool.call.result"))
             .collect();
-        let prompts = named(&spans, "invoke_agent ")[0]
-            .events
-            .iter()
-            .filter(|e| e.0 == "gen_ai.assistant.message")
-            .count();
+        // The answer as the conventions' output messages on the root (not
+        // the deprecated gen_ai.assistant.message events).
+        let root = named(&spans, "invoke_agent ")[0];
+        let prompts = root
+            .attr("gen_ai.output.messages")
+            .map(|m| serde_json::from_str::<Value>(m).unwrap())
+            .map_or(0, |m| {
+                assert_eq!(m[0]["role"], "assistant", "{m}");
+                assert_eq!(m[0]["parts"][0]["type"], "text", "{m}");
+                m.as_array().unwrap().len()
+            });
+        assert!(
+            root.events
+                .iter()
+                .all(|e| !e.0.starts_with("gen_ai.assistant"))
+        );
         if content {
             assert!(
                 results
