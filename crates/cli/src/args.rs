@@ -530,6 +530,9 @@ pub struct HookInstallArgs {
     /// Passed on to the hook command.
     #[arg(long, value_name = "N")]
     pub max_blocks: Option<u32>,
+    // Passed on to the hook command (Claude Code does not hand `OTEL_*` variables to hooks): `--otlp-endpoint`, each `--otlp-header` (its value is written into the settings file, and masked in this command's own output) and `--otlp-content`.
+    #[command(flatten)]
+    pub otlp: OtlpArgs,
     #[command(flatten)]
     pub store: StoreArg,
     #[command(flatten)]
@@ -1296,9 +1299,10 @@ pub struct ExportArgs {
     pub what: ExportWhat,
 }
 
-const EXPORT_OTLP_HELP: &str = "Each session is one trace: an `invoke_agent` span with \
-its tool calls (`execute_tool`), and an `apply_guardrail` span for its verdict and for each \
-hook call, with the times the store recorded. Trace and span ids derive from the session id, \
+const EXPORT_OTLP_HELP: &str = "Each session is one trace: an `invoke_agent` span (its \
+verdict a `gen_ai.evaluation.result` event) with a `chat` span per model call (its tokens), \
+its tool calls (`execute_tool`, a sub-agent's session under its `Task` call), and an \
+`apply_guardrail` span for each hook call, with the times the store recorded. Trace and span ids derive from the session id, \
 so exporting a session again (or after a live export) gives the same ids. The store is only read.\n\n\
 Exit codes: 0 every span was accepted · 64 bad options, endpoint or header, or no endpoint \
 at all · 66 the store does not exist, or a --session is not in it · 74 the collector could not be reached or refused the \

@@ -2,10 +2,12 @@
 //!
 //! agentshape's sessions as OpenTelemetry traces (issue 31), for the
 //! observability stacks teams already run (Langfuse, Phoenix, Tempo,
-//! Jaeger, Honeycomb, Datadog …): one `invoke_agent` span per session, an
-//! `execute_tool` span per tool call, a `chat` span per provider call of
-//! `ask`, and an `apply_guardrail` span for every validation agentshape
-//! made, named and shaped after the generative-AI semantic conventions
+//! Jaeger, Honeycomb, Datadog …): one `invoke_agent` span per session, a
+//! `chat` span per model call (what backends add tokens and cost up from),
+//! an `execute_tool` span per tool call (a sub-agent's session under its
+//! `Task` call), an `apply_guardrail` span for every verdict that could
+//! block and a `gen_ai.evaluation.result` event for the session's final
+//! verdict, named and shaped after the generative-AI semantic conventions
 //! ([`semconv`]).
 //!
 //! It sits at the edge like the web crate: it reads [`agentshape_core`]

@@ -16,12 +16,31 @@ use std::collections::HashMap;
 use std::time::SystemTime;
 
 use agentshape_core::Event;
+use agentshape_core::summary::TokenCounts;
+use agentshape_core::usage::UsageTokens;
 use agentshape_store::time;
 use opentelemetry::trace::{SpanId, TraceId};
 use opentelemetry_sdk::trace::SpanData;
 use serde_json::Value;
 
-use crate::session::{Message, SessionTrace, ToolCall};
+use crate::session::{ChatCall, Message, SessionTrace, ToolCall, Usage};
+
+/// One usage report of the agent's, as the feed or the decoder gives it.
+#[derive(Debug, Clone, Copy)]
+pub struct UsageReport<'a> {
+    /// The API message id.
+    pub message_id: Option<&'a str>,
+    /// The API request id.
+    pub request_id: Option<&'a str>,
+    /// The model that answered.
+    pub model: Option<&'a str>,
+    /// The counts, as the agent reported them.
+    pub tokens: &'a TokenCounts,
+    /// Running totals (Codex) rather than one message's.
+    pub cumulative: bool,
+    /// A sub-agent's inline line.
+    pub sidechain: bool,
+}
 
 /// Folds events into a [`SessionTrace`].
 #[derive(Debug, Clone)]
@@ -34,6 +53,33 @@ pub struct Folder {
     keep_content: bool,
     /// A native transcript's line time, which wins over the time seen.
     line_ms: Option<i64>,
+    /// The current native line is a sub-agent's inline line.
+    line_side: bool,
+    /// Model calls keyed by `message id:request id`, to their index in
+    /// `trace.chats` (the last line's usage replaces the earlier ones').
+    keyed: HashMap<String, usize>,
+    /// The last running total (Codex).
+    cumulative: Option<TokenCounts>,
+    /// Calls only their position names.
+    unnamed: u64,
+    /// What the events say the agent is (a replayed transcript).
+    hint: Option<&'static str>,
+    /// `Task` calls by tool-use id, and sub-agents seen starting, for
+    /// [`Folder::task_of`].
+    subagents: HashMap<String, String>,
+    /// The first line uuid of each inline sidechain, with the `Task` call
+    /// open when it began.
+    sidechain_starts: HashMap<String, String>,
+    in_sidechain: bool,
+}
+
+/// Whether a running total fell below the one before it: a new segment
+/// (core's Note \[Native tokens\]).
+fn falls(now: &TokenCounts, before: &TokenCounts) -> bool {
+    now.input < before.input
+        || now.output < before.output
+        || now.cache_read < before.cache_read
+        || now.cache_write < before.cache_write
 }
 
 impl Folder {
@@ -44,7 +90,127 @@ impl Folder {
             open: HashMap::new(),
             keep_content,
             line_ms: None,
+            line_side: false,
+            keyed: HashMap::new(),
+            cumulative: None,
+            unnamed: 0,
+            hint: None,
+            subagents: HashMap::new(),
+            sidechain_starts: HashMap::new(),
+            in_sidechain: false,
         }
+    }
+
+    /// What the events say the agent was (`claude-code`, `codex`), for a
+    /// replayed transcript stored as `replay`: a Codex rollout reports
+    /// running totals, a Claude Code transcript request ids.
+    pub fn agent_hint(&self) -> Option<&'static str> {
+        self.hint
+    }
+
+    /// The `Task` call that started sub-agent `agent_id` (its
+    /// `agent-<id>` session), when the events said: a Claude Code 2.1.x
+    /// progress line, or (1.0.x inline sidechains, whose id is their first
+    /// line's uuid) the `Task` call open when that line came.
+    pub fn task_of(&self, agent_id: &str) -> Option<&str> {
+        let id = agent_id.strip_prefix("agent-").unwrap_or(agent_id);
+        self.subagents
+            .get(id)
+            .or_else(|| self.sidechain_starts.get(id))
+            .map(String::as_str)
+    }
+
+    /// The `Task` call still waiting for its result, the latest first.
+    fn open_task(&self) -> Option<String> {
+        self.trace
+            .tools
+            .iter()
+            .rev()
+            .find(|t| t.ended_ms.is_none() && matches!(t.name.as_str(), "Task" | "Agent"))
+            .and_then(|t| t.id.clone())
+    }
+
+    /// An inline line of a sub-agent (1.0.x) began: remember the `Task`
+    /// call open at its first line.
+    fn side_line(&mut self, sidechain: bool, uuid: Option<&str>) {
+        if sidechain && !self.in_sidechain {
+            if let (Some(uuid), Some(task)) = (uuid, self.open_task()) {
+                self.sidechain_starts.insert(uuid.to_owned(), task);
+            }
+        }
+        self.in_sidechain = sidechain;
+    }
+
+    /// Take in one usage report seen at `at` (Note \[Model-call spans\]
+    /// in `spans`): a Claude message keeps one call, its last usage; a
+    /// Codex total's growth is one call; anything else is one call.
+    pub fn usage(&mut self, at: i64, u: &UsageReport<'_>) {
+        // Claude Code's own local messages (an interrupted turn) are no call.
+        if u.model == Some("<synthetic>") {
+            return;
+        }
+        if u.cumulative {
+            self.hint = Some("codex");
+        } else if u.request_id.is_some() && self.hint.is_none() {
+            self.hint = Some("claude-code");
+        }
+        // Core's Note [Usage vocabulary]: Codex and Gemini count cached
+        // tokens inside input, Claude does not.
+        let inside = u.cumulative || crate::session::input_includes_cache(&self.trace.agent);
+        let counts = if u.cumulative {
+            let before = self.cumulative.unwrap_or_default();
+            let growth = if falls(u.tokens, &before) {
+                *u.tokens
+            } else {
+                u.tokens.since(&before)
+            };
+            self.cumulative = Some(*u.tokens);
+            if growth.is_zero() {
+                return;
+            }
+            growth
+        } else {
+            *u.tokens
+        };
+        let usage = Usage::from_tokens(&UsageTokens::from_counts(&counts, inside));
+        let model = u
+            .model
+            .map(str::to_owned)
+            .or_else(|| self.trace.model.clone())
+            .unwrap_or_default();
+        if let (Some(id), false) = (u.message_id, u.cumulative) {
+            let key = format!("{id}:{}", u.request_id.unwrap_or(""));
+            if let Some(&i) = self.keyed.get(&key) {
+                let c = &mut self.trace.chats[i];
+                c.usage = usage;
+                c.ended_ms = at.max(c.started_ms);
+                return;
+            }
+            self.keyed.insert(key.clone(), self.trace.chats.len());
+            self.trace.chats.push(ChatCall {
+                key: Some(key),
+                response_model: u.model.map(str::to_owned),
+                response_id: Some(id.to_owned()),
+                model,
+                started_ms: at,
+                ended_ms: at,
+                usage,
+                sidechain: u.sidechain,
+                ..ChatCall::default()
+            });
+            return;
+        }
+        self.unnamed += 1;
+        self.trace.chats.push(ChatCall {
+            key: Some(format!("#{}", self.unnamed)),
+            response_model: u.model.map(str::to_owned),
+            model,
+            started_ms: at,
+            ended_ms: at,
+            usage,
+            sidechain: u.sidechain,
+            ..ChatCall::default()
+        });
     }
 
     fn tool_use(&mut self, at: i64, id: Option<&str>, name: &str, input: impl FnOnce() -> String) {
@@ -91,6 +257,37 @@ impl Folder {
         match e {
             Event::Line(info) => {
                 self.line_ms = info.timestamp.as_deref().and_then(time::parse_ms);
+                self.line_side = info.sidechain;
+                self.side_line(info.sidechain, info.uuid.as_deref());
+                if self.trace.agent_version.is_none() {
+                    self.trace.agent_version.clone_from(&info.version);
+                }
+            }
+            Event::Usage {
+                message_id,
+                request_id,
+                model,
+                tokens,
+                cumulative,
+            } => {
+                let side = self.line_side;
+                self.usage(
+                    at,
+                    &UsageReport {
+                        message_id: message_id.as_deref(),
+                        request_id: request_id.as_deref(),
+                        model: model.as_deref(),
+                        tokens,
+                        cumulative: *cumulative,
+                        sidechain: side,
+                    },
+                );
+            }
+            Event::SubAgent {
+                agent_id,
+                tool_use_id: Some(tool),
+            } => {
+                self.subagents.insert(agent_id.clone(), tool.clone());
             }
             Event::Init { model: Some(m), .. } if self.trace.model.is_none() => {
                 self.trace.model = Some(m.clone());
@@ -109,11 +306,46 @@ impl Folder {
         }
     }
 
+    /// Take in one stored feed row's body (`{"kind": "event", "event":
+    /// {…}}`, and for a native line its `sidechain` and `uuid`), stored at
+    /// `at_ms`.
+    pub fn row(&mut self, at_ms: i64, body: &Value) {
+        let Some(e) = body.get("event") else { return };
+        let sidechain = body.get("sidechain").and_then(Value::as_bool) == Some(true);
+        self.side_line(sidechain, body.get("uuid").and_then(Value::as_str));
+        if e.get("type").and_then(Value::as_str) == Some("usage") {
+            let Ok(tokens) = serde_json::from_value::<TokenCounts>(
+                e.get("tokens").cloned().unwrap_or(Value::Null),
+            ) else {
+                return;
+            };
+            let s = |k: &str| e.get(k).and_then(Value::as_str);
+            self.usage(
+                at_ms,
+                &UsageReport {
+                    message_id: s("message_id"),
+                    request_id: s("request_id"),
+                    model: s("model").or_else(|| body.get("model").and_then(Value::as_str)),
+                    tokens: &tokens,
+                    cumulative: e.get("cumulative").and_then(Value::as_bool) == Some(true),
+                    sidechain,
+                },
+            );
+            return;
+        }
+        self.json(at_ms, e);
+    }
+
     /// Take in one stored feed body's `event` (the JSON of an [`Event`]),
     /// stored at `at_ms`.
     pub fn json(&mut self, at_ms: i64, e: &Value) {
         let s = |k: &str| e.get(k).and_then(Value::as_str);
         match s("type") {
+            Some("sub_agent") => {
+                if let (Some(agent), Some(tool)) = (s("agent_id"), s("tool_use_id")) {
+                    self.subagents.insert(agent.to_owned(), tool.to_owned());
+                }
+            }
             Some("tool_use") => {
                 let name = s("name").unwrap_or("tool").to_owned();
                 self.tool_use(at_ms, s("id"), &name, || {

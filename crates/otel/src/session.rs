@@ -18,6 +18,8 @@ pub struct Usage {
     pub cache_read: u64,
     /// Prompt tokens written to the cache.
     pub cache_write: u64,
+    /// Of `output`, the reasoning tokens, where the agent reports them.
+    pub reasoning: u64,
 }
 
 impl Usage {
@@ -28,6 +30,63 @@ impl Usage {
             .saturating_add(self.cache_read)
             .saturating_add(self.cache_write)
     }
+
+    /// The counts of one model call in core's vocabulary (Note \[Usage
+    /// vocabulary\] in `agentshape_core::usage`).
+    pub fn from_tokens(t: &agentshape_core::usage::UsageTokens) -> Usage {
+        Usage {
+            input: t.input,
+            output: t.output,
+            cache_read: t.cache_read,
+            cache_write: t.cache_write(),
+            reasoning: t.reasoning,
+        }
+    }
+}
+
+/// Whether agent `agent` counts cached prompt tokens inside its input
+/// tokens (Codex and Gemini CLI do, Claude does not: core's Note \[Usage
+/// vocabulary\]); the store keeps each agent's own counts.
+pub fn input_includes_cache(agent: &str) -> bool {
+    matches!(agent, "codex" | "gemini" | "gemini-cli" | "openai")
+}
+
+impl Usage {
+    /// A session's stored counts (the agent's own meaning of `input`) in
+    /// this vocabulary.
+    pub fn stored(
+        agent: &str,
+        input: u64,
+        output: u64,
+        cache_read: u64,
+        cache_write: u64,
+    ) -> Usage {
+        Usage {
+            input: if input_includes_cache(agent) {
+                input.saturating_sub(cache_read)
+            } else {
+                input
+            },
+            output,
+            cache_read,
+            cache_write,
+            reasoning: 0,
+        }
+    }
+}
+
+/// Where a sub-agent's session hangs (Note \[Sub-agent traces\] in `spans`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parent {
+    /// The parent session's id.
+    pub session_id: String,
+    /// The session whose trace the parent is in: the parent itself, or its
+    /// own top ancestor when the parent is a sub-agent too.
+    pub trace_session: String,
+    /// The parent's `Task` tool call that started this session; `None`
+    /// while it is not known (the session gets a trace of its own, linked
+    /// to the parent's).
+    pub tool_use_id: Option<String>,
 }
 
 /// One session (or one `ask`): the root span and what sits under it.
@@ -43,6 +102,10 @@ pub struct SessionTrace {
     pub provider: Option<String>,
     /// The model.
     pub model: Option<String>,
+    /// The agent's own version (`gen_ai.agent.version`), when recorded.
+    pub agent_version: Option<String>,
+    /// The session that started this one (a sub-agent's).
+    pub parent: Option<Parent>,
     /// When the session started.
     pub started_ms: i64,
     /// When it ended; `None` while it runs (no root span is made then).
@@ -63,7 +126,8 @@ pub struct SessionTrace {
     pub tier: Option<u32>,
     /// Tool calls, in call order.
     pub tools: Vec<ToolCall>,
-    /// Provider calls (`ask`), in order.
+    /// Model calls: `ask`'s attempts, or a native session's calls (one
+    /// per message id; Codex: one per growth of its running total), in order.
     pub chats: Vec<ChatCall>,
     /// Validations, in order.
     pub checks: Vec<Check>,
@@ -122,13 +186,23 @@ impl ToolCall {
     }
 }
 
-/// One provider call of `ask` (one attempt).
+/// One model call: an attempt of `ask`, or a call a native session recorded.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChatCall {
-    /// 1-based.
+    /// 1-based (`ask`); 0 for a native session's call.
     pub attempt: u32,
+    /// What makes the span's id unique in the session (`None`: the
+    /// attempt): a Claude message's `message id:request id`, a Codex or
+    /// Gemini call's position.
+    pub key: Option<String>,
     /// The model asked for.
     pub model: String,
+    /// The model that answered, when recorded (`gen_ai.response.model`).
+    pub response_model: Option<String>,
+    /// The provider's id of the answer (a Claude message id).
+    pub response_id: Option<String>,
+    /// Made by a sub-agent whose lines sit in its parent's file.
+    pub sidechain: bool,
     /// When the request was sent.
     pub started_ms: i64,
     /// When the answer (or the failure) came.
@@ -175,6 +249,10 @@ pub struct Check {
     pub blocks: Option<u32>,
     /// The block reason (content).
     pub reason: Option<String>,
+    /// The verdict could stop something when it was made (a hook's block,
+    /// `ask`'s retry): a guardrail; else an evaluation (semconv's Note
+    /// \[Guardrail or evaluation\]).
+    pub blocking: bool,
 }
 
 /// A prompt or an assistant text.

@@ -4,34 +4,69 @@
 //! The tree (Note \[Span tree\]):
 //!
 //! ```text
-//! invoke_agent {agent}            the session: conversation id, model, tokens, error
+//! invoke_agent {agent}            the session: conversation id, provider, model, tokens,
+//! │                               error; its final verdict as a gen_ai.evaluation.result event
+//! ├── chat {model}                one per model call (ask's attempts; a native session's
+//! │                               messages), with that call's tokens, at its time
 //! ├── execute_tool {tool}         one per tool call, tool_use → tool_result
-//! ├── chat {model}                one per provider call of `ask` (attempt)
-//! └── apply_guardrail {profile}   one per validation, event gen_ai.guardrail.result
+//! │   └── invoke_agent {agent}    a sub-agent's session, under the Task call that started it
+//! └── apply_guardrail agentshape  one per verdict that could block (a hook call, an ask
+//!                                 attempt), event gen_ai.guardrail.result
 //! ```
 //!
-//! Note \[Span tree\]: every span is a direct child of the session's root:
-//! tools, provider calls and validations are what the agent (or `ask`) did
-//! in the session, one after another, and a flat tree reads in time order in
-//! every backend's waterfall. Times are those the session recorded (a tool
-//! span runs from its `tool_use` to its `tool_result`), so a trace exported
-//! a week later looks the same as one exported live. A tool call whose
-//! result never came ends with the session; a running session has no root
-//! span yet (it is sent when the session ends) and its open tool calls wait.
+//! Note \[Span tree\]: every span of a session is a direct child of the
+//! session's root: model calls, tools and validations are what the agent
+//! (or `ask`) did in the session, one after another, and a flat tree reads
+//! in time order in every backend's waterfall. Times are those the session
+//! recorded (a tool span runs from its `tool_use` to its `tool_result`, a
+//! model call from its first line to its last), so a trace exported a week
+//! later looks the same as one exported live. A tool call whose result
+//! never came ends with the session; a running session has no root span
+//! yet (it is sent when the session ends) and its open tool calls wait.
+//!
+//! Note \[Model-call spans\]: backends (Phoenix, Langfuse) add up tokens and
+//! cost from `chat` spans, not from the agent's span, so each model call a
+//! session recorded is one `chat` span carrying that call's usage: a
+//! Claude message (its id repeated over several lines with growing usage:
+//! one span, the last usage), each growth of a Codex running total, each
+//! Gemini message. `gen_ai.usage.input_tokens` counts every prompt token,
+//! cache reads and writes included, as the conventions define it. The root
+//! keeps the session's sums too, for backends that read the agent span.
+//!
+//! Note \[Sub-agent traces\]: a sub-agent's session (a stored session with a
+//! parent) belongs in its parent's trace, under the parent's `execute_tool
+//! Task` span that started it: its trace id is the parent's (the top
+//! ancestor's) and its root's parent is that tool span, whose id is derived
+//! (Note \[Derived ids\] in `ids`), so the link holds whichever is exported
+//! first. While the `Task` call is not known (the parent not imported yet,
+//! or its file never names the call), the session keeps a trace of its own
+//! and its root carries a span link to the parent's root.
+//!
+//! Note \[Repeated tool ids\]: a transcript may repeat a tool call id (a
+//! resumed session's copy, an agent reusing ids): the n-th call with one
+//! id (n ≥ 2) is keyed `{id} #{n}`, so every span id stays unique while
+//! the first call keeps the id a sub-agent's parent link names.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use opentelemetry::trace::{
-    Event, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
+    Event, Link, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
 };
 use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue, Value};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
+use serde_json::json;
 
 use crate::content::Content;
 use crate::ids;
 use crate::semconv as sc;
 use crate::session::{ChatCall, Check, SessionTrace, ToolCall, Usage};
+
+/// The most prompts an `invoke_agent` span's `gen_ai.input.messages` holds
+/// (the latest): each is cut to the content limit, and a long session's
+/// every prompt would make one attribute backends refuse.
+pub const MAX_PROMPTS: usize = 16;
 
 /// How spans are made.
 #[derive(Debug, Clone, Default)]
@@ -66,9 +101,61 @@ fn kv(key: &'static str, value: impl Into<Value>) -> KeyValue {
     KeyValue::new(key, value)
 }
 
+/// Texts as the conventions' message list (`gen_ai.input.messages`,
+/// `gen_ai.output.messages`: `[{"role", "parts": [{"type": "text",
+/// "content"}]}]`, output messages with their `finish_reason`), as JSON text.
+pub fn messages_json(role: &str, texts: &[String], output: bool) -> String {
+    let list: Vec<serde_json::Value> = texts
+        .iter()
+        .map(|t| {
+            let mut m = json!({"role": role, "parts": [{"type": "text", "content": t}]});
+            if output {
+                m["finish_reason"] = "stop".into();
+            }
+            m
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+/// The span key of each tool call (Note \[Repeated tool ids\]).
+pub fn tool_keys(tools: &[ToolCall]) -> Vec<String> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| match &t.id {
+            Some(id) => {
+                let n = seen.entry(id.as_str()).or_insert(0);
+                *n += 1;
+                if *n == 1 {
+                    id.clone()
+                } else {
+                    format!("{id} #{n}")
+                }
+            }
+            None => format!("#{i}"),
+        })
+        .collect()
+}
+
+/// A verdict's low-cardinality reason (never the model's text).
+fn reason(c: &Check) -> String {
+    match (c.verdict.as_str(), c.failing_paths.len()) {
+        ("none", _) => "no structured value found".to_owned(),
+        (_, 0) => "no violations".to_owned(),
+        (_, 1) => "1 schema violation".to_owned(),
+        (_, n) => format!("{n} schema violations"),
+    }
+}
+
 struct Builder<'a> {
     trace: TraceId,
     root: SpanId,
+    /// The root's parent: a sub-agent's `Task` span, else none.
+    root_parent: SpanId,
+    /// A sub-agent whose `Task` call is not known: a link to its parent.
+    root_link: Option<SpanContext>,
     session: &'a SessionTrace,
     opts: &'a SpanOptions,
     scope: InstrumentationScope,
@@ -140,6 +227,55 @@ impl Builder<'_> {
         if u.cache_write > 0 {
             attrs.push(kv(sc::CACHE_CREATION_TOKENS, int(u.cache_write)));
         }
+        if u.reasoning > 0 {
+            attrs.push(kv(sc::REASONING_TOKENS, int(u.reasoning)));
+        }
+    }
+
+    /// agentshape's own detail of a verdict, on its guardrail or evaluation event.
+    fn verdict_detail(&self, c: &Check, out: &mut Vec<KeyValue>) {
+        out.push(kv(sc::VERDICT, c.verdict.clone()));
+        out.push(kv(sc::ERROR_COUNT, int(c.failing_paths.len() as u64)));
+        out.push(kv(
+            sc::FAILING_PATHS,
+            Value::Array(Array::String(
+                c.failing_paths
+                    .iter()
+                    .map(|p| StringValue::from(p.clone()))
+                    .collect(),
+            )),
+        ));
+        if let Some(m) = &c.method {
+            out.push(kv(sc::EXTRACTION_METHOD, m.clone()));
+        }
+        if let Some(e) = &c.hook_event {
+            out.push(kv(sc::HOOK_EVENT, e.clone()));
+        }
+        if let Some(b) = c.blocks {
+            out.push(kv(sc::HOOK_BLOCKS, i64::from(b)));
+        }
+        if let Some(r) = c.reason.as_deref().and_then(|r| self.opts.content.text(r)) {
+            out.push(kv(sc::HOOK_REASON, r));
+        }
+    }
+
+    /// A verdict that blocks nothing, as an evaluation event (semconv's
+    /// Note \[Guardrail or evaluation\]).
+    fn evaluation(&self, c: &Check) -> Event {
+        let mut attrs = vec![
+            kv(
+                sc::EVALUATION_NAME,
+                if c.name.is_empty() {
+                    sc::COMPONENT.to_owned()
+                } else {
+                    c.name.clone()
+                },
+            ),
+            kv(sc::EVALUATION_LABEL, c.verdict.clone()),
+            kv(sc::EVALUATION_EXPLANATION, reason(c)),
+        ];
+        self.verdict_detail(c, &mut attrs);
+        Event::new(sc::EVALUATION_RESULT, at(c.ended_ms), attrs, 0)
     }
 
     fn root(&self, end: i64) -> SpanData {
@@ -152,6 +288,9 @@ impl Builder<'_> {
         ];
         if let Some(p) = self.provider() {
             attrs.push(kv(sc::PROVIDER, p));
+        }
+        if let Some(v) = &s.agent_version {
+            attrs.push(kv(sc::AGENT_VERSION, v.clone()));
         }
         if let Some(m) = &s.model {
             attrs.push(kv(sc::REQUEST_MODEL, m.clone()));
@@ -166,6 +305,32 @@ impl Builder<'_> {
         if let Some(c) = s.cost_usd {
             attrs.push(kv(sc::COST_USD, c));
         }
+        // Contents (opt-in): the prompts in, the last answer out.
+        let prompts: Vec<String> = s
+            .messages
+            .iter()
+            .filter(|m| m.role == "user")
+            .filter_map(|m| self.opts.content.text(&m.text))
+            .collect();
+        let skip = prompts.len().saturating_sub(MAX_PROMPTS);
+        if !prompts.is_empty() {
+            attrs.push(kv(
+                sc::INPUT_MESSAGES,
+                messages_json("user", &prompts[skip..], false),
+            ));
+        }
+        if let Some(answer) = s
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role != "user")
+            .and_then(|m| self.opts.content.text(&m.text))
+        {
+            attrs.push(kv(
+                sc::OUTPUT_MESSAGES,
+                messages_json("assistant", &[answer], true),
+            ));
+        }
         let status = if s.failed() {
             let kind = s.error_category.clone().unwrap_or_else(|| s.status.clone());
             attrs.push(kv(sc::ERROR_TYPE, kind.clone()));
@@ -174,32 +339,28 @@ impl Builder<'_> {
             Status::Unset
         };
         let events = s
-            .messages
+            .checks
             .iter()
-            .filter_map(|m| {
-                let text = self.opts.content.text(&m.text)?;
-                let name = if m.role == "user" {
-                    sc::USER_MESSAGE
-                } else {
-                    sc::ASSISTANT_MESSAGE
-                };
-                Some(Event::new(name, at(m.at_ms), vec![kv("content", text)], 0))
-            })
+            .filter(|c| !c.blocking)
+            .map(|c| self.evaluation(c))
             .collect();
-        self.span(
+        let mut span = self.span(
             self.root,
-            SpanId::INVALID,
+            self.root_parent,
             SpanKind::Internal,
             format!("invoke_agent {}", s.agent),
             (s.started_ms, end),
             attrs,
             events,
             status,
-        )
+        );
+        if let Some(ctx) = &self.root_link {
+            span.links.links.push(Link::with_context(ctx.clone()));
+        }
+        span
     }
 
-    fn tool(&self, index: usize, t: &ToolCall, end: i64) -> SpanData {
-        let key = t.id.clone().unwrap_or_else(|| format!("#{index}"));
+    fn tool(&self, key: &str, t: &ToolCall, end: i64) -> SpanData {
         let mut attrs = vec![
             kv(sc::OPERATION, "execute_tool"),
             kv(sc::TOOL_NAME, t.name.clone()),
@@ -226,7 +387,7 @@ impl Builder<'_> {
             Status::Unset
         };
         self.span(
-            ids::span_id(&self.session.session_id, "tool", &key),
+            ids::span_id(&self.session.session_id, "tool", key),
             self.root,
             SpanKind::Internal,
             format!("execute_tool {}", t.name),
@@ -242,21 +403,35 @@ impl Builder<'_> {
             kv(sc::OPERATION, "chat"),
             kv(sc::REQUEST_MODEL, c.model.clone()),
             kv(sc::CONVERSATION_ID, self.session.session_id.clone()),
-            kv(sc::ATTEMPT, i64::from(c.attempt)),
-            kv(sc::OUTPUT_TYPE, "json"),
         ];
+        if c.attempt > 0 {
+            attrs.push(kv(sc::ATTEMPT, i64::from(c.attempt)));
+            attrs.push(kv(sc::OUTPUT_TYPE, "json"));
+        }
         if let Some(p) = self.provider() {
             attrs.push(kv(sc::PROVIDER, p));
+        }
+        if let Some(m) = &c.response_model {
+            attrs.push(kv(sc::RESPONSE_MODEL, m.clone()));
+        }
+        if let Some(id) = &c.response_id {
+            attrs.push(kv(sc::RESPONSE_ID, id.clone()));
+        }
+        if c.sidechain {
+            attrs.push(kv(sc::SIDECHAIN, true));
         }
         Self::usage(&mut attrs, &c.usage);
         if let Some(s) = c.http_status {
             attrs.push(kv(sc::HTTP_STATUS, i64::from(s)));
         }
         if let Some(i) = c.input.as_deref().and_then(|t| self.opts.content.text(t)) {
-            attrs.push(kv(sc::INPUT_MESSAGES, i));
+            attrs.push(kv(sc::INPUT_MESSAGES, messages_json("user", &[i], false)));
         }
         if let Some(o) = c.output.as_deref().and_then(|t| self.opts.content.text(t)) {
-            attrs.push(kv(sc::OUTPUT_MESSAGES, o));
+            attrs.push(kv(
+                sc::OUTPUT_MESSAGES,
+                messages_json("assistant", &[o], true),
+            ));
         }
         let status = if c.error.is_some() || c.error_category.is_some() {
             let kind = c.error_category.clone().unwrap_or_else(|| "error".into());
@@ -265,11 +440,17 @@ impl Builder<'_> {
         } else {
             Status::Unset
         };
+        let key = c.key.clone().unwrap_or_else(|| c.attempt.to_string());
+        let model = if c.model.is_empty() {
+            c.response_model.as_deref().unwrap_or_default()
+        } else {
+            c.model.as_str()
+        };
         self.span(
-            ids::span_id(&self.session.session_id, "chat", &c.attempt.to_string()),
+            ids::span_id(&self.session.session_id, "chat", &key),
             self.root,
             SpanKind::Client,
-            format!("chat {}", c.model),
+            format!("chat {model}").trim_end().to_owned(),
             (c.started_ms, c.ended_ms),
             attrs,
             Vec::new(),
@@ -280,49 +461,39 @@ impl Builder<'_> {
     fn check(&self, c: &Check) -> SpanData {
         let mut attrs = vec![
             kv(sc::OPERATION, sc::APPLY_GUARDRAIL),
-            kv(sc::GUARDRAIL_NAME, c.name.clone()),
+            kv(sc::GUARDRAIL_COMPONENT, sc::COMPONENT),
             kv(sc::CONVERSATION_ID, self.session.session_id.clone()),
-            kv(sc::VERDICT, c.verdict.clone()),
+            kv(sc::GUARDRAIL_RESULT_TYPE, "verdict"),
+            kv(sc::GUARDRAIL_RESULT_VALUE, c.verdict.clone()),
+            kv(sc::GUARDRAIL_RESULT_REASON, reason(c)),
+            kv(sc::GUARDRAIL_SOURCE, "output"),
         ];
+        if let Some(p) = self.provider() {
+            attrs.push(kv(sc::PROVIDER, p));
+        }
         let mut result = vec![
-            kv(sc::VERDICT, c.verdict.clone()),
-            kv(sc::ERROR_COUNT, int(c.failing_paths.len() as u64)),
-            kv(
-                sc::FAILING_PATHS,
-                Value::Array(Array::String(
-                    c.failing_paths
-                        .iter()
-                        .map(|p| StringValue::from(p.clone()))
-                        .collect(),
-                )),
-            ),
+            kv(sc::GUARDRAIL_COMPONENT, sc::COMPONENT),
+            kv(sc::GUARDRAIL_RESULT_TYPE, "verdict"),
+            kv(sc::GUARDRAIL_RESULT_VALUE, c.verdict.clone()),
+            kv(sc::GUARDRAIL_RESULT_REASON, reason(c)),
+            kv(sc::GUARDRAIL_SOURCE, "output"),
         ];
-        if let Some(m) = &c.method {
-            result.push(kv(sc::EXTRACTION_METHOD, m.clone()));
+        if !c.name.is_empty() {
+            attrs.push(kv(sc::GUARDRAIL_POLICY_ID, c.name.clone()));
+            result.push(kv(sc::GUARDRAIL_POLICY_ID, c.name.clone()));
         }
         if let Some(e) = &c.hook_event {
             attrs.push(kv(sc::HOOK_EVENT, e.clone()));
-            result.push(kv(sc::HOOK_EVENT, e.clone()));
-        }
-        if let Some(b) = c.blocks {
-            result.push(kv(sc::HOOK_BLOCKS, i64::from(b)));
         }
         if let Some(a) = &c.agent_id {
             attrs.push(kv(sc::AGENT_ID, a.clone()));
         }
-        if let Some(r) = c.reason.as_deref().and_then(|r| self.opts.content.text(r)) {
-            result.push(kv(sc::HOOK_REASON, r));
-        }
-        let name = if c.name.is_empty() {
-            sc::APPLY_GUARDRAIL.to_owned()
-        } else {
-            format!("{} {}", sc::APPLY_GUARDRAIL, c.name)
-        };
+        self.verdict_detail(c, &mut result);
         self.span(
             ids::span_id(&self.session.session_id, "guardrail", &c.key),
             self.root,
             SpanKind::Internal,
-            name,
+            format!("{} {}", sc::APPLY_GUARDRAIL, sc::COMPONENT),
             (c.started_ms, c.ended_ms),
             attrs,
             vec![Event::new(sc::GUARDRAIL_RESULT, at(c.ended_ms), result, 0)],
@@ -332,12 +503,37 @@ impl Builder<'_> {
 }
 
 /// The spans of `session` (Note \[Span tree\]): the root first (when the
-/// session has ended), then its tool calls, provider calls and validations
-/// in that order. Unfinished tool calls of a running session are left out.
+/// session has ended), then its tool calls, model calls and guardrails in
+/// that order. Unfinished tool calls of a running session are left out.
 pub fn spans(session: &SessionTrace, opts: &SpanOptions) -> Vec<SpanData> {
+    let own = ids::trace_id(&session.session_id);
+    // Note [Sub-agent traces].
+    let (trace, root_parent, root_link) = match &session.parent {
+        Some(p) => match &p.tool_use_id {
+            Some(tool) => (
+                ids::trace_id(&p.trace_session),
+                ids::span_id(&p.session_id, "tool", tool),
+                None,
+            ),
+            None => (
+                own,
+                SpanId::INVALID,
+                Some(SpanContext::new(
+                    ids::trace_id(&p.trace_session),
+                    ids::root_span_id(&p.session_id),
+                    TraceFlags::SAMPLED,
+                    false,
+                    TraceState::default(),
+                )),
+            ),
+        },
+        None => (own, SpanId::INVALID, None),
+    };
     let b = Builder {
-        trace: ids::trace_id(&session.session_id),
+        trace,
         root: ids::root_span_id(&session.session_id),
+        root_parent,
+        root_link,
         session,
         opts,
         scope: scope(),
@@ -347,15 +543,21 @@ pub fn spans(session: &SessionTrace, opts: &SpanOptions) -> Vec<SpanData> {
     if let Some(end) = session.ended_ms {
         out.push(b.root(end));
     }
-    for (i, t) in session.tools.iter().enumerate() {
+    for (t, key) in session.tools.iter().zip(tool_keys(&session.tools)) {
         match (t.ended_ms, session.ended_ms) {
-            (Some(end), _) => out.push(b.tool(i, t, end)),
-            (None, Some(end)) if !opts.skip_open_tools => out.push(b.tool(i, t, end)),
+            (Some(end), _) => out.push(b.tool(&key, t, end)),
+            (None, Some(end)) if !opts.skip_open_tools => out.push(b.tool(&key, t, end)),
             (None, _) => {}
         }
     }
     out.extend(session.chats.iter().map(|c| b.chat(c)));
-    out.extend(session.checks.iter().map(|c| b.check(c)));
+    out.extend(
+        session
+            .checks
+            .iter()
+            .filter(|c| c.blocking)
+            .map(|c| b.check(c)),
+    );
     out
 }
 
@@ -381,6 +583,7 @@ mod tests {
             output: 20,
             cache_read: 100,
             cache_write: 5,
+            reasoning: 0,
         };
         s.profile = Some("incident".into());
         let mut t1 = ToolCall::new(Some("toolu_1"), "Bash", 2_000);
@@ -410,7 +613,7 @@ mod tests {
     }
 
     #[test]
-    fn a_session_is_a_root_with_its_tools_and_guardrail_under_it() {
+    fn a_session_is_a_root_with_its_tools_under_it_and_its_verdict_an_evaluation() {
         let s = sample();
         let out = spans(&s, &SpanOptions::default());
         let names: Vec<&str> = out.iter().map(|s| s.name.as_ref()).collect();
@@ -421,7 +624,6 @@ mod tests {
                 "execute_tool Bash",
                 "execute_tool Read",
                 "execute_tool Grep",
-                "apply_guardrail incident"
             ]
         );
         let root = &out[0];
@@ -462,19 +664,25 @@ mod tests {
             attr(&out[2], sc::ERROR_TYPE),
             Some(&Value::from("tool_error"))
         );
-        // No content by default: no arguments, no message events.
+        // No content by default: no arguments, no messages.
         assert_eq!(attr(&out[1], sc::TOOL_ARGUMENTS), None);
-        assert!(root.events.is_empty());
-        let g = &out[4];
-        assert_eq!(g.events.len(), 1);
-        let ev = &g.events[0];
-        assert_eq!(ev.name, sc::GUARDRAIL_RESULT);
+        assert_eq!(attr(root, sc::INPUT_MESSAGES), None);
+        // The final verdict blocks nothing: an evaluation event on the root.
+        assert_eq!(root.events.len(), 1);
+        let ev = &root.events[0];
+        assert_eq!(ev.name, sc::EVALUATION_RESULT);
         let get = |k: &str| {
             ev.attributes
                 .iter()
                 .find(|a| a.key.as_str() == k)
                 .map(|a| a.value.clone())
         };
+        assert_eq!(get(sc::EVALUATION_NAME), Some(Value::from("incident")));
+        assert_eq!(get(sc::EVALUATION_LABEL), Some(Value::from("invalid")));
+        assert_eq!(
+            get(sc::EVALUATION_EXPLANATION),
+            Some(Value::from("2 schema violations"))
+        );
         assert_eq!(get(sc::VERDICT), Some(Value::from("invalid")));
         assert_eq!(get(sc::ERROR_COUNT), Some(Value::I64(2)));
         assert_eq!(get(sc::EXTRACTION_METHOD), Some(Value::from("fenced")));
@@ -530,8 +738,14 @@ mod tests {
             attr(&out[1], sc::TOOL_ARGUMENTS),
             Some(&Value::from(r#"{"command":"ls"}"#))
         );
-        assert_eq!(out[0].events[0].name, sc::USER_MESSAGE);
+        assert_eq!(
+            attr(&out[0], sc::INPUT_MESSAGES),
+            Some(&Value::from(
+                r#"[{"role":"user","parts":[{"type":"text","content":"check the disks"}]}]"#
+            ))
+        );
         s.ended_ms = None;
+        s.checks[0].blocking = true;
         let out = spans(&s, &opts);
         let names: Vec<&str> = out.iter().map(|s| s.name.as_ref()).collect();
         assert_eq!(
@@ -539,8 +753,18 @@ mod tests {
             [
                 "execute_tool Bash",
                 "execute_tool Read",
-                "apply_guardrail incident"
+                "apply_guardrail agentshape"
             ]
+        );
+        let g = &out[2];
+        assert_eq!(g.events[0].name, sc::GUARDRAIL_RESULT);
+        assert_eq!(
+            attr(g, sc::GUARDRAIL_POLICY_ID),
+            Some(&Value::from("incident"))
+        );
+        assert_eq!(
+            attr(g, sc::GUARDRAIL_RESULT_VALUE),
+            Some(&Value::from("invalid"))
         );
     }
 
@@ -568,5 +792,81 @@ mod tests {
             Some(&Value::from("rate_limit"))
         );
         assert_eq!(attr(&out[2], sc::PROVIDER), Some(&Value::from("openai")));
+    }
+
+    #[test]
+    fn native_calls_are_chat_spans_and_repeated_tool_ids_keep_unique_span_ids() {
+        let mut s = SessionTrace::new("n-1", "claude-code", 0);
+        s.ended_ms = Some(100);
+        s.agent_version = Some("2.1.231".into());
+        for (i, id) in ["toolu_a", "toolu_a", "toolu_b"].iter().enumerate() {
+            let mut t = ToolCall::new(Some(id), "Bash", i64::try_from(i).unwrap() * 10);
+            t.ended_ms = Some(50);
+            s.tools.push(t);
+        }
+        s.chats.push(ChatCall {
+            key: Some("msg_1:req_1".into()),
+            model: "claude-opus-4-1".into(),
+            response_model: Some("claude-opus-4-1".into()),
+            response_id: Some("msg_1".into()),
+            started_ms: 5,
+            ended_ms: 7,
+            usage: Usage {
+                input: 3,
+                output: 9,
+                cache_read: 100,
+                cache_write: 20,
+                reasoning: 0,
+            },
+            ..ChatCall::default()
+        });
+        let out = spans(&s, &SpanOptions::default());
+        let mut ids: Vec<SpanId> = out.iter().map(|s| s.span_context.span_id()).collect();
+        ids.sort_by_key(|i| i.to_bytes());
+        ids.dedup();
+        assert_eq!(ids.len(), out.len());
+        // The first call with an id keeps the id's own span id (a sub-agent's parent link).
+        assert_eq!(
+            out[1].span_context.span_id(),
+            ids::span_id("n-1", "tool", "toolu_a")
+        );
+        assert_eq!(
+            attr(&out[0], sc::AGENT_VERSION),
+            Some(&Value::from("2.1.231"))
+        );
+        let chat = out
+            .iter()
+            .find(|s| s.name == "chat claude-opus-4-1")
+            .unwrap();
+        assert_eq!(chat.parent_span_id, out[0].span_context.span_id());
+        assert_eq!(attr(chat, sc::INPUT_TOKENS), Some(&Value::I64(123)));
+        assert_eq!(attr(chat, sc::OUTPUT_TOKENS), Some(&Value::I64(9)));
+        assert_eq!(attr(chat, sc::CACHE_READ_TOKENS), Some(&Value::I64(100)));
+        assert_eq!(attr(chat, sc::CACHE_CREATION_TOKENS), Some(&Value::I64(20)));
+        assert_eq!(attr(chat, sc::RESPONSE_ID), Some(&Value::from("msg_1")));
+        assert_eq!(attr(chat, sc::PROVIDER), Some(&Value::from("anthropic")));
+        assert_eq!(attr(chat, sc::ATTEMPT), None);
+    }
+
+    #[test]
+    fn a_sub_agent_hangs_under_its_task_span_or_links_to_its_parent() {
+        let mut s = SessionTrace::new("agent-x", "claude-code", 0);
+        s.ended_ms = Some(10);
+        s.parent = Some(crate::session::Parent {
+            session_id: "p".into(),
+            trace_session: "p".into(),
+            tool_use_id: Some("toolu_task".into()),
+        });
+        let root = &spans(&s, &SpanOptions::default())[0];
+        assert_eq!(root.span_context.trace_id(), ids::trace_id("p"));
+        assert_eq!(root.parent_span_id, ids::span_id("p", "tool", "toolu_task"));
+        assert!(root.links.is_empty());
+        s.parent.as_mut().unwrap().tool_use_id = None;
+        let root = &spans(&s, &SpanOptions::default())[0];
+        assert_eq!(root.span_context.trace_id(), ids::trace_id("agent-x"));
+        assert_eq!(root.parent_span_id, SpanId::INVALID);
+        assert_eq!(root.links.len(), 1);
+        assert_eq!(root.links[0].span_context.trace_id(), ids::trace_id("p"));
+        assert_eq!(root.links[0].span_context.span_id(), ids::root_span_id("p"));
     }
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::live::Folder;
-use crate::session::{Check, SessionTrace, Usage};
+use crate::session::{Check, Parent, SessionTrace, Usage};
 
 /// The JSON Pointers of a list of violations (`[{"instance_path", …}]`).
 pub fn failing_paths(errors: Option<&Value>) -> Vec<String> {
@@ -106,6 +106,70 @@ pub fn hook_check(h: &HookFacts<'_>) -> Option<Check> {
         agent_id: h.agent_id.map(str::to_owned),
         blocks: Some(h.blocks),
         reason: h.reason.map(str::to_owned),
+        blocking: true,
+    })
+}
+
+/// How many parents up a sub-agent's trace is looked for.
+const MAX_DEPTH: usize = 8;
+
+/// The name of the agent a replayed transcript came from (stored as
+/// `replay`): what its events said, else what its model implies.
+fn replayed_agent(hint: Option<&str>, model: Option<&str>) -> Option<&'static str> {
+    if let Some(h) = hint {
+        return Some(match h {
+            "codex" => "codex",
+            _ => "claude-code",
+        });
+    }
+    Some(match model.and_then(crate::semconv::provider_of_model)? {
+        "anthropic" => "claude-code",
+        "openai" => "codex",
+        _ => "gemini-cli",
+    })
+}
+
+/// Fold the feed of session `id` into `folder`.
+fn fold_feed(store: &dyn Source, id: &str, started: i64, folder: &mut Folder) -> Result<(), Error> {
+    let mut after = 0;
+    loop {
+        let rows = query::feed_for_session(store, id, after, MAX_FEED_LIMIT)?;
+        let Some(last) = rows.last() else { break };
+        after = last.id;
+        for r in &rows {
+            if r.kind != "event" {
+                continue;
+            }
+            let Ok(body) = serde_json::from_str::<Value>(&r.body) else {
+                continue;
+            };
+            folder.row(time::parse_ms(&r.created_at).unwrap_or(started), &body);
+        }
+        if rows.len() < MAX_FEED_LIMIT {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Where sub-agent session `id` (a child of `parent_id`) hangs (Note
+/// \[Sub-agent traces\] in `spans`): the parent's `Task` call, read from
+/// the parent's feed, and the top ancestor whose trace it joins.
+fn parent_of(store: &dyn Source, id: &str, parent_id: &str) -> Result<Parent, Error> {
+    let mut folder = Folder::new(SessionTrace::new(parent_id, "agent", 0), false);
+    fold_feed(store, parent_id, 0, &mut folder)?;
+    let tool_use_id = folder.task_of(id).map(str::to_owned);
+    let mut top = parent_id.to_owned();
+    for _ in 0..MAX_DEPTH {
+        match query::session(store, &top)?.and_then(|d| d.session.parent_id) {
+            Some(up) if up != top && up != id => top = up,
+            _ => break,
+        }
+    }
+    Ok(Parent {
+        session_id: parent_id.to_owned(),
+        trace_session: top,
+        tool_use_id,
     })
 }
 
@@ -126,6 +190,7 @@ pub fn load(
     let started = time::parse_ms(&row.started_at).unwrap_or(0);
     let mut trace = SessionTrace::new(&row.id, row.agent.as_deref().unwrap_or("agent"), started);
     trace.model.clone_from(&row.model);
+    trace.agent_version.clone_from(&row.agent_version);
     trace.status = if row.lost {
         "lost".to_owned()
     } else {
@@ -140,37 +205,36 @@ pub fn load(
     };
     trace.error.clone_from(&row.error);
     trace.error_category.clone_from(&row.error_category);
-    trace.usage = Usage {
-        input: u64::try_from(row.input_tokens).unwrap_or(0),
-        output: u64::try_from(row.output_tokens).unwrap_or(0),
-        cache_read: u64::try_from(row.cache_read_tokens).unwrap_or(0),
-        cache_write: u64::try_from(row.cache_write_tokens).unwrap_or(0),
-    };
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
+    trace.usage = Usage::stored(
+        &trace.agent,
+        n(row.input_tokens),
+        n(row.output_tokens),
+        n(row.cache_read_tokens),
+        n(row.cache_write_tokens),
+    );
     trace.cost_usd = row.cost_usd;
     trace.profile.clone_from(&row.profile);
     trace.tier = u32::try_from(row.tier).ok();
     let mut folder = Folder::new(trace, keep_content);
-    let mut after = 0;
-    loop {
-        let rows = query::feed_for_session(store, id, after, MAX_FEED_LIMIT)?;
-        let Some(last) = rows.last() else { break };
-        after = last.id;
-        for r in &rows {
-            if r.kind != "event" {
-                continue;
-            }
-            let Ok(body) = serde_json::from_str::<Value>(&r.body) else {
-                continue;
-            };
-            if let Some(e) = body.get("event") {
-                folder.json(time::parse_ms(&r.created_at).unwrap_or(started), e);
-            }
-        }
-        if rows.len() < MAX_FEED_LIMIT {
-            break;
+    fold_feed(store, id, started, &mut folder)?;
+    let hint = folder.agent_hint();
+    let mut trace = folder.trace;
+    if trace.agent == "replay" {
+        if let Some(name) = replayed_agent(hint, trace.model.as_deref()) {
+            name.clone_into(&mut trace.agent);
+            trace.usage = Usage::stored(
+                name,
+                n(row.input_tokens),
+                n(row.output_tokens),
+                n(row.cache_read_tokens),
+                n(row.cache_write_tokens),
+            );
         }
     }
-    let mut trace = folder.trace;
+    if let Some(parent) = row.parent_id.as_deref().filter(|p| *p != row.id) {
+        trace.parent = Some(parent_of(store, &row.id, parent)?);
+    }
     if let (Some(v), Some(end)) = (&detail.verdict, trace.ended_ms) {
         trace.checks.push(verdict_check(
             v,
@@ -266,12 +330,26 @@ pub fn from_record(
     trace.status.clone_from(&record.status);
     trace.error.clone_from(&record.error);
     trace.error_category.clone_from(&record.error_category);
-    trace.usage = Usage {
-        input: record.input_tokens,
-        output: record.output_tokens,
-        cache_read: record.cache_read_tokens,
-        cache_write: record.cache_write_tokens,
-    };
+    trace.usage = Usage::stored(
+        agent,
+        record.input_tokens,
+        record.output_tokens,
+        record.cache_read_tokens,
+        record.cache_write_tokens,
+    );
+    trace.agent_version.clone_from(&record.agent_version);
+    if trace.agent == "replay" {
+        if let Some(name) = replayed_agent(None, trace.model.as_deref()) {
+            name.clone_into(&mut trace.agent);
+            trace.usage = Usage::stored(
+                name,
+                record.input_tokens,
+                record.output_tokens,
+                record.cache_read_tokens,
+                record.cache_write_tokens,
+            );
+        }
+    }
     trace.cost_usd = record.cost_usd;
     trace.profile.clone_from(&record.profile);
     trace.tier = Some(record.tier);
@@ -354,5 +432,121 @@ mod tests {
         assert!(load(&s, "nope", false).unwrap().is_none());
         assert_eq!(session_ids(&s, None).unwrap(), ["s1"]);
         assert!(session_ids(&s, Some(1_767_225_600_001)).unwrap().is_empty());
+    }
+
+    fn usage_row(at: &str, e: &serde_json::Value) -> FeedEntry {
+        FeedEntry {
+            session_id: String::new(),
+            kind: "event".into(),
+            body: json!({"kind": "event", "event": e}).to_string(),
+            created_at: at.into(),
+        }
+    }
+
+    fn store_with(id: &str, agent: &str, rows: Vec<FeedEntry>) -> SqliteStore {
+        let mut s = SqliteStore::open_in_memory().unwrap();
+        let mut rec = SessionRecord::new(id, "2026-01-01T00:00:00.000Z", "completed");
+        rec.agent = Some(agent.into());
+        rec.ended_at = Some("2026-01-01T00:01:00.000Z".into());
+        s.start_session(&rec).unwrap();
+        let rows: Vec<FeedEntry> = rows
+            .into_iter()
+            .map(|mut r| {
+                r.session_id = id.into();
+                r
+            })
+            .collect();
+        s.append_feed(&rows).unwrap();
+        s.write_session(&rec).unwrap();
+        s
+    }
+
+    #[test]
+    fn a_claude_message_repeated_over_lines_is_one_call_with_its_last_usage() {
+        let u = |out: u64| {
+            json!({"type": "usage", "message_id": "msg_1", "request_id": "req_1",
+                "model": "claude-sonnet-4-5", "cumulative": false,
+                "tokens": {"input": 10, "output": out, "cache_read": 300, "cache_write": 20}})
+        };
+        let s = store_with(
+            "c1",
+            "claude-code",
+            vec![
+                usage_row("2026-01-01T00:00:01.000Z", &u(1)),
+                usage_row("2026-01-01T00:00:02.000Z", &u(40)),
+            ],
+        );
+        let t = load(&s, "c1", false).unwrap().unwrap();
+        assert_eq!(t.chats.len(), 1, "{:?}", t.chats);
+        let c = &t.chats[0];
+        assert_eq!(c.response_id.as_deref(), Some("msg_1"));
+        assert_eq!(c.usage.output, 40);
+        assert_eq!(c.usage.prompt_total(), 330);
+        assert_eq!(
+            (c.started_ms, c.ended_ms),
+            (1_767_225_601_000, 1_767_225_602_000)
+        );
+    }
+
+    #[test]
+    fn codex_totals_become_one_call_per_growth_that_sum_to_the_last_total() {
+        let total = |input: u64, cached: u64, out: u64| {
+            json!({"type": "usage", "cumulative": true, "model": "gpt-5-codex",
+                "tokens": {"input": input, "output": out, "cache_read": cached, "cache_write": 0}})
+        };
+        let s = store_with(
+            "x1",
+            "codex",
+            vec![
+                usage_row("2026-01-01T00:00:01.000Z", &total(1200, 1000, 50)),
+                usage_row("2026-01-01T00:00:02.000Z", &total(1200, 1000, 50)),
+                usage_row("2026-01-01T00:00:03.000Z", &total(3000, 2500, 120)),
+            ],
+        );
+        let t = load(&s, "x1", false).unwrap().unwrap();
+        assert_eq!(t.chats.len(), 2, "{:?}", t.chats);
+        let prompt: u64 = t.chats.iter().map(|c| c.usage.prompt_total()).sum();
+        let cached: u64 = t.chats.iter().map(|c| c.usage.cache_read).sum();
+        let out: u64 = t.chats.iter().map(|c| c.usage.output).sum();
+        assert_eq!((prompt, cached, out), (3000, 2500, 120));
+    }
+
+    #[test]
+    fn a_replayed_codex_transcript_is_codex_and_a_sub_agent_hangs_under_its_task() {
+        let mut s = store_with(
+            "r1",
+            "replay",
+            vec![usage_row(
+                "2026-01-01T00:00:01.000Z",
+                &json!({"type": "usage", "cumulative": true,
+                    "tokens": {"input": 5, "output": 1, "cache_read": 0, "cache_write": 0}}),
+            )],
+        );
+        assert_eq!(load(&s, "r1", false).unwrap().unwrap().agent, "codex");
+        let mut parent = SessionRecord::new("p1", "2026-01-01T00:00:00.000Z", "completed");
+        parent.agent = Some("claude-code".into());
+        s.start_session(&parent).unwrap();
+        let row = |e: serde_json::Value| FeedEntry {
+            session_id: "p1".into(),
+            ..usage_row("2026-01-01T00:00:01.000Z", &e)
+        };
+        s.append_feed(&[
+            row(json!({"type": "tool_use", "id": "toolu_9", "name": "Task", "input": {}})),
+            row(json!({"type": "sub_agent", "agent_id": "abc", "tool_use_id": "toolu_9"})),
+        ])
+        .unwrap();
+        let mut child = SessionRecord::new("agent-abc", "2026-01-01T00:00:00.000Z", "completed");
+        child.parent_id = Some("p1".into());
+        child.agent = Some("claude-code".into());
+        s.start_session(&child).unwrap();
+        let t = load(&s, "agent-abc", false).unwrap().unwrap();
+        assert_eq!(
+            t.parent,
+            Some(Parent {
+                session_id: "p1".into(),
+                trace_session: "p1".into(),
+                tool_use_id: Some("toolu_9".into()),
+            })
+        );
     }
 }

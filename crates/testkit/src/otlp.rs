@@ -38,6 +38,8 @@ pub struct Span {
     pub attributes: BTreeMap<String, String>,
     /// Events: name, time and attributes.
     pub events: Vec<(String, u64, BTreeMap<String, String>)>,
+    /// Links: trace id and span id, hex.
+    pub links: Vec<(String, String)>,
     /// Status code (0 unset, 1 ok, 2 error) and message.
     pub status: (i32, String),
     /// The resource's attributes.
@@ -143,6 +145,11 @@ fn decode(req: &ExportTraceServiceRequest) -> Vec<Span> {
                         .events
                         .iter()
                         .map(|e| (e.name.clone(), e.time_unix_nano, attrs(&e.attributes)))
+                        .collect(),
+                    links: s
+                        .links
+                        .iter()
+                        .map(|l| (hex(&l.trace_id), hex(&l.span_id)))
                         .collect(),
                     status: s
                         .status

@@ -519,6 +519,7 @@ fn ask_trace(
             error_category: a.error_category.map(|c| c.as_str().to_owned()),
             input: Some(f.prompt.to_owned()),
             output: None,
+            ..ChatCall::default()
         });
         if a.error_category.is_none() {
             t.checks.push(Check {
@@ -530,6 +531,9 @@ fn ask_trace(
                     .to_owned(),
                 failing_paths: a.errors.iter().map(|v| v.instance_path.clone()).collect(),
                 method: Some(a.method.as_str().to_owned()),
+                // A failed answer is asked again: a guardrail (otel's
+                // semconv Note [Guardrail or evaluation]).
+                blocking: true,
                 ..Check::default()
             });
         }

@@ -133,9 +133,13 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
             a.stop();
         }
         if let Some(e) = export {
-            out.line(&crate::otel::report_line(
-                &e.live.finish(crate::otel::FINISH),
-            ))?;
+            // Stdout under --json holds JSON lines only: the summary is one too.
+            let r = e.live.finish(crate::otel::FINISH);
+            if out.json {
+                out.json_line(&serde_json::json!({ "otlp": crate::otel::report_json(&r) }))?;
+            } else {
+                out.line(&crate::otel::report_line(&r))?;
+            }
             out.flush()?;
         }
         return exit;

@@ -103,12 +103,17 @@ fn a_replayed_run_is_one_trace_of_its_agent_span_tools_and_verdict() {
         // No content unless asked.
         assert_eq!(t.attr("gen_ai.tool.call.arguments"), None);
     }
-    let checks = named(&spans, "apply_guardrail ");
-    assert_eq!(checks.len(), 1);
-    assert_eq!(checks[0].name, "apply_guardrail claude-ops");
-    assert_eq!(checks[0].parent_span_id, root.span_id);
-    let (name, _, result) = &checks[0].events[0];
-    assert_eq!(name, "gen_ai.guardrail.result");
+    // A replay's verdict blocks nothing: an evaluation event on the root,
+    // no guardrail span; the agent is the one whose transcript it is.
+    assert!(named(&spans, "apply_guardrail ").is_empty(), "{spans:#?}");
+    assert_eq!(root.name, "invoke_agent claude-code");
+    assert_eq!(root.attr("gen_ai.agent.name"), Some("claude-code"));
+    let (name, _, result) = &root.events[0];
+    assert_eq!(name, "gen_ai.evaluation.result");
+    assert_eq!(
+        result.get("gen_ai.evaluation.name").map(String::as_str),
+        Some("claude-ops")
+    );
     assert_eq!(
         result
             .get("agentshape.extraction.method")
@@ -117,7 +122,7 @@ fn a_replayed_run_is_one_trace_of_its_agent_span_tools_and_verdict() {
     );
     assert_eq!(
         result
-            .get("agentshape.guardrail.verdict")
+            .get("gen_ai.evaluation.score.label")
             .map(String::as_str),
         Some(if v["valid"] == true {
             "valid"
@@ -287,7 +292,12 @@ fn a_stop_hook_call_is_a_guardrail_span_in_its_session_trace() {
     let spans = c.spans();
     assert_eq!(spans.len(), 1, "{spans:#?}");
     let g = &spans[0];
-    assert_eq!(g.name, "apply_guardrail schemas/loop-action.json");
+    assert_eq!(g.name, "apply_guardrail agentshape");
+    assert_eq!(
+        g.attr("gen_ai.guardrail.policy.id"),
+        Some("schemas/loop-action.json")
+    );
+    assert_eq!(g.attr("gen_ai.guardrail.result.value"), Some("blocked"));
     assert_eq!(g.attr("agentshape.hook.event"), Some("Stop"));
     let result = &g.events[0].2;
     assert_eq!(
@@ -421,11 +431,22 @@ fn contents_only_when_asked_and_then_masked() {
             .iter()
             .filter_map(|s| s.attr("gen_ai.tool.call.result"))
             .collect();
-        let prompts = named(&spans, "invoke_agent ")[0]
-            .events
-            .iter()
-            .filter(|e| e.0 == "gen_ai.assistant.message")
-            .count();
+        // The answer as the conventions' output messages on the root (not
+        // the deprecated gen_ai.assistant.message events).
+        let root = named(&spans, "invoke_agent ")[0];
+        let prompts = root
+            .attr("gen_ai.output.messages")
+            .map(|m| serde_json::from_str::<Value>(m).unwrap())
+            .map_or(0, |m| {
+                assert_eq!(m[0]["role"], "assistant", "{m}");
+                assert_eq!(m[0]["parts"][0]["type"], "text", "{m}");
+                m.as_array().unwrap().len()
+            });
+        assert!(
+            root.events
+                .iter()
+                .all(|e| !e.0.starts_with("gen_ai.assistant"))
+        );
         if content {
             assert!(
                 results
@@ -700,7 +721,8 @@ fn a_run_without_a_store_is_exported_from_its_events() {
             "{t:?} {root:?}"
         );
     }
-    assert_eq!(named(&spans, "apply_guardrail ").len(), 1);
+    assert!(named(&spans, "apply_guardrail ").is_empty());
+    assert_eq!(root.events[0].0, "gen_ai.evaluation.result");
 }
 
 #[test]
@@ -740,7 +762,7 @@ fn an_ops_cycle_exports_each_session_and_says_so_last() {
     assert_eq!(roots.len(), 1, "{spans:#?}");
     assert_eq!(roots[0].attr("agentshape.session.tier"), Some("1"));
     assert!(!named(&spans, "execute_tool ").is_empty());
-    assert_eq!(named(&spans, "apply_guardrail ").len(), 1);
+    assert_eq!(roots[0].events[0].0, "gen_ai.evaluation.result");
 }
 
 #[test]
@@ -893,6 +915,374 @@ fn export_otlp_from_postgres_sends_what_sqlite_sends() {
     let from_pg = export(std::ffi::OsStr::new(&url));
     assert_eq!(named(&from_sqlite, "invoke_agent ").len(), 2);
     assert!(!named(&from_sqlite, "execute_tool ").is_empty());
-    assert!(!named(&from_sqlite, "apply_guardrail ").is_empty());
+    assert!(
+        named(&from_sqlite, "invoke_agent ")
+            .iter()
+            .all(|r| r.events.iter().any(|e| e.0 == "gen_ai.evaluation.result"))
+    );
     assert_eq!(from_pg, from_sqlite);
+}
+
+const NATIVE_DIR: &str = "crates/cli/tests/fixtures/native/claude/projects/-srv-app";
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// `import PATH --otlp-endpoint` into a fresh store; the spans received.
+fn import_spans(path: &Path, store: &Path) -> Vec<Span> {
+    let c = Collector::start();
+    let out = agentshape()
+        .arg("import")
+        .arg(path)
+        .arg("--store")
+        .arg(store)
+        .args(["--otlp-endpoint", &c.url()])
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    assert!(c.problems().is_empty(), "{:?}", c.problems());
+    c.spans()
+}
+
+fn num(s: &Span, key: &str) -> u64 {
+    s.attr(key).map_or(0, |v| v.parse().unwrap())
+}
+
+#[test]
+fn a_native_claude_session_has_one_chat_span_per_message_and_its_sub_agent_under_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("-srv-app");
+    copy_dir(&crate::repo_root().join(NATIVE_DIR), &project);
+    let db = dir.path().join("agentshape.db");
+    let spans = import_spans(&project, &db);
+    let roots = named(&spans, "invoke_agent ");
+    for r in &roots {
+        assert_eq!(r.name, "invoke_agent claude-code");
+        assert_eq!(r.attr("gen_ai.provider.name"), Some("anthropic"), "{r:?}");
+        assert_eq!(r.attr("gen_ai.agent.version"), Some("2.1.231"), "{r:?}");
+    }
+    let by_conv = |id: &str| {
+        *roots
+            .iter()
+            .find(|r| r.attr("gen_ai.conversation.id") == Some(id))
+            .unwrap_or_else(|| panic!("no root for {id}: {roots:#?}"))
+    };
+    let parent = by_conv("5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70");
+    let chats: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name.starts_with("chat ") && s.parent_span_id == parent.span_id)
+        .collect();
+    let ids: Vec<&str> = chats
+        .iter()
+        .map(|c| c.attr("gen_ai.response.id").unwrap())
+        .collect();
+    // msg_01 is written over two lines with growing usage: one span, the last usage.
+    assert_eq!(ids, ["msg_01", "msg_02", "msg_03"], "{chats:#?}");
+    let first = chats[0];
+    assert_eq!(first.name, "chat claude-sonnet-4-5");
+    assert_eq!(first.kind, 3);
+    assert_eq!(first.trace_id, parent.trace_id);
+    assert_eq!(first.attr("gen_ai.operation.name"), Some("chat"));
+    assert_eq!(first.attr("gen_ai.provider.name"), Some("anthropic"));
+    assert_eq!(
+        first.attr("gen_ai.request.model"),
+        Some("claude-sonnet-4-5")
+    );
+    assert_eq!(
+        first.attr("gen_ai.response.model"),
+        Some("claude-sonnet-4-5")
+    );
+    // Every prompt token, cached ones included.
+    assert_eq!(num(first, "gen_ai.usage.input_tokens"), 3212);
+    assert_eq!(num(first, "gen_ai.usage.output_tokens"), 40);
+    assert_eq!(num(first, "gen_ai.usage.cache_read.input_tokens"), 3000);
+    assert_eq!(num(first, "gen_ai.usage.cache_creation.input_tokens"), 200);
+    // At the call's own time: its first line to its last.
+    assert_eq!(first.start_ns, 1_767_603_602_000_000_000);
+    assert_eq!(first.end_ns, 1_767_603_602_500_000_000);
+    // The calls add up to the session's tokens.
+    let sum = |key: &str| chats.iter().map(|c| num(c, key)).sum::<u64>();
+    assert_eq!(
+        sum("gen_ai.usage.output_tokens"),
+        num(parent, "gen_ai.usage.output_tokens")
+    );
+    assert_eq!(
+        sum("gen_ai.usage.input_tokens"),
+        num(parent, "gen_ai.usage.input_tokens")
+    );
+    // The sub-agent: in its parent's trace, under the Task call that started it.
+    let sub = by_conv("agent-f00dcafe01");
+    let task = spans
+        .iter()
+        .find(|s| s.attr("gen_ai.tool.call.id") == Some("toolu_02"))
+        .unwrap();
+    assert_eq!(task.name, "execute_tool Task");
+    assert_eq!(sub.trace_id, parent.trace_id);
+    assert_eq!(sub.parent_span_id, task.span_id);
+    let sub_chats: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name.starts_with("chat ") && s.parent_span_id == sub.span_id)
+        .collect();
+    assert_eq!(sub_chats.len(), 2, "{spans:#?}");
+    assert!(
+        sub_chats
+            .iter()
+            .all(|c| c.name == "chat claude-haiku-4-5" && c.trace_id == parent.trace_id)
+    );
+    // Span ids are unique.
+    let mut all: Vec<&str> = spans.iter().map(|s| s.span_id.as_str()).collect();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), spans.len());
+
+    // `export otlp` from the store sends the same spans.
+    let later = Collector::start();
+    let out = agentshape()
+        .args(["export", "otlp", "--otlp-endpoint", &later.url(), "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let key = |s: &[Span]| {
+        let mut v: Vec<(String, String, String, String)> = s
+            .iter()
+            .map(|s| {
+                (
+                    s.trace_id.clone(),
+                    s.span_id.clone(),
+                    s.parent_span_id.clone(),
+                    s.name.clone(),
+                )
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    assert_eq!(key(&later.spans()), key(&spans));
+}
+
+#[test]
+fn a_sub_agent_whose_parent_is_not_stored_links_to_the_parents_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("-srv-app");
+    copy_dir(&crate::repo_root().join(NATIVE_DIR), &project);
+    let sub = project.join("5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70/subagents/agent-f00dcafe01.jsonl");
+    let c = Collector::start();
+    let out = agentshape()
+        .arg("import")
+        .arg(&sub)
+        .arg("--store")
+        .arg(dir.path().join("agentshape.db"))
+        .args(["--otlp-endpoint", &c.url()])
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let spans = c.spans();
+    let root = named(&spans, "invoke_agent ")[0];
+    assert_eq!(
+        root.attr("gen_ai.conversation.id"),
+        Some("agent-f00dcafe01")
+    );
+    assert_eq!(root.parent_span_id, "");
+    assert_eq!(root.links.len(), 1, "{root:?}");
+    assert_ne!(root.links[0].0, root.trace_id);
+}
+
+#[test]
+fn codex_chat_spans_add_up_to_the_sessions_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir
+        .path()
+        .join("rollout-2026-01-06T10-00-00-0199aa00-1111-7222-8333-444455556666.jsonl");
+    let mut text = std::fs::read_to_string(crate::repo_root().join(
+        "crates/cli/tests/fixtures/native/codex/sessions/2026/01/06/rollout-2026-01-06T10-00-00-0199aa00-1111-7222-8333-444455556666.jsonl",
+    ))
+    .unwrap();
+    // A second turn: the running total grows once (and is repeated, as Codex does).
+    let grown = r#"{"timestamp":"2026-01-06T10:00:09.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":3000,"cached_input_tokens":2500,"output_tokens":120,"reasoning_output_tokens":30,"total_tokens":3120},"last_token_usage":{"input_tokens":1800,"cached_input_tokens":1500,"output_tokens":70,"reasoning_output_tokens":20,"total_tokens":1870}}}}"#;
+    text.push_str(grown);
+    text.push('\n');
+    text.push_str(&grown.replace("10:00:09.000Z", "10:00:09.100Z"));
+    text.push('\n');
+    std::fs::write(&file, text).unwrap();
+    let spans = import_spans(&file, &dir.path().join("agentshape.db"));
+    let root = named(&spans, "invoke_agent ")[0];
+    assert_eq!(root.name, "invoke_agent codex");
+    assert_eq!(root.attr("gen_ai.provider.name"), Some("openai"));
+    let chats = named(&spans, "chat ");
+    assert_eq!(chats.len(), 2, "{spans:#?}");
+    for c in &chats {
+        assert_eq!(c.parent_span_id, root.span_id);
+        assert_eq!(c.attr("gen_ai.provider.name"), Some("openai"));
+    }
+    let sum = |key: &str| chats.iter().map(|c| num(c, key)).sum::<u64>();
+    assert_eq!(sum("gen_ai.usage.input_tokens"), 3000);
+    assert_eq!(sum("gen_ai.usage.cache_read.input_tokens"), 2500);
+    assert_eq!(sum("gen_ai.usage.output_tokens"), 120);
+    assert_eq!(sum("gen_ai.usage.reasoning.output_tokens"), 30);
+    for key in [
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.cache_read.input_tokens",
+    ] {
+        assert_eq!(sum(key), num(root, key), "{key}: {root:?}");
+    }
+}
+
+#[test]
+fn a_gemini_chat_is_one_chat_span_per_message_with_its_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("session-2026-01-07T08-00-7c1d2e3f.json");
+    std::fs::copy(
+        crate::repo_root().join("crates/cli/tests/fixtures/native/gemini/tmp/9f8e7d6c5b4a/chats/session-2026-01-07T08-00-7c1d2e3f.json"),
+        &file,
+    )
+    .unwrap();
+    let spans = import_spans(&file, &dir.path().join("agentshape.db"));
+    let root = named(&spans, "invoke_agent ")[0];
+    assert_eq!(root.attr("gen_ai.provider.name"), Some("gcp.gemini"));
+    let chats = named(&spans, "chat ");
+    assert!(!chats.is_empty(), "{spans:#?}");
+    let sum = |key: &str| chats.iter().map(|c| num(c, key)).sum::<u64>();
+    assert_eq!(
+        sum("gen_ai.usage.input_tokens"),
+        num(root, "gen_ai.usage.input_tokens")
+    );
+    assert_eq!(
+        sum("gen_ai.usage.output_tokens"),
+        num(root, "gen_ai.usage.output_tokens")
+    );
+}
+
+#[test]
+fn hook_install_writes_the_export_flags_and_the_installed_command_exports() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    let db = dir.path().join("agentshape.db");
+    let secret = "Bearer s3cr3t-'quoted' t0ken";
+    let out = agentshape()
+        .args([
+            "hook",
+            "install",
+            "--json",
+            "--schema",
+            "schemas/loop-action.json",
+        ])
+        .arg("--settings")
+        .arg(&settings)
+        .arg("--store")
+        .arg(&db)
+        .args(["--otlp-endpoint", &c.url()])
+        .args(["--otlp-header", &format!("Authorization={secret}")])
+        .env_remove("AGENTSHAPE_STORE")
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(!shown.contains("s3cr3t"), "{shown}");
+    let line = &json_lines(&out.stdout)[0];
+    assert!(
+        line["command"]
+            .as_str()
+            .unwrap()
+            .contains("Authorization=***"),
+        "{line}"
+    );
+    // A dry run's diff masks it too.
+    let dry = agentshape()
+        .args(["hook", "install", "--dry-run", "--event", "subagent-stop"])
+        .arg("--settings")
+        .arg(&settings)
+        .args(["--otlp-endpoint", &c.url()])
+        .args(["--otlp-header", &format!("Authorization={secret}")])
+        .output()
+        .unwrap();
+    assert_exit(&dry, 0);
+    assert!(
+        !String::from_utf8_lossy(&dry.stdout).contains("s3cr3t"),
+        "{}",
+        String::from_utf8_lossy(&dry.stdout)
+    );
+    let installed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let command = installed["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(command.contains("--otlp-endpoint"), "{command}");
+    assert!(
+        command.contains("s3cr3t"),
+        "the entry carries the header: {command}"
+    );
+    // The installed command, run as Claude Code runs it (a shell, no OTEL_* variables).
+    let input = json!({"session_id": "hook-install-1", "hook_event_name": "Stop",
+        "stop_hook_active": false, "last_assistant_message": "```json\n{\"action\": 7}\n```"});
+    let ran = assert_cmd::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(dir.path())
+        .env("AGENTSHAPE_STATE_DIR", dir.path().join("state"))
+        .env_remove("AGENTSHAPE_STORE")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_HEADERS")
+        .write_stdin(input.to_string())
+        .output()
+        .unwrap();
+    assert_exit(&ran, 0);
+    let spans = c.spans();
+    assert_eq!(spans.len(), 1, "{spans:#?} {}", stderr(&ran));
+    assert_eq!(spans[0].name, "apply_guardrail agentshape");
+    assert_eq!(c.exports()[0].header("authorization"), Some(secret));
+}
+
+#[test]
+fn watch_json_keeps_stdout_to_json_lines() {
+    let c = Collector::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    std::fs::copy(crate::repo_root().join(NATIVE), &file).unwrap();
+    let child = crate::agentshape_std()
+        .arg("watch")
+        .arg("--json")
+        .arg(&file)
+        .arg("--store")
+        .arg(dir.path().join("agentshape.db"))
+        .args(["--otlp-endpoint", &c.url()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::wait_until(
+        "the first spans",
+        std::time::Duration::from_secs(60),
+        || !c.spans().is_empty(),
+    );
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!text.trim().is_empty(), "{}", stderr(&out));
+    for line in text.lines() {
+        assert!(
+            serde_json::from_str::<Value>(line).is_ok(),
+            "not a JSON line on stdout: {line:?}"
+        );
+    }
+    // The export's summary is one of them.
+    let last = json_lines(&out.stdout).pop().unwrap();
+    assert_eq!(last["otlp"]["dropped"], 0, "{last}");
 }

@@ -16,6 +16,16 @@
 //! the store came from that variable, the entry carries no `--store` and
 //! the hook reads the same variable from Claude Code's environment. Words
 //! are quoted for a POSIX shell.
+//!
+//! Note \[Hook export settings\]: Claude Code runs a hook with its own
+//! environment and hands it no `OTEL_*` variable, so a hook could not find
+//! the collector the user exports to. `--otlp-endpoint`, `--otlp-header`
+//! and `--otlp-content` given to `hook install` are checked here (as every
+//! command checks them) and written into the entry as the same flags of the
+//! installed `agentshape hook …` command, each word quoted. A header's value
+//! is usually a token: it is in the settings file (which the user chose to
+//! put it in), but never in this command's own output: the JSON `command`,
+//! the dry-run diff and the messages show `***` in its place.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -43,7 +53,42 @@ pub fn install(args: &HookInstallArgs) -> anyhow::Result<Exit> {
     let entries: Vec<(HookEvent, &str)> = commands.iter().map(|(e, c)| (*e, c.as_str())).collect();
     let edited =
         settings::install(old.as_deref(), &entries).map_err(|e| not_settings(&path, &e))?;
-    finish(&path, old.as_deref(), &edited, args.dry_run, args.output)
+    let secrets = header_values(&args.otlp.header);
+    finish(
+        &path,
+        old.as_deref(),
+        &edited,
+        (args.dry_run, args.output),
+        &secrets,
+    )
+}
+
+/// The values of `--otlp-header K=V` flags (Note \[Hook export settings\]).
+fn header_values(headers: &[String]) -> Vec<String> {
+    headers
+        .iter()
+        .filter_map(|h| h.split_once('=').map(|(_, v)| v.trim().to_owned()))
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// `text` with every secret in it (as written, shell-quoted or
+/// JSON-escaped) shown as `***`.
+fn masked(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_owned();
+    for v in secrets {
+        let quoted = v.replace('\'', "'\\''");
+        for form in [v.clone(), quoted] {
+            let json = serde_json::to_string(&form).unwrap_or_default();
+            let json = json.trim_matches('"').to_owned();
+            for f in [json, form] {
+                if !f.is_empty() {
+                    out = out.replace(&f, "***");
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `agentshape hook uninstall`.
@@ -60,7 +105,13 @@ pub fn uninstall(args: &HookUninstallArgs) -> anyhow::Result<Exit> {
     let old = read(&path)?;
     let edited =
         settings::uninstall(old.as_deref(), &events).map_err(|e| not_settings(&path, &e))?;
-    finish(&path, old.as_deref(), &edited, args.dry_run, args.output)
+    finish(
+        &path,
+        old.as_deref(),
+        &edited,
+        (args.dry_run, args.output),
+        &[],
+    )
 }
 
 /// The events asked for, each once, in the order given.
@@ -179,6 +230,7 @@ fn commands(
         ]);
     }
     let store = store_words(&args.store.location)?;
+    let otlp = otlp_words(&args.otlp)?;
     Ok(events
         .iter()
         .map(|&event| {
@@ -194,9 +246,39 @@ fn commands(
                 words.extend(per_agent.iter().cloned());
             }
             words.extend(store.iter().cloned());
+            words.extend(otlp.iter().cloned());
             (event, settings::command_line(&words))
         })
         .collect())
+}
+
+/// The export flags for the entry (Note \[Hook export settings\]), after
+/// checking them as the hook will (a bad endpoint or header is 64 here,
+/// not a warning at every turn).
+fn otlp_words(otlp: &crate::args::OtlpArgs) -> anyhow::Result<Vec<String>> {
+    if otlp.endpoint.is_none() && otlp.header.is_empty() && !otlp.content {
+        return Ok(Vec::new());
+    }
+    // The flags alone, not this shell's OTEL_* variables: those are not
+    // the hook's to read either.
+    let flags = agentshape_otel::OtlpFlags {
+        endpoint: otlp.endpoint.clone(),
+        headers: otlp.header.clone(),
+        content: otlp.content,
+    };
+    agentshape_otel::OtlpConfig::resolve(&flags, &|_| None)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let mut words = Vec::new();
+    if let Some(e) = &otlp.endpoint {
+        words.extend(["--otlp-endpoint".to_owned(), e.clone()]);
+    }
+    for h in &otlp.header {
+        words.extend(["--otlp-header".to_owned(), h.clone()]);
+    }
+    if otlp.content {
+        words.push("--otlp-content".to_owned());
+    }
+    Ok(words)
 }
 
 fn absolute(path: &Path) -> String {
@@ -255,17 +337,20 @@ fn finish(
     path: &Path,
     old: Option<&str>,
     edited: &Edited,
-    dry_run: bool,
-    output: OutputArgs,
+    (dry_run, output): (bool, OutputArgs),
+    secrets: &[String],
 ) -> anyhow::Result<Exit> {
     let shown = path.display().to_string();
     let mut out = Out::new(output);
     if dry_run {
-        let diff = settings::unified_diff(
-            old.unwrap_or_default(),
-            &edited.text,
-            if old.is_some() { &shown } else { "/dev/null" },
-            &shown,
+        let diff = masked(
+            &settings::unified_diff(
+                old.unwrap_or_default(),
+                &edited.text,
+                if old.is_some() { &shown } else { "/dev/null" },
+                &shown,
+            ),
+            secrets,
         );
         if out.json {
             // Stdout is for the JSON lines; people still see the diff.
@@ -287,7 +372,7 @@ fn finish(
                 "event": e.event.key(),
                 "settings": shown,
                 "change": e.change.as_str(),
-                "command": e.command,
+                "command": e.command.as_deref().map(|c| masked(c, secrets)),
             });
             if dry_run {
                 line["dry_run"] = true.into();
