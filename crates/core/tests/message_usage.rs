@@ -106,7 +106,9 @@ fn codex_totals_are_read_per_segment_and_each_growth_is_a_call() {
     );
     // The calls add up to the session's tokens, in the one vocabulary.
     let mut sum = UsageTokens::default();
-    got.iter().for_each(|c| sum.add(&c.tokens));
+    for c in got {
+        sum.add(&c.tokens);
+    }
     assert_eq!(sum.input + sum.cache_read, info.tokens.input);
     assert_eq!(sum.output, info.tokens.output);
 }

@@ -384,7 +384,7 @@ impl Report {
             }
         }
         let mut total = vec![String::new(); self.heads.len()];
-        total[0] = "total".to_owned();
+        "total".clone_into(&mut total[0]);
         total.push(String::new());
         total.extend(figure_cells(&self.total.figures));
         table.push(total);

@@ -4,7 +4,7 @@
 //! make: this file's own reader of the session files (each Claude message
 //! id and request id once, last line's usage; Codex running totals summed
 //! per segment; Gemini per message; each call on the UTC day of its own
-//! time) priced with its own arithmetic from the pinned LiteLLM file; and
+//! time) priced with its own arithmetic from the pinned `LiteLLM` file; and
 //! the figures ccusage 20.0.24 printed for `../shared/corpus/native` laid
 //! out as the agents write it (`npx ccusage claude daily --json --offline
 //! -z UTC`, recorded below).
@@ -161,7 +161,10 @@ fn read_home(home: &Path) -> Vec<Call> {
         for v in lines(f) {
             let p = &v["payload"];
             if v["type"] == "turn_context" {
-                model = p["model"].as_str().unwrap_or_default().to_owned();
+                p["model"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .clone_into(&mut model);
             }
             let t = &p["info"]["total_token_usage"];
             if p["type"] != "token_count" || !t.is_object() {
@@ -215,7 +218,7 @@ fn read_home(home: &Path) -> Vec<Call> {
     calls
 }
 
-/// Per-token prices of a model from the pinned LiteLLM file: the entry of
+/// Per-token prices of a model from the pinned `LiteLLM` file: the entry of
 /// that name, else the Bedrock entry `anthropic.<name>-v1:0`, else the
 /// undated name ($ per token: input, output, cache read, 5 m write, 1 h write).
 fn price(prices: &Value, model: &str) -> Option<[f64; 5]> {
@@ -533,6 +536,7 @@ fn a_fresh_machine_gets_a_daily_report_split_by_message_time_counted_once() {
 }
 
 #[test]
+#[allow(clippy::many_single_char_names)]
 fn periods_zones_filters_sessions_and_blocks() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");

@@ -799,12 +799,11 @@ pub fn usage_records(session: &str, started: &str, calls: &[MessageUsage]) -> Ve
     calls
         .iter()
         .map(|c| {
-            let key = match &c.key {
-                Some(k) => format!("msg:{k}"),
-                None => {
-                    local += 1;
-                    format!("{session}#{local}")
-                }
+            let key = if let Some(k) = &c.key {
+                format!("msg:{k}")
+            } else {
+                local += 1;
+                format!("{session}#{local}")
             };
             UsageRecord {
                 key,
