@@ -582,11 +582,13 @@ agentshape watch --store postgres://ops@db.internal/agentshape ~/.claude/project
 /// The agents `import --agent` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NativeAgent {
-    /// Claude Code.
+    /// Claude Code (also `claude-code`, the name the store and pages use).
+    #[value(alias = "claude-code")]
     Claude,
     /// `OpenAI` Codex.
     Codex,
-    /// Gemini CLI.
+    /// Gemini CLI (also `gemini-cli`).
+    #[value(alias = "gemini-cli")]
     Gemini,
 }
 
