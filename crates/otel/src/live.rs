@@ -17,7 +17,7 @@ use std::time::SystemTime;
 
 use agentshape_core::Event;
 use agentshape_core::summary::TokenCounts;
-use agentshape_core::usage::UsageTokens;
+use agentshape_core::usage::calls::{Calls, Report};
 use agentshape_store::time;
 use opentelemetry::trace::{SpanId, TraceId};
 use opentelemetry_sdk::trace::SpanData;
@@ -25,22 +25,9 @@ use serde_json::Value;
 
 use crate::session::{ChatCall, Message, SessionTrace, ToolCall, Usage};
 
-/// One usage report of the agent's, as the feed or the decoder gives it.
-#[derive(Debug, Clone, Copy)]
-pub struct UsageReport<'a> {
-    /// The API message id.
-    pub message_id: Option<&'a str>,
-    /// The API request id.
-    pub request_id: Option<&'a str>,
-    /// The model that answered.
-    pub model: Option<&'a str>,
-    /// The counts, as the agent reported them.
-    pub tokens: &'a TokenCounts,
-    /// Running totals (Codex) rather than one message's.
-    pub cumulative: bool,
-    /// A sub-agent's inline line.
-    pub sidechain: bool,
-}
+/// One usage report of the agent's, as the feed or the decoder gives it
+/// (core's fold of reports into calls takes the same).
+pub type UsageReport<'a> = Report<'a>;
 
 /// Folds events into a [`SessionTrace`].
 #[derive(Debug, Clone)]
@@ -55,13 +42,11 @@ pub struct Folder {
     line_ms: Option<i64>,
     /// The current native line is a sub-agent's inline line.
     line_side: bool,
-    /// Model calls keyed by `message id:request id`, to their index in
-    /// `trace.chats` (the last line's usage replaces the earlier ones').
-    keyed: HashMap<String, usize>,
-    /// The last running total (Codex).
-    cumulative: Option<TokenCounts>,
-    /// Calls only their position names.
-    unnamed: u64,
+    /// The model calls (core's fold: the counting rules of the usage
+    /// reports), by the time they were seen; `chat_of[i]` is call `i`'s
+    /// index in `trace.chats`.
+    calls: Calls<i64>,
+    chat_of: Vec<usize>,
     /// What the events say the agent is (a replayed transcript).
     hint: Option<&'static str>,
     /// `Task` calls by tool-use id, and sub-agents seen starting, for
@@ -73,15 +58,6 @@ pub struct Folder {
     in_sidechain: bool,
 }
 
-/// Whether a running total fell below the one before it: a new segment
-/// (core's Note \[Native tokens\]).
-fn falls(now: &TokenCounts, before: &TokenCounts) -> bool {
-    now.input < before.input
-        || now.output < before.output
-        || now.cache_read < before.cache_read
-        || now.cache_write < before.cache_write
-}
-
 impl Folder {
     /// A folder for `trace`; `keep_content` keeps texts, tool inputs and results.
     pub fn new(trace: SessionTrace, keep_content: bool) -> Folder {
@@ -91,9 +67,8 @@ impl Folder {
             keep_content,
             line_ms: None,
             line_side: false,
-            keyed: HashMap::new(),
-            cumulative: None,
-            unnamed: 0,
+            calls: Calls::default(),
+            chat_of: Vec::new(),
             hint: None,
             subagents: HashMap::new(),
             sidechain_starts: HashMap::new(),
@@ -145,70 +120,41 @@ impl Folder {
     /// in `spans`): a Claude message keeps one call, its last usage; a
     /// Codex total's growth is one call; anything else is one call.
     pub fn usage(&mut self, at: i64, u: &UsageReport<'_>) {
-        // Claude Code's own local messages (an interrupted turn) are no call.
-        if u.model == Some("<synthetic>") {
+        let Some(i) = self.calls.push(u, at) else {
             return;
-        }
-        if u.cumulative {
+        };
+        if self.calls.running() {
             self.hint = Some("codex");
         } else if u.request_id.is_some() && self.hint.is_none() {
             self.hint = Some("claude-code");
         }
         // Core's Note [Usage vocabulary]: Codex and Gemini count cached
         // tokens inside input, Claude does not.
-        let inside = u.cumulative || crate::session::input_includes_cache(&self.trace.agent);
-        let counts = if u.cumulative {
-            let before = self.cumulative.unwrap_or_default();
-            let growth = if falls(u.tokens, &before) {
-                *u.tokens
-            } else {
-                u.tokens.since(&before)
-            };
-            self.cumulative = Some(*u.tokens);
-            if growth.is_zero() {
-                return;
-            }
-            growth
-        } else {
-            *u.tokens
-        };
-        let usage = Usage::from_tokens(&UsageTokens::from_counts(&counts, inside));
-        let model = u
-            .model
-            .map(str::to_owned)
-            .or_else(|| self.trace.model.clone())
-            .unwrap_or_default();
-        if let (Some(id), false) = (u.message_id, u.cumulative) {
-            let key = format!("{id}:{}", u.request_id.unwrap_or(""));
-            if let Some(&i) = self.keyed.get(&key) {
-                let c = &mut self.trace.chats[i];
-                c.usage = usage;
-                c.ended_ms = at.max(c.started_ms);
-                return;
-            }
-            self.keyed.insert(key.clone(), self.trace.chats.len());
-            self.trace.chats.push(ChatCall {
-                key: Some(key),
-                response_model: u.model.map(str::to_owned),
-                response_id: Some(id.to_owned()),
-                model,
-                started_ms: at,
-                ended_ms: at,
-                usage,
-                sidechain: u.sidechain,
-                ..ChatCall::default()
-            });
+        let inside =
+            self.calls.running() || crate::session::input_includes_cache(&self.trace.agent);
+        let call = &self.calls.calls()[i];
+        let usage = Usage::from_tokens(&call.tokens(inside));
+        if let Some(&chat) = self.chat_of.get(i) {
+            let c = &mut self.trace.chats[chat];
+            c.usage = usage;
+            c.ended_ms = call.last.max(c.started_ms);
             return;
         }
-        self.unnamed += 1;
+        let model = call
+            .model
+            .clone()
+            .or_else(|| self.trace.model.clone())
+            .unwrap_or_default();
+        self.chat_of.push(self.trace.chats.len());
         self.trace.chats.push(ChatCall {
-            key: Some(format!("#{}", self.unnamed)),
-            response_model: u.model.map(str::to_owned),
+            key: Some(call.key.clone()),
+            response_model: call.model.clone(),
+            response_id: call.message_id.clone(),
             model,
-            started_ms: at,
-            ended_ms: at,
+            started_ms: call.first,
+            ended_ms: call.last,
             usage,
-            sidechain: u.sidechain,
+            sidechain: call.sidechain,
             ..ChatCall::default()
         });
     }

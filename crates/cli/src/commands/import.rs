@@ -79,13 +79,7 @@ impl Plan {
             ),
             None => (None, None),
         };
-        let prices = agentshape_runtime::pricing::load(None).map_err(|e| match e {
-            agentshape_runtime::Error::Input { what, source } => CliError::NoInput {
-                path: what.to_owned(),
-                source: source.into_io(),
-            },
-            e => CliError::Usage(e.to_string()),
-        })?;
+        let prices = load_prices()?;
         Ok(Plan {
             roots,
             opts: ImportOptions {
@@ -98,6 +92,21 @@ impl Plan {
             since_ms,
         })
     }
+}
+
+/// The built-in prices with the user's file (66 when the file named by
+/// `AGENTSHAPE_PRICES` is missing, 64 when it is not a price table).
+///
+/// # Errors
+/// As said.
+pub fn load_prices() -> Result<agentshape_core::pricing::PriceTable, CliError> {
+    agentshape_runtime::pricing::load(None).map_err(|e| match e {
+        agentshape_runtime::Error::Input { what, source } => CliError::NoInput {
+            path: what.to_owned(),
+            source: source.into_io(),
+        },
+        e => CliError::Usage(e.to_string()),
+    })
 }
 
 /// Run `import` (or `watch`).

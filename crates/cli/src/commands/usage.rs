@@ -63,13 +63,7 @@ pub fn run(args: &UsageArgs) -> anyhow::Result<Exit> {
         StoreUrl::Sqlite(p) => query::usage_calls(&SqliteStore::open_read_only(p)?, &filter)?,
         StoreUrl::Postgres(u) => query::usage_calls(&PgStore::open_read_only(u)?, &filter)?,
     };
-    let prices = agentshape_runtime::pricing::load(None).map_err(|e| match e {
-        agentshape_runtime::Error::Input { what, source } => CliError::NoInput {
-            path: what.to_owned(),
-            source: source.into_io(),
-        },
-        e => CliError::Usage(e.to_string()),
-    })?;
+    let prices = super::import::load_prices()?;
     let report = Report::make(args, &calls, &prices, &tz);
     let mut out = Out::new(args.output);
     if out.json {

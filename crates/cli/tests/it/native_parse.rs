@@ -59,8 +59,17 @@ fn parse_json_reports_claude_session_and_its_session_object() {
 
 #[test]
 fn a_model_without_a_price_is_named_and_a_user_price_file_adds_it() {
-    let file = format!("{FIXTURES}/claude-2.1-api-errors.jsonl");
+    // The fixture's model, renamed to one no price list knows (LiteLLM's
+    // prices know claude-opus-4-6).
     let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(
+        crate::repo_root().join(format!("{FIXTURES}/claude-2.1-api-errors.jsonl")),
+    )
+    .expect("fixture")
+    .replace("claude-opus-4-6", "house-model-9");
+    let path = dir.path().join("session.jsonl");
+    std::fs::write(&path, text).expect("write");
+    let file = path.to_string_lossy().into_owned();
     let parse = |prices: Option<&std::path::Path>| {
         let mut cmd = agentshape();
         cmd.env_remove("AGENTSHAPE_PRICES").env("HOME", dir.path());
@@ -73,12 +82,12 @@ fn a_model_without_a_price_is_named_and_a_user_price_file_adds_it() {
     let before = parse(None);
     assert_eq!(
         before["session"]["unpriced_models"],
-        serde_json::json!(["claude-opus-4-6"])
+        serde_json::json!(["house-model-9"])
     );
     let prices = dir.path().join("prices.toml");
     std::fs::write(
         &prices,
-        "[[model]]\nmatch = [\"claude-opus-4-6\"]\ninput = 5.0\noutput = 25.0\n",
+        "[[model]]\nmatch = [\"house-model-9\"]\ninput = 5.0\noutput = 25.0\n",
     )
     .expect("write");
     let after = parse(Some(&prices));

@@ -45,20 +45,9 @@ fn arranged() -> Option<(tempfile::TempDir, PathBuf)> {
 }
 
 fn usage(home: &Path, db: &Path, args: &[&str]) -> Value {
-    let out = agentshape()
-        .arg("usage")
-        .args(args)
-        .args(["--json", "--files", "-z", "UTC", "--store"])
-        .arg(db)
-        .env("HOME", home)
-        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
-        .env("CODEX_HOME", home.join(".codex"))
-        .env("XDG_CONFIG_HOME", home.join("no-config"))
-        .timeout(GUARD)
-        .output()
-        .unwrap();
-    assert_exit(&out, 0);
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut all = args.to_vec();
+    all.extend(["--files", "-z", "UTC"]);
+    report(home, db, &all)
 }
 
 // ---- the test's own reader -------------------------------------------

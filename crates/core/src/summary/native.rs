@@ -48,7 +48,8 @@ use super::{ApiErrorInfo, ResultInfo, RunSummary, SessionInfo, SubAgentInfo, Tok
 use crate::decode::Format;
 use crate::decode::classify;
 use crate::event::{Event, LineInfo};
-use crate::usage::{MessageUsage, UsageTokens};
+use crate::usage::MessageUsage;
+use crate::usage::calls::{Calls, Report};
 
 /// API errors kept in `api_errors` (all are counted).
 const MAX_API_ERRORS: usize = 100;
@@ -79,15 +80,8 @@ pub(super) struct NativeState {
     at: Option<String>,
     main: Chain,
     sidechain: Chain,
-    /// (message id, request id) → index in `calls` (the message's last
-    /// line's usage replaces the earlier lines').
-    keyed: HashMap<(String, Option<String>), usize>,
-    /// Every model call, in first-seen order (Note \[Message usage\]),
-    /// with the agent's own counts.
-    calls: Vec<(MessageUsage, TokenCounts)>,
-    cumulative: Option<TokenCounts>,
-    /// The last totals of the Codex segments already ended.
-    segments: TokenCounts,
+    /// The model calls (Note \[Message usage\]), with their lines' times.
+    calls: Calls<Option<String>>,
     message_ids: HashSet<String>,
     anonymous_messages: u64,
     /// Sidechain line uuid → index in `info.subagents` (1.0.x grouping).
@@ -95,16 +89,6 @@ pub(super) struct NativeState {
     /// Agent id → index in `info.subagents`.
     agents: HashMap<String, usize>,
     first_glued: Option<u64>,
-    /// The file is a Codex rollout (its usage lines are running totals).
-    codex: bool,
-}
-
-/// Whether a running total fell below the one before it: a new segment.
-fn falls(now: &TokenCounts, before: &TokenCounts) -> bool {
-    now.input < before.input
-        || now.output < before.output
-        || now.cache_read < before.cache_read
-        || now.cache_write < before.cache_write
 }
 
 impl NativeState {
@@ -304,49 +288,15 @@ impl NativeState {
         tokens: &TokenCounts,
         cumulative: bool,
     ) {
-        // The tokens are brought to one vocabulary in `finish`, when the
-        // format is known.
-        let call = |key: Option<String>, side: bool, at: &Option<String>| MessageUsage {
-            key,
-            at: at.clone(),
-            model: model.cloned(),
-            sidechain: side,
-            tokens: UsageTokens::default(),
+        let report = Report {
+            message_id: message_id.map(String::as_str),
+            request_id: request_id.map(String::as_str),
+            model: model.map(String::as_str),
+            tokens,
+            cumulative,
+            sidechain: self.side,
         };
-        if cumulative {
-            self.codex = true;
-            let before = self.cumulative.unwrap_or_default();
-            let growth = if falls(tokens, &before) {
-                // A new segment: the last one's total is kept.
-                self.segments.add(&before);
-                *tokens
-            } else {
-                tokens.since(&before)
-            };
-            self.cumulative = Some(*tokens);
-            if !growth.is_zero() {
-                let c = call(None, self.side, &self.at);
-                self.calls.push((c, growth));
-            }
-            return;
-        }
-        let c = |key| call(key, self.side, &self.at);
-        if let Some(id) = message_id {
-            let key = (id.clone(), request_id.cloned());
-            let global = format!("{id}:{}", request_id.map_or("", String::as_str));
-            if let Some(&i) = self.keyed.get(&key) {
-                let first = self.calls[i].0.at.clone();
-                let mut m = c(Some(global));
-                // The call's time is its first line's; the usage its last's.
-                m.at = first.or(m.at);
-                self.calls[i] = (m, *tokens);
-            } else {
-                self.keyed.insert(key, self.calls.len());
-                self.calls.push((c(Some(global)), *tokens));
-            }
-        } else {
-            self.calls.push((c(None), *tokens));
-        }
+        self.calls.push(&report, self.at.clone());
     }
 
     /// Fill `summary` (and its `session`) at the end of the input.
@@ -358,32 +308,29 @@ impl NativeState {
             _ => "claude-code",
         };
         agent.clone_into(&mut info.agent);
-        let mut tokens = TokenCounts::default();
-        let mut by_model: BTreeMap<String, TokenCounts> = BTreeMap::new();
-        let mut calls = Vec::with_capacity(self.calls.len());
         // Note [Usage vocabulary]: Codex and Gemini count the cached tokens
         // inside input; Claude does not.
         let inside = matches!(format, Format::CodexRollout | Format::GeminiChat);
-        for (mut call, counts) in self.calls {
-            call.tokens = UsageTokens::from_counts(&counts, inside);
-            if !self.codex {
-                tokens.add(&counts);
-            }
-            if let Some(model) = &call.model {
-                by_model.entry(model.clone()).or_default().add(&counts);
-            }
-            calls.push(call);
-        }
-        if self.codex {
-            // Note [Native tokens]: the segments' last totals, never a sum of totals.
-            tokens = self.segments;
-            if let Some(total) = self.cumulative {
-                tokens.add(&total);
-            }
-        }
+        let tokens = self.calls.totals();
         info.tokens = tokens;
+        let mut by_model: BTreeMap<String, TokenCounts> = BTreeMap::new();
+        let calls = std::mem::take(&mut self.calls).into_calls();
+        info.usage = calls
+            .into_iter()
+            .map(|c| {
+                if let Some(model) = &c.model {
+                    by_model.entry(model.clone()).or_default().add(&c.counts);
+                }
+                MessageUsage {
+                    key: c.global.then(|| c.key.clone()),
+                    tokens: c.tokens(inside),
+                    at: c.first,
+                    model: c.model,
+                    sidechain: c.sidechain,
+                }
+            })
+            .collect();
         info.tokens_by_model = by_model;
-        info.usage = calls;
         info.messages = u64::try_from(self.message_ids.len())
             .unwrap_or(u64::MAX)
             .saturating_add(self.anonymous_messages);

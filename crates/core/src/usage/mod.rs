@@ -8,6 +8,7 @@
 //! function that names a call's day (or week, or month) in the user's time
 //! zone, and "now" for the blocks.
 
+pub mod calls;
 mod report;
 mod tokens;
 
