@@ -817,7 +817,8 @@ pub fn sessions(store: &dyn Source, filter: &SessionFilter) -> Result<Vec<Sessio
 pub struct SessionTotals {
     /// Sessions matched.
     pub sessions: i64,
-    /// Of them, those with model calls stored.
+    /// Of them, those counted from their calls: those with calls stored,
+    /// and any import when the store keeps calls at all.
     pub with_calls: i64,
     /// The others' stored tokens: input, output, cache reads and writes.
     pub other_tokens: i64,
@@ -845,8 +846,13 @@ fn where_with_cutoff(conds: &[String]) -> String {
 pub fn session_totals(store: &dyn Source, filter: &SessionFilter) -> Result<SessionTotals> {
     let mut args: Vec<Cell> = vec![Cell::Text(lost_cutoff())];
     let conds = session_conds(store, filter, &mut args)?;
+    // An imported session without calls of its own (a resumed session's
+    // copy, whose calls the first file stored) is counted from calls too:
+    // its stored cost would count them twice. Only a store with no calls
+    // at all (imported before they were kept) counts imports by their rows.
     let has = if usage::has_usage(store) {
-        "EXISTS (SELECT 1 FROM usage_calls u WHERE u.session_id = s.id)"
+        "(EXISTS (SELECT 1 FROM usage_calls u WHERE u.session_id = s.id)
+          OR (s.source_path IS NOT NULL AND EXISTS (SELECT 1 FROM usage_calls)))"
     } else {
         "1 = 0"
     };
