@@ -51,14 +51,31 @@ fn fill(store: &mut dyn Store) {
     cc.agent = Some("claude-code".into());
     cc.project = Some("/home/ana/wt/api-fix".into());
     cc.usage = vec![
-        call("msg:a", "2025-03-10T23:30:00.000Z", "claude-sonnet-4-5", 1000),
-        call("msg:b", "2025-03-11T00:30:00.000Z", "claude-sonnet-4-5", 2000),
+        call(
+            "msg:a",
+            "2025-03-10T23:30:00.000Z",
+            "claude-sonnet-4-5",
+            1000,
+        ),
+        call(
+            "msg:b",
+            "2025-03-11T00:30:00.000Z",
+            "claude-sonnet-4-5",
+            2000,
+        ),
     ];
-    store.save_native(&cc, &[], &mark("cc", "claude-code")).unwrap();
+    store
+        .save_native(&cc, &[], &mark("cc", "claude-code"))
+        .unwrap();
     let mut cx = SessionRecord::new("cx", "2025-03-11T08:00:00.000Z", "completed");
     cx.agent = Some("codex".into());
     cx.project = Some("/srv/api".into());
-    cx.usage = vec![call("cx#0", "2025-03-11T08:05:00.000Z", "mystery-model", 500)];
+    cx.usage = vec![call(
+        "cx#0",
+        "2025-03-11T08:05:00.000Z",
+        "mystery-model",
+        500,
+    )];
     store.save_native(&cx, &[], &mark("cx", "codex")).unwrap();
     let mut run = SessionRecord::new("run", "2025-03-09T10:00:00.000Z", "completed");
     run.agent = Some("claude".into());
@@ -98,7 +115,11 @@ impl Both {
     /// `f` on each backend: the answers must be equal (as JSON).
     fn ask<T: std::fmt::Debug>(&self, what: &str, f: impl Fn(&dyn Source) -> T) -> T {
         let (a, b) = (f(&self.sqlite), f(&self.pg));
-        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}: SQLite (left), Postgres (right)");
+        assert_eq!(
+            format!("{a:?}"),
+            format!("{b:?}"),
+            "{what}: SQLite (left), Postgres (right)"
+        );
         a
     }
 }
@@ -120,7 +141,10 @@ fn span_calls_totals_dates_agents_and_verdicts_answer_alike() {
     let span = b.ask("span", |s| query::usage_span(s).unwrap());
     assert_eq!(
         span,
-        Some((ms("2025-03-10T23:30:00.000Z"), ms("2025-03-11T08:05:00.000Z")))
+        Some((
+            ms("2025-03-10T23:30:00.000Z"),
+            ms("2025-03-11T08:05:00.000Z")
+        ))
     );
 
     // The whole list: two sessions counted from their calls, two from their rows.
@@ -143,11 +167,17 @@ fn span_calls_totals_dates_agents_and_verdicts_answer_alike() {
     // Either name of the agent finds the run and the import.
     for name in ["claude", "claude-code"] {
         let ids = b.ask(name, |s| {
-            query::sessions(s, &SessionFilter { agent: some(name), ..f() })
-                .unwrap()
-                .into_iter()
-                .map(|r| r.id)
-                .collect::<Vec<_>>()
+            query::sessions(
+                s,
+                &SessionFilter {
+                    agent: some(name),
+                    ..f()
+                },
+            )
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect::<Vec<_>>()
         });
         assert_eq!(ids, ["cc", "run"], "{name}");
     }
@@ -155,9 +185,13 @@ fn span_calls_totals_dates_agents_and_verdicts_answer_alike() {
         agent: some("claude"),
         ..f()
     };
-    let calls = b.ask("claude calls", |s| query::session_usage_calls(s, &claude).unwrap());
+    let calls = b.ask("claude calls", |s| {
+        query::session_usage_calls(s, &claude).unwrap()
+    });
     assert_eq!(calls.len(), 2);
-    let t = b.ask("claude totals", |s| query::session_totals(s, &claude).unwrap());
+    let t = b.ask("claude totals", |s| {
+        query::session_totals(s, &claude).unwrap()
+    });
     assert_eq!((t.sessions, t.with_calls, t.other_unpriced), (2, 1, 0));
 
     // Started on 2025-03-10 or later (a session is in the day it started).
@@ -166,10 +200,18 @@ fn span_calls_totals_dates_agents_and_verdicts_answer_alike() {
         to: some("2025-03-11T00:00:00.000Z"),
         ..f()
     };
-    let t = b.ask("dated totals", |s| query::session_totals(s, &march10).unwrap());
+    let t = b.ask("dated totals", |s| {
+        query::session_totals(s, &march10).unwrap()
+    });
     assert_eq!((t.sessions, t.with_calls), (1, 1));
-    let calls = b.ask("dated calls", |s| query::session_usage_calls(s, &march10).unwrap());
-    assert_eq!(calls.len(), 2, "both of cc's calls, the one after midnight too");
+    let calls = b.ask("dated calls", |s| {
+        query::session_usage_calls(s, &march10).unwrap()
+    });
+    assert_eq!(
+        calls.len(),
+        2,
+        "both of cc's calls, the one after midnight too"
+    );
     let none = SessionFilter {
         from: some("2026-01-01T00:00:00.000Z"),
         ..f()

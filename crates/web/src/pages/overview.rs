@@ -888,15 +888,27 @@ mod tests {
         }
         let span = (day("2024-01-10") + 5, day("2024-03-03") + 86_000_000);
         let w = Window::of(&Asked::Days("30d", 30), span);
-        assert_eq!((w.from.as_str(), w.to.as_str()), ("2024-02-03", "2024-03-03"));
+        assert_eq!(
+            (w.from.as_str(), w.to.as_str()),
+            ("2024-02-03", "2024-03-03")
+        );
         assert_eq!(w.days().len(), 30);
         let w = Window::of(&Asked::All, span);
-        assert_eq!((w.from.as_str(), w.to.as_str()), ("2024-01-10", "2024-03-03"));
+        assert_eq!(
+            (w.from.as_str(), w.to.as_str()),
+            ("2024-01-10", "2024-03-03")
+        );
         let w = Window::of(&Asked::Custom(Some(day("2024-03-02")), None), span);
-        assert_eq!((w.range.as_str(), w.from.as_str(), w.to.as_str()), ("custom", "2024-03-02", "2024-03-03"));
+        assert_eq!(
+            (w.range.as_str(), w.from.as_str(), w.to.as_str()),
+            ("custom", "2024-03-02", "2024-03-03")
+        );
         // A `to` alone before the first call: a one-day window, not a reversed one.
         let w = Window::of(&Asked::Custom(None, Some(day("2023-12-01"))), span);
-        assert_eq!((w.from.as_str(), w.to.as_str()), ("2023-12-01", "2023-12-01"));
+        assert_eq!(
+            (w.from.as_str(), w.to.as_str()),
+            ("2023-12-01", "2023-12-01")
+        );
     }
 
     #[test]
@@ -906,7 +918,10 @@ mod tests {
         let now = agentshape_store::time::parse_ms("2025-07-14T12:00:00.000Z").unwrap();
         let l = load(&store, &Asked::Days("30d", 30), now).unwrap();
         let u = l.usage.as_ref().unwrap();
-        assert_eq!((u.window.from.as_str(), u.window.to.as_str()), ("2024-02-03", "2024-03-03"));
+        assert_eq!(
+            (u.window.from.as_str(), u.window.to.as_str()),
+            ("2024-02-03", "2024-03-03")
+        );
         assert_eq!(u.days.len(), 30);
         assert_eq!(u.total.figures.calls, 3);
         assert!(u.total.figures.cost_usd > 1.0, "{:?}", u.total.figures);
@@ -919,38 +934,69 @@ mod tests {
         assert!(!day("2024-03-01").figures.partial && day("2024-03-03").figures.partial);
         assert_eq!(day("2024-03-02").figures.calls, 0);
         assert_eq!(u.models[0].key, "claude-sonnet-4-20250514");
-        assert_eq!(u.agents.iter().map(|g| g.key.as_str()).collect::<Vec<_>>(), ["claude-code", "codex"]);
+        assert_eq!(
+            u.agents.iter().map(|g| g.key.as_str()).collect::<Vec<_>>(),
+            ["claude-code", "codex"]
+        );
         assert_eq!(u.projects.len(), 2);
         assert_eq!(u.days_by_agent.len(), 3);
-        assert!(l.costs.contains_key("cc"), "the costliest priced from their calls");
+        assert!(
+            l.costs.contains_key("cc"),
+            "the costliest priced from their calls"
+        );
 
         let html = body(&l.dashboard, l.usage.as_ref(), &l.costs, now).into_string();
         let total = format!("${:.2}*", u.total.figures.cost_usd);
         assert!(html.contains(&total), "{total} in {html}");
         assert!(html.contains(r#"id="range-total""#) && !html.contains(">$0.00*</span>"));
-        assert!(html.contains(r#"id="partial-note""#) && html.contains("no price for mystery-model-9"));
+        assert!(
+            html.contains(r#"id="partial-note""#) && html.contains("no price for mystery-model-9")
+        );
         // Per project: the short name, the whole path in the title.
-        assert!(html.contains(r#"<td class="project" title="/home/ana/wt/api-fix">wt/api-fix</td>"#), "{html}");
+        assert!(
+            html.contains(r#"<td class="project" title="/home/ana/wt/api-fix">wt/api-fix</td>"#),
+            "{html}"
+        );
         assert!(html.contains(r#"title="/home/ana/main/api">main/api</td>"#));
         // The codex row is partial, and says which model.
         let codex = html.find(r#"<tr data-key="codex""#).unwrap();
-        assert!(html[codex..].starts_with(r#"<tr data-key="codex" data-cost="0.000000" data-partial="true">"#), "{html}");
-        assert!(html.contains(r#"<abbr class="partial" title="partial: no price for mystery-model-9"#));
+        assert!(
+            html[codex..]
+                .starts_with(r#"<tr data-key="codex" data-cost="0.000000" data-partial="true">"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<abbr class="partial" title="partial: no price for mystery-model-9"#)
+        );
         // The range picker: 30d current, the others links, the form filled.
-        assert!(html.contains(r#"<strong class="current" data-range="30d">30d</strong>"#), "{html}");
+        assert!(
+            html.contains(r#"<strong class="current" data-range="30d">30d</strong>"#),
+            "{html}"
+        );
         assert!(html.contains(r#"<a data-range="all" href="/?range=all">all</a>"#));
         assert!(html.contains(r#"name="from" value="2024-02-03""#));
         assert_eq!(html.matches(r#"<g class="day""#).count(), 30);
-        assert!(html.contains(r#"data-key="wt/api-fix""#), "series keyed by the short name");
+        assert!(
+            html.contains(r#"data-key="wt/api-fix""#),
+            "series keyed by the short name"
+        );
         // The costliest sessions' costs come from their calls, partial marked.
         let costliest = &html[html.find(r#"id="costliest""#).unwrap()..];
-        assert!(costliest.contains(r#"<abbr class="partial""#), "{costliest}");
+        assert!(
+            costliest.contains(r#"<abbr class="partial""#),
+            "{costliest}"
+        );
         assert!(!costliest.contains("$9.0000"), "not the stored cost");
 
         // Seven days, all, custom.
         let l = load(&store, &Asked::Days("7d", 7), now).unwrap();
         assert_eq!(l.usage.as_ref().unwrap().days.len(), 7);
-        let l = load(&store, &Asked::Custom(parse_day("2024-03-01"), parse_day("2024-03-01")), now).unwrap();
+        let l = load(
+            &store,
+            &Asked::Custom(parse_day("2024-03-01"), parse_day("2024-03-01")),
+            now,
+        )
+        .unwrap();
         let u = l.usage.unwrap();
         assert_eq!((u.total.figures.calls, u.total.figures.partial), (1, false));
         let json = serde_json::to_value(&load(&store, &Asked::All, now).unwrap()).unwrap();
@@ -958,13 +1004,17 @@ mod tests {
         assert_eq!(json["usage"]["total"]["calls"], 3);
         assert_eq!(json["usage"]["total"]["partial"], true);
         assert!(json["usage"]["total"]["cost_usd"].as_f64().unwrap() > 1.0);
-        assert!(json["sessions_by_status"].is_array(), "the dashboard's fields stay");
+        assert!(
+            json["sessions_by_status"].is_array(),
+            "the dashboard's fields stay"
+        );
     }
 
     #[test]
     fn a_store_without_calls_falls_back_and_says_so() {
         let mut store = SqliteStore::open_in_memory().unwrap();
-        let mut r = agentshape_store::SessionRecord::new("r1", "2025-07-14T05:00:00.000Z", "completed");
+        let mut r =
+            agentshape_store::SessionRecord::new("r1", "2025-07-14T05:00:00.000Z", "completed");
         r.cost_usd = Some(0.5);
         store.write_session(&r).unwrap();
         let now = agentshape_store::time::parse_ms("2025-07-14T12:00:00.000Z").unwrap();
@@ -975,5 +1025,4 @@ mod tests {
         assert!(html.contains("last 30 days, $0.50"), "{html}");
         assert!(!html.contains(r#"id="range""#));
     }
-
 }

@@ -959,4 +959,149 @@ mod tests {
         assert_eq!(when("2025-07-14T03:12:09.123Z"), "2025-07-14 03:12:09");
         assert_eq!(encode("a b/é"), "a%20b%2F%C3%A9");
     }
+
+    #[test]
+    fn native_columns_dates_totals_and_the_agent_alias() {
+        use agentshape_core::usage::UsageTokens;
+        use agentshape_store::{NativeMark, SqliteStore, Store, UsageRecord};
+        let mut store = SqliteStore::open_in_memory().unwrap();
+        let ms = |at: &str| time::parse_ms(at).unwrap();
+        for (id, started, model) in [
+            (
+                "old",
+                "2024-03-01T10:00:00.000Z",
+                "claude-sonnet-4-20250514",
+            ),
+            ("new", "2024-03-05T10:00:00.000Z", "mystery-model-9"),
+        ] {
+            let mut r = agentshape_store::SessionRecord::new(id, started, "completed");
+            r.agent = Some("claude-code".into());
+            r.project = Some("/home/ana/wt/api-fix".into());
+            r.duration_ms = Some(65_000);
+            r.usage = vec![UsageRecord {
+                key: format!("{id}#0"),
+                at_ms: ms(started),
+                model: model.into(),
+                sidechain: false,
+                tokens: UsageTokens {
+                    input: 1_000_000,
+                    output: 100_000,
+                    ..UsageTokens::default()
+                },
+            }];
+            let mark = NativeMark {
+                path: format!("/p/{id}"),
+                session_id: id.into(),
+                agent: "claude-code".into(),
+                dev: 0,
+                inode: 0,
+                size: 0,
+                offset: 0,
+                mtime_ms: 0,
+                lines: 0,
+                updated_at: "2024-03-06T00:00:00.000Z".into(),
+                reset: false,
+                expect_offset: None,
+            };
+            store.save_native(&r, &[], &mark).unwrap();
+        }
+        // A run, checked: the validation columns come with it.
+        let mut run =
+            agentshape_store::SessionRecord::new("run", "2024-03-02T10:00:00.000Z", "completed");
+        run.agent = Some("codex".into());
+        run.profile = Some("deploy".into());
+        run.cost_usd = Some(0.5);
+        run.input_tokens = 10;
+        run.extraction_method = Some("structured".into());
+        run.verdict = Some(
+            serde_json::json!({"valid": false, "errors": [{"instance_path": "/action"}], "repairs": [], "coercions": []}),
+        );
+        store.write_session(&run).unwrap();
+
+        let render = |pairs: &[(&str, &str)]| -> (Vec<String>, String) {
+            let f = params(pairs).filter(PAGE).unwrap();
+            let rows = query::sessions(&store, &f).unwrap();
+            let (prices, _) = super::super::usage::prices();
+            let calls = query::session_usage_calls(&store, &f).unwrap();
+            let (usage, calls_total) = super::super::usage::by_session(&calls, &prices);
+            let total = ListTotal::of(&calls_total, &query::session_totals(&store, &f).unwrap());
+            let values = query::filter_values(&store).unwrap();
+            let html = body(&f, &values, &rows, &[], 0, &usage, Some(&total)).into_string();
+            (rows.into_iter().map(|r| r.id).collect(), html)
+        };
+
+        // `claude` is Claude Code's other name; the select shows the stored one.
+        let (ids, html) = render(&[("agent", "claude")]);
+        assert_eq!(ids, ["new", "old"]);
+        assert!(
+            html.contains(r#"<option value="claude-code">claude-code</option>"#),
+            "{html}"
+        );
+        assert!(html.contains(r#"data-sessions="2""#), "{html}");
+        // Native rows: no validation columns, the models, tokens and a partial cost.
+        assert!(
+            !html.contains(">Verdict</th>") && !html.contains(">Tier</th>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<td class="project" title="/home/ana/wt/api-fix">wt/api-fix</td>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<td class="models" title="mystery-model-9">mystery-model-9</td>"#),
+            "{html}"
+        );
+        assert!(html.contains(">1.1M</span>"), "{html}");
+        assert!(html.contains("<td class=\"num\">1m 05s</td>"), "{html}");
+        assert!(
+            html.contains(
+                r#"$0.00<abbr class="partial" title="partial: no price for mystery-model-9"#
+            ),
+            "{html}"
+        );
+        // The total: both sessions, their tokens, a partial cost naming the model.
+        let total = &html[html.find(r#"id="sessions-total""#).unwrap()..];
+        assert!(total.contains(r#"data-tokens="2200000""#), "{total}");
+        assert!(total.contains(r#"data-partial="true""#), "{total}");
+        assert!(total.contains("no price for mystery-model-9"), "{total}");
+
+        // Dates: the day `to` names is included; the pager keeps them.
+        let (ids, html) = render(&[("from", "2024-03-01"), ("to", "2024-03-02")]);
+        assert_eq!(ids, ["run", "old"]);
+        assert!(html.contains(r#"data-sessions="2""#));
+        assert!(html.contains(r#"name="from" value="2024-03-01""#), "{html}");
+        assert!(
+            html.contains(r#"data-from="2024-03-01" data-to="2024-03-02""#),
+            "{html}"
+        );
+        let f = params(&[("from", "2024-03-01"), ("to", "2024-03-02")])
+            .filter(PAGE)
+            .unwrap();
+        assert_eq!(filter_query(&f), "from=2024-03-01&to=2024-03-02&");
+        // The run's verdict brings its columns; the native row's stay empty.
+        assert!(
+            html.contains(">Verdict</th>") && html.contains(">Failing path</th>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<span class="badge v-invalid">invalid</span>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<a href="/sessions?failing_path=%2Faction">/action</a>"#),
+            "{html}"
+        );
+        let old = &html[html.find(r#"data-session-id="old""#).unwrap()..];
+        let old = &old[..old.find("</tr>").unwrap()];
+        assert!(old.contains(r#"<td class="verdict"></td>"#), "{old}");
+        // The run's stored cost is in the total, whole: only `old` is priced per call.
+        let (_, html) = render(&[("to", "2024-03-02")]);
+        assert!(
+            html.contains(r#"data-partial"#) == html.contains("mystery"),
+            "no partial without the unpriced one"
+        );
+        for bad in [("from", "yesterday"), ("to", "2024-02-30")] {
+            assert!(params(&[bad]).filter(PAGE).is_err(), "{bad:?}");
+        }
+    }
 }
