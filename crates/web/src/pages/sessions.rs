@@ -436,7 +436,7 @@ fn row(s: &SessionRow, usage: Option<&Group>, shown: Shown) -> Markup {
             td.status-cell { (status_badge(&s.shown_status)) }
             td.agent { (s.agent.as_deref().unwrap_or("")) }
             td.project title=[s.project.as_deref()] { (s.project.as_deref().map(|p| truncate_start(&short_project(p), PROJECT_CHARS)).unwrap_or_default()) }
-            td.mono { (when(&s.started_at)) }
+            td.mono.started { (when(&s.started_at)) }
             td.num { (s.duration_ms.map(duration).unwrap_or_default()) }
             td.models title=(models) { (truncate(&models, 60)) }
             td.num.tokens { @if figures.total_tokens > 0 { (tokens_cell(figures)) } }
