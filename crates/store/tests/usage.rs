@@ -131,6 +131,7 @@ fn f() -> SessionFilter {
     }
 }
 
+#[allow(clippy::unnecessary_wraps)] // the filters' fields are options
 fn some(s: &str) -> Option<String> {
     Some(s.to_owned())
 }

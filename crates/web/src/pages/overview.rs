@@ -89,16 +89,16 @@ pub(crate) enum Asked {
 impl RangeParams {
     /// The range, or why the query is bad (a 400).
     pub(crate) fn asked(&self) -> Result<Asked, String> {
-        fn given(v: &Option<String>) -> Option<&str> {
-            v.as_deref().map(str::trim).filter(|v| !v.is_empty())
+        fn given(v: Option<&String>) -> Option<&str> {
+            v.map(|v| v.trim()).filter(|v| !v.is_empty())
         }
         let day = |name: &str, v: Option<&str>| -> Result<Option<i64>, String> {
             v.map(|d| parse_day(d).ok_or(format!("`{name}` must be a day: 2025-07-14")))
                 .transpose()
         };
-        let from = day("from", given(&self.from))?;
-        let to = day("to", given(&self.to))?;
-        if from.is_some() || to.is_some() || given(&self.range) == Some("custom") {
+        let from = day("from", given(self.from.as_ref()))?;
+        let to = day("to", given(self.to.as_ref()))?;
+        if from.is_some() || to.is_some() || given(self.range.as_ref()) == Some("custom") {
             if let (Some(f), Some(t)) = (from, to)
                 && f > t
             {
@@ -106,7 +106,7 @@ impl RangeParams {
             }
             return Ok(Asked::Custom(from, to));
         }
-        match given(&self.range) {
+        match given(self.range.as_ref()) {
             None => Ok(Asked::Days("30d", 30)),
             Some(r) => match PRESETS.iter().find(|(name, _)| *name == r) {
                 Some((name, Some(n))) => Ok(Asked::Days(name, *n)),
@@ -999,7 +999,7 @@ mod tests {
         .unwrap();
         let u = l.usage.unwrap();
         assert_eq!((u.total.figures.calls, u.total.figures.partial), (1, false));
-        let json = serde_json::to_value(&load(&store, &Asked::All, now).unwrap()).unwrap();
+        let json = serde_json::to_value(load(&store, &Asked::All, now).unwrap()).unwrap();
         assert_eq!(json["usage"]["window"]["from"], "2024-03-01");
         assert_eq!(json["usage"]["total"]["calls"], 3);
         assert_eq!(json["usage"]["total"]["partial"], true);

@@ -1097,7 +1097,7 @@ mod tests {
         // The run's stored cost is in the total, whole: only `old` is priced per call.
         let (_, html) = render(&[("to", "2024-03-02")]);
         assert!(
-            html.contains(r#"data-partial"#) == html.contains("mystery"),
+            html.contains("data-partial") == html.contains("mystery"),
             "no partial without the unpriced one"
         );
         for bad in [("from", "yesterday"), ("to", "2024-02-30")] {
