@@ -24,7 +24,7 @@ use crate::{FeedRow, LOST_AFTER_MS, PgStore, SqliteStore, time};
 pub mod stats;
 pub use stats::{Parts, StatsBy, StatsGroup, stats, stats_of};
 pub mod usage;
-pub use usage::{UsageFilter, agent_name, usage_calls};
+pub use usage::{UsageFilter, agent_name, has_usage, usage_calls, usage_span};
 
 /// The most rows one call returns: bounds the memory and time of a request.
 pub const MAX_LIMIT: usize = 500;
@@ -44,7 +44,7 @@ pub struct SessionFilter {
     pub error_category: Option<String>,
     /// Extraction method (`structured`, `fenced`, `markers+handoff`, ...).
     pub method: Option<String>,
-    /// Agent, as stored (`claude`, `claude-code`, `codex`, ...).
+    /// Agent (`claude-code`, `codex`, ...); Note \[One agent, two names\].
     pub agent: Option<String>,
     /// Project (a native session's working directory), as stored.
     pub project: Option<String>,
@@ -58,6 +58,11 @@ pub struct SessionFilter {
     /// A JSON Pointer into the output (`""`: the root) where the final
     /// verdict or a blocked hook call of the session had an error.
     pub failing_path: Option<String>,
+    /// Sessions started at or after this instant (RFC 3339 UTC, as
+    /// stored: `2025-07-14T00:00:00.000Z`).
+    pub from: Option<String>,
+    /// Sessions started before this instant.
+    pub to: Option<String>,
     /// At most this many (clamped to 1..=[`MAX_LIMIT`]).
     pub limit: usize,
     /// Only sessions strictly before this one in the order (Note \[Keyset pages\]).
@@ -133,6 +138,13 @@ pub struct SessionRow {
     /// Secrets masked in its rows; `None`: stored before masking (or with
     /// `--no-mask`), so not counted.
     pub secrets_masked: Option<i64>,
+    /// Its final verdict's `valid`; `None`: no verdict (an imported
+    /// session, or a run that was not checked), so a list shows no
+    /// validation cells for it.
+    pub verdict_valid: Option<bool>,
+    /// The first error's place in the output (a JSON Pointer) in its
+    /// final verdict.
+    pub failing_path: Option<String>,
 }
 
 /// One event row.
@@ -457,12 +469,14 @@ fn session_columns(store: &dyn Source) -> String {
     } else {
         "NULL"
     };
+    let verdict = stats::verdict_columns(store);
     format!(
         "s.id, s.parent_id, s.tier, s.profile, s.agent, s.model, s.status, s.exit_code,
          s.started_at, s.ended_at, s.cost_usd, s.duration_ms, s.num_turns, s.input_tokens,
          s.output_tokens, s.extraction_method, s.error, s.error_category, s.summary,
          s.escalation, s.raw_log_path, {hb},
-         s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1, {native}, {secrets}"
+         s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1, {native}, {secrets},
+         {verdict}"
     )
 }
 
@@ -506,6 +520,8 @@ fn session_row(r: &[Cell]) -> Result<SessionRow> {
         cost_estimated: flag(at(r, 28))?,
         source_path: opt_text(at(r, 29))?,
         secrets_masked: opt_int(at(r, 30))?,
+        verdict_valid: opt_int(at(r, 31))?.map(|v| v != 0),
+        failing_path: opt_text(at(r, 32))?,
     })
 }
 
@@ -615,6 +631,103 @@ fn few_text_matches(store: &dyn Source, q: &str) -> Result<bool> {
     rows.first().map_or(Ok(false), |r| flag(at(r, 0)))
 }
 
+/// Note \[One agent, two names\]: runs store the agent as the program
+/// they ran (`claude`, `gemini`), imports as the agent's own name
+/// (`claude-code`, `gemini-cli`; `usage::agent_name`). A filter by either
+/// name finds both, so `?agent=claude` lists the Claude Code sessions.
+pub fn agent_names(name: &str) -> Vec<String> {
+    let stored = agent_name(name);
+    let short = match stored {
+        "claude-code" => "claude",
+        "gemini-cli" => "gemini",
+        other => other,
+    };
+    let mut out = vec![stored.to_owned()];
+    if short != stored {
+        out.push(short.to_owned());
+    }
+    out
+}
+
+/// The conditions over `sessions s` that `filter` sets (all but the page:
+/// `before` and `limit`), binding their values after `args` (whose `?1`
+/// is the lost cutoff).
+fn session_conds(
+    store: &dyn Source,
+    filter: &SessionFilter,
+    args: &mut Vec<Cell>,
+) -> Result<Vec<String>> {
+    let mut bind = |v: Cell| {
+        args.push(v);
+        format!("?{}", args.len())
+    };
+    let mut conds: Vec<String> = Vec::new();
+    let lost = lost_sql(store);
+    match filter.status.as_deref() {
+        None => {}
+        Some("lost") => conds.push(format!("({lost})")),
+        Some("running") => conds.push(format!("s.status = 'running' AND NOT ({lost})")),
+        Some(st) => conds.push(format!("s.status = {}", bind(Cell::Text(st.to_owned())))),
+    }
+    if let Some(tier) = filter.tier {
+        conds.push(format!("s.tier = {}", bind(Cell::Int(tier))));
+    }
+    for (col, v) in [
+        ("profile", &filter.profile),
+        ("error_category", &filter.error_category),
+        ("extraction_method", &filter.method),
+    ] {
+        if let Some(v) = v {
+            conds.push(format!("s.{col} = {}", bind(Cell::Text(v.clone()))));
+        }
+    }
+    if let Some(v) = &filter.agent {
+        let names: Vec<String> = agent_names(v)
+            .into_iter()
+            .map(|n| bind(Cell::Text(n)))
+            .collect();
+        conds.push(format!("s.agent IN ({})", names.join(", ")));
+    }
+    if let Some(v) = &filter.from {
+        conds.push(format!("s.started_at >= {}", bind(Cell::Text(v.clone()))));
+    }
+    if let Some(v) = &filter.to {
+        conds.push(format!("s.started_at < {}", bind(Cell::Text(v.clone()))));
+    }
+    if let Some(v) = &filter.project {
+        if has_native(store) {
+            conds.push(format!("s.project = {}", bind(Cell::Text(v.clone()))));
+        } else {
+            // An old read-only file has no project: nothing matches.
+            conds.push("1 = 0".to_owned());
+        }
+    }
+    if let Some(v) = filter.verdict.as_deref() {
+        conds.push(stats::verdict_sql(store, v));
+    }
+    if let Some(p) = &filter.failing_path {
+        let p = bind(Cell::Text(p.clone()));
+        conds.push(stats::failing_path_sql(store, &p));
+    }
+    if let Some(q) = filter.q.as_deref() {
+        if few_text_matches(store, q)? {
+            let m = bind(Cell::Text(fts_phrase(q)));
+            conds.push(format!(
+                "s.rowid IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH {m})"
+            ));
+        } else {
+            let p = bind(Cell::Text(like_anywhere(q)));
+            let like = if is_pg(store) { "ILIKE" } else { "LIKE" };
+            conds.push(format!(
+                "(s.id {like} {p} ESCAPE '\\' OR s.summary {like} {p} ESCAPE '\\' \
+                 OR s.error {like} {p} ESCAPE '\\' OR s.agent {like} {p} ESCAPE '\\' \
+                 OR s.model {like} {p} ESCAPE '\\')"
+            ));
+        }
+    }
+    Ok(conds)
+}
+
 /// Sessions newest first (Note \[Keyset pages\]), filtered.
 ///
 /// Note \[List indexes\]: every equality filter has an index whose
@@ -653,64 +766,11 @@ fn few_text_matches(store: &dyn Source, q: &str) -> Result<bool> {
 pub fn sessions(store: &dyn Source, filter: &SessionFilter) -> Result<Vec<SessionRow>> {
     let ctx = || "listing sessions".to_owned();
     let mut args: Vec<Cell> = vec![Cell::Text(lost_cutoff())];
+    let mut conds = session_conds(store, filter, &mut args)?;
     let mut bind = |v: Cell| {
         args.push(v);
         format!("?{}", args.len())
     };
-    let mut conds: Vec<String> = Vec::new();
-    let lost = lost_sql(store);
-    match filter.status.as_deref() {
-        None => {}
-        Some("lost") => conds.push(format!("({lost})")),
-        Some("running") => conds.push(format!("s.status = 'running' AND NOT ({lost})")),
-        Some(st) => conds.push(format!("s.status = {}", bind(Cell::Text(st.to_owned())))),
-    }
-    if let Some(tier) = filter.tier {
-        conds.push(format!("s.tier = {}", bind(Cell::Int(tier))));
-    }
-    for (col, v) in [
-        ("profile", &filter.profile),
-        ("error_category", &filter.error_category),
-        ("extraction_method", &filter.method),
-    ] {
-        if let Some(v) = v {
-            conds.push(format!("s.{col} = {}", bind(Cell::Text(v.clone()))));
-        }
-    }
-    if let Some(v) = &filter.agent {
-        conds.push(format!("s.agent = {}", bind(Cell::Text(v.clone()))));
-    }
-    if let Some(v) = &filter.project {
-        if has_native(store) {
-            conds.push(format!("s.project = {}", bind(Cell::Text(v.clone()))));
-        } else {
-            // An old read-only file has no project: nothing matches.
-            conds.push("1 = 0".to_owned());
-        }
-    }
-    if let Some(v) = filter.verdict.as_deref() {
-        conds.push(stats::verdict_sql(store, v));
-    }
-    if let Some(p) = &filter.failing_path {
-        let p = bind(Cell::Text(p.clone()));
-        conds.push(stats::failing_path_sql(store, &p));
-    }
-    if let Some(q) = filter.q.as_deref() {
-        if few_text_matches(store, q)? {
-            let m = bind(Cell::Text(fts_phrase(q)));
-            conds.push(format!(
-                "s.rowid IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH {m})"
-            ));
-        } else {
-            let p = bind(Cell::Text(like_anywhere(q)));
-            let like = if is_pg(store) { "ILIKE" } else { "LIKE" };
-            conds.push(format!(
-                "(s.id {like} {p} ESCAPE '\\' OR s.summary {like} {p} ESCAPE '\\' \
-                 OR s.error {like} {p} ESCAPE '\\' OR s.agent {like} {p} ESCAPE '\\' \
-                 OR s.model {like} {p} ESCAPE '\\')"
-            ));
-        }
-    }
     let id = id_col(store);
     if let Some(before) = filter.before.as_deref() {
         let found = store.cells(
@@ -743,6 +803,117 @@ pub fn sessions(store: &dyn Source, filter: &SessionFilter) -> Result<Vec<Sessio
         session_columns(store)
     );
     shaped(store, &sql, &args, &ctx, session_row)
+}
+
+/// What the sessions a [`SessionFilter`] names add up to (all of them,
+/// not one page), besides their model calls.
+///
+/// Note \[Totals of a list\]: a session with rows in `usage_calls` (an
+/// import) is counted from its calls ([`session_usage_calls`], priced
+/// per call in core, so a partial cost shows as partial); one without
+/// (a run, or a session imported before calls were kept) from the
+/// tokens and cost stored on its row. The two parts never overlap.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SessionTotals {
+    /// Sessions matched.
+    pub sessions: i64,
+    /// Of them, those counted from their calls: those with calls stored,
+    /// and any import when the store keeps calls at all.
+    pub with_calls: i64,
+    /// The others' stored tokens: input, output, cache reads and writes.
+    pub other_tokens: i64,
+    /// The others' stored cost.
+    pub other_cost_usd: f64,
+    /// Of the others, those with tokens but no cost: their cost is not
+    /// known, so a sum including them is partial.
+    pub other_unpriced: i64,
+}
+
+/// The `WHERE` of a query over `sessions s` with `conds`. `?1` (the lost
+/// cutoff, bound first for the status filter) is named even when no
+/// condition uses it: both backends refuse an argument the SQL lacks.
+fn where_with_cutoff(conds: &[String]) -> String {
+    let mut all = vec!["CAST(?1 AS TEXT) IS NOT NULL".to_owned()];
+    all.extend(conds.iter().cloned());
+    format!("WHERE {}", all.join(" AND "))
+}
+
+/// The totals of the sessions `filter` names (its `before` and `limit`
+/// ignored; Note \[Totals of a list\]).
+///
+/// # Errors
+/// When the database cannot be read.
+pub fn session_totals(store: &dyn Source, filter: &SessionFilter) -> Result<SessionTotals> {
+    let mut args: Vec<Cell> = vec![Cell::Text(lost_cutoff())];
+    let conds = session_conds(store, filter, &mut args)?;
+    // An imported session without calls of its own (a resumed session's
+    // copy, whose calls the first file stored) is counted from calls too:
+    // its stored cost would count them twice. Only a store with no calls
+    // at all (imported before they were kept) counts imports by their rows.
+    let has = if usage::has_usage(store) {
+        "(EXISTS (SELECT 1 FROM usage_calls u WHERE u.session_id = s.id)
+          OR (s.source_path IS NOT NULL AND EXISTS (SELECT 1 FROM usage_calls)))"
+    } else {
+        "1 = 0"
+    };
+    let cache = if has_native(store) {
+        "s.cache_read_tokens + s.cache_write_tokens"
+    } else {
+        "0"
+    };
+    // Postgres sums integers as numeric: cast back to what the reader takes.
+    let (big, dbl) = if is_pg(store) {
+        ("BIGINT", "DOUBLE PRECISION")
+    } else {
+        ("INTEGER", "REAL")
+    };
+    let sql = format!(
+        "SELECT COUNT(*),
+                CAST(COALESCE(SUM(CASE WHEN {has} THEN 1 ELSE 0 END), 0) AS {big}),
+                CAST(COALESCE(SUM(CASE WHEN {has} THEN 0
+                     ELSE s.input_tokens + s.output_tokens + {cache} END), 0) AS {big}),
+                CAST(COALESCE(SUM(CASE WHEN {has} THEN 0 ELSE COALESCE(s.cost_usd, 0) END), 0)
+                     AS {dbl}),
+                CAST(COALESCE(SUM(CASE WHEN NOT {has} AND s.cost_usd IS NULL
+                     AND s.input_tokens + s.output_tokens > 0 THEN 1 ELSE 0 END), 0) AS {big})
+         FROM sessions s {}",
+        where_with_cutoff(&conds)
+    );
+    let rows = store.cells(&sql, &args, &|| "totalling sessions".to_owned())?;
+    let Some(r) = rows.first() else {
+        return Ok(SessionTotals::default());
+    };
+    Ok(SessionTotals {
+        sessions: int(at(r, 0))?,
+        with_calls: int(at(r, 1))?,
+        other_tokens: int(at(r, 2))?,
+        other_cost_usd: real(at(r, 3))?,
+        other_unpriced: int(at(r, 4))?,
+    })
+}
+
+/// The model calls of the sessions `filter` names (its `before` and
+/// `limit` ignored), in time order: each session's own calls, for the
+/// list's per-row figures and its total (Note \[Totals of a list\]).
+///
+/// # Errors
+/// When the database cannot be read.
+pub fn session_usage_calls(
+    store: &dyn Source,
+    filter: &SessionFilter,
+) -> Result<Vec<agentshape_core::usage::UsageCall>> {
+    if !usage::has_usage(store) {
+        return Ok(Vec::new());
+    }
+    let mut args: Vec<Cell> = vec![Cell::Text(lost_cutoff())];
+    let conds = session_conds(store, filter, &mut args)?;
+    let sql = format!(
+        "{} WHERE u.session_id IN (SELECT s.id FROM sessions s {})
+         ORDER BY u.at_ms, u.key",
+        usage::CALLS,
+        where_with_cutoff(&conds)
+    );
+    usage::read_calls(store, &sql, &args)
 }
 
 /// The values stored in the filterable columns, for the filter form's

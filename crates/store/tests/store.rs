@@ -10,6 +10,7 @@ mod queries;
 mod secrets_door;
 mod stats;
 mod tls;
+mod usage;
 
 use agentshape_store::{NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store};
 

@@ -59,7 +59,12 @@ function sessionsPage(table) {
     if (d.verdict || d.failingPath) return false;
     if (d.tier && String(body.tier ?? 1) !== d.tier) return false;
     if (d.profile && body.profile !== d.profile) return false;
-    if (d.agent && body.agent !== d.agent) return false;
+    // One agent, two names (the store's Note [One agent, two names]).
+    const agent = (a) => ({ claude: "claude-code", gemini: "gemini-cli" })[a] ?? a;
+    if (d.agent && agent(body.agent) !== agent(d.agent)) return false;
+    const day = String(row.created_at ?? "").slice(0, 10);
+    if (d.from && day < d.from) return false;
+    if (d.to && day > d.to) return false;
     if (d.project && body.project !== d.project) return false;
     if (d.q) {
       const q = d.q.toLowerCase();
@@ -81,12 +86,28 @@ function sessionsPage(table) {
       id.append(sessionLink(row.session_id));
       const st = cell("", "status-cell");
       st.append(badge("running"));
-      tr.append(
-        id, st, cell(String(body.tier ?? 1), "num"), cell(body.profile), cell(body.agent, "agent"),
-        cell(typeof body.project === "string" ? body.project : "", "project"),
-        cell(when(row.created_at), "mono"), cell("", "num"), cell("", "num"), cell("", "method"),
-        cell(""), cell("", "summary"),
-      );
+      // One cell per header column (`data-col`): the page shows some
+      // columns only when a session on it has a verdict or an error.
+      const project = typeof body.project === "string" ? body.project : "";
+      const cells = {
+        session: () => id,
+        status: () => st,
+        agent: () => cell(body.agent, "agent"),
+        project: () => {
+          const c = cell(project.split("/").filter(Boolean).slice(-2).join("/"), "project");
+          if (project) c.title = project;
+          return c;
+        },
+        started: () => cell(when(row.created_at), "mono"),
+        models: () => cell(body.model, "models"),
+        tier: () => cell("", "num"),
+        method: () => cell("", "method"),
+        summary: () => cell("", "summary"),
+      };
+      for (const th of table.tHead.rows[0].cells) {
+        const make = cells[th.dataset.col];
+        tr.append(make ? make() : cell("", th.classList.contains("num") ? "num" : ""));
+      }
       dropEmptyState(tbody);
       tbody.prepend(tr);
     } else if (row.kind === "ended") {

@@ -158,10 +158,20 @@ async fn sessions(
     Ok(Json(body).into_response())
 }
 
-/// `GET /api/overview`: what the overview page shows, as of now.
-async fn overview(AxState(state): AxState<Arc<State>>) -> Result<Response, ApiError> {
+/// `GET /api/overview?range=&from=&to=`: what the overview page shows,
+/// as of now: the dashboard's counts and lists, and `usage` (the range's
+/// figures, named as core's `Figures`; `null` when the store holds no
+/// model calls). A bad range is a 400.
+async fn overview(
+    AxState(state): AxState<Arc<State>>,
+    q: Result<Query<pages::overview::RangeParams>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(|e| bad_query(&e))?;
+    let asked = q
+        .asked()
+        .map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, m))?;
     let now = agentshape_store::time::now_ms();
-    let o = read(&state, move |s| query::overview(s, now)).await?;
+    let o = read(&state, move |s| pages::overview::load(s, &asked, now)).await?;
     Ok(Json(o).into_response())
 }
 

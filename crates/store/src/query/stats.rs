@@ -821,6 +821,25 @@ pub(super) fn verdict_sql(store: &dyn Source, verdict: &str) -> String {
     }
 }
 
+/// Two columns over `sessions s` for a list row: the final verdict's
+/// `valid` as 1 or 0 (NULL without a verdict) and its first error's
+/// `instance_path`.
+pub(super) fn verdict_columns(store: &dyn Source) -> &'static str {
+    if !has_verdict(store) {
+        "NULL, NULL"
+    } else if is_pg(store) {
+        "CASE WHEN s.verdict IS NULL THEN NULL
+              WHEN (s.verdict::jsonb ->> 'valid') = 'true' THEN 1 ELSE 0 END,
+         CASE WHEN jsonb_typeof(s.verdict::jsonb -> 'errors') = 'array'
+              THEN s.verdict::jsonb -> 'errors' -> 0 ->> 'instance_path' END"
+    } else {
+        "CASE WHEN s.verdict IS NULL THEN NULL
+              WHEN json_extract(s.verdict, '$.valid') = 1 THEN 1 ELSE 0 END,
+         CASE WHEN json_type(s.verdict, '$.errors') = 'array'
+              THEN json_extract(s.verdict, '$.errors[0].instance_path') END"
+    }
+}
+
 /// The session list's failing-path filter over `sessions s`, the path
 /// bound as `param`: an error at it in the verdict or in a blocked hook
 /// call of the main agent. No index: the list's walk checks each session

@@ -61,13 +61,7 @@ pub fn usage_calls(store: &dyn Source, filter: &UsageFilter) -> Result<Vec<Usage
     if !has_usage(store) {
         return Ok(Vec::new());
     }
-    let mut sql = String::from(
-        "SELECT u.session_id, s.parent_id, s.agent, s.project, u.at_ms, u.model, u.sidechain,
-                u.input_tokens, u.output_tokens, u.reasoning_tokens, u.cache_read_tokens,
-                u.cache_write_5m_tokens, u.cache_write_1h_tokens
-         FROM usage_calls u LEFT JOIN sessions s ON s.id = u.session_id
-         WHERE 1 = 1",
-    );
+    let mut sql = format!("{CALLS} WHERE 1 = 1");
     let mut args: Vec<Cell> = Vec::new();
     let mut arg = |sql: &mut String, clause: &str, value: Cell| {
         args.push(value);
@@ -116,8 +110,46 @@ pub fn usage_calls(store: &dyn Source, filter: &UsageFilter) -> Result<Vec<Usage
         sql.push(')');
     }
     sql.push_str(" ORDER BY u.at_ms, u.key");
-    let rows = store.cells(&sql, &args, &|| "reading usage".to_owned())?;
+    read_calls(store, &sql, &args)
+}
+
+/// The columns [`read_calls`] shapes, over `usage_calls u` and its
+/// session `s`; a caller adds its `WHERE` and `ORDER BY`.
+pub(super) const CALLS: &str =
+    "SELECT u.session_id, s.parent_id, s.agent, s.project, u.at_ms, u.model, u.sidechain,
+            u.input_tokens, u.output_tokens, u.reasoning_tokens, u.cache_read_tokens,
+            u.cache_write_5m_tokens, u.cache_write_1h_tokens
+     FROM usage_calls u LEFT JOIN sessions s ON s.id = u.session_id";
+
+/// The calls a `SELECT` of [`CALLS`] finds.
+pub(super) fn read_calls(store: &dyn Source, sql: &str, args: &[Cell]) -> Result<Vec<UsageCall>> {
+    let rows = store.cells(sql, args, &|| "reading usage".to_owned())?;
     rows.iter().map(|r| call(r)).collect()
+}
+
+/// The first and last call's time (ms since the epoch), or `None` when
+/// the store holds no call (or has no usage table): where the dashboard's
+/// default window ends.
+///
+/// # Errors
+/// When the database cannot be read.
+pub fn usage_span(store: &dyn Source) -> Result<Option<(i64, i64)>> {
+    if !has_usage(store) {
+        return Ok(None);
+    }
+    // Two index seeks (`usage_calls_at`), not a scan.
+    let rows = store.cells(
+        "SELECT MIN(at_ms), MAX(at_ms) FROM usage_calls",
+        &[],
+        &|| "reading the span of usage".to_owned(),
+    )?;
+    let Some(r) = rows.first() else {
+        return Ok(None);
+    };
+    match (at(r, 0), at(r, 1)) {
+        (Cell::Null, _) | (_, Cell::Null) => Ok(None),
+        (a, b) => Ok(Some((int(a)?, int(b)?))),
+    }
 }
 
 fn count(c: &Cell) -> Result<u64> {

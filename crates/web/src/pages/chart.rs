@@ -39,13 +39,51 @@ fn c(v: f64) -> String {
     s
 }
 
-/// The chart of `days` (oldest first), or an empty state when no day has
-/// a session.
-pub(crate) fn cost_chart(days: &[DayTotals]) -> Markup {
-    if days.iter().all(|d| d.sessions == 0) {
-        return html! { p.empty { "No sessions in the last 30 days." } };
+/// One day of a [`cost_chart`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ChartDay {
+    /// `YYYY-MM-DD`.
+    pub(crate) day: String,
+    /// Dollars (of the priced part, when `partial`).
+    pub(crate) cost_usd: f64,
+    /// Tokens (what the legend says they are).
+    pub(crate) tokens: i64,
+    /// Model calls (from usage) or sessions started (from the sessions).
+    pub(crate) count: i64,
+    /// Some of the day's calls have no price: `cost_usd` is a part.
+    pub(crate) partial: bool,
+}
+
+impl From<&DayTotals> for ChartDay {
+    fn from(d: &DayTotals) -> Self {
+        ChartDay {
+            day: d.day.clone(),
+            cost_usd: d.cost_usd,
+            tokens: d.input_tokens.saturating_add(d.output_tokens),
+            count: d.sessions,
+            partial: false,
+        }
     }
-    let tokens = |d: &DayTotals| d.input_tokens.saturating_add(d.output_tokens);
+}
+
+/// What a [`cost_chart`]'s counts and tokens are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Units {
+    /// One of `count`: `call` or `session`.
+    pub(crate) count: &'static str,
+    /// The legend of the token bars.
+    pub(crate) tokens: &'static str,
+    /// The empty state.
+    pub(crate) empty: &'static str,
+}
+
+/// The chart of `days` (oldest first), or an empty state when no day has
+/// anything.
+pub(crate) fn cost_chart(days: &[ChartDay], units: Units) -> Markup {
+    if days.iter().all(|d| d.count == 0) {
+        return html! { p.empty { (units.empty) } };
+    }
+    let tokens = |d: &ChartDay| d.tokens;
     let max_cost = days.iter().map(|d| d.cost_usd).fold(0.0, f64::max);
     let max_tokens = days.iter().map(tokens).max().unwrap_or(0);
     let cost_scale = if max_cost > 0.0 { max_cost } else { 1.0 };
@@ -74,13 +112,14 @@ pub(crate) fn cost_chart(days: &[DayTotals]) -> Markup {
                 @let x = LEFT + slot * i as f64;
                 @let ch = d.cost_usd.max(0.0) / cost_scale * plot_h;
                 @let th = tokens(d).max(0) as f64 / token_scale * plot_h;
-                g.day data-day=(d.day) {
+                g.day data-day=(d.day) data-partial=[d.partial.then_some("true")] {
                     title {
-                        (d.day) ": " (format!("${:.4}", d.cost_usd)) ", "
-                        (d.input_tokens) " input + " (d.output_tokens) " output tokens, "
-                        (d.sessions) @if d.sessions == 1 { " session" } @else { " sessions" }
+                        (d.day) ": " (format!("${:.4}", d.cost_usd))
+                        @if d.partial { "* (partial: some models have no price)" }
+                        ", " (d.tokens) " tokens, "
+                        (d.count) " " (units.count) @if d.count != 1 { "s" }
                     }
-                    rect.hit x=(c(x)) y=(c(TOP)) width=(c(slot)) height=(c(plot_h)) {}
+            rect.hit x=(c(x)) y=(c(TOP)) width=(c(slot)) height=(c(plot_h)) {}
                     rect.bar x=(c(x + slot * 0.1)) y=(c(base - ch)) width=(c(slot * 0.4)) height=(c(ch)) {}
                     rect.bar2 x=(c(x + slot * 0.5)) y=(c(base - th)) width=(c(slot * 0.4)) height=(c(th)) {}
                     // Counted back from the last day, so today always has its label.
@@ -95,7 +134,7 @@ pub(crate) fn cost_chart(days: &[DayTotals]) -> Markup {
                 rect.bar x=(c(LEFT)) y=(c(H - 14.0)) width="10" height="10" {}
                 text x=(c(LEFT + 14.0)) y=(c(H - 5.0)) { "cost (USD, left)" }
                 rect.bar2 x=(c(LEFT + 130.0)) y=(c(H - 14.0)) width="10" height="10" {}
-                text x=(c(LEFT + 144.0)) y=(c(H - 5.0)) { "tokens in + out (right)" }
+                text x=(c(LEFT + 144.0)) y=(c(H - 5.0)) { (units.tokens) " (right)" }
             }
         }
     }
@@ -212,7 +251,7 @@ pub(crate) fn series_chart(
     }
     let mut keys: Vec<(&str, f64)> = totals.into_iter().filter(|(_, v)| *v > 0.0).collect();
     if keys.is_empty() {
-        return html! { p.empty { "Nothing in the last 30 days." } };
+        return html! { p.empty { "Nothing in this range." } };
     }
     keys.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     let other = keys.len() > MAX_SERIES;
@@ -311,14 +350,24 @@ pub(crate) fn series_chart(
 mod tests {
     use super::*;
 
-    fn day(day: &str, sessions: i64, cost: f64, input: i64, output: i64) -> DayTotals {
-        DayTotals {
+    fn day(day: &str, sessions: i64, cost: f64, input: i64, output: i64) -> ChartDay {
+        ChartDay::from(&DayTotals {
             day: day.to_owned(),
             sessions,
             cost_usd: cost,
             input_tokens: input,
             output_tokens: output,
-        }
+        })
+    }
+
+    const U: Units = Units {
+        count: "session",
+        tokens: "tokens in + out",
+        empty: "No sessions in the last 30 days.",
+    };
+
+    fn cost_chart(days: &[ChartDay]) -> Markup {
+        super::cost_chart(days, U)
     }
 
     #[test]
@@ -347,9 +396,7 @@ mod tests {
             html.contains(r#"class="bar" x="123.6" y="14.0" width="254.4" height="186.0""#),
             "{html}"
         );
-        assert!(html.contains(
-            "<title>2025-07-14: $0.5000, 100 input + 20 output tokens, 2 sessions</title>"
-        ));
+        assert!(html.contains("<title>2025-07-14: $0.5000, 120 tokens, 2 sessions</title>"));
         assert!(html.contains("$0.50"));
         assert!(html.contains("120 tok"));
         assert!(html.contains(">07-14<"));
@@ -433,7 +480,7 @@ mod tests {
         assert!(
             series_chart("x", &days, &[], Metric::Cost)
                 .into_string()
-                .contains("Nothing in the last 30 days.")
+                .contains("Nothing in this range.")
         );
     }
 

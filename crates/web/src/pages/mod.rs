@@ -11,11 +11,12 @@ mod builder;
 mod chart;
 pub(crate) mod events;
 mod memories;
-mod overview;
+pub(crate) mod overview;
 mod playground;
 mod secrets;
 pub(crate) mod session;
 pub(crate) mod sessions;
+mod usage;
 mod validation;
 
 use std::sync::Arc;

@@ -4,13 +4,26 @@
 //!
 //! The query string is the same as `/api/sessions`' ([`ListParams`]), so
 //! a page's URL and its JSON twin name the same list.
+//!
+//! Note \[List columns\]: a row shows what every session has (agent,
+//! project, start, duration, models, tokens, cost); the validation
+//! columns (tier, profile, verdict, method, failing path) appear only when
+//! a session on the page has a verdict, and stay empty for one without
+//! (an imported session is never validated). A session with stored model
+//! calls shows their figures (priced per call in core, a partial cost
+//! marked); one without, what its row stored. Above the table, the total
+//! of the whole filtered set (Note \[Totals of a list\] in the store).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use std::collections::HashMap;
+
+use agentshape_core::usage::{Figures, Group};
 use agentshape_store::query::{
-    self, FilterValues, MAX_DISTINCT, SessionFilter, SessionRow, TranscriptHit,
+    self, FilterValues, MAX_DISTINCT, SessionFilter, SessionRow, SessionTotals, TranscriptHit,
 };
+use agentshape_store::time;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State as AxState};
 use axum::http::StatusCode;
@@ -18,6 +31,8 @@ use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 
+use super::chart::compact;
+use super::usage::{DAY_MS, cost_cell, day_of, parse_day, prices, short_project, tokens_cell};
 use super::{Nav, error_page, layout};
 use crate::State;
 use crate::api::read;
@@ -59,6 +74,10 @@ pub(crate) struct ListParams {
     pub(crate) q: Option<String>,
     pub(crate) verdict: Option<String>,
     pub(crate) failing_path: Option<String>,
+    /// Sessions started on or after this day (`YYYY-MM-DD`, UTC).
+    pub(crate) from: Option<String>,
+    /// Sessions started on or before this day.
+    pub(crate) to: Option<String>,
     pub(crate) before: Option<String>,
     pub(crate) limit: Option<usize>,
 }
@@ -146,7 +165,16 @@ impl ListParams {
                     .ok_or("`tier` must be a number from 0 to 1000")?,
             ),
         };
+        let day = |name: &str, v: Option<&String>| -> Result<Option<i64>, String> {
+            given(v)
+                .map(|d| parse_day(&d).ok_or(format!("`{name}` must be a day: 2025-07-14")))
+                .transpose()
+        };
+        let from = day("from", self.from.as_ref())?;
+        let to = day("to", self.to.as_ref())?;
         Ok(SessionFilter {
+            from: from.map(time::format_ms),
+            to: to.map(|t| time::format_ms(t + DAY_MS)),
             status: word("status", self.status.as_ref())?,
             tier,
             profile: text("profile", self.profile.as_ref(), 256)?,
@@ -194,10 +222,26 @@ fn filter_query(f: &SessionFilter) -> String {
             "failing_path",
             f.failing_path.as_deref().map(path_param).as_deref(),
         ),
+        ("from", from_day(f).as_deref()),
+        ("to", to_day(f).as_deref()),
     ]
     .iter()
     .filter_map(|(k, v)| v.map(|v| format!("{k}={}&", encode(v))))
     .collect()
+}
+
+/// The `from` day of a filter (its first instant's day).
+fn from_day(f: &SessionFilter) -> Option<String> {
+    f.from
+        .as_deref()
+        .map(|t| t.get(..10).unwrap_or(t).to_owned())
+}
+
+/// The `to` day of a filter (the day before the instant it ends at).
+fn to_day(f: &SessionFilter) -> Option<String> {
+    f.to.as_deref()
+        .and_then(time::parse_ms)
+        .map(|ms| day_of(ms - DAY_MS))
 }
 
 /// `2025-07-14T03:12:09.123Z` as `2025-07-14 03:12:09`.
@@ -323,6 +367,8 @@ fn form(f: &SessionFilter, values: &FilterValues) -> Markup {
             (select("agent", "Agent", &values.agents, f.agent.as_deref()))
             (select("project", "Project", &values.projects, f.project.as_deref()))
             (select("verdict", "Verdict", VERDICTS, f.verdict.as_deref()))
+            label { "From" input type="date" name="from" value=[from_day(f)]; }
+            label { "To" input type="date" name="to" value=[to_day(f)]; }
             label { "Failing path" input type="text" name="failing_path" value=[f.failing_path.as_deref().map(path_param)] placeholder="/action (# for the root)"; }
             label { "Search" input type="search" name="q" value=[f.q.as_deref()] placeholder="id, summary, error, agent, model, transcript text"; }
             button type="submit" { "Filter" }
@@ -331,26 +377,85 @@ fn form(f: &SessionFilter, values: &FilterValues) -> Markup {
     }
 }
 
-/// One table row (`lists.js` builds the same shape for a session that starts).
-fn row(s: &SessionRow) -> Markup {
-    let agent = match (&s.agent, &s.model) {
-        (Some(a), Some(m)) => format!("{a} / {m}"),
-        (Some(x), None) | (None, Some(x)) => x.clone(),
-        (None, None) => String::new(),
+/// Which optional column groups a page shows (Note \[List columns\]).
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    /// Tier, profile, verdict, method, failing path.
+    validation: bool,
+    /// Error category.
+    errors: bool,
+}
+
+impl Shown {
+    fn of(rows: &[SessionRow]) -> Shown {
+        Shown {
+            validation: rows.iter().any(|r| r.verdict_valid.is_some()),
+            errors: rows.iter().any(|r| r.error_category.is_some()),
+        }
+    }
+}
+
+/// A verdict as a list shows it: the outcome (Note \[Outcomes of a run\]
+/// in the store's `stats`): valid, invalid, or none (nothing structured
+/// found).
+fn outcome(s: &SessionRow) -> Option<&'static str> {
+    let none = matches!(
+        s.extraction_method.as_deref(),
+        None | Some("none" | "handoff")
+    );
+    s.verdict_valid.map(|v| match (v, none) {
+        (true, _) => "valid",
+        (false, true) => "none",
+        (false, false) => "invalid",
+    })
+}
+
+/// One table row (`lists.js` builds the same shape, by the header's
+/// `data-col` names, for a session that starts). `usage` is the session's
+/// own calls summed, when it has any.
+fn row(s: &SessionRow, usage: Option<&Group>, shown: Shown) -> Markup {
+    let models = match usage {
+        Some(g) => g.models.join(", "),
+        None => s.model.clone().unwrap_or_default(),
     };
+    let stored = Figures {
+        input: u64::try_from(s.input_tokens).unwrap_or(0),
+        output: u64::try_from(s.output_tokens).unwrap_or(0),
+        cache_read: u64::try_from(s.cache_read_tokens).unwrap_or(0),
+        cache_write: u64::try_from(s.cache_write_tokens).unwrap_or(0),
+        total_tokens: u64::try_from(
+            s.input_tokens + s.output_tokens + s.cache_read_tokens + s.cache_write_tokens,
+        )
+        .unwrap_or(0),
+        ..Figures::default()
+    };
+    let figures = usage.map_or(&stored, |g| &g.figures);
     html! {
         tr data-session-id=(s.id) data-status=(s.shown_status) {
             td.mono { a href={ "/sessions/" (encode(&s.id)) } { (s.id) } @if let Some(n) = s.secrets_masked.filter(|n| *n > 0) { " " abbr.secrets title="secrets masked in this session" { "🔒" (n) } } }
             td.status-cell { (status_badge(&s.shown_status)) }
-            td.num { (s.tier) }
-            td { (s.profile.as_deref().unwrap_or("")) }
-            td.agent { (agent) }
-            td.project title=[s.project.as_deref()] { (s.project.as_deref().map(|p| truncate_start(p, PROJECT_CHARS)).unwrap_or_default()) }
-            td.mono { (when(&s.started_at)) }
+            td.agent { (s.agent.as_deref().unwrap_or("")) }
+            td.project title=[s.project.as_deref()] { (s.project.as_deref().map(|p| truncate_start(&short_project(p), PROJECT_CHARS)).unwrap_or_default()) }
+            td.mono.started { (when(&s.started_at)) }
             td.num { (s.duration_ms.map(duration).unwrap_or_default()) }
-            td.num.cost { (cost(s)) }
-            td.method { (s.extraction_method.as_deref().unwrap_or("")) }
-            td { (s.error_category.as_deref().unwrap_or("")) }
+            td.models title=(models) { (truncate(&models, 60)) }
+            td.num.tokens { @if figures.total_tokens > 0 { (tokens_cell(figures)) } }
+            td.num.cost {
+                @match usage {
+                    Some(g) => (cost_cell(&g.figures)),
+                    None => (cost(s)),
+                }
+            }
+            @if shown.validation {
+                td.num { @if s.verdict_valid.is_some() { (s.tier) } }
+                td { @if s.verdict_valid.is_some() { (s.profile.as_deref().unwrap_or("")) } }
+                td.verdict { @if let Some(o) = outcome(s) { span class={ "badge v-" (o) } { (o) } } }
+                td.method { @if s.verdict_valid.is_some() { (s.extraction_method.as_deref().unwrap_or("")) } }
+                td.mono.failing-path { @if let Some(p) = s.failing_path.as_deref() { a href={ "/sessions?failing_path=" (encode(&path_param(p))) } { (path_param(p)) } } }
+            }
+            @if shown.errors {
+                td { (s.error_category.as_deref().unwrap_or("")) }
+            }
             td.summary title=[s.summary.as_deref()] {
                 (truncate(s.summary.as_deref().unwrap_or(""), SUMMARY_CHARS))
             }
@@ -358,14 +463,67 @@ fn row(s: &SessionRow) -> Markup {
     }
 }
 
+/// What the filtered set adds up to: its sessions, tokens and cost, the
+/// calls' figures and the stored rest together (Note \[Totals of a list\]
+/// in the store); a partial cost when a model or a session has no price.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ListTotal {
+    /// Sessions matched.
+    pub(crate) sessions: i64,
+    /// Their tokens and cost.
+    pub(crate) figures: Figures,
+    /// Sessions without calls whose cost is unknown.
+    pub(crate) unpriced_sessions: i64,
+}
+
+impl ListTotal {
+    /// `calls` (the calls' total) and `other` (the stored rest).
+    pub(crate) fn of(calls: &Group, other: &SessionTotals) -> ListTotal {
+        let mut figures = calls.figures.clone();
+        let tokens = u64::try_from(other.other_tokens).unwrap_or(0);
+        figures.total_tokens += tokens;
+        figures.cost_usd += other.other_cost_usd;
+        figures.partial |= other.other_unpriced > 0;
+        ListTotal {
+            sessions: other.sessions,
+            figures,
+            unpriced_sessions: other.other_unpriced,
+        }
+    }
+}
+
+fn total_line(t: &ListTotal) -> Markup {
+    let f = &t.figures;
+    html! {
+        p #sessions-total .total data-sessions=(t.sessions) data-tokens=(f.total_tokens)
+            data-cost=(format!("{:.6}", f.cost_usd)) data-partial=[f.partial.then_some("true")] {
+            strong { (t.sessions) } @if t.sessions == 1 { " session" } @else { " sessions" }
+            " · " strong title=(f.total_tokens) { (compact(i64::try_from(f.total_tokens).unwrap_or(i64::MAX))) }
+            " tokens · " strong { (cost_cell(f)) }
+            @if f.partial {
+                span.muted {
+                    " · * partial: "
+                    @if !f.unpriced_models.is_empty() { "no price for " (f.unpriced_models.join(", ")) }
+                    @if !f.unpriced_models.is_empty() && t.unpriced_sessions > 0 { "; " }
+                    @if t.unpriced_sessions > 0 { (t.unpriced_sessions) " sessions without a cost" }
+                }
+            }
+        }
+    }
+}
+
 /// The page's body for `rows` listed under filter `f`; `feed_after` is the
-/// feed id the live part resumes from.
+/// feed id the live part resumes from; `usage` each session's own calls
+/// summed; `total` the whole filtered set's.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn body(
     f: &SessionFilter,
     values: &FilterValues,
     rows: &[SessionRow],
     transcript_hits: &[TranscriptHit],
     feed_after: i64,
+    usage: &HashMap<String, Group>,
+    total: Option<&ListTotal>,
 ) -> Markup {
     let filters = filter_query(f);
     let first_page = f.before.is_none();
@@ -374,21 +532,32 @@ pub(crate) fn body(
         .flatten()
         .map(|last| format!("/sessions?{filters}before={}", encode(&last.id)));
     let tier = f.tier.map(|t| t.to_string());
+    let shown = Shown::of(rows);
     html! {
         h1 { "Sessions" }
         (form(f, values))
+        @if let Some(t) = total { (total_line(t)) }
         table #sessions data-feed-after=(feed_after) data-first-page=(first_page)
             data-status=[f.status.as_deref()] data-tier=[tier.as_deref()]
             data-profile=[f.profile.as_deref()] data-error-category=[f.error_category.as_deref()]
             data-method=[f.method.as_deref()] data-agent=[f.agent.as_deref()]
             data-project=[f.project.as_deref()] data-q=[f.q.as_deref()]
-            data-verdict=[f.verdict.as_deref()] data-failing-path=[f.failing_path.as_deref().map(path_param)] {
+            data-verdict=[f.verdict.as_deref()] data-failing-path=[f.failing_path.as_deref().map(path_param)]
+            data-from=[from_day(f)] data-to=[to_day(f)] {
             thead { tr {
-                th { "Session" } th { "Status" } th { "Tier" } th { "Profile" } th { "Agent / model" } th { "Project" }
-                th { "Started" } th { "Duration" } th { "Cost" } th { "Method" } th { "Error" } th { "Summary" }
+                th data-col="session" { "Session" } th data-col="status" { "Status" }
+                th data-col="agent" { "Agent" } th data-col="project" { "Project" }
+                th data-col="started" { "Started" } th data-col="duration" { "Duration" }
+                th data-col="models" { "Models" } th.num data-col="tokens" { "Tokens" } th.num data-col="cost" { "Cost" }
+                @if shown.validation {
+                    th data-col="tier" { "Tier" } th data-col="profile" { "Profile" } th data-col="verdict" { "Verdict" }
+                    th data-col="method" { "Method" } th data-col="failing-path" { "Failing path" }
+                }
+                @if shown.errors { th data-col="error" { "Error" } }
+                th data-col="summary" { "Summary" }
             } }
             tbody {
-                @for s in rows { (row(s)) }
+                @for s in rows { (row(s, usage.get(&s.id), shown)) }
             }
         }
         // The empty state is outside the table, so `tbody tr` is one row
@@ -430,20 +599,26 @@ pub(crate) async fn page(
             Some(q) if f.before.is_none() => query::search_transcripts(s, q, HITS)?,
             _ => Vec::new(),
         };
+        let (prices, _) = prices();
+        let calls = query::session_usage_calls(s, &f)?;
+        let (usage, calls_total) = super::usage::by_session(&calls, &prices);
+        let total = ListTotal::of(&calls_total, &query::session_totals(s, &f)?);
         Ok((
             query::sessions(s, &f)?,
             query::filter_values(s)?,
             found,
             after,
+            usage,
+            total,
         ))
     })
     .await;
     match data {
-        Ok((rows, values, found, after)) => layout(
+        Ok((rows, values, found, after, usage, total)) => layout(
             "Sessions",
             Nav::Sessions,
             &["lists.js"],
-            &body(&filter, &values, &rows, &found, after),
+            &body(&filter, &values, &rows, &found, after, &usage, Some(&total)),
         )
         .into_response(),
         Err(e) => e.into_page(),
@@ -523,7 +698,16 @@ mod tests {
         ] {
             assert!(params(&[bad]).filter(PAGE).is_err(), "{bad:?}");
         }
-        let html = body(&f, &FilterValues::default(), &[], &[], 0).into_string();
+        let html = body(
+            &f,
+            &FilterValues::default(),
+            &[],
+            &[],
+            0,
+            &HashMap::new(),
+            None,
+        )
+        .into_string();
         assert!(
             html.contains(r#"data-verdict="invalid" data-failing-path="/files/0/path""#),
             "{html}"
@@ -572,12 +756,23 @@ mod tests {
             cost_estimated: false,
             source_path: None,
             secrets_masked: None,
+            verdict_valid: None,
+            failing_path: None,
         };
         let r2 = {
             r.id = "s<2>".into();
             r.clone()
         };
-        let html = body(&f, &FilterValues::default(), &[r2.clone(), r2], &[], 7).into_string();
+        let html = body(
+            &f,
+            &FilterValues::default(),
+            &[r2.clone(), r2],
+            &[],
+            7,
+            &HashMap::new(),
+            None,
+        )
+        .into_string();
         assert!(
             html.contains(r#"id="older" href="/sessions?status=completed&amp;q=a%26b%20c&amp;before=s%3C2%3E""#),
             "{html}"
@@ -586,7 +781,16 @@ mod tests {
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(!html.contains("<script>alert"));
         assert!(html.contains(r#"data-session-id="s&lt;2&gt;""#));
-        let one = body(&f, &FilterValues::default(), &[], &[], 7).into_string();
+        let one = body(
+            &f,
+            &FilterValues::default(),
+            &[],
+            &[],
+            7,
+            &HashMap::new(),
+            None,
+        )
+        .into_string();
         assert!(!one.contains("id=\"older\""));
         assert!(one.contains("No sessions match."));
         assert!(
@@ -663,7 +867,7 @@ mod tests {
         let found = query::search_transcripts(&store, "needle", HITS).unwrap();
         assert_eq!(found.len(), 1);
         let values = query::filter_values(&store).unwrap();
-        let html = body(&f, &values, &rows, &found, 0).into_string();
+        let html = body(&f, &values, &rows, &found, 0, &HashMap::new(), None).into_string();
         assert!(
             !html.contains("<script>") && !html.contains("<img"),
             "{html}"
@@ -700,7 +904,7 @@ mod tests {
         );
         // A tool name with markup is found and shown as text.
         let found = query::search_transcripts(&store, "onerror", HITS).unwrap();
-        let html = body(&f, &values, &rows, &found, 0).into_string();
+        let html = body(&f, &values, &rows, &found, 0, &HashMap::new(), None).into_string();
         assert!(
             html.contains("&lt;img src=x <mark>onerror</mark>=alert(1)&gt;"),
             "{html}"
@@ -724,6 +928,8 @@ mod tests {
             &plain,
             &[],
             0,
+            &HashMap::new(),
+            None,
         )
         .into_string();
         assert_eq!(html.matches("<abbr class=\"est\"").count(), 1, "{html}");
@@ -752,5 +958,150 @@ mod tests {
         assert_eq!(truncate("ééé", 2), "éé…");
         assert_eq!(when("2025-07-14T03:12:09.123Z"), "2025-07-14 03:12:09");
         assert_eq!(encode("a b/é"), "a%20b%2F%C3%A9");
+    }
+
+    #[test]
+    fn native_columns_dates_totals_and_the_agent_alias() {
+        use agentshape_core::usage::UsageTokens;
+        use agentshape_store::{NativeMark, SqliteStore, Store, UsageRecord};
+        let mut store = SqliteStore::open_in_memory().unwrap();
+        let ms = |at: &str| time::parse_ms(at).unwrap();
+        for (id, started, model) in [
+            (
+                "old",
+                "2024-03-01T10:00:00.000Z",
+                "claude-sonnet-4-20250514",
+            ),
+            ("new", "2024-03-05T10:00:00.000Z", "mystery-model-9"),
+        ] {
+            let mut r = agentshape_store::SessionRecord::new(id, started, "completed");
+            r.agent = Some("claude-code".into());
+            r.project = Some("/home/ana/wt/api-fix".into());
+            r.duration_ms = Some(65_000);
+            r.usage = vec![UsageRecord {
+                key: format!("{id}#0"),
+                at_ms: ms(started),
+                model: model.into(),
+                sidechain: false,
+                tokens: UsageTokens {
+                    input: 1_000_000,
+                    output: 100_000,
+                    ..UsageTokens::default()
+                },
+            }];
+            let mark = NativeMark {
+                path: format!("/p/{id}"),
+                session_id: id.into(),
+                agent: "claude-code".into(),
+                dev: 0,
+                inode: 0,
+                size: 0,
+                offset: 0,
+                mtime_ms: 0,
+                lines: 0,
+                updated_at: "2024-03-06T00:00:00.000Z".into(),
+                reset: false,
+                expect_offset: None,
+            };
+            store.save_native(&r, &[], &mark).unwrap();
+        }
+        // A run, checked: the validation columns come with it.
+        let mut run =
+            agentshape_store::SessionRecord::new("run", "2024-03-02T10:00:00.000Z", "completed");
+        run.agent = Some("codex".into());
+        run.profile = Some("deploy".into());
+        run.cost_usd = Some(0.5);
+        run.input_tokens = 10;
+        run.extraction_method = Some("structured".into());
+        run.verdict = Some(
+            serde_json::json!({"valid": false, "errors": [{"instance_path": "/action"}], "repairs": [], "coercions": []}),
+        );
+        store.write_session(&run).unwrap();
+
+        let render = |pairs: &[(&str, &str)]| -> (Vec<String>, String) {
+            let f = params(pairs).filter(PAGE).unwrap();
+            let rows = query::sessions(&store, &f).unwrap();
+            let (prices, _) = super::super::usage::prices();
+            let calls = query::session_usage_calls(&store, &f).unwrap();
+            let (usage, calls_total) = super::super::usage::by_session(&calls, &prices);
+            let total = ListTotal::of(&calls_total, &query::session_totals(&store, &f).unwrap());
+            let values = query::filter_values(&store).unwrap();
+            let html = body(&f, &values, &rows, &[], 0, &usage, Some(&total)).into_string();
+            (rows.into_iter().map(|r| r.id).collect(), html)
+        };
+
+        // `claude` is Claude Code's other name; the select shows the stored one.
+        let (ids, html) = render(&[("agent", "claude")]);
+        assert_eq!(ids, ["new", "old"]);
+        assert!(
+            html.contains(r#"<option value="claude-code">claude-code</option>"#),
+            "{html}"
+        );
+        assert!(html.contains(r#"data-sessions="2""#), "{html}");
+        // Native rows: no validation columns, the models, tokens and a partial cost.
+        assert!(
+            !html.contains(">Verdict</th>") && !html.contains(">Tier</th>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<td class="project" title="/home/ana/wt/api-fix">wt/api-fix</td>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<td class="models" title="mystery-model-9">mystery-model-9</td>"#),
+            "{html}"
+        );
+        assert!(html.contains(">1.1M</span>"), "{html}");
+        assert!(html.contains("<td class=\"num\">1m 05s</td>"), "{html}");
+        assert!(
+            html.contains(
+                r#"$0.00<abbr class="partial" title="partial: no price for mystery-model-9"#
+            ),
+            "{html}"
+        );
+        // The total: both sessions, their tokens, a partial cost naming the model.
+        let total = &html[html.find(r#"id="sessions-total""#).unwrap()..];
+        assert!(total.contains(r#"data-tokens="2200000""#), "{total}");
+        assert!(total.contains(r#"data-partial="true""#), "{total}");
+        assert!(total.contains("no price for mystery-model-9"), "{total}");
+
+        // Dates: the day `to` names is included; the pager keeps them.
+        let (ids, html) = render(&[("from", "2024-03-01"), ("to", "2024-03-02")]);
+        assert_eq!(ids, ["run", "old"]);
+        assert!(html.contains(r#"data-sessions="2""#));
+        assert!(html.contains(r#"name="from" value="2024-03-01""#), "{html}");
+        assert!(
+            html.contains(r#"data-from="2024-03-01" data-to="2024-03-02""#),
+            "{html}"
+        );
+        let f = params(&[("from", "2024-03-01"), ("to", "2024-03-02")])
+            .filter(PAGE)
+            .unwrap();
+        assert_eq!(filter_query(&f), "from=2024-03-01&to=2024-03-02&");
+        // The run's verdict brings its columns; the native row's stay empty.
+        assert!(
+            html.contains(">Verdict</th>") && html.contains(">Failing path</th>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<span class="badge v-invalid">invalid</span>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<a href="/sessions?failing_path=%2Faction">/action</a>"#),
+            "{html}"
+        );
+        let old = &html[html.find(r#"data-session-id="old""#).unwrap()..];
+        let old = &old[..old.find("</tr>").unwrap()];
+        assert!(old.contains(r#"<td class="verdict"></td>"#), "{old}");
+        // The run's stored cost is in the total, whole: only `old` is priced per call.
+        let (_, html) = render(&[("to", "2024-03-02")]);
+        assert!(
+            html.contains("data-partial") == html.contains("mystery"),
+            "no partial without the unpriced one"
+        );
+        for bad in [("from", "yesterday"), ("to", "2024-02-30")] {
+            assert!(params(&[bad]).filter(PAGE).is_err(), "{bad:?}");
+        }
     }
 }

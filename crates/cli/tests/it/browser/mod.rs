@@ -39,6 +39,7 @@ mod pages;
 mod playground;
 mod screenshots;
 mod secrets;
+mod usage;
 mod validation;
 
 use std::io::{BufRead, BufReader};
