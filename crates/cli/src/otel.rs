@@ -61,6 +61,9 @@ pub fn span_options(config: &OtlpConfig) -> SpanOptions {
             max_chars: 0,
         },
         skip_open_tools: false,
+        // A price file that does not read is said by the commands that
+        // price (`import`, `usage`); spans then carry no cost of ours.
+        prices: crate::commands::load_prices().ok().map(std::sync::Arc::new),
     }
 }
 

@@ -67,6 +67,7 @@ fn bench(c: &mut Criterion) {
             max_chars: 0,
         },
         skip_open_tools: false,
+        prices: None,
     };
     let trace = stored::load(&s, "big", false).unwrap().unwrap();
     assert_eq!(spans(&trace, &plain).len(), 1 + 5_000 + 1 + 20);

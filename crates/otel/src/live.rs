@@ -133,10 +133,12 @@ impl Folder {
         let inside =
             self.calls.running() || crate::session::input_includes_cache(&self.trace.agent);
         let call = &self.calls.calls()[i];
-        let usage = Usage::from_tokens(&call.tokens(inside));
+        let tokens = call.tokens(inside);
+        let usage = Usage::from_tokens(&tokens);
         if let Some(&chat) = self.chat_of.get(i) {
             let c = &mut self.trace.chats[chat];
             c.usage = usage;
+            c.tokens = tokens;
             c.ended_ms = call.last.max(c.started_ms);
             return;
         }
@@ -154,6 +156,7 @@ impl Folder {
             started_ms: call.first,
             ended_ms: call.last,
             usage,
+            tokens,
             sidechain: call.sidechain,
             ..ChatCall::default()
         });

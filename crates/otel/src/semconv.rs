@@ -150,8 +150,14 @@ pub const STATUS: &str = "agentshape.session.status";
 pub const TIER: &str = "agentshape.session.tier";
 /// The profile or schema a session was validated against.
 pub const PROFILE: &str = "agentshape.profile";
-/// The cost the agent reported (or that was estimated).
+/// The cost the agent reported (or that was estimated); on a `chat` span,
+/// that call's cost at agentshape's prices, and on a session priced from
+/// its calls, their sum (Note \[Partial cost\] in core's usage reports).
 pub const COST_USD: &str = "agentshape.cost_usd";
+/// The cost leaves out calls of models agentshape has no price for.
+pub const COST_PARTIAL: &str = "agentshape.cost.partial";
+/// Those models.
+pub const UNPRICED_MODELS: &str = "agentshape.cost.unpriced_models";
 /// A model call made by a sub-agent whose lines sit in its parent's file.
 pub const SIDECHAIN: &str = "agentshape.sidechain";
 

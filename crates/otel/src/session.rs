@@ -209,6 +209,9 @@ pub struct ChatCall {
     pub ended_ms: i64,
     /// Tokens of this call.
     pub usage: Usage,
+    /// The same in core's vocabulary (1-hour cache writes apart), for its
+    /// price; zero when the call's tokens are not known per kind.
+    pub tokens: agentshape_core::usage::UsageTokens,
     /// The HTTP status, when there was one.
     pub http_status: Option<u16>,
     /// The call's error.

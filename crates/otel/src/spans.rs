@@ -78,6 +78,9 @@ pub struct SpanOptions {
     /// later, and the call's span then leaves once, with its real end
     /// (live's Note \[Sent once\]).
     pub skip_open_tools: bool,
+    /// The prices model calls are priced at (`agentshape.cost_usd` on each
+    /// `chat` span, their sum on the session's); `None`: no cost is added.
+    pub prices: Option<std::sync::Arc<agentshape_core::pricing::PriceTable>>,
 }
 
 /// Milliseconds since the epoch as a [`SystemTime`] (negative: the epoch).
@@ -302,8 +305,24 @@ impl Builder<'_> {
         if let Some(t) = s.tier {
             attrs.push(kv(sc::TIER, i64::from(t)));
         }
-        if let Some(c) = s.cost_usd {
-            attrs.push(kv(sc::COST_USD, c));
+        match self.calls_cost() {
+            Some((cost, unpriced)) => {
+                attrs.push(kv(sc::COST_USD, cost));
+                if !unpriced.is_empty() {
+                    attrs.push(kv(sc::COST_PARTIAL, true));
+                    attrs.push(KeyValue::new(
+                        sc::UNPRICED_MODELS,
+                        Value::Array(Array::String(
+                            unpriced.into_iter().map(StringValue::from).collect(),
+                        )),
+                    ));
+                }
+            }
+            None => {
+                if let Some(c) = s.cost_usd {
+                    attrs.push(kv(sc::COST_USD, c));
+                }
+            }
         }
         // Contents (opt-in): the prompts in, the last answer out.
         let prompts: Vec<String> = s
@@ -398,6 +417,26 @@ impl Builder<'_> {
         )
     }
 
+    /// The session's cost from its model calls at the prices, and the
+    /// models no price names (Note \[Partial cost\] in core's usage
+    /// reports); `None` without prices or calls of known tokens.
+    fn calls_cost(&self) -> Option<(f64, Vec<String>)> {
+        let prices = self.opts.prices.as_ref()?;
+        let mut cost = None;
+        let mut unpriced = std::collections::BTreeSet::new();
+        for c in self.session.chats.iter().filter(|c| !c.tokens.is_zero()) {
+            let model = c.response_model.as_deref().unwrap_or(&c.model);
+            match prices.cost_of(model, &c.tokens) {
+                Some(x) => *cost.get_or_insert(0.0) += x,
+                None => {
+                    cost.get_or_insert(0.0);
+                    unpriced.insert(model.to_owned());
+                }
+            }
+        }
+        cost.map(|c| (c, unpriced.into_iter().collect()))
+    }
+
     fn chat(&self, c: &ChatCall) -> SpanData {
         let mut attrs = vec![
             kv(sc::OPERATION, "chat"),
@@ -421,6 +460,15 @@ impl Builder<'_> {
             attrs.push(kv(sc::SIDECHAIN, true));
         }
         Self::usage(&mut attrs, &c.usage);
+        if let Some(prices) = &self.opts.prices
+            && !c.tokens.is_zero()
+        {
+            let model = c.response_model.as_deref().unwrap_or(&c.model);
+            match prices.cost_of(model, &c.tokens) {
+                Some(cost) => attrs.push(kv(sc::COST_USD, cost)),
+                None => attrs.push(kv(sc::COST_PARTIAL, true)),
+            }
+        }
         if let Some(s) = c.http_status {
             attrs.push(kv(sc::HTTP_STATUS, i64::from(s)));
         }
@@ -708,6 +756,7 @@ mod tests {
                 max_chars: 0,
             },
             skip_open_tools: false,
+            prices: None,
         };
         let root = &spans(&s, &opts)[0];
         assert_eq!(attr(root, sc::ERROR_TYPE), Some(&Value::from("rate_limit")));
@@ -732,6 +781,7 @@ mod tests {
                 max_chars: 0,
             },
             skip_open_tools: false,
+            prices: None,
         };
         let out = spans(&s, &opts);
         assert_eq!(

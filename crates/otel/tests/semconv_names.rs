@@ -150,6 +150,7 @@ fn everything() -> Vec<opentelemetry_sdk::trace::SpanData> {
             max_chars: 0,
         },
         skip_open_tools: false,
+        prices: None,
     };
     spans(&s, &opts)
 }

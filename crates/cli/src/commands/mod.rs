@@ -7,6 +7,7 @@ mod export;
 mod extract;
 mod hook;
 mod import;
+pub use import::load_prices;
 mod ingest;
 mod lint;
 mod memories;

@@ -1286,3 +1286,51 @@ fn watch_json_keeps_stdout_to_json_lines() {
     let last = json_lines(&out.stdout).pop().unwrap();
     assert_eq!(last["otlp"]["dropped"], 0, "{last}");
 }
+
+fn dollars(s: &Span) -> Option<f64> {
+    s.attr("agentshape.cost_usd").map(|v| v.parse().unwrap())
+}
+
+/// Each `chat` span carries its call's cost at agentshape's prices, the
+/// session's is their sum, and a call of a model no price names makes the
+/// session's cost partial, naming the model (core's Note [Partial cost]).
+#[test]
+fn chat_spans_carry_their_cost_and_a_partial_session_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |id: &str, at: &str, model: &str| {
+        format!(
+            r#"{{"type":"assistant","sessionId":"5e1f0c2a-7b3d-4c8e-9a10-00000000c057","uuid":"u-{id}","parentUuid":null,"isSidechain":false,"timestamp":"{at}","requestId":"req-{id}","cwd":"/srv/app","version":"2.1.0","message":{{"id":"{id}","role":"assistant","model":"{model}","content":[{{"type":"text","text":"ok"}}],"usage":{{"input_tokens":1000000,"output_tokens":100000}}}}}}"#
+        )
+    };
+    let file = dir
+        .path()
+        .join("5e1f0c2a-7b3d-4c8e-9a10-00000000c057.jsonl");
+    std::fs::write(
+        &file,
+        [
+            line(
+                "m1",
+                "2026-03-01T10:00:00.000Z",
+                "claude-sonnet-4-5-20250929",
+            ),
+            line("m2", "2026-03-01T10:01:00.000Z", "house-model-9"),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    let spans = import_spans(&file, &dir.path().join("agentshape.db"));
+    let chats = named(&spans, "chat ");
+    assert_eq!(chats.len(), 2, "{spans:#?}");
+    let sonnet = chats.iter().find(|c| c.name.contains("sonnet")).unwrap();
+    // $3 per million in, $15 per million out.
+    assert!((dollars(sonnet).unwrap() - 4.5).abs() < 1e-9, "{sonnet:?}");
+    let house = chats.iter().find(|c| c.name.contains("house")).unwrap();
+    assert_eq!(dollars(house), None);
+    assert_eq!(house.attr("agentshape.cost.partial"), Some("true"));
+    let root = named(&spans, "invoke_agent ")[0];
+    assert!((dollars(root).unwrap() - 4.5).abs() < 1e-9, "{root:?}");
+    assert_eq!(root.attr("agentshape.cost.partial"), Some("true"));
+    let unpriced = root.attr("agentshape.cost.unpriced_models").unwrap();
+    assert!(unpriced.contains("house-model-9"), "{unpriced}");
+}

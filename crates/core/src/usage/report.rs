@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::Serialize;
 
 use super::UsageTokens;
-use crate::pricing::PriceTable;
+use crate::pricing::{ModelPrice, PriceTable};
 
 /// One stored model call, as a report reads it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -177,12 +177,36 @@ impl Grouped {
     }
 }
 
-/// The price of one call (`None`: its model is not priced).
-fn price(prices: &PriceTable, call: &UsageCall) -> Option<f64> {
-    if call.model.is_empty() {
-        return None;
+/// Prices calls, looking each model up once (a lookup normalises the
+/// name and tries its aliases: most of a call's price when done per call).
+struct Pricer<'p> {
+    prices: &'p PriceTable,
+    seen: HashMap<String, Option<&'p ModelPrice>>,
+}
+
+impl<'p> Pricer<'p> {
+    fn new(prices: &'p PriceTable) -> Self {
+        Pricer {
+            prices,
+            seen: HashMap::new(),
+        }
     }
-    prices.cost_of(&call.model, &call.tokens)
+
+    /// The price of one call (`None`: its model is not priced).
+    fn price(&mut self, call: &UsageCall) -> Option<f64> {
+        if call.model.is_empty() {
+            return None;
+        }
+        let found = match self.seen.get(&call.model) {
+            Some(found) => *found,
+            None => {
+                let found = self.prices.price(&call.model);
+                self.seen.insert(call.model.clone(), found);
+                found
+            }
+        };
+        found.map(|p| p.call_cost(&call.tokens))
+    }
 }
 
 /// Calls grouped by `key` (a call it names `None` is left out), in key
@@ -194,9 +218,10 @@ where
 {
     let mut groups: BTreeMap<String, Grouped> = BTreeMap::new();
     let mut total = Grouped::default();
+    let mut priced = Pricer::new(prices);
     for call in calls {
         let Some(k) = key(call) else { continue };
-        let cost = price(prices, call);
+        let cost = priced.price(call);
         groups.entry(k).or_default().add(call, cost);
         total.add(call, cost);
     }
@@ -254,8 +279,9 @@ where
     }
     let mut by: HashMap<String, Acc> = HashMap::new();
     let mut total = Grouped::default();
+    let mut priced = Pricer::new(prices);
     for call in calls {
-        let cost = price(prices, call);
+        let cost = priced.price(call);
         let root = call.parent_id.as_ref().unwrap_or(&call.session_id);
         let acc = by.entry(root.clone()).or_insert_with(|| Acc {
             first: call.at_ms,
@@ -367,8 +393,9 @@ where
             breakdown: g.breakdown,
         });
     };
+    let mut priced = Pricer::new(prices);
     for call in sorted {
-        let cost = price(prices, call);
+        let cost = priced.price(call);
         total.add(call, cost);
         let inside = open
             .as_ref()
