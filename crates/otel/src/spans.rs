@@ -426,12 +426,11 @@ impl Builder<'_> {
         let mut unpriced = std::collections::BTreeSet::new();
         for c in self.session.chats.iter().filter(|c| !c.tokens.is_zero()) {
             let model = c.response_model.as_deref().unwrap_or(&c.model);
-            match prices.cost_of(model, &c.tokens) {
-                Some(x) => *cost.get_or_insert(0.0) += x,
-                None => {
-                    cost.get_or_insert(0.0);
-                    unpriced.insert(model.to_owned());
-                }
+            let sum = cost.get_or_insert(0.0);
+            if let Some(x) = prices.cost_of(model, &c.tokens) {
+                *sum += x;
+            } else {
+                unpriced.insert(model.to_owned());
             }
         }
         cost.map(|c| (c, unpriced.into_iter().collect()))

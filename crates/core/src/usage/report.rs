@@ -197,13 +197,12 @@ impl<'p> Pricer<'p> {
         if call.model.is_empty() {
             return None;
         }
-        let found = match self.seen.get(&call.model) {
-            Some(found) => *found,
-            None => {
-                let found = self.prices.price(&call.model);
-                self.seen.insert(call.model.clone(), found);
-                found
-            }
+        let found = if let Some(found) = self.seen.get(&call.model) {
+            *found
+        } else {
+            let found = self.prices.price(&call.model);
+            self.seen.insert(call.model.clone(), found);
+            found
         };
         found.map(|p| p.call_cost(&call.tokens))
     }
@@ -218,10 +217,10 @@ where
 {
     let mut groups: BTreeMap<String, Grouped> = BTreeMap::new();
     let mut total = Grouped::default();
-    let mut priced = Pricer::new(prices);
+    let mut lookup = Pricer::new(prices);
     for call in calls {
         let Some(k) = key(call) else { continue };
-        let cost = priced.price(call);
+        let cost = lookup.price(call);
         groups.entry(k).or_default().add(call, cost);
         total.add(call, cost);
     }
@@ -279,9 +278,9 @@ where
     }
     let mut by: HashMap<String, Acc> = HashMap::new();
     let mut total = Grouped::default();
-    let mut priced = Pricer::new(prices);
+    let mut lookup = Pricer::new(prices);
     for call in calls {
-        let cost = priced.price(call);
+        let cost = lookup.price(call);
         let root = call.parent_id.as_ref().unwrap_or(&call.session_id);
         let acc = by.entry(root.clone()).or_insert_with(|| Acc {
             first: call.at_ms,
@@ -393,9 +392,9 @@ where
             breakdown: g.breakdown,
         });
     };
-    let mut priced = Pricer::new(prices);
+    let mut lookup = Pricer::new(prices);
     for call in sorted {
-        let cost = priced.price(call);
+        let cost = lookup.price(call);
         total.add(call, cost);
         let inside = open
             .as_ref()
