@@ -449,7 +449,14 @@ fn alerts_a_restart_does_not_repeat_and_resumes_a_pending_delivery_once() {
     // The receiver fails: the delivery stays pending, retried.
     rx.answer(500);
     let first = serve(&db, &rules);
-    wait_until("a failed attempt", GUARD, || !to(&rx, "/f").is_empty());
+    // The attempt reached the receiver, and its failure is in the store
+    // (the receiver sees the request before `serve` writes what came back).
+    wait_until("a failed attempt", GUARD, || {
+        !to(&rx, "/f").is_empty()
+            && list(&db)
+                .first()
+                .is_some_and(|f| f["deliveries"][1]["last_error"].is_string())
+    });
     drop(first); // SIGKILL
     let fired = list(&db);
     assert_eq!(fired.len(), 1);
