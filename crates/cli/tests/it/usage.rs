@@ -58,6 +58,9 @@ fn usage(home: &Path, db: &Path, args: &[&str]) -> Value {
 struct Call {
     day: String,
     file: String,
+    /// The session the call is counted in: a sub-agent's file folds into
+    /// its parent's (the session its lines name).
+    session: String,
     model: String,
     t: [u64; 5],
 }
@@ -111,9 +114,16 @@ fn read_home(home: &Path) -> Vec<Call> {
             let u = &m["usage"];
             let one_hour = n(&u["cache_creation"], "ephemeral_1h_input_tokens");
             let write = n(u, "cache_creation_input_tokens");
+            let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+            let session = if stem.starts_with("agent-") {
+                v["sessionId"].as_str().unwrap_or_default().to_owned()
+            } else {
+                stem
+            };
             let call = Call {
                 day: day(v["timestamp"].as_str()),
                 file: name.clone(),
+                session,
                 model: m["model"].as_str().unwrap_or_default().to_owned(),
                 t: [
                     n(u, "input_tokens"),
@@ -175,6 +185,7 @@ fn read_home(home: &Path) -> Vec<Call> {
             calls.push(Call {
                 day: day(v["timestamp"].as_str()),
                 file: name.clone(),
+                session: name.clone(),
                 model: model.clone(),
                 t: [g[0] - g[1].min(g[0]), g[2], g[1], 0, 0],
             });
@@ -193,6 +204,7 @@ fn read_home(home: &Path) -> Vec<Call> {
             calls.push(Call {
                 day: day(m["timestamp"].as_str()),
                 file: f.to_string_lossy().into_owned(),
+                session: f.to_string_lossy().into_owned(),
                 model: m["model"].as_str().unwrap_or_default().to_owned(),
                 t: [
                     input - n(t, "cached").min(input),
@@ -325,6 +337,38 @@ fn daily_figures_equal_the_own_reader_and_ccusage() {
     assert_eq!(n(t, "total_tokens"), 58_190_301);
     let ours = t["cost_usd"].as_f64().unwrap();
     assert!((ours - 88.5424).abs() <= 0.885, "{ours} vs ccusage 88.54");
+
+    // Per session, sub-agents folded into their parents: the same
+    // figures, session by session (compared as sorted lists, since the
+    // reader names sessions by file and the store by id).
+    let mut want: BTreeMap<String, ([u64; 4], f64)> = BTreeMap::new();
+    for c in read_home(&home) {
+        let e = want.entry(c.session.clone()).or_default();
+        for (i, v) in [c.t[0], c.t[1], c.t[2], c.t[3] + c.t[4]].iter().enumerate() {
+            e.0[i] += v;
+        }
+        e.1 += cost(&prices, &c).unwrap();
+    }
+    let mut want: Vec<([u64; 4], f64)> = want
+        .into_values()
+        .filter(|(t, _)| t.iter().any(|x| *x > 0))
+        .collect();
+    let sessions = usage(&home, &db, &["session"]);
+    let mut got: Vec<([u64; 4], f64)> = sessions["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (tokens_of(r), r["cost_usd"].as_f64().unwrap()))
+        .collect();
+    want.sort_by_key(|w| w.0);
+    got.sort_by_key(|g| g.0);
+    assert_eq!(
+        got.iter().map(|g| g.0).collect::<Vec<_>>(),
+        want.iter().map(|w| w.0).collect::<Vec<_>>()
+    );
+    for (g, w) in got.iter().zip(&want) {
+        assert!(close(g.1, w.1), "{:?}: {} vs {}", g.0, g.1, w.1);
+    }
 }
 
 // ---- the contract on sessions written here -------------------------------
