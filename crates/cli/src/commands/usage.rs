@@ -12,10 +12,8 @@
 //! start: a session that runs past midnight is split. `--since` and
 //! `--until` are days (or times) in that zone too, `--until` inclusive.
 
-use std::path::Path;
-
 use agentshape_core::pricing::PriceTable;
-use agentshape_core::usage::{self, Figures, Group, ModelFigures, UsageCall};
+use agentshape_core::usage::{self, Figures, Group, ModelFigures, UsageCall, short_project};
 use agentshape_runtime::native::discover;
 use agentshape_runtime::native::import::import_all;
 use agentshape_store::query::{self, UsageFilter};
@@ -475,21 +473,6 @@ fn thousands_f(x: f64) -> String {
     format!("{}.{:02}", thousands(cents / 100), cents % 100)
 }
 
-/// The end of a project path that tells worktrees apart: its last two
-/// parts (`src/agentshape`, `agentshape/wt-otel`).
-pub fn short_project(path: &str) -> String {
-    let parts: Vec<&str> = Path::new(path)
-        .components()
-        .filter_map(|c| c.as_os_str().to_str())
-        .filter(|c| *c != "/")
-        .collect();
-    match parts.len() {
-        0 => path.to_owned(),
-        1 => parts[0].to_owned(),
-        n => format!("{}/{}", parts[n - 2], parts[n - 1]),
-    }
-}
-
 fn report_name(kind: UsageReport) -> &'static str {
     match kind {
         UsageReport::Daily => "daily",
@@ -521,14 +504,6 @@ mod tests {
         assert_eq!(thousands_f(1234.005), "1,234.01");
         assert_eq!(thousands_f(-1.0), "0.00");
         assert_eq!(thousands_f(f64::NAN), "0.00");
-    }
-
-    #[test]
-    fn projects_keep_the_part_that_tells_worktrees_apart() {
-        assert_eq!(short_project("/Users/me/src/agentshape"), "src/agentshape");
-        assert_eq!(short_project("/work/wt-otel"), "work/wt-otel");
-        assert_eq!(short_project("/tmp"), "tmp");
-        assert_eq!(short_project(""), "");
     }
 
     #[test]

@@ -40,3 +40,31 @@ pub struct MessageUsage {
     /// Its tokens.
     pub tokens: UsageTokens,
 }
+
+/// A project as reports and pages show it: the last two parts of its path,
+/// which tell a repository's worktrees apart (`src/agentshape` and
+/// `agentshape/wt-otel`); the whole path is shown beside it where there is
+/// room (a title, `--json`).
+pub fn short_project(path: &str) -> String {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    match parts.len() {
+        0 => path.to_owned(),
+        1 => parts[0].to_owned(),
+        n => format!("{}/{}", parts[n - 2], parts[n - 1]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_project;
+
+    #[test]
+    fn projects_keep_the_part_that_tells_worktrees_apart() {
+        assert_eq!(short_project("/Users/me/src/agentshape"), "src/agentshape");
+        assert_eq!(short_project("/work/wt-otel/"), "work/wt-otel");
+        assert_eq!(short_project("/tmp"), "tmp");
+        assert_eq!(short_project("relative/a/b"), "a/b");
+        assert_eq!(short_project(""), "");
+        assert_eq!(short_project("/"), "/");
+    }
+}

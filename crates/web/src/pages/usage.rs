@@ -7,7 +7,6 @@
 //! as `agentshape usage` does, so the dashboard and the CLI agree.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use agentshape_core::pricing::PriceTable;
 use agentshape_core::usage::{self, Figures, Group, UsageCall};
@@ -41,21 +40,7 @@ pub(crate) fn parse_day(text: &str) -> Option<i64> {
     (day_of(ms) == t).then_some(ms)
 }
 
-/// A project as a list shows it: its last two path parts, which tell a
-/// repository's worktrees apart (`wt/api-fix` and `main/api`); the whole
-/// path goes in the cell's title. The same rule as `agentshape usage`.
-pub(crate) fn short_project(path: &str) -> String {
-    let parts: Vec<&str> = Path::new(path)
-        .components()
-        .filter_map(|c| c.as_os_str().to_str())
-        .filter(|c| *c != "/")
-        .collect();
-    match parts.len() {
-        0 => path.to_owned(),
-        1 => parts[0].to_owned(),
-        n => format!("{}/{}", parts[n - 2], parts[n - 1]),
-    }
-}
+pub(crate) use agentshape_core::usage::short_project;
 
 /// Dollars with two decimals, `*` after a partial sum.
 pub(crate) fn cost_text(f: &Figures) -> String {
