@@ -95,19 +95,16 @@ fn import_first(args: &UsageArgs, url: &StoreUrl) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The `import --agent` value of a `--agent` name.
+/// The `import --agent` value of a `--agent` name: the names `import`
+/// takes (its value enum, aliases included).
 fn native_agent(name: &str) -> anyhow::Result<crate::args::NativeAgent> {
-    use crate::args::NativeAgent;
-    match query::agent_name(name) {
-        "claude-code" => Ok(NativeAgent::Claude),
-        "codex" => Ok(NativeAgent::Codex),
-        "gemini-cli" => Ok(NativeAgent::Gemini),
-        other => Err(CliError::Usage(format!(
+    <crate::args::NativeAgent as clap::ValueEnum>::from_str(name, false).map_err(|_| {
+        CliError::Usage(format!(
             "--agent `{}`: expected claude (claude-code), codex or gemini (gemini-cli)",
-            clean(other)
+            clean(name)
         ))
-        .into()),
-    }
+        .into()
+    })
 }
 
 /// The time zone of `--timezone` (UTC by default; `local` is the system's).
