@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder};
 
+use super::encoded;
 use super::rules::{Allowlist, Rule, RuleSet};
 use super::syntax::go_to_rust;
 use super::{SecretsError, one_line};
@@ -374,6 +375,9 @@ struct Candidate {
     start: usize,
     end: usize,
     rule: usize,
+    /// Found in a derived text (Note \[Derived texts\] in `encoded.rs`):
+    /// loses a tie to a finding in the text as written.
+    derived: bool,
 }
 
 /// Note \[Keywords, NFA then DFA\]: the keyword automaton is a DFA for
@@ -571,37 +575,76 @@ impl Detector {
             .iter()
             .zip(run)
             .any(|(r, go)| go && r.regexes().is_some_and(|c| c.regex.regex().is_match(text)))
+            || !encoded::derive(text, &[]).is_empty()
     }
 
     /// The secrets in `text`: non-overlapping, in text order. Where two rules
     /// overlap, a specific rule wins over a generic one, then the longer secret.
-    /// Text inside a mask (`[REDACTED:..]`) is never found.
+    /// Text inside a mask (`[REDACTED:..]`) is never found. Secrets that are
+    /// percent-encoded in a URL, base64-encoded, or in a JWT broken over
+    /// lines are found too (Note \[Derived texts\] in `encoded.rs`).
     pub fn find(&self, text: &str) -> Vec<Finding> {
         if text.is_empty() {
             return Vec::new();
         }
+        let markers = self.markers(text);
+        let mut found = self.find_plain(text, &markers);
+        for d in encoded::derive(text, &markers) {
+            let inner = self.find_plain(&d.text, &self.markers(&d.text));
+            let inner = self.resolve_candidates(inner);
+            if d.whole.is_some() {
+                // One mask over the whole run, named after its first secret.
+                if let (Some(c), Some((start, end))) = (inner.first(), d.whole) {
+                    found.push(Candidate {
+                        start,
+                        end,
+                        rule: c.rule,
+                        derived: true,
+                    });
+                }
+                continue;
+            }
+            for c in inner {
+                for (start, end) in d.original(c.start, c.end) {
+                    found.push(Candidate {
+                        start,
+                        end,
+                        rule: c.rule,
+                        derived: true,
+                    });
+                }
+            }
+        }
+        self.resolve(found)
+    }
+
+    /// The masks already in `text`.
+    fn markers(&self, text: &str) -> Vec<(usize, usize)> {
+        if memchr::memmem::find(text.as_bytes(), b"[REDACTED:").is_some() {
+            self.marker
+                .find_iter(text)
+                .map(|m| (m.start(), m.end()))
+                .collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The rules' candidates in `text` as written, unresolved.
+    fn find_plain(&self, text: &str, markers: &[(usize, usize)]) -> Vec<Candidate> {
         let run = self.candidates(text);
-        let markers: Vec<(usize, usize)> =
-            if memchr::memmem::find(text.as_bytes(), b"[REDACTED:").is_some() {
-                self.marker
-                    .find_iter(text)
-                    .map(|m| (m.start(), m.end()))
-                    .collect()
-            } else {
-                Vec::new()
-            };
         let mut found = Vec::new();
         for (index, rule) in self.rules.iter().enumerate().filter(|(i, _)| run[*i]) {
             let Some(regexes) = rule.regexes() else {
                 continue;
             };
             regexes.regex.for_each(text, |start, caps| {
-                if let Some(c) = self.candidate(index, regexes, text, start, caps, &markers) {
+                if let Some(c) = self.candidate(index, regexes, text, start, caps, markers) {
                     found.push(c);
                 }
             });
         }
-        self.resolve(found)
+        found
     }
 
     /// One match of `rule` starting at `match_start`, checked: the secret
@@ -662,37 +705,45 @@ impl Detector {
             start,
             end,
             rule: index,
+            derived: false,
         })
     }
 
     /// Keeps non-overlapping candidates, specific rules before generic ones,
-    /// then longer secrets, then earlier ones; returns them in text order.
-    fn resolve(&self, mut found: Vec<Candidate>) -> Vec<Finding> {
+    /// then longer secrets, then those found as written, then earlier ones;
+    /// returns them in text order.
+    fn resolve_candidates(&self, mut found: Vec<Candidate>) -> Vec<Candidate> {
         if found.len() > 1 {
             found.sort_by_key(|c| {
                 (
                     self.rules[c.rule].generic,
                     std::cmp::Reverse(c.end - c.start),
+                    c.derived,
                     c.start,
                     c.rule,
                 )
             });
         }
-        // Accepted intervals by start.
-        let mut taken: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+        // Accepted candidates by start.
+        let mut taken: BTreeMap<usize, Candidate> = BTreeMap::new();
         for c in found {
             let before = taken.range(..c.end).next_back();
-            if before.is_some_and(|(_, &(end, _))| end > c.start) {
+            if before.is_some_and(|(_, t)| t.end > c.start) {
                 continue;
             }
-            taken.insert(c.start, (c.end, c.rule));
+            taken.insert(c.start, c);
         }
-        taken
+        taken.into_values().collect()
+    }
+
+    /// [`Detector::resolve_candidates`] as findings.
+    fn resolve(&self, found: Vec<Candidate>) -> Vec<Finding> {
+        self.resolve_candidates(found)
             .into_iter()
-            .map(|(start, (end, rule))| Finding {
-                rule: Arc::clone(&self.rules[rule].id),
-                start,
-                end,
+            .map(|c| Finding {
+                rule: Arc::clone(&self.rules[c.rule].id),
+                start: c.start,
+                end: c.end,
             })
             .collect()
     }

@@ -29,6 +29,7 @@
 //! ```
 
 mod detect;
+mod encoded;
 mod mask;
 mod rules;
 mod syntax;

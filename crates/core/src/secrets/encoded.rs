@@ -1,0 +1,457 @@
+//! Secrets the rules cannot see as written: percent-encoded URLs, base64
+//! blobs, JWTs broken over lines.
+//!
+//! Note \[Derived texts\]: each of these is undone in a small window of the
+//! text (decoded, or joined across the line break) and the detector's rules
+//! run on the result, a *derived text*. Each byte of a derived text knows
+//! the span of the original it came from, so a finding in it is masked in
+//! the original: over the encoded bytes for a percent-encoded URL, over the
+//! whole run for base64 (its bytes do not line up with the decoded ones),
+//! and piece by piece on either side of a line break for a JWT (the break
+//! stays, so the text keeps its lines). The windows are found without the
+//! regexes: a `memchr` pass for `%` and for `eyJ`, and a scan that reads
+//! one byte in [`B64_MIN`] on ordinary text, so text that holds none of
+//! them costs nearly nothing. Derived texts are not derived again (one
+//! level of decoding).
+
+use memchr::memmem;
+
+/// A window of the original text, decoded or joined.
+#[derive(Debug)]
+pub(super) struct Derived {
+    /// The decoded or joined text.
+    pub(super) text: String,
+    /// Per byte of `text`, the original span `[start, end)` it came from;
+    /// empty when a finding masks `whole` instead.
+    pub(super) spans: Vec<(usize, usize)>,
+    /// The original span masked whole for any finding in `text` (base64).
+    pub(super) whole: Option<(usize, usize)>,
+}
+
+impl Derived {
+    /// The original spans to mask for a finding at `[start, end)` of `text`:
+    /// one span, or one per side of each removed line break.
+    pub(super) fn original(&self, start: usize, end: usize) -> Vec<(usize, usize)> {
+        if let Some(w) = self.whole {
+            return vec![w];
+        }
+        let Some(spans) = self.spans.get(start..end).filter(|s| !s.is_empty()) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let (mut from, mut to) = spans[0];
+        for &(s, e) in &spans[1..] {
+            if s != to {
+                out.push((from, to));
+                from = s;
+            }
+            to = e;
+        }
+        out.push((from, to));
+        out
+    }
+}
+
+/// Every derived text of `text` (Note \[Derived texts\]); `masked` are the
+/// spans of masks already in it, which no window may touch.
+pub(super) fn derive(text: &str, masked: &[(usize, usize)]) -> Vec<Derived> {
+    let mut out = Vec::new();
+    percent_windows(text, &mut out);
+    jwt_joins(text, &mut out);
+    base64_runs(text, &mut out);
+    out.retain(|d| {
+        let (lo, hi) = d.whole.unwrap_or_else(|| {
+            (
+                d.spans.first().map_or(0, |s| s.0),
+                d.spans.last().map_or(0, |s| s.1),
+            )
+        });
+        !masked.iter().any(|&(ms, me)| lo < me && ms < hi)
+    });
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Percent-encoded URLs: `postgres%3A%2F%2Fuser%3Apass%40host`.
+
+/// The longest window read around a `%3A%2F%2F`.
+const URL_MAX: usize = 2048;
+
+/// What a URL's scheme is made of (read leftwards from `://`).
+fn is_scheme(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'+' || b == b'.' || b == b'-'
+}
+
+/// What a percent-encoded URL is made of: printable ASCII but for quotes,
+/// angle brackets, the backslash and space.
+fn is_url(b: u8) -> bool {
+    b.is_ascii_graphic() && !matches!(b, b'"' | b'\'' | b'`' | b'<' | b'>' | b'\\')
+}
+
+fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Is `at` the start of an encoded `://`, once (`%3A%2F%2F`) or twice
+/// (`%253A%252F%252F`) encoded, in either case?
+fn encoded_colon_slashes(bytes: &[u8], at: usize) -> bool {
+    let rest = &bytes[at..];
+    [&b"%3a%2f%2f"[..], &b"%253a%252f%252f"[..]]
+        .iter()
+        .any(|p| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p))
+}
+
+/// `%XX` decoded in `bytes`, with each output byte's span in `spans`
+/// (`spans[i]` for input byte `i`); `None` when nothing was decoded.
+fn percent_decode(
+    bytes: &[u8],
+    spans: &[(usize, usize)],
+) -> Option<(Vec<u8>, Vec<(usize, usize)>)> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut out_spans = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    let mut changed = false;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex_value),
+                bytes.get(i + 2).copied().and_then(hex_value),
+            )
+        {
+            out.push(h << 4 | l);
+            out_spans.push((spans[i].0, spans[i + 2].1));
+            i += 3;
+            changed = true;
+        } else {
+            out.push(bytes[i]);
+            out_spans.push(spans[i]);
+            i += 1;
+        }
+    }
+    changed.then_some((out, out_spans))
+}
+
+/// Windows around each encoded `://`: the scheme before it and the URL
+/// characters after it, percent-decoded (twice at most).
+fn percent_windows(text: &str, out: &mut Vec<Derived>) {
+    let bytes = text.as_bytes();
+    let mut after = 0;
+    for at in memchr::memchr_iter(b'%', bytes) {
+        if at < after || !encoded_colon_slashes(bytes, at) {
+            continue;
+        }
+        let mut start = at;
+        while start > 0 && at - start < 32 && is_scheme(bytes[start - 1]) {
+            start -= 1;
+        }
+        let mut end = at;
+        while end < bytes.len() && end - start < URL_MAX && is_url(bytes[end]) {
+            end += 1;
+        }
+        after = end;
+        let window = &bytes[start..end];
+        let spans: Vec<(usize, usize)> = (start..end).map(|i| (i, i + 1)).collect();
+        let Some((mut decoded, mut spans)) = percent_decode(window, &spans) else {
+            continue;
+        };
+        if let Some((again, again_spans)) = percent_decode(&decoded, &spans) {
+            decoded = again;
+            spans = again_spans;
+        }
+        if let Ok(text) = String::from_utf8(decoded) {
+            out.push(Derived {
+                text,
+                spans,
+                whole: None,
+            });
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// JWTs broken over lines.
+
+/// What a JWT is made of (base64url, the dots, and what gitleaks' rule
+/// also takes in its segments: `/`, `\`, `=`).
+fn is_jwt(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/' | b'\\' | b'=')
+}
+
+/// The longest JWT joined, and the most line breaks joined in one.
+const JWT_MAX: usize = 16 << 10;
+const JWT_BREAKS: usize = 16;
+/// A signature shorter than this (HS256's 43 characters) is incomplete.
+const JWT_SIGNATURE_MIN: usize = 43;
+
+/// The length of a line break at `at` (`\n`, `\r\n`, or the escapes `\n`
+/// and `\r\n` of JSON text) and of the indentation after it; 0 when none.
+fn line_break(bytes: &[u8], at: usize) -> usize {
+    let rest = &bytes[at..];
+    let brk = [&b"\r\n"[..], b"\n", br"\r\n", br"\n"]
+        .iter()
+        .find(|p| rest.starts_with(p))
+        .map_or(0, |p| p.len());
+    if brk == 0 {
+        return 0;
+    }
+    let indent = rest[brk..]
+        .iter()
+        .take(16)
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .count();
+    brk + indent
+}
+
+/// Each `eyJ` that starts a token broken by a line break while still
+/// incomplete (fewer than two dots, or a dot last, or a signature shorter
+/// than [`JWT_SIGNATURE_MIN`] followed by a line of token characters only),
+/// joined across its breaks.
+fn jwt_joins(text: &str, out: &mut Vec<Derived>) {
+    let bytes = text.as_bytes();
+    let mut after = 0;
+    for at in memmem::find_iter(bytes, b"eyJ") {
+        if at < after || (at > 0 && bytes[at - 1].is_ascii_alphanumeric()) {
+            continue;
+        }
+        let mut joined = Vec::new();
+        let mut spans = Vec::new();
+        let mut i = at;
+        let (mut dots, mut since_dot, mut breaks) = (0, 0, 0);
+        while i < bytes.len() && i - at < JWT_MAX {
+            let b = bytes[i];
+            if is_jwt(b) && !(b == b'\\' && line_break(bytes, i) > 0) {
+                joined.push(b);
+                spans.push((i, i + 1));
+                if b == b'.' {
+                    dots += 1;
+                    since_dot = 0;
+                } else {
+                    since_dot += 1;
+                }
+                i += 1;
+                continue;
+            }
+            let brk = line_break(bytes, i);
+            let next = i + brk;
+            if brk == 0 || breaks == JWT_BREAKS || next >= bytes.len() || !is_jwt(bytes[next]) {
+                break;
+            }
+            let incomplete = dots < 2 || since_dot == 0;
+            let short_signature = dots == 2 && since_dot < JWT_SIGNATURE_MIN && {
+                let line = &bytes[next..];
+                let run = line.iter().take_while(|b| is_jwt(**b)).count();
+                run + since_dot >= JWT_SIGNATURE_MIN && line_break_or_end(line, run)
+            };
+            if !(incomplete || short_signature) {
+                break;
+            }
+            breaks += 1;
+            i = next;
+        }
+        after = i;
+        if breaks > 0
+            && let Ok(text) = String::from_utf8(joined)
+        {
+            out.push(Derived {
+                text,
+                spans,
+                whole: None,
+            });
+        }
+    }
+}
+
+/// Does `line` end (a break, the end, or white space) at `run`?
+fn line_break_or_end(line: &[u8], run: usize) -> bool {
+    run == line.len() || line[run].is_ascii_whitespace() || line_break(line, run) > 0
+}
+
+// ---------------------------------------------------------------------------
+// Base64 blobs that decode to text.
+
+/// The shortest base64 run read (18 bytes decoded: `password=hunter22`).
+pub(super) const B64_MIN: usize = 24;
+/// The longest: a longer run is an image or an archive, not a config.
+const B64_MAX: usize = 64 << 10;
+
+/// Base64's alphabet (standard and URL-safe) to its values; 0xFF: not in it.
+const B64_VALUE: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut i = 0;
+    while i < 26 {
+        t[b'A' as usize + i] = i as u8;
+        t[b'a' as usize + i] = 26 + i as u8;
+        i += 1;
+    }
+    let mut d = 0;
+    while d < 10 {
+        t[b'0' as usize + d] = 52 + d as u8;
+        d += 1;
+    }
+    t[b'+' as usize] = 62;
+    t[b'-' as usize] = 62;
+    t[b'/' as usize] = 63;
+    t[b'_' as usize] = 63;
+    t
+};
+
+fn is_b64(b: u8) -> bool {
+    B64_VALUE[b as usize] != 0xFF
+}
+
+/// Decodes `run` (no padding) into text, or `None` as soon as a byte
+/// cannot be text: a control character other than tab and line breaks,
+/// or a byte that is not UTF-8.
+fn decode_text(run: &[u8]) -> Option<String> {
+    let mut out = Vec::with_capacity(run.len() / 4 * 3 + 2);
+    // `out[..valid]` is known UTF-8.
+    let mut valid = 0;
+    for chunk in run.chunks(4) {
+        if chunk.len() == 1 {
+            break;
+        }
+        let mut acc = 0u32;
+        for (k, &c) in chunk.iter().enumerate() {
+            acc |= u32::from(B64_VALUE[c as usize]) << (18 - 6 * k);
+        }
+        let [_, a, b, c] = acc.to_be_bytes();
+        let new = out.len();
+        out.extend_from_slice(&[a, b, c][..chunk.len() - 1]);
+        if out[new..]
+            .iter()
+            .any(|&x| x < 0x20 && !matches!(x, b'\t' | b'\n' | b'\r') || x == 0x7F)
+        {
+            return None;
+        }
+        match std::str::from_utf8(&out[valid..]) {
+            Ok(_) => valid = out.len(),
+            // A character cut at the chunk's end: checked with the next one.
+            Err(e) if e.error_len().is_none() => valid += e.valid_up_to(),
+            Err(_) => return None,
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Runs of base64 of a plausible length that decode to text, each masked
+/// whole. A run of [`B64_MIN`] bytes holds a multiple of `B64_MIN`, so only
+/// those bytes are read until one is in the alphabet.
+fn base64_runs(text: &str, out: &mut Vec<Derived>) {
+    let bytes = text.as_bytes();
+    let mut p = B64_MIN - 1;
+    while p < bytes.len() {
+        if !is_b64(bytes[p]) {
+            p += B64_MIN;
+            continue;
+        }
+        let mut start = p;
+        while start > 0 && is_b64(bytes[start - 1]) {
+            start -= 1;
+        }
+        let mut end = p + 1;
+        while end < bytes.len() && is_b64(bytes[end]) {
+            end += 1;
+        }
+        p = end + B64_MIN;
+        if end - start < B64_MIN || end - start > B64_MAX {
+            continue;
+        }
+        let mut padded = end;
+        while padded < bytes.len() && padded - end < 2 && bytes[padded] == b'=' {
+            padded += 1;
+        }
+        // A run may begin inside a word (`com/c2Vj…`, `\nc2Vj…`): try each
+        // of the four alignments.
+        let decoded = (0..4).find_map(|skip| {
+            let from = start + skip;
+            decode_text(&bytes[from..end])
+                .filter(|t| t.len() >= B64_MIN / 2)
+                .map(|t| (from, t))
+        });
+        if let Some((from, text)) = decoded {
+            out.push(Derived {
+                text,
+                spans: Vec::new(),
+                whole: Some((from, padded)),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{B64_MIN, Derived, base64_runs, decode_text, jwt_joins, percent_windows};
+
+    fn derived(f: fn(&str, &mut Vec<Derived>), text: &str) -> Vec<Derived> {
+        let mut out = Vec::new();
+        f(text, &mut out);
+        out
+    }
+
+    #[test]
+    fn percent_windows_decode_and_map_back_to_the_encoded_bytes() {
+        let text = "see ?next=postgres%3A%2F%2Fapp%3As3cr%40t%40db%3A5432 ok";
+        let d = derived(percent_windows, text);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].text, "postgres://app:s3cr@t@db:5432");
+        let at = d[0].text.find("s3cr@t").unwrap();
+        let spans = d[0].original(at, at + "s3cr@t".len());
+        assert_eq!(spans.len(), 1);
+        assert_eq!(&text[spans[0].0..spans[0].1], "s3cr%40t");
+        // Twice encoded.
+        let twice = derived(percent_windows, "u=https%253A%252F%252Fa%253Ab%2540h");
+        assert_eq!(twice[0].text, "https://a:b@h");
+        // Nothing encoded around: nothing derived.
+        assert!(derived(percent_windows, "100% sure, 50%3 off").is_empty());
+    }
+
+    #[test]
+    fn jwt_joins_only_tokens_broken_while_incomplete() {
+        let (h, p) = ("eyJhbGciOiJIUzI1NiJ9", "eyJzdWIiOiIxMjM0NTY3ODkwIn0");
+        let sig = "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+        let text = format!("token: {h}.{p}.\n{sig}\nnext line");
+        let d = derived(jwt_joins, &text);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].text, format!("{h}.{p}.{sig}"));
+        let pieces = d[0].original(0, d[0].text.len());
+        assert_eq!(pieces.len(), 2);
+        assert_eq!(&text[pieces[1].0..pieces[1].1], sig);
+        // A break inside the header, and JSON's escaped `\n` with indentation.
+        let text = format!("{}\\n  {}.{p}.{sig}", &h[..9], &h[9..]);
+        assert_eq!(derived(jwt_joins, &text)[0].text, format!("{h}.{p}.{sig}"));
+        // A complete token ends at its line.
+        assert!(derived(jwt_joins, &format!("{h}.{p}.{sig}\nNextWord")).is_empty());
+        // A short signature continues only on a line of token characters.
+        let text = format!("{h}.{p}.{}\n{}\n", &sig[..20], &sig[20..]);
+        assert_eq!(derived(jwt_joins, &text)[0].text, format!("{h}.{p}.{sig}"));
+        assert!(derived(jwt_joins, &format!("{h}.{p}.{}\nand more", &sig[..20])).is_empty());
+    }
+
+    #[test]
+    fn base64_runs_that_decode_to_text_are_found_at_any_alignment() {
+        // "export GITHUB_TOKEN=ghp_..." in base64, after a word.
+        let b64 = "ZXhwb3J0IEdJVEhVQl9UT0tFTj1naHBfWHE3TG0yVmI5UnQ0V3o4S3AzSG42SmQxRnM1R2MwWWEyVWU3";
+        for prefix in ["", "data: ", "x/", "\\n"] {
+            let text = format!("{prefix}{b64} end");
+            let d = derived(base64_runs, &text);
+            assert_eq!(d.len(), 1, "{prefix:?}");
+            assert!(d[0].text.starts_with("export GITHUB_TOKEN=ghp_"), "{prefix:?}");
+            let (s, e) = d[0].whole.unwrap();
+            assert_eq!(&text[s..e], b64, "{prefix:?}");
+        }
+        // Binary (an image, a hash) and identifiers decode to no text.
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+        let hash = "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXGOm3ueFtTEoXD0qGjvW5Ncg==";
+        let path = "crates/core/src/secrets/encoded/ThisIsALongIdentifierName";
+        for ordinary in [png, hash, path] {
+            assert!(derived(base64_runs, ordinary).is_empty(), "{ordinary}");
+        }
+        assert!(derived(base64_runs, &"QUJD".repeat(B64_MIN / 4 - 1)).is_empty());
+        assert_eq!(decode_text(b"aGk").as_deref(), Some("hi"));
+    }
+}
