@@ -1,7 +1,8 @@
 //! Benchmarks of secret masking: the detector's MB/s on ordinary transcript
-//! text and on text full of secrets, and `mask_json_text` on feed bodies
-//! (Claude Code lines with tool results), with the fixtures of
-//! `tests/fixtures/secrets/`.
+//! text and on text full of secrets, `mask_json_text` on feed bodies
+//! (Claude Code lines with tool results), and a short command's cost (a new
+//! detector, nothing compiled, masking 12 KB as a process would), with the
+//! fixtures of `tests/fixtures/secrets/`.
 
 use std::hint::black_box;
 
@@ -62,6 +63,30 @@ fn bench_secrets(c: &mut Criterion) {
             b.iter(|| black_box(masker.mask_str(black_box(text))));
         });
     }
+
+    // A short command: a process's first 12 KB (a `parse` of one small
+    // transcript), from a detector with nothing compiled.
+    let short: String = ordinary.chars().take(12 << 10).collect();
+    group.throughput(Throughput::Bytes(short.len() as u64));
+    group.bench_function("first_use/12KB", |b| {
+        b.iter(|| {
+            let m = Masker::new(
+                std::sync::Arc::new(Detector::builtin_uncached()),
+                MaskKey::from_bytes([9; 32]),
+            );
+            black_box(m.mask_str(black_box(&short)).found.len())
+        });
+    });
+    let planted_short: String = secrets.chars().take(12 << 10).collect();
+    group.bench_function("first_use/12KB-planted", |b| {
+        b.iter(|| {
+            let m = Masker::new(
+                std::sync::Arc::new(Detector::builtin_uncached()),
+                MaskKey::from_bytes([9; 32]),
+            );
+            black_box(m.mask_str(black_box(&planted_short)).found.len())
+        });
+    });
 
     // Feed bodies: each ordinary line (events, code, lockfile lines) as a tool
     // result line, and each planted context as one.

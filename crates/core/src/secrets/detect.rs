@@ -18,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder};
 
-use super::encoded;
+use super::{encoded, gate};
 use super::rules::{Allowlist, Rule, RuleSet};
 use super::syntax::go_to_rust;
 use super::{SecretsError, one_line};
@@ -161,6 +161,9 @@ struct CompiledRule {
     /// (Note \[Rules compiled when first needed\]).
     source: Rule,
     compiled: OnceLock<Option<RuleRegexes>>,
+    /// The relaxed regex run before the rule is compiled (Note \[Relaxed
+    /// gates\] in `gate.rs`); `None` inside when the rule is cheap as it is.
+    gate: OnceLock<Option<Regex>>,
     secret_group: Option<usize>,
     entropy: Option<f64>,
     /// gitleaks drops a generic finding that a specific one overlaps.
@@ -240,6 +243,24 @@ impl CompiledRule {
         self.compiled
             .get_or_init(|| compile_rule(&self.source).ok())
             .as_ref()
+    }
+
+    /// False only when the rule cannot match `text`, as its relaxed regex
+    /// (compiled now if need be) says; a compiled rule is not gated
+    /// (Note \[Relaxed gates\] in `gate.rs`).
+    fn may_run(&self, text: &str) -> bool {
+        if self.compiled.get().is_some() {
+            return true;
+        }
+        let gate = self.gate.get_or_init(|| {
+            let pattern = match lift(&self.source.regex) {
+                Some((_, rest)) => format!("(?i){rest}"),
+                None => self.source.regex.clone(),
+            };
+            let relaxed = gate::relax(&go_to_rust(&pattern))?;
+            RegexBuilder::new(&relaxed).build().ok()
+        });
+        gate.as_ref().is_none_or(|g| g.is_match(text))
     }
 }
 
@@ -485,6 +506,7 @@ impl Detector {
                 id: Arc::from(rule.id.as_str()),
                 source: rule.clone(),
                 compiled: compiled_now,
+                gate: OnceLock::new(),
                 secret_group: rule.secret_group.filter(|&g| g > 0),
                 entropy: rule.entropy.filter(|&e| e != 0.0),
                 generic: rule.id.contains("generic"),
@@ -516,6 +538,17 @@ impl Detector {
             Detector::build(&RuleSet::builtin(), true)
                 .expect("built-in secret rules compile (tested)")
         })
+    }
+
+    /// A new built-in detector with nothing compiled yet, as a process
+    /// starts with: for measuring a short command's masking cost
+    /// (`benches/secrets.rs`); use [`Detector::builtin`] otherwise.
+    ///
+    /// # Panics
+    /// Never in a released build: a test compiles the built-in rules.
+    #[doc(hidden)]
+    pub fn builtin_uncached() -> Detector {
+        Detector::build(&RuleSet::builtin(), true).expect("built-in secret rules compile (tested)")
     }
 
     /// Build now what a long job would build after its first megabytes
@@ -574,7 +607,9 @@ impl Detector {
         self.rules
             .iter()
             .zip(run)
-            .any(|(r, go)| go && r.regexes().is_some_and(|c| c.regex.regex().is_match(text)))
+            .any(|(r, go)| {
+                go && r.may_run(text) && r.regexes().is_some_and(|c| c.regex.regex().is_match(text))
+            })
             || !encoded::derive(text, &[]).is_empty()
     }
 
@@ -635,6 +670,9 @@ impl Detector {
         let run = self.candidates(text);
         let mut found = Vec::new();
         for (index, rule) in self.rules.iter().enumerate().filter(|(i, _)| run[*i]) {
+            if !rule.may_run(text) {
+                continue;
+            }
             let Some(regexes) = rule.regexes() else {
                 continue;
             };

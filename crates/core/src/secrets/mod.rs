@@ -30,6 +30,7 @@
 
 mod detect;
 mod encoded;
+mod gate;
 mod mask;
 mod rules;
 mod syntax;
