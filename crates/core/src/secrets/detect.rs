@@ -18,10 +18,10 @@ use std::sync::{Arc, OnceLock};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder};
 
-use super::{encoded, gate};
 use super::rules::{Allowlist, Rule, RuleSet};
 use super::syntax::go_to_rust;
 use super::{SecretsError, one_line};
+use super::{encoded, gate};
 
 /// A secret found in a text: the byte range of the secret itself (the rule's
 /// `secretGroup`), on char boundaries.
@@ -604,13 +604,9 @@ impl Detector {
     /// are checked: a cheap superset of `!find(text).is_empty()`.
     pub fn may_match(&self, text: &str) -> bool {
         let run = self.candidates(text);
-        self.rules
-            .iter()
-            .zip(run)
-            .any(|(r, go)| {
-                go && r.may_run(text) && r.regexes().is_some_and(|c| c.regex.regex().is_match(text))
-            })
-            || !encoded::derive(text, &[]).is_empty()
+        self.rules.iter().zip(run).any(|(r, go)| {
+            go && r.may_run(text) && r.regexes().is_some_and(|c| c.regex.regex().is_match(text))
+        }) || !encoded::derive(text, &[]).is_empty()
     }
 
     /// The secrets in `text`: non-overlapping, in text order. Where two rules

@@ -106,12 +106,12 @@ fn encoded_colon_slashes(bytes: &[u8], at: usize) -> bool {
         .any(|p| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p))
 }
 
+/// Decoded bytes and, per byte, the original span it came from.
+type Decoded = (Vec<u8>, Vec<(usize, usize)>);
+
 /// `%XX` decoded in `bytes`, with each output byte's span in `spans`
 /// (`spans[i]` for input byte `i`); `None` when nothing was decoded.
-fn percent_decode(
-    bytes: &[u8],
-    spans: &[(usize, usize)],
-) -> Option<(Vec<u8>, Vec<(usize, usize)>)> {
+fn percent_decode(bytes: &[u8], spans: &[(usize, usize)]) -> Option<Decoded> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut out_spans = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -282,15 +282,15 @@ const B64_MAX: usize = 64 << 10;
 /// Base64's alphabet (standard and URL-safe) to its values; 0xFF: not in it.
 const B64_VALUE: [u8; 256] = {
     let mut t = [0xFFu8; 256];
-    let mut i = 0;
+    let mut i = 0u8;
     while i < 26 {
-        t[b'A' as usize + i] = i as u8;
-        t[b'a' as usize + i] = 26 + i as u8;
+        t[(b'A' + i) as usize] = i;
+        t[(b'a' + i) as usize] = 26 + i;
         i += 1;
     }
-    let mut d = 0;
+    let mut d = 0u8;
     while d < 10 {
-        t[b'0' as usize + d] = 52 + d as u8;
+        t[(b'0' + d) as usize] = 52 + d;
         d += 1;
     }
     t[b'+' as usize] = 62;
@@ -435,12 +435,16 @@ mod tests {
     #[test]
     fn base64_runs_that_decode_to_text_are_found_at_any_alignment() {
         // "export GITHUB_TOKEN=ghp_..." in base64, after a word.
-        let b64 = "ZXhwb3J0IEdJVEhVQl9UT0tFTj1naHBfWHE3TG0yVmI5UnQ0V3o4S3AzSG42SmQxRnM1R2MwWWEyVWU3";
+        let b64 =
+            "ZXhwb3J0IEdJVEhVQl9UT0tFTj1naHBfWHE3TG0yVmI5UnQ0V3o4S3AzSG42SmQxRnM1R2MwWWEyVWU3";
         for prefix in ["", "data: ", "x/", "\\n"] {
             let text = format!("{prefix}{b64} end");
             let d = derived(base64_runs, &text);
             assert_eq!(d.len(), 1, "{prefix:?}");
-            assert!(d[0].text.starts_with("export GITHUB_TOKEN=ghp_"), "{prefix:?}");
+            assert!(
+                d[0].text.starts_with("export GITHUB_TOKEN=ghp_"),
+                "{prefix:?}"
+            );
             let (s, e) = d[0].whole.unwrap();
             assert_eq!(&text[s..e], b64, "{prefix:?}");
         }

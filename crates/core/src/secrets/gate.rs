@@ -52,21 +52,20 @@ pub(super) fn relax(pattern: &str) -> Option<String> {
                 i += 1;
             }
             b'{' if class_depth == 0 => {
-                let Some(close) = pattern[i..].find('}').map(|c| i + c) else {
-                    return None;
-                };
+                let close = pattern[i..].find('}').map(|c| i + c)?;
                 let inner = &pattern[i + 1..close];
-                let (min, max) = match inner.split_once(',') {
-                    Some((n, m)) => (n.parse::<usize>().ok()?, m.parse::<usize>().ok()),
-                    None => {
-                        let n = inner.parse::<usize>().ok()?;
-                        (n, Some(n))
-                    }
+                let (min, max) = if let Some((n, m)) = inner.split_once(',') {
+                    (n.parse::<usize>().ok()?, m.parse::<usize>().ok())
+                } else {
+                    let n = inner.parse::<usize>().ok()?;
+                    (n, Some(n))
                 };
                 // Only many copies cost: `{2}`, `{0,3}`, `{17,}` stay.
                 if max.is_some_and(|m| m > KEEP) || min > 2 * KEEP {
                     out.push_str(&pattern[copied..i]);
-                    out.push_str(&format!("{{{},}}", min.min(KEEP)));
+                    out.push('{');
+                    out.push_str(&min.min(KEEP).to_string());
+                    out.push_str(",}");
                     copied = close + 1;
                     changed = true;
                 }
