@@ -315,3 +315,98 @@ fn builtin_rules_generated_at_build_time_equal_the_parsed_file() {
     assert!(parsed.rules.len() > 200);
     assert_eq!(RuleSet::builtin(), parsed);
 }
+
+#[test]
+fn url_encoded_credentials_are_masked_over_the_encoded_bytes() {
+    let m = masker();
+    let text = "redirect to /sso?next=postgres%3A%2F%2Fuser%3Ap4ss%21w0rd%40db.internal%2Fapp done";
+    let masked = m.mask_str(text);
+    assert_eq!(masked.found.len(), 1, "{masked:?}");
+    assert_eq!(masked.found[0].rule, "url-password");
+    assert_eq!(
+        &text[masked.found[0].start..masked.found[0].end],
+        "p4ss%21w0rd"
+    );
+    assert!(
+        masked
+            .text
+            .contains("postgres%3A%2F%2Fuser%3A[REDACTED:url-password:"),
+        "{}",
+        masked.text
+    );
+    assert!(masked.text.ends_with("]%40db.internal%2Fapp done"));
+    assert_eq!(m.mask_str(&masked.text).text, masked.text);
+    // Inside JSON without escapes (the fast path) too.
+    let json = format!(r#"{{"url":"{text}"}}"#);
+    assert!(!m.mask_json_text(&json).text.contains("p4ss"));
+    // An encoded URL without a password is left alone.
+    assert!(
+        m.scan("see https%3A%2F%2Fexample.com%2Fdocs%3Fq%3D1")
+            .is_empty()
+    );
+}
+
+#[test]
+fn base64_that_decodes_to_a_secret_is_masked_whole_and_ordinary_base64_is_not() {
+    let m = masker();
+    // base64 of "DATABASE_URL=postgres://app:Sup3rS3cr3tPw@db:5432/app\n".
+    let blob = "REFUQUJBU0VfVVJMPXBvc3RncmVzOi8vYXBwOlN1cDNyUzNjcjN0UHdAZGI6NTQzMi9hcHAK";
+    let text = format!("  .env: {blob}\nkind: Secret\n");
+    let masked = m.mask_str(&text);
+    assert_eq!(masked.found.len(), 1, "{masked:?}");
+    assert_eq!(masked.found[0].rule, "url-password");
+    assert_eq!(&text[masked.found[0].start..masked.found[0].end], blob);
+    assert_eq!(m.mask_str(&masked.text).text, masked.text);
+    // base64 of ordinary text, an image, a hash, a key id: no masks.
+    let ordinary = [
+        // "The quick brown fox jumps over the lazy dog. Nothing secret here."
+        "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZy4gTm90aGluZyBzZWNyZXQgaGVyZS4=",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+        "\"integrity\": \"sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXGOm3ueFtTEoXD0qGjvW5Ncg==\"",
+        "digest: sha256:Ya9GJX4iT5W1VxnhYmbzbaAFFxNCGxEL3vTh4jEOeyI=",
+        // base64 of "password: ${DB_PASSWORD}" (a placeholder, allowlisted).
+        "cGFzc3dvcmQ6ICR7REJfUEFTU1dPUkR9",
+    ];
+    for text in ordinary {
+        assert!(m.scan(text).is_empty(), "{text}: {:?}", m.scan(text));
+    }
+}
+
+#[test]
+fn a_jwt_broken_over_lines_is_masked_on_both_lines() {
+    let m = masker();
+    let (h, p) = (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+        "eyJzdWIiOiJ1c2VyLTQyIiwicm9sZSI6ImFkbWluIiwiaWF0IjoxNzY0MDAwMDAwfQ",
+    );
+    let sig = "Qm9rZW5TaWduYXR1cmVfX19hYmNkZWZnaGlqa2xtbm9w";
+    for text in [
+        // header.payload, then the signature on the next line.
+        format!("token:\n{h}.{p}.\n{sig}\nok\n"),
+        // A line break inside the payload (a terminal's wrap).
+        format!("$ cat session\n{h}.{}\n{}.{sig}\n$ \n", &p[..20], &p[20..]),
+        // The same in JSON-escaped text, indented.
+        format!(
+            r#"{{"log": "jwt {h}.{}\n    {}.{sig}"}}"#,
+            &p[..30],
+            &p[30..]
+        ),
+    ] {
+        let masked = m.mask_str(&text);
+        assert!(masked.found.iter().all(|f| f.rule == "jwt"), "{masked:?}");
+        for part in [h, &p[..20], &p[40..], sig] {
+            assert!(!masked.text.contains(part), "{part} in {}", masked.text);
+        }
+        // The line breaks stay.
+        assert_eq!(masked.text.lines().count(), text.lines().count());
+        assert_eq!(m.mask_str(&masked.text).text, masked.text);
+    }
+    // A complete JWT does not swallow the next line.
+    let text = format!("{h}.{p}.{sig}\nNextLineWord\n");
+    let masked = m.mask_str(&text);
+    assert!(
+        masked.text.ends_with("]\nNextLineWord\n"),
+        "{}",
+        masked.text
+    );
+}
