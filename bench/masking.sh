@@ -44,7 +44,7 @@ sessions=$(find "$native" -name '*.jsonl' | sort | tr '\n' ' ')
 short="$data/streams/stream-020.ndjson"
 race() {
   local name="$1" cmd="$2" prepare="${3:-true}"
-  hyperfine -N --warmup 1 --runs "$runs" --prepare "$prepare" --export-json "$work/$name.json" \
+  hyperfine -N -i --warmup 1 --runs "$runs" --prepare "$prepare" --export-json "$work/$name.json" \
     -n masked "$cmd" -n no-mask "$cmd --no-mask" >/dev/null 2>&1
   python3 - "$name" "$work/$name.json" <<'PY'
 import json, statistics, sys
