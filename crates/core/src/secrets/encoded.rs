@@ -14,6 +14,8 @@
 //! them costs nearly nothing. Derived texts are not derived again (one
 //! level of decoding).
 
+use std::sync::OnceLock;
+
 use memchr::memmem;
 
 /// A window of the original text, decoded or joined.
@@ -212,9 +214,12 @@ fn line_break(bytes: &[u8], at: usize) -> usize {
 /// than [`JWT_SIGNATURE_MIN`] followed by a line of token characters only),
 /// joined across its breaks.
 fn jwt_joins(text: &str, out: &mut Vec<Derived>) {
+    // One searcher for the process (this runs for every string masked).
+    static EYJ: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     let bytes = text.as_bytes();
     let mut after = 0;
-    for at in memmem::find_iter(bytes, b"eyJ") {
+    let eyj = EYJ.get_or_init(|| memmem::Finder::new(b"eyJ"));
+    for at in eyj.find_iter(bytes) {
         if at < after || (at > 0 && bytes[at - 1].is_ascii_alphanumeric()) {
             continue;
         }
