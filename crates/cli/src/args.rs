@@ -240,7 +240,9 @@ const USAGE_HELP: &str = "Each model call counts once, on the day of its own tim
 --timezone), priced with the built-in prices (LiteLLM's, pinned) and your \
 $XDG_CONFIG_HOME/agentshape/prices.toml. A cost marked * is partial: the models \
 it names have no price. With no store yet, or --files, the agents' standard \
-folders are imported first (incrementally).\n\n\
+folders are read into the store first, incrementally: files imported before \
+are brought up to date, others get their sessions and model calls stored at \
+decoding speed (`agentshape import` adds their transcripts later).\n\n\
 Examples:\n  \
 agentshape usage daily\n  \
 agentshape usage monthly --agent claude --breakdown\n  \
@@ -268,10 +270,10 @@ pub struct UsageArgs {
     /// The report.
     #[arg(value_enum, default_value = "daily")]
     pub report: UsageReport,
-    /// Session files or folders to import first (implies --files).
+    /// Session files or folders to read first (implies --files).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Import the agents' standard folders into the store first (incrementally).
+    /// Read the agents' standard folders into the store first (incrementally).
     #[arg(long)]
     pub files: bool,
     /// Calls from this day on (`2026-08-01`, in --timezone), an RFC 3339 time, or an age (`7d`).

@@ -767,6 +767,25 @@ pub trait Store: Send {
         mark: &NativeMark,
     ) -> Result<NativeReport>;
 
+    /// Store what a usage-only pass read of one file (issue 39): the
+    /// session row (as [`Store::save_native`] writes it, through the same
+    /// masking door) and its model calls, replacing the calls an earlier
+    /// usage pass stored for it; no feed. `mark` goes to `usage_files`,
+    /// never `native_files`, so a later import still reads the file whole
+    /// and stores its transcript (dropping this mark then). The mark's
+    /// `reset` and `expect_offset` are not read.
+    ///
+    /// # Errors
+    /// When the database cannot be written; nothing is written then.
+    fn save_usage(&mut self, record: &SessionRecord, mark: &NativeMark) -> Result<NativeReport>;
+
+    /// Every file a usage-only pass read (`usage_files`), by path; none on
+    /// a store older than that table.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn usage_marks(&self) -> Result<Vec<NativeMark>>;
+
     /// The chain of `Stop`/`SubagentStop` calls of (`session_id`,
     /// `agent_id`) since the last call of that pair whose verdict is not
     /// `blocked` (Note \[Hook chains\]): how many were blocked, and how many

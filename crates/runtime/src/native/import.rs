@@ -70,6 +70,9 @@ use super::read::{
 use crate::error::{Error, Result};
 use crate::forensic::check_session_id;
 
+mod tally;
+pub use tally::tally_all;
+
 /// What an import compares and writes with.
 #[derive(Debug, Clone)]
 pub struct ImportOptions {
@@ -150,6 +153,15 @@ pub struct FileReport {
 }
 
 impl FileReport {
+    /// A file found as its mark says: nothing read.
+    fn unchanged(path: &str) -> FileReport {
+        FileReport {
+            change: Change::Unchanged,
+            skipped: None,
+            ..FileReport::skipped(path, String::new())
+        }
+    }
+
     fn skipped(path: &str, why: String) -> FileReport {
         FileReport {
             path: path.to_owned(),
@@ -274,6 +286,14 @@ impl Importer {
         for mark in store.native_marks()? {
             importer.remember(mark);
         }
+        // A usage pass's file owns its session id as an imported one does,
+        // so `import` stores it under the id the pass gave (Note [Usage pass]).
+        for mark in store.usage_marks()? {
+            importer
+                .owners
+                .entry(mark.session_id)
+                .or_insert(mark.path);
+        }
         Ok(importer)
     }
 
@@ -361,18 +381,10 @@ impl Importer {
         let same_file = m.dev == st.dev && m.inode == st.inode;
         if same_file && m.size == st.size && m.mtime_ms == st.mtime_ms {
             return Ok(Some(FileReport {
-                path: key,
                 session_id: Some(m.session_id.clone()),
                 agent: Some(m.agent.clone()),
                 format: Some(format_of(&m.agent)),
-                change: Change::Unchanged,
-                lines_added: 0,
-                rows_added: 0,
-                status: None,
-                skipped: None,
-                unpriced_models: Vec::new(),
-                valid: None,
-                error: None,
+                ..FileReport::unchanged(&key)
             }));
         }
         if same_file && st.size >= m.offset && m.agent != Agent::Gemini.as_str() {
