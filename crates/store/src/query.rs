@@ -223,6 +223,10 @@ pub struct SessionDetail {
     /// first, each child after its parent, oldest first among siblings; at
     /// most [`MAX_TREE`] (Note \[Session tree\]).
     pub tree: Vec<TreeNode>,
+    /// Only its usage is stored so far: `agentshape usage` read its file
+    /// (runtime's Note \[Usage pass\]), and `agentshape import` has not
+    /// added its transcript yet.
+    pub usage_only: bool,
 }
 
 /// One session of a [`SessionDetail::tree`].
@@ -1062,6 +1066,15 @@ pub fn session(store: &dyn Source, id: &str) -> Result<Option<SessionDetail>> {
     let (output, verdict) = output_and_verdict(store, id)?;
     let children = children(store, id)?;
     let tree = tree(store, &children)?;
+    let usage_only = has_table(store, "usage_files")?
+        && !shaped(
+            store,
+            "SELECT 1 FROM usage_files WHERE session_id = ?1 LIMIT 1",
+            std::slice::from_ref(&key),
+            &ctx,
+            |_| Ok(()),
+        )?
+        .is_empty();
     Ok(Some(SessionDetail {
         session,
         events,
@@ -1071,6 +1084,7 @@ pub fn session(store: &dyn Source, id: &str) -> Result<Option<SessionDetail>> {
         verdict,
         children,
         tree,
+        usage_only,
     }))
 }
 
