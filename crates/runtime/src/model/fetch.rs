@@ -399,9 +399,8 @@ async fn download(
         });
     }
     let expected = resp.content_length();
-    let mut body = match Bounded::new(resp, cap) {
-        Ok(body) => body,
-        Err(_) => return Err(over(format!("declares {} bytes", expected.unwrap_or(0)))),
+    let Ok(mut body) = Bounded::new(resp, cap) else {
+        return Err(over(format!("declares {} bytes", expected.unwrap_or(0))));
     };
     let mut file: &File = &part.file;
     let mut hasher = Sha256::new();
