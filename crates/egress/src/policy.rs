@@ -281,10 +281,18 @@ mod tests {
 
     #[test]
     fn bodies_over_the_cap_are_refused_or_cut() {
-        let (url, _) = server("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n");
         let client = Policy::new(Duration::from_secs(5)).client().unwrap();
-        let resp = run(send(&client, client.get(&url).build().unwrap())).unwrap();
-        let e = run(read_capped(resp, 10)).unwrap_err();
+        // Sent and read on one runtime: the response's timers live there.
+        let capped = |url: String| {
+            run(async {
+                let resp = send(&client, client.get(&url).build().unwrap())
+                    .await
+                    .unwrap();
+                read_capped(resp, 10).await.unwrap_err()
+            })
+        };
+        let (url, _) = server("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n");
+        let e = capped(url);
         assert!(
             matches!(
                 e,
@@ -298,10 +306,8 @@ mod tests {
         let (url, _) = server(
             "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n8\r\naaaaaaaa\r\n8\r\naaaaaaaa\r\n0\r\n\r\n",
         );
-        let resp = run(send(&client, client.get(&url).build().unwrap())).unwrap();
-        let e = run(read_capped(resp, 10)).unwrap_err();
         assert_eq!(
-            e.to_string(),
+            capped(url).to_string(),
             "the response grew past the 10-byte cap; stopped after reading 16 bytes"
         );
     }
