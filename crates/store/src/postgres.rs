@@ -1032,7 +1032,8 @@ const UPSERT_MARK: &str = "INSERT INTO native_files (path, session_id, agent, de
         updated_at = EXCLUDED.updated_at";
 
 /// [`UPSERT_MARK`] for a usage-only pass's mark.
-const UPSERT_USAGE_MARK: &str = "INSERT INTO usage_files (path, session_id, agent, dev, inode, size,
+const UPSERT_USAGE_MARK: &str =
+    "INSERT INTO usage_files (path, session_id, agent, dev, inode, size,
         byte_offset, mtime_ms, lines, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (path) DO UPDATE SET session_id = EXCLUDED.session_id,
@@ -1566,7 +1567,11 @@ impl PgStore {
         mark: &NativeMark,
         usage_only: bool,
     ) -> Result<NativeReport> {
-        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
+        let mark = match &self.masker {
+            Some(m) => secrets::mask_mark(m, mark),
+            None => std::borrow::Cow::Borrowed(mark),
+        };
+        let mark = &*mark;
         let (door, masking) = (self.version >= 5, self.masker.is_some());
         let tables = Tables {
             usage_calls: self.version >= 9,
@@ -1575,6 +1580,8 @@ impl PgStore {
         };
         let (record, rec_spots) = self.mask_record(record);
         let record = &*record;
+        // Named after masking: an error message is printed too.
+        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
         let (feed, spots) = self.mask_feed(feed);
         let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
         let mut sessions = secrets::sessions_of(&feed);
@@ -1583,15 +1590,8 @@ impl PgStore {
         }
         // Safe to retry: the transaction either happened whole or not at all.
         self.write_tx_through_outage(&what, &|tx, stmts| {
-            let (report, ids) = save_native_pg(
-                tx,
-                stmts,
-                record,
-                &feed,
-                !spots.is_empty(),
-                mark,
-                tables,
-            )?;
+            let (report, ids) =
+                save_native_pg(tx, stmts, record, &feed, !spots.is_empty(), mark, tables)?;
             if door && !report.conflict {
                 let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
                     .iter()
@@ -1876,6 +1876,15 @@ impl Store for PgStore {
     }
 
     fn hook_chain(&self, session_id: &str, agent_id: Option<&str>) -> Result<HookChain> {
+        // The ids as the door wrote them (Note [Names and ids] in `secrets`).
+        let (session_id, agent_id) = match &self.masker {
+            Some(m) => (m.safe_id(session_id), agent_id.map(|a| m.safe_id(a))),
+            None => (
+                std::borrow::Cow::Borrowed(session_id),
+                agent_id.map(std::borrow::Cow::Borrowed),
+            ),
+        };
+        let (session_id, agent_id) = (&*session_id, agent_id.as_deref());
         if self.version < 6 {
             return Ok(HookChain::default());
         }

@@ -1265,6 +1265,15 @@ impl Store for SqliteStore {
     }
 
     fn hook_chain(&self, session_id: &str, agent_id: Option<&str>) -> Result<HookChain> {
+        // The ids as the door wrote them (Note [Names and ids] in `secrets`).
+        let (session_id, agent_id) = match &self.masker {
+            Some(m) => (m.safe_id(session_id), agent_id.map(|a| m.safe_id(a))),
+            None => (
+                std::borrow::Cow::Borrowed(session_id),
+                agent_id.map(std::borrow::Cow::Borrowed),
+            ),
+        };
+        let (session_id, agent_id) = (&*session_id, agent_id.as_deref());
         if self.version < 9 {
             return Ok(HookChain::default());
         }
@@ -1481,9 +1490,12 @@ impl SqliteStore {
         mark: &NativeMark,
         usage_only: bool,
     ) -> Result<NativeReport> {
-        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
+        let mark = match &self.masker {
+            Some(m) => secrets::mask_mark(m, mark),
+            None => std::borrow::Cow::Borrowed(mark),
+        };
+        let mark = &*mark;
         if !self.bulk {
-
             // Note [Import checkpoints]; a failure only keeps the default.
             let _ = self
                 .conn
@@ -1496,6 +1508,8 @@ impl SqliteStore {
             None => (std::borrow::Cow::Borrowed(record), Vec::new()),
         };
         let record = &*record;
+        // Named after masking: an error message is printed too.
+        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
         let (feed, spots) = self.mask_feed(feed);
         let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
         let tables = Tables {

@@ -129,6 +129,7 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
     let url = StoreUrl::parse(&args.store.location)?;
     let plan = Plan::new(&args.paths, args.agent, args.since, args.profile.as_deref())?;
     let mut store = url.open()?;
+    crate::mask::use_store_key(store.mask_key());
     let mut importer = Importer::new(&*store, plan.opts.clone())?;
     let mut out = Out::new(args.output);
     let export = NativeExport::start(&args.otlp, &url)?;

@@ -85,6 +85,7 @@ fn import_first(args: &UsageArgs, url: &StoreUrl) -> anyhow::Result<()> {
     let agent = args.agent.as_deref().map(native_agent).transpose()?;
     let plan = super::import::Plan::new(&args.paths, agent, None, None)?;
     let mut store = url.open()?;
+    crate::mask::use_store_key(store.mask_key());
     let mut importer = agentshape_runtime::native::import::Importer::new(&*store, plan.opts)?;
     let files = discover::files(&plan.roots, None);
     let reports = tally_all(&mut importer, &mut *store, &files, &mut |_| {})?;

@@ -196,6 +196,10 @@ pub struct Importer {
     marks: HashMap<String, NativeMark>,
     /// Session id → the path whose mark has it (Note \[Native session ids\]).
     owners: HashMap<String, String>,
+    /// The store's door, when it masks: marks are keyed by the path as
+    /// the store keeps it, and ids holding a secret are replaced (store's
+    /// Note \[Names and ids\]).
+    door: Option<agentshape_core::secrets::Masker>,
 }
 
 /// The native format of a stored agent name.
@@ -282,6 +286,7 @@ impl Importer {
             validator,
             marks: HashMap::new(),
             owners: HashMap::new(),
+            door: store.masker().cloned(),
         };
         for mark in store.native_marks()? {
             importer.remember(mark);
@@ -289,10 +294,7 @@ impl Importer {
         // A usage pass's file owns its session id as an imported one does,
         // so `import` stores it under the id the pass gave (Note [Usage pass]).
         for mark in store.usage_marks()? {
-            importer
-                .owners
-                .entry(mark.session_id)
-                .or_insert(mark.path);
+            importer.owners.entry(mark.session_id).or_insert(mark.path);
         }
         Ok(importer)
     }
@@ -304,9 +306,33 @@ impl Importer {
         self.marks.insert(mark.path.clone(), mark);
     }
 
-    /// The mark of a file, as known to this importer.
+    /// The mark of a file, as known to this importer (`path` as
+    /// [`Importer::key_of`] gives it).
     pub fn mark(&self, path: &str) -> Option<&NativeMark> {
         self.marks.get(path)
+    }
+
+    /// A file's path as the store keeps it, the key of its marks and the
+    /// path reports name: masked text when the store masks (store's Note
+    /// \[Names and ids\]), so a secret in a folder name is neither stored
+    /// nor printed, and the mark is found again.
+    pub fn key_of(&self, path: &Path) -> String {
+        let raw = path.display().to_string();
+        match &self.door {
+            Some(m) => m.mask_str(&raw).text.into_owned(),
+            None => raw,
+        }
+    }
+
+    /// A session id as the store keeps it (core's Note \[Safe ids\]).
+    fn safe(&self, id: String) -> String {
+        match &self.door {
+            Some(m) => match m.safe_id(&id) {
+                std::borrow::Cow::Owned(safe) => safe,
+                std::borrow::Cow::Borrowed(_) => id,
+            },
+            None => id,
+        }
     }
 
     /// `stat` `path` and import it.
@@ -335,7 +361,7 @@ impl Importer {
             return Ok(report);
         }
         // Note [Two importers]: another importer stored this file first.
-        let key = file.path.display().to_string();
+        let key = self.key_of(&file.path);
         self.reload(&*store, &key)?;
         Ok(self.import_once(store, file)?.unwrap_or_else(|| {
             FileReport::skipped(
@@ -365,7 +391,7 @@ impl Importer {
         store: &mut dyn Store,
         file: &Candidate,
     ) -> Result<Option<FileReport>> {
-        let key = file.path.display().to_string();
+        let key = self.key_of(&file.path);
         let st = file.stat;
         let Some(m) = self.marks.get(&key) else {
             return self.pass(store, file, &key, None, false);
@@ -465,7 +491,16 @@ impl Importer {
             let bytes = crate::infile::read(&file.path, MAX_DOCUMENT_BYTES)
                 .map_err(Error::input("session file"))?;
             let pass = read_document(&bytes, format, &opts);
-            return self.save(store, key, pass, mark, parent, format, change, 0);
+            return self.save(
+                store,
+                (&file.path, key),
+                pass,
+                mark,
+                parent,
+                format,
+                change,
+                0,
+            );
         }
         f.rewind().map_err(io(&file.path))?;
         let mut reset = mark.reset;
@@ -476,7 +511,7 @@ impl Importer {
             let mut r = SessionRecord::new(&id, &opts.fallback_time, "running");
             r.agent = Some(agent.as_str().to_owned());
             r.parent_id.clone_from(&parent);
-            r.source_path = Some(key.to_owned());
+            r.source_path = Some(file.path.display().to_string());
             r
         };
         // Note [Reading beside writing]: the file is read and decoded on a
@@ -532,7 +567,16 @@ impl Importer {
                 let mut m = mark;
                 m.reset = reset;
                 m.expect_offset = expect;
-                self.save(store, key, *pass, m, parent, format, change, batched)
+                self.save(
+                    store,
+                    (&file.path, key),
+                    *pass,
+                    m,
+                    parent,
+                    format,
+                    change,
+                    batched,
+                )
             }
             // Rewritten in place: read it whole, once.
             Outcome::Rewritten if prev.is_some() => self.pass(store, file, key, None, true),
@@ -548,7 +592,8 @@ impl Importer {
         let info = summary.session.as_deref();
         let own = info
             .and_then(|i| i.session_id.clone())
-            .or_else(|| summary.session_id.clone());
+            .or_else(|| summary.session_id.clone())
+            .map(|id| self.safe(id));
         let id = match own {
             Some(id)
                 if check_session_id(&id).is_ok()
@@ -571,6 +616,7 @@ impl Importer {
         let parent = info
             .and_then(|i| i.parent_session_id.clone())
             .or_else(from_folder)
+            .map(|p| self.safe(p))
             .filter(|p| check_session_id(p).is_ok());
         (id, parent)
     }
@@ -596,7 +642,7 @@ impl Importer {
     fn save(
         &mut self,
         store: &mut dyn Store,
-        key: &str,
+        (path, key): (&Path, &str),
         mut pass: Pass,
         mut mark: NativeMark,
         parent: Option<String>,
@@ -612,12 +658,12 @@ impl Importer {
         mark.offset = pass.offset;
         mark.lines = pass.lines;
         mark.updated_at = time::now();
-        let (record, unpriced, valid) = self.record(key, &pass, &mark, parent);
+        let (record, unpriced, valid) = self.record(path, &pass, &mark, parent);
         let rows = std::mem::take(&mut pass.tail);
         if store.save_native(&record, &rows, &mark)?.conflict {
             return Ok(None);
         }
-        Self::inline_children(store, key, &record, &pass.summary)?;
+        self.inline_children(store, (path, key), &record, &pass.summary)?;
         let report = FileReport {
             path: key.to_owned(),
             session_id: Some(record.id.clone()),
@@ -641,7 +687,7 @@ impl Importer {
     /// profile). Also the unpriced models and the verdict's `valid`.
     fn record(
         &self,
-        key: &str,
+        path: &Path,
         pass: &Pass,
         mark: &NativeMark,
         parent: Option<String>,
@@ -659,7 +705,8 @@ impl Importer {
         let mut r = SessionRecord::new(&mark.session_id, &started, status);
         r.parent_id = parent;
         r.agent = Some(mark.agent.clone());
-        r.source_path = Some(key.to_owned());
+        // Raw: the store's door masks it and counts what it masked.
+        r.source_path = Some(path.display().to_string());
         r.profile.clone_from(&self.opts.profile_label);
         r.model = s
             .model
@@ -750,32 +797,33 @@ impl Importer {
     /// Child rows for the sub-agents a Claude Code file holds inline
     /// (Note \[Native session ids\]); one with its own file is stored from it.
     fn inline_children(
+        &self,
         store: &mut dyn Store,
-        key: &str,
+        (path, key): (&Path, &str),
         parent: &SessionRecord,
         summary: &RunSummary,
     ) -> Result<()> {
         let Some(info) = summary.session.as_deref() else {
             return Ok(());
         };
-        if parent.agent.as_deref() != Some(Agent::Claude.as_str())
-            || is_subagent_file(Path::new(key))
-        {
+        if parent.agent.as_deref() != Some(Agent::Claude.as_str()) || is_subagent_file(path) {
             return Ok(());
         }
-        let folder = Path::new(key).with_extension("");
+        let folder = path.with_extension("");
         for sub in &info.subagents {
-            let id = if sub.id.starts_with("agent-") {
+            let raw = if sub.id.starts_with("agent-") {
                 sub.id.clone()
             } else {
                 format!("agent-{}", sub.id)
             };
+            let file_of_its_own = folder
+                .join("subagents")
+                .join(format!("{raw}.jsonl"))
+                .is_file();
+            let id = self.safe(raw);
             if check_session_id(&id).is_err()
                 || id == parent.id
-                || folder
-                    .join("subagents")
-                    .join(format!("{id}.jsonl"))
-                    .is_file()
+                || file_of_its_own
                 || store.has_session(&id)?
             {
                 continue;
@@ -788,7 +836,7 @@ impl Importer {
             c.project.clone_from(&parent.project);
             c.git_branch.clone_from(&parent.git_branch);
             c.ended_at.clone_from(&parent.ended_at);
-            c.source_path = Some(key.to_owned());
+            c.source_path = Some(path.display().to_string());
             c.summary = Some(format!(
                 "sub-agent {} ({} lines in its parent's file)",
                 sub.id, sub.lines

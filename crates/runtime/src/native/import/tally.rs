@@ -80,13 +80,13 @@ pub fn tally_all(
         // Which files of the window need decoding.
         let todo: Vec<usize> = (0..window.len())
             .filter(|&i| {
-                let key = window[i].path.display().to_string();
+                let key = importer.key_of(&window[i].path);
                 importer.mark(&key).is_none() && !unchanged(usage.get(&key), &window[i])
             })
             .collect();
         let mut decoded = decode_all(importer, window, &todo, threads);
         for (i, file) in window.iter().enumerate() {
-            let key = file.path.display().to_string();
+            let key = importer.key_of(&file.path);
             let report = if importer.mark(&key).is_some() {
                 match importer.import(store, file) {
                     Ok(r) => r,
@@ -204,8 +204,8 @@ fn try_decode(file: &Candidate, want: Option<crate::native::Agent>) -> Result<De
         return Ok(skip);
     }
     if format == Format::GeminiChat {
-        let bytes = crate::infile::read(path, MAX_DOCUMENT_BYTES)
-            .map_err(Error::input("session file"))?;
+        let bytes =
+            crate::infile::read(path, MAX_DOCUMENT_BYTES).map_err(Error::input("session file"))?;
         let summary =
             agentshape_core::decode::decode_bytes(&bytes, format, &DecodeOptions::default());
         return Ok(Decoded::Session(Box::new(FileRead {
@@ -230,13 +230,8 @@ fn try_decode(file: &Candidate, want: Option<crate::native::Agent>) -> Result<De
 /// `Some(skipped)` when `--agent` asked for another agent.
 fn check_agent(format: Format, want: Option<crate::native::Agent>) -> Option<Decoded> {
     let agent = agent_of(format);
-    want.filter(|w| *w != agent).map(|w| {
-        Decoded::Skipped(format!(
-            "a {} session, not {}",
-            agent.as_str(),
-            w.as_str()
-        ))
-    })
+    want.filter(|w| *w != agent)
+        .map(|w| Decoded::Skipped(format!("a {} session, not {}", agent.as_str(), w.as_str())))
 }
 
 impl Importer {
@@ -278,9 +273,11 @@ impl Importer {
             first_prompt: None,
             tail: Vec::new(),
         };
-        let (record, unpriced, _) = self.record(key, &pass, &mark, parent);
+        let (record, unpriced, _) = self.record(&file.path, &pass, &mark, parent);
         store.save_usage(&record, &mark)?;
-        self.owners.entry(id.clone()).or_insert_with(|| key.to_owned());
+        self.owners
+            .entry(id.clone())
+            .or_insert_with(|| key.to_owned());
         Ok(FileReport {
             path: key.to_owned(),
             session_id: Some(id),
