@@ -18,11 +18,16 @@
 //!
 //! Note \[Blocks in a row\]: `--max-blocks` counts the blocks of one stop
 //! chain: the calls for one session (and, for `SubagentStop`, one
-//! sub-agent) since the last one that allowed the stop. A session of many
-//! turns gets `max_blocks` tries at each turn, not in all. When the chain
-//! already holds `max_blocks` blocks, or `stop_hook_active` has been true
-//! that many times, the stop is allowed and the call recorded `gave_up`,
-//! and a `Stop` marks the session invalid.
+//! sub-agent) in one turn, since the last one let through with a verdict
+//! (the store's Note \[Hook chains\]). A call with `stop_hook_active` false
+//! is a new turn's first try (Claude Code sets it only while a stop hook
+//! keeps the turn going), so its count starts at nothing whatever the
+//! store holds: a session of many turns gets `max_blocks` tries at each
+//! turn, not in all. When the chain already holds `max_blocks` blocks, or
+//! `stop_hook_active` has been true that many times, the stop is allowed
+//! and the call recorded `gave_up`, and a `Stop` marks the session
+//! invalid; later tries of that turn (sent back by another hook) are let
+//! go too, with the same count, until a new turn (issue 40).
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -373,6 +378,8 @@ fn decide(
 ) -> Option<String> {
     let active = u32::from(call.stop_hook_active);
     let (so_far, give_up) = match chain {
+        // A new turn: what the store holds is the last turn's chain.
+        Some(Ok(_)) if !call.stop_hook_active => (0, max_blocks == 0),
         Some(Ok(c)) => {
             let so_far = c.blocks.max(active);
             (
