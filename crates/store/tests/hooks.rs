@@ -141,7 +141,8 @@ fn the_chain_counts_blocks_until_a_call_is_let_through(p: &Place) {
     s.save_hook(&gave_up, &[]).unwrap();
     assert_eq!(s.hook_chain("s1", None).unwrap(), chain(1, 1));
     // ...and a new turn starts from nothing.
-    s.save_hook(&call("s1", "Stop", "gave_up", 11), &[]).unwrap();
+    s.save_hook(&call("s1", "Stop", "gave_up", 11), &[])
+        .unwrap();
     assert_eq!(s.hook_chain("s1", None).unwrap(), chain(0, 0));
     // Allowed without checking ends a chain, as valid does.
     s.save_hook(&call("s1", "Stop", "blocked", 12), &[])

@@ -16,7 +16,7 @@ use agentshape_core::hook::HookInput;
 use agentshape_store::{FeedEntry, HookCall, time};
 use serde_json::{Value, json};
 
-use super::check::{Answer, BUDGET, OpenStore, Stored, cut};
+use super::check::{Answer, BUDGET, OpenStore, Settle, Stored, cut};
 use super::spool::Spool;
 use crate::feed::FeedOptions;
 
@@ -75,6 +75,7 @@ pub fn capture(input: &[u8], started: Instant, open: OpenStore, spool: Option<Sp
         warnings: vec![w],
         call: None,
         stored: Stored::No,
+        settle: Settle::default(),
     };
     let input = match HookInput::parse(input) {
         Ok(i) => i,
@@ -124,6 +125,7 @@ pub fn capture(input: &[u8], started: Instant, open: OpenStore, spool: Option<Sp
                 warnings,
                 call: Some(call),
                 stored: Stored::Yes,
+                settle: Settle::default(),
             };
         }
         Ok(Err(e)) => e,
@@ -148,5 +150,6 @@ pub fn capture(input: &[u8], started: Instant, open: OpenStore, spool: Option<Sp
         warnings,
         call: Some(call),
         stored,
+        settle: Settle::default(),
     }
 }

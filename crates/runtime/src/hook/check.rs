@@ -120,6 +120,27 @@ pub struct Answer {
     pub call: Option<HookCall>,
     /// Where the row went.
     pub stored: Stored,
+    /// The store thread's work after the answer (Note \[Draining after the answer\]).
+    pub settle: Settle,
+}
+
+/// Note \[Draining after the answer\]: the drain before the block count is
+/// short (it delays the verdict), so a backlog (50 hooks at once on a
+/// fresh store, issue 40) could outlast many calls. Once the call's own row
+/// is written, the store thread goes on draining until the budget ends;
+/// the caller prints the answer first, then [`Settle::wait`]s for that at
+/// most until the budget's end, so the answer never waits on it and the
+/// process still ends within the budget.
+#[derive(Debug, Default)]
+pub struct Settle(Option<(mpsc::Receiver<()>, Instant)>);
+
+impl Settle {
+    /// Wait for the drain after the answer, at most until the budget ends.
+    pub fn wait(self) {
+        if let Some((drained, until)) = self.0 {
+            let _ = drained.recv_timeout(until.saturating_duration_since(Instant::now()));
+        }
+    }
 }
 
 /// The store's side of one call, on its own thread.
@@ -127,6 +148,7 @@ struct StoreSide {
     chain: mpsc::Receiver<std::result::Result<HookChain, String>>,
     call: mpsc::Sender<(HookCall, Vec<FeedEntry>)>,
     done: mpsc::Receiver<std::result::Result<(), String>>,
+    drained: mpsc::Receiver<()>,
 }
 
 impl StoreSide {
@@ -136,10 +158,12 @@ impl StoreSide {
         session: String,
         agent: Option<String>,
         drain_until: Instant,
+        budget_end: Instant,
     ) -> StoreSide {
         let (chain_tx, chain) = mpsc::channel();
         let (call, call_rx) = mpsc::channel::<(HookCall, Vec<FeedEntry>)>();
         let (done_tx, done) = mpsc::channel();
+        let (drained_tx, drained) = mpsc::channel();
         std::thread::spawn(move || {
             let mut store = match open() {
                 Ok(s) => s,
@@ -158,15 +182,22 @@ impl StoreSide {
                     .map_err(|e| e.to_string()),
             );
             if let Ok((c, feed)) = call_rx.recv() {
-                let _ = done_tx.send(
-                    store
-                        .save_hook(&c, &feed)
-                        .map(|_| ())
-                        .map_err(|e| e.to_string()),
-                );
+                let saved = store.save_hook(&c, &feed).map(|_| ());
+                let ok = saved.is_ok();
+                let _ = done_tx.send(saved.map_err(|e| e.to_string()));
+                // Note [Draining after the answer].
+                if let (true, Some(s)) = (ok, &spool) {
+                    let _ = s.drain(&mut *store, budget_end);
+                }
             }
+            let _ = drained_tx.send(());
         });
-        StoreSide { chain, call, done }
+        StoreSide {
+            chain,
+            call,
+            done,
+            drained,
+        }
     }
 }
 
@@ -199,6 +230,7 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<&
                 warnings: vec![format!("{e}; allowing the stop")],
                 call: None,
                 stored: Stored::No,
+                settle: Settle::default(),
             };
         }
     };
@@ -225,6 +257,7 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<&
             s,
             agent.clone(),
             opts.started + CHAIN_WAIT / 2,
+            opts.started + BUDGET,
         )
     });
     if input.session_id.is_none() {
@@ -302,15 +335,23 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<&
     if let Some(w) = warnings.first() {
         call.warning.get_or_insert_with(|| w.clone());
     }
-    let stored = match side {
-        None => Stored::No,
-        Some(side) => record(&side, &call, spool, opts.started, &mut warnings),
+    let (stored, settle) = match side {
+        None => (Stored::No, Settle::default()),
+        Some(side) => {
+            let stored = record(&side, &call, spool, opts.started, &mut warnings);
+            let settle = match stored {
+                Stored::Yes => Settle(Some((side.drained, opts.started + BUDGET))),
+                _ => Settle::default(),
+            };
+            (stored, settle)
+        }
     };
     Answer {
         stdout,
         warnings,
         call: input.session_id.is_some().then_some(call),
         stored,
+        settle,
     }
 }
 

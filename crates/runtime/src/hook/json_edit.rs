@@ -127,7 +127,8 @@ impl Parser<'_> {
                         self.ws();
                         let key_start = self.at;
                         let key_end = self.string()?;
-                        let key: String = serde_json::from_str(&self.text[key_start..key_end]).ok()?;
+                        let key: String =
+                            serde_json::from_str(&self.text[key_start..key_end]).ok()?;
                         self.ws();
                         self.eat(b':')?;
                         self.ws();
@@ -165,11 +166,9 @@ impl Parser<'_> {
                 Kind::Scalar
             }
             _ => {
-                while self
-                    .b
-                    .get(self.at)
-                    .is_some_and(|c| !matches!(c, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
-                {
+                while self.b.get(self.at).is_some_and(|c| {
+                    !matches!(c, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r')
+                }) {
                     self.at += 1;
                 }
                 if self.at == start {
@@ -253,7 +252,13 @@ fn splice(text: &str, start: usize, end: usize, new: &str) -> String {
 
 /// Add a part after the last one of `container` (an object when `key` is
 /// given, else an array), in the file's layout (Note \[Editing JSON as text\]).
-pub fn append(text: &str, root: &Node, container: &Node, key: Option<&str>, value: &Value) -> String {
+pub fn append(
+    text: &str,
+    root: &Node,
+    container: &Node,
+    key: Option<&str>,
+    value: &Value,
+) -> String {
     let unit = unit(text, root);
     let head = |base: &str| {
         let v = render(value, Some((unit.as_str(), base)));
@@ -273,7 +278,12 @@ pub fn append(text: &str, root: &Node, container: &Node, key: Option<&str>, valu
             return splice(text, last_end, last_end, &format!(",{}", compact()));
         }
         let base = indent_before(text, last).unwrap_or("");
-        return splice(text, last_end, last_end, &format!(",\n{base}{}", head(base)));
+        return splice(
+            text,
+            last_end,
+            last_end,
+            &format!(",\n{base}{}", head(base)),
+        );
     }
     // Empty: the part alone, one unit in from the container's line, and
     // the closing bracket on a line of its own (a one-line file stays one).
@@ -292,7 +302,12 @@ pub fn append(text: &str, root: &Node, container: &Node, key: Option<&str>, valu
         str::to_owned,
     );
     let base = format!("{line}{unit}");
-    splice(text, inner.0, inner.1, &format!("\n{base}{}\n{line}", head(&base)))
+    splice(
+        text,
+        inner.0,
+        inner.1,
+        &format!("\n{base}{}\n{line}", head(&base)),
+    )
 }
 
 /// Remove part `index` of `container`: with the comma and white space

@@ -359,20 +359,33 @@ fn ours(text: &str, groups: &json_edit::Node, event: HookEvent) -> Vec<(usize, u
 
 /// The text with agentshape's entry for `event` running `command`, and
 /// what changed (Note \[Editing JSON as text\] in `json_edit`).
-fn install_one(text: &str, event: HookEvent, command: &str) -> Result<(String, Change), SettingsError> {
+fn install_one(
+    text: &str,
+    event: HookEvent,
+    command: &str,
+) -> Result<(String, Change), SettingsError> {
     let root = tree(text)?;
     let group = new_group(event, command);
     let Some(hooks) = root.get("hooks") else {
         let value = serde_json::json!({ event.key(): [group] });
-        return Ok((json_edit::append(text, &root, &root, Some("hooks"), &value), Change::Added));
+        return Ok((
+            json_edit::append(text, &root, &root, Some("hooks"), &value),
+            Change::Added,
+        ));
     };
     let Some(groups) = hooks.get(event.key()) else {
         let value = Value::Array(vec![group]);
-        return Ok((json_edit::append(text, &root, hooks, Some(event.key()), &value), Change::Added));
+        return Ok((
+            json_edit::append(text, &root, hooks, Some(event.key()), &value),
+            Change::Added,
+        ));
     };
     let found = ours(text, groups, event);
     let Some((g, h, old)) = found.first() else {
-        return Ok((json_edit::append(text, &root, groups, None, &group), Change::Added));
+        return Ok((
+            json_edit::append(text, &root, groups, None, &group),
+            Change::Added,
+        ));
     };
     let mut out = text.to_owned();
     let mut change = Change::Unchanged;
@@ -396,7 +409,11 @@ fn install_one(text: &str, event: HookEvent, command: &str) -> Result<(String, C
 
 /// Remove the hooks at `at` (group, hook) of `event`'s array, from the
 /// back so the places before stay valid; a group left with no hooks goes.
-fn remove_hooks(text: &str, event: HookEvent, at: &[(usize, usize, String)]) -> Result<String, SettingsError> {
+fn remove_hooks(
+    text: &str,
+    event: HookEvent,
+    at: &[(usize, usize, String)],
+) -> Result<String, SettingsError> {
     let mut out = text.to_owned();
     for (g, h, _) in at.iter().rev() {
         let root = tree(&out)?;
@@ -420,7 +437,10 @@ fn remove_hooks(text: &str, event: HookEvent, at: &[(usize, usize, String)]) -> 
 
 /// Remove our entries for `event`: the text, the first command removed,
 /// and whether the event's array was emptied by it (and so dropped).
-fn uninstall_one(text: &str, event: HookEvent) -> Result<(String, Option<String>, bool), SettingsError> {
+fn uninstall_one(
+    text: &str,
+    event: HookEvent,
+) -> Result<(String, Option<String>, bool), SettingsError> {
     let root = tree(text)?;
     let Some(groups) = root.get("hooks").and_then(|hs| hs.get(event.key())) else {
         return Ok((text.to_owned(), None, false));

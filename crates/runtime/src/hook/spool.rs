@@ -158,11 +158,8 @@ impl Spool {
     fn claim_name(&self) -> PathBuf {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        self.path.with_file_name(format!(
-            "{}{}-{n}",
-            self.claim_prefix(),
-            std::process::id()
-        ))
+        self.path
+            .with_file_name(format!("{}{}-{n}", self.claim_prefix(), std::process::id()))
     }
 
     /// Claim, by renaming, the claimed files of hooks that are gone, then
@@ -198,7 +195,10 @@ impl Spool {
         }
         orphans.sort();
         let mut claimed = Vec::new();
-        for (_, from) in orphans.into_iter().chain([(std::time::UNIX_EPOCH, self.path.clone())]) {
+        for (_, from) in orphans
+            .into_iter()
+            .chain([(std::time::UNIX_EPOCH, self.path.clone())])
+        {
             let to = self.claim_name();
             match std::fs::rename(&from, &to) {
                 Ok(()) => claimed.push(to),
@@ -331,7 +331,10 @@ mod tests {
         std::fs::write(&live, format!("{}\n", line("s-live"))).unwrap();
         spool.push(&call("s-c", "valid"), &[]).unwrap();
         let n = spool
-            .drain(&mut store, Instant::now() + std::time::Duration::from_secs(10))
+            .drain(
+                &mut store,
+                Instant::now() + std::time::Duration::from_secs(10),
+            )
             .unwrap();
         assert_eq!(n, 3);
         assert_eq!(count(&db), 3);
@@ -358,7 +361,11 @@ mod tests {
         let claims = spool.claim_all().unwrap();
         assert_eq!(claims.len(), 1);
         let (n, done) = spool
-            .drain_claim(&claims[0], &mut store, Instant::now() + std::time::Duration::from_secs(10))
+            .drain_claim(
+                &claims[0],
+                &mut store,
+                Instant::now() + std::time::Duration::from_secs(10),
+            )
             .unwrap();
         assert_eq!((n, done), (2, true));
         assert_eq!(count(&db), 2);
@@ -378,4 +385,3 @@ mod tests {
         assert_eq!(left, 1, "claimed, not written: kept");
     }
 }
-

@@ -116,7 +116,10 @@ mod tests {
         let cases = [
             (fifo, "is a FIFO, not a regular file"),
             (dir.path().to_owned(), "is a directory, not a regular file"),
-            ("/dev/zero".into(), "is a character device, not a regular file"),
+            (
+                "/dev/zero".into(),
+                "is a character device, not a regular file",
+            ),
         ];
         for (path, want) in cases {
             let started = std::time::Instant::now();
