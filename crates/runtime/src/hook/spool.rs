@@ -27,21 +27,21 @@ use crate::error::{Error, Result};
 /// A spool never grows past this (a store down for days must not fill the disk).
 pub const MAX_SPOOL_BYTES: u64 = 64 << 20;
 
-/// Note \[Draining a spool\]: a drain takes a file by renaming it to
-/// `hook-spool-<store>.draining-<pid>-<n>` (a rename is atomic: of two
-/// hooks, one gets the file and the other `NotFound`, so no row is taken
-/// twice). It writes the lines oldest first and marks each one written
-/// (its first byte, `{`, becomes `#`) as soon as the store has it; a file
-/// whose lines are all written is removed. A hook exits when its budget
-/// ends, drain or not (issue 40: 50 hooks at once on a fresh store left 32
-/// rows in such files, never read again), so what it leaves stays in its
-/// claimed file, and the next drain first claims (renames again) every
-/// claimed file whose process is gone (`kill(pid, 0)` says `ESRCH`), then
-/// the spool, and goes on where the dead one stopped. A drain that fails
-/// or runs out of time stops there, keeping the order. A row can be
-/// written twice only when a hook dies between the store's commit and the
-/// one-byte mark; a process id reused before the next drain only delays
-/// that file.
+// Note [Draining a spool]: a drain takes a file by renaming it to
+// `hook-spool-<store>.draining-<pid>-<n>` (a rename is atomic: of two
+// hooks, one gets the file and the other `NotFound`, so no row is taken
+// twice). It writes the lines oldest first and marks each one written
+// (its first byte, `{`, becomes `#`) as soon as the store has it; a file
+// whose lines are all written is removed. A hook exits when its budget
+// ends, drain or not (issue 40: 50 hooks at once on a fresh store left 32
+// rows in such files, never read again), so what it leaves stays in its
+// claimed file, and the next drain first claims (renames again) every
+// claimed file whose process is gone (`kill(pid, 0)` says `ESRCH`), then
+// the spool, and goes on where the dead one stopped. A drain that fails
+// or runs out of time stops there, keeping the order. A row can be
+// written twice only when a hook dies between the store's commit and the
+// one-byte mark; a process id reused before the next drain only delays
+// that file.
 
 /// One spooled call.
 #[derive(Debug, Serialize, Deserialize)]
@@ -136,7 +136,7 @@ impl Spool {
         let mut written = 0;
         // The orphans first: their rows are older than the spool's.
         for claim in self.claim_all()? {
-            match self.drain_claim(&claim, store, deadline)? {
+            match Self::drain_claim(&claim, store, deadline)? {
                 (n, true) => written += n,
                 // The store failed, or time is up: the rest waits, in order.
                 (n, false) => return Ok(written + n),
@@ -187,9 +187,11 @@ impl Spool {
             if pid == std::process::id() || alive(pid) {
                 continue;
             }
+            // Oldest first by birth (a rename keeps it; marking lines
+            // changes the modification time), else by modification.
             let at = entry
                 .metadata()
-                .and_then(|m| m.modified())
+                .and_then(|m| m.created().or_else(|_| m.modified()))
                 .unwrap_or(std::time::UNIX_EPOCH);
             orphans.push((at, entry.path()));
         }
@@ -214,7 +216,6 @@ impl Spool {
     /// as soon as the store has it; the file goes when all are. Returns the
     /// calls written, and whether the file was finished.
     fn drain_claim(
-        &self,
         claim: &Path,
         store: &mut dyn Store,
         deadline: Instant,
@@ -327,8 +328,8 @@ mod tests {
             format!("{written}\n{}\nnot json\n{}\n", line("s-a"), line("s-b")),
         )
         .unwrap();
-        let live = dir.path().join(format!("{prefix}1-0"));
-        std::fs::write(&live, format!("{}\n", line("s-live"))).unwrap();
+        let alive_claim = dir.path().join(format!("{prefix}1-0"));
+        std::fs::write(&alive_claim, format!("{}\n", line("s-live"))).unwrap();
         spool.push(&call("s-c", "valid"), &[]).unwrap();
         let n = spool
             .drain(
@@ -360,13 +361,12 @@ mod tests {
         }
         let claims = spool.claim_all().unwrap();
         assert_eq!(claims.len(), 1);
-        let (n, done) = spool
-            .drain_claim(
-                &claims[0],
-                &mut store,
-                Instant::now() + std::time::Duration::from_secs(10),
-            )
-            .unwrap();
+        let (n, done) = Spool::drain_claim(
+            &claims[0],
+            &mut store,
+            Instant::now() + std::time::Duration::from_secs(10),
+        )
+        .unwrap();
         assert_eq!((n, done), (2, true));
         assert_eq!(count(&db), 2);
         assert!(!claims[0].exists());
