@@ -132,7 +132,7 @@ pub fn capture(input: &[u8], started: Instant, open: OpenStore, spool: Option<Sp
         Err(_) => "the store did not answer in time".to_owned(),
     };
     let stored = match spool.map(|s| (s.push(&call, &feed), s)) {
-        Some((Ok(()), s)) => {
+        Some((Ok(_), s)) => {
             warnings.push(format!("{why}: kept in {}", s.path().display()));
             Stored::Spooled
         }

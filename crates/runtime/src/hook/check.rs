@@ -483,7 +483,14 @@ fn record(
         return Stored::No;
     };
     match s.push(call, &[]) {
-        Ok(()) => {
+        // The store took the call after the wait ended after all: the
+        // spooled line is marked written, not written twice.
+        Ok(pushed)
+            if matches!(side.done.try_recv(), Ok(Ok(()))) && pushed.mark_written().is_ok() =>
+        {
+            Stored::Yes
+        }
+        Ok(_) => {
             warnings.push(format!(
                 "{why}: the call was kept in {} for the next hook",
                 s.path().display()

@@ -98,7 +98,7 @@ impl Spool {
     ///
     /// # Errors
     /// When the file cannot be written, or is full.
-    pub fn push(&self, call: &HookCall, feed: &[FeedEntry]) -> Result<()> {
+    pub fn push(&self, call: &HookCall, feed: &[FeedEntry]) -> Result<Pushed> {
         let line = serde_json::to_string(&Spooled {
             call: call.clone(),
             feed: feed.to_vec(),
@@ -123,8 +123,14 @@ impl Spool {
         }
         let mut f = opts.open(&self.path).map_err(io(&self.path))?;
         // One write of the whole line: appends of other hooks never interleave it.
-        f.write_all(format!("{line}\n").as_bytes())
-            .map_err(io(&self.path))
+        let text = format!("{line}\n");
+        f.write_all(text.as_bytes()).map_err(io(&self.path))?;
+        // An append leaves the offset at the end of what it wrote.
+        let end = std::io::Seek::stream_position(&mut f).map_err(io(&self.path))?;
+        Ok(Pushed {
+            file: f,
+            at: end - text.len() as u64,
+        })
     }
 
     /// Write the spooled calls into `store`, oldest first, until
@@ -257,6 +263,31 @@ impl Spool {
     }
 }
 
+/// A line just pushed: the call's row may still reach the store (a hook
+/// that stopped waiting for it spools it; the store can commit it a moment
+/// later), and then the line is marked written instead of written twice.
+#[derive(Debug)]
+pub struct Pushed {
+    file: File,
+    at: u64,
+}
+
+impl Pushed {
+    /// Mark the line written (Note \[Draining a spool\]); the handle is
+    /// the file's even after a drain renamed it.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn mark_written(&self) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        // Not through the append handle: Linux appends a `pwrite` on one.
+        let again = OpenOptions::new()
+            .write(true)
+            .open(format!("/proc/self/fd/{}", self.file.as_raw_fd()))?;
+        mark_written(&again, self.at)
+    }
+}
+
 /// The first byte of a line already written to the store (a spooled line
 /// starts with `{`).
 const WRITTEN: u8 = b'#';
@@ -383,5 +414,20 @@ mod tests {
             })
             .count();
         assert_eq!(left, 1, "claimed, not written: kept");
+    }
+
+    /// A pushed line the store took after all is marked, never written twice.
+    #[test]
+    fn a_pushed_line_marked_written_is_not_drained() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("a.db");
+        let spool = Spool::new(dir.path(), "a.db");
+        let mut store = SqliteStore::open(&db).unwrap();
+        spool.push(&call("s1", "blocked"), &[]).unwrap();
+        let pushed = spool.push(&call("s2", "blocked"), &[]).unwrap();
+        pushed.mark_written().unwrap();
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        assert_eq!(spool.drain(&mut store, deadline).unwrap(), 1);
+        assert_eq!(count(&db), 1);
     }
 }
