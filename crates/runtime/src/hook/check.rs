@@ -29,7 +29,7 @@
 //! invalid; later tries of that turn (sent back by another hook) are let
 //! go too, with the same count, until a new turn (issue 40).
 
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use agentshape_core::Extraction;
@@ -40,7 +40,7 @@ use agentshape_core::validate::Validator;
 use agentshape_store::{FeedEntry, HookCall, HookChain, Store, time};
 use serde_json::json;
 
-use super::spool::Spool;
+use super::spool::{Pushed, Spool};
 use super::transcript;
 
 /// The whole budget of one hook call, from the process start: Claude Code
@@ -149,6 +149,9 @@ struct StoreSide {
     call: mpsc::Sender<(HookCall, Vec<FeedEntry>)>,
     done: mpsc::Receiver<std::result::Result<(), String>>,
     drained: mpsc::Receiver<()>,
+    /// The call's spooled line, when the wait for the row ended first:
+    /// whichever side sees the row written marks it, under this lock.
+    spooled: Arc<Mutex<Option<Pushed>>>,
 }
 
 impl StoreSide {
@@ -164,6 +167,8 @@ impl StoreSide {
         let (call, call_rx) = mpsc::channel::<(HookCall, Vec<FeedEntry>)>();
         let (done_tx, done) = mpsc::channel();
         let (drained_tx, drained) = mpsc::channel();
+        let spooled = Arc::new(Mutex::new(None::<Pushed>));
+        let slot = Arc::clone(&spooled);
         std::thread::spawn(move || {
             let mut store = match open() {
                 Ok(s) => s,
@@ -184,7 +189,16 @@ impl StoreSide {
             if let Ok((c, feed)) = call_rx.recv() {
                 let saved = store.save_hook(&c, &feed).map(|_| ());
                 let ok = saved.is_ok();
-                let _ = done_tx.send(saved.map_err(|e| e.to_string()));
+                {
+                    let slot = slot.lock();
+                    let _ = done_tx.send(saved.map_err(|e| e.to_string()));
+                    // Spooled while this commit ran: mark it, not twice.
+                    if let (true, Ok(mut slot)) = (ok, slot)
+                        && let Some(p) = slot.take()
+                    {
+                        let _ = p.mark_written();
+                    }
+                }
                 // Note [Draining after the answer].
                 if let (true, Some(s)) = (ok, &spool) {
                     let _ = s.drain(&mut *store, budget_end);
@@ -197,6 +211,7 @@ impl StoreSide {
             call,
             done,
             drained,
+            spooled,
         }
     }
 }
@@ -483,14 +498,17 @@ fn record(
         return Stored::No;
     };
     match s.push(call, &[]) {
-        // The store took the call after the wait ended after all: the
-        // spooled line is marked written, not written twice.
-        Ok(pushed)
-            if matches!(side.done.try_recv(), Ok(Ok(()))) && pushed.mark_written().is_ok() =>
-        {
-            Stored::Yes
-        }
-        Ok(_) => {
+        Ok(pushed) => {
+            // The store may take the call after the wait ended after all:
+            // its line is then marked written, here or by the store thread.
+            let Ok(mut slot) = side.spooled.lock() else {
+                return Stored::Spooled;
+            };
+            if matches!(side.done.try_recv(), Ok(Ok(()))) && pushed.mark_written().is_ok() {
+                return Stored::Yes;
+            }
+            *slot = Some(pushed);
+            drop(slot);
             warnings.push(format!(
                 "{why}: the call was kept in {} for the next hook",
                 s.path().display()

@@ -38,7 +38,10 @@ pub const MAX_SPOOL_BYTES: u64 = 64 << 20;
 // claimed file, and the next drain first claims (renames again) every
 // claimed file whose process is gone (`kill(pid, 0)` says `ESRCH`), then
 // the spool, and goes on where the dead one stopped. A drain that fails
-// or runs out of time stops there, keeping the order. A row can be
+// or runs out of time stops there, keeping the order. A line carries the
+// id of the hook that spooled it: that hook stopped waiting for its row,
+// but its store thread may still write it (and then marks the line, see
+// [`Pushed`]), so while that hook runs other drains leave the line. A row can be
 // written twice only when a hook dies between the store's commit and the
 // one-byte mark; a process id reused before the next drain only delays
 // that file.
@@ -48,6 +51,10 @@ pub const MAX_SPOOL_BYTES: u64 = 64 << 20;
 struct Spooled {
     call: HookCall,
     feed: Vec<FeedEntry>,
+    /// The hook that spooled it: while it runs, its store thread may still
+    /// write the call (and then marks the line), so no other drain takes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pid: Option<u32>,
 }
 
 /// The spool of one store (Note \[The hook's spool\]).
@@ -102,6 +109,7 @@ impl Spool {
         let line = serde_json::to_string(&Spooled {
             call: call.clone(),
             feed: feed.to_vec(),
+            pid: Some(std::process::id()),
         })
         .map_err(|e| io(&self.path)(std::io::Error::other(e)))?;
         if let Some(dir) = self.path.parent() {
@@ -143,9 +151,9 @@ impl Spool {
         // The orphans first: their rows are older than the spool's.
         for claim in self.claim_all()? {
             match Self::drain_claim(&claim, store, deadline)? {
-                (n, true) => written += n,
+                (n, Some(_)) => written += n,
                 // The store failed, or time is up: the rest waits, in order.
-                (n, false) => return Ok(written + n),
+                (n, None) => return Ok(written + n),
             }
         }
         Ok(written)
@@ -219,13 +227,15 @@ impl Spool {
     }
 
     /// Write the unwritten lines of one claimed file, each marked written
-    /// as soon as the store has it; the file goes when all are. Returns the
-    /// calls written, and whether the file was finished.
+    /// as soon as the store has it; the file goes when all are. A line whose
+    /// hook still runs is left (its own store thread may write it). Returns
+    /// the calls written, and `None` when the drain must stop (the store
+    /// failed, or time is up), else whether the file was finished.
     fn drain_claim(
         claim: &Path,
         store: &mut dyn Store,
         deadline: Instant,
-    ) -> Result<(usize, bool)> {
+    ) -> Result<(usize, Option<bool>)> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -233,6 +243,7 @@ impl Spool {
             .map_err(io(claim))?;
         let mut reader = BufReader::new(&file);
         let mut written = 0;
+        let mut left = false;
         let mut offset: u64 = 0;
         let mut line = Vec::new();
         loop {
@@ -247,19 +258,26 @@ impl Spool {
                 continue;
             }
             if Instant::now() >= deadline {
-                return Ok((written, false));
+                return Ok((written, None));
             }
             // A line this version cannot read is dropped, not retried forever.
             if let Ok(s) = serde_json::from_slice::<Spooled>(&line) {
+                if s.pid.is_some_and(|p| p != std::process::id() && alive(p)) {
+                    left = true;
+                    continue;
+                }
                 if store.save_hook(&s.call, &s.feed).is_err() {
-                    return Ok((written, false));
+                    return Ok((written, None));
                 }
                 written += 1;
             }
             mark_written(&file, at).map_err(io(claim))?;
         }
+        if left {
+            return Ok((written, Some(false)));
+        }
         std::fs::remove_file(claim).map_err(io(claim))?;
-        Ok((written, true))
+        Ok((written, Some(true)))
     }
 }
 
@@ -345,6 +363,7 @@ mod tests {
             serde_json::to_string(&Spooled {
                 call: call(s, "blocked"),
                 feed: Vec::new(),
+                pid: None,
             })
             .unwrap()
         };
@@ -398,7 +417,7 @@ mod tests {
             Instant::now() + std::time::Duration::from_secs(10),
         )
         .unwrap();
-        assert_eq!((n, done), (2, true));
+        assert_eq!((n, done), (2, Some(true)));
         assert_eq!(count(&db), 2);
         assert!(!claims[0].exists());
         spool.push(&call("s3", "blocked"), &[]).unwrap();
