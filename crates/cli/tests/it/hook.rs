@@ -261,6 +261,7 @@ fn a_table_of_hook_inputs_answers_and_rows() {
 
 #[test]
 fn blocks_stop_after_max_blocks_and_a_new_turn_starts_a_new_chain() {
+    let _calm = BURST.read();
     let env = Env::new();
     let bad = |active| stop_input("s-loop", Some("still prose"), active);
     let mut seen = Vec::new();
@@ -314,6 +315,7 @@ fn session_line(session: &str, uuid: &str, msg: &str, text: &str) -> String {
 
 #[test]
 fn without_last_assistant_message_the_session_file_is_read() {
+    let _calm = BURST.read();
     let env = Env::new();
     let file = env.dir.path().join("s-file.jsonl");
     std::fs::write(
@@ -337,6 +339,7 @@ fn without_last_assistant_message_the_session_file_is_read() {
 
 #[test]
 fn a_sub_agent_without_last_assistant_message_is_read_from_its_own_file() {
+    let _calm = BURST.read();
     let env = Env::new();
     let file = env.dir.path().join("agent-a9.jsonl");
     // A sub-agent's own file: every line is on its side chain.
@@ -405,6 +408,7 @@ fn a_missing_profile_or_a_locked_store_never_breaks_the_session() {
 
 #[test]
 fn a_postgres_store_that_is_down_gets_the_call_spooled() {
+    let _calm = BURST.read();
     let env = Env::new();
     // Nothing listens on port 9 (discard) here: the connection is refused.
     let out = agentshape()
@@ -436,6 +440,7 @@ fn a_postgres_store_that_is_down_gets_the_call_spooled() {
 
 #[test]
 fn subagent_stop_picks_the_profile_of_its_type() {
+    let _calm = BURST.read();
     let env = Env::new();
     let input = |t: &str, m: &str| {
         json!({"session_id": "s-sub", "hook_event_name": "SubagentStop", "agent_id": format!("a-{t}"),
@@ -471,6 +476,7 @@ fn subagent_stop_picks_the_profile_of_its_type() {
 
 #[test]
 fn post_tool_use_puts_the_call_and_result_in_the_feed() {
+    let _calm = BURST.read();
     let env = Env::new();
     let input = json!({"session_id": "s-live", "cwd": "/work/project", "hook_event_name": "PostToolUse",
         "tool_name": "Bash", "tool_use_id": "toolu_1", "tool_input": {"command": "cargo test"},
@@ -508,6 +514,7 @@ fn post_tool_use_puts_the_call_and_result_in_the_feed() {
 /// names, as a model reading it would.
 #[test]
 fn a_stand_in_agent_is_blocked_then_answers_well() {
+    let _calm = BURST.read();
     let env = Env::new();
     let session = "5e1f0c2a-7b3d-4c8e-9a10-00000000e2e0";
     let file = env.dir.path().join(format!("{session}.jsonl"));
@@ -625,6 +632,7 @@ fn a_transcript_that_is_no_regular_file_is_refused_in_time() {
 /// turn (`stop_hook_active: false`) starts a new count.
 #[test]
 fn a_turn_that_gave_up_stays_given_up_and_a_new_turn_counts_anew() {
+    let _calm = BURST.read();
     let env = Env::new();
     let args = ["stop", "--schema", SCHEMA, "--max-blocks", "2"];
     let run = |active: bool| {
