@@ -373,10 +373,15 @@ pub struct WriteReport {
 /// Note \[Hook chains\]: Claude Code calls a `Stop` (or `SubagentStop`)
 /// hook each time the agent (or one sub-agent) tries to end its turn; a
 /// block sends the model back to work and the next try calls the hook
-/// again. The tries since the last one that was let through (any verdict
-/// but `blocked`) are one chain, per session and sub-agent: its length is
-/// what `--max-blocks` bounds, so a model that cannot comply is let go
-/// instead of looping forever ([`Store::hook_chain`]). The rows are kept
+/// again. The tries of one turn since the last one that was let through
+/// with a verdict (`valid`, `allowed`) are one chain, per session and
+/// sub-agent: its length is what `--max-blocks` bounds, so a model that
+/// cannot comply is let go instead of looping forever
+/// ([`Store::hook_chain`]). A turn starts at a call without
+/// `stop_hook_active` (Claude Code sets it only while a stop hook keeps the
+/// turn going), so a new turn starts a new count; a `gave_up` does not end
+/// the chain (issue 40): a later try of the same turn, sent back by another
+/// hook, is let go again instead of blocked once more. The rows are kept
 /// whole (not a counter) so the session page can show each attempt's
 /// errors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -787,9 +792,12 @@ pub trait Store: Send {
     fn usage_marks(&self) -> Result<Vec<NativeMark>>;
 
     /// The chain of `Stop`/`SubagentStop` calls of (`session_id`,
-    /// `agent_id`) since the last call of that pair whose verdict is not
-    /// `blocked` (Note \[Hook chains\]): how many were blocked, and how many
-    /// came with `stop_hook_active`. `agent_id` `None` is the main agent
+    /// `agent_id`) that a call with `stop_hook_active` continues (Note
+    /// \[Hook chains\]): the calls since the last one without
+    /// `stop_hook_active` (it included) and after the last `valid` or
+    /// `allowed` one; how many were blocked, and how many came with
+    /// `stop_hook_active`. A call without `stop_hook_active` starts a chain
+    /// of its own and needs no count. `agent_id` `None` is the main agent
     /// (rows whose `agent_id` is NULL).
     ///
     /// # Errors

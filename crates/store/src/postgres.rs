@@ -953,7 +953,12 @@ const HOOK_CHAIN_PG: &str = "SELECT COUNT(*) FILTER (WHERE verdict = 'blocked'),
        AND event IN ('Stop', 'SubagentStop')
        AND id > COALESCE((SELECT MAX(id) FROM hook_calls
                           WHERE session_id = $1 AND agent_id IS NOT DISTINCT FROM $2::text
-                            AND event IN ('Stop', 'SubagentStop') AND verdict <> 'blocked'), 0)";
+                            AND event IN ('Stop', 'SubagentStop')
+                            AND verdict NOT IN ('blocked', 'gave_up')), 0)
+       AND id >= COALESCE((SELECT MAX(id) FROM hook_calls
+                           WHERE session_id = $1 AND agent_id IS NOT DISTINCT FROM $2::text
+                             AND event IN ('Stop', 'SubagentStop')
+                             AND NOT stop_hook_active), 0)";
 
 const SET_HOOK_VERDICT: &str =
     "UPDATE sessions SET verdict = $2, extraction_method = $3, output = $4,

@@ -863,15 +863,21 @@ fn feed_insert(tx: &Transaction<'_>, e: &FeedEntry) -> rusqlite::Result<()> {
 }
 
 /// Note \[Hook chains\] in the crate root: the blocked calls of (`?1`,
-/// `?2`) since the last one let through, and how many of them came with
-/// `stop_hook_active` (index `hook_calls_session`).
+/// `?2`) in the turn's chain (since the last call without
+/// `stop_hook_active`, after the last one let through with a verdict), and
+/// how many of them came with `stop_hook_active` (index `hook_calls_session`).
 pub(crate) const HOOK_CHAIN: &str = "SELECT COUNT(*) FILTER (WHERE verdict = 'blocked'),
         COUNT(*) FILTER (WHERE stop_hook_active <> 0)
      FROM hook_calls
      WHERE session_id = ?1 AND agent_id IS ?2 AND event IN ('Stop', 'SubagentStop')
        AND id > COALESCE((SELECT MAX(id) FROM hook_calls
                           WHERE session_id = ?1 AND agent_id IS ?2
-                            AND event IN ('Stop', 'SubagentStop') AND verdict <> 'blocked'), 0)";
+                            AND event IN ('Stop', 'SubagentStop')
+                            AND verdict NOT IN ('blocked', 'gave_up')), 0)
+       AND id >= COALESCE((SELECT MAX(id) FROM hook_calls
+                           WHERE session_id = ?1 AND agent_id IS ?2
+                             AND event IN ('Stop', 'SubagentStop')
+                             AND stop_hook_active = 0), 0)";
 
 /// Note \[Escalation claims\] in the crate root: what counts against the
 /// cooldown of `?1` since `?2`, at `?3`. Shared by both backends' SQL.
