@@ -663,7 +663,7 @@ impl Importer {
         if store.save_native(&record, &rows, &mark)?.conflict {
             return Ok(None);
         }
-        self.inline_children(store, (path, key), &record, &pass.summary)?;
+        self.inline_children(store, path, &record, &pass.summary)?;
         let report = FileReport {
             path: key.to_owned(),
             session_id: Some(record.id.clone()),
@@ -799,7 +799,7 @@ impl Importer {
     fn inline_children(
         &self,
         store: &mut dyn Store,
-        (path, key): (&Path, &str),
+        path: &Path,
         parent: &SessionRecord,
         summary: &RunSummary,
     ) -> Result<()> {
