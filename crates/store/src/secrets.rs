@@ -608,6 +608,7 @@ pub fn mask_stored(store: &mut dyn crate::copy::Copyable, m: &Masker) -> Result<
             }
         }
     }
+    mask_names_and_ids(store, m, &mut report)?;
     store.copy_rows_mut().write_all(&[(
         "UPDATE sessions SET secrets_masked = \
          (SELECT COUNT(*) FROM secrets_found f WHERE f.session_id = sessions.id)"
@@ -615,6 +616,124 @@ pub fn mask_stored(store: &mut dyn crate::copy::Copyable, m: &Masker) -> Result<
         Vec::new(),
     )])?;
     Ok(report)
+}
+
+/// The name and path columns [`mask_stored`] masks as text (Note \[Names
+/// and ids\]): (table, column, place).
+const NAMES: &[(&str, &str, &str)] = &[
+    ("sessions", "project", "project"),
+    ("sessions", "git_branch", "git_branch"),
+    ("sessions", "model", "model"),
+    ("sessions", "agent_version", "agent_version"),
+    ("sessions", "profile", "profile"),
+    ("sessions", "source_path", "source_path"),
+    ("sessions", "raw_log_path", "raw_log_path"),
+    ("session_tools", "tool", "tools"),
+    ("usage_calls", "model", "usage"),
+    ("usage_calls", "key", "usage"),
+    ("native_files", "path", "native_files"),
+    ("usage_files", "path", "usage_files"),
+    ("hook_calls", "project", "project"),
+    ("hook_calls", "transcript_path", "hook"),
+    ("hook_calls", "agent_type", "hook"),
+    ("hook_calls", "profile", "hook"),
+];
+
+/// Every column that holds a session id (Note \[Names and ids\]): an id
+/// with a secret is renamed in all of them in one transaction (foreign
+/// keys are checked at its commit).
+const ID_COLUMNS: &[(&str, &str)] = &[
+    ("sessions", "id"),
+    ("sessions", "parent_id"),
+    ("events", "session_id"),
+    ("memories", "session_id"),
+    ("services_checked", "session_id"),
+    ("escalations", "parent_id"),
+    ("escalations", "child_id"),
+    ("escalation_claims", "parent_id"),
+    ("feed", "session_id"),
+    ("session_tools", "session_id"),
+    ("native_files", "session_id"),
+    ("usage_files", "session_id"),
+    ("usage_calls", "session_id"),
+    ("secrets_found", "session_id"),
+    ("hook_calls", "session_id"),
+    ("hook_calls", "agent_id"),
+    ("session_errors", "session_id"),
+    ("alert_firings", "session_id"),
+];
+
+/// [`mask_stored`]'s second part: names and paths masked as text, each
+/// distinct value once (every row holding it is updated; the trigger-kept
+/// totals follow, and a total left at zero under the raw name is
+/// dropped), then every session id holding a secret renamed to its
+/// [`Masker::safe_id`] everywhere. Ids are not counted again in
+/// `secrets_found` (their rows move to the new id).
+fn mask_names_and_ids(
+    store: &mut dyn crate::copy::Copyable,
+    m: &Masker,
+    report: &mut MaskReport,
+) -> Result<()> {
+    use crate::copy::Cell;
+    let mut stmts: Vec<(String, Vec<Cell>)> = Vec::new();
+    for (table, col, place) in NAMES {
+        let rows = store.copy_rows().read(
+            &format!("SELECT DISTINCT {col} FROM {table} WHERE {col} IS NOT NULL"),
+            &[],
+        )?;
+        for row in rows {
+            let Some(Cell::Text(raw)) = row.first() else {
+                continue;
+            };
+            let masked = m.mask_str(raw);
+            if let Cow::Owned(new) = masked.text {
+                report.rows += 1;
+                report.secrets += masked.found.len() as u64;
+                *report.by_place.entry((*place).to_owned()).or_default() +=
+                    masked.found.len() as u64;
+                stmts.push((
+                    format!("UPDATE {table} SET {col} = ? WHERE {col} = ?"),
+                    vec![Cell::Text(new), Cell::Text(raw.clone())],
+                ));
+            }
+        }
+    }
+    let ids = store.copy_rows().read("SELECT id FROM sessions", &[])?;
+    for row in ids {
+        let Some(Cell::Text(raw)) = row.first() else {
+            continue;
+        };
+        if let Cow::Owned(safe) = m.safe_id(raw) {
+            report.rows += 1;
+            report.secrets += 1;
+            *report.by_place.entry("id".to_owned()).or_default() += 1;
+            for (table, col) in ID_COLUMNS {
+                stmts.push((
+                    format!("UPDATE {table} SET {col} = ? WHERE {col} = ?"),
+                    vec![Cell::Text(safe.clone()), Cell::Text(raw.clone())],
+                ));
+            }
+        }
+    }
+    if stmts.is_empty() {
+        return Ok(());
+    }
+    // SQLite's trigger-kept totals (Postgres has none): a name's total
+    // left at zero keeps the raw name as its key.
+    let sqlite = store
+        .copy_rows()
+        .read("SELECT 1 FROM sqlite_master LIMIT 1", &[])
+        .is_ok();
+    if sqlite {
+        for sql in [
+            "DELETE FROM tool_totals WHERE calls = 0 AND errors = 0",
+            "DELETE FROM session_days_by WHERE sessions = 0",
+        ] {
+            stmts.push((sql.to_owned(), Vec::new()));
+        }
+    }
+    store.copy_rows_mut().write_all(&stmts)?;
+    Ok(())
 }
 
 /// Sessions that may hold raw secrets (written before masking existed, or
