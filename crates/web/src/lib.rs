@@ -191,15 +191,17 @@ impl State {
         }
     }
 
-    /// Feed rows after `after`, from whichever backend (blocking).
-    pub(crate) fn feed_after(
+    /// Feed rows after `after`, at most `limit` and about `max_bytes` of
+    /// bodies ([`Store::feed_page`]), from whichever backend (blocking).
+    pub(crate) fn feed_page(
         &self,
         after: i64,
         limit: usize,
+        max_bytes: usize,
     ) -> agentshape_store::Result<Vec<FeedRow>> {
         match &self.pg {
-            Some(pg) => pg.feed_after(after, limit),
-            None => self.open_sqlite()?.feed_after(after, limit),
+            Some(pg) => pg.feed_page(after, limit, max_bytes),
+            None => self.open_sqlite()?.feed_page(after, limit, max_bytes),
         }
     }
 }
