@@ -245,6 +245,12 @@ pub(crate) fn event_of(row: &Row) -> Event {
         .data(&row.data)
 }
 
+/// How many catching-up clients read the store at once. Each read opens a
+/// connection and holds a page of rows and their events while it builds
+/// them: 300 clients connecting at once would otherwise each do so at the
+/// same moment, on as many blocking threads.
+pub(crate) const FEED_READS: usize = 4;
+
 /// About how many bytes of rows one client holds read from the store but
 /// not yet handed to its connection (Note \[Pull, not push\]): a read
 /// stops at the row that reaches it.
@@ -332,8 +338,15 @@ impl Follow {
     async fn read_batch(&mut self) {
         let st = Arc::clone(&self.state);
         let after = self.last;
-        let rows =
-            tokio::task::spawn_blocking(move || st.feed_page(after, PAGE, CATCH_UP_BYTES)).await;
+        // Never closed: the semaphore lives as long as the state.
+        let Ok(turn) = Arc::clone(&self.state.feed_reads).acquire_owned().await else {
+            return;
+        };
+        let rows = tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            st.feed_page(after, PAGE, CATCH_UP_BYTES)
+        })
+        .await;
         let Ok(Ok(rows)) = rows else {
             tokio::time::sleep(Duration::from_millis(200)).await;
             return;

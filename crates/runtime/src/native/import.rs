@@ -311,6 +311,37 @@ fn field_cut(prefix: &[u8]) -> Option<String> {
     key
 }
 
+/// The warning for a file whose own session id breaks `run`'s rule (a
+/// 1,000-character `sessionId`): stored under a derived id, said once with
+/// the rule it broke (Note \[Native session ids\]).
+fn unusable_id(key: &str, summary: &RunSummary, stored: &str) -> Option<String> {
+    let own = summary
+        .session
+        .as_deref()
+        .and_then(|i| i.session_id.as_deref())
+        .or(summary.session_id.as_deref())?;
+    match check_session_id(own) {
+        Err(Error::SessionId { reason, .. }) => Some(format!(
+            "{key}: its sessionId of {} bytes cannot name a session ({reason}); stored as {stored}",
+            own.len()
+        )),
+        _ => None,
+    }
+}
+
+/// `warning` added to a saved report.
+fn with_warning(
+    saved: Result<Option<FileReport>>,
+    warning: Option<String>,
+) -> Result<Option<FileReport>> {
+    saved.map(|r| {
+        r.map(|mut r| {
+            r.warnings.extend(warning);
+            r
+        })
+    })
+}
+
 /// A file whose head is no JSON Lines session may be one JSON document (a
 /// Gemini CLI chat, pretty-printed): decoded whole when it starts with `{`
 /// and is not too big.
@@ -492,6 +523,10 @@ impl Importer {
             )));
         }
         let (fresh_id, parent) = self.ids(key, &file.path, &summary);
+        let id_warning = prev
+            .is_none()
+            .then(|| unusable_id(key, &summary, &fresh_id))
+            .flatten();
         let id = prev.map_or(fresh_id, |m| m.session_id.clone());
         let parent = parent.filter(|p| *p != id);
         let mark = NativeMark {
@@ -519,7 +554,8 @@ impl Importer {
             let bytes = crate::infile::read(&file.path, MAX_DOCUMENT_BYTES)
                 .map_err(Error::input("session file"))?;
             let pass = read_document(&bytes, format, &opts);
-            return self.save(store, key, pass, mark, parent, format, change, 0);
+            let saved = self.save(store, key, pass, mark, parent, format, change, 0);
+            return with_warning(saved, id_warning);
         }
         f.rewind().map_err(io(&file.path))?;
         let mut reset = mark.reset;
@@ -586,7 +622,8 @@ impl Importer {
                 let mut m = mark;
                 m.reset = reset;
                 m.expect_offset = expect;
-                self.save(store, key, *pass, m, parent, format, change, batched)
+                let saved = self.save(store, key, *pass, m, parent, format, change, batched);
+                with_warning(saved, id_warning)
             }
             // Rewritten in place: read it whole, once.
             Outcome::Rewritten if prev.is_some() => self.pass(store, file, key, None, true),
