@@ -338,7 +338,10 @@ mod tests {
 
     #[test]
     fn a_cell_stays_one_line() {
-        assert_eq!(cell("claude\nopus\r\tx\u{2028}y\x1b"), "claude\\nopus\\r\\tx\\u{2028}y ");
+        assert_eq!(
+            cell("claude\nopus\r\tx\u{2028}y\x1b"),
+            "claude\\nopus\\r\\tx\\u{2028}y "
+        );
         assert!(matches!(cell("claude-opus-4"), Cow::Borrowed(_)));
     }
 

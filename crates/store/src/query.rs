@@ -435,7 +435,7 @@ fn total(c: &Cell) -> Result<i64> {
         #[allow(clippy::cast_possible_truncation)]
         Cell::Real(v) => Ok(*v as i64),
         Cell::Null => Ok(0),
-        other => Err(bad("a sum of integers", other)),
+        other @ Cell::Text(_) => Err(bad("a sum of integers", other)),
     }
 }
 
@@ -2361,7 +2361,9 @@ mod tests {
         // The same through the `GROUP BY` of a store without the counters.
         store
             .connection()
-            .execute_batch("DROP TABLE list_counts; DROP TABLE session_days; DROP TABLE session_days_by")
+            .execute_batch(
+                "DROP TABLE list_counts; DROP TABLE session_days; DROP TABLE session_days_by",
+            )
             .unwrap();
         check(&store);
     }

@@ -387,11 +387,8 @@ async fn accept_loop(listener: tokio::net::TcpListener, app: axum::Router, head_
         // A refused option only costs latency.
         let _ = stream.set_nodelay(true);
         // Refused, the kernel's own limits stand.
-        let _ = nix::sys::socket::setsockopt(
-            &stream,
-            nix::sys::socket::sockopt::SndBuf,
-            &SEND_BUFFER,
-        );
+        let _ =
+            nix::sys::socket::setsockopt(&stream, nix::sys::socket::sockopt::SndBuf, &SEND_BUFFER);
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
         tokio::spawn(async move {
             // A broken or malformed connection ends here; hyper already

@@ -177,12 +177,9 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
     let files = discover::files(&plan.roots, plan.since_ms);
     let bar = out.progress(files.len() as u64, "files");
     let mut reports = special_reports(&plan);
-    reports.extend(import_all(
-        &mut importer,
-        &mut *store,
-        &files,
-        &mut |_| bar.inc(1),
-    )?);
+    reports.extend(import_all(&mut importer, &mut *store, &files, &mut |_| {
+        bar.inc(1);
+    })?);
     bar.finish_and_clear();
     let mut tally = Tally::default();
     for r in &reports {

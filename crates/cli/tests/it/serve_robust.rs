@@ -505,7 +505,11 @@ fn three_hundred_clients_that_never_read_big_rows_keep_serve_under_300_mb() {
     // A client that reads gets the whole feed meanwhile.
     let rt = rt();
     let mut reader = rt
-        .block_on(reqwest::Client::new().get(server.url("/api/feed?after=0")).send())
+        .block_on(
+            reqwest::Client::new()
+                .get(server.url("/api/feed?after=0"))
+                .send(),
+        )
         .unwrap();
     assert_eq!(reader.status(), 200);
     let got = rt.block_on(read_until_ended(&mut reader));

@@ -157,6 +157,7 @@ pub struct FileReport {
     pub warnings: Vec<String>,
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -1190,7 +1191,7 @@ mod tests {
         );
         assert_eq!(field_cut(br#"{"a":1,"b":{"c":"xx"#), Some("b".to_owned()));
         assert_eq!(field_cut(br#"{"a":1,"#), None);
-        assert_eq!(field_cut(br#"[1,2"#), None);
+        assert_eq!(field_cut(b"[1,2"), None);
     }
 
     /// Note [Two importers]: a second importer whose mark is stale (it

@@ -570,11 +570,14 @@ mod tests {
         // No context borrowed from the line before.
         assert!(skipped[0].get("uuid").is_none());
         // Lines already stored are not counted again.
-        let Outcome::Done(p) = pass(text.as_bytes(), &ReadOptions {
-            from_line: 2,
-            from_offset: (A.len() + long.len() + 2) as u64,
-            ..o
-        }) else {
+        let Outcome::Done(p) = pass(
+            text.as_bytes(),
+            &ReadOptions {
+                from_line: 2,
+                from_offset: (A.len() + long.len() + 2) as u64,
+                ..o
+            },
+        ) else {
             panic!("rewritten")
         };
         assert_eq!(p.skipped, 0);
