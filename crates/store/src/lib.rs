@@ -685,6 +685,31 @@ pub trait Store: Send {
     /// When the database cannot be read.
     fn feed_after(&self, after_id: i64, limit: usize) -> Result<Vec<FeedRow>>;
 
+    /// As [`Store::feed_after`], but the page also ends at the row whose
+    /// body brings it to `max_bytes` (it always holds one row when one is
+    /// there): what a reader holds is bounded whatever the rows' sizes. A
+    /// count alone was not: a first page of small rows sized the next at
+    /// 500 rows, and 500 tool results of 64 KiB were held per feed client
+    /// (issue 40). This default reads the page and cuts it; the backends
+    /// stop reading there.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn feed_page(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
+        let mut rows = self.feed_after(after_id, limit)?;
+        let mut bytes = 0usize;
+        let keep = rows
+            .iter()
+            .take_while(|r| {
+                let more = bytes < max_bytes;
+                bytes = bytes.saturating_add(r.body.len());
+                more
+            })
+            .count();
+        rows.truncate(keep.max(1));
+        Ok(rows)
+    }
+
     /// Whether a session with this id exists.
     ///
     /// # Errors

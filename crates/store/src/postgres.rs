@@ -1825,6 +1825,38 @@ impl Store for PgStore {
         })
     }
 
+    fn feed_page(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
+        let ctx = || format!("reading the feed after {after_id}");
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);
+        // The running total of the page's bodies: a row is sent when the
+        // rows before it are under the budget (so the first always is).
+        self.with_conn(|conn| {
+            let rows = conn
+                .client
+                .query(
+                    "SELECT id, session_id, kind, body, created_at FROM
+                       (SELECT id, session_id, kind, body, created_at,
+                               SUM(octet_length(body)) OVER (ORDER BY id)
+                                 - octet_length(body) AS before
+                        FROM (SELECT * FROM feed WHERE id > $1 ORDER BY id LIMIT $2) f) w
+                     WHERE before < $3 ORDER BY id",
+                    &[&after_id, &limit, &max_bytes],
+                )
+                .pg(ctx)?;
+            Ok(rows
+                .iter()
+                .map(|r| FeedRow {
+                    id: r.get(0),
+                    session_id: r.get(1),
+                    kind: r.get(2),
+                    body: r.get(3),
+                    created_at: r.get(4),
+                })
+                .collect())
+        })
+    }
+
     fn native_marks(&self) -> Result<Vec<NativeMark>> {
         self.with_conn(|conn| {
             let rows = conn

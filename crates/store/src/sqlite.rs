@@ -1189,6 +1189,37 @@ impl Store for SqliteStore {
         rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
     }
 
+    fn feed_page(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
+        let ctx = || format!("reading the feed after {after_id}");
+        if self.version < 2 {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, session_id, kind, body, created_at FROM feed
+                 WHERE id > ?1 ORDER BY id LIMIT ?2",
+            )
+            .context(ctx)?;
+        let rows = stmt
+            .query_map(
+                params![after_id, i64::try_from(limit).unwrap_or(i64::MAX)],
+                feed_row,
+            )
+            .context(ctx)?;
+        // Rows are read one at a time: stopping here reads no more.
+        let (mut out, mut bytes) = (Vec::new(), 0usize);
+        for row in rows {
+            if bytes >= max_bytes {
+                break;
+            }
+            let row = row.context(ctx)?;
+            bytes = bytes.saturating_add(row.body.len());
+            out.push(row);
+        }
+        Ok(out)
+    }
+
     fn has_session(&self, id: &str) -> Result<bool> {
         self.conn
             .query_row(

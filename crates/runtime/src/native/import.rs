@@ -64,8 +64,8 @@ use sha2::{Digest, Sha256};
 use super::Agent;
 use super::discover::{Candidate, FileStat, is_subagent_file};
 use super::read::{
-    Batch, MAX_DOCUMENT_BYTES, Outcome, PROBE_BYTES, Pass, ReadOptions, probe, read_document,
-    read_lines,
+    Batch, Clamped, MAX_CALL_TOKENS, MAX_DOCUMENT_BYTES, Outcome, PROBE_BYTES, Pass, ReadOptions,
+    probe, read_document, read_lines,
 };
 use crate::error::{Error, Result};
 use crate::forensic::check_session_id;
@@ -134,6 +134,10 @@ pub struct FileReport {
     pub change: Change,
     /// Whole lines read past the mark (all of them for a new file).
     pub lines_added: u64,
+    /// Of those, lines the decoder skipped (too long, not JSON, not an
+    /// object; blank ones aside): each is a `skipped` feed row.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lines_skipped: u64,
     /// Feed rows written.
     pub rows_added: u64,
     /// The session's status.
@@ -150,6 +154,15 @@ pub struct FileReport {
     /// The file could not be read (it is skipped; the others go on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What was imported but altered, one line each naming the file and
+    /// line (usage clamped: Note \[Absurd usage\] in `read`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl FileReport {
@@ -162,7 +175,8 @@ impl FileReport {
         }
     }
 
-    fn skipped(path: &str, why: String) -> FileReport {
+    /// A file not imported, and why (one line).
+    pub fn skipped(path: &str, why: String) -> FileReport {
         FileReport {
             path: path.to_owned(),
             session_id: None,
@@ -170,12 +184,14 @@ impl FileReport {
             format: None,
             change: Change::Skipped,
             lines_added: 0,
+            lines_skipped: 0,
             rows_added: 0,
             status: None,
             skipped: Some(why),
             unpriced_models: Vec::new(),
             valid: None,
             error: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -247,6 +263,100 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
         context: format!("reading `{}`", path.display()),
         source,
     }
+}
+
+/// Why a file whose head probed as no session is skipped. A first line
+/// longer than the probe is said with the limit it broke, and the field
+/// that runs past it when the line is a JSON object (a 1 MB `sessionId`
+/// used to be "not a session file" and nothing more).
+fn not_a_session(head: &[u8]) -> String {
+    if head.len() < PROBE_BYTES || head.contains(&b'\n') {
+        return "not a Claude Code, Codex or Gemini CLI session file (or no whole line yet)"
+            .to_owned();
+    }
+    let field = field_cut(head).map_or_else(String::new, |f| {
+        let f: String = f.chars().take(40).collect();
+        format!(" (its field `{}` alone runs past them)", f.escape_debug())
+    });
+    format!(
+        "its first line is longer than the {PROBE_BYTES} bytes read to tell a session file{field}"
+    )
+}
+
+/// The top-level key of the JSON object `prefix` starts, whose value the
+/// prefix ends inside; `None` when it is no object or ends between fields.
+fn field_cut(prefix: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(prefix.trim_ascii_start());
+    if !text.starts_with('{') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped) = (false, false);
+    // The last string closed at depth 1, and the key of the value open.
+    let (mut start, mut last, mut key) = (0usize, None::<(usize, usize)>, None);
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => {
+                    in_string = false;
+                    if depth == 1 {
+                        last = Some((start, i));
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                start = i + 1;
+            }
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth = depth.saturating_sub(1),
+            ':' if depth == 1 => key = last.map(|(a, b)| text[a..b].to_owned()),
+            ',' if depth == 1 => key = None,
+            _ => {}
+        }
+        if depth == 0 {
+            // The object closed (or was never one): nothing runs past.
+            return None;
+        }
+    }
+    key
+}
+
+/// The warning for a file whose own session id breaks `run`'s rule (a
+/// 1,000-character `sessionId`): stored under a derived id, said once with
+/// the rule it broke (Note \[Native session ids\]).
+fn unusable_id(key: &str, summary: &RunSummary, stored: &str) -> Option<String> {
+    let own = summary
+        .session
+        .as_deref()
+        .and_then(|i| i.session_id.as_deref())
+        .or(summary.session_id.as_deref())?;
+    match check_session_id(own) {
+        Err(Error::SessionId { reason, .. }) => Some(format!(
+            "{key}: its sessionId of {} bytes cannot name a session ({reason}); stored as {stored}",
+            own.len()
+        )),
+        _ => None,
+    }
+}
+
+/// `warning` added to a saved report.
+fn with_warning(
+    saved: Result<Option<FileReport>>,
+    warning: Option<String>,
+) -> Result<Option<FileReport>> {
+    saved.map(|r| {
+        r.map(|mut r| {
+            r.warnings.extend(warning);
+            r
+        })
+    })
 }
 
 /// A file whose head is no JSON Lines session may be one JSON document (a
@@ -445,13 +555,7 @@ impl Importer {
                     // It was a session file: rewritten as something else.
                     return self.pass(store, file, key, None, true);
                 }
-                None => {
-                    return Ok(Some(FileReport::skipped(
-                        key,
-                        "not a Claude Code, Codex or Gemini CLI session file (or no whole line yet)"
-                            .to_owned(),
-                    )));
-                }
+                None => return Ok(Some(FileReport::skipped(key, not_a_session(&head)))),
             },
         };
         let agent = agent_of(format);
@@ -464,6 +568,10 @@ impl Importer {
             )));
         }
         let (fresh_id, parent) = self.ids(key, &file.path, &summary);
+        let id_warning = prev
+            .is_none()
+            .then(|| unusable_id(key, &summary, &fresh_id))
+            .flatten();
         let id = prev.map_or(fresh_id, |m| m.session_id.clone());
         let parent = parent.filter(|p| *p != id);
         let mark = NativeMark {
@@ -491,7 +599,7 @@ impl Importer {
             let bytes = crate::infile::read(&file.path, MAX_DOCUMENT_BYTES)
                 .map_err(Error::input("session file"))?;
             let pass = read_document(&bytes, format, &opts);
-            return self.save(
+            let saved = self.save(
                 store,
                 (&file.path, key),
                 pass,
@@ -501,6 +609,7 @@ impl Importer {
                 change,
                 0,
             );
+            return with_warning(saved, id_warning);
         }
         f.rewind().map_err(io(&file.path))?;
         let mut reset = mark.reset;
@@ -567,7 +676,7 @@ impl Importer {
                 let mut m = mark;
                 m.reset = reset;
                 m.expect_offset = expect;
-                self.save(
+                let saved = self.save(
                     store,
                     (&file.path, key),
                     *pass,
@@ -576,7 +685,8 @@ impl Importer {
                     format,
                     change,
                     batched,
-                )
+                );
+                with_warning(saved, id_warning)
             }
             // Rewritten in place: read it whole, once.
             Outcome::Rewritten if prev.is_some() => self.pass(store, file, key, None, true),
@@ -671,12 +781,14 @@ impl Importer {
             format: Some(format),
             change,
             lines_added: mark.lines.saturating_sub(lines_before),
+            lines_skipped: pass.skipped,
             rows_added: batched + rows.len() as u64,
             status: Some(record.status.clone()),
             skipped: None,
             unpriced_models: unpriced,
             valid,
             error: None,
+            warnings: clamped_warnings(key, &pass.clamped),
         };
         self.remember(mark);
         Ok(Some(report))
@@ -845,6 +957,28 @@ impl Importer {
         }
         Ok(())
     }
+}
+
+/// One warning per clamped line listed, naming the file and the line, and
+/// one for the rest (Note \[Absurd usage\] in `read`).
+fn clamped_warnings(key: &str, clamped: &Clamped) -> Vec<String> {
+    let mut out: Vec<String> = clamped
+        .first
+        .iter()
+        .map(|(line, worst)| {
+            format!(
+                "{key}:{line}: a usage count of {worst} tokens, over the {MAX_CALL_TOKENS} a \
+                 model call may use; counted as {MAX_CALL_TOKENS}"
+            )
+        })
+        .collect();
+    let rest = clamped.lines.saturating_sub(clamped.first.len() as u64);
+    if rest > 0 {
+        out.push(format!(
+            "{key}: {rest} more lines with a usage count over {MAX_CALL_TOKENS} tokens, clamped"
+        ));
+    }
+    out
 }
 
 /// A session's model calls as the store keeps them (Note \[Message usage\]
@@ -1099,6 +1233,31 @@ mod tests {
         let r = imp.import_path(&mut store, &path).unwrap();
         assert_eq!(r.change, Change::Skipped);
         assert!(!store.has_session("sess-1").unwrap());
+    }
+
+    /// Issue 40 §5: a file whose first line is past the probe (a 1 MB
+    /// `sessionId`) is skipped saying the limit and the field.
+    #[test]
+    fn a_first_line_past_the_probe_is_skipped_naming_the_limit_and_field() {
+        let (dir, _, mut store) = setup();
+        let big = dir.path().join("big.jsonl");
+        let line = format!(
+            "{{\"type\":\"user\",\"sessionId\":\"{}\",\"uuid\":\"u1\"}}\n",
+            "s".repeat(1 << 20)
+        );
+        std::fs::write(&big, line).unwrap();
+        let r = import(&mut store, &big);
+        assert_eq!(r.change, Change::Skipped);
+        assert_eq!(
+            r.skipped.as_deref(),
+            Some(
+                "its first line is longer than the 262144 bytes read to tell a session file \
+                 (its field `sessionId` alone runs past them)"
+            )
+        );
+        assert_eq!(field_cut(br#"{"a":1,"b":{"c":"xx"#), Some("b".to_owned()));
+        assert_eq!(field_cut(br#"{"a":1,"#), None);
+        assert_eq!(field_cut(b"[1,2"), None);
     }
 
     /// Note [Two importers]: a second importer whose mark is stale (it

@@ -26,11 +26,12 @@
 //! mark.
 
 use std::collections::HashMap;
-use std::io::{BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentshape_core::decode::{DecodeOptions, Format, summarize_reader};
-use agentshape_core::summary::RunSummary;
+use agentshape_core::Event;
+use agentshape_core::decode::{DecodeOptions, Decoder, Format};
+use agentshape_core::summary::{RunSummary, SummaryBuilder};
 use agentshape_store::{NativeMark, Store, time};
 
 use super::{
@@ -38,6 +39,7 @@ use super::{
     document, format_of, io, open, probe,
 };
 use crate::native::discover::Candidate;
+use crate::native::read::clamp_usage;
 
 /// Files decoded together before their rows are written in order.
 const WINDOW: usize = 64;
@@ -48,6 +50,8 @@ struct FileRead {
     summary: RunSummary,
     /// The first whole-document head (for [`Importer::ids`]).
     head_summary: RunSummary,
+    /// Usage counts clamped (Note \[Absurd usage\] in `read`).
+    clamped: u64,
 }
 
 /// What decoding one file gave.
@@ -189,6 +193,7 @@ fn try_decode(file: &Candidate, want: Option<crate::native::Agent>) -> Result<De
                         format,
                         head_summary: summary.clone(),
                         summary,
+                        clamped: 0,
                     }))
                 }));
             }
@@ -212,18 +217,41 @@ fn try_decode(file: &Candidate, want: Option<crate::native::Agent>) -> Result<De
             format,
             summary,
             head_summary,
+            clamped: 0,
         })));
     }
-    let reader = BufReader::with_capacity(256 * 1024, head.as_slice().chain(f));
-    let summary =
-        summarize_reader(reader, format, &DecodeOptions::default()).map_err(|e| Error::Io {
-            context: format!("reading `{}`", path.display()),
-            source: std::io::Error::other(e.to_string()),
-        })?;
+    let mut reader = BufReader::with_capacity(256 * 1024, head.as_slice().chain(f));
+    // As `parse` decodes, with absurd usage clamped as the import clamps
+    // it (Note [Absurd usage] in `read`).
+    let mut decoder = Decoder::new(format, DecodeOptions::default());
+    let mut builder = SummaryBuilder::new();
+    let mut clamped = 0u64;
+    let mut push = |mut e: Event| {
+        if clamp_usage(&mut e).is_some() {
+            clamped += 1;
+        }
+        builder.push(e);
+    };
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(path)(e)),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        let n = chunk.len();
+        decoder.feed(chunk, &mut push);
+        reader.consume(n);
+    }
+    decoder.finish(&mut push);
+    let summary = builder.finish(decoder.format());
     Ok(Decoded::Session(Box::new(FileRead {
         format,
         summary,
         head_summary,
+        clamped,
     })))
 }
 
@@ -251,6 +279,7 @@ impl Importer {
         let parent = parent.filter(|p| *p != id);
         let agent = agent_of(read.format);
         let lines = read.summary.lines;
+        let skipped = read.summary.skipped_lines;
         let mark = NativeMark {
             path: key.to_owned(),
             session_id: id.clone(),
@@ -272,6 +301,8 @@ impl Importer {
             rows: 0,
             first_prompt: None,
             tail: Vec::new(),
+            skipped,
+            clamped: crate::native::read::Clamped::default(),
         };
         let (record, unpriced, _) = self.record(&file.path, &pass, &mark, parent);
         store.save_usage(&record, &mark)?;
@@ -295,6 +326,17 @@ impl Importer {
             unpriced_models: unpriced,
             valid: None,
             error: None,
+            lines_skipped: skipped,
+            warnings: if read.clamped > 0 {
+                vec![format!(
+                    "{key}: {} usage counts over {} tokens, counted as {}",
+                    read.clamped,
+                    super::super::read::MAX_CALL_TOKENS,
+                    super::super::read::MAX_CALL_TOKENS
+                )]
+            } else {
+                Vec::new()
+            },
         })
     }
 }
