@@ -633,8 +633,6 @@ const NAMES: &[(&str, &str, &str)] = &[
     ("usage_calls", "key", "usage"),
     ("native_files", "path", "native_files"),
     ("usage_files", "path", "usage_files"),
-    ("hook_calls", "project", "project"),
-    ("hook_calls", "transcript_path", "hook"),
     ("hook_calls", "agent_type", "hook"),
     ("hook_calls", "profile", "hook"),
 ];
@@ -728,6 +726,8 @@ fn mask_names_and_ids(
         for sql in [
             "DELETE FROM tool_totals WHERE calls = 0 AND errors = 0",
             "DELETE FROM session_days_by WHERE sessions = 0",
+            "DELETE FROM session_outcome_days WHERE runs = 0",
+            "DELETE FROM session_error_days WHERE n = 0",
         ] {
             stmts.push((sql.to_owned(), Vec::new()));
         }

@@ -690,6 +690,48 @@ fn secrets_in_names_and_ids_are_masked_at_the_door_and_fingerprints_are_stable()
     };
     let printed = import();
     let raw = [GH, GH2, AWS, PG_PASS, SLACK];
+    // A store written raw (`--no-mask`), then `secrets mask --store`: the
+    // names and the id are masked in every table, the old bytes gone.
+    let old = dir.path().join("old.db");
+    let out = agentshape()
+        .args(["import", "--quiet", "--no-mask", "--store"])
+        .arg(&old)
+        .arg(dir.path().join("claude"))
+        .env("HOME", dir.path())
+        .env_remove("AGENTSHAPE_STORE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(store_bytes(&old).contains(SLACK));
+    let out = agentshape()
+        .args(["secrets", "mask", "--json", "--store"])
+        .arg(&old)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = store_bytes(&old);
+    for secret in raw {
+        assert!(!after.contains(secret), "after secrets mask: {secret} kept");
+    }
+    {
+        let c = rusqlite::Connection::open(&old).unwrap();
+        let ids: Vec<String> = c
+            .prepare("SELECT id FROM sessions UNION ALL SELECT DISTINCT session_id FROM feed")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            ids.len() == 2 && ids[0] == ids[1] && ids[0].starts_with("masked-"),
+            "{ids:?}"
+        );
+    }
     for (place, text) in [
         ("import --json", &printed),
         ("the store", &store_bytes(&db)),
