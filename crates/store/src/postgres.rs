@@ -1056,6 +1056,17 @@ struct Tables {
     usage_only: bool,
 }
 
+/// A `FeedRow` from `SELECT id, session_id, kind, body, created_at`.
+fn feed_row_pg(r: &postgres::Row) -> FeedRow {
+    FeedRow {
+        id: r.get(0),
+        session_id: r.get(1),
+        kind: r.get(2),
+        body: r.get(3),
+        created_at: r.get(4),
+    }
+}
+
 /// An inode or device number as a BIGINT, bit for bit.
 fn bits_i64(n: u64) -> i64 {
     i64::from_ne_bytes(n.to_ne_bytes())
@@ -1812,16 +1823,7 @@ impl Store for PgStore {
                     &[&after_id, &limit],
                 )
                 .pg(ctx)?;
-            Ok(rows
-                .iter()
-                .map(|r| FeedRow {
-                    id: r.get(0),
-                    session_id: r.get(1),
-                    kind: r.get(2),
-                    body: r.get(3),
-                    created_at: r.get(4),
-                })
-                .collect())
+            Ok(rows.iter().map(feed_row_pg).collect())
         })
     }
 
@@ -1844,16 +1846,7 @@ impl Store for PgStore {
                     &[&after_id, &limit, &max_bytes],
                 )
                 .pg(ctx)?;
-            Ok(rows
-                .iter()
-                .map(|r| FeedRow {
-                    id: r.get(0),
-                    session_id: r.get(1),
-                    kind: r.get(2),
-                    body: r.get(3),
-                    created_at: r.get(4),
-                })
-                .collect())
+            Ok(rows.iter().map(feed_row_pg).collect())
         })
     }
 

@@ -1169,24 +1169,7 @@ impl Store for SqliteStore {
     }
 
     fn feed_after(&self, after_id: i64, limit: usize) -> Result<Vec<FeedRow>> {
-        let ctx = || format!("reading the feed after {after_id}");
-        if self.version < 2 {
-            return Ok(Vec::new());
-        }
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, session_id, kind, body, created_at FROM feed
-                 WHERE id > ?1 ORDER BY id LIMIT ?2",
-            )
-            .context(ctx)?;
-        let rows = stmt
-            .query_map(
-                params![after_id, i64::try_from(limit).unwrap_or(i64::MAX)],
-                feed_row,
-            )
-            .context(ctx)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+        self.feed_page(after_id, limit, usize::MAX)
     }
 
     fn feed_page(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {

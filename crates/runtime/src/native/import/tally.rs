@@ -26,12 +26,11 @@
 //! mark.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentshape_core::Event;
-use agentshape_core::decode::{DecodeOptions, Decoder, Format};
-use agentshape_core::summary::{RunSummary, SummaryBuilder};
+use agentshape_core::decode::{DecodeOptions, Format, summarize_reader_with};
+use agentshape_core::summary::RunSummary;
 use agentshape_store::{NativeMark, Store, time};
 
 use super::{
@@ -220,33 +219,19 @@ fn try_decode(file: &Candidate, want: Option<crate::native::Agent>) -> Result<De
             clamped: 0,
         })));
     }
-    let mut reader = BufReader::with_capacity(256 * 1024, head.as_slice().chain(f));
+    let reader = BufReader::with_capacity(256 * 1024, head.as_slice().chain(f));
     // As `parse` decodes, with absurd usage clamped as the import clamps
     // it (Note [Absurd usage] in `read`).
-    let mut decoder = Decoder::new(format, DecodeOptions::default());
-    let mut builder = SummaryBuilder::new();
     let mut clamped = 0u64;
-    let mut push = |mut e: Event| {
-        if clamp_usage(&mut e).is_some() {
+    let summary = summarize_reader_with(reader, format, &DecodeOptions::default(), &mut |e| {
+        if clamp_usage(e).is_some() {
             clamped += 1;
         }
-        builder.push(e);
-    };
-    loop {
-        let chunk = match reader.fill_buf() {
-            Ok(chunk) => chunk,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io(path)(e)),
-        };
-        if chunk.is_empty() {
-            break;
-        }
-        let n = chunk.len();
-        decoder.feed(chunk, &mut push);
-        reader.consume(n);
-    }
-    decoder.finish(&mut push);
-    let summary = builder.finish(decoder.format());
+    })
+    .map_err(|e| Error::Io {
+        context: format!("reading `{}`", path.display()),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     Ok(Decoded::Session(Box::new(FileRead {
         format,
         summary,
