@@ -47,13 +47,18 @@ if cargo tree -p agentshape-core -e normal --locked | grep -qiE 'tokio|reqwest|r
   cargo tree -p agentshape-core -e normal --locked | grep -iE 'tokio|reqwest|rusqlite|hyper' >&2
   exit 1
 fi
-echo "== otel sits at the edge (of ours it imports only core and store; only the CLI imports it)"
-if cargo tree -p agentshape-otel -e normal --locked --prefix none | grep -E '^agentshape' | grep -vE '^agentshape-(otel|core|store) '; then
-  echo "agentshape-otel imports a crate of ours other than core and store (above)" >&2
+echo "== otel sits at the edge (of ours it imports only core, store and egress; only the CLI imports it)"
+if cargo tree -p agentshape-otel -e normal --locked --prefix none | grep -E '^agentshape' | grep -vE '^agentshape-(otel|core|store|egress) '; then
+  echo "agentshape-otel imports a crate of ours other than core, store and egress (above)" >&2
   exit 1
 fi
 if cargo tree -i agentshape-otel -e normal --locked --prefix none --depth 1 | grep -E '^agentshape' | grep -vE '^agentshape(-otel)? '; then
   echo "a crate other than the CLI imports agentshape-otel (above)" >&2
+  exit 1
+fi
+echo "== egress is a leaf (the one outbound HTTP policy imports no crate of ours)"
+if cargo tree -p agentshape-egress -e normal --locked --prefix none | grep -E '^agentshape' | grep -vE '^agentshape-egress '; then
+  echo "agentshape-egress imports a crate of ours (above)" >&2
   exit 1
 fi
 echo "== core's data flows one way (outcome imports no stage; validate does not import extract)"

@@ -240,7 +240,9 @@ const USAGE_HELP: &str = "Each model call counts once, on the day of its own tim
 --timezone), priced with the built-in prices (LiteLLM's, pinned) and your \
 $XDG_CONFIG_HOME/agentshape/prices.toml. A cost marked * is partial: the models \
 it names have no price. With no store yet, or --files, the agents' standard \
-folders are imported first (incrementally).\n\n\
+folders are read into the store first, incrementally: files imported before \
+are brought up to date, others get their sessions and model calls stored at \
+decoding speed (`agentshape import` adds their transcripts later).\n\n\
 Examples:\n  \
 agentshape usage daily\n  \
 agentshape usage monthly --agent claude --breakdown\n  \
@@ -268,10 +270,10 @@ pub struct UsageArgs {
     /// The report.
     #[arg(value_enum, default_value = "daily")]
     pub report: UsageReport,
-    /// Session files or folders to import first (implies --files).
+    /// Session files or folders to read first (implies --files).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Import the agents' standard folders into the store first (incrementally).
+    /// Read the agents' standard folders into the store first (incrementally).
     #[arg(long)]
     pub files: bool,
     /// Calls from this day on (`2026-08-01`, in --timezone), an RFC 3339 time, or an age (`7d`).
@@ -452,7 +454,8 @@ const HOOK_CHECK_HELP: &str = "Reads Claude Code's hook input (JSON) on stdin an
 Valid: exit 0, nothing on stdout (the turn ends). Invalid or no JSON: `{\"decision\":\"block\",\"reason\":…}` \
 on stdout, the reason (at most 2 KB) naming the failing JSON paths, so the model tries again. After \
 --max-blocks blocks in a row for one session (counted in the store) the turn is allowed and the session \
-recorded as invalid.\n\n\
+recorded as invalid. The count is per turn: a call with `stop_hook_active: false` starts a new turn \
+and a new count at 0; later calls of a turn that gave up (`stop_hook_active: true`) are allowed too.\n\n\
 Never breaks the session: bad input, a missing profile, a store that is locked or down, or any \
 internal error allows the stop (exit 0) with one line on stderr; the answer comes within 2 s even when \
 the store is busy (what the store could not take is kept in a spool file and written by the next call).\n\n\
@@ -469,7 +472,7 @@ pub struct HookCheckArgs {
     /// For `SubagentStop`: the profile (built-in name or TOML file) for one sub-agent type; repeatable. Other types use --profile/--schema.
     #[arg(long = "profile-for", value_name = "AGENT_TYPE=PROFILE")]
     pub profile_for: Vec<String>,
-    /// Blocks in a row for one session (or sub-agent) before the stop is allowed and the session recorded invalid.
+    /// Blocks in a row for one session (or sub-agent) in one turn before the stop is allowed and the session recorded invalid; a new turn (`stop_hook_active: false`) starts a new count.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub max_blocks: u32,
     #[command(flatten)]

@@ -222,7 +222,14 @@ fn hook_trace(call: &agentshape_store::HookCall, input: &[u8]) -> SessionTrace {
     use agentshape_otel::stored::{HookFacts, hook_check};
     let at = agentshape_store::time::parse_ms(&call.created_at)
         .unwrap_or_else(agentshape_store::time::now_ms);
-    let mut t = SessionTrace::new(&call.session_id, "claude-code", at);
+    // The id as the store's door writes it (store's Note [Names and ids]),
+    // so the call lands in the trace `import` sends for the session, and a
+    // secret in the id is not sent.
+    let sid = match crate::mask::masker() {
+        Some(m) => m.safe_id(&call.session_id),
+        None => std::borrow::Cow::Borrowed(call.session_id.as_str()),
+    };
+    let mut t = SessionTrace::new(&sid, "claude-code", at);
     if let Some(check) = hook_check(&HookFacts {
         event: &call.event,
         verdict: &call.verdict,

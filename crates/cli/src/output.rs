@@ -206,6 +206,53 @@ pub fn clean(text: &str) -> Cow<'_, str> {
     terminal_safe(text, false)
 }
 
+/// `text` as one cell of a table row: as [`clean`], and a line break or a
+/// tab (U+2028 and U+2029 too) shown as `\n`, `\r`, `\t`, `\u{2028}`, so the
+/// row stays one line: a model name holding a newline split `stats --by
+/// model`'s table in two (issue 40).
+pub fn cell(text: &str) -> Cow<'_, str> {
+    let breaks = |c: char| matches!(c, '\n' | '\r' | '\t' | '\u{2028}' | '\u{2029}');
+    if !text.chars().any(|c| breaks(c) || is_unsafe(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{2028}' | '\u{2029}' => out.push_str(&c.escape_unicode().to_string()),
+            c if is_unsafe(c) => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The shortest prefix of each of `ids` that no other of them starts
+/// with, at least `min` characters (the whole id when it is shorter, or
+/// when another is the same or starts with all of it). Cut to a fixed 8,
+/// two imported ids `native-4…` were both shown `native-4` (issue 40).
+pub fn unique_prefixes(ids: &[&str], min: usize) -> Vec<String> {
+    let chars: Vec<Vec<char>> = ids.iter().map(|id| id.chars().collect()).collect();
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    order.sort_by(|a, b| chars[*a].cmp(&chars[*b]));
+    let common = |a: &[char], b: &[char]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let mut need = vec![min; ids.len()];
+    // Sorted, an id shares its longest prefix with a neighbour.
+    for pair in order.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let n = common(&chars[a], &chars[b]) + 1;
+        need[a] = need[a].max(n);
+        need[b] = need[b].max(n);
+    }
+    chars
+        .iter()
+        .zip(need)
+        .map(|(c, n)| c.iter().take(n).collect())
+        .collect()
+}
+
 /// As [`clean`], but when `keep_own_colour` the exact SGR sequences of
 /// [`Out::paint`] pass through.
 fn terminal_safe(text: &str, keep_own_colour: bool) -> Cow<'_, str> {
@@ -287,6 +334,42 @@ mod tests {
         let got = clean("a\x1b]0;title\x07b\x1b[2J\r\u{9b}c\u{202e}d\te\nf\u{7f}");
         assert_eq!(got, "a ]0;title b [2J  c d\te\nf ");
         assert!(matches!(clean("plain · text ✓"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_cell_stays_one_line() {
+        assert_eq!(
+            cell("claude\nopus\r\tx\u{2028}y\x1b"),
+            "claude\\nopus\\r\\tx\\u{2028}y "
+        );
+        assert!(matches!(cell("claude-opus-4"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn prefixes_are_the_shortest_unique_and_at_least_the_minimum() {
+        let ids = [
+            "native-4a1b2c",
+            "native-4a1ffff",
+            "abc",
+            "sess-1234567890",
+            "dup-dup-dup",
+            "dup-dup-dup",
+            "pre",
+            "prefix-long-id",
+        ];
+        assert_eq!(
+            unique_prefixes(&ids, 8),
+            [
+                "native-4a1b",
+                "native-4a1f",
+                "abc",
+                "sess-123",
+                "dup-dup-dup",
+                "dup-dup-dup",
+                "pre",
+                "prefix-l"
+            ]
+        );
     }
 
     #[test]

@@ -18,7 +18,10 @@
 //! Note \[One reqwest\]: `opentelemetry-otlp` would bring its own reqwest
 //! (0.13, with a TLS stack of its own); the exporter takes any
 //! [`HttpClient`] instead, and ours is the workspace's reqwest 0.12 on
-//! rustls, driven by a current-thread tokio runtime on the export thread.
+//! rustls, driven by a current-thread tokio runtime on the export thread,
+//! built and used under agentshape-egress's Note \[Outbound policy\]: no
+//! redirect followed (a collector answering 307 elsewhere would get the
+//! headers), no Referer, and the answer read up to [`MAX_RESPONSE_BYTES`].
 //! The client also sets the configured headers on every request, so a
 //! `--otlp-header` wins over a header of the same name that the exporter
 //! reads from `OTEL_EXPORTER_OTLP_HEADERS` itself.
@@ -37,8 +40,15 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use serde::Serialize;
 
+use agentshape_egress::Policy;
+
 use crate::config::OtlpConfig;
 use crate::error::Error;
+
+/// The most bytes of a collector's answer read (Note \[Outbound policy\]
+/// in agentshape-egress): an OTLP answer is a few bytes of protobuf, or an
+/// error status with a message; a collector sending more is cut there.
+pub const MAX_RESPONSE_BYTES: u64 = 1 << 20;
 
 /// How the export thread batches and waits.
 #[derive(Debug, Clone)]
@@ -140,13 +150,14 @@ struct Client {
 }
 
 impl Client {
-    fn note(&self, e: reqwest::Error) -> reqwest::Error {
-        let e = e.without_url();
+    /// Keep `e`'s line for the report (Note \[One reqwest\]: the exporter
+    /// itself says only "network error").
+    fn note<E: std::error::Error + Send + Sync + 'static>(&self, e: E) -> HttpError {
         *self
             .last_error
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Some(error_line(&e, "", ""));
-        e
+        Box::new(e)
     }
 }
 
@@ -157,20 +168,19 @@ impl HttpClient for Client {
         for (k, v) in &self.headers {
             request.headers_mut().insert(k.clone(), v.clone());
         }
-        // No URL in the error: it may hold credentials.
-        let response = self
-            .inner
-            .execute(request)
+        // The egress policy (its Note \[Outbound policy\]): no redirect
+        // followed, no Referer, errors without the URL.
+        let response = agentshape_egress::send(&self.inner, request)
             .await
             .map_err(|e| self.note(e))?;
         let mut out = Response::builder().status(response.status());
         for (k, v) in response.headers() {
             out = out.header(k, v);
         }
-        let body = response
-            .bytes()
+        let body = agentshape_egress::read_capped(response, MAX_RESPONSE_BYTES)
             .await
-            .map_err(reqwest::Error::without_url)?;
+            .map_err(|e| self.note(e))?;
+        let body = Bytes::from(body);
         Ok(out.body(body)?)
     }
 }
@@ -224,17 +234,12 @@ impl Exporter {
             endpoint: endpoint.clone(),
             reason,
         };
-        let mut client = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(config.timeout);
-        if config.endpoint.scheme() == "http" {
-            // Loading the system's roots costs a short command tens of
-            // milliseconds; plain HTTP needs none.
-            client = client.tls_built_in_root_certs(false);
-        }
-        let client = client
-            .build()
-            .map_err(|e| setup(e.without_url().to_string()))?;
+        // Loading the system's roots costs a short command tens of
+        // milliseconds; plain HTTP needs none.
+        let client = Policy::new(config.timeout)
+            .system_roots(config.endpoint.scheme() != "http")
+            .client()
+            .map_err(|e| setup(e.to_string()))?;
         let last_error = Arc::new(Mutex::new(None));
         let retry = if opts.retries > 0 {
             RetryPolicy::recommended().with_max_retries(opts.retries)

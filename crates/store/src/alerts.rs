@@ -510,17 +510,37 @@ pub struct Due {
 /// # Errors
 /// When the store cannot be read.
 pub fn due(rows: &dyn Rows, now_ms: i64, limit: usize) -> Result<Vec<Due>> {
-    let found = rows.read(
+    due_except(rows, now_ms, limit, &[])
+}
+
+/// [`due`], leaving out the destinations in `busy` (each a rule's name and
+/// a destination id within it): the delivery loop asks for work only for
+/// destinations with no attempt under way, so a slow one's backlog never
+/// fills a pass that others are waiting behind.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn due_except(
+    rows: &dyn Rows,
+    now_ms: i64,
+    limit: usize,
+    busy: &[(String, String)],
+) -> Result<Vec<Due>> {
+    let mut sql =
         "SELECT f.id, f.rule, f.condition, f.dedup_key, f.summary, f.session_id, f.event_at,
                 f.fired_at, f.details, d.destination, d.attempts, d.next_at
          FROM alert_deliveries d JOIN alert_firings f ON f.id = d.firing_id
-         WHERE d.state = 'pending' AND d.next_at <= ?
-         ORDER BY d.next_at, f.id, d.destination LIMIT ?",
-        &[
-            Cell::Text(time::format_ms(now_ms)),
-            Cell::Int(i64::try_from(limit).unwrap_or(i64::MAX)),
-        ],
-    )?;
+         WHERE d.state = 'pending' AND d.next_at <= ?"
+            .to_owned();
+    let mut args = vec![Cell::Text(time::format_ms(now_ms))];
+    for (rule, destination) in busy {
+        sql.push_str(" AND NOT (f.rule = ? AND d.destination = ?)");
+        args.push(t(rule));
+        args.push(t(destination));
+    }
+    sql.push_str(" ORDER BY d.next_at, f.id, d.destination LIMIT ?");
+    args.push(Cell::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
+    let found = rows.read(&sql, &args)?;
     found
         .iter()
         .map(|r| {

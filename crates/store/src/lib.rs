@@ -373,10 +373,15 @@ pub struct WriteReport {
 /// Note \[Hook chains\]: Claude Code calls a `Stop` (or `SubagentStop`)
 /// hook each time the agent (or one sub-agent) tries to end its turn; a
 /// block sends the model back to work and the next try calls the hook
-/// again. The tries since the last one that was let through (any verdict
-/// but `blocked`) are one chain, per session and sub-agent: its length is
-/// what `--max-blocks` bounds, so a model that cannot comply is let go
-/// instead of looping forever ([`Store::hook_chain`]). The rows are kept
+/// again. The tries of one turn since the last one that was let through
+/// with a verdict (`valid`, `allowed`) are one chain, per session and
+/// sub-agent: its length is what `--max-blocks` bounds, so a model that
+/// cannot comply is let go instead of looping forever
+/// ([`Store::hook_chain`]). A turn starts at a call without
+/// `stop_hook_active` (Claude Code sets it only while a stop hook keeps the
+/// turn going), so a new turn starts a new count; a `gave_up` does not end
+/// the chain (issue 40): a later try of the same turn, sent back by another
+/// hook, is let go again instead of blocked once more. The rows are kept
 /// whole (not a counter) so the session page can show each attempt's
 /// errors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -680,6 +685,31 @@ pub trait Store: Send {
     /// When the database cannot be read.
     fn feed_after(&self, after_id: i64, limit: usize) -> Result<Vec<FeedRow>>;
 
+    /// As [`Store::feed_after`], but the page also ends at the row whose
+    /// body brings it to `max_bytes` (it always holds one row when one is
+    /// there): what a reader holds is bounded whatever the rows' sizes. A
+    /// count alone was not: a first page of small rows sized the next at
+    /// 500 rows, and 500 tool results of 64 KiB were held per feed client
+    /// (issue 40). This default reads the page and cuts it; the backends
+    /// stop reading there.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn feed_page(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
+        let mut rows = self.feed_after(after_id, limit)?;
+        let mut bytes = 0usize;
+        let keep = rows
+            .iter()
+            .take_while(|r| {
+                let more = bytes < max_bytes;
+                bytes = bytes.saturating_add(r.body.len());
+                more
+            })
+            .count();
+        rows.truncate(keep.max(1));
+        Ok(rows)
+    }
+
     /// Whether a session with this id exists.
     ///
     /// # Errors
@@ -767,10 +797,32 @@ pub trait Store: Send {
         mark: &NativeMark,
     ) -> Result<NativeReport>;
 
+    /// Store what a usage-only pass read of one file (issue 39): the
+    /// session row (as [`Store::save_native`] writes it, through the same
+    /// masking door) and its model calls, replacing the calls an earlier
+    /// usage pass stored for it; no feed. `mark` goes to `usage_files`,
+    /// never `native_files`, so a later import still reads the file whole
+    /// and stores its transcript (dropping this mark then). The mark's
+    /// `reset` and `expect_offset` are not read.
+    ///
+    /// # Errors
+    /// When the database cannot be written; nothing is written then.
+    fn save_usage(&mut self, record: &SessionRecord, mark: &NativeMark) -> Result<NativeReport>;
+
+    /// Every file a usage-only pass read (`usage_files`), by path; none on
+    /// a store older than that table.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    fn usage_marks(&self) -> Result<Vec<NativeMark>>;
+
     /// The chain of `Stop`/`SubagentStop` calls of (`session_id`,
-    /// `agent_id`) since the last call of that pair whose verdict is not
-    /// `blocked` (Note \[Hook chains\]): how many were blocked, and how many
-    /// came with `stop_hook_active`. `agent_id` `None` is the main agent
+    /// `agent_id`) that a call with `stop_hook_active` continues (Note
+    /// \[Hook chains\]): the calls since the last one without
+    /// `stop_hook_active` (it included) and after the last `valid` or
+    /// `allowed` one; how many were blocked, and how many came with
+    /// `stop_hook_active`. A call without `stop_hook_active` starts a chain
+    /// of its own and needs no count. `agent_id` `None` is the main agent
     /// (rows whose `agent_id` is NULL).
     ///
     /// # Errors

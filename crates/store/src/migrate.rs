@@ -15,14 +15,15 @@
 //! and serialises migrators with a transaction-scoped advisory lock
 //! ([`PG_MIGRATION_LOCK`]).
 //!
-//! Note \[One logical schema\]: both backends hold the same sixteen tables
+//! Note \[One logical schema\]: both backends hold the same eighteen tables
 //! (`sessions`, `events`, `memories`, `services_checked`, `escalations`,
 //! `feed`, since version 5 / 2 `escalation_claims` and `leases`, and since
 //! version 6 / 3 `session_tools`, `native_files` and `store_meta`, since
 //! version 8 / 5 `secrets_found`, since version 9 / 6 `hook_calls`, and since
 //! version 10 / 7 `session_errors`, `session_outcome_days` and
 //! `session_error_days`, and since version 11 / 8 `alert_firings` and
-//! `alert_deliveries`, with the
+//! `alert_deliveries`, since version 12 / 9 `usage_calls`, and since
+//! version 13 / 10 `usage_files`, with the
 //! `sessions` columns `outcome`, `repaired`, `retries`, `last_hook_id`, all
 //! kept by triggers on both: Note \[Kept outcomes\] in `query::stats`) with the
 //! same columns and meanings (a flag such as `sessions.cost_estimated` is
@@ -113,6 +114,11 @@ pub const SQLITE: &[Migration] = &[
         name: "0012_usage.sql",
         sql: include_str!("../migrations/0012_usage.sql"),
     },
+    Migration {
+        version: 13,
+        name: "0013_usage_files.sql",
+        sql: include_str!("../migrations/0013_usage_files.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
@@ -161,6 +167,11 @@ pub const POSTGRES: &[Migration] = &[
         version: 9,
         name: "postgres/0009_usage.sql",
         sql: include_str!("../migrations/postgres/0009_usage.sql"),
+    },
+    Migration {
+        version: 10,
+        name: "postgres/0010_usage_files.sql",
+        sql: include_str!("../migrations/postgres/0010_usage_files.sql"),
     },
 ];
 

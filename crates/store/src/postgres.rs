@@ -953,7 +953,12 @@ const HOOK_CHAIN_PG: &str = "SELECT COUNT(*) FILTER (WHERE verdict = 'blocked'),
        AND event IN ('Stop', 'SubagentStop')
        AND id > COALESCE((SELECT MAX(id) FROM hook_calls
                           WHERE session_id = $1 AND agent_id IS NOT DISTINCT FROM $2::text
-                            AND event IN ('Stop', 'SubagentStop') AND verdict <> 'blocked'), 0)";
+                            AND event IN ('Stop', 'SubagentStop')
+                            AND verdict NOT IN ('blocked', 'gave_up')), 0)
+       AND id >= COALESCE((SELECT MAX(id) FROM hook_calls
+                           WHERE session_id = $1 AND agent_id IS NOT DISTINCT FROM $2::text
+                             AND event IN ('Stop', 'SubagentStop')
+                             AND NOT stop_hook_active), 0)";
 
 const SET_HOOK_VERDICT: &str =
     "UPDATE sessions SET verdict = $2, extraction_method = $3, output = $4,
@@ -1031,6 +1036,37 @@ const UPSERT_MARK: &str = "INSERT INTO native_files (path, session_id, agent, de
         mtime_ms = EXCLUDED.mtime_ms, lines = EXCLUDED.lines,
         updated_at = EXCLUDED.updated_at";
 
+/// [`UPSERT_MARK`] for a usage-only pass's mark.
+const UPSERT_USAGE_MARK: &str =
+    "INSERT INTO usage_files (path, session_id, agent, dev, inode, size,
+        byte_offset, mtime_ms, lines, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     ON CONFLICT (path) DO UPDATE SET session_id = EXCLUDED.session_id,
+        agent = EXCLUDED.agent, dev = EXCLUDED.dev, inode = EXCLUDED.inode,
+        size = EXCLUDED.size, byte_offset = EXCLUDED.byte_offset,
+        mtime_ms = EXCLUDED.mtime_ms, lines = EXCLUDED.lines,
+        updated_at = EXCLUDED.updated_at";
+
+/// Which tables a native save may write, by the store's version, and
+/// whether it is a usage-only pass (SQLite's `Tables`).
+#[derive(Debug, Clone, Copy)]
+struct Tables {
+    usage_calls: bool,
+    usage_files: bool,
+    usage_only: bool,
+}
+
+/// A `FeedRow` from `SELECT id, session_id, kind, body, created_at`.
+fn feed_row_pg(r: &postgres::Row) -> FeedRow {
+    FeedRow {
+        id: r.get(0),
+        session_id: r.get(1),
+        kind: r.get(2),
+        body: r.get(3),
+        created_at: r.get(4),
+    }
+}
+
 /// An inode or device number as a BIGINT, bit for bit.
 fn bits_i64(n: u64) -> i64 {
     i64::from_ne_bytes(n.to_ne_bytes())
@@ -1086,16 +1122,17 @@ fn save_native_pg(
     feed: &[FeedEntry],
     want_ids: bool,
     mark: &NativeMark,
-    usage_table: bool,
+    tables: Tables,
 ) -> PgResult<(NativeReport, Vec<i64>)> {
     let mut report = NativeReport::default();
+    let usage_table = tables.usage_calls;
     // One importer of a path at a time (Note [Two importers]); a mark not
     // stored yet has no row to lock, hence the advisory lock.
     tx.execute(
         "SELECT pg_advisory_xact_lock($1, hashtext($2))",
         &[&MARK_LOCK_CLASS, &mark.path],
     )?;
-    if !mark.reset {
+    if !mark.reset && !tables.usage_only {
         let stored: Option<i64> = tx
             .query_opt(
                 "SELECT byte_offset FROM native_files WHERE path = $1",
@@ -1113,7 +1150,10 @@ fn save_native_pg(
         holder.project.clone_from(&r.project);
         report.placeholder_parent = put_session(tx, stmts, &holder, false, None)?;
     }
-    if mark.reset {
+    if tables.usage_only {
+        // A usage pass reads its file whole: its calls replace the last.
+        tx.execute("DELETE FROM usage_calls WHERE session_id = $1", &[&r.id])?;
+    } else if mark.reset {
         let n = tx.execute("DELETE FROM feed WHERE session_id = $1", &[&r.id])?;
         report.feed_dropped = usize::try_from(n).unwrap_or(usize::MAX);
         if usage_table {
@@ -1128,7 +1168,19 @@ fn save_native_pg(
     if usage_table {
         put_usage(tx, stmts, r)?;
     }
-    let up = stmt(tx, stmts, UPSERT_MARK)?;
+    if tables.usage_files && !tables.usage_only {
+        // Imported now: the usage pass's mark has served its turn.
+        tx.execute("DELETE FROM usage_files WHERE path = $1", &[&mark.path])?;
+    }
+    let up = stmt(
+        tx,
+        stmts,
+        if tables.usage_only {
+            UPSERT_USAGE_MARK
+        } else {
+            UPSERT_MARK
+        },
+    )?;
     tx.execute(
         &up,
         &[
@@ -1522,6 +1574,52 @@ impl PgStore {
 }
 
 impl PgStore {
+    /// [`Store::save_native`] and [`Store::save_usage`] (SQLite's
+    /// `save_marked`).
+    fn save_marked(
+        &mut self,
+        record: &SessionRecord,
+        feed: &[FeedEntry],
+        mark: &NativeMark,
+        usage_only: bool,
+    ) -> Result<NativeReport> {
+        let mark = match &self.masker {
+            Some(m) => secrets::mask_mark(m, mark),
+            None => std::borrow::Cow::Borrowed(mark),
+        };
+        let mark = &*mark;
+        let (door, masking) = (self.version >= 5, self.masker.is_some());
+        let tables = Tables {
+            usage_calls: self.version >= 9,
+            usage_files: self.version >= 10,
+            usage_only,
+        };
+        let (record, rec_spots) = self.mask_record(record);
+        let record = &*record;
+        // Named after masking: an error message is printed too.
+        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
+        let (feed, spots) = self.mask_feed(feed);
+        let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
+        let mut sessions = secrets::sessions_of(&feed);
+        if !sessions.contains(&record.id.as_str()) {
+            sessions.push(&record.id);
+        }
+        // Safe to retry: the transaction either happened whole or not at all.
+        self.write_tx_through_outage(&what, &|tx, stmts| {
+            let (report, ids) =
+                save_native_pg(tx, stmts, record, &feed, !spots.is_empty(), mark, tables)?;
+            if door && !report.conflict {
+                let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
+                    .iter()
+                    .map(|s| (record.id.as_str(), at, s.clone(), None))
+                    .collect();
+                rows.extend(feed_spots_pg(&feed, &spots, &ids));
+                record_spots_pg(tx, stmts, masking, &sessions, &rows, report.inserted)?;
+            }
+            Ok(report)
+        })
+    }
+
     /// A record through the door (Note \[Store door\] in `secrets`).
     fn mask_record<'a>(
         &self,
@@ -1725,16 +1823,30 @@ impl Store for PgStore {
                     &[&after_id, &limit],
                 )
                 .pg(ctx)?;
-            Ok(rows
-                .iter()
-                .map(|r| FeedRow {
-                    id: r.get(0),
-                    session_id: r.get(1),
-                    kind: r.get(2),
-                    body: r.get(3),
-                    created_at: r.get(4),
-                })
-                .collect())
+            Ok(rows.iter().map(feed_row_pg).collect())
+        })
+    }
+
+    fn feed_page(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
+        let ctx = || format!("reading the feed after {after_id}");
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);
+        // The running total of the page's bodies: a row is sent when the
+        // rows before it are under the budget (so the first always is).
+        self.with_conn(|conn| {
+            let rows = conn
+                .client
+                .query(
+                    "SELECT id, session_id, kind, body, created_at FROM
+                       (SELECT id, session_id, kind, body, created_at,
+                               SUM(octet_length(body)) OVER (ORDER BY id)
+                                 - octet_length(body) AS before
+                        FROM (SELECT * FROM feed WHERE id > $1 ORDER BY id LIMIT $2) f) w
+                     WHERE before < $3 ORDER BY id",
+                    &[&after_id, &limit, &max_bytes],
+                )
+                .pg(ctx)?;
+            Ok(rows.iter().map(feed_row_pg).collect())
         })
     }
 
@@ -1770,41 +1882,39 @@ impl Store for PgStore {
         feed: &[FeedEntry],
         mark: &NativeMark,
     ) -> Result<NativeReport> {
-        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
-        let (door, masking) = (self.version >= 5, self.masker.is_some());
-        let usage_table = self.version >= 9;
-        let (record, rec_spots) = self.mask_record(record);
-        let record = &*record;
-        let (feed, spots) = self.mask_feed(feed);
-        let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
-        let mut sessions = secrets::sessions_of(&feed);
-        if !sessions.contains(&record.id.as_str()) {
-            sessions.push(&record.id);
+        self.save_marked(record, feed, mark, false)
+    }
+
+    fn save_usage(&mut self, record: &SessionRecord, mark: &NativeMark) -> Result<NativeReport> {
+        self.save_marked(record, &[], mark, true)
+    }
+
+    fn usage_marks(&self) -> Result<Vec<NativeMark>> {
+        if self.version < 10 {
+            return Ok(Vec::new());
         }
-        // Safe to retry: the transaction either happened whole or not at all.
-        self.write_tx_through_outage(&what, &|tx, stmts| {
-            let (report, ids) = save_native_pg(
-                tx,
-                stmts,
-                record,
-                &feed,
-                !spots.is_empty(),
-                mark,
-                usage_table,
-            )?;
-            if door && !report.conflict {
-                let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
-                    .iter()
-                    .map(|s| (record.id.as_str(), at, s.clone(), None))
-                    .collect();
-                rows.extend(feed_spots_pg(&feed, &spots, &ids));
-                record_spots_pg(tx, stmts, masking, &sessions, &rows, report.inserted)?;
-            }
-            Ok(report)
+        self.with_conn(|conn| {
+            let rows = conn
+                .client
+                .query(
+                    &format!("SELECT {MARK_COLS_PG} FROM usage_files ORDER BY path"),
+                    &[],
+                )
+                .pg(|| "reading the usage pass marks".to_owned())?;
+            Ok(rows.iter().map(mark_row).collect())
         })
     }
 
     fn hook_chain(&self, session_id: &str, agent_id: Option<&str>) -> Result<HookChain> {
+        // The ids as the door wrote them (Note [Names and ids] in `secrets`).
+        let (session_id, agent_id) = match &self.masker {
+            Some(m) => (m.safe_id(session_id), agent_id.map(|a| m.safe_id(a))),
+            None => (
+                std::borrow::Cow::Borrowed(session_id),
+                agent_id.map(std::borrow::Cow::Borrowed),
+            ),
+        };
+        let (session_id, agent_id) = (&*session_id, agent_id.as_deref());
         if self.version < 6 {
             return Ok(HookChain::default());
         }

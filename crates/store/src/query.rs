@@ -223,6 +223,10 @@ pub struct SessionDetail {
     /// first, each child after its parent, oldest first among siblings; at
     /// most [`MAX_TREE`] (Note \[Session tree\]).
     pub tree: Vec<TreeNode>,
+    /// Only its usage is stored so far: `agentshape usage` read its file
+    /// (runtime's Note \[Usage pass\]), and `agentshape import` has not
+    /// added its transcript yet.
+    pub usage_only: bool,
 }
 
 /// One session of a [`SessionDetail::tree`].
@@ -413,6 +417,29 @@ fn int(c: &Cell) -> Result<i64> {
     match c {
         Cell::Int(v) => Ok(*v),
         other => Err(bad("an integer column", other)),
+    }
+}
+
+/// A sum of token counts, saturated to the `i64` range; `NULL` (no rows) is 0.
+///
+/// Note \[Sums that cannot overflow\]: token counts come from files other
+/// programs wrote. Two sessions of 5e18 tokens on one day made SQLite's
+/// `+` in the `session_days` trigger turn the day's integer into a REAL
+/// (1e19), and the overview failed on it until the store was edited by
+/// hand; `SUM` over integers fails outright past `i64::MAX`, and so does
+/// Postgres's cast of its `numeric` sum to `BIGINT`. So token sums are
+/// summed as `DOUBLE PRECISION` (exact below 2^53 tokens) and read here,
+/// where a REAL of any size saturates. Import clamps absurd counts
+/// (runtime's Note \[Absurd usage\]), so such sums only come from stores
+/// written before that.
+fn total(c: &Cell) -> Result<i64> {
+    match c {
+        Cell::Int(v) => Ok(*v),
+        // `as` saturates, and NaN (never a sum) becomes 0.
+        #[allow(clippy::cast_possible_truncation)]
+        Cell::Real(v) => Ok(*v as i64),
+        Cell::Null => Ok(0),
+        other @ Cell::Text(_) => Err(bad("a sum of integers", other)),
     }
 }
 
@@ -870,12 +897,12 @@ pub fn session_totals(store: &dyn Source, filter: &SessionFilter) -> Result<Sess
     let sql = format!(
         "SELECT COUNT(*),
                 CAST(COALESCE(SUM(CASE WHEN {has} THEN 1 ELSE 0 END), 0) AS {big}),
-                CAST(COALESCE(SUM(CASE WHEN {has} THEN 0
-                     ELSE s.input_tokens + s.output_tokens + {cache} END), 0) AS {big}),
+                COALESCE(SUM(CASE WHEN {has} THEN 0
+                     ELSE CAST(s.input_tokens AS {dbl}) + s.output_tokens + {cache} END), 0),
                 CAST(COALESCE(SUM(CASE WHEN {has} THEN 0 ELSE COALESCE(s.cost_usd, 0) END), 0)
                      AS {dbl}),
                 CAST(COALESCE(SUM(CASE WHEN NOT {has} AND s.cost_usd IS NULL
-                     AND s.input_tokens + s.output_tokens > 0 THEN 1 ELSE 0 END), 0) AS {big})
+                     AND (s.input_tokens > 0 OR s.output_tokens > 0) THEN 1 ELSE 0 END), 0) AS {big})
          FROM sessions s {}",
         where_with_cutoff(&conds)
     );
@@ -886,7 +913,7 @@ pub fn session_totals(store: &dyn Source, filter: &SessionFilter) -> Result<Sess
     Ok(SessionTotals {
         sessions: int(at(r, 0))?,
         with_calls: int(at(r, 1))?,
-        other_tokens: int(at(r, 2))?,
+        other_tokens: total(at(r, 2))?,
         other_cost_usd: real(at(r, 3))?,
         other_unpriced: int(at(r, 4))?,
     })
@@ -1062,6 +1089,15 @@ pub fn session(store: &dyn Source, id: &str) -> Result<Option<SessionDetail>> {
     let (output, verdict) = output_and_verdict(store, id)?;
     let children = children(store, id)?;
     let tree = tree(store, &children)?;
+    let usage_only = has_table(store, "usage_files")?
+        && !shaped(
+            store,
+            "SELECT 1 FROM usage_files WHERE session_id = ?1 LIMIT 1",
+            std::slice::from_ref(&key),
+            &ctx,
+            |_| Ok(()),
+        )?
+        .is_empty();
     Ok(Some(SessionDetail {
         session,
         events,
@@ -1071,6 +1107,7 @@ pub fn session(store: &dyn Source, id: &str) -> Result<Option<SessionDetail>> {
         verdict,
         children,
         tree,
+        usage_only,
     }))
 }
 
@@ -1412,10 +1449,11 @@ pub fn overview(store: &dyn Source, now_ms: i64) -> Result<Dashboard> {
             "SELECT day, sessions, cost_usd, input_tokens, output_tokens
              FROM session_days WHERE day >= ?1 AND sessions > 0 ORDER BY day"
         } else {
-            // Casts: Postgres sums integers as numeric.
+            // Casts: Postgres sums integers as numeric; token sums are
+            // summed as floats (Note [Sums that cannot overflow]).
             "SELECT substr(started_at, 1, 10) AS day, COUNT(*),
                     CAST(COALESCE(SUM(cost_usd), 0.0) AS DOUBLE PRECISION),
-                    CAST(SUM(input_tokens) AS BIGINT), CAST(SUM(output_tokens) AS BIGINT)
+                    SUM(CAST(input_tokens AS DOUBLE PRECISION)), SUM(CAST(output_tokens AS DOUBLE PRECISION))
              FROM sessions WHERE started_at >= ?1 GROUP BY day ORDER BY day"
         },
         &[Cell::Text(first)],
@@ -1425,8 +1463,8 @@ pub fn overview(store: &dyn Source, now_ms: i64) -> Result<Dashboard> {
                 day: text(at(r, 0))?,
                 sessions: int(at(r, 1))?,
                 cost_usd: real(at(r, 2))?,
-                input_tokens: int(at(r, 3))?,
-                output_tokens: int(at(r, 4))?,
+                input_tokens: total(at(r, 3))?,
+                output_tokens: total(at(r, 4))?,
             })
         },
     )?;
@@ -1494,8 +1532,8 @@ fn days_by(store: &dyn Source, what: &'static str, first: &str) -> Result<Vec<Ke
             key: text(at(r, 1))?,
             sessions: int(at(r, 2))?,
             cost_usd: real(at(r, 3))?,
-            input_tokens: int(at(r, 4))?,
-            output_tokens: int(at(r, 5))?,
+            input_tokens: total(at(r, 4))?,
+            output_tokens: total(at(r, 5))?,
         })
     };
     let mut rows = if has_table(store, "session_days_by")? {
@@ -1514,7 +1552,7 @@ fn days_by(store: &dyn Source, what: &'static str, first: &str) -> Result<Vec<Ke
             &format!(
                 "SELECT substr(started_at, 1, 10) AS day, COALESCE({what}, '') AS k, COUNT(*),
                         CAST(COALESCE(SUM(cost_usd), 0.0) AS DOUBLE PRECISION),
-                        CAST(SUM(input_tokens) AS BIGINT), CAST(SUM(output_tokens) AS BIGINT)
+                        SUM(CAST(input_tokens AS DOUBLE PRECISION)), SUM(CAST(output_tokens AS DOUBLE PRECISION))
                  FROM sessions WHERE started_at >= ?1 GROUP BY day, k"
             ),
             &[Cell::Text(first.to_owned())],
@@ -1535,7 +1573,7 @@ fn pg_days_by(store: &dyn Source, first: &str) -> Result<(Vec<KeyDay>, Vec<KeyDa
         "SELECT day, CAST(GROUPING(agent) AS BIGINT),
                 COALESCE(CASE WHEN GROUPING(agent) = 0 THEN agent ELSE project END, ''),
                 COUNT(*), CAST(COALESCE(SUM(cost_usd), 0.0) AS DOUBLE PRECISION),
-                CAST(SUM(input_tokens) AS BIGINT), CAST(SUM(output_tokens) AS BIGINT)
+                SUM(CAST(input_tokens AS DOUBLE PRECISION)), SUM(CAST(output_tokens AS DOUBLE PRECISION))
          FROM (SELECT substr(started_at, 1, 10) AS day, agent, project, cost_usd,
                       input_tokens, output_tokens
                FROM sessions WHERE started_at >= ?1) w
@@ -1550,8 +1588,8 @@ fn pg_days_by(store: &dyn Source, first: &str) -> Result<(Vec<KeyDay>, Vec<KeyDa
             key: text(at(r, 2))?,
             sessions: int(at(r, 3))?,
             cost_usd: real(at(r, 4))?,
-            input_tokens: int(at(r, 5))?,
-            output_tokens: int(at(r, 6))?,
+            input_tokens: total(at(r, 5))?,
+            output_tokens: total(at(r, 6))?,
         };
         if int(at(r, 1))? == 0 {
             agents.push(d);
@@ -2308,6 +2346,40 @@ mod tests {
         assert_eq!(msgs(Some("info"), Some(second)), ["m3"]);
         assert_eq!(msgs(Some("info"), None), ["m3", "m0"]);
         assert!(msgs(None, Some(all[0].id)).is_empty());
+    }
+
+    /// Issue 40 §4: two sessions of 5e18 input tokens on one day made the
+    /// day's counter a REAL (SQLite's `+` past `i64::MAX`) and the overview
+    /// an error until the store was edited by hand. Every sum saturates.
+    #[test]
+    fn token_sums_past_i64_max_saturate_instead_of_failing() {
+        let mut store = SqliteStore::open_in_memory().unwrap();
+        let now = 1_753_963_200_000;
+        for id in ["h1", "h2"] {
+            let mut r = SessionRecord::new(id, "2025-07-31T11:00:00.000Z", "completed");
+            r.input_tokens = 5_000_000_000_000_000_000;
+            r.output_tokens = 5_000_000_000_000_000_000;
+            store.write_session(&r).unwrap();
+        }
+        let check = |store: &SqliteStore| {
+            let o = overview(store, now).unwrap();
+            let day = o.days.last().unwrap();
+            assert_eq!((day.input_tokens, day.output_tokens), (i64::MAX, i64::MAX));
+            for d in o.days_by_agent.iter().chain(&o.days_by_project) {
+                assert_eq!(d.input_tokens, i64::MAX);
+            }
+            let t = session_totals(store, &SessionFilter::default()).unwrap();
+            assert_eq!((t.sessions, t.other_tokens), (2, i64::MAX));
+        };
+        check(&store);
+        // The same through the `GROUP BY` of a store without the counters.
+        store
+            .connection()
+            .execute_batch(
+                "DROP TABLE list_counts; DROP TABLE session_days; DROP TABLE session_days_by",
+            )
+            .unwrap();
+        check(&store);
     }
 
     #[test]

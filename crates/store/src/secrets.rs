@@ -123,6 +123,21 @@ fn opt_text(m: &Masker, s: &mut Option<String>, place: &'static str, out: &mut V
     }
 }
 
+/// An id through the door (core's Note \[Safe ids\]): replaced whole by
+/// its keyed form when it holds a secret, which is counted where it was.
+fn id(m: &Masker, s: &mut String, place: &'static str, out: &mut Vec<Spot>) {
+    if let Cow::Owned(safe) = m.safe_id(s) {
+        out.extend(spots(m.scan(s), place, None));
+        *s = safe;
+    }
+}
+
+fn opt_id(m: &Masker, s: &mut Option<String>, place: &'static str, out: &mut Vec<Spot>) {
+    if let Some(s) = s {
+        id(m, s, place, out);
+    }
+}
+
 fn value(m: &Masker, v: &mut Option<Value>, place: &'static str, out: &mut Vec<Spot>) {
     if let Some(v) = v {
         out.extend(spots(m.mask_value(v), place, None));
@@ -131,13 +146,43 @@ fn value(m: &Masker, v: &mut Option<Value>, place: &'static str, out: &mut Vec<S
 
 /// `record` with every free text masked: summary, error, output and verdict
 /// (as JSON values: the same shape), escalation, events' messages,
-/// memories' observations, services' details. Borrowed when nothing was found.
+/// memories' observations, services' details; its names and paths
+/// (project, branch, models, version, profile, files, tools) as text, and
+/// its ids (its own, its parent's, the ones it escalated for) through
+/// [`Masker::safe_id`] (Note \[Names and ids\]). Borrowed when nothing
+/// was found.
+///
+/// Note \[Names and ids\] (issue 40 §1): a secret reaches the store not
+/// only in what an agent says but in what it is called: a session id, the
+/// working folder, the branch, a tool's or a model's name. Every string a
+/// row holds goes through the door, whatever its column: names and paths
+/// are masked text (so a search or a filter on them sees only the masked
+/// form), ids are replaced whole, the same way in every table.
 pub fn mask_record<'a>(
     m: &Masker,
     record: &'a SessionRecord,
 ) -> (Cow<'a, SessionRecord>, Vec<Spot>) {
     let mut r = record.clone();
     let mut out = Vec::new();
+    id(m, &mut r.id, "id", &mut out);
+    opt_id(m, &mut r.parent_id, "parent_id", &mut out);
+    for e in &mut r.escalated_for {
+        id(m, e, "escalated_for", &mut out);
+    }
+    opt_text(m, &mut r.project, "project", &mut out);
+    opt_text(m, &mut r.git_branch, "git_branch", &mut out);
+    opt_text(m, &mut r.model, "model", &mut out);
+    opt_text(m, &mut r.agent_version, "agent_version", &mut out);
+    opt_text(m, &mut r.profile, "profile", &mut out);
+    opt_text(m, &mut r.source_path, "source_path", &mut out);
+    opt_text(m, &mut r.raw_log_path, "raw_log_path", &mut out);
+    for t in &mut r.tools {
+        text(m, &mut t.tool, "tools", &mut out);
+    }
+    for u in &mut r.usage {
+        text(m, &mut u.model, "usage", &mut out);
+        text(m, &mut u.key, "usage", &mut out);
+    }
     opt_text(m, &mut r.summary, "summary", &mut out);
     opt_text(m, &mut r.error, "error", &mut out);
     value(m, &mut r.output, "output", &mut out);
@@ -166,6 +211,12 @@ pub fn mask_record<'a>(
 pub fn mask_hook<'a>(m: &Masker, call: &'a HookCall) -> (Cow<'a, HookCall>, Vec<Spot>) {
     let mut c = call.clone();
     let mut out = Vec::new();
+    id(m, &mut c.session_id, "id", &mut out);
+    opt_id(m, &mut c.agent_id, "hook", &mut out);
+    opt_text(m, &mut c.agent_type, "hook", &mut out);
+    opt_text(m, &mut c.project, "project", &mut out);
+    opt_text(m, &mut c.transcript_path, "hook", &mut out);
+    opt_text(m, &mut c.profile, "hook", &mut out);
     opt_text(m, &mut c.message, "hook", &mut out);
     opt_text(m, &mut c.reason, "hook", &mut out);
     opt_text(m, &mut c.warning, "hook", &mut out);
@@ -183,6 +234,8 @@ pub fn mask_hook<'a>(m: &Masker, call: &'a HookCall) -> (Cow<'a, HookCall>, Vec<
 pub fn mask_feed<'a>(m: &Masker, entries: &'a [FeedEntry]) -> (Cow<'a, [FeedEntry]>, Vec<Spot>) {
     let mut out = Vec::new();
     let mut owned: Option<Vec<FeedEntry>> = None;
+    // Most batches are one session's rows: its id is looked at once.
+    let mut last: Option<(&str, Cow<'_, str>)> = None;
     for (i, e) in entries.iter().enumerate() {
         let masked = m.mask_json_text(&e.body);
         if let Cow::Owned(body) = masked.text {
@@ -190,11 +243,33 @@ pub fn mask_feed<'a>(m: &Masker, entries: &'a [FeedEntry]) -> (Cow<'a, [FeedEntr
             v[i].body = body;
             out.extend(spots(masked.found, "feed", Some(i)));
         }
+        if last.as_ref().is_none_or(|(raw, _)| *raw != e.session_id) {
+            last = Some((&e.session_id, m.safe_id(&e.session_id)));
+        }
+        if let Some((_, Cow::Owned(safe))) = &last {
+            let v = owned.get_or_insert_with(|| entries.to_vec());
+            v[i].session_id.clone_from(safe);
+        }
     }
     match owned {
         Some(v) => (Cow::Owned(v), out),
         None => (Cow::Borrowed(entries), out),
     }
+}
+
+/// An import mark through the door: its file's path as masked text, its
+/// session id as [`Masker::safe_id`] (Note \[Names and ids\]). The
+/// importer looks marks up by the same masked path.
+pub fn mask_mark<'a>(m: &Masker, mark: &'a crate::NativeMark) -> Cow<'a, crate::NativeMark> {
+    let path = m.mask_str(&mark.path).text;
+    let session = m.safe_id(&mark.session_id);
+    if matches!((&path, &session), (Cow::Borrowed(_), Cow::Borrowed(_))) {
+        return Cow::Borrowed(mark);
+    }
+    let mut out = mark.clone();
+    out.path = path.into_owned();
+    out.session_id = session.into_owned();
+    Cow::Owned(out)
 }
 
 /// The session ids of a feed batch, each once, in first-seen order.
@@ -533,6 +608,7 @@ pub fn mask_stored(store: &mut dyn crate::copy::Copyable, m: &Masker) -> Result<
             }
         }
     }
+    mask_names_and_ids(store, m, &mut report)?;
     store.copy_rows_mut().write_all(&[(
         "UPDATE sessions SET secrets_masked = \
          (SELECT COUNT(*) FROM secrets_found f WHERE f.session_id = sessions.id)"
@@ -540,6 +616,124 @@ pub fn mask_stored(store: &mut dyn crate::copy::Copyable, m: &Masker) -> Result<
         Vec::new(),
     )])?;
     Ok(report)
+}
+
+/// The name and path columns [`mask_stored`] masks as text (Note \[Names
+/// and ids\]): (table, column, place).
+const NAMES: &[(&str, &str, &str)] = &[
+    ("sessions", "project", "project"),
+    ("sessions", "git_branch", "git_branch"),
+    ("sessions", "model", "model"),
+    ("sessions", "agent_version", "agent_version"),
+    ("sessions", "profile", "profile"),
+    ("sessions", "source_path", "source_path"),
+    ("sessions", "raw_log_path", "raw_log_path"),
+    ("session_tools", "tool", "tools"),
+    ("usage_calls", "model", "usage"),
+    ("usage_calls", "key", "usage"),
+    ("native_files", "path", "native_files"),
+    ("usage_files", "path", "usage_files"),
+    ("hook_calls", "agent_type", "hook"),
+    ("hook_calls", "profile", "hook"),
+];
+
+/// Every column that holds a session id (Note \[Names and ids\]): an id
+/// with a secret is renamed in all of them in one transaction (foreign
+/// keys are checked at its commit).
+const ID_COLUMNS: &[(&str, &str)] = &[
+    ("sessions", "id"),
+    ("sessions", "parent_id"),
+    ("events", "session_id"),
+    ("memories", "session_id"),
+    ("services_checked", "session_id"),
+    ("escalations", "parent_id"),
+    ("escalations", "child_id"),
+    ("escalation_claims", "parent_id"),
+    ("feed", "session_id"),
+    ("session_tools", "session_id"),
+    ("native_files", "session_id"),
+    ("usage_files", "session_id"),
+    ("usage_calls", "session_id"),
+    ("secrets_found", "session_id"),
+    ("hook_calls", "session_id"),
+    ("hook_calls", "agent_id"),
+    ("session_errors", "session_id"),
+    ("alert_firings", "session_id"),
+];
+
+/// [`mask_stored`]'s second part: names and paths masked as text, each
+/// distinct value once (every row holding it is updated; the trigger-kept
+/// totals follow, and a total left at zero under the raw name is
+/// dropped), then every session id holding a secret renamed to its
+/// [`Masker::safe_id`] everywhere. Ids are not counted again in
+/// `secrets_found` (their rows move to the new id).
+fn mask_names_and_ids(
+    store: &mut dyn crate::copy::Copyable,
+    m: &Masker,
+    report: &mut MaskReport,
+) -> Result<()> {
+    use crate::copy::Cell;
+    let mut stmts: Vec<(String, Vec<Cell>)> = Vec::new();
+    for (table, col, place) in NAMES {
+        let rows = store.copy_rows().read(
+            &format!("SELECT DISTINCT {col} FROM {table} WHERE {col} IS NOT NULL"),
+            &[],
+        )?;
+        for row in rows {
+            let Some(Cell::Text(raw)) = row.first() else {
+                continue;
+            };
+            let masked = m.mask_str(raw);
+            if let Cow::Owned(new) = masked.text {
+                report.rows += 1;
+                report.secrets += masked.found.len() as u64;
+                *report.by_place.entry((*place).to_owned()).or_default() +=
+                    masked.found.len() as u64;
+                stmts.push((
+                    format!("UPDATE {table} SET {col} = ? WHERE {col} = ?"),
+                    vec![Cell::Text(new), Cell::Text(raw.clone())],
+                ));
+            }
+        }
+    }
+    let ids = store.copy_rows().read("SELECT id FROM sessions", &[])?;
+    for row in ids {
+        let Some(Cell::Text(raw)) = row.first() else {
+            continue;
+        };
+        if let Cow::Owned(safe) = m.safe_id(raw) {
+            report.rows += 1;
+            report.secrets += 1;
+            *report.by_place.entry("id".to_owned()).or_default() += 1;
+            for (table, col) in ID_COLUMNS {
+                stmts.push((
+                    format!("UPDATE {table} SET {col} = ? WHERE {col} = ?"),
+                    vec![Cell::Text(safe.clone()), Cell::Text(raw.clone())],
+                ));
+            }
+        }
+    }
+    if stmts.is_empty() {
+        return Ok(());
+    }
+    // SQLite's trigger-kept totals (Postgres has none): a name's total
+    // left at zero keeps the raw name as its key.
+    let sqlite = store
+        .copy_rows()
+        .read("SELECT 1 FROM sqlite_master LIMIT 1", &[])
+        .is_ok();
+    if sqlite {
+        for sql in [
+            "DELETE FROM tool_totals WHERE calls = 0 AND errors = 0",
+            "DELETE FROM session_days_by WHERE sessions = 0",
+            "DELETE FROM session_outcome_days WHERE runs = 0",
+            "DELETE FROM session_error_days WHERE n = 0",
+        ] {
+            stmts.push((sql.to_owned(), Vec::new()));
+        }
+    }
+    store.copy_rows_mut().write_all(&stmts)?;
+    Ok(())
 }
 
 /// Sessions that may hold raw secrets (written before masking existed, or

@@ -607,17 +607,29 @@ fn mark_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NativeMark> {
     })
 }
 
-/// [`Store::save_native`]'s transaction (Note \[Import marks\]).
+/// Which tables a native save may write, by the store's version, and
+/// whether it is a usage-only pass ([`Store::save_usage`]).
+#[derive(Debug, Clone, Copy)]
+struct Tables {
+    usage_calls: bool,
+    usage_files: bool,
+    usage_only: bool,
+}
+
+/// [`Store::save_native`]'s transaction (Note \[Import marks\]), and
+/// [`Store::save_usage`]'s: no feed, no offset check, its mark in
+/// `usage_files`.
 fn save_native_tx(
     tx: &Transaction<'_>,
     r: &SessionRecord,
     feed: &[FeedEntry],
     spots: &[Spot],
     mark: &NativeMark,
-    usage_table: bool,
+    tables: Tables,
 ) -> rusqlite::Result<(NativeReport, Vec<Option<i64>>)> {
     let mut report = NativeReport::default();
-    if !mark.reset {
+    let usage_table = tables.usage_calls;
+    if !mark.reset && !tables.usage_only {
         let stored: Option<i64> = tx
             .prepare_cached("SELECT byte_offset FROM native_files WHERE path = ?1")?
             .query_row([&mark.path], |row| row.get(0))
@@ -636,7 +648,11 @@ fn save_native_tx(
         insert_session(tx, &holder, false)?;
         report.placeholder_parent = true;
     }
-    if mark.reset {
+    if tables.usage_only {
+        // A usage pass reads its file whole: its calls replace the last.
+        tx.prepare_cached("DELETE FROM usage_calls WHERE session_id = ?1")?
+            .execute([&r.id])?;
+    } else if mark.reset {
         report.feed_dropped = tx
             .prepare_cached("DELETE FROM feed WHERE session_id = ?1")?
             .execute([&r.id])?;
@@ -654,16 +670,26 @@ fn save_native_tx(
     }
     let ids = feed_insert_ids(tx, feed, spots)?;
     report.feed = feed.len();
-    tx.prepare_cached(
-        "INSERT INTO native_files (path, session_id, agent, dev, inode, size, byte_offset,
+    if tables.usage_files && !tables.usage_only {
+        // Imported now: the usage pass's mark has served its turn.
+        tx.prepare_cached("DELETE FROM usage_files WHERE path = ?1")?
+            .execute([&mark.path])?;
+    }
+    let table = if tables.usage_only {
+        "usage_files"
+    } else {
+        "native_files"
+    };
+    tx.prepare_cached(&format!(
+        "INSERT INTO {table} (path, session_id, agent, dev, inode, size, byte_offset,
             mtime_ms, lines, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id,
             agent = excluded.agent, dev = excluded.dev, inode = excluded.inode,
             size = excluded.size, byte_offset = excluded.byte_offset,
             mtime_ms = excluded.mtime_ms, lines = excluded.lines,
-            updated_at = excluded.updated_at",
-    )?
+            updated_at = excluded.updated_at"
+    ))?
     .execute(params![
         mark.path,
         mark.session_id,
@@ -837,15 +863,21 @@ fn feed_insert(tx: &Transaction<'_>, e: &FeedEntry) -> rusqlite::Result<()> {
 }
 
 /// Note \[Hook chains\] in the crate root: the blocked calls of (`?1`,
-/// `?2`) since the last one let through, and how many of them came with
-/// `stop_hook_active` (index `hook_calls_session`).
+/// `?2`) in the turn's chain (since the last call without
+/// `stop_hook_active`, after the last one let through with a verdict), and
+/// how many of them came with `stop_hook_active` (index `hook_calls_session`).
 pub(crate) const HOOK_CHAIN: &str = "SELECT COUNT(*) FILTER (WHERE verdict = 'blocked'),
         COUNT(*) FILTER (WHERE stop_hook_active <> 0)
      FROM hook_calls
      WHERE session_id = ?1 AND agent_id IS ?2 AND event IN ('Stop', 'SubagentStop')
        AND id > COALESCE((SELECT MAX(id) FROM hook_calls
                           WHERE session_id = ?1 AND agent_id IS ?2
-                            AND event IN ('Stop', 'SubagentStop') AND verdict <> 'blocked'), 0)";
+                            AND event IN ('Stop', 'SubagentStop')
+                            AND verdict NOT IN ('blocked', 'gave_up')), 0)
+       AND id >= COALESCE((SELECT MAX(id) FROM hook_calls
+                           WHERE session_id = ?1 AND agent_id IS ?2
+                             AND event IN ('Stop', 'SubagentStop')
+                             AND stop_hook_active = 0), 0)";
 
 /// Note \[Escalation claims\] in the crate root: what counts against the
 /// cooldown of `?1` since `?2`, at `?3`. Shared by both backends' SQL.
@@ -1137,6 +1169,10 @@ impl Store for SqliteStore {
     }
 
     fn feed_after(&self, after_id: i64, limit: usize) -> Result<Vec<FeedRow>> {
+        self.feed_page(after_id, limit, usize::MAX)
+    }
+
+    fn feed_page(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
         let ctx = || format!("reading the feed after {after_id}");
         if self.version < 2 {
             return Ok(Vec::new());
@@ -1154,7 +1190,17 @@ impl Store for SqliteStore {
                 feed_row,
             )
             .context(ctx)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)
+        // Rows are read one at a time: stopping here reads no more.
+        let (mut out, mut bytes) = (Vec::new(), 0usize);
+        for row in rows {
+            if bytes >= max_bytes {
+                break;
+            }
+            let row = row.context(ctx)?;
+            bytes = bytes.saturating_add(row.body.len());
+            out.push(row);
+        }
+        Ok(out)
     }
 
     fn has_session(&self, id: &str) -> Result<bool> {
@@ -1224,42 +1270,30 @@ impl Store for SqliteStore {
         feed: &[FeedEntry],
         mark: &NativeMark,
     ) -> Result<NativeReport> {
-        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
-        if !self.bulk {
-            // Note [Import checkpoints]; a failure only keeps the default.
-            let _ = self
-                .conn
-                .pragma_update(None, "wal_autocheckpoint", IMPORT_CHECKPOINT_PAGES);
-            self.bulk = true;
+        self.save_marked(record, feed, mark, false)
+    }
+
+    fn save_usage(&mut self, record: &SessionRecord, mark: &NativeMark) -> Result<NativeReport> {
+        self.save_marked(record, &[], mark, true)
+    }
+
+    fn usage_marks(&self) -> Result<Vec<NativeMark>> {
+        if self.version < 13 {
+            return Ok(Vec::new());
         }
-        let (door, masking) = (self.version >= 8, self.masker.is_some());
-        let (record, rec_spots) = match &self.masker {
-            Some(m) => secrets::mask_record(m, record),
-            None => (std::borrow::Cow::Borrowed(record), Vec::new()),
-        };
-        let record = &*record;
-        let (feed, spots) = self.mask_feed(feed);
-        let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
-        let usage_table = self.version >= 12;
-        self.write_tx(&what, |tx| {
-            let (report, ids) = save_native_tx(tx, record, &feed, &spots, mark, usage_table)?;
-            if door && !report.conflict {
-                let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
-                    .iter()
-                    .map(|s| (record.id.as_str(), at, s.clone(), None))
-                    .collect();
-                rows.extend(feed_spots(&feed, spots.clone(), &ids));
-                let mut ids = secrets::sessions_of(&feed);
-                if !ids.contains(&record.id.as_str()) {
-                    ids.push(&record.id);
-                }
-                record_spots(tx, masking, &ids, &rows, report.inserted)?;
-            }
-            Ok(report)
-        })
+        self.marks_in("usage_files", "ORDER BY path", &[])
     }
 
     fn hook_chain(&self, session_id: &str, agent_id: Option<&str>) -> Result<HookChain> {
+        // The ids as the door wrote them (Note [Names and ids] in `secrets`).
+        let (session_id, agent_id) = match &self.masker {
+            Some(m) => (m.safe_id(session_id), agent_id.map(|a| m.safe_id(a))),
+            None => (
+                std::borrow::Cow::Borrowed(session_id),
+                agent_id.map(std::borrow::Cow::Borrowed),
+            ),
+        };
+        let (session_id, agent_id) = (&*session_id, agent_id.as_deref());
         if self.version < 9 {
             return Ok(HookChain::default());
         }
@@ -1467,18 +1501,82 @@ impl SqliteStore {
         }
     }
 
+    /// [`Store::save_native`] and [`Store::save_usage`]: the record and
+    /// feed through the masking door, then one transaction.
+    fn save_marked(
+        &mut self,
+        record: &SessionRecord,
+        feed: &[FeedEntry],
+        mark: &NativeMark,
+        usage_only: bool,
+    ) -> Result<NativeReport> {
+        let mark = match &self.masker {
+            Some(m) => secrets::mask_mark(m, mark),
+            None => std::borrow::Cow::Borrowed(mark),
+        };
+        let mark = &*mark;
+        if !self.bulk {
+            // Note [Import checkpoints]; a failure only keeps the default.
+            let _ = self
+                .conn
+                .pragma_update(None, "wal_autocheckpoint", IMPORT_CHECKPOINT_PAGES);
+            self.bulk = true;
+        }
+        let (door, masking) = (self.version >= 8, self.masker.is_some());
+        let (record, rec_spots) = match &self.masker {
+            Some(m) => secrets::mask_record(m, record),
+            None => (std::borrow::Cow::Borrowed(record), Vec::new()),
+        };
+        let record = &*record;
+        // Named after masking: an error message is printed too.
+        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
+        let (feed, spots) = self.mask_feed(feed);
+        let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
+        let tables = Tables {
+            usage_calls: self.version >= 12,
+            usage_files: self.version >= 13,
+            usage_only,
+        };
+        self.write_tx(&what, |tx| {
+            let (report, ids) = save_native_tx(tx, record, &feed, &spots, mark, tables)?;
+            if door && !report.conflict {
+                let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
+                    .iter()
+                    .map(|s| (record.id.as_str(), at, s.clone(), None))
+                    .collect();
+                rows.extend(feed_spots(&feed, spots.clone(), &ids));
+                let mut ids = secrets::sessions_of(&feed);
+                if !ids.contains(&record.id.as_str()) {
+                    ids.push(&record.id);
+                }
+                record_spots(tx, masking, &ids, &rows, report.inserted)?;
+            }
+            Ok(report)
+        })
+    }
+
     fn marks_where(
         &self,
         filter: &str,
         params: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<NativeMark>> {
-        let ctx = || "reading the native import marks".to_owned();
         if self.version < 6 {
             return Ok(Vec::new());
         }
+        self.marks_in("native_files", filter, params)
+    }
+
+    /// The marks of `table` (`native_files` or `usage_files`).
+    fn marks_in(
+        &self,
+        table: &str,
+        filter: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<NativeMark>> {
+        let ctx = || format!("reading the file marks ({table})");
         let mut stmt = self
             .conn
-            .prepare_cached(&format!("SELECT {MARK_COLS} FROM native_files {filter}"))
+            .prepare_cached(&format!("SELECT {MARK_COLS} FROM {table} {filter}"))
             .context(ctx)?;
         let rows = stmt.query_map(params, mark_row).context(ctx)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().context(ctx)

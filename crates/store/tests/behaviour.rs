@@ -99,6 +99,7 @@ both!(
     start_heartbeat_finish_is_one_row,
     reopening_applies_no_migration_and_keeps_the_rows,
     feed_after_resumes_without_gap_or_duplicate,
+    a_feed_page_stops_at_the_row_that_reaches_its_bytes,
     concurrent_reinforcements_lose_no_update,
     racing_writers_of_one_session_store_it_once,
     copy_to_the_other_backend_and_back_is_idempotent,
@@ -356,6 +357,31 @@ fn reopening_applies_no_migration_and_keeps_the_rows(p: &Place) {
     // Read-only opens see the same.
     let ro = StoreUrl::parse(&p.url).unwrap().open_read_only().unwrap();
     assert_eq!(ro.overview().unwrap(), o);
+}
+
+/// Issue 40 §4: a page ends at the row that brings its bodies to the
+/// budget, whatever the count allows; the first row always comes.
+fn a_feed_page_stops_at_the_row_that_reaches_its_bytes(p: &Place) {
+    let mut s = p.open();
+    let entry = |len: usize| FeedEntry {
+        session_id: "s".into(),
+        kind: "event".into(),
+        body: format!("\"{}\"", "x".repeat(len - 2)),
+        created_at: "2025-07-14T03:00:00.000Z".into(),
+    };
+    s.append_feed(&[entry(10), entry(10), entry(1000), entry(1000), entry(10)])
+        .unwrap();
+    let lens = |rows: Vec<agentshape_store::FeedRow>| -> Vec<usize> {
+        rows.iter().map(|r| r.body.len()).collect()
+    };
+    assert_eq!(lens(s.feed_page(0, 100, 1020).unwrap()), [10, 10, 1000]);
+    assert_eq!(
+        lens(s.feed_page(0, 100, 1021).unwrap()),
+        [10, 10, 1000, 1000]
+    );
+    assert_eq!(lens(s.feed_page(0, 2, 1 << 20).unwrap()), [10, 10]);
+    assert_eq!(lens(s.feed_page(2, 100, 1).unwrap()), [1000]);
+    assert!(s.feed_page(5, 100, 1).unwrap().is_empty());
 }
 
 fn feed_after_resumes_without_gap_or_duplicate(p: &Place) {

@@ -130,17 +130,30 @@ fn the_chain_counts_blocks_until_a_call_is_let_through(p: &Place) {
     next.stop_hook_active = true;
     s.save_hook(&next, &[]).unwrap();
     assert_eq!(s.hook_chain("s1", None).unwrap(), chain(1, 1));
-    // Given up, or allowed without checking, ends a chain too.
-    s.save_hook(&call("s1", "Stop", "gave_up", 9), &[]).unwrap();
+    // A call without `stop_hook_active` starts a new turn's chain, what
+    // came before (blocked or not) aside.
+    s.save_hook(&call("s1", "Stop", "blocked", 9), &[]).unwrap();
+    assert_eq!(s.hook_chain("s1", None).unwrap(), chain(1, 0));
+    // Given up (issue 40) does not end the turn's chain: a later try of
+    // the same turn still sees its blocks...
+    let mut gave_up = call("s1", "Stop", "gave_up", 10);
+    gave_up.stop_hook_active = true;
+    s.save_hook(&gave_up, &[]).unwrap();
+    assert_eq!(s.hook_chain("s1", None).unwrap(), chain(1, 1));
+    // ...and a new turn starts from nothing.
+    s.save_hook(&call("s1", "Stop", "gave_up", 11), &[])
+        .unwrap();
     assert_eq!(s.hook_chain("s1", None).unwrap(), chain(0, 0));
-    s.save_hook(&call("s1", "Stop", "blocked", 10), &[])
+    // Allowed without checking ends a chain, as valid does.
+    s.save_hook(&call("s1", "Stop", "blocked", 12), &[])
         .unwrap();
-    s.save_hook(&call("s1", "Stop", "allowed", 11), &[])
-        .unwrap();
+    let mut allowed = call("s1", "Stop", "allowed", 13);
+    allowed.stop_hook_active = true;
+    s.save_hook(&allowed, &[]).unwrap();
     assert_eq!(s.hook_chain("s1", None).unwrap(), chain(0, 0));
     assert_eq!(
         s.rows("SELECT COUNT(*) FROM hook_calls"),
-        vec![vec!["11".to_owned()]]
+        vec![vec!["13".to_owned()]]
     );
 }
 

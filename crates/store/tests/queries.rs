@@ -635,3 +635,36 @@ fn postgres_plans_at_100k_sessions() {
         start.elapsed()
     );
 }
+
+/// Issue 40 §4: two sessions of 5e18 tokens on one day (written before
+/// import clamped usage) sum past `i64::MAX`; the overview and the list's
+/// totals saturate on both backends instead of failing.
+#[test]
+fn token_sums_past_i64_max_saturate_on_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agentshape.db");
+    let mut sqlite = SqliteStore::open(&path).unwrap();
+    let mut pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    let now = time::now();
+    for store in [&mut sqlite as &mut dyn Store, &mut pg] {
+        for id in ["h1", "h2"] {
+            let mut r = SessionRecord::new(id, &now, "completed");
+            r.input_tokens = 5_000_000_000_000_000_000;
+            r.output_tokens = 5_000_000_000_000_000_000;
+            store.write_session(&r).unwrap();
+        }
+    }
+    let b = Both {
+        sqlite: SqliteStore::open_read_only(&path).unwrap(),
+        pg,
+        _dir: dir,
+    };
+    let now_ms = time::now_ms();
+    let o = b.ask("overview", |s| query::overview(s, now_ms).unwrap());
+    let day = o.days.last().unwrap();
+    assert_eq!((day.input_tokens, day.output_tokens), (i64::MAX, i64::MAX));
+    let t = b.ask("totals", |s| {
+        query::session_totals(s, &SessionFilter::default()).unwrap()
+    });
+    assert_eq!(t.other_tokens, i64::MAX);
+}

@@ -266,7 +266,7 @@ const FEED_RETRY_AFTER_SECS: u32 = 10;
 ///
 /// Note \[Feed cap\]: each feed connection holds a little memory for as
 /// long as it is open (Note \[Pull, not push\] in `feed`: one batch of
-/// rows, about 128 KiB at most) and a file descriptor, and nothing ends it
+/// rows, 128 KiB plus one row at most) and a file descriptor, and nothing ends it
 /// but the client. So at most [`Config::max_feed_clients`](crate::Config)
 /// (256 by default, `--max-feed-clients`) are open at once; one more is
 /// `503` with `Retry-After` and a JSON error, and is not counted. A place is

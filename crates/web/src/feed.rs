@@ -61,6 +61,11 @@ pub(crate) const CHANNEL: usize = 512;
 /// Rows read from the store per query.
 const PAGE: usize = 500;
 
+/// The most bytes of bodies the tailer reads per query (and then holds, as
+/// [`Row`]s, until it has published them): 500 rows of 64 KiB were 32 MiB
+/// at once.
+const TAIL_PAGE_BYTES: usize = 4 << 20;
+
 /// Without a new row for this long, the tailer checks less often (Note \[Tailer wake\]).
 const IDLE_AFTER: Duration = Duration::from_secs(1);
 
@@ -127,12 +132,12 @@ pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc
             queried = Instant::now();
             // A failed read (busy store, file replaced) drops the connection
             // and tries again: the tailer never gives up.
-            let (Some(_), Ok(rows)) = (version, s.feed_after(last, PAGE)) else {
+            let (Some(_), Ok(rows)) = (version, s.feed_page(last, PAGE, TAIL_PAGE_BYTES)) else {
                 store = None;
                 std::thread::sleep(check);
                 continue;
             };
-            let full = rows.len() == PAGE;
+            let full = page_full(&rows, PAGE, TAIL_PAGE_BYTES);
             // A full page: more may be there without another commit.
             seen = if full { None } else { version };
             if !rows.is_empty() {
@@ -160,8 +165,10 @@ fn tail_postgres(
 ) {
     let mut last = after;
     while !stop.load(Ordering::Relaxed) {
-        let rows = pg.feed_after(last, PAGE).unwrap_or_default();
-        let full = rows.len() == PAGE;
+        let rows = pg
+            .feed_page(last, PAGE, TAIL_PAGE_BYTES)
+            .unwrap_or_default();
+        let full = page_full(&rows, PAGE, TAIL_PAGE_BYTES);
         for row in rows {
             last = row.id;
             let _ = state
@@ -172,6 +179,12 @@ fn tail_postgres(
             std::thread::sleep(poll);
         }
     }
+}
+
+/// Whether a page read with these limits stopped at one of them, so more
+/// rows may follow without another commit.
+fn page_full(rows: &[FeedRow], limit: usize, max_bytes: usize) -> bool {
+    rows.len() >= limit || rows.iter().map(|r| r.body.len()).sum::<usize>() >= max_bytes
 }
 
 /// A feed row ready to send. Its SSE `data` is made once, by the tailer
@@ -232,12 +245,15 @@ pub(crate) fn event_of(row: &Row) -> Event {
         .data(&row.data)
 }
 
-/// The first catch-up read of a client asks for this many rows; later
-/// reads are sized by [`CATCH_UP_BYTES`] (Note \[Pull, not push\]).
-const FIRST_BATCH: usize = 2;
+/// How many catching-up clients read the store at once. Each read opens a
+/// connection and holds a page of rows and their events while it builds
+/// them: 300 clients connecting at once would otherwise each do so at the
+/// same moment, on as many blocking threads.
+pub(crate) const FEED_READS: usize = 4;
 
 /// About how many bytes of rows one client holds read from the store but
-/// not yet handed to its connection (Note \[Pull, not push\]).
+/// not yet handed to its connection (Note \[Pull, not push\]): a read
+/// stops at the row that reaches it.
 const CATCH_UP_BYTES: usize = 128 * 1024;
 
 /// One client's feed, read as its connection drains.
@@ -251,11 +267,15 @@ const CATCH_UP_BYTES: usize = 128 * 1024;
 /// it only when the previous event went out (its write buffer is capped at
 /// `MAX_HEAD_BYTES`, Note \[Connections\]). Each poll hands out a row
 /// already read, or reads the next batch from the store by id, or waits on
-/// the tailer's channel. A batch is sized so that it holds about
-/// [`CATCH_UP_BYTES`] (the largest row of the previous batch sets the next
-/// count; the first asks for [`FIRST_BATCH`]), so what one stalled client
-/// holds is one batch, one event in hyper's buffer and the kernel's socket
-/// buffer, whatever the feed's size. The Last-Event-ID contract (Note \[One
+/// the tailer's channel. A batch ends at the row that brings its bodies to
+/// [`CATCH_UP_BYTES`] (`Store::feed_page`), so what one stalled client
+/// holds is one batch (at most that plus one row), one event in hyper's
+/// buffer and the kernel's socket buffer, whatever the feed's size and its
+/// rows' sizes. Sizing a batch by a count, from the largest row of the
+/// batch before, did not hold (issue 40): a first batch of small rows set
+/// the next at 500 rows, and on a session of 64 KiB tool results each
+/// stalled client held about twice the whole feed (100 of them took
+/// `serve` past 2 GB). The Last-Event-ID contract (Note \[One
 /// tailer\]) is unchanged: subscribe first, then the store after the last id
 /// sent, then the channel skipping ids already sent, back to the store on
 /// `Lagged`.
@@ -268,8 +288,6 @@ pub(crate) struct Follow {
     pending: VecDeque<Arc<Row>>,
     /// Reading from the store (at the start, and after `Lagged`).
     catching_up: bool,
-    /// How many rows the next store read asks for.
-    batch: usize,
     /// This client's place under the connection cap, given back on drop.
     _slot: Option<OwnedSemaphorePermit>,
 }
@@ -285,7 +303,6 @@ impl Follow {
             last: after,
             pending: VecDeque::new(),
             catching_up: true,
-            batch: FIRST_BATCH,
             _slot: slot,
         }
     }
@@ -314,14 +331,22 @@ impl Follow {
         }
     }
 
-    /// Read the next batch after `last` into `pending`; a short batch ends
-    /// the catch-up. A busy or briefly unreadable store is tried again
+    /// Read the next batch after `last` into `pending`; a batch that
+    /// stopped at neither limit ends the catch-up. A busy or briefly unreadable store is tried again
     /// 200 ms later rather than ending the stream (the client would only
     /// reconnect here).
     async fn read_batch(&mut self) {
         let st = Arc::clone(&self.state);
-        let (after, limit) = (self.last, self.batch);
-        let rows = tokio::task::spawn_blocking(move || st.feed_after(after, limit)).await;
+        let after = self.last;
+        // Never closed: the semaphore lives as long as the state.
+        let Ok(turn) = Arc::clone(&self.state.feed_reads).acquire_owned().await else {
+            return;
+        };
+        let rows = tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            st.feed_page(after, PAGE, CATCH_UP_BYTES)
+        })
+        .await;
         let Ok(Ok(rows)) = rows else {
             tokio::time::sleep(Duration::from_millis(200)).await;
             return;
@@ -330,9 +355,7 @@ impl Follow {
             u64::try_from(rows.len()).unwrap_or(u64::MAX),
             Ordering::Relaxed,
         );
-        self.catching_up = rows.len() == limit;
-        let largest = rows.iter().map(|r| r.body.len()).max().unwrap_or(0);
-        self.batch = (CATCH_UP_BYTES / largest.max(1)).clamp(1, PAGE);
+        self.catching_up = page_full(&rows, PAGE, CATCH_UP_BYTES);
         self.pending.extend(
             rows.iter()
                 .map(|row| Arc::new(Row::new(row, self.state.masker.as_ref()))),
@@ -431,10 +454,13 @@ mod tests {
         assert_eq!(follow.next().await.unwrap().id, 1);
         // However long it waits, nothing reads ahead of the consumer.
         tokio::time::sleep(Duration::from_millis(200)).await;
+        // A batch ends at the row that reaches CATCH_UP_BYTES: 3 rows
+        // just under 64 KiB.
         let read = state.feed_rows_read.load(Ordering::Relaxed);
-        assert!(read <= FIRST_BATCH as u64, "read {read} rows for 1 sent");
+        assert!(read <= 3, "read {read} rows for 1 sent");
+        let bound = CATCH_UP_BYTES + body.len();
         let held: usize = follow.pending.iter().map(|r| r.data.len()).sum();
-        assert!(held <= CATCH_UP_BYTES, "holds {held} bytes");
+        assert!(held <= bound, "holds {held} bytes");
         // Drained, it reads on in batches of about CATCH_UP_BYTES and
         // gets every row once, in order.
         let mut last = 1;
@@ -443,10 +469,42 @@ mod tests {
             assert_eq!(row.id, want);
             last = row.id;
             let held: usize = follow.pending.iter().map(|r| r.data.len()).sum();
-            assert!(held <= CATCH_UP_BYTES, "holds {held} bytes");
+            assert!(held <= bound, "holds {held} bytes");
         }
         assert_eq!(last, 1000);
         assert_eq!(state.feed_rows_read.load(Ordering::Relaxed), 1000);
+    }
+
+    /// Issue 40 §4: small rows first, then big ones (a session's start,
+    /// then its tool results). The batch after a batch of small rows used
+    /// to be sized by them (500 rows), and a stalled client held 500 big
+    /// rows; a batch now stops at its byte budget whatever the rows.
+    #[tokio::test]
+    async fn a_batch_stops_at_its_bytes_when_big_rows_follow_small_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mixed.db");
+        let mut writer = SqliteStore::open(&path).unwrap();
+        let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(64 * 1024 - 16));
+        let mut entries: Vec<FeedEntry> = (0..3).map(entry).collect();
+        entries.extend((0..600).map(|_| FeedEntry {
+            body: body.clone(),
+            ..entry(0)
+        }));
+        writer.append_feed(&entries).unwrap();
+        let (tail, _) = broadcast::channel(16);
+        let state = state(path, tail);
+        let mut follow = Follow::new(Arc::clone(&state), 0, None);
+        let limit = CATCH_UP_BYTES + 2 * body.len();
+        for want in 1..=603 {
+            assert_eq!(follow.next().await.unwrap().id, want);
+            let held: usize = follow.pending.iter().map(|r| r.data.len()).sum();
+            assert!(held <= limit, "holds {held} bytes after row {want}");
+            let read = state.feed_rows_read.load(Ordering::Relaxed);
+            assert!(
+                read <= u64::try_from(want).unwrap() + 4,
+                "read {read} rows for {want} sent"
+            );
+        }
     }
 
     /// Note [Tailer wake]: a commit reaches the channel through the change

@@ -121,6 +121,9 @@ pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// ends and the blank line included (Note \[Connections\]).
 pub const MAX_HEAD_BYTES: usize = 32 * 1024;
 
+/// The send buffer asked of the kernel for each connection (Note \[Connections\]).
+pub const SEND_BUFFER: usize = 256 * 1024;
+
 /// What every handler shares.
 #[derive(Debug)]
 pub(crate) struct State {
@@ -135,6 +138,9 @@ pub(crate) struct State {
     pub(crate) tail: broadcast::Sender<Arc<feed::Row>>,
     /// One permit per open feed connection (Note \[Feed cap\] in `api`).
     pub(crate) feed_slots: Arc<Semaphore>,
+    /// Store reads of catching-up feed clients at once (Note \[Pull, not
+    /// push\] in `feed`).
+    pub(crate) feed_reads: Arc<Semaphore>,
     /// [`Config::max_feed_clients`], for the 503's message.
     pub(crate) max_feed_clients: usize,
     /// [`Config::client_timeout`]: also the deadline of a request body.
@@ -163,6 +169,7 @@ impl State {
             schemas: config.schemas,
             tail,
             feed_slots: Arc::new(Semaphore::new(config.max_feed_clients)),
+            feed_reads: Arc::new(Semaphore::new(feed::FEED_READS)),
             max_feed_clients: config.max_feed_clients,
             client_timeout: config.client_timeout,
             feed_rows_read: AtomicU64::new(0),
@@ -191,15 +198,17 @@ impl State {
         }
     }
 
-    /// Feed rows after `after`, from whichever backend (blocking).
-    pub(crate) fn feed_after(
+    /// Feed rows after `after`, at most `limit` and about `max_bytes` of
+    /// bodies ([`Store::feed_page`]), from whichever backend (blocking).
+    pub(crate) fn feed_page(
         &self,
         after: i64,
         limit: usize,
+        max_bytes: usize,
     ) -> agentshape_store::Result<Vec<FeedRow>> {
         match &self.pg {
-            Some(pg) => pg.feed_after(after, limit),
-            None => self.open_sqlite()?.feed_after(after, limit),
+            Some(pg) => pg.feed_page(after, limit, max_bytes),
+            None => self.open_sqlite()?.feed_page(after, limit, max_bytes),
         }
     }
 }
@@ -356,6 +365,13 @@ impl Bound {
 ///   ([`Config::client_timeout`], 30 s), and then its body within as long
 ///   again (Note \[Slow bodies\] in `limits`), so half-open connections and
 ///   trickled bodies do not pile up and hold file descriptors.
+/// - the kernel's send buffer of a connection is capped at [`SEND_BUFFER`]
+///   (the kernel doubles it for its own bookkeeping). Left to autotune,
+///   each connection whose client stopped reading took up to 4 MiB of
+///   kernel memory (`tcp_wmem`), filled from the feed as fast as `serve`
+///   could read it: 300 such clients put over 1 GB in socket buffers, the
+///   kernel's TCP memory came under pressure, and a client that did read
+///   stalled (issue 40). 256 KiB still fills a 50 ms path at 5 MB/s.
 /// - `TCP_NODELAY`: SSE writes are small; with Nagle's algorithm a frame can
 ///   wait for the client's delayed ACK (up to 40 ms on Linux), which alone
 ///   would break the 50 ms latency goal (issue 9).
@@ -370,6 +386,9 @@ async fn accept_loop(listener: tokio::net::TcpListener, app: axum::Router, head_
         };
         // A refused option only costs latency.
         let _ = stream.set_nodelay(true);
+        // Refused, the kernel's own limits stand.
+        let _ =
+            nix::sys::socket::setsockopt(&stream, nix::sys::socket::sockopt::SndBuf, &SEND_BUFFER);
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
         tokio::spawn(async move {
             // A broken or malformed connection ends here; hyper already

@@ -25,6 +25,12 @@ pub struct Plan {
     pub opts: ImportOptions,
     /// `--since`.
     pub since_ms: Option<i64>,
+    /// Paths named that are neither a regular file nor a folder (a device,
+    /// a FIFO, a socket), as given: reported skipped, never opened (a FIFO
+    /// would block the import until a writer came).
+    pub special: Vec<String>,
+    /// Files named on the command line (canonical): their skips are said.
+    pub named: std::collections::HashSet<String>,
 }
 
 impl Plan {
@@ -45,12 +51,25 @@ impl Plan {
             NativeAgent::Gemini => Agent::Gemini,
         });
         let mut roots = Vec::new();
+        let mut special = Vec::new();
+        let mut named = std::collections::HashSet::new();
         for p in paths {
             // Absolute, so a file keeps one mark whatever the working folder.
             let path = std::fs::canonicalize(p).map_err(|source| CliError::NoInput {
                 path: input::display(p),
                 source,
             })?;
+            // `stat`, never `open`: opening a FIFO waits for a writer.
+            match std::fs::metadata(&path) {
+                Ok(m) if m.is_file() => {
+                    named.insert(path.display().to_string());
+                }
+                Ok(m) if m.is_dir() => {}
+                _ => {
+                    special.push(input::display(p));
+                    continue;
+                }
+            }
             roots.push(Root { agent: None, path });
         }
         if paths.is_empty() {
@@ -90,6 +109,8 @@ impl Plan {
                 ..ImportOptions::default()
             },
             since_ms,
+            special,
+            named,
         })
     }
 }
@@ -129,6 +150,7 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
     let url = StoreUrl::parse(&args.store.location)?;
     let plan = Plan::new(&args.paths, args.agent, args.since, args.profile.as_deref())?;
     let mut store = url.open()?;
+    crate::mask::use_store_key(store.mask_key());
     let mut importer = Importer::new(&*store, plan.opts.clone())?;
     let mut out = Out::new(args.output);
     let export = NativeExport::start(&args.otlp, &url)?;
@@ -155,7 +177,10 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
     }
     let files = discover::files(&plan.roots, plan.since_ms);
     let bar = out.progress(files.len() as u64, "files");
-    let reports = import_all(&mut importer, &mut *store, &files, &mut |_| bar.inc(1))?;
+    let mut reports = special_reports(&plan);
+    reports.extend(import_all(&mut importer, &mut *store, &files, &mut |_| {
+        bar.inc(1);
+    })?);
     bar.finish_and_clear();
     let mut tally = Tally::default();
     for r in &reports {
@@ -165,9 +190,14 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
         }
         if out.json {
             out.json_line(r)?;
-        } else if let Some(e) = &r.error {
+            continue;
+        }
+        warn(r);
+        if let Some(e) = &r.error {
             eprint(&format!("agentshape: {}: {e}", r.path));
-        } else if matches!(r.change, Change::New | Change::Grown | Change::Replaced) {
+        } else if matches!(r.change, Change::New | Change::Grown | Change::Replaced)
+            || (r.change == Change::Skipped && plan.is_named(&r.path))
+        {
             out.line(&human(r))?;
         }
     }
@@ -190,8 +220,38 @@ pub fn run(args: &NativeArgs, follow_on: bool) -> anyhow::Result<Exit> {
     })
 }
 
-/// One line for people about a file that changed.
+impl Plan {
+    /// Whether `path` was named on the command line (a file, or a special
+    /// file): a skip is then said, not only counted.
+    fn is_named(&self, path: &str) -> bool {
+        self.named.contains(path) || self.special.iter().any(|p| p == path)
+    }
+}
+
+/// A skipped report for each special file named (see [`Plan::special`]).
+fn special_reports(plan: &Plan) -> Vec<FileReport> {
+    plan.special
+        .iter()
+        .map(|p| FileReport::skipped(p, "not a regular file".to_owned()))
+        .collect()
+}
+
+/// A report's warnings on stderr, one line each.
+fn warn(r: &FileReport) {
+    for w in &r.warnings {
+        eprint(&format!("agentshape: warning: {w}"));
+    }
+}
+
+/// One line for people about a file that changed, or a named file skipped.
 fn human(r: &FileReport) -> String {
+    if r.change == Change::Skipped {
+        return format!(
+            "{}: skipped: {}",
+            r.path,
+            r.skipped.as_deref().unwrap_or("-")
+        );
+    }
     let change = match r.change {
         Change::New => "new",
         Change::Grown => "grown",
@@ -199,8 +259,13 @@ fn human(r: &FileReport) -> String {
         Change::Unchanged => "unchanged",
         Change::Skipped => "skipped",
     };
+    let skipped = if r.lines_skipped > 0 {
+        format!(", {} skipped", r.lines_skipped)
+    } else {
+        String::new()
+    };
     format!(
-        "{}: {change} session {} ({}, {} lines added, {})",
+        "{}: {change} session {} ({}, {} lines added{skipped}, {})",
         r.path,
         r.session_id.as_deref().unwrap_or("-"),
         r.agent.as_deref().unwrap_or("-"),
@@ -279,9 +344,19 @@ fn follow(
     };
     let mut failed: Option<std::io::Error> = None;
     let json = out.json;
+    for r in special_reports(plan) {
+        if json {
+            out.json_line(&r)?;
+        } else {
+            out.line(&human(&r))?;
+        }
+    }
     watch(&plan.roots, opts, importer, store, &stop, &mut |r| {
         if let Some(e) = export {
             e.changed(r);
+        }
+        if !json {
+            warn(r);
         }
         let written = if json {
             out.json_line(r)
@@ -318,6 +393,9 @@ pub fn follow_in_background(
         since_ms: plan.since_ms,
         ..WatchOptions::default()
     };
+    for r in special_reports(&plan) {
+        eprint(&format!("agentshape: watch: {}", human(&r)));
+    }
     Ok(std::thread::spawn(move || {
         let result = watch(
             &plan.roots,
@@ -331,6 +409,9 @@ pub fn follow_in_background(
                 }
                 if let Some(e) = &r.error {
                     eprint(&format!("agentshape: watch: {}: {e}", r.path));
+                }
+                for w in &r.warnings {
+                    eprint(&format!("agentshape: watch: warning: {w}"));
                 }
             },
         );

@@ -21,6 +21,7 @@ pub fn run(args: &IngestArgs) -> anyhow::Result<Exit> {
     let url = StoreUrl::parse(&args.store.location)?;
     input::check_exist(&args.logs)?;
     let mut store = url.open()?;
+    crate::mask::use_store_key(store.mask_key());
     let reports = ingest(&args.logs, &args.profile, &mut *store)?;
     let mut out = Out::new(args.output);
     let mut added = 0usize;

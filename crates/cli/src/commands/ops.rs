@@ -39,6 +39,7 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
         (None, None) => StoreUrl::resolve(None)?,
     };
     let mut store = url.open()?;
+    crate::mask::use_store_key(store.mask_key());
     let alerts = match rules {
         Some(r) => Some(super::alerts::start(r, &url)?),
         None => None,

@@ -198,6 +198,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Some(u) => Some(u.open()?),
         None => None,
     };
+    if let Some(s) = &store {
+        crate::mask::use_store_key(s.mask_key());
+    }
     let id = args.session_id.clone().unwrap_or_else(new_session_id);
     let spec = SessionSpec {
         id,

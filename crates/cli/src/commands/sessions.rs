@@ -17,7 +17,10 @@ use agentshape_store::{Overview, StoreUrl};
 use crate::args::SessionsArgs;
 use crate::commands::parse::truncate;
 use crate::exit::Exit;
-use crate::output::{Out, Style};
+use crate::output::{Out, Style, cell, unique_prefixes};
+
+/// The fewest characters of an id shown (more when two would look alike).
+const ID_SHOWN: usize = 8;
 
 /// Forensic logs (`<id>.ndjson`) in `dir` whose session the store lacks.
 fn unstored_logs(dir: &Path, o: &Overview) -> Vec<PathBuf> {
@@ -108,21 +111,28 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
     if let Some(t) = store.transport() {
         out.line(&out.paint(Style::Warn, &format!("store {url}: {t}")))?;
     }
-    for s in &o.sessions {
+    // The shortest prefix that tells each id apart in this list (Note
+    // in `output::unique_prefixes`), padded so the columns line up.
+    let ids = unique_prefixes(
+        &o.sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+        ID_SHOWN,
+    );
+    let id_width = ids.iter().map(|i| i.chars().count()).max().unwrap_or(0);
+    for (s, id) in o.sessions.iter().zip(&ids) {
         let style = match s.status.as_str() {
             "completed" => Style::Ok,
             "error" | "failed" | "timeout" | "not_found" => Style::Bad,
             _ if s.lost => Style::Bad,
             _ => Style::Warn,
         };
-        let status = out.paint(style, &s.status);
-        let method = s.extraction_method.as_deref().unwrap_or("-");
+        let status = out.paint(style, &cell(&s.status));
+        let method = cell(s.extraction_method.as_deref().unwrap_or("-"));
         let detail = match (&s.error_category, &s.summary) {
-            (Some(c), _) => format!("error: {c}"),
-            (None, Some(summary)) => truncate(summary, 80),
+            (Some(c), _) => format!("error: {}", cell(c)),
+            (None, Some(summary)) => truncate(&cell(summary), 80),
             (None, None) => String::new(),
         };
-        let id: String = s.id.chars().take(8).collect();
+        let id = cell(id);
         let log = s.raw_log_path.as_deref().unwrap_or("<log>");
         let detail = if s.lost {
             format!(
@@ -135,7 +145,7 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<Exit> {
             detail
         };
         out.line(&format!(
-            "  {id}  tier {}  {status}  via {method}  {} events  {detail}",
+            "  {id:<id_width$}  tier {}  {status}  via {method}  {} events  {detail}",
             s.tier, s.events
         ))?;
     }

@@ -91,7 +91,7 @@ fn shown_key(g: &StatsGroup, groups: usize) -> String {
     match g.key.as_str() {
         "" if groups == 1 => "all".to_owned(),
         "" => "-".to_owned(),
-        k => crate::output::clean(k).into_owned(),
+        k => crate::output::cell(k).into_owned(),
     }
 }
 
@@ -168,7 +168,7 @@ fn details(out: &mut Out, g: &StatsGroup, groups: usize) -> anyhow::Result<()> {
             .map(|m| {
                 format!(
                     "{} {}",
-                    if m.method.is_empty() { "-" } else { &m.method },
+                    crate::output::cell(if m.method.is_empty() { "-" } else { &m.method }),
                     m.count
                 )
             })
@@ -186,16 +186,16 @@ fn details(out: &mut Out, g: &StatsGroup, groups: usize) -> anyhow::Result<()> {
         let path = if f.path.is_empty() { "(root)" } else { &f.path };
         out.line(&format!(
             "  fails at {} ({}): {}×, e.g. session {}",
-            crate::output::clean(path),
-            crate::output::clean(&f.kind),
+            crate::output::cell(path),
+            crate::output::cell(&f.kind),
             f.count,
-            crate::output::clean(&f.example_session)
+            crate::output::cell(&f.example_session)
         ))?;
     }
     for r in &g.invariants {
         out.line(&format!(
             "  invariant {}: {}×",
-            crate::output::clean(&r.rule),
+            crate::output::cell(&r.rule),
             r.count
         ))?;
     }

@@ -3,9 +3,12 @@
 //! (`usage_calls`), priced with the built-in prices and the user's file.
 //!
 //! With no store yet, or `--files`, the standard folders (or the PATHs
-//! given) are imported into the store first, incrementally, so the report
-//! works on a fresh machine with nothing else; an import that finds nothing
-//! new costs one `stat` per file.
+//! given) are read into the store first, incrementally, so the report
+//! works on a fresh machine with nothing else: files imported before are
+//! brought up to date as `import` would, the others go through the
+//! usage-only pass (their sessions and model calls, at decoding speed;
+//! `import` adds their transcripts later), and a file that has not changed
+//! costs one `stat`.
 //!
 //! Note \[Days in a time zone\]: a call belongs to the day (week, month) of
 //! its own time in `--timezone` (UTC by default), never the session's
@@ -15,7 +18,7 @@
 use agentshape_core::pricing::PriceTable;
 use agentshape_core::usage::{self, Figures, Group, ModelFigures, UsageCall, short_project};
 use agentshape_runtime::native::discover;
-use agentshape_runtime::native::import::import_all;
+use agentshape_runtime::native::import::tally_all;
 use agentshape_store::query::{self, UsageFilter};
 use agentshape_store::{PgStore, SqliteStore, StoreUrl, time};
 use jiff::civil::{Date, Weekday};
@@ -73,15 +76,19 @@ pub fn run(args: &UsageArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Import the standard folders (or the PATHs) first, quietly but for a
-/// one-line tally on stderr.
+/// Read the standard folders (or the PATHs) into the store first, quietly
+/// but for a one-line tally on stderr: a file imported before is brought up
+/// to date as `import` would; any other is read by the usage-only pass
+/// (runtime's Note \[Usage pass\]: its session and model calls, not its
+/// transcript, at decoding speed).
 fn import_first(args: &UsageArgs, url: &StoreUrl) -> anyhow::Result<()> {
     let agent = args.agent.as_deref().map(native_agent).transpose()?;
     let plan = super::import::Plan::new(&args.paths, agent, None, None)?;
     let mut store = url.open()?;
+    crate::mask::use_store_key(store.mask_key());
     let mut importer = agentshape_runtime::native::import::Importer::new(&*store, plan.opts)?;
     let files = discover::files(&plan.roots, None);
-    let reports = import_all(&mut importer, &mut *store, &files, &mut |_| {})?;
+    let reports = tally_all(&mut importer, &mut *store, &files, &mut |_| {})?;
     let changed = reports
         .iter()
         .filter(|r| r.error.is_none() && r.skipped.is_none() && r.lines_added > 0)

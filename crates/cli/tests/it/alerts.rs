@@ -781,3 +781,89 @@ fn alerts_on_a_postgres_store_fire_once_and_list_the_same() {
     assert_eq!(listed[0]["session_id"], "p1");
     assert_eq!(listed[0]["deliveries"][0]["state"], "delivered");
 }
+
+/// Issue 40 §2: a webhook URL with user info plus an `Authorization`
+/// header would send two credentials; the request is refused before
+/// anything is sent, the delivery fails with a line saying why, and no
+/// credential shows.
+#[test]
+fn alerts_a_webhook_with_user_info_and_an_authorization_header_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let rx = Receiver::start();
+    let rules = rules_file(
+        dir.path(),
+        &format!(
+            "[[rule]]\nname = \"failed\"\nwhen = \"session_failed\"\n\
+             webhook = {{ url = \"http://bob:hunter2@127.0.0.1:{}/hook\", \
+             headers = {{ Authorization = \"Bearer t0k3n\" }} }}\n",
+            rx.port()
+        ),
+    );
+    let text = std::fs::read_to_string(&rules)
+        .unwrap()
+        .replace("[settings]\n", "[settings]\nattempts = 2\n");
+    std::fs::write(&rules, text).unwrap();
+    open(&db)
+        .write_session(&failed("a", now(), "timeout"))
+        .unwrap();
+    let server = serve(&db, &rules);
+    wait_until("the delivery to fail", GUARD, || {
+        list(&db)
+            .first()
+            .is_some_and(|f| f["deliveries"][0]["state"] == "failed")
+    });
+    let fired = list(&db);
+    let err = fired[0]["deliveries"][0]["last_error"].as_str().unwrap();
+    assert!(err.contains("refusing to send both"), "{err}");
+    assert!(rx.requests().is_empty(), "{:?}", rx.requests());
+    let all = format!(
+        "{}{}",
+        serde_json::to_string(&fired).unwrap(),
+        server.stderr()
+    );
+    for secret in ["hunter2", "t0k3n"] {
+        assert!(!all.contains(secret), "`{secret}` shown: {all}");
+    }
+}
+
+/// Issue 40 §5: a webhook that never answers (each attempt takes its whole
+/// 2 s timeout) does not hold back another rule's healthy webhook: all 30
+/// of its deliveries arrive within a few seconds, while the slow one is
+/// still being tried.
+#[test]
+fn alerts_a_slow_webhook_does_not_hold_back_a_healthy_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    // Connections are accepted by the kernel, never answered.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let rx = Receiver::start();
+    let rules = rules_file(
+        dir.path(),
+        &format!(
+            "[[rule]]\nname = \"slow\"\nwhen = \"session_failed\"\n\
+             webhook = {{ url = \"http://{}/slow\" }}\n\n\
+             [[rule]]\nname = \"healthy\"\nwhen = \"session_failed\"\n\
+             webhook = {{ url = \"{}/healthy\" }}\n",
+            silent.local_addr().unwrap(),
+            rx.url()
+        ),
+    );
+    let mut store = open(&db);
+    let t0 = now();
+    for i in 0..30 {
+        store
+            .write_session(&failed(&format!("s{i:02}"), t0 - 60_000 + i, "timeout"))
+            .unwrap();
+    }
+    drop(store);
+    let started = std::time::Instant::now();
+    let _server = serve(&db, &rules);
+    wait_until("the healthy webhook's 30 deliveries", GUARD, || {
+        to(&rx, "/healthy").len() >= 30
+    });
+    let took = started.elapsed();
+    // Sequential delivery took 2 s per slow attempt between two healthy ones.
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert_eq!(to(&rx, "/healthy").len(), 30);
+}

@@ -224,11 +224,22 @@ fn dry_run_shows_a_diff_and_writes_nothing() {
     let out = d.run(&["install", "--profile", "claude-ops", "--dry-run"]);
     assert_exit(&out, 0);
     let diff = stdout(&out);
+    // One line changes (issue 40: the file is edited as text, laid out as
+    // it was; the whole file was rewritten before).
     assert!(
-        diff.starts_with("--- .claude/settings.json\n+++ .claude/settings.json\n@@ -1,4 +1,41 @@\n-{\"permissions\""),
+        diff.starts_with("--- .claude/settings.json\n+++ .claude/settings.json\n@@ -1,4 +1,4 @@\n {\"permissions\""),
         "{diff}"
     );
-    assert!(diff.contains("+  \"model\": \"opus\"\n+}\n"), "{diff}");
+    assert_eq!(
+        diff.lines().filter(|l| l.starts_with('-')).count(),
+        2,
+        "{diff}"
+    );
+    assert!(
+        diff.contains("\n-\t\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./notify.sh\", \"timeout\": 5}]}]},\n"),
+        "{diff}"
+    );
+    assert!(diff.contains("\n   \"model\": \"opus\"}\n"), "{diff}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), OTHERS);
     assert_eq!(
         std::fs::metadata(&path).unwrap().modified().unwrap(),
@@ -237,16 +248,10 @@ fn dry_run_shows_a_diff_and_writes_nothing() {
     // The diff is what a real install then does.
     let out = d.run(&["install", "--profile", "claude-ops"]);
     assert_exit(&out, 0);
-    let minus: String = OTHERS.lines().map(|l| format!("-{l}\n")).collect();
-    let plus: String = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| format!("+{l}\n"))
-        .collect();
-    assert!(
-        diff.ends_with(&format!("{minus}\\ No newline at end of file\n{plus}")),
-        "{diff}"
-    );
+    let new = std::fs::read_to_string(&path).unwrap();
+    let changed = new.lines().find(|l| l.contains(" hook stop ")).unwrap();
+    assert!(diff.contains(&format!("\n+{changed}\n")), "{diff}");
+    assert_eq!(new.lines().count(), OTHERS.lines().count());
 }
 
 #[test]
@@ -356,7 +361,13 @@ fn uninstall_after_install_restores_the_original() {
 
     let out = d.run(&["uninstall", "--dry-run"]);
     assert_exit(&out, 0);
-    assert!(stdout(&out).contains("-        \"matcher\": \"*\",\n"));
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l.starts_with('-') && l.contains("\"matcher\":\"*\"")),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(read_json(&path), installed);
 
     let out = d.run(&["uninstall"]);
@@ -470,4 +481,111 @@ fn a_file_that_cannot_be_written_is_74_and_nothing_is_left_behind() {
         .collect();
     assert_eq!(names, ["settings.json"]);
     assert!(!d.home.join("gone").exists());
+}
+
+/// Issue 40: install rewrote the user's file (`123456789012345678901234567890`
+/// became `1.2345678901234568e+29`, the final newline went). Every byte
+/// not ours stays, and uninstall gives the file back byte for byte.
+#[test]
+fn install_keeps_every_other_byte_and_uninstall_gives_the_file_back() {
+    let originals = [
+        // Big integers, odd indentation, unicode escapes, a final newline.
+        "{\n   \"big\": 123456789012345678901234567890,\n   \"float\": 1.50,\n   \"name\": \"caf\\u00e9 \\ud83d\\ude00\",\n   \"permissions\" : { \"allow\": [ \"Bash(ls:*)\" ] }\n}\n",
+        // Tabs, other hooks already there, no final newline.
+        "{\n\t\"hooks\": {\n\t\t\"PreToolUse\": [ {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./guard.sh\"}]} ],\n\t\t\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./notify.sh\"}]}]\n\t},\n\t\"n\": -0.0e+5\n}",
+        // One line.
+        "{\"model\":\"opus\",\"n\":1e2}",
+        OTHERS,
+    ];
+    for original in originals {
+        let d = dirs();
+        let path = d.write_settings(original);
+        let out = d.run(&[
+            "install",
+            "--event",
+            "stop",
+            "--event",
+            "post-tool-use",
+            "--profile",
+            "claude-ops",
+        ]);
+        assert_exit(&out, 0);
+        let installed = std::fs::read_to_string(&path).unwrap();
+        // What was there is there, value for value and number for number.
+        let before: serde_json::Map<String, Value> = serde_json::from_str(original).unwrap();
+        let after: serde_json::Map<String, Value> = serde_json::from_str(&installed).unwrap();
+        for (k, v) in &before {
+            if k != "hooks" {
+                assert_eq!(after.get(k), Some(v), "{k} in {installed}");
+            }
+        }
+        assert!(after["hooks"]["Stop"].is_array(), "{installed}");
+        assert!(after["hooks"]["PostToolUse"].is_array(), "{installed}");
+        assert_eq!(
+            original.ends_with('\n'),
+            installed.ends_with('\n'),
+            "{installed:?}"
+        );
+        for verbatim in [
+            "123456789012345678901234567890",
+            "1.50",
+            "\\u00e9",
+            "-0.0e+5",
+            "1e2",
+        ] {
+            assert_eq!(
+                original.contains(verbatim),
+                installed.contains(verbatim),
+                "{verbatim} in {installed}"
+            );
+        }
+        let out = d.run(&["uninstall"]);
+        assert_exit(&out, 0);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+    }
+}
+
+/// Issue 40: two installs at once on one file both said "installed" and
+/// one event was lost. Edits take turns: both events are there, each
+/// time.
+#[test]
+fn two_installs_at_once_both_land() {
+    for _ in 0..5 {
+        let d = dirs();
+        let path = d.write_settings("{\n  \"model\": \"opus\"\n}\n");
+        let run = |event: &'static str| {
+            let project = d.project.clone();
+            let home = d.home.clone();
+            std::thread::spawn(move || {
+                agentshape()
+                    .current_dir(project)
+                    .env("HOME", home)
+                    .env_remove("AGENTSHAPE_STORE")
+                    .args([
+                        "hook",
+                        "install",
+                        "--event",
+                        event,
+                        "--profile",
+                        "claude-ops",
+                    ])
+                    .output()
+                    .unwrap()
+            })
+        };
+        let (a, b) = (run("stop"), run("subagent-stop"));
+        for out in [a.join().unwrap(), b.join().unwrap()] {
+            assert_exit(&out, 0);
+            assert!(stdout(&out).starts_with("installed "), "{}", stdout(&out));
+        }
+        let v = read_json(&path);
+        assert_eq!(v["model"], "opus");
+        assert!(v["hooks"]["Stop"].is_array(), "{v}");
+        assert!(v["hooks"]["SubagentStop"].is_array(), "{v}");
+        let names: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["settings.json"], "nothing left beside it");
+    }
 }

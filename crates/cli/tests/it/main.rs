@@ -26,6 +26,7 @@ mod flows;
 mod hook;
 mod hook_install;
 mod hostile_cel;
+mod limits;
 mod lint;
 mod lists;
 #[cfg(feature = "local")]

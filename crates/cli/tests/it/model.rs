@@ -846,3 +846,41 @@ fn a_changed_pinned_model_is_refused_at_load() {
         std::fs::read_to_string(dir.path().join(format!(".{}.verified", tiny.file))).unwrap();
     assert!(record.starts_with(tiny.sha256), "{record}");
 }
+
+/// Issue 40 §2: an index that answers 307 to another port is not followed:
+/// the second server receives nothing (neither the request nor the index's
+/// credentials), and the fetch fails with exit 3 and one line naming the
+/// status and where it pointed, without the credentials.
+#[test]
+fn an_index_that_redirects_elsewhere_is_refused_and_its_credentials_stay() {
+    use agentshape_testkit::webhook::Receiver;
+    use agentshape_testkit::{Answer, Hostile};
+    let c = case(|_, _| {});
+    let second = Receiver::start();
+    let first = Hostile::start(vec![Answer::Redirect {
+        status: 307,
+        location: format!("{}{{path}}", second.url()),
+    }]);
+    let index = first.url().replace("http://", "http://alice:s3cret@");
+    let out = agentshape()
+        .args(["model", "fetch", "fake", "--index-url", &index])
+        .env("AGENTSHAPE_MODEL_DIR", c.dir.path())
+        .env("AGENTSHAPE_MODEL_REGISTRY", c.models.path())
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "HTTP 307 redirect to {} not followed",
+            second.url()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("s3cret"), "{err}");
+    assert_eq!(first.requests().len(), 1);
+    assert!(second.requests().is_empty(), "{:?}", second.requests());
+    assert_empty(c.dir.path());
+}

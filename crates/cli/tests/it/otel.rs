@@ -1334,3 +1334,118 @@ fn chat_spans_carry_their_cost_and_a_partial_session_says_so() {
     let unpriced = root.attr("agentshape.cost.unpriced_models").unwrap();
     assert!(unpriced.contains("house-model-9"), "{unpriced}");
 }
+
+/// Issue 40 §2: a collector answering 307 to another port. The export is
+/// not followed there: the second collector receives nothing (neither the
+/// `x-api-key` header nor a `Referer` holding the endpoint's `?apikey=`),
+/// and `export otlp` fails with exit 74 and one line naming the status and
+/// where it pointed, without the credentials.
+#[test]
+fn export_otlp_does_not_follow_a_redirect_to_another_collector() {
+    use agentshape_testkit::{Answer, Hostile};
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = replay(dir.path(), "examples/fenced-only.ndjson", &[]);
+    assert!(out.status.code().unwrap() < 64, "{}", stderr(&out));
+    let second = Collector::start();
+    let first = Hostile::start(vec![Answer::Redirect {
+        status: 307,
+        location: format!("{}{{path}}", second.url()),
+    }]);
+    let endpoint = format!("{}/v1/traces?apikey=q-s3cret", first.url());
+    let out = agentshape()
+        .args(["export", "otlp", "--otlp-endpoint", &endpoint])
+        .args(["--otlp-header", "x-api-key=h-s3cret", "--store"])
+        .arg(dir.path().join("agentshape.db"))
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_exit(&out, 74);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "HTTP 307 redirect to {} not followed",
+            second.url()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("s3cret"), "{err}");
+    assert!(!first.requests().is_empty(), "the endpoint was asked");
+    assert!(
+        second.exports().is_empty(),
+        "the second collector received {:?}",
+        second.exports()
+    );
+}
+
+/// Issue 40 §2: a collector answering with an endless body. Every command
+/// that exports (`export otlp`, a hook, `import --otlp-endpoint`) reads at
+/// most the exporter's cap of the answer (1 MiB) and says so in one line;
+/// the server manages to send only a few megabytes (socket buffers and the
+/// retries), never the 256 MiB it has ready.
+#[test]
+fn an_endless_collector_answer_is_cut_at_the_cap_by_every_exporting_command() {
+    use agentshape_testkit::{Answer, Hostile};
+    const READY: u64 = 256 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = replay(dir.path(), "examples/fenced-only.ndjson", &[]);
+    assert!(out.status.code().unwrap() < 64, "{}", stderr(&out));
+    let guard = std::time::Duration::from_secs(120);
+    // `export otlp`: exit 74, one line.
+    let server = Hostile::start(vec![Answer::Endless { limit: READY }]);
+    let out = agentshape()
+        .args([
+            "export",
+            "otlp",
+            "--otlp-endpoint",
+            &server.url(),
+            "--store",
+        ])
+        .arg(dir.path().join("agentshape.db"))
+        .timeout(guard)
+        .output()
+        .unwrap();
+    assert_exit(&out, 74);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("1048576-byte cap"), "{err}");
+    assert!(server.bytes_sent() < 32 << 20, "{}", server.bytes_sent());
+    // A hook: its answer is given, one warning, within its budget.
+    let server = Hostile::start(vec![Answer::Endless { limit: READY }]);
+    let input = json!({"session_id": "hook-sess-40", "hook_event_name": "Stop",
+        "stop_hook_active": false, "last_assistant_message": "{\"action\": 7}"});
+    let out = agentshape()
+        .args([
+            "hook",
+            "stop",
+            "--schema",
+            "schemas/loop-action.json",
+            "--store",
+        ])
+        .arg(dir.path().join("hook.db"))
+        .args(["--otlp-endpoint", &server.url()])
+        .env("AGENTSHAPE_STATE_DIR", dir.path().join("state"))
+        .write_stdin(input.to_string())
+        .timeout(guard)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("OpenTelemetry collector at"), "{err}");
+    assert!(server.bytes_sent() < 32 << 20, "{}", server.bytes_sent());
+    // `import --otlp-endpoint`: the import itself succeeds.
+    let server = Hostile::start(vec![Answer::Endless { limit: READY }]);
+    let out = agentshape()
+        .arg("import")
+        .arg(crate::repo_root().join(NATIVE))
+        .arg("--store")
+        .arg(dir.path().join("import.db"))
+        .args(["--otlp-endpoint", &server.url()])
+        .timeout(guard)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(err.contains("1048576-byte cap"), "{err}");
+    assert!(server.bytes_sent() < 32 << 20, "{}", server.bytes_sent());
+}

@@ -310,3 +310,26 @@ fn max_body_bytes_is_checked() {
         "{stderr}"
     );
 }
+
+/// Issue 40 §2: a redirect the provider client follows (within the base
+/// URL's origin) carries no `Referer`: it would repeat the first URL, with
+/// any token in its query.
+#[test]
+fn a_followed_same_origin_redirect_sends_no_referer() {
+    let body = text_reply(Api::Anthropic, r#"{"ok": true}"#, Stop::Done, 1, 1).body;
+    let server = Hostile::start(vec![
+        Answer::Redirect {
+            status: 307,
+            location: "/v1/messages?moved=1".into(),
+        },
+        Answer::Raw {
+            status: 200,
+            body: body.to_string().into_bytes(),
+        },
+    ]);
+    let (code, r) = ask_json("anthropic", &server.url(), &[]);
+    assert_eq!(code, 0, "{r}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[1].header("referer"), None, "{:?}", reqs[1].headers);
+}

@@ -629,3 +629,174 @@ fn parse_fingerprints_match_the_stores_when_run_s_store_exists() {
     // No store: a random key, so (almost surely) another fingerprint.
     assert_ne!(fp(&dir.path().join("none.db")), stored);
 }
+
+/// Issue 40 §1: secrets in what a session is called (its id, working
+/// folder, branch, a tool's and the model's name) never reach the store
+/// raw, nor `import --json`, nor `usage`; the fingerprints printed equal
+/// the store's, run after run (one key per store).
+#[test]
+fn secrets_in_names_and_ids_are_masked_at_the_door_and_fingerprints_are_stable() {
+    const AWS: &str = "AKIAZ3MHQ4N7LWXTY2PB";
+    const PG_PASS: &str = "S3cr3tPassw0rdXyz";
+    const SLACK: &str = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx";
+    const GH2: &str = "ghp_Pw4Kd8Hs2Lq6Zt1Vn9Bx3Cm7Fj5Gr0Ye8Ua4";
+    let dir = tempfile::tempdir().unwrap();
+    let sid = format!("sess-{GH}");
+    let cwd = format!("/home/me/{AWS}/postgres://admin:{PG_PASS}@db.internal:5432/app");
+    // Claude Code names the folder after the cwd, `/` and `.` as `-`: the
+    // AWS key survives that, the URL's password no longer reads as one.
+    let project = dir
+        .path()
+        .join("claude/projects")
+        .join(format!("-home-me-{AWS}"));
+    std::fs::create_dir_all(&project).unwrap();
+    let line = |kind: &str, uuid: &str, message: Value| {
+        json!({"parentUuid": null, "isSidechain": false, "cwd": cwd, "sessionId": sid,
+            "version": "2.1.0", "gitBranch": format!("feature/{GH2}"), "type": kind, "uuid": uuid,
+            "timestamp": "2026-01-05T09:00:00.000Z", "requestId": format!("req-{uuid}"), "message": message})
+        .to_string()
+            + "\n"
+    };
+    let text = line(
+        "user",
+        "u0",
+        json!({"role": "user", "content": "list the files"}),
+    ) + &line(
+        "assistant",
+        "a1",
+        json!({"id": "msg_1", "type": "message", "role": "assistant",
+            "model": format!("claude-sonnet-4-5-{GH2}"),
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": SLACK, "input": {}}],
+            "usage": {"input_tokens": 10, "output_tokens": 2}}),
+    );
+    std::fs::write(project.join(format!("{sid}.jsonl")), text).unwrap();
+    let db = dir.path().join("names.db");
+    let import = || {
+        let out = agentshape()
+            .args(["import", "--json", "--store"])
+            .arg(&db)
+            .arg(dir.path().join("claude"))
+            .env("HOME", dir.path())
+            .env_remove("AGENTSHAPE_STORE")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let printed = import();
+    let raw = [GH, GH2, AWS, PG_PASS, SLACK];
+    // A store written raw (`--no-mask`), then `secrets mask --store`: the
+    // names and the id are masked in every table, the old bytes gone.
+    let old = dir.path().join("old.db");
+    let out = agentshape()
+        .args(["import", "--quiet", "--no-mask", "--store"])
+        .arg(&old)
+        .arg(dir.path().join("claude"))
+        .env("HOME", dir.path())
+        .env_remove("AGENTSHAPE_STORE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(store_bytes(&old).contains(SLACK));
+    let out = agentshape()
+        .args(["secrets", "mask", "--json", "--store"])
+        .arg(&old)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = store_bytes(&old);
+    for secret in raw {
+        assert!(!after.contains(secret), "after secrets mask: {secret} kept");
+    }
+    {
+        let c = rusqlite::Connection::open(&old).unwrap();
+        let ids: Vec<String> = c
+            .prepare("SELECT id FROM sessions UNION ALL SELECT DISTINCT session_id FROM feed")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            ids.len() == 2 && ids[0] == ids[1] && ids[0].starts_with("masked-"),
+            "{ids:?}"
+        );
+    }
+    for (place, text) in [
+        ("import --json", &printed),
+        ("the store", &store_bytes(&db)),
+    ] {
+        for secret in raw {
+            assert!(!text.contains(secret), "{place}: {secret} shown");
+        }
+    }
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let one = |sql: &str| -> String { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+    // The id replaced whole, the same way in every table.
+    let id = one("SELECT id FROM sessions");
+    assert!(id.starts_with("masked-"), "{id}");
+    assert_eq!(one("SELECT DISTINCT session_id FROM feed"), id);
+    assert_eq!(one("SELECT session_id FROM native_files"), id);
+    assert_eq!(one("SELECT DISTINCT session_id FROM usage_calls"), id);
+    // Names and paths masked as text.
+    for col in ["project", "git_branch", "model"] {
+        let v = one(&format!("SELECT {col} FROM sessions"));
+        assert!(v.contains("[REDACTED:"), "{col}: {v}");
+    }
+    assert!(one("SELECT tool FROM session_tools").contains("[REDACTED:"));
+    // One key per store: the fingerprints `import --json` prints are the
+    // store's (each secret counted in `secrets_found`), and the same on
+    // every run.
+    let fps = |s: &str| -> Vec<String> {
+        let mut v: Vec<String> = s
+            .split("[REDACTED:")
+            .skip(1)
+            .filter_map(|x| x.split(']').next())
+            .map(str::to_owned)
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let stored: Vec<String> = {
+        let mut st = c
+            .prepare("SELECT DISTINCT rule || ':' || fingerprint FROM secrets_found")
+            .unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let shown = fps(&printed);
+    assert!(!shown.is_empty(), "{printed}");
+    for f in &shown {
+        assert!(stored.contains(f), "{f} not among {stored:?}");
+    }
+    std::fs::write(
+        project.join(format!("{sid}.jsonl")),
+        std::fs::read_to_string(project.join(format!("{sid}.jsonl"))).unwrap() + "\n",
+    )
+    .unwrap();
+    let again = import();
+    assert_eq!(fps(&again), shown, "{again}");
+    // Incremental still: the mark is found by its masked path.
+    assert!(
+        again.contains("\"grown\"") || again.contains("\"unchanged\""),
+        "{again}"
+    );
+    assert_eq!(
+        c.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get::<_, i64>(0))
+            .unwrap(),
+        1
+    );
+}

@@ -440,3 +440,79 @@ fn sigterm_stops_serve_promptly_with_exit_0_while_clients_are_connected() {
     assert_eq!(status.code(), Some(0), "{status:?}");
     drop(feeds);
 }
+
+/// A Claude transcript of `n` tool calls whose results are `size` bytes each,
+/// then a result (issue 40 §4's shape: one session of big tool results).
+fn tool_transcript(dir: &Path, n: usize, size: usize) -> PathBuf {
+    let pad = "y".repeat(size);
+    let mut text = String::new();
+    for i in 0..n {
+        writeln!(
+            text,
+            r#"{{"type":"assistant","message":{{"role":"assistant","content":[{{"type":"tool_use","id":"t{i}","name":"Read","input":{{"file_path":"/f{i}"}}}}]}}}}"#
+        )
+        .unwrap();
+        writeln!(
+            text,
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{i}","content":"{i} {pad}"}}]}}}}"#
+        )
+        .unwrap();
+    }
+    text.push_str(r#"{"type":"result","subtype":"success","is_error":false,"result":"done"}"#);
+    text.push('\n');
+    let path = dir.join(format!("tools-{n}-{size}.ndjson"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Issue 40 §4: 300 clients open the feed of one stored session of 300
+/// tool results of 64 KiB and never read. Each used to end up holding
+/// about twice the whole feed (100 such clients took `serve` past 2 GB);
+/// now `serve` stays under 300 MB, and a client that reads still gets
+/// every row once, in order.
+#[test]
+fn three_hundred_clients_that_never_read_big_rows_keep_serve_under_300_mb() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("big.db");
+    let file = tool_transcript(dir.path(), 300, 64 * 1024);
+    let mut run = replay(&db, &file, "big-1", 0);
+    run.wait().unwrap();
+    let want = stored_ids(&db, "big-1");
+    assert!(want.len() >= 300, "{} rows", want.len());
+    let mut server = serve(
+        &db,
+        &["--max-feed-clients", "400", "--client-timeout", "120"],
+    );
+    let addr = server.addr().to_owned();
+    let request = format!("GET /api/feed?after=0 HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let mut sleepers = Vec::new();
+    let mut peak = 0;
+    for _ in 0..300 {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        sleepers.push(s);
+        peak = peak.max(server.rss_kib());
+    }
+    // Give every connection the time to fill whatever it can fill.
+    let until = Instant::now() + Duration::from_secs(8);
+    while Instant::now() < until {
+        peak = peak.max(server.rss_kib());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("serve RSS peak with 300 stalled feed clients: {peak} KiB");
+    assert!(server.alive(), "serve died");
+    assert!(peak < 300 * 1024, "serve reached {peak} KiB");
+    // A client that reads gets the whole feed meanwhile.
+    let rt = rt();
+    let mut reader = rt
+        .block_on(
+            reqwest::Client::new()
+                .get(server.url("/api/feed?after=0"))
+                .send(),
+        )
+        .unwrap();
+    assert_eq!(reader.status(), 200);
+    let got = rt.block_on(read_until_ended(&mut reader));
+    assert_eq!(ids(&got), want, "every row, once, in order");
+    drop(sleepers);
+}

@@ -696,3 +696,138 @@ fn the_same_report_from_postgres() {
         assert_eq!(a, b, "{kind}");
     }
 }
+
+fn count(db: &Path, sql: &str) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+fn import_into(home: &Path, db: &Path) {
+    let out = agentshape()
+        .args(["import", "--quiet", "--store"])
+        .arg(db)
+        .env("HOME", home)
+        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+        .env("CODEX_HOME", home.join(".codex"))
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .timeout(GUARD)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+}
+
+/// Every session with its calls, as the store holds them: (session id,
+/// parent, agent, project, call key, time, model, input, output).
+fn stored_calls(db: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.id, COALESCE(s.parent_id, ''), s.agent, COALESCE(s.project, ''), u.key,
+                u.at_ms, u.model, u.input_tokens, u.output_tokens, u.cache_read_tokens
+             FROM usage_calls u JOIN sessions s ON s.id = u.session_id ORDER BY u.key",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        Ok(format!(
+            "{} {} {} {} {} {} {} {} {} {}",
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, String>(4)?,
+            r.get::<_, i64>(5)?,
+            r.get::<_, String>(6)?,
+            r.get::<_, i64>(7)?,
+            r.get::<_, i64>(8)?,
+            r.get::<_, i64>(9)?,
+        ))
+    })
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+/// Runtime's Note [Usage pass]: `usage` over files not imported stores
+/// their sessions and calls, not their transcripts; a later `import` adds
+/// the transcripts under the same session ids, and every figure is what an
+/// import alone gives.
+#[test]
+fn the_usage_pass_stores_calls_and_a_later_import_adds_the_transcripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    home_of_fixtures(&home);
+    let db = dir.path().join("u.db");
+    let passed = report(&home, &db, &["session", "--breakdown"]);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM feed"), 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM native_files"), 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM usage_files"), 4);
+    let after_pass = stored_calls(&db);
+
+    // The same files imported into a store of their own.
+    let alone = dir.path().join("alone.db");
+    import_into(&home, &alone);
+    assert_eq!(stored_calls(&alone), after_pass);
+    assert_eq!(report(&home, &alone, &["session", "--breakdown"]), passed);
+
+    // Imported after the pass: transcripts in, the pass's marks gone, the
+    // same sessions and calls.
+    import_into(&home, &db);
+    assert!(count(&db, "SELECT COUNT(*) FROM feed") > 0);
+    assert_eq!(
+        count(&db, "SELECT COUNT(*) FROM feed"),
+        count(&alone, "SELECT COUNT(*) FROM feed")
+    );
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM usage_files"), 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM native_files"), 4);
+    assert_eq!(
+        count(&db, "SELECT COUNT(*) FROM sessions"),
+        count(&alone, "SELECT COUNT(*) FROM sessions")
+    );
+    assert_eq!(stored_calls(&db), after_pass);
+    assert_eq!(report(&home, &db, &["session", "--breakdown"]), passed);
+}
+
+/// A file the pass read is read again only when it changed, and then its
+/// calls replace the ones stored for it (never counted twice).
+#[test]
+fn a_file_grown_after_the_usage_pass_is_counted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    home_of_fixtures(&home);
+    let db = dir.path().join("u.db");
+    let first = report(&home, &db, &["daily"]);
+    let marks = || {
+        count(
+            &db,
+            "SELECT COALESCE(SUM(size), 0) + COUNT(*) * 1000000 FROM usage_files",
+        )
+    };
+    let before = marks();
+    // Unchanged: nothing read again, the same figures.
+    assert_eq!(report(&home, &db, &["daily", "--files"]), first);
+    assert_eq!(marks(), before);
+
+    let file = home
+        .join(".claude/projects/-home-me-src-shop")
+        .join(format!("{S1}.jsonl"));
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&claude(
+        S1,
+        "m5",
+        "2026-03-05T09:00:00.000Z",
+        "claude-sonnet-4-5-20250929",
+        &tokens(700, 70),
+        "",
+    ));
+    text.push('\n');
+    std::fs::write(&file, text).unwrap();
+    let grown = report(&home, &db, &["daily", "--files"]);
+    assert_ne!(marks(), before);
+    let input = |r: &Value| r["totals"]["input"].as_u64().unwrap();
+    assert_eq!(input(&grown), input(&first) + 700);
+    assert_eq!(report(&home, &db, &["daily", "--files"]), grown);
+    // And the same figures as an import of the grown files.
+    let alone = dir.path().join("alone.db");
+    import_into(&home, &alone);
+    assert_eq!(report(&home, &alone, &["daily"]), grown);
+}

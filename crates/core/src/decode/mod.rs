@@ -630,12 +630,31 @@ fn detect_object(value: &Value) -> Format {
 /// # Errors
 /// Only when the reader fails; bad data is counted in the summary.
 pub fn summarize_reader<R: BufRead>(
-    mut reader: R,
+    reader: R,
     format: Format,
     opts: &DecodeOptions,
 ) -> crate::Result<RunSummary> {
+    summarize_reader_with(reader, format, opts, &mut |_| {})
+}
+
+/// [`summarize_reader`], with `each` seeing (and free to change) every
+/// event before the summary does: the native importer's usage pass clamps
+/// absurd usage counts there.
+///
+/// # Errors
+/// Only when the reader fails; bad data is counted in the summary.
+pub fn summarize_reader_with<R: BufRead>(
+    mut reader: R,
+    format: Format,
+    opts: &DecodeOptions,
+    each: &mut dyn FnMut(&mut Event),
+) -> crate::Result<RunSummary> {
     let mut decoder = Decoder::new(format, opts.clone());
     let mut builder = SummaryBuilder::new();
+    let mut push = |mut e: Event| {
+        each(&mut e);
+        builder.push(e);
+    };
     loop {
         let chunk = match reader.fill_buf() {
             Ok(chunk) => chunk,
@@ -646,10 +665,10 @@ pub fn summarize_reader<R: BufRead>(
             break;
         }
         let n = chunk.len();
-        decoder.feed(chunk, &mut |e| builder.push(e));
+        decoder.feed(chunk, &mut push);
         reader.consume(n);
     }
-    decoder.finish(&mut |e| builder.push(e));
+    decoder.finish(&mut push);
     Ok(builder.finish(decoder.format()))
 }
 

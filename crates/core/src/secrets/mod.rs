@@ -31,11 +31,13 @@
 mod detect;
 mod encoded;
 mod gate;
+mod ids;
 mod mask;
 mod rules;
 mod syntax;
 
 pub use detect::{Detector, Finding, shannon_entropy};
+pub use ids::SAFE_ID_PREFIX;
 pub use mask::{Found, MaskKey, Masked, Masker};
 pub use rules::{Allowlist, Rule, RuleSet};
 

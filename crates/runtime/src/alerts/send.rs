@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use agentshape_core::alerts::{Destination, Format, Payload, Webhook, redact_url, slack_body};
 
+use agentshape_egress::Policy;
+
 use super::Log;
 
 /// The delivery loop's HTTP client, on a runtime of its own (the loop is a
@@ -21,14 +23,10 @@ impl Client {
     /// A client whose requests give up after `timeout_ms`.
     pub fn new(timeout_ms: i64) -> Self {
         let timeout = Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(10_000));
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            // A redirect could carry the body to where the rule did not say.
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("agentshape/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .ok();
+        // The egress policy (its Note [Outbound policy]): a redirect could
+        // carry the body and the headers to where the rule did not say, so
+        // none is followed.
+        let http = Policy::new(timeout).client().ok();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -108,37 +106,17 @@ fn post(client: &Client, w: &Webhook, payload: &Payload) -> Result<(), String> {
     for (k, v) in &w.headers {
         req = req.header(k, v);
     }
-    // Built and sent inside the runtime: the client's timers need it.
-    let res = rt.block_on(async move { req.send().await });
-    match res {
+    let req = match req.build() {
+        Ok(r) => r,
+        Err(e) => return Err(scrub(&agentshape_egress::describe(e), &w.url)),
+    };
+    // Sent inside the runtime: the client's timers need it. The answer's
+    // body is never read (its status says it all), so its size is moot.
+    match rt.block_on(agentshape_egress::send(http, req)) {
         Ok(r) if r.status().is_success() => Ok(()),
         Ok(r) => Err(format!("HTTP {}", r.status())),
-        Err(e) => {
-            // The client's message names the URL: said without it, with
-            // its causes (connection refused, timed out).
-            let inner = reqwest_causes(&e);
-            let mut msg = e.without_url().to_string();
-            if !inner.is_empty() {
-                msg.push_str(": ");
-                msg.push_str(&inner);
-            }
-            Err(scrub(&msg, &w.url))
-        }
+        Err(e) => Err(scrub(&e.to_string(), &w.url)),
     }
-}
-
-/// The causes of a client error, innermost last, joined.
-fn reqwest_causes(e: &reqwest::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut cur = std::error::Error::source(e);
-    while let Some(c) = cur {
-        let s = c.to_string();
-        if !parts.contains(&s) {
-            parts.push(s);
-        }
-        cur = c.source();
-    }
-    parts.join(": ")
 }
 
 /// Run the command (no shell: its words are passed as they are), the

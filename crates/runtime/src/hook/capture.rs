@@ -16,7 +16,7 @@ use agentshape_core::hook::HookInput;
 use agentshape_store::{FeedEntry, HookCall, time};
 use serde_json::{Value, json};
 
-use super::check::{Answer, BUDGET, OpenStore, Stored, cut};
+use super::check::{Answer, BUDGET, OpenStore, Settle, Stored, cut};
 use super::spool::Spool;
 use crate::feed::FeedOptions;
 
@@ -75,6 +75,7 @@ pub fn capture(input: &[u8], started: Instant, open: OpenStore, spool: Option<Sp
         warnings: vec![w],
         call: None,
         stored: Stored::No,
+        settle: Settle::default(),
     };
     let input = match HookInput::parse(input) {
         Ok(i) => i,
@@ -124,13 +125,14 @@ pub fn capture(input: &[u8], started: Instant, open: OpenStore, spool: Option<Sp
                 warnings,
                 call: Some(call),
                 stored: Stored::Yes,
+                settle: Settle::default(),
             };
         }
         Ok(Err(e)) => e,
         Err(_) => "the store did not answer in time".to_owned(),
     };
     let stored = match spool.map(|s| (s.push(&call, &feed), s)) {
-        Some((Ok(()), s)) => {
+        Some((Ok(_), s)) => {
             warnings.push(format!("{why}: kept in {}", s.path().display()));
             Stored::Spooled
         }
@@ -148,5 +150,6 @@ pub fn capture(input: &[u8], started: Instant, open: OpenStore, spool: Option<Sp
         warnings,
         call: Some(call),
         stored,
+        settle: Settle::default(),
     }
 }

@@ -18,13 +18,18 @@
 //!
 //! Note \[Blocks in a row\]: `--max-blocks` counts the blocks of one stop
 //! chain: the calls for one session (and, for `SubagentStop`, one
-//! sub-agent) since the last one that allowed the stop. A session of many
-//! turns gets `max_blocks` tries at each turn, not in all. When the chain
-//! already holds `max_blocks` blocks, or `stop_hook_active` has been true
-//! that many times, the stop is allowed and the call recorded `gave_up`,
-//! and a `Stop` marks the session invalid.
+//! sub-agent) in one turn, since the last one let through with a verdict
+//! (the store's Note \[Hook chains\]). A call with `stop_hook_active` false
+//! is a new turn's first try (Claude Code sets it only while a stop hook
+//! keeps the turn going), so its count starts at nothing whatever the
+//! store holds: a session of many turns gets `max_blocks` tries at each
+//! turn, not in all. When the chain already holds `max_blocks` blocks, or
+//! `stop_hook_active` has been true that many times, the stop is allowed
+//! and the call recorded `gave_up`, and a `Stop` marks the session
+//! invalid; later tries of that turn (sent back by another hook) are let
+//! go too, with the same count, until a new turn (issue 40).
 
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use agentshape_core::Extraction;
@@ -35,7 +40,7 @@ use agentshape_core::validate::Validator;
 use agentshape_store::{FeedEntry, HookCall, HookChain, Store, time};
 use serde_json::json;
 
-use super::spool::Spool;
+use super::spool::{Pushed, Spool};
 use super::transcript;
 
 /// The whole budget of one hook call, from the process start: Claude Code
@@ -115,6 +120,27 @@ pub struct Answer {
     pub call: Option<HookCall>,
     /// Where the row went.
     pub stored: Stored,
+    /// The store thread's work after the answer (Note \[Draining after the answer\]).
+    pub settle: Settle,
+}
+
+/// Note \[Draining after the answer\]: the drain before the block count is
+/// short (it delays the verdict), so a backlog (50 hooks at once on a
+/// fresh store, issue 40) could outlast many calls. Once the call's own row
+/// is written, the store thread goes on draining until the budget ends;
+/// the caller prints the answer first, then [`Settle::wait`]s for that at
+/// most until the budget's end, so the answer never waits on it and the
+/// process still ends within the budget.
+#[derive(Debug, Default)]
+pub struct Settle(Option<(mpsc::Receiver<()>, Instant)>);
+
+impl Settle {
+    /// Wait for the drain after the answer, at most until the budget ends.
+    pub fn wait(self) {
+        if let Some((drained, until)) = self.0 {
+            let _ = drained.recv_timeout(until.saturating_duration_since(Instant::now()));
+        }
+    }
 }
 
 /// The store's side of one call, on its own thread.
@@ -122,6 +148,10 @@ struct StoreSide {
     chain: mpsc::Receiver<std::result::Result<HookChain, String>>,
     call: mpsc::Sender<(HookCall, Vec<FeedEntry>)>,
     done: mpsc::Receiver<std::result::Result<(), String>>,
+    drained: mpsc::Receiver<()>,
+    /// The call's spooled line, when the wait for the row ended first:
+    /// whichever side sees the row written marks it, under this lock.
+    spooled: Arc<Mutex<Option<Pushed>>>,
 }
 
 impl StoreSide {
@@ -131,10 +161,14 @@ impl StoreSide {
         session: String,
         agent: Option<String>,
         drain_until: Instant,
+        budget_end: Instant,
     ) -> StoreSide {
         let (chain_tx, chain) = mpsc::channel();
         let (call, call_rx) = mpsc::channel::<(HookCall, Vec<FeedEntry>)>();
         let (done_tx, done) = mpsc::channel();
+        let (drained_tx, drained) = mpsc::channel();
+        let spooled = Arc::new(Mutex::new(None::<Pushed>));
+        let slot = Arc::clone(&spooled);
         std::thread::spawn(move || {
             let mut store = match open() {
                 Ok(s) => s,
@@ -153,15 +187,32 @@ impl StoreSide {
                     .map_err(|e| e.to_string()),
             );
             if let Ok((c, feed)) = call_rx.recv() {
-                let _ = done_tx.send(
-                    store
-                        .save_hook(&c, &feed)
-                        .map(|_| ())
-                        .map_err(|e| e.to_string()),
-                );
+                let saved = store.save_hook(&c, &feed).map(|_| ());
+                let ok = saved.is_ok();
+                {
+                    let slot = slot.lock();
+                    let _ = done_tx.send(saved.map_err(|e| e.to_string()));
+                    // Spooled while this commit ran: mark it, not twice.
+                    if let (true, Ok(mut slot)) = (ok, slot)
+                        && let Some(p) = slot.take()
+                    {
+                        let _ = p.mark_written();
+                    }
+                }
+                // Note [Draining after the answer].
+                if let (true, Some(s)) = (ok, &spool) {
+                    let _ = s.drain(&mut *store, budget_end);
+                }
             }
+            let _ = drained_tx.send(());
         });
-        StoreSide { chain, call, done }
+        StoreSide {
+            chain,
+            call,
+            done,
+            drained,
+            spooled,
+        }
     }
 }
 
@@ -194,6 +245,7 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<&
                 warnings: vec![format!("{e}; allowing the stop")],
                 call: None,
                 stored: Stored::No,
+                settle: Settle::default(),
             };
         }
     };
@@ -220,6 +272,7 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<&
             s,
             agent.clone(),
             opts.started + CHAIN_WAIT / 2,
+            opts.started + BUDGET,
         )
     });
     if input.session_id.is_none() {
@@ -297,15 +350,23 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<&
     if let Some(w) = warnings.first() {
         call.warning.get_or_insert_with(|| w.clone());
     }
-    let stored = match side {
-        None => Stored::No,
-        Some(side) => record(&side, &call, spool, opts.started, &mut warnings),
+    let (stored, settle) = match side {
+        None => (Stored::No, Settle::default()),
+        Some(side) => {
+            let stored = record(&side, &call, spool, opts.started, &mut warnings);
+            let settle = match stored {
+                Stored::Yes => Settle(Some((side.drained, opts.started + BUDGET))),
+                _ => Settle::default(),
+            };
+            (stored, settle)
+        }
     };
     Answer {
         stdout,
         warnings,
         call: input.session_id.is_some().then_some(call),
         stored,
+        settle,
     }
 }
 
@@ -373,6 +434,8 @@ fn decide(
 ) -> Option<String> {
     let active = u32::from(call.stop_hook_active);
     let (so_far, give_up) = match chain {
+        // A new turn: what the store holds is the last turn's chain.
+        Some(Ok(_)) if !call.stop_hook_active => (0, max_blocks == 0),
         Some(Ok(c)) => {
             let so_far = c.blocks.max(active);
             (
@@ -435,7 +498,17 @@ fn record(
         return Stored::No;
     };
     match s.push(call, &[]) {
-        Ok(()) => {
+        Ok(pushed) => {
+            // The store may take the call after the wait ended after all:
+            // its line is then marked written, here or by the store thread.
+            let Ok(mut slot) = side.spooled.lock() else {
+                return Stored::Spooled;
+            };
+            if matches!(side.done.try_recv(), Ok(Ok(()))) && pushed.mark_written().is_ok() {
+                return Stored::Yes;
+            }
+            *slot = Some(pushed);
+            drop(slot);
             warnings.push(format!(
                 "{why}: the call was kept in {} for the next hook",
                 s.path().display()

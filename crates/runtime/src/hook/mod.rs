@@ -10,6 +10,7 @@
 
 pub mod capture;
 pub mod check;
+mod json_edit;
 pub mod settings;
 pub mod spool;
 pub mod transcript;

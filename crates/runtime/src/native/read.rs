@@ -22,14 +22,28 @@
 //! `model`. Its `created_at` is the line's own timestamp (else the previous
 //! line's, else the file's mtime). Not rows: the line context itself
 //! (folded into each body), `end`, lines of types the decoder does not
-//! interpret (`other`), skipped lines (counted in the session's summary),
-//! partial deltas and the glued-line notice.
+//! interpret (`other`), blank lines, partial deltas and the glued-line
+//! notice. A line the decoder skips for any other reason (too long, not
+//! JSON, not an object) is a row too, its event `{"type":"skipped",
+//! "line":N,"reason":…}`, as `run`'s feed has it: a 300 MB line used to
+//! leave no trace but a count in the summary (issue 40).
+//!
+//! Note \[Absurd usage\]: a usage count is a number another program
+//! wrote. One of 5e18 tokens is no model call; summed with another it
+//! passed `i64::MAX` and broke the store's sums (store's Note \[Sums that
+//! cannot overflow\]). So each count of a `usage` event above
+//! [`MAX_CALL_TOKENS`] (10^12, about 5,000 times the largest context
+//! window of 2025 and a bill of millions of dollars) is clamped to it
+//! before the summary sees it, and the pass lists the lines clamped
+//! ([`Pass::clamped`]) for the importer to warn about, naming the file and
+//! line. Codex's running totals are clamped the same way: a session of
+//! 10^12 tokens is as absurd.
 
 use std::io::{ErrorKind, Read};
 
 use agentshape_core::Event;
 use agentshape_core::decode::{DecodeOptions, Decoder, Format};
-use agentshape_core::event::LineInfo;
+use agentshape_core::event::{LineInfo, SkipReason};
 use agentshape_core::summary::{RunSummary, SummaryBuilder};
 use agentshape_store::{FeedEntry, time};
 use memchr::memchr;
@@ -37,6 +51,12 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::feed::capped_body;
+
+/// The most tokens one count of one `usage` event may hold (Note \[Absurd usage\]).
+pub const MAX_CALL_TOKENS: u64 = 1_000_000_000_000;
+
+/// How many clamped lines a pass lists (it counts them all).
+const CLAMPED_LISTED: usize = 10;
 
 /// How much of a file's head [`probe`] decodes.
 pub const PROBE_BYTES: usize = 256 * 1024;
@@ -115,6 +135,43 @@ pub struct Pass {
     pub first_prompt: Option<String>,
     /// The rows not handed out in a batch yet (stored with the session).
     pub tail: Vec<FeedEntry>,
+    /// Lines after `from_line` the decoder skipped (not blank): each is
+    /// also a `skipped` row.
+    pub skipped: u64,
+    /// Usage counts clamped on lines after `from_line` (Note \[Absurd usage\]).
+    pub clamped: Clamped,
+}
+
+/// The lines whose usage was clamped (Note \[Absurd usage\]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Clamped {
+    /// How many lines.
+    pub lines: u64,
+    /// The first few: (line, the largest count it wrote).
+    pub first: Vec<(u64, u64)>,
+}
+
+/// Clamp the counts of a `usage` event to [`MAX_CALL_TOKENS`]; the
+/// largest count it had when one was over.
+pub(crate) fn clamp_usage(e: &mut Event) -> Option<u64> {
+    let Event::Usage { tokens, .. } = e else {
+        return None;
+    };
+    let mut worst: Option<u64> = None;
+    for count in [
+        &mut tokens.input,
+        &mut tokens.output,
+        &mut tokens.cache_read,
+        &mut tokens.cache_write,
+        &mut tokens.cache_write_1h,
+        &mut tokens.reasoning,
+    ] {
+        if *count > MAX_CALL_TOKENS {
+            worst = Some(worst.unwrap_or(0).max(*count));
+            *count = MAX_CALL_TOKENS;
+        }
+    }
+    worst
 }
 
 /// How a pass ended.
@@ -140,6 +197,11 @@ struct Rows<'a> {
     /// Bytes of the bodies in `pending`.
     bytes: usize,
     made: u64,
+    /// Skipped lines kept as rows.
+    skipped: u64,
+    clamped: Clamped,
+    /// The last line whose usage was clamped (a line has several events).
+    clamped_line: u64,
 }
 
 /// A batch is handed out once its bodies reach this many bytes (bounded
@@ -170,13 +232,48 @@ fn worth_showing(e: &Event) -> bool {
         Event::Line(_)
             | Event::End { .. }
             | Event::Other { .. }
-            | Event::Skipped { .. }
+            | Event::Skipped {
+                reason: SkipReason::Blank,
+                ..
+            }
             | Event::Partial { .. }
             | Event::Glued { .. }
     )
 }
 
 impl Rows<'_> {
+    fn new(opts: &ReadOptions) -> Rows<'_> {
+        Rows {
+            opts,
+            ctx: None,
+            last_time: opts.fallback_time.clone(),
+            first_prompt: None,
+            pending: Vec::new(),
+            bytes: 0,
+            made: 0,
+            skipped: 0,
+            clamped: Clamped::default(),
+            clamped_line: 0,
+        }
+    }
+
+    /// Take one event of line `line`: its usage clamped (Note \[Absurd
+    /// usage\]), a row when `keep`, then into the summary.
+    fn take(&mut self, mut e: Event, line: u64, keep: bool, builder: &mut SummaryBuilder) {
+        if let Some(worst) = clamp_usage(&mut e)
+            && keep
+            && line != self.clamped_line
+        {
+            self.clamped_line = line;
+            self.clamped.lines += 1;
+            if self.clamped.first.len() < CLAMPED_LISTED {
+                self.clamped.first.push((line, worst));
+            }
+        }
+        self.event(&e, line, keep);
+        builder.push(e);
+    }
+
     /// Take note of one event of line `line`; a row when `keep`.
     fn event(&mut self, e: &Event, line: u64, keep: bool) {
         match e {
@@ -191,6 +288,11 @@ impl Rows<'_> {
                     && !self.ctx.as_ref().is_some_and(|c| c.sidechain) =>
             {
                 self.first_prompt = Some(text.trim().chars().take(PROMPT_CHARS).collect());
+            }
+            // A skipped line has no context of its own: not the line before's.
+            Event::Skipped { reason, .. } => {
+                self.ctx = None;
+                self.skipped += u64::from(keep && *reason != SkipReason::Blank);
             }
             _ => {}
         }
@@ -235,15 +337,7 @@ pub fn read_lines(
 ) -> Result<Outcome> {
     let mut decoder = Decoder::new(format, opts.decode.clone());
     let mut builder = SummaryBuilder::new();
-    let mut rows = Rows {
-        opts,
-        ctx: None,
-        last_time: opts.fallback_time.clone(),
-        first_prompt: None,
-        pending: Vec::new(),
-        bytes: 0,
-        made: 0,
-    };
+    let mut rows = Rows::new(opts);
     let limit = opts.decode.max_line_bytes;
     let mut buf = vec![0u8; 256 * 1024];
     // The line being written: held until its newline (Note [Whole lines only]).
@@ -291,8 +385,7 @@ pub fn read_lines(
             }
             let keep = lines > opts.from_line;
             for e in events.drain(..) {
-                rows.event(&e, lines, keep);
-                builder.push(e);
+                rows.take(e, lines, keep, &mut builder);
             }
             if rows.pending.len() >= opts.batch_rows.max(1) || rows.bytes >= BATCH_BYTES {
                 rows.bytes = 0;
@@ -333,8 +426,7 @@ pub fn read_lines(
     decoder.finish(&mut |e| events.push(e));
     let keep = last_line && lines > opts.from_line;
     for e in events.drain(..) {
-        rows.event(&e, lines, keep);
-        builder.push(e);
+        rows.take(e, lines, keep, &mut builder);
     }
     if opts.from_line > lines {
         return Ok(Outcome::Rewritten);
@@ -346,6 +438,8 @@ pub fn read_lines(
         rows: rows.made,
         first_prompt: rows.first_prompt.take(),
         tail: std::mem::take(&mut rows.pending),
+        skipped: rows.skipped,
+        clamped: std::mem::take(&mut rows.clamped),
     })))
 }
 
@@ -355,15 +449,7 @@ pub fn read_lines(
 pub fn read_document(bytes: &[u8], format: Format, opts: &ReadOptions) -> Pass {
     let mut decoder = Decoder::new(format, opts.decode.clone());
     let mut builder = SummaryBuilder::new();
-    let mut rows = Rows {
-        opts,
-        ctx: None,
-        last_time: opts.fallback_time.clone(),
-        first_prompt: None,
-        pending: Vec::new(),
-        bytes: 0,
-        made: 0,
-    };
+    let mut rows = Rows::new(opts);
     let mut events = Vec::new();
     decoder.feed(bytes, &mut |e| events.push(e));
     decoder.finish(&mut |e| events.push(e));
@@ -373,8 +459,7 @@ pub fn read_document(bytes: &[u8], format: Format, opts: &ReadOptions) -> Pass {
         if matches!(e, Event::Line(_)) {
             message += 1;
         }
-        rows.event(&e, message.max(1), true);
-        builder.push(e);
+        rows.take(e, message.max(1), true, &mut builder);
     }
     Pass {
         summary: builder.finish(decoder.format()),
@@ -383,6 +468,8 @@ pub fn read_document(bytes: &[u8], format: Format, opts: &ReadOptions) -> Pass {
         rows: rows.made,
         first_prompt: rows.first_prompt.take(),
         tail: rows.pending,
+        skipped: rows.skipped,
+        clamped: rows.clamped,
     }
 }
 
@@ -454,6 +541,74 @@ mod tests {
         );
         let same = pass(whole.as_bytes(), &opts(2, whole.len() as u64));
         assert!(matches!(same, Outcome::Done(p) if p.tail.is_empty()));
+    }
+
+    /// Issue 40 §5: a line over the decoder's limit is a `skipped` row
+    /// and counted, not dropped without a trace.
+    #[test]
+    fn a_line_over_the_limit_is_a_skipped_row_and_counted() {
+        let long = format!("{{\"x\":\"{}\"}}", "z".repeat(5000));
+        let text = format!("{A}\n{long}\n\n{B}\n");
+        let mut o = opts(0, 0);
+        o.decode.max_line_bytes = 1024;
+        let Outcome::Done(p) = pass(text.as_bytes(), &o) else {
+            panic!("rewritten")
+        };
+        assert_eq!((p.lines, p.skipped), (4, 1));
+        let bodies: Vec<serde_json::Value> = p
+            .tail
+            .iter()
+            .map(|r| serde_json::from_str(&r.body).unwrap())
+            .collect();
+        let skipped: Vec<&serde_json::Value> = bodies
+            .iter()
+            .filter(|b| b["event"]["type"] == "skipped")
+            .collect();
+        assert_eq!(skipped.len(), 1, "{bodies:?}");
+        assert_eq!(skipped[0]["event"]["reason"], "too_long");
+        assert_eq!(skipped[0]["line"], 2);
+        // No context borrowed from the line before.
+        assert!(skipped[0].get("uuid").is_none());
+        // Lines already stored are not counted again.
+        let Outcome::Done(p) = pass(
+            text.as_bytes(),
+            &ReadOptions {
+                from_line: 2,
+                from_offset: (A.len() + long.len() + 2) as u64,
+                ..o
+            },
+        ) else {
+            panic!("rewritten")
+        };
+        assert_eq!(p.skipped, 0);
+    }
+
+    /// Note [Absurd usage]: a count over `MAX_CALL_TOKENS` is clamped
+    /// before the summary sums it, and its line is listed.
+    #[test]
+    fn absurd_usage_is_clamped_and_its_line_listed() {
+        let call = |id: &str, input: u64| {
+            format!(
+                r#"{{"parentUuid":"u1","isSidechain":false,"cwd":"/w","sessionId":"s","version":"2.1.231","type":"assistant","message":{{"id":"{id}","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"text","text":"hi"}}],"usage":{{"input_tokens":{input},"output_tokens":1}}}},"requestId":"r-{id}","uuid":"u-{id}","timestamp":"2026-01-01T00:00:03.000Z"}}"#
+            )
+        };
+        let text = format!(
+            "{A}\n{}\n{}\n",
+            call("m1", 5_000_000_000_000_000_000),
+            call("m2", 7)
+        );
+        let Outcome::Done(p) = pass(text.as_bytes(), &opts(0, 0)) else {
+            panic!("rewritten")
+        };
+        let tokens = &p.summary.session.as_ref().unwrap().tokens;
+        assert_eq!(tokens.input, MAX_CALL_TOKENS + 7);
+        assert_eq!(
+            p.clamped,
+            Clamped {
+                lines: 1,
+                first: vec![(2, 5_000_000_000_000_000_000)]
+            }
+        );
     }
 
     #[test]

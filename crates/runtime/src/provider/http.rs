@@ -7,9 +7,10 @@
 //! `Authorization` on such a hop but not custom key headers (`x-api-key`,
 //! `x-goog-api-key`), and a 307/308 would resend the whole prompt too; so
 //! the client follows redirects only within the origin the user gave (at
-//! most 10) and reports any other as [`ProviderError::Redirect`], naming the
-//! origin (never its path or query, which may carry tokens). Not retried:
-//! the same request gets the same redirect.
+//! most 10; agentshape-egress's `Redirects::SameOrigin`, with no `Referer`
+//! on the hop) and reports any other as [`ProviderError::Redirect`], naming
+//! the origin (never its path or query, which may carry tokens). Not
+//! retried: the same request gets the same redirect.
 //!
 //! Note [Body cap]: a provider body is read chunk by chunk and never past
 //! `Config::max_body_bytes` (default 16 MiB, `ask --max-body-bytes`): a
@@ -27,13 +28,11 @@
 use std::time::Duration;
 
 use agentshape_core::decode::{DecodeOptions, decode_bytes};
+use agentshape_egress::{BodyError, Policy, Redirects};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::{Kind, ProviderError, Reply, Secret};
-
-/// Redirects followed within one origin before giving up.
-const MAX_SAME_ORIGIN_REDIRECTS: usize = 10;
 
 /// A reqwest client for one provider.
 #[derive(Debug, Clone)]
@@ -50,10 +49,9 @@ impl Http {
     pub(crate) fn new(kind: Kind, timeout: Duration, max_body: u64, key: Option<Secret>) -> Self {
         // Building fails only when the TLS backend cannot initialize. No
         // fallback to a default client: it would follow redirects anywhere.
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .redirect(same_origin_only())
-            .build()
+        let client = Policy::new(timeout)
+            .redirects(Redirects::SameOrigin)
+            .client()
             .map_err(|e| e.to_string());
         Http {
             kind,
@@ -85,11 +83,11 @@ impl Http {
         body: &Value,
     ) -> Result<Reply, ProviderError> {
         let provider = self.kind.as_str();
-        let transport = |e: reqwest::Error| ProviderError::Transport {
+        let transport = |message: String, timeout: bool| ProviderError::Transport {
             provider,
-            timeout: e.is_timeout(),
+            timeout,
             // Without the URL: a user-supplied base URL could carry credentials.
-            message: describe(e),
+            message,
         };
         let client = self.client.as_ref().map_err(|e| ProviderError::Transport {
             provider,
@@ -97,25 +95,29 @@ impl Http {
             message: format!("cannot build the HTTP client: {e}"),
         })?;
         let bytes = serde_json::to_vec(body).unwrap_or_default();
-        let mut resp = client
+        let request = client
             .post(url)
             .headers(headers)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(bytes)
-            .send()
-            .await
-            .map_err(transport)?;
-        let status = resp.status().as_u16();
-        if resp.status().is_redirection() {
+            .build()
+            .map_err(|e| transport(agentshape_egress::describe(e), false))?;
+        let resp = match agentshape_egress::send(client, request).await {
+            Ok(r) => r,
             // Only a redirect the policy stopped gets here: another origin.
-            if let Some(origin) = redirect_origin(&resp) {
+            Err(agentshape_egress::Error::Redirect { status, to }) => {
                 return Err(ProviderError::Redirect {
                     provider,
                     status,
-                    origin,
+                    origin: to,
                 });
             }
-        }
+            Err(e) => {
+                let timeout = e.is_timeout();
+                return Err(transport(e.to_string(), timeout));
+            }
+        };
+        let status = resp.status().as_u16();
         let retry_after = retry_after(resp.headers());
         let bad = |message: String, transient: bool| ProviderError::BadResponse {
             provider,
@@ -123,49 +125,45 @@ impl Http {
             message,
             transient,
         };
-        let declared = resp.content_length();
-        if let Some(n) = declared.filter(|&n| n > self.max_body) {
-            return Err(bad(
-                format!(
-                    "Content-Length {n} is over the {}-byte cap (--max-body-bytes); not read",
-                    self.max_body
-                ),
-                false,
-            ));
-        }
-        let cap = usize::try_from(self.max_body).unwrap_or(usize::MAX);
-        let mut raw: Vec<u8> = Vec::with_capacity(
-            declared
-                .map_or(0, |n| usize::try_from(n).unwrap_or(0))
-                .min(cap),
-        );
-        loop {
-            match resp.chunk().await {
-                Ok(Some(chunk)) => {
-                    let read = raw.len().saturating_add(chunk.len());
-                    if read > cap {
-                        // Dropping `resp` closes the connection.
-                        return Err(bad(
-                            format!(
-                                "the body grew past the {}-byte cap (--max-body-bytes); stopped after reading {read} bytes",
-                                self.max_body
-                            ),
-                            false,
-                        ));
-                    }
-                    raw.extend_from_slice(&chunk);
-                }
-                Ok(None) => break,
-                Err(e) if e.is_timeout() => return Err(transport(e)),
-                Err(e) => {
-                    let of = declared.map(|n| format!(" of {n}")).unwrap_or_default();
-                    return Err(bad(
-                        format!("truncated after {}{of} bytes: {}", raw.len(), describe(e)),
-                        true,
-                    ));
-                }
+        let raw = match agentshape_egress::read_capped(resp, self.max_body).await {
+            Ok(raw) => raw,
+            Err(BodyError::Declared { declared, limit }) => {
+                return Err(bad(
+                    format!(
+                        "Content-Length {declared} is over the {limit}-byte cap (--max-body-bytes); not read"
+                    ),
+                    false,
+                ));
             }
-        }
+            // Dropping the response closed the connection.
+            Err(BodyError::TooLarge { limit, read }) => {
+                return Err(bad(
+                    format!(
+                        "the body grew past the {limit}-byte cap (--max-body-bytes); stopped after reading {read} bytes"
+                    ),
+                    false,
+                ));
+            }
+            Err(BodyError::Cut {
+                timeout: true,
+                message,
+                ..
+            }) => return Err(transport(message, true)),
+            Err(BodyError::Cut {
+                read,
+                declared,
+                message,
+                ..
+            }) => {
+                let of = declared.map(|n| format!(" of {n}")).unwrap_or_default();
+                return Err(bad(
+                    format!("truncated after {read}{of} bytes: {message}"),
+                    true,
+                ));
+            }
+            Err(e) => return Err(bad(e.to_string(), false)),
+        };
+        let cap = usize::try_from(self.max_body).unwrap_or(usize::MAX);
         let raw = match self.key.as_ref().and_then(|k| k.mask_bytes(&raw)) {
             Some(masked) => masked,
             None => raw,
@@ -196,36 +194,6 @@ impl Http {
     }
 }
 
-/// The redirect policy of Note [Same-origin redirects].
-fn same_origin_only() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let same = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if !same {
-            attempt.stop()
-        } else if attempt.previous().len() > MAX_SAME_ORIGIN_REDIRECTS {
-            attempt.error(format!("more than {MAX_SAME_ORIGIN_REDIRECTS} redirects"))
-        } else {
-            attempt.follow()
-        }
-    })
-}
-
-/// The origin a stopped redirect points at (`scheme://host:port`, the
-/// `Location` resolved against the URL that sent it); `None` without a
-/// usable `Location`, when the 3xx is an ordinary reply.
-fn redirect_origin(resp: &reqwest::Response) -> Option<String> {
-    let location = resp
-        .headers()
-        .get(reqwest::header::LOCATION)?
-        .to_str()
-        .ok()?;
-    let to = resp.url().join(location).ok()?;
-    Some(to.origin().ascii_serialization())
-}
-
 /// Why `body` is not a JSON object, with how many bytes were read; `None`
 /// when it is one. Checked without building the value.
 fn json_problem(body: &[u8]) -> Option<String> {
@@ -244,24 +212,6 @@ fn json_problem(body: &[u8]) -> Option<String> {
     (first != Some(&b'{')).then(|| format!("not a JSON object ({n} bytes read)"))
 }
 
-/// A reqwest error and its causes, without the URL (a user-supplied base
-/// URL could carry credentials).
-fn describe(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(cause) = source {
-        let c = cause.to_string();
-        if !text.contains(&c) {
-            text.push_str(": ");
-            text.push_str(&c);
-        }
-        source = cause.source();
-    }
-    text
-}
-
-/// `retry-after-ms` (milliseconds) or `retry-after` (seconds); an HTTP date is ignored.
 /// Headers carrying an API key, marked sensitive so they never show in
 /// `Debug` output; no header when there is no key or it is not a valid value.
 pub(crate) fn key_headers(name: reqwest::header::HeaderName, value: Option<String>) -> HeaderMap {
@@ -273,6 +223,7 @@ pub(crate) fn key_headers(name: reqwest::header::HeaderName, value: Option<Strin
     headers
 }
 
+/// `retry-after-ms` (milliseconds) or `retry-after` (seconds); an HTTP date is ignored.
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let get = |name: &str| {
         headers

@@ -304,7 +304,7 @@ fn window_sql(store: &dyn Source, by: StatsBy, with_retries: bool) -> String {
     };
     format!(
         "SELECT {key} AS k, s.id AS id, {verdict} AS v, {raw} AS vt, {retries} AS retries,
-                s.extraction_method AS m, s.input_tokens + s.output_tokens AS t,
+                s.extraction_method AS m, CAST(s.input_tokens AS DOUBLE PRECISION) + s.output_tokens AS t,
                 s.cost_usd AS c, s.duration_ms AS d
          FROM sessions s {join} WHERE s.started_at >= ?1"
     )
@@ -479,7 +479,7 @@ fn rust_quantiles(
     let ctx = || "computing the validation stats".to_owned();
     let valid = if kept {
         format!(
-            "SELECT {key}, CAST(s.input_tokens + s.output_tokens AS DOUBLE PRECISION),
+            "SELECT {key}, CAST(s.input_tokens AS DOUBLE PRECISION) + s.output_tokens,
                     CAST(s.cost_usd AS DOUBLE PRECISION), CAST(s.duration_ms AS DOUBLE PRECISION)
              FROM sessions s WHERE s.started_at >= ?1 AND s.outcome = 'valid'",
             key = key_sql(store, sql_by),
@@ -553,7 +553,7 @@ fn pg_quantiles(
     };
     let sql = format!(
         "SELECT k, {t}, {c}, {d} FROM
-           (SELECT {key} AS k, CAST(s.input_tokens + s.output_tokens AS DOUBLE PRECISION) AS t,
+           (SELECT {key} AS k, CAST(s.input_tokens AS DOUBLE PRECISION) + s.output_tokens AS t,
                    CAST(s.cost_usd AS DOUBLE PRECISION) AS c,
                    CAST(s.duration_ms AS DOUBLE PRECISION) AS d
             FROM sessions s {join} WHERE s.started_at >= ?1 AND s.outcome = 'valid') v

@@ -382,6 +382,12 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                 }
             }
             (facts(s))
+            @if d.usage_only {
+                div #usage-only .card {
+                    p { "Only this session's usage is stored: " code { "agentshape usage" } " read its file, and its transcript is not imported yet." }
+                    pre #import-command { "agentshape import" }
+                }
+            }
             @if s.error.is_some() || s.error_category.is_some() {
                 p #session-error .bad {
                     @if let Some(c) = &s.error_category { span.badge { (c) } " " }

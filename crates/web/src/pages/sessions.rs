@@ -423,8 +423,12 @@ fn row(s: &SessionRow, usage: Option<&Group>, shown: Shown) -> Markup {
         output: u64::try_from(s.output_tokens).unwrap_or(0),
         cache_read: u64::try_from(s.cache_read_tokens).unwrap_or(0),
         cache_write: u64::try_from(s.cache_write_tokens).unwrap_or(0),
+        // Saturating: a stored count near `i64::MAX` must not overflow.
         total_tokens: u64::try_from(
-            s.input_tokens + s.output_tokens + s.cache_read_tokens + s.cache_write_tokens,
+            s.input_tokens
+                .saturating_add(s.output_tokens)
+                .saturating_add(s.cache_read_tokens)
+                .saturating_add(s.cache_write_tokens),
         )
         .unwrap_or(0),
         ..Figures::default()

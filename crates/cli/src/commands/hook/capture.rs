@@ -1,18 +1,16 @@
 //! `agentshape hook post-tool-use`: the runtime's `hook::capture`; always
 //! exit 0, nothing on stdout.
 
-use std::time::Instant;
-
 use agentshape_runtime::hook::capture::capture;
 
-use super::check::{read_input, store_side, warn};
+use super::check::{process_start, read_input, store_side, warn};
 use crate::args::HookCaptureArgs;
 use crate::exit::Exit;
 use crate::output::eprint;
 
 /// Record the tool call; always exit 0.
 pub fn run(args: &HookCaptureArgs) -> Exit {
-    let started = Instant::now();
+    let started = process_start();
     let bytes = match read_input() {
         Ok(b) => b,
         Err(e) => {

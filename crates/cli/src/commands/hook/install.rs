@@ -30,6 +30,9 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{Flock, FlockArg};
 
 use agentshape_runtime::hook::settings::{self, Change, Edited, HookEvent};
 use agentshape_runtime::infile::{self, MAX_CONFIG_BYTES};
@@ -49,6 +52,10 @@ pub fn install(args: &HookInstallArgs) -> anyhow::Result<Exit> {
     let events = events(&args.event);
     let commands = commands(args, &events)?;
     let path = settings_path(args.settings.as_deref(), args.scope)?;
+    let _lock = match lock(&path, args.dry_run, true) {
+        Ok(l) => l,
+        Err(exit) => return Ok(exit),
+    };
     let old = read(&path)?;
     let entries: Vec<(HookEvent, &str)> = commands.iter().map(|(e, c)| (*e, c.as_str())).collect();
     let edited =
@@ -102,6 +109,10 @@ pub fn uninstall(args: &HookUninstallArgs) -> anyhow::Result<Exit> {
         events(&args.event)
     };
     let path = settings_path(args.settings.as_deref(), args.scope)?;
+    let _lock = match lock(&path, args.dry_run, false) {
+        Ok(l) => l,
+        Err(exit) => return Ok(exit),
+    };
     let old = read(&path)?;
     let edited =
         settings::uninstall(old.as_deref(), &events).map_err(|e| not_settings(&path, &e))?;
@@ -401,6 +412,73 @@ fn finish(
     Ok(Exit::Ok)
 }
 
+/// How long an edit waits for another one of the same file.
+const LOCK_PATIENCE: Duration = Duration::from_secs(10);
+
+/// The file a settings path stands for: a symlink's target (dotfiles).
+fn real_file(path: &Path) -> io::Result<PathBuf> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path),
+        _ => Ok(path.to_owned()),
+    }
+}
+
+/// The folder holding `file`.
+fn folder(file: &Path) -> &Path {
+    file.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Note \[One edit at a time\]: two `hook install` runs on one settings
+/// file each read it, added their entry and wrote it back, so the later
+/// write lost the earlier one's event while both said "installed" (issue
+/// 40). An edit holds an exclusive `flock` on the folder of the real file
+/// (no lock file left beside the user's settings) from before it reads to
+/// after the rename, so edits of one file take turns and each sees the
+/// last one's result. A dry run writes nothing and takes no lock; an
+/// uninstall with no folder has nothing to edit. A lock held past
+/// [`LOCK_PATIENCE`] is one line and exit 75 (try again), the file untouched.
+fn lock(path: &Path, dry_run: bool, create: bool) -> Result<Option<Flock<File>>, Exit> {
+    if dry_run {
+        return Ok(None);
+    }
+    let shown = path.display();
+    let fail = |e: &dyn std::fmt::Display| {
+        crate::output::eprint(&format!(
+            "agentshape: cannot lock {shown} for the edit: {e} (the file is as it was)"
+        ));
+        Exit::IoErr
+    };
+    // A link to nowhere: its own folder (the write then says why it fails).
+    let target = real_file(path).unwrap_or_else(|_| path.to_owned());
+    let dir = folder(&target);
+    if create {
+        fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+    } else if !dir.is_dir() {
+        return Ok(None);
+    }
+    let started = Instant::now();
+    let mut handle = File::open(dir).map_err(|e| fail(&e))?;
+    loop {
+        match Flock::lock(handle, FlockArg::LockExclusiveNonblock) {
+            Ok(l) => return Ok(Some(l)),
+            Err((h, nix::errno::Errno::EWOULDBLOCK)) if started.elapsed() < LOCK_PATIENCE => {
+                handle = h;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+                crate::output::eprint(&format!(
+                    "agentshape: {shown} is being edited by another agentshape (waited {} s): try again (the file is as it was)",
+                    LOCK_PATIENCE.as_secs()
+                ));
+                return Err(Exit::TempFail);
+            }
+            Err((_, e)) => return Err(fail(&e)),
+        }
+    }
+}
+
 /// Replace `path` with `text` atomically: a temporary file in the same
 /// folder, written, given the old file's permissions, synced, renamed over
 /// it, and the folder synced. A reader (Claude Code starting a session)
@@ -408,14 +486,8 @@ fn finish(
 /// the old file as it was. A symlinked settings file (dotfiles) stays a
 /// link: the file it points to is replaced. `.claude/` is created if needed.
 fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
-    let target = match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path)?,
-        _ => path.to_owned(),
-    };
-    let dir = target
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let target = real_file(path)?;
+    let dir = folder(&target);
     fs::create_dir_all(dir)?;
     let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
     let name = target

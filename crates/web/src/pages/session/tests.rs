@@ -653,3 +653,41 @@ fn hook_summaries_per_chain_and_agent() {
     assert_eq!(page.matches("data-verdict=").count(), 4);
     assert!(page.contains("the reason the model was given"));
 }
+
+/// A session only `agentshape usage` read (runtime's Note [Usage pass])
+/// says its transcript is not imported yet; once imported, it no longer
+/// does.
+#[test]
+fn a_usage_only_session_says_how_to_import_its_transcript() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let mut rec = SessionRecord::new("u-1", "2025-07-14T05:00:00.000Z", "completed");
+    rec.agent = Some("claude-code".to_owned());
+    rec.source_path = Some("/p/u-1.jsonl".to_owned());
+    let mark = agentshape_store::NativeMark {
+        path: "/p/u-1.jsonl".to_owned(),
+        session_id: "u-1".to_owned(),
+        agent: "claude-code".to_owned(),
+        dev: 1,
+        inode: 2,
+        size: 3,
+        offset: 3,
+        mtime_ms: 4,
+        lines: 1,
+        updated_at: "2025-07-14T05:00:00.000Z".to_owned(),
+        reset: false,
+        expect_offset: None,
+    };
+    store.save_usage(&rec, &mark).unwrap();
+    let html = page(&store, "u-1");
+    assert!(html.contains(r#"id="usage-only""#), "{html}");
+    assert!(html.contains("agentshape import"));
+    // The import of the same path drops the usage mark.
+    save_native(
+        &mut store,
+        &rec,
+        &[native_row(1, None, json!({"type": "text", "text": "hi"}))],
+        "2025-07-14T05:00:01.000Z",
+    );
+    let html = page(&store, "u-1");
+    assert!(!html.contains(r#"id="usage-only""#), "{html}");
+}
