@@ -474,17 +474,24 @@ fn home_of_fixtures(home: &Path) {
     );
 }
 
+/// `agentshape` with `home` as the agents' home (their standard folders
+/// under it; no user price file).
+fn at_home(home: &Path) -> assert_cmd::Command {
+    let mut cmd = agentshape();
+    cmd.env("HOME", home)
+        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+        .env("CODEX_HOME", home.join(".codex"))
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .timeout(GUARD);
+    cmd
+}
+
 fn run_usage(home: &Path, db: &Path, args: &[&str]) -> std::process::Output {
-    agentshape()
+    at_home(home)
         .arg("usage")
         .args(args)
         .arg("--store")
         .arg(db)
-        .env("HOME", home)
-        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
-        .env("CODEX_HOME", home.join(".codex"))
-        .env("XDG_CONFIG_HOME", home.join("no-config"))
-        .timeout(GUARD)
         .output()
         .unwrap()
 }
@@ -681,14 +688,9 @@ fn the_same_report_from_postgres() {
     let url = agentshape_testkit::pg::fresh_db();
     for kind in ["daily", "session", "blocks"] {
         let a = report(&home, &sqlite, &[kind, "--breakdown"]);
-        let out = agentshape()
+        let out = at_home(&home)
             .args(["usage", kind, "--breakdown", "--json", "--store", &url])
-            .env("HOME", &home)
-            .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
-            .env("CODEX_HOME", home.join(".codex"))
-            .env("XDG_CONFIG_HOME", home.join("no-config"))
             .arg("--files")
-            .timeout(GUARD)
             .output()
             .unwrap();
         assert_exit(&out, 0);
@@ -703,14 +705,9 @@ fn count(db: &Path, sql: &str) -> i64 {
 }
 
 fn import_into(home: &Path, db: &Path) {
-    let out = agentshape()
+    let out = at_home(home)
         .args(["import", "--quiet", "--store"])
         .arg(db)
-        .env("HOME", home)
-        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
-        .env("CODEX_HOME", home.join(".codex"))
-        .env("XDG_CONFIG_HOME", home.join("no-config"))
-        .timeout(GUARD)
         .output()
         .unwrap();
     assert_exit(&out, 0);

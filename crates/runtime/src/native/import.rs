@@ -241,6 +241,12 @@ fn stamp(text: Option<&str>) -> Option<String> {
     text.and_then(time::parse_ms).map(time::format_ms)
 }
 
+/// A mark that still describes a file: same device, inode, size and
+/// mtime (Note \[Incremental import\]: nothing to read).
+fn describes(m: &NativeMark, st: &FileStat) -> bool {
+    m.dev == st.dev && m.inode == st.inode && m.size == st.size && m.mtime_ms == st.mtime_ms
+}
+
 /// The stable id of a file with no usable session id (Note \[Native session ids\]).
 pub fn derived_id(path: &str) -> String {
     let digest = Sha256::digest(path.as_bytes());
@@ -515,7 +521,7 @@ impl Importer {
             )));
         }
         let same_file = m.dev == st.dev && m.inode == st.inode;
-        if same_file && m.size == st.size && m.mtime_ms == st.mtime_ms {
+        if describes(m, &st) {
             return Ok(Some(FileReport {
                 session_id: Some(m.session_id.clone()),
                 agent: Some(m.agent.clone()),

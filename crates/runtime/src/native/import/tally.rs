@@ -35,7 +35,7 @@ use agentshape_store::{NativeMark, Store, time};
 
 use super::{
     Change, Error, FileReport, Importer, MAX_DOCUMENT_BYTES, PROBE_BYTES, Pass, Result, agent_of,
-    document, format_of, io, open, probe,
+    describes, document, format_of, io, open, probe,
 };
 use crate::native::discover::Candidate;
 use crate::native::read::clamp_usage;
@@ -80,38 +80,41 @@ pub fn tally_all(
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let mut out = Vec::with_capacity(files.len());
     for window in files.chunks(WINDOW) {
+        // Each path masked once (the key of its marks and reports).
+        let keys: Vec<String> = window.iter().map(|f| importer.key_of(&f.path)).collect();
+        let unread = |i: usize| {
+            usage
+                .get(&keys[i])
+                .filter(|m| describes(m, &window[i].stat))
+        };
         // Which files of the window need decoding.
         let todo: Vec<usize> = (0..window.len())
-            .filter(|&i| {
-                let key = importer.key_of(&window[i].path);
-                importer.mark(&key).is_none() && !unchanged(usage.get(&key), &window[i])
-            })
+            .filter(|&i| importer.mark(&keys[i]).is_none() && unread(i).is_none())
             .collect();
         let mut decoded = decode_all(importer, window, &todo, threads);
-        for (i, file) in window.iter().enumerate() {
-            let key = importer.key_of(&file.path);
-            let report = if importer.mark(&key).is_some() {
+        for (i, (file, key)) in window.iter().zip(&keys).enumerate() {
+            let report = if importer.mark(key).is_some() {
                 match importer.import(store, file) {
                     Ok(r) => r,
                     Err(Error::Store(e)) => return Err(Error::Store(e)),
-                    Err(e) => FileReport::failed(&key, e.to_string()),
+                    Err(e) => FileReport::failed(key, e.to_string()),
                 }
-            } else if let Some(m) = usage.get(&key).filter(|m| unchanged(Some(m), file)) {
+            } else if let Some(m) = usage.get(key).filter(|m| describes(m, &file.stat)) {
                 FileReport {
                     session_id: Some(m.session_id.clone()),
                     agent: Some(m.agent.clone()),
                     format: Some(format_of(&m.agent)),
-                    ..FileReport::unchanged(&key)
+                    ..FileReport::unchanged(key)
                 }
             } else {
                 match decoded.remove(&i) {
                     Some(Decoded::Session(read)) => {
-                        let prev = usage.remove(&key);
-                        importer.store_usage(store, file, &key, *read, prev.as_ref())?
+                        let prev = usage.remove(key);
+                        importer.store_usage(store, file, key, *read, prev.as_ref())?
                     }
-                    Some(Decoded::Skipped(why)) => FileReport::skipped(&key, why),
-                    Some(Decoded::Failed(e)) => FileReport::failed(&key, e),
-                    None => FileReport::failed(&key, "not decoded".to_owned()),
+                    Some(Decoded::Skipped(why)) => FileReport::skipped(key, why),
+                    Some(Decoded::Failed(e)) => FileReport::failed(key, e),
+                    None => FileReport::failed(key, "not decoded".to_owned()),
                 }
             };
             each(&report);
@@ -119,17 +122,6 @@ pub fn tally_all(
         }
     }
     Ok(out)
-}
-
-/// A usage mark that still describes `file` (same device, inode, size and
-/// mtime).
-fn unchanged(mark: Option<&NativeMark>, file: &Candidate) -> bool {
-    mark.is_some_and(|m| {
-        m.dev == file.stat.dev
-            && m.inode == file.stat.inode
-            && m.size == file.stat.size
-            && m.mtime_ms == file.stat.mtime_ms
-    })
 }
 
 /// Decode `todo` (indices into `window`) on up to `threads` threads.
