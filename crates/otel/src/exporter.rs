@@ -147,16 +147,30 @@ struct Client {
     /// The last transport failure, one line without the URL: the exporter
     /// reports only "network error", which tells a user nothing.
     last_error: Arc<Mutex<Option<String>>>,
+    /// The request timeout: a request it ends is reported as `finish`
+    /// reports one still waiting at its deadline ("no answer within …"),
+    /// whichever of the two clocks runs out first.
+    timeout: Duration,
 }
 
 impl Client {
     /// Keep `e`'s line for the report (Note \[One reqwest\]: the exporter
     /// itself says only "network error").
     fn note<E: std::error::Error + Send + Sync + 'static>(&self, e: E) -> HttpError {
+        self.note_as(e, None)
+    }
+
+    /// [`Client::note`], keeping `line` (when given) instead of `e`'s own.
+    fn note_as<E: std::error::Error + Send + Sync + 'static>(
+        &self,
+        e: E,
+        line: Option<String>,
+    ) -> HttpError {
         *self
             .last_error
             .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(error_line(&e, "", ""));
+            .unwrap_or_else(PoisonError::into_inner) =
+            Some(line.unwrap_or_else(|| error_line(&e, "", "")));
         Box::new(e)
     }
 }
@@ -172,7 +186,12 @@ impl HttpClient for Client {
         // followed, no Referer, errors without the URL.
         let response = agentshape_egress::send(&self.inner, request)
             .await
-            .map_err(|e| self.note(e))?;
+            .map_err(|e| {
+                let line = e
+                    .is_timeout()
+                    .then(|| format!("no answer within {} ms", self.timeout.as_millis()));
+                self.note_as(e, line)
+            })?;
         let mut out = Response::builder().status(response.status());
         for (k, v) in response.headers() {
             out = out.header(k, v);
@@ -257,6 +276,7 @@ impl Exporter {
                 inner: client,
                 headers: config.headers.clone(),
                 last_error: Arc::clone(&last_error),
+                timeout: config.timeout,
             })
             .build()
             .map_err(|e| setup(error_line(&e, config.endpoint.as_str(), &endpoint)))?;
