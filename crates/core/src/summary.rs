@@ -157,6 +157,15 @@ pub struct SubAgentInfo {
     /// Lines seen: its inline sidechain lines (1.0.x), or the parent's
     /// `progress` lines about it (2.1.x).
     pub lines: u64,
+    /// The model of its last call, for one inline in the parent's file
+    /// (1.0.x); one with a file of its own reports it from that file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The tokens of its calls, for one inline in the parent's file
+    /// (1.0.x), counted once per message as the session's are; they are
+    /// part of the session's `tokens` too.
+    #[serde(default, skip_serializing_if = "TokenCounts::is_zero")]
+    pub tokens: TokenCounts,
 }
 
 /// One API error a native session recorded.

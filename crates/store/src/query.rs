@@ -119,7 +119,11 @@ pub struct SessionRow {
     pub heartbeat_at: Option<String>,
     /// A `running` session whose heartbeat is stale (Note \[Lost sessions\]).
     pub lost: bool,
-    /// What a reader should show: `lost` for a lost session, else `status`.
+    /// A row the store made for a parent whose own file was never imported
+    /// (Note \[Parents not imported\]); never `lost`.
+    pub not_imported: bool,
+    /// What a reader should show: `lost` for a lost session, `not_imported`
+    /// for a parent not imported, else `status`.
     pub shown_status: String,
     /// The project the session worked in (a native session's `cwd`).
     pub project: Option<String>,
@@ -227,6 +231,9 @@ pub struct SessionDetail {
     /// (runtime's Note \[Usage pass\]), and `agentshape import` has not
     /// added its transcript yet.
     pub usage_only: bool,
+    /// Its stored model calls per model, most tokens first: the models it
+    /// used as a mix (empty when no call is stored).
+    pub models: Vec<usage::ModelShare>,
 }
 
 /// One session of a [`SessionDetail::tree`].
@@ -497,19 +504,43 @@ fn session_columns(store: &dyn Source) -> String {
         "NULL"
     };
     let verdict = stats::verdict_columns(store);
+    let placeholder = placeholder_sql(store);
     format!(
         "s.id, s.parent_id, s.tier, s.profile, s.agent, s.model, s.status, s.exit_code,
          s.started_at, s.ended_at, s.cost_usd, s.duration_ms, s.num_turns, s.input_tokens,
          s.output_tokens, s.extraction_method, s.error, s.error_category, s.summary,
          s.escalation, s.raw_log_path, {hb},
          s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1, {native}, {secrets},
-         {verdict}"
+         {verdict}, {placeholder}"
     )
 }
 
+/// Note \[Parents not imported\]: a sub-agent's own file names its parent
+/// session; when the parent's file was never imported (deleted, or left
+/// out of the import), `save_native` stores a placeholder row for it, as
+/// `running`, so the tree holds together. Such a row has no file of its
+/// own (`source_path`), no forensic log and no heartbeat, and has an
+/// imported child. It is not a run that stopped answering: it is shown as
+/// `not_imported`, never `lost`, and it holds no text that was stored
+/// unmasked. Read from the row, not written as a status, so the stores
+/// that hold such rows already show them right, and importing the parent
+/// later (which overwrites the row) ends it.
+pub(crate) fn placeholder_sql(store: &dyn Source) -> String {
+    if !has_native(store) || !has_live(store) {
+        return "1 = 0".to_owned();
+    }
+    PLACEHOLDER.to_owned()
+}
+
+/// [`placeholder_sql`] over `s` on a store with the native columns.
+pub(crate) const PLACEHOLDER: &str = "(s.status = 'running' AND s.source_path IS NULL
+     AND s.raw_log_path IS NULL AND s.heartbeat_at IS NULL
+     AND EXISTS (SELECT 1 FROM sessions c WHERE c.parent_id = s.id AND c.source_path IS NOT NULL))";
+
 fn session_row(r: &[Cell]) -> Result<SessionRow> {
     let status = text(at(r, 6))?;
-    let lost = flag(at(r, 22))?;
+    let not_imported = flag(at(r, 33))?;
+    let lost = flag(at(r, 22))? && !not_imported;
     Ok(SessionRow {
         id: text(at(r, 0))?,
         parent_id: opt_text(at(r, 1))?,
@@ -519,6 +550,8 @@ fn session_row(r: &[Cell]) -> Result<SessionRow> {
         model: opt_text(at(r, 5))?,
         shown_status: if lost {
             "lost".to_owned()
+        } else if not_imported {
+            "not_imported".to_owned()
         } else {
             status.clone()
         },
@@ -539,6 +572,7 @@ fn session_row(r: &[Cell]) -> Result<SessionRow> {
         raw_log_path: opt_text(at(r, 20))?,
         heartbeat_at: opt_text(at(r, 21))?,
         lost,
+        not_imported,
         project: opt_text(at(r, 23))?,
         git_branch: opt_text(at(r, 24))?,
         agent_version: opt_text(at(r, 25))?,
@@ -600,7 +634,10 @@ fn lost_sql(store: &dyn Source) -> String {
     } else {
         "NULL"
     };
-    format!("s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1")
+    format!(
+        "s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1 AND NOT {}",
+        placeholder_sql(store)
+    )
 }
 
 /// `text` as a `LIKE` pattern that matches it anywhere, literally: `%`,
@@ -693,7 +730,11 @@ fn session_conds(
     match filter.status.as_deref() {
         None => {}
         Some("lost") => conds.push(format!("({lost})")),
-        Some("running") => conds.push(format!("s.status = 'running' AND NOT ({lost})")),
+        Some("running") => conds.push(format!(
+            "s.status = 'running' AND NOT ({lost}) AND NOT {}",
+            placeholder_sql(store)
+        )),
+        Some("not_imported") => conds.push(placeholder_sql(store)),
         Some(st) => conds.push(format!("s.status = {}", bind(Cell::Text(st.to_owned())))),
     }
     if let Some(tier) = filter.tier {
@@ -1098,6 +1139,7 @@ pub fn session(store: &dyn Source, id: &str) -> Result<Option<SessionDetail>> {
             |_| Ok(()),
         )?
         .is_empty();
+    let models = usage::session_models(store, id)?;
     Ok(Some(SessionDetail {
         session,
         events,
@@ -1108,6 +1150,7 @@ pub fn session(store: &dyn Source, id: &str) -> Result<Option<SessionDetail>> {
         children,
         tree,
         usage_only,
+        models,
     }))
 }
 

@@ -742,10 +742,13 @@ fn mask_names_and_ids(
 /// # Errors
 /// When the store cannot be read.
 pub fn unmasked_sessions(store: &dyn crate::copy::Copyable) -> Result<u64> {
-    let rows = store.copy_rows().read(
-        "SELECT COUNT(*) FROM sessions WHERE secrets_masked IS NULL",
-        &[],
-    )?;
+    // A placeholder parent (Note [Parents not imported] in `query`) holds
+    // only what its masked child gave it.
+    let sql = format!(
+        "SELECT COUNT(*) FROM sessions s WHERE s.secrets_masked IS NULL AND NOT {}",
+        crate::query::PLACEHOLDER
+    );
+    let rows = store.copy_rows().read(&sql, &[])?;
     Ok(match rows.first().and_then(|r| r.first()) {
         Some(crate::copy::Cell::Int(n)) => u64::try_from(*n).unwrap_or(0),
         _ => 0,

@@ -88,6 +88,10 @@ pub(super) struct NativeState {
     side_roots: HashMap<String, usize>,
     /// Agent id → index in `info.subagents`.
     agents: HashMap<String, usize>,
+    /// The sub-agent of the current sidechain line, by index.
+    side_agent: Option<usize>,
+    /// Call index → the sub-agent that made it (sidechain calls only).
+    call_agents: HashMap<usize, usize>,
     first_glued: Option<u64>,
 }
 
@@ -215,9 +219,10 @@ impl NativeState {
             }
         }
         self.side = line.sidechain;
+        self.side_agent = None;
         if line.sidechain {
             self.info.sidechain_lines += 1;
-            self.group_sidechain(line);
+            self.side_agent = Some(self.group_sidechain(line));
         }
         let side = line.sidechain;
         let chain = self.chain();
@@ -235,8 +240,8 @@ impl NativeState {
 
     /// A sidechain line joins its sub-agent: by `agentId` (2.1.x), else
     /// by following `parentUuid` to the chain's first line (1.0.x inline
-    /// sidechains carry no agent id).
-    fn group_sidechain(&mut self, line: &LineInfo) {
+    /// sidechains carry no agent id). The sub-agent's index.
+    fn group_sidechain(&mut self, line: &LineInfo) -> usize {
         let index = if let Some(agent) = &line.agent_id {
             self.agent(agent)
         } else {
@@ -252,6 +257,7 @@ impl NativeState {
                     id,
                     tool_use_id: None,
                     lines: 0,
+                    ..SubAgentInfo::default()
                 });
                 self.info.subagents.len() - 1
             }
@@ -264,6 +270,7 @@ impl NativeState {
         if let Some(sub) = self.info.subagents.get_mut(index) {
             sub.lines += 1;
         }
+        index
     }
 
     fn agent(&mut self, agent_id: &str) -> usize {
@@ -274,6 +281,7 @@ impl NativeState {
             id: agent_id.to_owned(),
             tool_use_id: None,
             lines: 0,
+            ..SubAgentInfo::default()
         });
         let i = self.info.subagents.len() - 1;
         self.agents.insert(agent_id.to_owned(), i);
@@ -296,7 +304,10 @@ impl NativeState {
             cumulative,
             sidechain: self.side,
         };
-        self.calls.push(&report, self.at.clone());
+        let call = self.calls.push(&report, self.at.clone());
+        if let (Some(call), Some(agent)) = (call, self.side_agent) {
+            self.call_agents.insert(call, agent);
+        }
     }
 
     /// Fill `summary` (and its `session`) at the end of the input.
@@ -315,6 +326,17 @@ impl NativeState {
         info.tokens = tokens;
         let mut by_model: BTreeMap<String, TokenCounts> = BTreeMap::new();
         let calls = std::mem::take(&mut self.calls).into_calls();
+        // An inline sub-agent's own model and tokens: its calls, each once.
+        let mut owned: Vec<(usize, usize)> = self.call_agents.drain().collect();
+        owned.sort_unstable();
+        for (call, agent) in owned {
+            if let (Some(c), Some(sub)) = (calls.get(call), info.subagents.get_mut(agent)) {
+                sub.tokens.add(&c.counts);
+                if c.model.is_some() {
+                    sub.model.clone_from(&c.model);
+                }
+            }
+        }
         info.usage = calls
             .into_iter()
             .map(|c| {

@@ -774,12 +774,20 @@ impl Importer {
         mark.offset = pass.offset;
         mark.lines = pass.lines;
         mark.updated_at = time::now();
-        let (record, unpriced, valid) = self.record(path, &pass, &mark, parent);
+        let (mut record, unpriced, valid) = self.record(path, &pass, &mark, parent);
+        let children = self.inline_children(path, &record, &pass.summary);
+        for c in &children {
+            own_part_only(&mut record, c);
+        }
         let rows = std::mem::take(&mut pass.tail);
         if store.save_native(&record, &rows, &mark)?.conflict {
             return Ok(None);
         }
-        self.inline_children(store, path, &record, &pass.summary)?;
+        for c in &children {
+            if !store.has_session(&c.id)? {
+                store.write_session(c)?;
+            }
+        }
         let report = FileReport {
             path: key.to_owned(),
             session_id: Some(record.id.clone()),
@@ -913,21 +921,23 @@ impl Importer {
     }
 
     /// Child rows for the sub-agents a Claude Code file holds inline
-    /// (Note \[Native session ids\]); one with its own file is stored from it.
+    /// (Note \[Native session ids\]), each with its own model, tokens and
+    /// cost (Note \[Inline sub-agents\]); one with its own file is stored
+    /// from it.
     fn inline_children(
         &self,
-        store: &mut dyn Store,
         path: &Path,
         parent: &SessionRecord,
         summary: &RunSummary,
-    ) -> Result<()> {
+    ) -> Vec<SessionRecord> {
         let Some(info) = summary.session.as_deref() else {
-            return Ok(());
+            return Vec::new();
         };
         if parent.agent.as_deref() != Some(Agent::Claude.as_str()) || is_subagent_file(path) {
-            return Ok(());
+            return Vec::new();
         }
         let folder = path.with_extension("");
+        let mut out = Vec::new();
         for sub in &info.subagents {
             let raw = if sub.id.starts_with("agent-") {
                 sub.id.clone()
@@ -939,18 +949,14 @@ impl Importer {
                 .join(format!("{raw}.jsonl"))
                 .is_file();
             let id = self.safe(raw);
-            if check_session_id(&id).is_err()
-                || id == parent.id
-                || file_of_its_own
-                || store.has_session(&id)?
-            {
+            if check_session_id(&id).is_err() || id == parent.id || file_of_its_own {
                 continue;
             }
             let mut c = SessionRecord::new(&id, &parent.started_at, "completed");
             c.parent_id = Some(parent.id.clone());
             c.agent.clone_from(&parent.agent);
             c.agent_version.clone_from(&parent.agent_version);
-            c.model.clone_from(&parent.model);
+            c.model = sub.model.clone().or_else(|| parent.model.clone());
             c.project.clone_from(&parent.project);
             c.git_branch.clone_from(&parent.git_branch);
             c.ended_at.clone_from(&parent.ended_at);
@@ -959,9 +965,46 @@ impl Importer {
                 "sub-agent {} ({} lines in its parent's file)",
                 sub.id, sub.lines
             ));
-            store.write_session(&c)?;
+            c.input_tokens = sub.tokens.input;
+            c.output_tokens = sub.tokens.output;
+            c.cache_read_tokens = sub.tokens.cache_read;
+            c.cache_write_tokens = sub.tokens.cache_write;
+            if let Some(model) = &c.model
+                && !sub.tokens.is_zero()
+            {
+                let estimate = self
+                    .opts
+                    .prices
+                    .estimate(std::iter::once((model.as_str(), Tokens::from(&sub.tokens))));
+                c.cost_usd = estimate.cost_usd;
+                c.cost_estimated = estimate.cost_usd.is_some();
+            }
+            out.push(c);
         }
-        Ok(())
+        out
+    }
+}
+
+/// Note \[Inline sub-agents\]: a Claude Code 1.0.x sub-agent's lines sit
+/// in its parent's file (`isSidechain`). Its child row carries its own
+/// model, tokens and cost, and the parent's row its own part only, as for a
+/// 2.x sub-agent with a file of its own: a sum over session rows (`stats`,
+/// the overview's days) counts every token once, and the page shows each
+/// agent's own figures. The model calls themselves stay the parent's file's
+/// (`usage_calls`, marked `sidechain`), as ccusage counts them, so `usage`
+/// reports are unchanged. A child row already stored is not written again
+/// (a grown 1.0.x file keeps its first figures; 1.0.x files no longer grow).
+fn own_part_only(parent: &mut SessionRecord, child: &SessionRecord) {
+    parent.input_tokens = parent.input_tokens.saturating_sub(child.input_tokens);
+    parent.output_tokens = parent.output_tokens.saturating_sub(child.output_tokens);
+    parent.cache_read_tokens = parent
+        .cache_read_tokens
+        .saturating_sub(child.cache_read_tokens);
+    parent.cache_write_tokens = parent
+        .cache_write_tokens
+        .saturating_sub(child.cache_write_tokens);
+    if let (Some(p), Some(c)) = (parent.cost_usd, child.cost_usd) {
+        parent.cost_usd = Some((p - c).max(0.0));
     }
 }
 

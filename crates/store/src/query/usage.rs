@@ -127,6 +127,81 @@ pub(super) fn read_calls(store: &dyn Source, sql: &str, args: &[Cell]) -> Result
     rows.iter().map(|r| call(r)).collect()
 }
 
+/// One model's part of a session's stored calls ([`session_models`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ModelShare {
+    /// The model's name as the agent wrote it (empty when it named none).
+    pub model: String,
+    /// Made by sub-agents whose lines sit in the session's own file
+    /// (Claude Code 1.0.x inline sidechains): their part apart.
+    pub sidechain: bool,
+    /// Calls.
+    pub calls: i64,
+    /// Input tokens (cache reads and writes apart).
+    pub input_tokens: i64,
+    /// Output tokens (reasoning included).
+    pub output_tokens: i64,
+    /// Tokens read from the prompt cache.
+    pub cache_read_tokens: i64,
+    /// Tokens written to the prompt cache (5-minute and 1-hour).
+    pub cache_write_tokens: i64,
+}
+
+impl ModelShare {
+    /// Every token this model's calls moved.
+    pub fn total(&self) -> i64 {
+        self.input_tokens
+            .saturating_add(self.output_tokens)
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
+    }
+}
+
+/// A session's own stored calls per model (sub-agents' own sessions
+/// apart), most tokens first: what its page shows as its models, rather
+/// than the last one it used.
+///
+/// # Errors
+/// When the database cannot be read.
+pub fn session_models(store: &dyn Source, session: &str) -> Result<Vec<ModelShare>> {
+    if !has_usage(store) {
+        return Ok(Vec::new());
+    }
+    // Sums in SQL are exact integers on SQLite and NUMERIC on Postgres:
+    // cast back to the 64-bit integers the reader takes (each call's counts
+    // are clamped at import, so a session's sums stay far inside).
+    let sql = "SELECT u.model, u.sidechain, COUNT(*),
+                      CAST(SUM(u.input_tokens) AS BIGINT), CAST(SUM(u.output_tokens) AS BIGINT),
+                      CAST(SUM(u.cache_read_tokens) AS BIGINT),
+                      CAST(SUM(u.cache_write_5m_tokens + u.cache_write_1h_tokens) AS BIGINT)
+               FROM usage_calls u WHERE u.session_id = ?1
+               GROUP BY u.model, u.sidechain";
+    let rows = store.cells(sql, &[Cell::Text(session.to_owned())], &|| {
+        format!("reading the models of session `{session}`")
+    })?;
+    let mut out = rows
+        .iter()
+        .map(|r| {
+            Ok(ModelShare {
+                model: opt_text(at(r, 0))?.unwrap_or_default(),
+                sidechain: flag(at(r, 1))?,
+                calls: int(at(r, 2))?,
+                input_tokens: int(at(r, 3))?,
+                output_tokens: int(at(r, 4))?,
+                cache_read_tokens: int(at(r, 5))?,
+                cache_write_tokens: int(at(r, 6))?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    out.sort_by(|a, b| {
+        b.total()
+            .cmp(&a.total())
+            .then_with(|| a.sidechain.cmp(&b.sidechain))
+            .then_with(|| a.model.cmp(&b.model))
+    });
+    Ok(out)
+}
+
 /// The first and last call's time (ms since the epoch), or `None` when
 /// the store holds no call (or has no usage table): where the dashboard's
 /// default window ends.

@@ -11,6 +11,7 @@ mod builder;
 mod chart;
 pub(crate) mod events;
 mod memories;
+pub(crate) mod numbers;
 pub(crate) mod overview;
 mod playground;
 mod secrets;

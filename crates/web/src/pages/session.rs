@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use agentshape_store::ErrorKind;
 use agentshape_store::query::Source as Store;
-use agentshape_store::query::{self, SessionDetail, SessionRow};
+use agentshape_store::query::{self, SessionDetail};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State as AxState};
 use axum::http::StatusCode;
@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use self::transcript::{Source, Transcript};
+use super::numbers::{span, thousands};
 use super::{Nav, error_page, layout, sessions};
 use crate::State;
 
@@ -179,10 +180,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 }
 
 fn duration(ms: Option<i64>) -> String {
-    ms.map_or_else(
-        || "—".to_owned(),
-        |ms| format!("{:.1} s", ms as f64 / 1000.0),
-    )
+    ms.map_or_else(|| "—".to_owned(), span)
 }
 
 /// The verdict's text: "valid", "3 errors", or why there is none.
@@ -370,6 +368,12 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                 "Session " code.session-id { (s.id) } " "
                 span #session-status class={ "badge s-" (s.shown_status) } { (s.shown_status) }
             }
+            @if s.not_imported {
+                div #not-imported .card {
+                    p { "Parent not imported: only the files of its sub-agents were found. Its own file is missing, or was left out of the import; import it to fill this page." }
+                    pre #import-command { "agentshape import" }
+                }
+            }
             @if s.lost {
                 div #lost .card.lost {
                     p { "lost: no heartbeat since " (s.heartbeat_at.as_deref().unwrap_or(&s.started_at)) "." }
@@ -381,7 +385,7 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                     }
                 }
             }
-            (facts(s))
+            (facts(d))
             @if d.usage_only {
                 div #usage-only .card {
                     p { "Only this session's usage is stored: " code { "agentshape usage" } " read its file, and its transcript is not imported yet." }
@@ -397,19 +401,29 @@ pub(crate) fn render(l: &Loaded) -> Markup {
             @if let Some(summary) = &s.summary {
                 p #summary { (summary) }
             }
-            h2 { "Escalation chain and sub-agents" }
+            @let imported = s.source_path.is_some();
+            h2 { @if imported { "Sub-agents" } @else { "Escalation chain and sub-agents" } }
             nav #chain .chain {
                 @if let Some(p) = &s.parent_id {
-                    span.muted { "escalated from " } a.parent href=(session_href(p)) { (p) }
+                    span.muted { @if imported { "sub-agent of " } @else { "escalated from " } }
+                    a.parent href=(session_href(p)) { (p) }
                 } @else {
                     span.muted { "no parent" }
                 }
-                " → " strong { "this session (tier " (s.tier) ")" }
+                @if imported { " → " strong { "this session" } } @else { " → " strong { "this session (tier " (s.tier) ")" } }
                 @if d.tree.is_empty() {
-                    span.muted { " → no escalation, no sub-agent" }
+                    span.muted { @if imported { " → no sub-agent" } @else { " → no escalation, no sub-agent" } }
                 } @else {
                     // Note [Session tree] in the store's `query`: every
-                    // session below this one, each after its parent.
+                    // session below this one, each after its parent. A long
+                    // tree is folded so the transcript stays on the first
+                    // screen (Note [Transcript first]).
+                    details.tree-fold open[d.tree.len() <= TREE_OPEN] {
+                    summary.muted {
+                        (d.tree.len()) @if d.tree.len() == 1 { " session" } @else { " sessions" } " below this one · "
+                        (thousands(d.tree.iter().map(|n| n.session.input_tokens.saturating_add(n.session.output_tokens)).fold(0, i64::saturating_add)))
+                        " tokens in and out"
+                    }
                     ul #tree .children {
                         @for n in &d.tree {
                             @let c = &n.session;
@@ -419,7 +433,7 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                                 " tier " (c.tier)
                                 @if let Some(a) = &c.agent { " · " span.agent { (a) } }
                                 @if let Some(m) = &c.model { " · " span.model { (m) } }
-                                " · " span.tokens { (c.input_tokens) " in / " (c.output_tokens) " out" }
+                                " · " span.tokens { (thousands(c.input_tokens)) " in / " (thousands(c.output_tokens)) " out" }
                                 @if c.cost_usd.is_some() { " · " (sessions::cost(c)) }
                                 @if let Some(sum) = &c.summary {
                                     br; span.muted.description title=(sum) { (sessions::truncate(sum, 160)) }
@@ -429,6 +443,7 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                     }
                     @if d.tree.len() >= query::MAX_TREE {
                         p.muted { "The first " (query::MAX_TREE) " sessions below this one are shown." }
+                    }
                     }
                 }
                 @if let Some(esc) = &s.escalation {
@@ -440,13 +455,22 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                     }
                 }
             }
-            h2 { "Verdict" }
-            p {
-                span #verdict class={ "badge " (match valid { Some(true) => "ok", Some(false) => "bad", None => "muted" }) }
-                    data-valid=[valid] { (verdict_text(verdict, running)) }
-                " " span.muted { "extraction: " (opt(s.extraction_method.as_deref())) }
-            }
-            @if !l.hooks.is_empty() { (hook_calls(&l.hooks)) }
+            // Note [Transcript first]: a session nobody validated (every
+            // imported one) shows its validation in one folded line; one
+            // with a verdict keeps it open above the transcript.
+            details #validation .validation open[verdict.is_some() || running] {
+                summary {
+                    span.fold-title { "Verdict" } " "
+                    span #verdict class={ "badge " (match valid { Some(true) => "ok", Some(false) => "bad", None => "muted" }) }
+                        data-valid=[valid] { (verdict_text(verdict, running)) }
+                    " " span.muted {
+                        "extraction: " (opt(s.extraction_method.as_deref()))
+                        " · tier " (s.tier)
+                        @if let Some(p) = &s.profile { " · profile " (p) }
+                        @if !errors.is_empty() { " · " (errors.len()) " error" @if errors.len() > 1 { "s" } }
+                        @if !items(verdict, "repairs").is_empty() { " · " (items(verdict, "repairs").len()) " repairs" }
+                    }
+                }
             div.grid2 {
                 div {
                     h2 { "Structured output" }
@@ -500,6 +524,8 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                     @if items(verdict, "coercions").is_empty() { p.muted { "None." } }
                 }
             }
+            }
+            @if !l.hooks.is_empty() { (hook_calls(&l.hooks)) }
             h2 { "Transcript" }
             p.muted #transcript-source data-source=(match l.transcript_source { Source::Feed => "feed", Source::Log => "log", Source::None => "none" }) {
                 @match l.transcript_source {
@@ -578,41 +604,92 @@ fn transcript_pager(l: &Loaded) -> Markup {
     }
 }
 
-/// The header facts.
-fn facts(s: &SessionRow) -> Markup {
+/// Sub-agents shown unfolded on a page; a longer tree starts folded.
+const TREE_OPEN: usize = 8;
+
+/// The header facts (Note \[Transcript first\]): what a reader asks of a
+/// session first — which agent and models, where, when, how long, how
+/// much — with the run-only facts (tier, profile, extraction, exit code)
+/// only for a session `agentshape run` made.
+fn facts(d: &SessionDetail) -> Markup {
+    let s = &d.session;
+    let run = s.source_path.is_none() && !s.not_imported;
+    let below: (i64, i64) = d.tree.iter().fold((0, 0), |(i, o), n| {
+        (
+            i.saturating_add(n.session.input_tokens),
+            o.saturating_add(n.session.output_tokens),
+        )
+    });
     html! {
         dl #facts .facts {
-            dt { "Tier" } dd { (s.tier) }
-            dt { "Profile" } dd { (opt(s.profile.as_deref())) }
-            dt { "Agent" } dd {
+            dt { "Agent" } dd #agent {
                 (opt(s.agent.as_deref()))
-                @if let Some(v) = &s.agent_version { " " span.muted { (v) } }
+                @if let Some(v) = &s.agent_version { " " span.muted.version { (v) } }
             }
-            dt { "Model" } dd { (opt(s.model.as_deref())) }
+            dt { "Models" } dd #models { (models(d)) }
             @if let Some(p) = &s.project {
-                dt { "Project" } dd #project .mono { (p) }
+                dt { "Project" } dd #project .mono title=(p) { (p) }
             }
             @if let Some(b) = &s.git_branch {
                 dt { "Branch" } dd.mono { (b) }
             }
-            dt { "Started" } dd.mono { (s.started_at) }
-            dt { "Ended" } dd.mono { (opt(s.ended_at.as_deref())) }
-            dt { "Duration" } dd { (duration(s.duration_ms)) }
-            @if let Some(n) = s.secrets_masked {
-                dt { "Secrets masked" } dd #secrets-masked { (n) }
-            }
-            dt { "Turns" } dd { (opt(s.num_turns)) }
-            dt { "Cost" } dd #cost { @if s.cost_usd.is_some() { (sessions::cost(s)) } @else { "—" } }
-            dt { "Tokens" } dd {
-                (s.input_tokens) " in / " (s.output_tokens) " out"
+            dt { "Started" } dd.mono title=(s.started_at) { (sessions::when(&s.started_at)) }
+            dt { "Duration" } dd #duration title=[s.ended_at.as_ref().map(|e| format!("ended {e}"))] { (duration(s.duration_ms)) }
+            dt { "Turns" } dd { (s.num_turns.map_or_else(|| "—".to_owned(), thousands)) }
+            dt { "Tokens" } dd #tokens {
+                (thousands(s.input_tokens)) " in · " (thousands(s.output_tokens)) " out"
                 @if s.cache_read_tokens > 0 || s.cache_write_tokens > 0 {
-                    " · cache " (s.cache_read_tokens) " read / " (s.cache_write_tokens) " written"
+                    " · cache " (thousands(s.cache_read_tokens)) " read, " (thousands(s.cache_write_tokens)) " written"
+                }
+                @if !d.tree.is_empty() {
+                    br; span.muted #tokens-below {
+                        "sessions below: " (thousands(below.0)) " in · " (thousands(below.1)) " out"
+                    }
                 }
             }
-            dt { "Extraction" } dd { (opt(s.extraction_method.as_deref())) }
-            dt { "Exit code" } dd { (opt(s.exit_code)) }
+            dt { "Cost" } dd #cost { @if s.cost_usd.is_some() { (sessions::cost(s)) } @else { "—" } }
+            @if let Some(n) = s.secrets_masked {
+                dt { "Secrets masked" } dd #secrets-masked { (thousands(n)) }
+            }
+            @if run {
+                dt { "Tier" } dd { (s.tier) }
+                dt { "Profile" } dd { (opt(s.profile.as_deref())) }
+                dt { "Extraction" } dd { (opt(s.extraction_method.as_deref())) }
+                dt { "Exit code" } dd { (opt(s.exit_code)) }
+            }
             @if let Some(p) = &s.source_path {
-                dt { "Imported from" } dd.mono { (p) }
+                dt { "Imported from" } dd.mono.path title=(p) { (p) }
+            }
+        }
+    }
+}
+
+/// The models a session used, as a mix: each with its share of the
+/// session's own tokens, most first, the inline sub-agents' part apart
+/// (Note \[Inline sub-agents\] in the runtime's import). A session with no
+/// stored calls shows the model its row names.
+fn models(d: &SessionDetail) -> Markup {
+    let all: i64 = d
+        .models
+        .iter()
+        .map(query::usage::ModelShare::total)
+        .fold(0, i64::saturating_add);
+    html! {
+        @if d.models.is_empty() || all == 0 {
+            (opt(d.session.model.as_deref()))
+        } @else {
+            ul.models {
+                @for m in &d.models {
+                    @let pct = if all > 0 { m.total() as f64 * 100.0 / all as f64 } else { 0.0 };
+                    li data-model=(m.model) data-sidechain=[m.sidechain.then_some("true")] {
+                        span.model { @if m.model.is_empty() { "(unnamed)" } @else { (m.model) } }
+                        " " span.muted {
+                            (format!("{pct:.0}%")) " · " (thousands(m.total())) " tokens · "
+                            (thousands(m.calls)) @if m.calls == 1 { " call" } @else { " calls" }
+                            @if m.sidechain { " · inline sub-agents" }
+                        }
+                    }
+                }
             }
         }
     }

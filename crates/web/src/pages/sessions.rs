@@ -249,14 +249,9 @@ pub(crate) fn when(at: &str) -> String {
     at.get(..19).unwrap_or(at).replace('T', " ")
 }
 
-/// Milliseconds as `450 ms`, `12.3 s`, `4m 05s`, `2h 03m`.
+/// Milliseconds as `450 ms`, `12.3 s`, `41 m 48 s`, `2 h 03 m`.
 pub(crate) fn duration(ms: i64) -> String {
-    match ms {
-        ..1_000 => format!("{ms} ms"),
-        1_000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
-        60_000..3_600_000 => format!("{}m {:02}s", ms / 60_000, ms % 60_000 / 1000),
-        _ => format!("{}h {:02}m", ms / 3_600_000, ms % 3_600_000 / 60_000),
-    }
+    super::numbers::span(ms)
 }
 
 /// Dollars with four decimals (agent runs cost cents).
@@ -751,6 +746,7 @@ mod tests {
             raw_log_path: None,
             heartbeat_at: None,
             lost: false,
+            not_imported: false,
             shown_status: "completed".into(),
             project: None,
             git_branch: None,
@@ -951,8 +947,8 @@ mod tests {
         let cases: &[(i64, &str)] = &[
             (450, "450 ms"),
             (12_345, "12.3 s"),
-            (245_000, "4m 05s"),
-            (7_380_000, "2h 03m"),
+            (245_000, "4 m 05 s"),
+            (7_380_000, "2 h 03 m"),
         ];
         for (ms, want) in cases {
             assert_eq!(duration(*ms), *want);
@@ -1056,7 +1052,7 @@ mod tests {
             "{html}"
         );
         assert!(html.contains(">1.1M</span>"), "{html}");
-        assert!(html.contains("<td class=\"num\">1m 05s</td>"), "{html}");
+        assert!(html.contains("<td class=\"num\">1 m 05 s</td>"), "{html}");
         assert!(
             html.contains(
                 r#"$0.00<abbr class="partial" title="partial: no price for mystery-model-9"#

@@ -527,11 +527,19 @@ fn a_native_session_shows_its_tree_compactions_tool_errors_models_and_tokens() {
     );
     // Facts: project, branch, version, estimated cost, cache, source.
     assert!(
-        html.contains(r#"<dd class="mono" id="project">&lt;script&gt;"#),
+        html.contains(r#"<dd class="mono" id="project" title="&lt;script&gt;alert(1)&lt;/script&gt;">&lt;script&gt;"#),
         "{html}"
     );
     assert!(html.contains(r#"$1.5000 <abbr class="est""#));
-    assert!(html.contains("cache 5000 read / 300 written"));
+    assert!(html.contains("cache 5,000 read, 300 written"));
+    // Transcript first (Note [Transcript first]): no verdict, so the
+    // validation is one folded line, and the run-only facts are not shown.
+    assert!(
+        html.contains(r#"<details class="validation" id="validation"><summary>"#),
+        "{html}"
+    );
+    assert!(!html.contains("<dt>Exit code</dt>"), "{html}");
+    assert!(html.contains("sessions below: 321 in · 12 out"), "{html}");
     assert!(html.contains("2.1.23"));
     assert!(html.contains("n-main.jsonl"));
     // Every row has its anchor and its line's time.
@@ -690,4 +698,149 @@ fn a_usage_only_session_says_how_to_import_its_transcript() {
     );
     let html = page(&store, "u-1");
     assert!(!html.contains(r#"id="usage-only""#), "{html}");
+}
+
+fn call(
+    key: &str,
+    model: &str,
+    sidechain: bool,
+    input: u64,
+    output: u64,
+) -> agentshape_store::UsageRecord {
+    agentshape_store::UsageRecord {
+        key: key.to_owned(),
+        at_ms: 1_752_469_200_000,
+        model: model.to_owned(),
+        sidechain,
+        tokens: agentshape_core::usage::UsageTokens {
+            input,
+            output,
+            ..Default::default()
+        },
+    }
+}
+
+#[test]
+fn the_header_shows_the_models_as_a_mix_with_readable_numbers() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let mut rec = SessionRecord::new("mix", "2025-07-14T05:00:00.000Z", "completed");
+    rec.agent = Some("claude-code".to_owned());
+    rec.agent_version = Some("1.0.51".to_owned());
+    rec.model = Some("claude-3-5-haiku".to_owned());
+    rec.project = Some("/home/ana/src/a-very-long/path/to/the/project".to_owned());
+    rec.source_path = Some("/p/mix.jsonl".to_owned());
+    rec.input_tokens = 1_234_567;
+    rec.duration_ms = Some(2_508_000);
+    rec.usage = vec![
+        call("msg:a", "claude-opus-4", false, 900_000, 1_000),
+        call("msg:b", "claude-opus-4", false, 300_000, 1_000),
+        call("msg:c", "claude-3-5-haiku", false, 30_000, 500),
+        call("msg:d", "claude-sonnet-4", true, 100_000, 2_000),
+    ];
+    save_native(&mut store, &rec, &[], "2025-07-14T05:00:01.000Z");
+    let l = load(&store, "mix", 0).unwrap().unwrap();
+    let models: Vec<(&str, bool)> = l
+        .detail
+        .models
+        .iter()
+        .map(|m| (m.model.as_str(), m.sidechain))
+        .collect();
+    assert_eq!(
+        models,
+        [
+            ("claude-opus-4", false),
+            ("claude-sonnet-4", true),
+            ("claude-3-5-haiku", false)
+        ],
+        "most tokens first, the inline sub-agents' part apart"
+    );
+    assert_eq!(l.detail.models[0].calls, 2);
+    assert_eq!(l.detail.models[0].total(), 1_202_000);
+    let html = render(&l).into_string();
+    let facts = &html[html.find(r#"id="facts""#).unwrap()..];
+    let facts = &facts[..facts.find("</dl>").unwrap()];
+    assert!(
+        facts.contains(r#"<li data-model="claude-opus-4"><span class="model">claude-opus-4</span> <span class="muted">90% · 1,202,000 tokens · 2 calls</span></li>"#),
+        "{facts}"
+    );
+    assert!(
+        facts.contains(r#"data-sidechain="true""#) && facts.contains("· inline sub-agents"),
+        "{facts}"
+    );
+    assert!(facts.contains("1,234,567 in"), "{facts}");
+    assert!(facts.contains(">41 m 48 s</dd>"), "{facts}");
+    assert!(
+        facts.contains(">/home/ana/src/a-very-long/path/to/the/project</dd>"),
+        "{facts}"
+    );
+    assert!(facts.contains("1.0.51"), "{facts}");
+    // A session with no stored calls names its row's model.
+    let mut bare = SessionRecord::new("bare", "2025-07-14T05:00:00.000Z", "completed");
+    bare.model = Some("gpt-5-codex".to_owned());
+    bare.source_path = Some("/p/bare.jsonl".to_owned());
+    save_native(&mut store, &bare, &[], "2025-07-14T05:00:01.000Z");
+    let html = page(&store, "bare");
+    assert!(
+        html.contains(r#"<dd id="models">gpt-5-codex</dd>"#),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_parent_only_its_sub_agents_named_is_not_imported_rather_than_lost() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    // A sub-agent's own file names a parent whose file was never imported:
+    // the store holds the parent as a placeholder (Note [Parents not
+    // imported]), started long ago, with no heartbeat.
+    let mut sub = SessionRecord::new("agent-0f", "2024-01-02T03:04:05.000Z", "completed");
+    sub.parent_id = Some("gone-parent".to_owned());
+    sub.agent = Some("claude-code".to_owned());
+    sub.source_path = Some("/p/gone-parent/subagents/agent-0f.jsonl".to_owned());
+    save_native(&mut store, &sub, &[], "2024-01-02T03:04:06.000Z");
+    let row = query::session(&store, "gone-parent")
+        .unwrap()
+        .unwrap()
+        .session;
+    assert!(row.not_imported && !row.lost, "{row:?}");
+    assert_eq!(row.shown_status, "not_imported");
+    let html = page(&store, "gone-parent");
+    assert!(html.contains(r#"id="not-imported""#), "{html}");
+    assert!(!html.contains(r#"id="lost""#), "{html}");
+    assert!(!html.contains("no heartbeat"), "{html}");
+    // Not counted among the sessions stored before masking, nor as lost.
+    assert_eq!(
+        agentshape_store::secrets::unmasked_sessions(&store).unwrap(),
+        0
+    );
+    let lost = query::SessionFilter {
+        status: Some("lost".to_owned()),
+        ..query::SessionFilter::default()
+    };
+    assert!(query::sessions(&store, &lost).unwrap().is_empty());
+    let not_imported = query::SessionFilter {
+        status: Some("not_imported".to_owned()),
+        ..query::SessionFilter::default()
+    };
+    let ids: Vec<String> = query::sessions(&store, &not_imported)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(ids, ["gone-parent"]);
+    // A real run that stopped answering is still lost.
+    let mut run = SessionRecord::new("run-1", "2024-01-02T03:04:05.000Z", "running");
+    run.agent = Some("claude-code".to_owned());
+    store.write_session(&run).unwrap();
+    let row = query::session(&store, "run-1").unwrap().unwrap().session;
+    assert!(row.lost && !row.not_imported, "{row:?}");
+    // Importing the parent's file ends it.
+    let mut parent = SessionRecord::new("gone-parent", "2024-01-02T03:00:00.000Z", "completed");
+    parent.agent = Some("claude-code".to_owned());
+    parent.source_path = Some("/p/gone-parent.jsonl".to_owned());
+    save_native(&mut store, &parent, &[], "2024-01-02T03:04:07.000Z");
+    let row = query::session(&store, "gone-parent")
+        .unwrap()
+        .unwrap()
+        .session;
+    assert_eq!(row.shown_status, "completed");
 }
