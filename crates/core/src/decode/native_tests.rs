@@ -119,6 +119,22 @@ fn claude_session_is_detected_and_summarized() {
     assert_eq!(n.subagents.len(), 1);
     assert_eq!(n.subagents[0].id, "s1");
     assert_eq!(n.subagents[0].lines, 3);
+    // The inline sub-agent's own model and tokens (one call, msg_C); the
+    // session's tokens hold them too.
+    assert_eq!(
+        n.subagents[0].model.as_deref(),
+        Some("claude-3-5-haiku-20241022")
+    );
+    assert_eq!(
+        n.subagents[0].tokens,
+        TokenCounts {
+            input: 4,
+            output: 8,
+            cache_write: 10,
+            ..TokenCounts::default()
+        }
+    );
+    assert!(n.tokens.input >= 4 && n.tokens.output >= 8);
     assert_eq!(n.compactions, 1);
     assert_eq!(n.messages, 4);
     assert_eq!(
@@ -523,4 +539,92 @@ fn fuzz_body_holds_on_native_fixtures() {
         fuzz_decode(input.as_bytes());
         fuzz_decode(&input.as_bytes()[..input.len() / 2]);
     }
+}
+
+#[test]
+fn an_inline_sub_agent_counts_each_of_its_messages_once_with_its_own_model() {
+    let line = |uuid: &str, parent: &str, side: bool, body: &str| {
+        format!(
+            r#"{{"parentUuid":{parent},"isSidechain":{side},"sessionId":"s","version":"1.0.51","cwd":"/w","uuid":"{uuid}","timestamp":"2025-07-01T10:00:00.000Z",{body}}}"#
+        )
+    };
+    let answer = |id: &str, model: &str, input: u64, output: u64| {
+        format!(
+            r#""type":"assistant","message":{{"id":"{id}","role":"assistant","model":"{model}","content":[{{"type":"text","text":"x"}}],"usage":{{"input_tokens":{input},"output_tokens":{output}}}}}"#
+        )
+    };
+    let file = [
+        line(
+            "m1",
+            "null",
+            false,
+            r#""type":"user","message":{"role":"user","content":"go"}"#,
+        ),
+        line(
+            "m2",
+            r#""m1""#,
+            false,
+            &answer("main-1", "claude-opus-4", 100, 10),
+        ),
+        line(
+            "a1",
+            "null",
+            true,
+            r#""type":"user","message":{"role":"user","content":"look"}"#,
+        ),
+        // One message in two lines, its usage growing: counted once, the last.
+        line(
+            "a2",
+            r#""a1""#,
+            true,
+            &answer("side-1", "claude-3-5-haiku", 5, 1),
+        ),
+        line(
+            "a3",
+            r#""a2""#,
+            true,
+            &answer("side-1", "claude-3-5-haiku", 5, 7),
+        ),
+        line(
+            "b1",
+            "null",
+            true,
+            r#""type":"user","message":{"role":"user","content":"other"}"#,
+        ),
+        line(
+            "b2",
+            r#""b1""#,
+            true,
+            &answer("side-2", "claude-sonnet-4", 20, 2),
+        ),
+        line(
+            "m3",
+            r#""m2""#,
+            false,
+            &answer("main-2", "claude-opus-4", 50, 5),
+        ),
+    ]
+    .join("\n");
+    let s = summary(&file);
+    let n = s.session.as_deref().unwrap();
+    let subs: Vec<(&str, Option<&str>, u64, u64)> = n
+        .subagents
+        .iter()
+        .map(|a| {
+            (
+                a.id.as_str(),
+                a.model.as_deref(),
+                a.tokens.input,
+                a.tokens.output,
+            )
+        })
+        .collect();
+    assert_eq!(
+        subs,
+        [
+            ("a1", Some("claude-3-5-haiku"), 5, 7),
+            ("b1", Some("claude-sonnet-4"), 20, 2)
+        ]
+    );
+    assert_eq!((n.tokens.input, n.tokens.output), (175, 24));
 }

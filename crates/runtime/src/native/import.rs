@@ -1210,6 +1210,54 @@ mod tests {
     }
 
     #[test]
+    fn an_inline_sub_agent_gets_its_own_model_and_tokens_and_the_parent_keeps_its_own() {
+        let (dir, _, mut store) = setup();
+        let path = dir.path().join("sess-1.jsonl");
+        std::fs::write(
+            &path,
+            include_str!("../../../core/tests/fixtures/native/claude-1.0-session.jsonl"),
+        )
+        .unwrap();
+        let r = import(&mut store, &path);
+        assert_eq!(r.session_id.as_deref(), Some("sess-1"), "{r:?}");
+        let rows: Vec<(String, Option<String>, i64, i64, i64)> = store
+            .connection()
+            .prepare(
+                "SELECT id, model, input_tokens, output_tokens, cache_write_tokens
+                 FROM sessions ORDER BY id",
+            )
+            .unwrap()
+            .query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let child = rows
+            .iter()
+            .find(|r| r.0 == "agent-s1")
+            .expect("the inline child");
+        assert_eq!(
+            (child.1.as_deref(), child.2, child.3, child.4),
+            (Some("claude-3-5-haiku-20241022"), 4, 8, 10),
+            "{rows:?}"
+        );
+        // The file's calls, all in `usage_calls` under the parent, sum to
+        // the parent's row plus its child's: every token once.
+        let calls: (i64, i64) = store
+            .connection()
+            .query_row(
+                "SELECT SUM(input_tokens), SUM(output_tokens) FROM usage_calls",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let parent = rows.iter().find(|r| r.0 == "sess-1").unwrap();
+        assert_eq!((parent.2 + child.2, parent.3 + child.3), calls, "{rows:?}");
+        assert!(parent.2 > 0 && parent.3 > 0, "{rows:?}");
+    }
+
+    #[test]
     fn truncated_and_replaced_files_are_read_whole_once() {
         let (dir, path, mut store) = setup();
         std::fs::write(&path, lines(0, 6)).unwrap();
