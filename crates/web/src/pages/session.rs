@@ -605,7 +605,7 @@ fn transcript_pager(l: &Loaded) -> Markup {
 }
 
 /// Sub-agents shown unfolded on a page; a longer tree starts folded.
-const TREE_OPEN: usize = 8;
+const TREE_OPEN: usize = 3;
 
 /// The header facts (Note \[Transcript first\]): what a reader asks of a
 /// session first — which agent and models, where, when, how long, how
@@ -626,7 +626,6 @@ fn facts(d: &SessionDetail) -> Markup {
                 (opt(s.agent.as_deref()))
                 @if let Some(v) = &s.agent_version { " " span.muted.version { (v) } }
             }
-            dt { "Models" } dd #models { (models(d)) }
             @if let Some(p) = &s.project {
                 dt { "Project" } dd #project .mono title=(p) { (p) }
             }
@@ -636,14 +635,15 @@ fn facts(d: &SessionDetail) -> Markup {
             dt { "Started" } dd.mono title=(s.started_at) { (sessions::when(&s.started_at)) }
             dt { "Duration" } dd #duration title=[s.ended_at.as_ref().map(|e| format!("ended {e}"))] { (duration(s.duration_ms)) }
             dt { "Turns" } dd { (s.num_turns.map_or_else(|| "—".to_owned(), thousands)) }
-            dt { "Tokens" } dd #tokens {
+            dt.wide { "Models" } dd #models .wide { (models(d)) }
+            dt.wide { "Tokens" } dd #tokens .wide {
                 (thousands(s.input_tokens)) " in · " (thousands(s.output_tokens)) " out"
                 @if s.cache_read_tokens > 0 || s.cache_write_tokens > 0 {
                     " · cache " (thousands(s.cache_read_tokens)) " read, " (thousands(s.cache_write_tokens)) " written"
                 }
                 @if !d.tree.is_empty() {
-                    br; span.muted #tokens-below {
-                        "sessions below: " (thousands(below.0)) " in · " (thousands(below.1)) " out"
+                    " " span.muted #tokens-below {
+                        "(sessions below: " (thousands(below.0)) " in · " (thousands(below.1)) " out)"
                     }
                 }
             }
@@ -658,7 +658,7 @@ fn facts(d: &SessionDetail) -> Markup {
                 dt { "Exit code" } dd { (opt(s.exit_code)) }
             }
             @if let Some(p) = &s.source_path {
-                dt { "Imported from" } dd.mono.path title=(p) { (p) }
+                dt.wide { "Imported from" } dd.mono.path.wide title=(p) { (p) }
             }
         }
     }

@@ -421,9 +421,18 @@ fn native_sessions_filter_tree_compaction_errors_charts_and_search() {
     ));
     let sub = sub.as_str().expect("the sub-agent in the tree");
     assert!(
-        sub.contains("Explore the transcoder logs") && sub.contains("8400 in"),
+        sub.contains("Explore the transcoder logs") && sub.contains("8,400 in"),
         "{sub}"
     );
+    // Transcript first (issue 41): no verdict, so the validation is one
+    // folded line and the transcript's first row is on the first screen.
+    let top = browser.js("const v = document.querySelector('#validation');
+         const r = document.querySelector('#transcript .line:not([hidden])');
+         return { open: v.open, top: r.getBoundingClientRect().top + window.scrollY,
+                  models: document.querySelector('#models').textContent };");
+    assert_eq!(top["open"], false, "{top}");
+    assert!(top["top"].as_f64().unwrap() < 1000.0, "{top}");
+    assert!(!top["models"].as_str().unwrap().is_empty(), "{top}");
     let marker = browser.js(
         "const m = document.querySelector('#transcript .line.t-compaction .compaction');
          if (!m) return null;

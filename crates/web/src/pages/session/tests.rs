@@ -539,7 +539,7 @@ fn a_native_session_shows_its_tree_compactions_tool_errors_models_and_tokens() {
         "{html}"
     );
     assert!(!html.contains("<dt>Exit code</dt>"), "{html}");
-    assert!(html.contains("sessions below: 321 in · 12 out"), "{html}");
+    assert!(html.contains("(sessions below: 321 in · 12 out)"), "{html}");
     assert!(html.contains("2.1.23"));
     assert!(html.contains("n-main.jsonl"));
     // Every row has its anchor and its line's time.
