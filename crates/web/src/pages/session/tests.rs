@@ -781,7 +781,7 @@ fn the_header_shows_the_models_as_a_mix_with_readable_numbers() {
     save_native(&mut store, &bare, &[], "2025-07-14T05:00:01.000Z");
     let html = page(&store, "bare");
     assert!(
-        html.contains(r#"<dd id="models">gpt-5-codex</dd>"#),
+        html.contains(r#"<dd class="wide" id="models">gpt-5-codex</dd>"#),
         "{html}"
     );
 }
