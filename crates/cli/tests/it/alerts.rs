@@ -783,9 +783,10 @@ fn alerts_on_a_postgres_store_fire_once_and_list_the_same() {
 }
 
 /// Issue 40 §2: a webhook URL with user info plus an `Authorization`
-/// header would send two credentials; the request is refused before
-/// anything is sent, the delivery fails with a line saying why, and no
-/// credential shows.
+/// header would send two credentials. `serve --alerts` refuses the rules
+/// when it reads them (exit 64, one line naming the rule and the field, no
+/// credential shown), before anything starts or is sent; the egress
+/// policy refuses such a request too (its own tests).
 #[test]
 fn alerts_a_webhook_with_user_info_and_an_authorization_header_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -800,31 +801,30 @@ fn alerts_a_webhook_with_user_info_and_an_authorization_header_is_refused() {
             rx.port()
         ),
     );
-    let text = std::fs::read_to_string(&rules)
-        .unwrap()
-        .replace("[settings]\n", "[settings]\nattempts = 2\n");
-    std::fs::write(&rules, text).unwrap();
-    open(&db)
-        .write_session(&failed("a", now(), "timeout"))
+    let out = agentshape()
+        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
+        .arg(&db)
+        .arg("--alerts")
+        .arg(&rules)
+        .env_remove("AGENTSHAPE_STORE")
+        .env_remove("AGENTSHAPE_TOKEN")
+        .timeout(GUARD)
+        .output()
         .unwrap();
-    let server = serve(&db, &rules);
-    wait_until("the delivery to fail", GUARD, || {
-        list(&db)
-            .first()
-            .is_some_and(|f| f["deliveries"][0]["state"] == "failed")
-    });
-    let fired = list(&db);
-    let err = fired[0]["deliveries"][0]["last_error"].as_str().unwrap();
-    assert!(err.contains("refusing to send both"), "{err}");
-    assert!(rx.requests().is_empty(), "{:?}", rx.requests());
-    let all = format!(
-        "{}{}",
-        serde_json::to_string(&fired).unwrap(),
-        server.stderr()
+    assert_exit(&out, 64);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "rule `failed`: `webhook.headers.Authorization`: the URL carries credentials too"
+        ),
+        "{err}"
     );
-    for secret in ["hunter2", "t0k3n"] {
-        assert!(!all.contains(secret), "`{secret}` shown: {all}");
+    for secret in ["hunter2", "t0k3n", "bob"] {
+        assert!(!err.contains(secret), "`{secret}` shown: {err}");
     }
+    assert!(rx.requests().is_empty(), "{:?}", rx.requests());
+    assert!(!db.exists(), "nothing started");
 }
 
 /// Issue 40 §5: a webhook that never answers (each attempt takes its whole

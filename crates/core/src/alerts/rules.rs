@@ -857,9 +857,31 @@ fn read_webhook(v: &Value) -> Result<Webhook, (String, String)> {
             ));
         }
     }
+    // One credential per request (the egress policy refuses two at send
+    // time): said when the rules are read, not at the first firing.
+    if has_userinfo(&url)
+        && headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+    {
+        return Err((
+            "headers.Authorization".to_owned(),
+            format!(
+                "the URL carries credentials too ({}): give one of the two",
+                crate::alerts::redact_url(&url)
+            ),
+        ));
+    }
     Ok(Webhook {
         url,
         format,
         headers,
     })
+}
+
+/// Whether `url`'s authority holds user info (`user:pass@host`).
+fn has_userinfo(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    authority.contains('@')
 }

@@ -20,7 +20,7 @@ window = "1h"
 above = 0.2
 min_runs = 10
 cooldown = "30m"
-webhook = { url = "https://user:pass@hooks.example.com/services/T1/B2?token=abc", format = "slack", headers = { Authorization = "Bearer s3cret" } }
+webhook = [{ url = "https://user:pass@hooks.example.com/services/T1/B2?token=abc", format = "slack" }, { url = "https://hooks.example.com/b", headers = { Authorization = "Bearer s3cret" } }]
 
 [[rule]]
 name = "timeouts"
@@ -78,6 +78,9 @@ fn a_full_file_parses_into_rules() {
         panic!("{:?}", r.destinations)
     };
     assert_eq!(w.format, Format::Slack);
+    let Destination::Webhook(w) = &r.destinations[1] else {
+        panic!("{:?}", r.destinations)
+    };
     assert_eq!(
         w.headers,
         vec![("Authorization".into(), "Bearer s3cret".into())]
@@ -109,7 +112,7 @@ fn a_full_file_parses_into_rules() {
     let line = set.rules[0].describe();
     assert_eq!(
         line,
-        "review-rejections: rejection rate of profile `code-review` above 20% over 1h (at least 10 runs); cooldown 30m; to webhook https://hooks.example.com/services/T1/B2"
+        "review-rejections: rejection rate of profile `code-review` above 20% over 1h (at least 10 runs); cooldown 30m; to webhook https://hooks.example.com/services/T1/B2, webhook https://hooks.example.com/b"
     );
 }
 
@@ -149,6 +152,12 @@ fn errors_name_the_rule_and_the_field_on_one_line() {
         (
             rule("when = \"session_lost\"\nwebhook = { url = \"ftp://u:p@h/x\" }"),
             "rule `r`: `webhook.url`: must be an http:// or https:// URL (ftp://h/x)",
+        ),
+        (
+            rule(
+                "when = \"session_lost\"\nwebhook = { url = \"https://u:p@h/x\", headers = { authorization = \"Bearer t\" } }",
+            ),
+            "rule `r`: `webhook.headers.Authorization`: the URL carries credentials too (https://h/x): give one of the two",
         ),
         (
             rule("when = \"session_lost\"\nwebhook = { url = \"https://h/x\", format = \"xml\" }"),
