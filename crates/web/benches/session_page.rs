@@ -9,6 +9,7 @@
 //! that took longest in a first timing pass. Skipped, with a message, when
 //! the shared folder is absent.
 #![allow(clippy::unwrap_used, missing_docs)] // a bench: a failure is the bench failing
+#![allow(clippy::print_stdout)] // what it measured, and why it skipped, are its output
 
 use std::hint::black_box;
 use std::path::PathBuf;

@@ -327,7 +327,9 @@ mod tests {
 
     #[test]
     fn a_long_diff_folds_and_a_huge_one_is_bounded() {
-        let content: String = (0..5_000).map(|i| format!("l{i}\n")).collect();
+        let content: String = (0..5_000)
+            .map(|i| ["l", &i.to_string(), "\n"].concat())
+            .collect();
         let html = view("Write", &json!({"file_path": "big", "content": content}))
             .unwrap()
             .into_string();

@@ -95,7 +95,7 @@ mod tests {
 
     use super::*;
 
-    fn ev(id: i64, event: Value) -> Row {
+    fn ev(id: i64, event: &Value) -> Row {
         Row {
             id,
             session_id: "s".into(),
@@ -108,7 +108,7 @@ mod tests {
     fn progress(id: i64, agent: &str) -> Row {
         ev(
             id,
-            json!({"type": "sub_agent", "agent_id": agent, "tool_use_id": "t"}),
+            &json!({"type": "sub_agent", "agent_id": agent, "tool_use_id": "t"}),
         )
     }
 
@@ -117,10 +117,10 @@ mod tests {
         let rows = vec![
             progress(1, "a"),
             progress(2, "a"),
-            ev(3, json!({"type": "usage"})),
+            ev(3, &json!({"type": "usage"})),
             progress(4, "a"),
             progress(5, "b"),
-            ev(6, json!({"type": "text", "text": "hi"})),
+            ev(6, &json!({"type": "text", "text": "hi"})),
             progress(7, "b"),
             progress(8, "b"),
         ];
@@ -150,9 +150,9 @@ mod tests {
 
     #[test]
     fn empty_replies_are_empty() {
-        assert!(empty(&ev(1, json!({"type": "text", "text": " \n"}))));
-        assert!(empty(&ev(1, json!({"type": "thinking", "text": ""}))));
-        assert!(!empty(&ev(1, json!({"type": "text", "text": "x"}))));
-        assert!(!empty(&ev(1, json!({"type": "user_text", "text": ""}))));
+        assert!(empty(&ev(1, &json!({"type": "text", "text": " \n"}))));
+        assert!(empty(&ev(1, &json!({"type": "thinking", "text": ""}))));
+        assert!(!empty(&ev(1, &json!({"type": "text", "text": "x"}))));
+        assert!(!empty(&ev(1, &json!({"type": "user_text", "text": ""}))));
     }
 }

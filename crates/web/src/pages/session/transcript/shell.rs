@@ -232,7 +232,9 @@ mod tests {
 
     #[test]
     fn a_shell_view_shows_command_code_and_folds_long_output() {
-        let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        let long: String = (1..=30)
+            .map(|i| ["line ", &i.to_string(), "\n"].concat())
+            .collect();
         let r = Outcome {
             content: Some(&long),
             is_error: false,

@@ -110,7 +110,7 @@ fn folded_result(call: &Call<'_>, what: &str) -> Markup {
 }
 
 /// The head of a call: its tag, name and what follows.
-fn head(call: &Call<'_>, what: Markup) -> Markup {
+fn head(call: &Call<'_>, what: &Markup) -> Markup {
     html! {
         div.tool-head {
             span.tag { "tool" } " " span.tool-name { (call.name) } " " (what) (status(call))
@@ -133,7 +133,7 @@ fn read_view(call: &Call<'_>) -> Option<Markup> {
         (None, None) => None,
     };
     Some(html! {
-        (head(call, html! { code.path { (path) } @if let Some(r) = range { " " span.muted.range { (r) } } }))
+        (head(call, &html! { code.path { (path) } @if let Some(r) = range { " " span.muted.range { (r) } } }))
         (folded_result(call, "content"))
     })
 }
@@ -160,7 +160,7 @@ fn todo_view(call: &Call<'_>) -> Option<Markup> {
     let items: Vec<(&str, &str)> = items.iter().filter_map(todo_item).collect();
     let done = items.iter().filter(|(_, s)| *s == "completed").count();
     Some(html! {
-        (head(call, html! { span.muted { (done) " of " (items.len()) " done" } }))
+        (head(call, &html! { span.muted { (done) " of " (items.len()) " done" } }))
         @if let Some(e) = call.input.get("explanation").and_then(Value::as_str) { p.muted.note { (e) } }
         ul.checklist {
             @for (text, st) in &items {
@@ -194,7 +194,7 @@ fn web_view(call: &Call<'_>) -> Option<Markup> {
         return None;
     }
     Some(html! {
-        (head(call, html! {
+        (head(call, &html! {
             @if let Some(u) = url {
                 @if web_link(u) {
                     a.url href=(u) rel="noopener noreferrer nofollow" { (u) }
@@ -260,7 +260,7 @@ pub(crate) fn view(call: &Call<'_>, budget: &mut Budget) -> Markup {
         match diff::patch_text(call.input) {
             // Codex's older `apply_patch`, a shell command.
             Some(_) => diff::view("apply_patch", call.input)
-                .map(|d| html! { (head(call, html! {})) (d) (folded_result(call, "result")) }),
+                .map(|d| html! { (head(call, &html! {})) (d) (folded_result(call, "result")) }),
             None => shell::view(call.input, call.result.as_ref()).map(|s| {
                 html! {
                     div.tool-head { span.tag { "shell" } " " span.tool-name { (name) } }
@@ -271,7 +271,7 @@ pub(crate) fn view(call: &Call<'_>, budget: &mut Budget) -> Markup {
     } else if diff::EDIT_TOOLS.contains(&name) {
         diff::view(name, call.input).map(|d| {
             html! {
-                (head(call, html! {}))
+                (head(call, &html! {}))
                 (d)
                 @if call.result.is_some_and(|r| r.is_error) { (folded_result(call, "result")) }
             }
@@ -314,11 +314,11 @@ mod tests {
         view(&call, &mut Budget::new(PAGE_BUDGET)).into_string()
     }
 
-    fn ok(content: &str) -> Option<Outcome<'_>> {
-        Some(Outcome {
+    fn ok(content: &str) -> Outcome<'_> {
+        Outcome {
             content: Some(content),
             is_error: false,
-        })
+        }
     }
 
     #[test]
@@ -326,7 +326,7 @@ mod tests {
         let html = draw(
             "Read",
             &json!({"file_path": "/a/b.rs", "offset": 10, "limit": 5}),
-            ok("     10→fn x()"),
+            Some(ok("     10→fn x()")),
             None,
         );
         assert!(
@@ -341,7 +341,7 @@ mod tests {
         let html = draw(
             "read_file",
             &json!({"file_path": "t.txt", "offset": 0, "limit": 2}),
-            ok(gemini),
+            Some(ok(gemini)),
             None,
         );
         assert!(html.contains("lines 1–2"), "{html}");
@@ -354,7 +354,7 @@ mod tests {
             {"content": "Read the logs", "status": "completed", "activeForm": "Reading"},
             {"content": "Fix <it>", "status": "in_progress"},
             {"content": "Test", "status": "pending"}]});
-        let html = draw("TodoWrite", &input, ok("ok"), None);
+        let html = draw("TodoWrite", &input, Some(ok("ok")), None);
         assert!(html.contains("1 of 3 done"), "{html}");
         assert!(html.contains(r#"<li class="todo done" data-status="completed"><span class="box" aria-hidden="true">☑</span> Read the logs</li>"#), "{html}");
         assert!(html.contains("◐</span> Fix &lt;it&gt;"), "{html}");
@@ -368,7 +368,7 @@ mod tests {
         let html = draw(
             "WebFetch",
             &json!({"url": "https://example.com/x?a=1&b=2", "prompt": "Summarise"}),
-            ok("text"),
+            Some(ok("text")),
             None,
         );
         assert!(html.contains(r#"<a class="url" href="https://example.com/x?a=1&amp;b=2" rel="noopener noreferrer nofollow">"#), "{html}");
@@ -406,7 +406,7 @@ mod tests {
         let html = draw(
             "Task",
             &input,
-            ok("## Found\n\n**ffmpeg** fails"),
+            Some(ok("## Found\n\n**ffmpeg** fails")),
             Some("a17f"),
         );
         assert!(

@@ -12,12 +12,12 @@ fn row(id: i64, kind: &str, body: Value) -> Row {
     }
 }
 
-fn ev(id: i64, event: Value) -> Row {
+fn ev(id: i64, event: &Value) -> Row {
     row(id, "event", json!({"kind": "event", "event": event}))
 }
 
 fn text(id: i64, t: &str) -> Row {
-    ev(id, json!({"type": "text", "text": t}))
+    ev(id, &json!({"type": "text", "text": t}))
 }
 
 /// The HTML of row `id`'s line (up to the next row's).
@@ -39,11 +39,11 @@ fn one_line_per_row_in_order() {
         text(2, "hello"),
         ev(
             3,
-            json!({"type": "tool_use", "name": "Bash", "input": {"command": "ls\n-la"}}),
+            &json!({"type": "tool_use", "name": "Bash", "input": {"command": "ls\n-la"}}),
         ),
         ev(
             4,
-            json!({"type": "tool_result", "is_error": false, "content": null}),
+            &json!({"type": "tool_result", "is_error": false, "content": null}),
         ),
         row(5, "partial", json!({"value": {"a": 1}})),
         row(6, "partial", json!({"value": {"a": 2}})),
@@ -101,32 +101,32 @@ fn a_call_is_drawn_with_its_result_and_its_error() {
     let rows = vec![
         ev(
             1,
-            json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}),
+            &json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}),
         ),
         ev(
             2,
-            json!({"type": "tool_use", "id": "t2", "name": "Read", "input": {"file_path": "/a"}}),
+            &json!({"type": "tool_use", "id": "t2", "name": "Read", "input": {"file_path": "/a"}}),
         ),
         ev(
             3,
-            json!({"type": "tool_result", "tool_use_id": "t2", "is_error": false, "content": "file text"}),
+            &json!({"type": "tool_result", "tool_use_id": "t2", "is_error": false, "content": "file text"}),
         ),
         ev(
             4,
-            json!({"type": "tool_result", "tool_use_id": "t1", "is_error": true, "content": "Exit code 2\nmake: *** no rule"}),
+            &json!({"type": "tool_result", "tool_use_id": "t1", "is_error": true, "content": "Exit code 2\nmake: *** no rule"}),
         ),
         ev(
             5,
-            json!({"type": "tool_error", "tool_use_id": "t1", "name": "Bash"}),
+            &json!({"type": "tool_error", "tool_use_id": "t1", "name": "Bash"}),
         ),
         // A second answer to t1, and a result whose call is on another page.
         ev(
             6,
-            json!({"type": "tool_result", "tool_use_id": "t1", "is_error": false, "content": "again"}),
+            &json!({"type": "tool_result", "tool_use_id": "t1", "is_error": false, "content": "again"}),
         ),
         ev(
             7,
-            json!({"type": "tool_result", "tool_use_id": "elsewhere", "is_error": false, "content": "orphan"}),
+            &json!({"type": "tool_result", "tool_use_id": "elsewhere", "is_error": false, "content": "orphan"}),
         ),
     ];
     let html = lines(&rows).into_string();
@@ -166,15 +166,15 @@ fn a_call_is_drawn_with_its_result_and_its_error() {
 fn a_task_call_links_its_sub_agent_and_a_progress_run_is_one_line() {
     let mut rows = vec![ev(
         1,
-        json!({"type": "tool_use", "id": "toolu_2", "name": "Task", "input": {"description": "Explore", "prompt": "go"}}),
+        &json!({"type": "tool_use", "id": "toolu_2", "name": "Task", "input": {"description": "Explore", "prompt": "go"}}),
     )];
     for id in 2..72 {
         rows.push(ev(
             id,
-            json!({"type": "sub_agent", "agent_id": "f00d", "tool_use_id": "toolu_2"}),
+            &json!({"type": "sub_agent", "agent_id": "f00d", "tool_use_id": "toolu_2"}),
         ));
     }
-    rows.push(ev(72, json!({"type": "tool_result", "tool_use_id": "toolu_2", "is_error": false, "content": "# Report\n\ndone"})));
+    rows.push(ev(72, &json!({"type": "tool_result", "tool_use_id": "toolu_2", "is_error": false, "content": "# Report\n\ndone"})));
     let html = lines(&rows).into_string();
     assert!(
         row_html(&html, 1).contains(r#"href="/sessions/agent-f00d""#),
@@ -217,10 +217,10 @@ fn markdown_in_text_and_thinking_and_plain_prompts() {
     let rows = vec![
         ev(
             1,
-            json!({"type": "user_text", "text": "# not a heading\n**kept**"}),
+            &json!({"type": "user_text", "text": "# not a heading\n**kept**"}),
         ),
         text(2, "# Title\n\n## Part\n\n- **a**\n- b"),
-        ev(3, json!({"type": "thinking", "text": "Maybe **this**"})),
+        ev(3, &json!({"type": "thinking", "text": "Maybe **this**"})),
     ];
     let html = lines(&rows).into_string();
     assert!(
@@ -261,7 +261,7 @@ fn hostile_text_in_every_view_is_inert() {
     };
     for p in payloads {
         rows.push(text(next(), p));
-        rows.push(ev(next(), json!({"type": "thinking", "text": p})));
+        rows.push(ev(next(), &json!({"type": "thinking", "text": p})));
         for (name, input) in [
             ("Bash", json!({"command": p, "description": p})),
             (
@@ -287,20 +287,20 @@ fn hostile_text_in_every_view_is_inert() {
             let call = format!("c{}", next());
             rows.push(ev(
                 next(),
-                json!({"type": "tool_use", "id": call, "name": name, "input": input}),
+                &json!({"type": "tool_use", "id": call, "name": name, "input": input}),
             ));
             rows.push(ev(
                 next(),
-                json!({"type": "tool_result", "tool_use_id": call, "is_error": true, "content": p}),
+                &json!({"type": "tool_result", "tool_use_id": call, "is_error": true, "content": p}),
             ));
         }
         rows.push(ev(
             next(),
-            json!({"type": "sub_agent", "agent_id": p, "tool_use_id": "c1"}),
+            &json!({"type": "sub_agent", "agent_id": p, "tool_use_id": "c1"}),
         ));
         rows.push(ev(
             next(),
-            json!({"type": "sub_agent", "agent_id": p, "tool_use_id": "c1"}),
+            &json!({"type": "sub_agent", "agent_id": p, "tool_use_id": "c1"}),
         ));
     }
     let html = lines(&rows).into_string();
