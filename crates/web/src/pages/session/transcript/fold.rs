@@ -82,7 +82,7 @@ pub(crate) fn run_line(run: &Run<'_>, rows: &[Row]) -> Markup {
             ol.times {
                 @for i in &run.rows {
                     @let r = &rows[*i];
-                    li { a href={ "#row-" (r.id) } { (if r.created_at.is_empty() { "row" } else { r.created_at.as_str() }) " (row " (r.id) ")" } }
+                    li { a href={ "#row-" (r.id) } title=(r.created_at) { (r.created_at.get(11..19).unwrap_or("row")) } }
                 }
             }
         }

@@ -133,7 +133,7 @@ fn read_view(call: &Call<'_>) -> Option<Markup> {
         (None, None) => None,
     };
     Some(html! {
-        (head(call, &html! { code.path { (path) } @if let Some(r) = range { " " span.muted.range { (r) } } }))
+        (head(call, &html! { code.path { (path) } @if let Some(r) = range { " " span.muted.read-range { (r) } } }))
         (folded_result(call, "content"))
     })
 }
