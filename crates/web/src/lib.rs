@@ -403,3 +403,20 @@ async fn accept_loop(listener: tokio::net::TcpListener, app: axum::Router, head_
         });
     }
 }
+
+/// One page of a session's page as `GET /sessions/{id}?after=` draws it
+/// (read, then rendered; no HTTP), and the `after` of the next page: for
+/// the benchmark `benches/session_page.rs` (issue 41: a session page
+/// renders in under 100 ms). `None` for an unknown id.
+///
+/// # Errors
+/// When the store cannot be read.
+#[doc(hidden)]
+pub fn session_page_html(
+    store: &dyn Source,
+    id: &str,
+    after: i64,
+) -> agentshape_store::Result<Option<(String, Option<i64>)>> {
+    Ok(pages::session::load(store, id, after)?
+        .map(|l| (pages::session::render(&l).into_string(), l.transcript_next)))
+}

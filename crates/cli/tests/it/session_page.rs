@@ -66,8 +66,6 @@ fn assert_inert(html: &str) {
     );
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
-    assert!(html.contains("[x](javascript:alert(1))"));
-    assert!(html.contains("&quot;&gt;&lt;svg onload=alert(1)&gt;"));
 }
 
 #[test]
@@ -110,20 +108,23 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
     );
     assert!(html.contains(r#"<script type="module" src="/assets/session.js">"#));
     assert_inert(&html);
-    // The transcript's text lines, in order, are the agent's text.
-    let positions: Vec<usize> = HOSTILE
-        .iter()
-        .map(|h| {
-            let escaped = h
-                .replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('"', "&quot;");
-            let line = format!(r#"data-type="text">{escaped}</div>"#);
-            html.find(&line)
-                .unwrap_or_else(|| panic!("{line} in {html}"))
-        })
-        .collect();
+    // The transcript's text lines, in order, are the agent's text as
+    // Markdown: raw HTML reads as written (an HTML block as code), a
+    // `javascript:` link keeps its text and loses its target (Note [Safe
+    // Markdown] in the web crate).
+    let positions: Vec<usize> = [
+        r#"<pre class="code"><code>&lt;script&gt;alert(1)&lt;/script&gt;</code></pre>"#,
+        r#"<pre class="code"><code>&lt;img src=x onerror=alert(1)&gt;</code></pre>"#,
+        r#"<p><a rel="noopener noreferrer nofollow">x</a></p>"#,
+        r#"<p>"&gt;&lt;svg onload=alert(1)&gt;</p>"#,
+    ]
+    .iter()
+    .map(|md| {
+        let line = format!(r#"data-type="text"><div class="md">{md}</div></div>"#);
+        html.find(&line)
+            .unwrap_or_else(|| panic!("{line} in {html}"))
+    })
+    .collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]));
 
     let (status, body) = get(&format!("{}/api/sessions/hostile-1", server.base));
@@ -164,8 +165,19 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
         })
     };
     assert!(tool_result(rows), "the tool result's text is on the feed");
+    // The call is drawn with its result; the result's own line stays, hidden.
     assert!(
-        html.contains(r#"data-kind="event" data-type="tool_result"><details><summary>"#),
+        html.contains(
+            r#"<code class="cmd">&lt;img src=x onerror=alert(1)&gt;</code> <span class="exit""#
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<pre class="out">&lt;script&gt;alert(1)&lt;/script&gt;</pre>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"class="line k-event t-tool_result folded" hidden"#),
         "{html}"
     );
 

@@ -37,6 +37,7 @@ mod live;
 mod native;
 mod pages;
 mod playground;
+mod reading;
 mod screenshots;
 mod secrets;
 mod usage;

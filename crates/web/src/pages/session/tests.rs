@@ -247,7 +247,7 @@ fn a_session_without_feed_rows_is_read_from_its_log() {
     assert_eq!(l.transcript_source, Source::Log);
     let html = render(&l).into_string();
     assert!(
-        html.contains(r#"data-type="text">from the log</div>"#),
+        html.contains(r#"data-type="text"><div class="md"><p>from the log</p></div></div>"#),
         "{html}"
     );
     let v = serde_json::to_value(&l).unwrap();
