@@ -370,6 +370,7 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                 "Session " code.session-id { (s.id) } " "
                 span #session-status class={ "badge s-" (s.shown_status) } { (s.shown_status) }
             }
+            p.actions { a #download href={ (session_href(&s.id)) "/export.html" } download { "Download" } " " span.muted { "one HTML file with its sub-agents, to read offline or share" } }
             @if s.lost {
                 div #lost .card.lost {
                     p { "lost: no heartbeat since " (s.heartbeat_at.as_deref().unwrap_or(&s.started_at)) "." }
