@@ -58,7 +58,7 @@ fn part(store: &dyn Source, s: SessionRow, depth: usize) -> agentshape_store::Re
     loop {
         let t = transcript::load(store, &s, after)?;
         let from_log = t.source == transcript::Source::Log;
-        rows.extend(t.rows);
+        rows.extend(t.rows.into_iter().map(without_paths));
         match t.next {
             // A next page strictly after this one, or the loop would not end.
             Some(next) if next > after => after = next,
@@ -73,6 +73,19 @@ fn part(store: &dyn Source, s: SessionRow, depth: usize) -> agentshape_store::Re
             }
         }
     }
+}
+
+/// Keys of a row's body naming a path of the machine that stored it: the
+/// `started` row's forensic log (Note \[Export\]).
+const MACHINE_PATHS: &[&str] = &["raw_log_path", "source_path", "transcript_path"];
+
+fn without_paths(mut r: Row) -> Row {
+    if let Some(m) = r.body.as_object_mut() {
+        for k in MACHINE_PATHS {
+            m.remove(*k);
+        }
+    }
+    r
 }
 
 impl Bundle {

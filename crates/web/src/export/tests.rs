@@ -60,6 +60,11 @@ fn store() -> SqliteStore {
         ),
     ];
     rows[1].1["model"] = json!("claude-sonnet-4-5");
+    // As `run` writes its first row: it names the forensic log.
+    rows.insert(
+        0,
+        ("started".to_owned(), json!({"tier": 1, "raw_log_path": LOG})),
+    );
     feed(&mut store, PARENT, &rows);
     for (id, text) in [(CHILD, "CHILD-SAYS-MAKEFILE"), (LOST, "ORPHAN-CHILD-TEXT")] {
         let mut c = SessionRecord::new(id, "2026-01-05T09:00:06.000Z", "completed");

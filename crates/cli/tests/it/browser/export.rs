@@ -69,12 +69,11 @@ fn the_exported_file_opens_from_disk_loading_nothing_and_the_download_link_gives
     );
 
     // Printed, a folded part shows its content (`::details-content`).
-    let folded_height = "const p = document.querySelector('#transcript details:not([open]) pre');
-         return p ? p.getBoundingClientRect().height : -1;";
-    assert_eq!(browser.js(folded_height), json!(0));
+    let folded_shown = "const p = document.querySelector('#transcript details:not([open]) pre');
+         return p ? p.checkVisibility() : null;";
+    assert_eq!(browser.js(folded_shown), json!(false));
     browser.cdp("Emulation.setEmulatedMedia", json!({"media": "print"}));
-    let printed = browser.js(folded_height);
-    assert!(printed.as_f64().unwrap() > 0.0, "{printed}");
+    assert_eq!(browser.js(folded_shown), json!(true), "printed open");
     browser.cdp("Emulation.setEmulatedMedia", json!({"media": ""}));
 
     // Even a load the page itself tried would be refused by its CSP.
@@ -87,6 +86,9 @@ fn the_exported_file_opens_from_disk_loading_nothing_and_the_download_link_gives
         "the CSP to refuse the image",
         "return (window.__agentshapeProblems || []).some((p) => p.includes('img-src'));",
     );
+    // The refusal is all that happened (the console says it too).
+    let left = browser.problems(&["probe.png"]);
+    assert!(left.is_empty(), "{left:#?}");
 
     // The session page's Download link: the same file, as an attachment.
     browser.goto(&server.url(&format!("/sessions/{CLAUDE}")));
