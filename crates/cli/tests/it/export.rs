@@ -73,9 +73,10 @@ fn imported(dir: &Path) -> PathBuf {
     }
     std::fs::write(to.join(format!("{MAIN}.jsonl")), main).unwrap();
     let sub = format!("{MAIN}/subagents/{SUB}.jsonl");
-    let text = std::fs::read_to_string(from.join(&sub))
-        .unwrap()
-        .replace("Called from Makefile and ci.yml", &format!("Called from Makefile and ci.yml; GITHUB_TOKEN={GH}"));
+    let text = std::fs::read_to_string(from.join(&sub)).unwrap().replace(
+        "Called from Makefile and ci.yml",
+        &format!("Called from Makefile and ci.yml; GITHUB_TOKEN={GH}"),
+    );
     std::fs::write(to.join(&sub), text).unwrap();
     std::fs::create_dir_all(dir.join("home")).unwrap();
     let db = dir.join("a.db");
@@ -146,7 +147,11 @@ fn an_imported_session_exports_its_texts_and_its_sub_agent_masked_in_every_forma
             assert!(text.contains(said), "{format}: missing {said}");
         }
         assert!(text.contains("/srv/app"), "{format}: the project is shown");
-        assert!(out.stderr.is_empty(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.stderr.is_empty(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     // The sub-agent sits inside the HTML, before the result of the Task
     // call that spawned it; in the JSON it is a sub-agent of the session.
@@ -154,7 +159,8 @@ fn an_imported_session_exports_its_texts_and_its_sub_agent_masked_in_every_forma
     let sub = html.find(&format!("data-session-id=\"{SUB}\"")).unwrap();
     assert!(sub < html.find("Called from Makefile and ci.yml</").unwrap());
     assert!(html.contains("<details class=\"sub-agent\""));
-    let doc: Value = serde_json::from_str(&stdout(&export(dir.path(), &db, "json", MAIN, &[]))).unwrap();
+    let doc: Value =
+        serde_json::from_str(&stdout(&export(dir.path(), &db, "json", MAIN, &[]))).unwrap();
     assert_eq!(doc["session"]["id"], MAIN);
     assert!(doc["session"].get("source_path").is_none());
     assert_eq!(doc["sub_agents"][0]["session"]["id"], SUB);
@@ -172,7 +178,10 @@ fn redact_paths_drops_the_project_path_too() {
         let text = stdout(&out);
         assert_clean(format, &text, dir.path());
         assert!(!text.contains("/srv/app"), "{format}: the project is shown");
-        assert!(text.contains("project&gt;") || text.contains("<project>"), "{format}");
+        assert!(
+            text.contains("project&gt;") || text.contains("<project>"),
+            "{format}"
+        );
     }
 }
 
@@ -209,7 +218,10 @@ fn a_run_session_exports_without_its_forensic_log_or_store_path() {
         .unwrap();
     assert!(matches!(out.status.code(), Some(0..=3)), "{out:?}");
     let logs = dir.path().join("logs");
-    assert!(std::fs::read_dir(&logs).unwrap().next().is_some(), "a forensic log");
+    assert!(
+        std::fs::read_dir(&logs).unwrap().next().is_some(),
+        "a forensic log"
+    );
     for format in ["html", "markdown", "json"] {
         let out = export(dir.path(), &db, format, "leaky", &[]);
         assert_exit(&out, 0);
@@ -249,7 +261,13 @@ fn out_writes_the_file_atomically_and_replaces_an_old_one() {
     std::fs::create_dir_all(&outdir).unwrap();
     let file = outdir.join("s.html");
     std::fs::write(&file, "old").unwrap();
-    let out = export(dir.path(), &db, "html", MAIN, &["-o", file.to_str().unwrap()]);
+    let out = export(
+        dir.path(),
+        &db,
+        "html",
+        MAIN,
+        &["-o", file.to_str().unwrap()],
+    );
     assert_exit(&out, 0);
     assert!(out.stdout.is_empty());
     let written = std::fs::read_to_string(&file).unwrap();
@@ -265,11 +283,17 @@ fn out_writes_the_file_atomically_and_replaces_an_old_one() {
         &db,
         "markdown",
         MAIN,
-        &["--out", dir.path().join("missing/dir/s.md").to_str().unwrap()],
+        &[
+            "--out",
+            dir.path().join("missing/dir/s.md").to_str().unwrap(),
+        ],
     );
     assert_exit(&out, 64);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cannot write") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("cannot write") && err.lines().count() == 1,
+        "{err}"
+    );
 }
 
 /// The real files of `../shared/corpus/native`; `None` when absent.
@@ -325,7 +349,8 @@ fn a_long_real_session_exports_every_row_and_its_inline_sub_agents() {
         .collect();
     assert!(rows > 1_000, "{rows} rows: more than one page");
     assert!(!children.is_empty());
-    let doc: Value = serde_json::from_str(&stdout(&export(dir.path(), &db, "json", id, &[]))).unwrap();
+    let doc: Value =
+        serde_json::from_str(&stdout(&export(dir.path(), &db, "json", id, &[]))).unwrap();
     assert_eq!(doc["events"].as_array().unwrap().len(), rows);
     let html = stdout(&export(dir.path(), &db, "html", id, &[]));
     assert_clean("html", &html, dir.path());
@@ -340,7 +365,10 @@ fn a_long_real_session_exports_every_row_and_its_inline_sub_agents() {
         .unwrap();
     assert!(html.contains(&last), "{last}");
     for child in &children {
-        assert!(html.contains(&format!("data-session-id=\"{child}\"")), "{child}");
+        assert!(
+            html.contains(&format!("data-session-id=\"{child}\"")),
+            "{child}"
+        );
     }
     let md = stdout(&export(dir.path(), &db, "markdown", id, &[]));
     assert_eq!(md.matches("Sub-agent `agent-").count(), children.len());

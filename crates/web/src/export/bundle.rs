@@ -99,7 +99,10 @@ impl Bundle {
     /// The children of `parent` placed in its transcript, as `(index,
     /// child)` in row order (the child goes before row `index`, or at the
     /// end when it is the row count), and those that are not.
-    pub(crate) fn placed<'a>(&'a self, parent: &'a Part) -> (Vec<(usize, &'a Part)>, Vec<&'a Part>) {
+    pub(crate) fn placed<'a>(
+        &'a self,
+        parent: &'a Part,
+    ) -> (Vec<(usize, &'a Part)>, Vec<&'a Part>) {
         let mut placed = Vec::new();
         let mut rest = Vec::new();
         for c in self.children(&parent.session.id) {

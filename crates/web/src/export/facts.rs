@@ -1,6 +1,8 @@
 //! A session's header facts as text, the same in the HTML file and the
 //! Markdown: agent, project, models, start, duration, tokens, cost.
 
+use std::fmt::Write as _;
+
 use agentshape_store::time;
 use serde_json::Value;
 
@@ -11,7 +13,10 @@ pub(crate) fn facts(p: &Part) -> Vec<(&'static str, String)> {
     let s = &p.session;
     let mut out = Vec::new();
     if let Some(a) = &s.agent {
-        let v = s.agent_version.as_deref().map_or(String::new(), |v| format!(" {v}"));
+        let v = s
+            .agent_version
+            .as_deref()
+            .map_or(String::new(), |v| format!(" {v}"));
         out.push(("Agent", format!("{a}{v}")));
     }
     if let Some(pr) = &s.project {
@@ -45,11 +50,12 @@ pub(crate) fn facts(p: &Part) -> Vec<(&'static str, String)> {
         thousands(s.output_tokens)
     );
     if s.cache_read_tokens > 0 || s.cache_write_tokens > 0 {
-        tokens.push_str(&format!(
+        let _ = write!(
+            tokens,
             " · cache {} read / {} written",
             thousands(s.cache_read_tokens),
             thousands(s.cache_write_tokens)
-        ));
+        );
     }
     out.push(("Tokens", tokens));
     if let Some(c) = s.cost_usd {
@@ -72,7 +78,10 @@ pub(crate) fn models(p: &Part) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in &p.rows {
         add(&mut out, r.body.get("model").and_then(Value::as_str));
-        add(&mut out, r.body.pointer("/event/model").and_then(Value::as_str));
+        add(
+            &mut out,
+            r.body.pointer("/event/model").and_then(Value::as_str),
+        );
     }
     if out.is_empty() {
         add(&mut out, p.session.model.as_deref());

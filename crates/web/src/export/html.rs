@@ -94,9 +94,7 @@ pub(crate) fn render(b: &Bundle) -> String {
 /// An id as it appears in `/sessions/<id>` (percent-encoded, so safe in an
 /// attribute and a fragment).
 fn anchor(id: &str) -> String {
-    session_href(id)
-        .trim_start_matches("/sessions/")
-        .to_owned()
+    session_href(id).trim_start_matches("/sessions/").to_owned()
 }
 
 /// Links to a session the file holds point into the file, not to a
@@ -105,7 +103,10 @@ fn local_links(b: &Bundle, mut page: String) -> String {
     for p in std::iter::once(&b.root).chain(&b.subs) {
         let href = format!("href=\"{}\"", session_href(&p.session.id));
         if page.contains(&href) {
-            page = page.replace(&href, &format!("href=\"#session-{}\"", anchor(&p.session.id)));
+            page = page.replace(
+                &href,
+                &format!("href=\"#session-{}\"", anchor(&p.session.id)),
+            );
         }
     }
     page

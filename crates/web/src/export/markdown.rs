@@ -121,10 +121,15 @@ fn row(out: &mut String, r: &Row) {
             let _ = writeln!(out, "**User**{when}\n\n{}\n", quote(str_of(ev, "text")));
         }
         "text" => {
-            let model = b.get("model").and_then(Value::as_str).map_or(String::new(), |m| {
-                format!(" ({})", one_line(m))
-            });
-            let _ = writeln!(out, "**Assistant**{model}{when}\n\n{}\n", str_of(ev, "text"));
+            let model = b
+                .get("model")
+                .and_then(Value::as_str)
+                .map_or(String::new(), |m| format!(" ({})", one_line(m)));
+            let _ = writeln!(
+                out,
+                "**Assistant**{model}{when}\n\n{}\n",
+                str_of(ev, "text")
+            );
         }
         "thinking" => folded(out, "Thinking", "", str_of(ev, "text")),
         "tool_use" => {
@@ -151,7 +156,11 @@ fn row(out: &mut String, r: &Row) {
         "compact_summary" => folded(out, "Compact summary", "", str_of(ev, "text")),
         "compaction" => out.push_str("---\n\n*Context compacted.*\n\n"),
         "api_error" => {
-            let _ = writeln!(out, "> **API error:** {}\n", one_line(str_of(ev, "message")));
+            let _ = writeln!(
+                out,
+                "> **API error:** {}\n",
+                one_line(str_of(ev, "message"))
+            );
         }
         "warning" => {
             let _ = writeln!(out, "> **Warning:** {}\n", one_line(str_of(ev, "message")));
@@ -171,11 +180,7 @@ fn folded(out: &mut String, label: &str, lang: &str, text: &str) {
 
 /// `text` in a fence longer than any run of backticks inside it.
 pub(crate) fn fenced(lang: &str, text: &str) -> String {
-    let longest = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     let body = text.strip_suffix('\n').unwrap_or(text);
     format!("{fence}{lang}\n{body}\n{fence}")
@@ -184,7 +189,13 @@ pub(crate) fn fenced(lang: &str, text: &str) -> String {
 /// `text` as a block quote, every line quoted.
 fn quote(text: &str) -> String {
     text.lines()
-        .map(|l| if l.is_empty() { ">".to_owned() } else { format!("> {l}") })
+        .map(|l| {
+            if l.is_empty() {
+                ">".to_owned()
+            } else {
+                format!("> {l}")
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

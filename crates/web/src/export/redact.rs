@@ -55,7 +55,7 @@ impl Redactor {
             }
         }
         // The longest first: the project inside a home is the project.
-        pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        pairs.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         (!pairs.is_empty()).then_some(Redactor { pairs })
     }
 
@@ -151,7 +151,8 @@ mod tests {
             r.text(s),
             "cd <project> && cat ~/.ssh/config /home/anabel/x ~/src/apple ~/log ~"
         );
-        let mut v = serde_json::json!({"a": ["/home/ana/src/app/main.rs", 1], "b": {"c": "/home/ci"}});
+        let mut v =
+            serde_json::json!({"a": ["/home/ana/src/app/main.rs", 1], "b": {"c": "/home/ci"}});
         r.value(&mut v);
         assert_eq!(
             v,
@@ -164,7 +165,10 @@ mod tests {
         assert!(Redactor::new(Some("/"), &[String::new(), "/".to_owned()]).is_none());
         assert!(Redactor::new(None, &[]).is_none());
         let r = Redactor::new(Some("/root/w"), &[]).unwrap();
-        assert_eq!(r.text("/root/w/a /root/b /rooted"), "<project>/a ~/b /rooted");
+        assert_eq!(
+            r.text("/root/w/a /root/b /rooted"),
+            "<project>/a ~/b /rooted"
+        );
         let r = Redactor::new(Some("/Users/bo/p"), &[]).unwrap();
         assert_eq!(r.text("/Users/bo/.zshrc"), "~/.zshrc");
     }

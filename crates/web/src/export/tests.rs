@@ -63,7 +63,10 @@ fn store() -> SqliteStore {
     // As `run` writes its first row: it names the forensic log.
     rows.insert(
         0,
-        ("started".to_owned(), json!({"tier": 1, "raw_log_path": LOG})),
+        (
+            "started".to_owned(),
+            json!({"tier": 1, "raw_log_path": LOG}),
+        ),
     );
     feed(&mut store, PARENT, &rows);
     for (id, text) in [(CHILD, "CHILD-SAYS-MAKEFILE"), (LOST, "ORPHAN-CHILD-TEXT")] {
@@ -95,17 +98,21 @@ fn html_is_one_self_contained_page_with_the_child_where_it_was_spawned() {
     let store = store();
     let html = export_of(&store, Format::Html, &Options::default());
     assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
-    assert!(html.contains(&format!(
-        r#"<meta http-equiv="Content-Security-Policy" content="{}">"#,
-        html::CSP.replace('\'', "&#39;")
-    )) || html.contains(&format!(
-        r#"<meta http-equiv="Content-Security-Policy" content="{}">"#,
-        html::CSP
-    )));
+    assert!(
+        html.contains(&format!(
+            r#"<meta http-equiv="Content-Security-Policy" content="{}">"#,
+            html::CSP.replace('\'', "&#39;")
+        )) || html.contains(&format!(
+            r#"<meta http-equiv="Content-Security-Policy" content="{}">"#,
+            html::CSP
+        ))
+    );
     // The dashboard's stylesheet, inline; nothing to fetch, nothing to run.
     assert!(html.contains("--accent: #2f5fd0"), "app.css inline");
     let page = html.replace(r#"<link rel="icon" href="data:,">"#, "");
-    for bad in ["<script", "<link", " src=", "<iframe", "@import", "url(", "http:", "https:"] {
+    for bad in [
+        "<script", "<link", " src=", "<iframe", "@import", "url(", "http:", "https:",
+    ] {
         assert!(!page.contains(bad), "`{bad}` in the file");
     }
     for text in [
@@ -149,16 +156,23 @@ fn markdown_quotes_prompts_fences_tools_and_folds_results() {
         "{md}"
     );
     assert!(
-        md.contains("**Tool call** `Task` · 09:00:01\n\n```json\n{\n  \"prompt\": \"find callers\"\n}\n```"),
+        md.contains(
+            "**Tool call** `Task` · 09:00:01\n\n```json\n{\n  \"prompt\": \"find callers\"\n}\n```"
+        ),
         "{md}"
     );
     assert!(
-        md.contains("<details><summary>Result</summary>\n\n```\nTASK-RESULT-TEXT\n```\n\n</details>"),
+        md.contains(
+            "<details><summary>Result</summary>\n\n```\nTASK-RESULT-TEXT\n```\n\n</details>"
+        ),
         "{md}"
     );
     let child = md.find("### Sub-agent `agent-f00d`").unwrap();
     assert!(child < md.find("TASK-RESULT-TEXT").unwrap(), "{md}");
-    assert!(md.contains("## Sub-agents\n\n### Sub-agent `agent-elsewhere`"), "{md}");
+    assert!(
+        md.contains("## Sub-agents\n\n### Sub-agent `agent-elsewhere`"),
+        "{md}"
+    );
     assert!(!md.contains("sub_agent") && !md.contains(LOG) && !md.contains(SOURCE));
 }
 
@@ -186,7 +200,12 @@ fn json_is_the_rows_bodies_and_sessions_without_machine_paths() {
     assert_eq!(subs.len(), 2);
     for s in subs {
         assert_eq!(s["session"]["parent_id"], PARENT);
-        let n = s["events"].as_array().unwrap().iter().filter(|e| e["kind"] == "event").count();
+        let n = s["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "event")
+            .count();
         assert_eq!(n, 2);
         assert!(s["session"].get("source_path").is_none());
     }
@@ -246,22 +265,32 @@ fn hostile_text_stays_text_and_links_to_included_sessions_stay_in_the_file() {
     feed(
         &mut store,
         id,
-        &[ev(&json!({"type": "text", "text": "<img src=x onerror=alert(3)></style>"}))],
+        &[ev(
+            &json!({"type": "text", "text": "<img src=x onerror=alert(3)></style>"}),
+        )],
     );
     let html = export(&store, id, Format::Html, &Options::default())
         .unwrap()
         .unwrap();
-    assert!(!html.contains("<script") && !html.contains("<img"), "{html}");
+    assert!(
+        !html.contains("<script") && !html.contains("<img"),
+        "{html}"
+    );
     assert_eq!(html.matches("</style>").count(), 1, "only the file's own");
     assert!(html.contains("&lt;img src=x onerror=alert(3)&gt;"));
-    assert!(export(&store, "nope", Format::Html, &Options::default())
-        .unwrap()
-        .is_none());
+    assert!(
+        export(&store, "nope", Format::Html, &Options::default())
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]
 fn file_names_are_safe_everywhere() {
-    assert_eq!(file_name("5e1f-a_b.c", Format::Html), "agentshape-5e1f-a_b.c.html");
+    assert_eq!(
+        file_name("5e1f-a_b.c", Format::Html),
+        "agentshape-5e1f-a_b.c.html"
+    );
     assert_eq!(
         file_name("../x\"; y\r\n/é", Format::Markdown),
         "agentshape-_x___y____.md"
@@ -279,11 +308,15 @@ fn masking_the_page_masks_a_secret_and_leaves_its_stylesheet_whole() {
     feed(
         &mut store,
         "m",
-        &[ev(&json!({"type": "text", "text": format!("client = OpenAI(api_key=\"{key}\")")}))],
+        &[ev(
+            &json!({"type": "text", "text": format!("client = OpenAI(api_key=\"{key}\")")}),
+        )],
     );
     let m = Masker::builtin(agentshape_core::secrets::MaskKey::from_bytes([7; 32]));
     for format in [Format::Html, Format::Markdown, Format::Json] {
-        let raw = export(&store, "m", format, &Options::default()).unwrap().unwrap();
+        let raw = export(&store, "m", format, &Options::default())
+            .unwrap()
+            .unwrap();
         let out = mask(&m, format, &raw);
         assert!(!out.contains(key), "{format:?}: {out}");
         assert!(out.contains("[REDACTED:"), "{format:?}");

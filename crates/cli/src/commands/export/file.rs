@@ -64,35 +64,32 @@ fn write(format: Format, args: &ExportFileArgs, store: &dyn Source) -> anyhow::R
         Some(m) => export::mask(m, format, &text),
         None => text,
     };
-    match &args.out {
-        Some(path) => {
-            write_atomic(path, text.as_bytes()).map_err(|e| {
-                CliError::Usage(format!(
-                    "export {}: cannot write `{}`: {e}",
-                    name(format),
-                    path.display()
-                ))
-            })?;
-            eprint(&format!(
-                "exported session `{}` to {} ({} bytes)",
-                clean(&args.session),
-                path.display(),
-                text.len()
-            ));
-        }
-        None => {
-            let mut out = io::stdout().lock();
-            // Note [Terminal safety] in `output`: agent text on a terminal
-            // is cleaned; a file or a pipe gets it as stored (JSON escapes
-            // control characters anyway).
-            if out.is_terminal() && format != Format::Json {
-                out.write_all(clean(&text).as_bytes())?;
-            } else {
-                out.write_all(text.as_bytes())?;
-            }
-            out.flush()?;
-        }
+    if let Some(path) = &args.out {
+        write_atomic(path, text.as_bytes()).map_err(|e| {
+            CliError::Usage(format!(
+                "export {}: cannot write `{}`: {e}",
+                name(format),
+                path.display()
+            ))
+        })?;
+        eprint(&format!(
+            "exported session `{}` to {} ({} bytes)",
+            clean(&args.session),
+            path.display(),
+            text.len()
+        ));
+        return Ok(Exit::Ok);
     }
+    let mut out = io::stdout().lock();
+    // Note [Terminal safety] in `output`: agent text on a terminal is
+    // cleaned; a file or a pipe gets it as stored (JSON escapes control
+    // characters anyway).
+    if out.is_terminal() && format != Format::Json {
+        out.write_all(clean(&text).as_bytes())?;
+    } else {
+        out.write_all(text.as_bytes())?;
+    }
+    out.flush()?;
     Ok(Exit::Ok)
 }
 
@@ -104,10 +101,9 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path.file_name().map_or_else(
-        || "export".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let name = path
+        .file_name()
+        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{name}.agentshape-{}.tmp", std::process::id()));
     let written = (|| -> io::Result<()> {
         let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;

@@ -50,7 +50,10 @@ fn the_exported_file_opens_from_disk_loading_nothing_and_the_download_link_gives
     let csp = browser.js(
         "return document.querySelector('meta[http-equiv=\"Content-Security-Policy\"]').content;",
     );
-    assert!(csp.as_str().unwrap().starts_with("default-src 'none'"), "{csp}");
+    assert!(
+        csp.as_str().unwrap().starts_with("default-src 'none'"),
+        "{csp}"
+    );
     browser.assert_clean("the exported file");
 
     // The sub-agent is folded in the parent's transcript; a click opens it.
