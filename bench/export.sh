@@ -6,7 +6,8 @@
 #   bench/export.sh                                 the README's figures (release build)
 #   AGENTSHAPE=target/debug/agentshape bench/export.sh   another build
 #
-# Also: RUNS (default 10), CORPUS (default ../shared/corpus/native).
+# Also: RUNS (default 10), CORPUS (default ../shared/corpus/native), FILE
+# (another session file instead of the largest).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -21,7 +22,7 @@ fi
 runs="${RUNS:-10}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-largest="$(find "$corpus" -name '*.jsonl' -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2-)"
+largest="${FILE:-$(find "$corpus" -name '*.jsonl' -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2-)}"
 mkdir -p "$work/tree/p" "$work/home"
 cp "$largest" "$work/tree/p/"
 HOME="$work/home" "$bin" import --quiet --store "$work/s.db" "$work/tree" >/dev/null
@@ -38,6 +39,6 @@ for f in html markdown json; do
 import json, sys
 r = json.load(open(sys.argv[2]))["results"][0]
 print(f"export {sys.argv[1]:9} median {r['median']*1e3:7.1f} ms  (min {r['min']*1e3:.1f}, max {r['max']*1e3:.1f})  "
-      f"output {int(sys.argv[3]) / 1e6:.2f} MB")
+      f"cpu {(r['user'] + r['system'])*1e3:.1f} ms  output {int(sys.argv[3]) / 1e6:.2f} MB")
 PY
 done

@@ -387,3 +387,41 @@ fn plain_words(text: &str) -> Option<String> {
         })
         .map(|w| w.iter().collect())
 }
+
+#[test]
+fn help_documents_the_shape_and_ends_with_examples() {
+    for format in ["html", "markdown", "json"] {
+        let out = agentshape()
+            .args(["export", format, "--help"])
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(&format!("Examples:\n  agentshape export {format} ")),
+            "{text}"
+        );
+        // Words as clap wraps them, on one line.
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            text.contains("-o, --out <FILE>") && text.contains("--redact-paths"),
+            "{text}"
+        );
+        assert!(
+            text.contains("66 the store does not exist, or SESSION is not in it"),
+            "{text}"
+        );
+    }
+    let out = agentshape()
+        .args(["export", "json", "--help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains(
+            r#"{"session": {…}, "events": […], "sub_agents": [{"session": {…}, "events": […]}, …]}"#
+        ),
+        "{text}"
+    );
+}
