@@ -425,3 +425,42 @@ fn help_documents_the_shape_and_ends_with_examples() {
         "{text}"
     );
 }
+
+/// The session page's Download link: behind `serve`'s token like every
+/// route, the same file as `export html`, holding neither the token nor a
+/// path of the serving machine; 404 for an unknown session.
+#[test]
+fn the_download_needs_the_token_and_gives_the_same_file_without_it() {
+    const TOKEN: &str = "export-token-0123456789";
+    let dir = tempfile::tempdir().unwrap();
+    let db = imported(dir.path());
+    let server = crate::served::serve(&db, &["--token", TOKEN]);
+    let http = crate::served::Http::new(&server.base);
+    let get = |path: &str, token: Option<&str>| {
+        http.rt.block_on(async {
+            let mut req = http.client.get(server.url(path));
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            let r = req.send().await.unwrap();
+            let d = r
+                .headers()
+                .get("content-disposition")
+                .map(|v| v.to_str().unwrap().to_owned());
+            (r.status().as_u16(), d, r.text().await.unwrap())
+        })
+    };
+    let path = format!("/sessions/{MAIN}/export.html");
+    assert_eq!(get(&path, None).0, 401);
+    let (status, disposition, body) = get(&path, Some(TOKEN));
+    assert_eq!(status, 200);
+    assert_eq!(
+        disposition.as_deref(),
+        Some(format!("attachment; filename=\"agentshape-{MAIN}.html\"").as_str())
+    );
+    assert_clean("download", &body, dir.path());
+    assert!(!body.contains(TOKEN));
+    assert!(body.contains("Makefile:12"));
+    assert_eq!(body, stdout(&export(dir.path(), &db, "html", MAIN, &[])));
+    assert_eq!(get("/sessions/nope/export.html", Some(TOKEN)).0, 404);
+}
