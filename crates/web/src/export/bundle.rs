@@ -51,7 +51,11 @@ pub(crate) fn load(store: &dyn Source, id: &str) -> agentshape_store::Result<Opt
     }))
 }
 
-/// `s` with every page of its transcript, one after another.
+/// `s` with every page of its transcript, one after another. A session
+/// whose rows come from its forensic log (Note \[Transcript source\]) has
+/// each page decoded from the log's start, so its export costs about
+/// pages²/2 pages of decoding: a second or so for a log of a few thousand
+/// rows, far more for one of the 64 MiB a transcript reads at most.
 fn part(store: &dyn Source, s: SessionRow, depth: usize) -> agentshape_store::Result<Part> {
     let mut rows = Vec::new();
     let mut after = 0;
@@ -161,4 +165,55 @@ pub(crate) fn place(rows: &[Row], child: &str) -> Option<usize> {
     }
     rows.iter()
         .position(|r| field(&r.body, "uuid") == Some(agent))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn row(id: i64, body: Value) -> Row {
+        Row {
+            id,
+            session_id: "p".into(),
+            kind: "event".into(),
+            created_at: String::new(),
+            body,
+        }
+    }
+
+    fn ev(id: i64, event: &Value) -> Row {
+        row(id, json!({"kind": "event", "event": event}))
+    }
+
+    #[test]
+    fn a_child_goes_before_its_calls_result_else_after_its_progress_else_at_its_first_line() {
+        let rows = vec![
+            ev(1, &json!({"type": "tool_use", "id": "t1", "name": "Task"})),
+            ev(
+                2,
+                &json!({"type": "sub_agent", "agent_id": "a1", "tool_use_id": "t1"}),
+            ),
+            ev(
+                3,
+                &json!({"type": "sub_agent", "agent_id": "a1", "tool_use_id": "t1"}),
+            ),
+            ev(4, &json!({"type": "text", "text": "meanwhile"})),
+            ev(
+                5,
+                &json!({"type": "tool_result", "tool_use_id": "t1", "content": "done"}),
+            ),
+            ev(6, &json!({"type": "sub_agent", "agent_id": "a2"})),
+            row(
+                7,
+                json!({"kind": "event", "event": {"type": "text"}, "uuid": "u-9", "sidechain": true}),
+            ),
+        ];
+        assert_eq!(place(&rows, "agent-a1"), Some(4));
+        assert_eq!(place(&rows, "agent-a2"), Some(6));
+        assert_eq!(place(&rows, "agent-u-9"), Some(6));
+        assert_eq!(place(&rows, "agent-zz"), None);
+        assert_eq!(place(&[], "agent-a1"), None);
+    }
 }
