@@ -227,7 +227,7 @@ pub enum Command {
     /// Validation analytics: how often outputs are rejected, why, and whether retries help.
     #[command(after_help = STATS_HELP)]
     Stats(StatsArgs),
-    /// Export stored sessions to other tools: `export otlp` sends them as OpenTelemetry traces.
+    /// Export stored sessions: `export otlp` sends them as OpenTelemetry traces; `export html|markdown|json SESSION` writes one session as a file to share.
     Export(ExportArgs),
     /// Alerts: check a rules file (for `serve`, `ops` and `watch --alerts FILE`), list what fired.
     Alerts(AlertsArgs),
@@ -1322,6 +1322,75 @@ pub enum ExportWhat {
     /// Send stored sessions to an OpenTelemetry collector as traces (the generative-AI semantic conventions).
     #[command(after_help = EXPORT_OTLP_HELP)]
     Otlp(ExportOtlpArgs),
+    /// One session as one self-contained HTML file to share: inline CSS, no script, nothing loaded from the network, its sub-agents inside.
+    #[command(after_help = EXPORT_HTML_HELP)]
+    Html(ExportFileArgs),
+    /// One session as Markdown: prompts, answers, tool calls and results as fenced blocks, sub-agents as sections.
+    #[command(after_help = EXPORT_MARKDOWN_HELP)]
+    Markdown(ExportFileArgs),
+    /// One session as one JSON document of its stored events, for programs.
+    #[command(after_help = EXPORT_JSON_HELP)]
+    Json(ExportFileArgs),
+}
+
+/// What the three file exports share in their help.
+macro_rules! export_file_help {
+    ($what:literal, $examples:literal) => {
+        concat!(
+            $what,
+            " The store is only read; the file holds what the store holds, masked as the store \
+masked it, and no path of this machine but the session's project (not its forensic log, \
+not the file it was imported from, not the store); --redact-paths drops that too.\n\n\
+Exit codes: 0 written · 64 bad options, or FILE cannot be written · 66 the store does not \
+exist, or SESSION is not in it.\n\nExamples:\n  ",
+            $examples
+        )
+    };
+}
+
+const EXPORT_HTML_HELP: &str = export_file_help!(
+    "The page shows the session's facts (agent, project, models, start, duration, tokens, \
+cost) and its whole transcript, drawn as the dashboard draws it; each sub-agent's transcript \
+is folded in where its Task call spawned it (else in a Sub-agents section at the end). A CSP \
+meta tag forbids every script and every load. The dashboard's Download link gives the same file.",
+    "agentshape export html 5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70 -o session.html\n  \
+agentshape export html --redact-paths 5e1f0c2a-… -o share.html\n  \
+agentshape export html --store postgres://ops@db/agentshape 3f2a… > session.html"
+);
+
+const EXPORT_MARKDOWN_HELP: &str = export_file_help!(
+    "User prompts are quoted, assistant text is kept as written, tool calls are fenced JSON, \
+results and thinking are fenced blocks folded in <details>; bookkeeping rows (token usage, \
+progress) are left out.",
+    "agentshape export markdown 5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70 -o session.md\n  \
+agentshape export markdown --redact-paths 5e1f0c2a-… | less"
+);
+
+const EXPORT_JSON_HELP: &str = export_file_help!(
+    "One JSON document on one line: {\"session\": {…}, \"events\": […], \"sub_agents\": \
+[{\"session\": {…}, \"events\": […]}, …]}. A session is the store's session row (as `sessions \
+--json` lists it) without raw_log_path and source_path; events are its feed rows' bodies in \
+order ({\"kind\": \"event\", \"event\": {\"type\": \"text\", …}, \"line\": N, \"model\": …} for \
+an imported session); sub_agents lists every session below it, each after its parent \
+(parent_id says which).",
+    "agentshape export json 5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70 | jq '.events | length'\n  \
+agentshape export json 5e1f0c2a-… -o session.json"
+);
+
+/// `export html|markdown|json`.
+#[derive(Debug, Args)]
+pub struct ExportFileArgs {
+    /// The session's id, as `agentshape sessions` or the dashboard shows it.
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+    /// Write the file to FILE (atomically: written beside it, then renamed over it; an existing file is replaced) rather than to stdout.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also replace the project's path with `<project>` and home folders (this machine's, and the one the project sits in) with `~`, everywhere, transcript text included.
+    #[arg(long)]
+    pub redact_paths: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
 }
 
 /// `export otlp`.

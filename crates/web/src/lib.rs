@@ -40,6 +40,7 @@ mod assets;
 mod auth;
 mod builder;
 pub mod error;
+pub mod export;
 mod feed;
 mod limits;
 mod mask;

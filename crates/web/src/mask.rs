@@ -69,7 +69,7 @@ pub(crate) async fn responses(
 /// A page with every secret masked: found in the page's text with its
 /// entities read (`api_key=&quot;sk-…&quot;` reads as the quoted value the
 /// rules know), then replaced where it stands, escaped as the page has it.
-fn mask_html(m: &Masker, page: &str) -> String {
+pub(crate) fn mask_html(m: &Masker, page: &str) -> String {
     let read = unescape(page);
     let found = m.scan(&read);
     if found.is_empty() {

@@ -7,6 +7,10 @@
 //! collector that cannot be reached or refuses is exit 74, one line naming
 //! the endpoint (without credentials), and the summary says what was
 //! accepted, nothing more.
+//!
+//! `export html|markdown|json SESSION` write one session as a file (`file`).
+
+mod file;
 
 use std::time::Duration;
 
@@ -31,10 +35,13 @@ const DEADLINE: Duration = Duration::from_secs(120);
 /// Run `export …`.
 ///
 /// # Errors
-/// Bad options (64), a missing store (66), store failures.
+/// Bad options (64), a missing store or session (66), store failures.
 pub fn run(args: &ExportArgs) -> anyhow::Result<Exit> {
     match &args.what {
         ExportWhat::Otlp(a) => otlp(a),
+        ExportWhat::Html(a) => file::run(agentshape_web::export::Format::Html, a),
+        ExportWhat::Markdown(a) => file::run(agentshape_web::export::Format::Markdown, a),
+        ExportWhat::Json(a) => file::run(agentshape_web::export::Format::Json, a),
     }
 }
 

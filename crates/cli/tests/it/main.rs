@@ -20,6 +20,7 @@ mod check;
 mod cli_safety;
 mod core_safety;
 mod exit_codes;
+mod export;
 mod extract;
 mod feed;
 mod flows;

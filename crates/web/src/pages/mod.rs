@@ -36,6 +36,7 @@ pub(crate) fn routes() -> Router<Arc<State>> {
         .route("/", get(overview::page))
         .route("/sessions", get(sessions::page))
         .route("/sessions/{id}", get(session::page))
+        .route("/sessions/{id}/export.html", get(crate::export::download))
         .route("/events", get(events::page))
         .route("/memories", get(memories::page))
         .route("/alerts", get(alerts::page))

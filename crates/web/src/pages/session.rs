@@ -368,6 +368,7 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                 "Session " code.session-id { (s.id) } " "
                 span #session-status class={ "badge s-" (s.shown_status) } { (s.shown_status) }
             }
+            p.actions { a #download href={ (session_href(&s.id)) "/export.html" } download { "Download" } " " span.muted { "one HTML file with its sub-agents, to read offline or share" } }
             @if s.not_imported {
                 div #not-imported .card {
                     p { "Parent not imported: only the files of its sub-agents were found. Its own file is missing, or was left out of the import; import it to fill this page." }

@@ -30,6 +30,7 @@
 
 mod alerts;
 mod builder;
+mod export;
 mod harness;
 mod hooks;
 mod hostile;
@@ -517,7 +518,8 @@ impl Browser {
         self.client.as_ref().unwrap()
     }
 
-    fn cdp(&mut self, cmd: &'static str, params: Value) -> Value {
+    /// Run a `DevTools` protocol command in the current tab.
+    pub(crate) fn cdp(&mut self, cmd: &'static str, params: Value) -> Value {
         let client = self.client.as_ref().unwrap();
         self.rt
             .block_on(client.issue_cmd(Cdp { cmd, params }))
