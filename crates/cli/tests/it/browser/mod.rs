@@ -39,6 +39,7 @@ mod pages;
 mod playground;
 mod screenshots;
 mod secrets;
+mod sessions_list;
 mod usage;
 mod validation;
 
