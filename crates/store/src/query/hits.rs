@@ -128,7 +128,7 @@ pub fn search_hits(
     )];
     let (in_window, at_col) = if pg {
         (
-            "f.id IN (SELECT CAST(jsonb_array_elements_text(CAST(?1 AS jsonb)) AS BIGINT))",
+            "f.id IN (SELECT CAST(jsonb_array_elements_text(CAST(CAST(?1 AS TEXT) AS jsonb)) AS BIGINT))",
             "f.created_at COLLATE \"C\"",
         )
     } else {

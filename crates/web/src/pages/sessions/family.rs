@@ -62,15 +62,17 @@ pub(super) fn families<'a>(rows: &'a [SessionRow], subs: &'a [SessionRow]) -> Ve
         .collect()
 }
 
-/// What the disclosure of a family says: `1 sub-agent`, `3 sub-agents`
-/// (imported sessions that an agent started), `2 escalations` (runs), or
-/// `4 sessions below` when both.
+/// Whether a session below another is an escalation (a run retried a tier
+/// up) rather than a sub-agent (started by an agent, at the first tier).
+fn escalated(s: &SessionRow) -> bool {
+    s.tier > 1
+}
+
+/// What the disclosure of a family says: `1 sub-agent`, `3 sub-agents`,
+/// `2 escalations`, or `4 sessions below` when both.
 pub(super) fn below_label(below: &[(usize, &SessionRow)]) -> String {
     let n = below.len();
-    let imported = below
-        .iter()
-        .filter(|(_, s)| s.source_path.is_some())
-        .count();
+    let imported = below.iter().filter(|(_, s)| !escalated(s)).count();
     let what = if imported == n {
         if n == 1 { "sub-agent" } else { "sub-agents" }
     } else if imported == 0 {
@@ -83,12 +85,12 @@ pub(super) fn below_label(below: &[(usize, &SessionRow)]) -> String {
     format!("{n} {what}")
 }
 
-/// How a row whose parent is not on the page names it: a sub-agent (an
-/// imported session) or an escalated run.
+/// How a row whose parent is not on the page names it: a sub-agent or an
+/// escalated run.
 pub(super) fn parent_label(s: &SessionRow) -> &'static str {
-    if s.source_path.is_some() {
-        "sub-agent of"
-    } else {
+    if escalated(s) {
         "escalated from"
+    } else {
+        "sub-agent of"
     }
 }
