@@ -89,26 +89,26 @@ pub fn search_hits(
         args.push(v);
         format!("?{}", args.len())
     };
-    let m = bind(Cell::Text(pattern));
-    let w = bind(Cell::Int(HIT_WINDOW));
+    let matching = bind(Cell::Text(pattern));
+    let window_len = bind(Cell::Int(HIT_WINDOW));
     // The window: the matching lines stored last, within the filters.
     let window = if pg {
         conds.push(format!(
-            "to_tsvector('simple', agentshape_feed_text(f.kind, f.body)) @@ to_tsquery('simple', {m})"
+            "to_tsvector('simple', agentshape_feed_text(f.kind, f.body)) @@ to_tsquery('simple', {matching})"
         ));
         // `f.id + 0`: through the GIN index, not down the primary key
         // (Note [Transcript search]'s plan).
         format!(
             "SELECT f.id FROM feed f JOIN sessions s ON s.id = f.session_id {}
-             ORDER BY f.id + 0 DESC LIMIT {w}",
+             ORDER BY f.id + 0 DESC LIMIT {window_len}",
             where_with_cutoff(&conds)
         )
     } else {
-        conds.push(format!("feed_fts MATCH {m}"));
+        conds.push(format!("feed_fts MATCH {matching}"));
         format!(
             "SELECT f.id FROM feed_fts JOIN feed f ON f.id = feed_fts.rowid
                JOIN sessions s ON s.id = f.session_id {}
-             ORDER BY feed_fts.rowid DESC LIMIT {w}",
+             ORDER BY feed_fts.rowid DESC LIMIT {window_len}",
             where_with_cutoff(&conds)
         )
     };
@@ -148,9 +148,9 @@ pub fn search_hits(
         let Some(when) = found.first().map(|r| text(at(r, 0))).transpose()? else {
             return Ok(Hits::default());
         };
-        let a = bind(Cell::Text(when));
-        let b = bind(Cell::Int(id));
-        conds.push(format!("({at_col}, f.id) < ({a}, {b})"));
+        let at_bound = bind(Cell::Text(when));
+        let id_bound = bind(Cell::Int(id));
+        conds.push(format!("({at_col}, f.id) < ({at_bound}, {id_bound})"));
     }
     let n = bind(Cell::Int(
         i64::try_from(limit.clamp(1, MAX_HITS)).unwrap_or(1),

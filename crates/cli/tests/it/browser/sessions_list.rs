@@ -134,7 +134,7 @@ fn sub_agents_nest_under_their_parent_and_the_first_prompt_fits_1400_px() {
     );
     eprintln!("at {WIDE} px: {fit}");
     let inner = fit["inner"].as_f64().unwrap();
-    assert_eq!(inner, f64::from(WIDE));
+    assert!((inner - f64::from(WIDE)).abs() < 0.5, "{fit}");
     assert!(fit["right"].as_f64().unwrap() <= inner, "{fit}");
     assert!(fit["left"].as_f64().unwrap() >= 0.0, "{fit}");
     assert!(fit["width"].as_f64().unwrap() >= 300.0, "readable: {fit}");

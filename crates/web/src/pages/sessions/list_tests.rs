@@ -1,6 +1,6 @@
 //! The Sessions list's sub-agents, totals, pages and transcript hits
 //! (issue 41 §2), over a SQLite store, as the page reads them.
-#![allow(clippy::unwrap_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::panic, clippy::format_collect)]
 
 use std::collections::HashMap;
 
