@@ -120,6 +120,11 @@ fn sub_agents_nest_under_their_parent_and_the_first_prompt_fits_1400_px() {
     let after = shown(&browser);
     assert_eq!(after["visible"], true, "shown once opened: {after}");
     assert_eq!(after["below"], true, "under its parent: {after}");
+    if let Ok(dir) = std::env::var("AGENTSHAPE_SCREENSHOTS") {
+        browser.js("document.documentElement.setAttribute('data-theme', 'dark'); return true;");
+        browser.screenshot(&Path::new(&dir).join("sessions-list-open-dark.png"));
+        browser.js("document.documentElement.removeAttribute('data-theme'); return true;");
+    }
     browser.click(&format!("tr[data-session-id=\"{CLAUDE}\"] input.expand"));
     assert_eq!(shown(&browser)["visible"], false);
 
