@@ -25,6 +25,10 @@ pub mod stats;
 pub use stats::{Parts, StatsBy, StatsGroup, stats, stats_of};
 pub mod usage;
 pub use usage::{UsageFilter, agent_name, has_usage, usage_calls, usage_span};
+pub mod nested;
+pub use nested::{MAX_NESTED, sub_sessions};
+pub mod hits;
+pub use hits::{HIT_WINDOW, Hits, search_hits};
 
 /// The most rows one call returns: bounds the memory and time of a request.
 pub const MAX_LIMIT: usize = 500;
@@ -68,6 +72,11 @@ pub struct SessionFilter {
     /// Only sessions strictly before this one in the order (Note \[Keyset pages\]).
     /// An id that is not stored gives an empty page.
     pub before: Option<String>,
+    /// Only the sessions whose parent is not among those the filters
+    /// match: a page of a list that shows sub-agents under their parent
+    /// (Note \[Sub-agents in a list\]). [`session_totals`] and
+    /// [`session_usage_calls`] ignore it.
+    pub top_level: bool,
 }
 
 /// One session row, as stored, plus whether it is lost.
@@ -835,6 +844,9 @@ pub fn sessions(store: &dyn Source, filter: &SessionFilter) -> Result<Vec<Sessio
     let ctx = || "listing sessions".to_owned();
     let mut args: Vec<Cell> = vec![Cell::Text(lost_cutoff())];
     let mut conds = session_conds(store, filter, &mut args)?;
+    if filter.top_level {
+        conds.push(nested::top_level_sql(&conds));
+    }
     let mut bind = |v: Cell| {
         args.push(v);
         format!("?{}", args.len())
@@ -1710,8 +1722,12 @@ pub struct TranscriptHit {
     /// The line of the agent's own file it came from, for an imported
     /// session.
     pub line: Option<i64>,
-    /// When it was written.
+    /// When it was written (the line's own time, for an import).
     pub created_at: String,
+    /// Its session's project.
+    pub project: Option<String>,
+    /// Its session's parent (the session that started a sub-agent).
+    pub parent_id: Option<String>,
     /// Up to [`SNIPPET_CHARS`] characters before the hit.
     pub before: String,
     /// The hit (the text as written; on Postgres the first word found, or
@@ -1774,8 +1790,9 @@ fn snippet(text: &str, q: &str) -> (String, String, String) {
     (before, hit, after)
 }
 
-/// Feed rows whose transcript text holds `q`, newest first, at most
-/// `limit` (clamped to 1..=[`MAX_HITS`]).
+/// Feed rows whose transcript text holds `q`, newest line first (Note
+/// \[Hits in time order\]), at most `limit` (clamped to 1..=[`MAX_HITS`]);
+/// [`search_hits`] with no filter.
 ///
 /// Note \[Transcript search\]: what a person reads as the conversation
 /// is searched, not only the sessions' summaries: the text of `text` and
@@ -1783,10 +1800,10 @@ fn snippet(text: &str, q: &str) -> (String, String, String) {
 /// the feed rows of every session, run or imported.
 /// - SQLite (version 7): `feed_fts`, a trigram FTS5 table filled by a
 ///   trigger on every feed insert (and emptied by one on delete), so `q`
-///   is a substring of 3 characters or more, any case; the newest
-///   `limit` matches are read straight off the index in descending
-///   rowid (= feed id) order. Shorter text finds nothing here (the
-///   sessions' own search still runs).
+///   is a substring of 3 characters or more, any case; the matching
+///   rows are read through it, then ordered by time (Note \[Hits in time
+///   order\]). Shorter text finds nothing here (the sessions' own search
+///   still runs).
 /// - Postgres: its own full-text search over the same text
 ///   (`to_tsvector('simple', agentshape_feed_text(kind, body))`, a GIN
 ///   index), words lowercased: every word of `q` must begin a word of the
@@ -1796,62 +1813,7 @@ fn snippet(text: &str, q: &str) -> (String, String, String) {
 /// # Errors
 /// When the database cannot be read.
 pub fn search_transcripts(store: &dyn Source, q: &str, limit: usize) -> Result<Vec<TranscriptHit>> {
-    let ctx = || "searching the transcripts".to_owned();
-    let limit = Cell::Int(i64::try_from(limit.clamp(1, MAX_HITS)).unwrap_or(1));
-    let q = q.trim();
-    let rows = if is_pg(store) {
-        let Some(tsq) = ts_prefixes(q) else {
-            return Ok(Vec::new());
-        };
-        // `f.id + 0`: the order must not be read off the primary key.
-        // The planner, guessing that a few percent of rows match, would
-        // walk the feed from its newest row testing each one, and read
-        // all of it for a rare word (3.5 s at 300,000 rows); through the
-        // GIN index the matches are found first, then the newest kept.
-        store.cells(
-            "SELECT f.id, f.session_id, f.body, f.created_at FROM feed f
-             WHERE to_tsvector('simple', agentshape_feed_text(f.kind, f.body))
-                   @@ to_tsquery('simple', ?1)
-             ORDER BY f.id + 0 DESC LIMIT ?2",
-            &[Cell::Text(tsq), limit],
-            &ctx,
-        )?
-    } else {
-        if !has_search(store) || q.chars().count() < 3 {
-            return Ok(Vec::new());
-        }
-        store.cells(
-            "SELECT f.id, f.session_id, f.body, f.created_at FROM feed f
-             WHERE f.id IN (SELECT rowid FROM feed_fts WHERE feed_fts MATCH ?1
-                            ORDER BY rowid DESC LIMIT ?2)
-             ORDER BY f.id DESC",
-            &[Cell::Text(fts_phrase(q)), limit],
-            &ctx,
-        )?
-    };
-    rows.iter()
-        .map(|r| {
-            let body: Value = serde_json::from_str(&text(at(r, 2))?).unwrap_or(Value::Null);
-            let ev = &body["event"];
-            let kind = ev["type"].as_str().unwrap_or("").to_owned();
-            let said = if kind == "tool_use" {
-                &ev["name"]
-            } else {
-                &ev["text"]
-            };
-            let (before, hit, after) = snippet(said.as_str().unwrap_or(""), q);
-            Ok(TranscriptHit {
-                feed_id: int(at(r, 0))?,
-                session_id: text(at(r, 1))?,
-                kind,
-                line: body["line"].as_i64(),
-                created_at: text(at(r, 3))?,
-                before,
-                hit,
-                after,
-            })
-        })
-        .collect()
+    Ok(search_hits(store, q, &SessionFilter::default(), None, limit)?.hits)
 }
 
 /// Every memory, active first, then most confident.

@@ -668,3 +668,116 @@ fn token_sums_past_i64_max_saturate_on_both() {
     });
     assert_eq!(t.other_tokens, i64::MAX);
 }
+
+/// Issue 41 §2 (Note [Sub-agents in a list], Note [Hits in time order]):
+/// a list's top level and the sessions below it, and the transcript hits
+/// newest line first, in pages, within the list's filters, alike on both
+/// backends.
+#[test]
+fn nested_lists_and_hits_in_time_order_answer_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("native.db");
+    native::fill_native(&mut SqliteStore::open(&path).unwrap());
+    let mut pg = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
+    native::fill_native(&mut pg);
+    let b = Both {
+        sqlite: SqliteStore::open_read_only(&path).unwrap(),
+        pg,
+        _dir: dir,
+    };
+    let top = SessionFilter {
+        top_level: true,
+        limit: 50,
+        ..SessionFilter::default()
+    };
+    assert_eq!(b.ids("top", &top), ["n-main", "n-codex"]);
+    let below = b.ask("below", |s| {
+        query::sub_sessions(s, &top, &["n-main".to_owned(), "n-codex".to_owned()])
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.id, r.parent_id))
+            .collect::<Vec<_>>()
+    });
+    let some = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        below,
+        [
+            ("n-sub".to_owned(), some("n-main")),
+            ("n-sub2".to_owned(), some("n-sub"))
+        ]
+    );
+    // A search that finds a sub-agent and not its parent lists it at the top.
+    let explore = SessionFilter {
+        q: some("Explore the logs"),
+        ..top.clone()
+    };
+    assert_eq!(b.ids("explore", &explore), ["n-sub"]);
+    let one = SessionFilter {
+        limit: 1,
+        ..top.clone()
+    };
+    assert_eq!(b.ids("one", &one), ["n-main"]);
+    let page2 = SessionFilter {
+        before: some("n-main"),
+        ..one.clone()
+    };
+    assert_eq!(b.ids("page 2", &page2), ["n-codex"]);
+
+    // Hits: the sub-agent's later line first, then the parent's two (same
+    // time: the later feed id first), each with its project and parent.
+    let none = SessionFilter::default();
+    let hits = b.ask("hits", |s| {
+        query::search_hits(s, "jellyfin", &none, None, 50)
+            .unwrap()
+            .hits
+    });
+    let got: Vec<(&str, Option<&str>)> = hits
+        .iter()
+        .map(|h| (h.session_id.as_str(), h.parent_id.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("n-sub", Some("n-main")),
+            ("n-main", None),
+            ("n-main", None)
+        ]
+    );
+    assert!(hits[1].feed_id > hits[2].feed_id);
+    assert_eq!(hits[0].project.as_deref(), Some(native::HOSTILE_PROJECT));
+    let next = b.ask("next hits", |s| {
+        query::search_hits(s, "jellyfin", &none, Some(hits[0].feed_id), 1)
+            .unwrap()
+            .hits
+    });
+    assert_eq!(next.len(), 1);
+    assert_eq!(next[0].feed_id, hits[1].feed_id);
+    let last = b.ask("last hits", |s| {
+        query::search_hits(s, "jellyfin", &none, Some(hits[2].feed_id), 50)
+            .unwrap()
+            .hits
+    });
+    assert!(last.is_empty());
+    // The filters hold for hits.
+    let codex = SessionFilter {
+        agent: some("codex"),
+        ..SessionFilter::default()
+    };
+    let n = |what: &str, q: &str, f: &SessionFilter| {
+        b.ask(what, |s| {
+            query::search_hits(s, q, f, None, 50).unwrap().hits.len()
+        })
+    };
+    assert_eq!(n("codex jellyfin", "jellyfin", &codex), 0);
+    assert_eq!(n("codex deploy", "deploy", &codex), 1);
+    let later = SessionFilter {
+        from: some("2025-07-14T05:00:30.000Z"),
+        ..SessionFilter::default()
+    };
+    assert_eq!(n("later", "jellyfin", &later), 1);
+    let project = SessionFilter {
+        project: some("/srv/api"),
+        ..SessionFilter::default()
+    };
+    assert_eq!(n("project", "jellyfin", &project), 0);
+}

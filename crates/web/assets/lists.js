@@ -32,8 +32,13 @@ function badge(status) {
   return span;
 }
 
+// A row of any of the table's bodies (the Sessions list has one per
+// family: a session and its sub-agents, Note [Disclosure without script]).
 function findRow(tbody, attr, value) {
-  for (const tr of tbody.rows) if (tr.getAttribute(attr) === value) return tr;
+  const table = tbody.closest("table");
+  for (const body of table ? table.tBodies : [tbody]) {
+    for (const tr of body.rows) if (tr.getAttribute(attr) === value) return tr;
+  }
   return null;
 }
 
@@ -109,7 +114,11 @@ function sessionsPage(table) {
         tr.append(make ? make() : cell("", th.classList.contains("num") ? "num" : ""));
       }
       dropEmptyState(tbody);
-      tbody.prepend(tr);
+      // Its own family, above the others.
+      const family = document.createElement("tbody");
+      family.className = "family";
+      family.append(tr);
+      table.insertBefore(family, table.tBodies[0] ?? null);
     } else if (row.kind === "ended") {
       const tr = findRow(tbody, "data-session-id", row.session_id);
       if (!tr || typeof body.status !== "string") return;

@@ -126,23 +126,33 @@ pub(crate) fn router(state: Arc<State>) -> Router {
 /// `GET /api/sessions`: newest first, filtered (`status`, `tier`,
 /// `profile`, `error_category`, `method`, `agent`, `project`, `q`, as on
 /// the page); `next` is the `before` of the next page; with `q` (first
-/// page), `transcript_hits` too. A bad value (`tier=x`) is a 400.
+/// page), `transcript_hits` too (within the filters, newest line first)
+/// and `hits_next`, the `hits_before` of the next hits (`hits_windowed`:
+/// Note [Hits in time order]). Every matching
+/// session is a row here, a sub-agent too (its `parent_id` names its
+/// parent); the page nests them (Note [Sub-agents in a list] in the
+/// store). A bad value (`tier=x`) is a 400.
 async fn sessions(
     AxState(state): AxState<Arc<State>>,
     q: Result<Query<pages::sessions::ListParams>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(q) = q.map_err(|e| bad_query(&e))?;
     let limit = q.limit.unwrap_or(50).clamp(1, query::MAX_LIMIT);
-    let filter = q
-        .filter(limit)
-        .map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, m))?;
+    let bad = |m| ApiError::new(StatusCode::BAD_REQUEST, m);
+    let filter = q.filter(limit).map_err(bad)?;
+    let hits_before = q.hits_before().map_err(bad)?;
     // With `q`, the transcript lines holding it too (Note [Transcript
-    // search] in the store's `query`), on the first page only.
+    // search], Note [Hits in time order] in the store's `query`), within
+    // the other filters, on the first page only.
     let (rows, hits) = read(&state, move |s| {
         let hits = match filter.q.as_deref() {
-            Some(q) if filter.before.is_none() => {
-                Some(query::search_transcripts(s, q, pages::sessions::HITS)?)
-            }
+            Some(q) if filter.before.is_none() => Some(query::search_hits(
+                s,
+                q,
+                &filter,
+                hits_before,
+                pages::sessions::HITS,
+            )?),
             _ => None,
         };
         Ok((query::sessions(s, &filter)?, hits))
@@ -153,7 +163,12 @@ async fn sessions(
         .flatten();
     let mut body = serde_json::json!({ "sessions": rows, "next": next });
     if let Some(hits) = hits {
-        body["transcript_hits"] = serde_json::to_value(hits).unwrap_or_default();
+        let hits_next = (hits.hits.len() >= pages::sessions::HITS)
+            .then(|| hits.hits.last().map(|h| h.feed_id))
+            .flatten();
+        body["transcript_hits"] = serde_json::to_value(&hits.hits).unwrap_or_default();
+        body["hits_next"] = serde_json::json!(hits_next);
+        body["hits_windowed"] = serde_json::json!(hits.windowed);
     }
     Ok(Json(body).into_response())
 }

@@ -35,6 +35,16 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../assets/session.js"),
     ),
     (
+        "theme.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/theme.js"),
+    ),
+    (
+        "keys.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/keys.js"),
+    ),
+    (
         "playground.js",
         "text/javascript; charset=utf-8",
         include_str!("../assets/playground.js"),

@@ -84,9 +84,14 @@ pub(crate) fn layout(title: &str, active: Nav, scripts: &[&str], body: &Markup) 
                 // admits `data:` images.
                 link rel="icon" href="data:,";
                 link rel="stylesheet" href="/assets/app.css";
+                // A classic script, neither deferred nor a module: it runs
+                // before the body is drawn, so a chosen theme never
+                // flashes the other one first (Note [Theme]).
+                script src="/assets/theme.js" {}
                 @for s in scripts {
                     script type="module" src={ "/assets/" (s) } {}
                 }
+                script type="module" src="/assets/keys.js" {}
             }
             body data-page=(title) {
                 header.top {
@@ -97,9 +102,37 @@ pub(crate) fn layout(title: &str, active: Nav, scripts: &[&str], body: &Markup) 
                         }
                     }
                     span #live-status .live { }
+                    button #theme-toggle .theme-toggle type="button"
+                        title="Light or dark, kept in this browser (the system's until chosen)" {
+                        "Theme"
+                    }
+                    a #keys-link href="#keys-help" title="Keyboard shortcuts (?)" { "Keys" }
                 }
                 main { (body) }
+                (keys_help())
             }
+        }
+    }
+}
+
+/// The keys' help, opened by `?` (`keys.js`; Note \[Keys\] there). A
+/// `<dialog>`: shown modal, Esc closes it without a script of ours.
+fn keys_help() -> Markup {
+    const KEYS: &[(&str, &str)] = &[
+        ("j", "next turn (a prompt or an answer) on a session's page"),
+        ("k", "previous turn"),
+        ("/", "search sessions and transcripts"),
+        ("?", "this help"),
+        ("Esc", "close it"),
+    ];
+    html! {
+        dialog #keys-help aria-labelledby="keys-help-title" {
+            h2 #keys-help-title { "Keys" }
+            dl.keys {
+                @for (k, what) in KEYS { dt { kbd { (k) } } dd { (what) } }
+            }
+            p.muted { "Keys do nothing while you type in a field." }
+            button #keys-help-close type="button" { "Close" }
         }
     }
 }

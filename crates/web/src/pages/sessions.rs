@@ -21,7 +21,7 @@ use std::collections::HashMap;
 
 use agentshape_core::usage::{Figures, Group};
 use agentshape_store::query::{
-    self, FilterValues, MAX_DISTINCT, SessionFilter, SessionRow, SessionTotals, TranscriptHit,
+    self, FilterValues, Hits, MAX_DISTINCT, SessionFilter, SessionRow, SessionTotals,
 };
 use agentshape_store::time;
 use axum::extract::rejection::QueryRejection;
@@ -30,6 +30,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
+
+mod family;
+mod hits;
+#[cfg(test)]
+mod list_tests;
 
 use super::chart::compact;
 use super::usage::{DAY_MS, cost_cell, day_of, parse_day, prices, short_project, tokens_cell};
@@ -80,6 +85,9 @@ pub(crate) struct ListParams {
     pub(crate) to: Option<String>,
     pub(crate) before: Option<String>,
     pub(crate) limit: Option<usize>,
+    /// The transcript hits after this one (its feed id; Note \[Hits in
+    /// time order\] in the store).
+    pub(crate) hits_before: Option<String>,
 }
 
 /// A value given, trimmed; an empty one is no value.
@@ -187,7 +195,19 @@ impl ListParams {
             failing_path: failing_path(self.failing_path.as_ref())?,
             limit,
             before: text("before", self.before.as_ref(), 256)?,
+            top_level: false,
         })
+    }
+
+    /// The `hits_before` cursor, or why it is bad (a 400).
+    pub(crate) fn hits_before(&self) -> Result<Option<i64>, String> {
+        given(self.hits_before.as_ref())
+            .map(|v| {
+                v.parse::<i64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    "`hits_before` must be a transcript line's id (a number)".to_owned()
+                })
+            })
+            .transpose()
     }
 }
 
@@ -272,46 +292,6 @@ pub(crate) fn cost(s: &SessionRow) -> Markup {
     }
 }
 
-/// The transcript hits of a search (Note \[Transcript search\] in the
-/// store's `query`): each links to its row on the session's page, the
-/// page starting at it (`?after=` the row before) with the row's anchor.
-pub(crate) fn hit_href(h: &TranscriptHit) -> String {
-    format!(
-        "/sessions/{}?after={}#row-{}",
-        encode(&h.session_id),
-        h.feed_id.saturating_sub(1),
-        h.feed_id
-    )
-}
-
-fn hits(q: &str, hits: &[TranscriptHit]) -> Markup {
-    html! {
-        section #transcript-hits .card data-count=(hits.len()) {
-            h2 { "In transcripts" span.muted { " · text, prompts and tool names holding “" (q) "”, newest first" } }
-            @if hits.is_empty() {
-                p.empty #transcript-hits-empty {
-                    "No transcript line holds it."
-                    @if q.chars().count() < 3 { " (A SQLite store searches transcripts for 3 characters or more.)" }
-                }
-            } @else {
-                ol.hits {
-                    @for h in hits {
-                        li.hit data-session-id=(h.session_id) data-feed-id=(h.feed_id) {
-                            a.hit-link href=(hit_href(h)) {
-                                code { (h.session_id) }
-                                @if let Some(line) = h.line { " · line " (line) }
-                            }
-                            " " span.tag { (match h.kind.as_str() { "user_text" => "user", "tool_use" => "tool", _ => "assistant" }) }
-                            " " span.mono.muted { (when(&h.created_at)) }
-                            div.snippet { (h.before) mark { (h.hit) } (h.after) }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// At most `n` characters of `s`, with `…` when cut.
 pub(crate) fn truncate(s: &str, n: usize) -> String {
     match s.char_indices().nth(n) {
@@ -365,7 +345,7 @@ fn form(f: &SessionFilter, values: &FilterValues) -> Markup {
             label { "From" input type="date" name="from" value=[from_day(f)]; }
             label { "To" input type="date" name="to" value=[to_day(f)]; }
             label { "Failing path" input type="text" name="failing_path" value=[f.failing_path.as_deref().map(path_param)] placeholder="/action (# for the root)"; }
-            label { "Search" input type="search" name="q" value=[f.q.as_deref()] placeholder="id, summary, error, agent, model, transcript text"; }
+            label { "Search" input #search type="search" name="q" value=[f.q.as_deref()] placeholder="id, summary, error, agent, model, transcript text"; }
             button type="submit" { "Filter" }
             a href="/sessions" { "Clear" }
         }
@@ -408,7 +388,17 @@ fn outcome(s: &SessionRow) -> Option<&'static str> {
 /// One table row (`lists.js` builds the same shape, by the header's
 /// `data-col` names, for a session that starts). `usage` is the session's
 /// own calls summed, when it has any.
-fn row(s: &SessionRow, usage: Option<&Group>, shown: Shown) -> Markup {
+/// Where a row stands in the list (Note \[Sub-agents in a list\] in the
+/// store's `query::nested`).
+#[derive(Debug, Clone)]
+enum Place {
+    /// A top-level row, with what is below it (`3 sub-agents`), if anything.
+    Top(Option<String>),
+    /// A row below its family's first, at this depth (1: a child).
+    Below(usize),
+}
+
+fn row(s: &SessionRow, usage: Option<&Group>, shown: Shown, place: &Place) -> Markup {
     let models = match usage {
         Some(g) => g.models.join(", "),
         None => s.model.clone().unwrap_or_default(),
@@ -430,8 +420,23 @@ fn row(s: &SessionRow, usage: Option<&Group>, shown: Shown) -> Markup {
     };
     let figures = usage.map_or(&stored, |g| &g.figures);
     html! {
-        tr data-session-id=(s.id) data-status=(s.shown_status) {
-            td.mono { a href={ "/sessions/" (encode(&s.id)) } { (s.id) } @if let Some(n) = s.secrets_masked.filter(|n| *n > 0) { " " abbr.secrets title="secrets masked in this session" { "🔒" (n) } } }
+        tr data-session-id=(s.id) data-status=(s.shown_status) data-parent-id=[s.parent_id.as_deref()]
+            class=[match place { Place::Below(d) => Some(format!("sub depth-{}", (*d).min(4))), Place::Top(_) => None }] {
+            td.mono.session {
+                a href={ "/sessions/" (encode(&s.id)) } title=(s.id) { (s.id) }
+                @if let Some(n) = s.secrets_masked.filter(|n| *n > 0) { " " abbr.secrets title="secrets masked in this session" { "🔒" (n) } }
+                @match place {
+                    Place::Top(Some(what)) => {
+                        label.below { input.expand type="checkbox" aria-label={ "show the " (what) }; " " (what) }
+                    }
+                    Place::Top(None) => {
+                        @if let Some(p) = s.parent_id.as_deref() {
+                            div.sub-of.muted { (family::parent_label(s)) " " a href={ "/sessions/" (encode(p)) } title=(p) { (p) } }
+                        }
+                    }
+                    Place::Below(_) => {}
+                }
+            }
             td.status-cell { (status_badge(&s.shown_status)) }
             td.agent { (s.agent.as_deref().unwrap_or("")) }
             td.project title=[s.project.as_deref()] { (s.project.as_deref().map(|p| truncate_start(&short_project(p), PROJECT_CHARS)).unwrap_or_default()) }
@@ -511,15 +516,18 @@ fn total_line(t: &ListTotal) -> Markup {
     }
 }
 
-/// The page's body for `rows` listed under filter `f`; `feed_after` is the
-/// feed id the live part resumes from; `usage` each session's own calls
-/// summed; `total` the whole filtered set's.
+/// The page's body for `rows` (its top-level sessions) listed under filter
+/// `f`, `subs` the sessions below them (Note \[Disclosure without
+/// script\]); `feed_after` is the feed id the live part resumes from;
+/// `usage` each session's own calls summed; `total` the whole filtered
+/// set's.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn body(
     f: &SessionFilter,
     values: &FilterValues,
     rows: &[SessionRow],
-    transcript_hits: &[TranscriptHit],
+    subs: &[SessionRow],
+    found: &Hits,
     feed_after: i64,
     usage: &HashMap<String, Group>,
     total: Option<&ListTotal>,
@@ -531,7 +539,20 @@ pub(crate) fn body(
         .flatten()
         .map(|last| format!("/sessions?{filters}before={}", encode(&last.id)));
     let tier = f.tier.map(|t| t.to_string());
-    let shown = Shown::of(rows);
+    let shown = Shown {
+        validation: Shown::of(rows).validation || Shown::of(subs).validation,
+        errors: Shown::of(rows).errors || Shown::of(subs).errors,
+    };
+    let transcript_hits = &found.hits;
+    let more_hits = (transcript_hits.len() >= HITS)
+        .then(|| transcript_hits.last())
+        .flatten()
+        .map(|h| {
+            format!(
+                "/sessions?{filters}hits_before={}#transcript-hits",
+                h.feed_id
+            )
+        });
     html! {
         h1 { "Sessions" }
         (form(f, values))
@@ -555,12 +576,20 @@ pub(crate) fn body(
                 @if shown.errors { th data-col="error" { "Error" } }
                 th data-col="summary" { "Summary" }
             } }
-            tbody {
-                @for s in rows { (row(s, usage.get(&s.id), shown)) }
+            @if rows.is_empty() { tbody {} }
+            @for fam in family::families(rows, subs) {
+                tbody.family {
+                    (row(fam.top, usage.get(&fam.top.id), shown,
+                        &Place::Top((!fam.below.is_empty()).then(|| family::below_label(&fam.below)))))
+                    @for (depth, s) in &fam.below {
+                        (row(s, usage.get(&s.id), shown, &Place::Below(*depth)))
+                    }
+                }
             }
         }
         // The empty state is outside the table, so `tbody tr` is one row
-        // per session; `lists.js` removes it when a session arrives.
+        // per session (a family's rows in its own `tbody`); `lists.js`
+        // removes it when a session arrives.
         @if rows.is_empty() {
             p #sessions-empty .empty {
                 @if first_page { "No sessions match." } @else { "No older sessions." }
@@ -568,7 +597,7 @@ pub(crate) fn body(
         }
         // Transcript hits belong to the search, not to a page of the list.
         @if let Some(q) = f.q.as_deref().filter(|_| first_page) {
-            (hits(q, transcript_hits))
+            (hits::hits(q, found, more_hits.as_deref()))
         }
         nav.pager {
             a #newest href={ "/sessions" @if !filters.is_empty() { "?" (filters.trim_end_matches('&')) } } { "Newest" }
@@ -582,11 +611,17 @@ pub(crate) async fn page(
     AxState(state): AxState<Arc<State>>,
     q: Result<Query<ListParams>, QueryRejection>,
 ) -> Response {
-    let filter = match q
+    let (filter, hits_before) = match q
         .map_err(|e| e.body_text())
-        .and_then(|Query(q)| q.filter(PAGE))
+        .and_then(|Query(q)| Ok((q.filter(PAGE)?, q.hits_before()?)))
     {
-        Ok(f) => f,
+        Ok((f, h)) => (
+            SessionFilter {
+                top_level: true,
+                ..f
+            },
+            h,
+        ),
         Err(m) => return error_page(StatusCode::BAD_REQUEST, &m),
     };
     let f = filter.clone();
@@ -595,15 +630,19 @@ pub(crate) async fn page(
         // then both in the page or after it on the feed, never in neither.
         let after = query::feed_max_id(s)?;
         let found = match f.q.as_deref() {
-            Some(q) if f.before.is_none() => query::search_transcripts(s, q, HITS)?,
-            _ => Vec::new(),
+            Some(q) if f.before.is_none() => query::search_hits(s, q, &f, hits_before, HITS)?,
+            _ => Hits::default(),
         };
         let (prices, _) = prices();
         let calls = query::session_usage_calls(s, &f)?;
         let (usage, calls_total) = super::usage::by_session(&calls, &prices);
         let total = ListTotal::of(&calls_total, &query::session_totals(s, &f)?);
+        let rows = query::sessions(s, &f)?;
+        let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+        let subs = query::sub_sessions(s, &f, &ids)?;
         Ok((
-            query::sessions(s, &f)?,
+            rows,
+            subs,
             query::filter_values(s)?,
             found,
             after,
@@ -613,11 +652,20 @@ pub(crate) async fn page(
     })
     .await;
     match data {
-        Ok((rows, values, found, after, usage, total)) => layout(
+        Ok((rows, subs, values, found, after, usage, total)) => layout(
             "Sessions",
             Nav::Sessions,
             &["lists.js"],
-            &body(&filter, &values, &rows, &found, after, &usage, Some(&total)),
+            &body(
+                &filter,
+                &values,
+                &rows,
+                &subs,
+                &found,
+                after,
+                &usage,
+                Some(&total),
+            ),
         )
         .into_response(),
         Err(e) => e.into_page(),
@@ -702,6 +750,7 @@ mod tests {
             &FilterValues::default(),
             &[],
             &[],
+            &Hits::default(),
             0,
             &HashMap::new(),
             None,
@@ -768,6 +817,7 @@ mod tests {
             &FilterValues::default(),
             &[r2.clone(), r2],
             &[],
+            &Hits::default(),
             7,
             &HashMap::new(),
             None,
@@ -786,6 +836,7 @@ mod tests {
             &FilterValues::default(),
             &[],
             &[],
+            &Hits::default(),
             7,
             &HashMap::new(),
             None,
@@ -867,7 +918,20 @@ mod tests {
         let found = query::search_transcripts(&store, "needle", HITS).unwrap();
         assert_eq!(found.len(), 1);
         let values = query::filter_values(&store).unwrap();
-        let html = body(&f, &values, &rows, &found, 0, &HashMap::new(), None).into_string();
+        let html = body(
+            &f,
+            &values,
+            &rows,
+            &[],
+            &Hits {
+                hits: found.clone(),
+                windowed: false,
+            },
+            0,
+            &HashMap::new(),
+            None,
+        )
+        .into_string();
         assert!(
             !html.contains("<script>") && !html.contains("<img"),
             "{html}"
@@ -904,7 +968,20 @@ mod tests {
         );
         // A tool name with markup is found and shown as text.
         let found = query::search_transcripts(&store, "onerror", HITS).unwrap();
-        let html = body(&f, &values, &rows, &found, 0, &HashMap::new(), None).into_string();
+        let html = body(
+            &f,
+            &values,
+            &rows,
+            &[],
+            &Hits {
+                hits: found.clone(),
+                windowed: false,
+            },
+            0,
+            &HashMap::new(),
+            None,
+        )
+        .into_string();
         assert!(
             html.contains("&lt;img src=x <mark>onerror</mark>=alert(1)&gt;"),
             "{html}"
@@ -927,6 +1004,7 @@ mod tests {
             &values,
             &plain,
             &[],
+            &Hits::default(),
             0,
             &HashMap::new(),
             None,
@@ -1026,7 +1104,17 @@ mod tests {
             let (usage, calls_total) = super::super::usage::by_session(&calls, &prices);
             let total = ListTotal::of(&calls_total, &query::session_totals(&store, &f).unwrap());
             let values = query::filter_values(&store).unwrap();
-            let html = body(&f, &values, &rows, &[], 0, &usage, Some(&total)).into_string();
+            let html = body(
+                &f,
+                &values,
+                &rows,
+                &[],
+                &Hits::default(),
+                0,
+                &usage,
+                Some(&total),
+            )
+            .into_string();
             (rows.into_iter().map(|r| r.id).collect(), html)
         };
 

@@ -41,6 +41,7 @@ mod playground;
 mod reading;
 mod screenshots;
 mod secrets;
+mod sessions_list;
 mod usage;
 mod validation;
 
