@@ -18,6 +18,8 @@ pub(crate) struct Part {
     pub(crate) from_log: bool,
     /// The forensic log was longer than a transcript reads: its end is missing.
     pub(crate) truncated: bool,
+    /// Its stored calls per model (the header's mix).
+    pub(crate) models: Vec<query::usage::ModelShare>,
 }
 
 /// The exported session and every session below it, each after its parent.
@@ -67,7 +69,9 @@ fn part(store: &dyn Source, s: SessionRow, depth: usize) -> agentshape_store::Re
             // A next page strictly after this one, or the loop would not end.
             Some(next) if next > after => after = next,
             _ => {
+                let models = query::usage::session_models(store, &s.id)?;
                 return Ok(Part {
+                    models,
                     session: s,
                     depth,
                     rows,

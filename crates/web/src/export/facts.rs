@@ -7,6 +7,8 @@ use agentshape_store::time;
 use serde_json::Value;
 
 use super::bundle::Part;
+use crate::pages::numbers::span;
+pub(crate) use crate::pages::numbers::thousands;
 
 /// `(label, text)` of every fact the session has, in reading order.
 pub(crate) fn facts(p: &Part) -> Vec<(&'static str, String)> {
@@ -25,9 +27,13 @@ pub(crate) fn facts(p: &Part) -> Vec<(&'static str, String)> {
     if let Some(b) = &s.git_branch {
         out.push(("Branch", b.clone()));
     }
-    let models = models(p);
-    if !models.is_empty() {
-        out.push(("Models", models.join(", ")));
+    if p.models.is_empty() {
+        let models = models(p);
+        if !models.is_empty() {
+            out.push(("Models", models.join(", ")));
+        }
+    } else {
+        out.push(("Models", mix(&p.models)));
     }
     out.push(("Status", s.shown_status.clone()));
     out.push(("Started", s.started_at.clone()));
@@ -39,7 +45,7 @@ pub(crate) fn facts(p: &Part) -> Vec<(&'static str, String)> {
         Some(end - time::parse_ms(&s.started_at)?)
     });
     if let Some(ms) = ms.filter(|ms| *ms >= 0) {
-        out.push(("Duration", duration(ms)));
+        out.push(("Duration", span(ms)));
     }
     if let Some(n) = s.num_turns {
         out.push(("Turns", thousands(n)));
@@ -89,50 +95,31 @@ pub(crate) fn models(p: &Part) -> Vec<String> {
     out
 }
 
-/// `41 m 48 s`, `2 h 0 m 5 s`, `12 s`, `850 ms`.
-pub(crate) fn duration(ms: i64) -> String {
-    if ms < 1000 {
-        return format!("{ms} ms");
-    }
-    let s = ms / 1000;
-    let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
-    if h > 0 {
-        format!("{h} h {m} m {s} s")
-    } else if m > 0 {
-        format!("{m} m {s} s")
-    } else {
-        format!("{s} s")
-    }
-}
-
-/// `1234567` as `1,234,567`.
-pub(crate) fn thousands(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
-    if n < 0 {
-        out.push('-');
-    }
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_and_counts_read_as_people_write_them() {
-        assert_eq!(duration(2_508_000), "41 m 48 s");
-        assert_eq!(duration(7_205_000), "2 h 0 m 5 s");
-        assert_eq!(duration(12_400), "12 s");
-        assert_eq!(duration(850), "850 ms");
-        assert_eq!(thousands(1_204_330), "1,204,330");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(-12_000), "-12,000");
-    }
+/// The session's stored calls per model as one line: `claude-opus-4 84%
+/// (24,084,464 tokens), claude-sonnet-4 10% (…)`, as the page's header.
+fn mix(models: &[agentshape_store::query::usage::ModelShare]) -> String {
+    let all = models
+        .iter()
+        .map(agentshape_store::query::usage::ModelShare::total)
+        .fold(0_i64, i64::saturating_add)
+        .max(1);
+    models
+        .iter()
+        .map(|m| {
+            #[allow(clippy::cast_precision_loss)]
+            let pct = m.total() as f64 * 100.0 / all as f64;
+            let side = if m.sidechain {
+                ", inline sub-agents"
+            } else {
+                ""
+            };
+            let name = if m.model.is_empty() {
+                "(unnamed)"
+            } else {
+                &m.model
+            };
+            format!("{name} {pct:.0}% ({} tokens{side})", thousands(m.total()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -37,7 +37,7 @@ fn the_exported_file_opens_from_disk_loading_nothing_and_the_download_link_gives
         "Set hardwareAccelerationType to none in encoding.xml",
         "/home/ana/src/jellyfin-ops",
         "claude-code 2.1.23",
-        "25 m 0 s",
+        "25 m 00 s",
     ] {
         assert!(text.contains(said), "missing {said}: {text}");
     }
