@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use super::{Browser, serve};
 
 /// The session of the synthetic store.
-const READING: &str = "7b0e91c2-reading-session";
+pub(crate) const READING: &str = "7b0e91c2-reading-session";
 /// Its sub-agent.
 const CHILD: &str = "f00dcafe";
 /// Progress rows the sub-agent writes in a row (as in a real file).
@@ -71,7 +71,7 @@ See [the docs](https://example.com/docs), [this](javascript:window.__pwned=1), \
 ![a chart](https://example.com/c.png) and <img src=x onerror=\"window.__pwned=1\"> \
 <script>window.__pwned=1</script>";
 
-fn fill(db: &Path) {
+pub(crate) fn fill(db: &Path) {
     let mut store = SqliteStore::open(db).unwrap();
     let start = time::now_ms() - 3_600_000;
     let sonnet = Some("claude-sonnet-4-5-20250929");

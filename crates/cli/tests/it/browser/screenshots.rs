@@ -103,6 +103,36 @@ fn screenshots() {
     browser.find("#verdict[data-valid]");
     browser.screenshot(&out.join("session.png"));
 
+    // Issue 41: reading a session — Markdown, tools as what they did, the
+    // sub-agents nested in the list, the dark theme, an exported file.
+    super::reading::fill(&db);
+    browser.goto(&format!("/sessions/{}", super::reading::READING));
+    browser.find("#transcript .line");
+    browser.screenshot(&out.join("session-reading.png"));
+    browser.screenshot_at(&out.join("session-tools.png"), "#transcript .line.t-tool_use", 40);
+    browser.js("document.documentElement.setAttribute('data-theme', 'dark'); return true;");
+    browser.screenshot_at(&out.join("session-dark.png"), "#transcript", 40);
+    browser.js("document.documentElement.removeAttribute('data-theme'); return true;");
+    browser.goto("/sessions?agent=claude-code");
+    browser.find("table#sessions tbody tr[data-session-id]");
+    browser.click(&format!("tr[data-session-id=\"{CLAUDE}\"] input.expand"));
+    browser.screenshot(&out.join("sessions-nested.png"));
+    let file = dir.path().join("export.html");
+    let exported = crate::agentshape()
+        .args(["export", "html", super::reading::READING, "--store"])
+        .arg(&db)
+        .arg("-o")
+        .arg(&file)
+        .timeout(super::GUARD)
+        .output()
+        .unwrap();
+    crate::assert_exit(&exported, 0);
+    {
+        let mut offline = Browser::open("");
+        offline.goto(&format!("file://{}", file.display()));
+        offline.screenshot(&out.join("export.png"));
+    }
+
     browser.goto("/builder");
     browser.find("#add-field");
     let fields = [
