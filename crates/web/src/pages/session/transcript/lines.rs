@@ -14,7 +14,8 @@
 //! Note \[Calls and their results\]: a `tool_use` row is drawn as what the
 //! tool did (`tools`), with its result: the `tool_result` row answering it
 //! (by `tool_use_id`, the first one after it on the same page) is drawn
-//! inside the call's line, and so is the `tool_error` row naming it. Their
+//! inside the call's line, and so is the `tool_error` row naming a call
+//! drawn with its result. Their
 //! own lines stay in the page, hidden and marked `folded`, with the first
 //! line of the result and a link to the call, so every row keeps its
 //! anchor (a search hit links to it), an error row keeps its `err` class,
@@ -158,9 +159,10 @@ fn plan(rows: &[Row]) -> Vec<Plan<'_>> {
                 }
                 _ => Show::Plain,
             },
+            // Only with its result: the call's line then says it failed.
             Some("tool_error") => match call_of() {
-                Some(c) => Show::InCall { call: rows[c].id },
-                None => Show::Plain,
+                Some(c) if answered.contains_key(&c) => Show::InCall { call: rows[c].id },
+                _ => Show::Plain,
             },
             _ if fold::empty(r) => Show::Empty,
             _ => Show::Plain,

@@ -128,6 +128,15 @@ fn a_call_is_drawn_with_its_result_and_its_error() {
             7,
             &json!({"type": "tool_result", "tool_use_id": "elsewhere", "is_error": false, "content": "orphan"}),
         ),
+        // A call whose result is on the next page: its error row shows.
+        ev(
+            8,
+            &json!({"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "x"}}),
+        ),
+        ev(
+            9,
+            &json!({"type": "tool_error", "tool_use_id": "t3", "name": "Bash"}),
+        ),
     ];
     let html = lines(&rows).into_string();
     let call = row_html(&html, 1);
@@ -153,7 +162,7 @@ fn a_call_is_drawn_with_its_result_and_its_error() {
         "{html}"
     );
     assert!(row_html(&html, 3).contains("folded\" hidden"), "{html}");
-    for id in [6, 7] {
+    for id in [6, 7, 9] {
         assert!(
             !row_html(&html, id).contains("hidden"),
             "{}",
