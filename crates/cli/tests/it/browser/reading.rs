@@ -383,14 +383,12 @@ fn imported_real_files_read_as_what_the_agents_did() {
         browser.find("#transcript .line");
         let page = browser.js(PAGE_JS);
         assert_eq!(page["bad"], "", "{file}: {page}");
-        // Nothing of the transcript's own pushes its first row down: it
-        // follows the transcript's heading. (Where the heading is depends on
-        // the header above it: a session with a sub-agent tree puts it past
-        // 1,000 px until the validation panels fold, the first point of
-        // issue 41 §1; the synthetic session above asserts the 1,000 px.)
-        println!(
-            "{file}: the transcript's first row at {} px",
-            page["firstTop"]
+        // The header folds what a reader does not ask first (the
+        // validation, a sub-agent tree of more than 3): the transcript's
+        // first row is on the first screen, right under its heading.
+        assert!(
+            page["firstTop"].as_f64().unwrap() < 1000.0,
+            "{file}: the transcript starts in the first 1,000 px: {page}"
         );
         assert!(
             page["afterHeading"].as_f64().unwrap() < 150.0,
