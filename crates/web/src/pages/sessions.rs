@@ -557,7 +557,11 @@ pub(crate) fn body(
         h1 { "Sessions" }
         (form(f, values))
         @if let Some(t) = total { (total_line(t)) }
-        table #sessions data-feed-after=(feed_after) data-first-page=(first_page)
+        // A page with the validation columns is wider than a screen: it
+        // scrolls sideways in its own box rather than squeezing the
+        // summary to nothing (Note [List columns]).
+        div.table-scroll {
+        table #sessions .wide[shown.validation || shown.errors] data-feed-after=(feed_after) data-first-page=(first_page)
             data-status=[f.status.as_deref()] data-tier=[tier.as_deref()]
             data-profile=[f.profile.as_deref()] data-error-category=[f.error_category.as_deref()]
             data-method=[f.method.as_deref()] data-agent=[f.agent.as_deref()]
@@ -586,6 +590,7 @@ pub(crate) fn body(
                     }
                 }
             }
+        }
         }
         // The empty state is outside the table, so `tbody tr` is one row
         // per session (a family's rows in its own `tbody`); `lists.js`

@@ -113,7 +113,7 @@ fn screenshots() {
     browser.js("document.documentElement.setAttribute('data-theme', 'dark'); return true;");
     browser.screenshot_at(&out.join("session-dark.png"), "#transcript", 40);
     browser.js("document.documentElement.removeAttribute('data-theme'); return true;");
-    browser.goto("/sessions?agent=claude-code");
+    browser.goto("/sessions?project=%2Fhome%2Fana%2Fsrc%2Fjellyfin-ops");
     browser.find("table#sessions tbody tr[data-session-id]");
     browser.click(&format!("tr[data-session-id=\"{CLAUDE}\"] input.expand"));
     browser.screenshot(&out.join("sessions-nested.png"));
