@@ -109,7 +109,11 @@ fn screenshots() {
     browser.goto(&format!("/sessions/{}", super::reading::READING));
     browser.find("#transcript .line");
     browser.screenshot(&out.join("session-reading.png"));
-    browser.screenshot_at(&out.join("session-tools.png"), "#transcript .line.t-tool_use", 40);
+    browser.screenshot_at(
+        &out.join("session-tools.png"),
+        "#transcript .line.t-tool_use",
+        40,
+    );
     browser.js("document.documentElement.setAttribute('data-theme', 'dark'); return true;");
     browser.screenshot_at(&out.join("session-dark.png"), "#transcript", 40);
     browser.js("document.documentElement.removeAttribute('data-theme'); return true;");

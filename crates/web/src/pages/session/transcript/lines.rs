@@ -94,6 +94,9 @@ fn plan(rows: &[Row]) -> Vec<Plan<'_>> {
     // A call's row index by its id, and the sub-agent a call started.
     let mut calls: HashMap<&str, usize> = HashMap::new();
     let mut children: HashMap<&str, &str> = HashMap::new();
+    // A sidechain's first prompt → the uuid of its line (1.0.x inline
+    // sub-agents, Note [Inline sub-agents' calls]).
+    let mut inline: HashMap<&str, &str> = HashMap::new();
     for (i, r) in rows.iter().enumerate() {
         let ev = r.body.get("event").unwrap_or(&Value::Null);
         match event_type(r) {
@@ -112,7 +115,33 @@ fn plan(rows: &[Row]) -> Vec<Plan<'_>> {
                     children.entry(t).or_insert(str_of(ev, "agent_id"));
                 }
             }
+            // Note [Inline sub-agents' calls]: a Claude Code 1.0.x
+            // sub-agent writes no progress rows; its lines sit in this file
+            // (`sidechain`), the first its prompt, the `Task` call's own
+            // `prompt`, and its session is `agent-<uuid of that line>`
+            // (the runtime's Note [Native session ids]).
+            Some("user_text") if r.body.get("sidechain").and_then(Value::as_bool) == Some(true) => {
+                if let Some(uuid) = r.body.get("uuid").and_then(Value::as_str) {
+                    inline.entry(str_of(ev, "text")).or_insert(uuid);
+                }
+            }
             _ => {}
+        }
+    }
+    if !inline.is_empty() {
+        for r in rows {
+            let ev = r.body.get("event").unwrap_or(&Value::Null);
+            if event_type(r) == Some("tool_use")
+                && let (Some(id), Some(prompt)) = (
+                    ev.get("id").and_then(Value::as_str),
+                    ev.get("input")
+                        .and_then(|i| i.get("prompt"))
+                        .and_then(Value::as_str),
+                )
+                && let Some(uuid) = inline.get(prompt)
+            {
+                children.entry(id).or_insert(uuid);
+            }
         }
     }
     let mut previous_total: Option<&Value> = None;

@@ -343,3 +343,30 @@ fn hostile_text_in_every_view_is_inert() {
         }
     }
 }
+
+#[test]
+fn an_inline_sub_agent_of_claude_1_0_is_linked_by_its_first_prompt() {
+    let mut side = ev(2, &json!({"type": "user_text", "text": "Find the file"}));
+    side.body["sidechain"] = json!(true);
+    side.body["uuid"] = json!("s1");
+    let mut other = ev(4, &json!({"type": "user_text", "text": "Find the file"}));
+    other.body["uuid"] = json!("m9");
+    let rows = vec![
+        ev(
+            1,
+            &json!({"type": "tool_use", "id": "toolu_t", "name": "Task", "input": {"description": "find", "prompt": "Find the file"}}),
+        ),
+        side,
+        ev(
+            3,
+            &json!({"type": "tool_use", "id": "toolu_u", "name": "Task", "input": {"description": "other", "prompt": "no such prompt"}}),
+        ),
+        other,
+    ];
+    let html = lines(&rows).into_string();
+    assert!(
+        row_html(&html, 1).contains(r#"href="/sessions/agent-s1""#),
+        "{html}"
+    );
+    assert!(!row_html(&html, 3).contains("class=\"child\""), "{html}");
+}
