@@ -516,10 +516,14 @@ impl Detector {
         Detector::build(&RuleSet::builtin(), true).expect("built-in secret rules compile (tested)")
     }
 
-    /// Build now what a long job would build as it goes. Nothing since the
-    /// keyword tables are built with the detector (Note \[Keyword pairs\] in
-    /// `keywords.rs`); kept for the servers that call it at start.
-    pub fn warm(&self) {}
+    /// Build now what a long job would build as it goes: the keyword DFA
+    /// (Note \[Keywords, pairs then DFA\] in `keywords.rs`); a server calls
+    /// it at start.
+    pub fn warm(&self) {
+        if let Some(k) = &self.keywords {
+            k.warm();
+        }
+    }
 
     /// The ids of the compiled rules, in order.
     pub fn rule_ids(&self) -> impl Iterator<Item = &str> {

@@ -15,6 +15,15 @@
 //! is one pass over the keywords. One-byte keywords (a user's) have a table
 //! of their own. Overlapping hits are all seen: every position is tried.
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+
+/// Text a process scans with the pair tables before the keyword DFA is
+/// built (Note \[Keywords, pairs then DFA\]).
+pub const DFA_AFTER_BYTES: u64 = 256 << 10;
+
 /// Bytes folded to ASCII lower case.
 const LOWER: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -46,7 +55,23 @@ pub(super) struct Keywords {
     /// One-byte keywords: their ids by byte (lower case).
     single: Vec<(u8, u32)>,
     single_set: [bool; 256],
+    /// The same keywords as an Aho-Corasick DFA, once built (`None` if it
+    /// could not be; Note \[Keywords, pairs then DFA\]).
+    dfa: OnceLock<Option<AhoCorasick>>,
+    /// Bytes scanned so far, by every caller.
+    scanned: AtomicU64,
 }
+
+/// Note \[Keywords, pairs then DFA\]: the pair tables cost nothing to
+/// build but a lookup per byte; an Aho-Corasick DFA scans text where
+/// keywords are rare several times faster (its prefilter skips), but
+/// building it over ~260 keywords costs ~8 ms, which a short command (a
+/// hook that must answer in 20 ms, `extract` of one reply) would pay in
+/// full. So the pairs answer first, and the DFA is built once the process
+/// has scanned [`DFA_AFTER_BYTES`] (where the DFA's build has paid for
+/// itself), and then answers. Both find every occurrence of the same
+/// patterns ASCII case-insensitively, so they report the same hits (in
+/// another order: callers collect them, and none depends on it).
 
 impl Keywords {
     /// Tables for `patterns` (non-empty strings; compared ASCII
@@ -97,6 +122,8 @@ impl Keywords {
             rank,
             starts,
             by_pair: grouped.into_iter().map(|(_, id)| id).collect(),
+            dfa: OnceLock::new(),
+            scanned: AtomicU64::new(0),
             single,
             single_set,
         }
@@ -107,10 +134,48 @@ impl Keywords {
         self.patterns.len()
     }
 
+    /// Scan with the DFA from now on (a server about to mask a lot).
+    pub(super) fn warm(&self) {
+        self.scanned.fetch_max(DFA_AFTER_BYTES, Ordering::Relaxed);
+    }
+
+    /// The DFA, when this process has scanned enough to want it (Note
+    /// \[Keywords, pairs then DFA\]).
+    fn dfa(&self, len: usize) -> Option<&AhoCorasick> {
+        let len = len as u64;
+        let before = self.scanned.fetch_add(len, Ordering::Relaxed);
+        if before.saturating_add(len) < DFA_AFTER_BYTES {
+            return None;
+        }
+        self.dfa
+            .get_or_init(|| {
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .build(self.patterns.iter().map(|p| &p[..]))
+                    .ok()
+            })
+            .as_ref()
+    }
+
     /// Calls `each(id, start, end)` for every occurrence of every keyword in
-    /// `text`, overlapping ones included, in order of their start; stops
-    /// when `each` returns false.
+    /// `text`, overlapping ones included (in no promised order); stops when
+    /// `each` returns false.
     pub(super) fn scan(&self, text: &[u8], mut each: impl FnMut(usize, usize, usize) -> bool) {
+        if let Some(dfa) = self.dfa(text.len()) {
+            for m in dfa.find_overlapping_iter(text) {
+                if !each(m.pattern().as_usize(), m.start(), m.end()) {
+                    return;
+                }
+            }
+            return;
+        }
+        self.scan_pairs(text, each);
+    }
+
+    /// [`Keywords::scan`] with the pair tables.
+    fn scan_pairs(&self, text: &[u8], mut each: impl FnMut(usize, usize, usize) -> bool) {
         let singles = !self.single.is_empty();
         let mut prev = match text.first() {
             Some(&b) => LOWER[usize::from(b)],
@@ -203,6 +268,8 @@ mod tests {
         ];
         let k = Keywords::new(&patterns.map(String::from));
         assert_eq!(k.len(), patterns.len());
+        let warm = Keywords::new(&patterns.map(String::from));
+        warm.warm();
         for text in [
             "",
             "k",
@@ -214,7 +281,10 @@ mod tests {
             "\u{0}\u{ff}ÿ",
         ] {
             assert_eq!(found(&k, text), naive(&patterns, text), "{text:?}");
+            // The DFA a long job scans with finds the same.
+            assert_eq!(found(&warm, text), naive(&patterns, text), "DFA: {text:?}");
         }
+        assert!(warm.dfa.get().is_some_and(Option::is_some));
         assert!(k.any(b"..TOKEN.."));
         assert!(!k.any(b"nothing here at all"));
         assert!(!Keywords::new(&[]).any(b"key"));
