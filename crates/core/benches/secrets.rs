@@ -1,6 +1,7 @@
 //! Benchmarks of secret masking: the detector's MB/s on ordinary transcript
 //! text and on text full of secrets, `mask_json_text` on feed bodies
-//! (Claude Code lines with tool results), and a short command's cost (a new
+//! (Claude Code lines with tool results) and on `extract --jsonl` replies
+//! (many short strings a line), and a short command's cost (a new
 //! detector, nothing compiled, masking 12 KB as a process would), with the
 //! fixtures of `tests/fixtures/secrets/`.
 
@@ -104,6 +105,34 @@ fn bench_secrets(c: &mut Criterion) {
             });
         });
     }
+
+    // `extract --jsonl` output: many short strings per line, with escapes,
+    // made of ordinary text (Note [Clean JSON without a Value]).
+    let words: Vec<&str> = ORDINARY.split_whitespace().take(60_000).collect();
+    let reply_lines: Vec<String> = words
+        .chunks(120)
+        .map(|w| {
+            let steps: Vec<Value> = w
+                .chunks(6)
+                .enumerate()
+                .map(|(i, t)| {
+                    json!({"id": i, "title": format!("{}\n{}", t[..3].join(" "), t[3..].join(" ")),
+                        "done": i % 2 == 0, "deps": [i, i + 1]})
+                })
+                .collect();
+            json!({"value": {"steps": steps, "token_count": w.len()}, "valid": true}).to_string()
+        })
+        .collect();
+    group.throughput(Throughput::Bytes(
+        reply_lines.iter().map(|l| l.len() as u64).sum(),
+    ));
+    group.bench_function("mask_json_text/replies", |b| {
+        b.iter(|| {
+            for l in &reply_lines {
+                black_box(masker.mask_json_text(black_box(l)));
+            }
+        });
+    });
     group.finish();
 }
 

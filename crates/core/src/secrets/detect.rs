@@ -1,23 +1,24 @@
 //! The rules compiled once into one detector.
 //!
-//! Note \[Keyword prefilter\]: one Aho-Corasick automaton holds every rule's
-//! keywords (ASCII case-insensitive); one pass over the text says which rules
+//! Note \[Keyword prefilter\]: one table of every rule's keywords (ASCII
+//! case-insensitive; Note \[Keyword pairs\] in `keywords.rs`); one pass over
+//! the text says which rules
 //! may hit, and only those rules' regexes run (rules without keywords always
 //! run; the built-in set has none). This is gitleaks' own gate, so it changes
 //! no rule's meaning. Each pass is linear in the text (the `regex` crate
-//! guarantees linear time; the automaton too), so a text costs
+//! guarantees linear time; the keyword pass too), so a text costs
 //! O(len × (1 + rules whose keywords occur)). On ordinary transcript text the
 //! keywords of a handful of rules occur (`key`, `token`, `api`, `ey`), so a
 //! handful of regexes run. (A `RegexSet` over all ~220 patterns is the
 //! other way; it was not measured.)
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
 use regex::{Regex, RegexBuilder};
 
+use super::keywords::Keywords;
 use super::rules::{Allowlist, Rule, RuleSet};
 use super::syntax::go_to_rust;
 use super::{SecretsError, one_line};
@@ -269,12 +270,22 @@ impl CompiledRule {
 #[derive(Debug)]
 pub struct Detector {
     rules: Vec<CompiledRule>,
-    allowlists: Vec<CompiledAllowlist>,
+    /// The global allowlists as written, compiled when a first candidate
+    /// needs them (Note \[Rules compiled when first needed\]): compiling
+    /// them was a tenth of a short command's instructions (callgrind), and
+    /// most processes never find a candidate. A user's set compiles them at
+    /// once (a bad regex is an error when the file is loaded).
+    allowlist_source: Vec<Allowlist>,
+    allowlists: OnceLock<Vec<CompiledAllowlist>>,
     keywords: Option<Keywords>,
     /// Per keyword pattern: the rules it lets run.
     keyword_rules: Vec<Vec<usize>>,
     /// Rules without keywords.
     always: Vec<usize>,
+    /// Whether a keyword hit in JSON text as written is a hit in its strings
+    /// (Note \[Clean JSON without a Value\] in `clean_json.rs`): every rule
+    /// has keywords and none holds a byte JSON escapes (`"`, `\`, a control).
+    json_raw_keywords: bool,
     marker: Regex,
 }
 
@@ -401,67 +412,6 @@ struct Candidate {
     derived: bool,
 }
 
-/// Note \[Keywords, NFA then DFA\]: the keyword automaton is a DFA for
-/// throughput (3.5 against 40 ms/MB on keyword-dense text over ~260
-/// keywords), but building the DFA costs ~8 ms of a process's start (most
-/// of it zeroing the pages it fills), which a short command (a hook that
-/// must answer in 20 ms, `extract` of one reply) pays in full. So the
-/// cheap contiguous NFA answers first, and the DFA is built once the
-/// detector has scanned [`DFA_AFTER_BYTES`], and then goes at its speed.
-/// That threshold is where the NFA's extra cost (~36 ms/MB) has paid for
-/// the DFA's build (~8 ms), about 220 KB; it was 4 MB, which cost a long
-/// job ~140 ms of NFA scanning (12% of `extract --jsonl` over 40 MB of
-/// replies, perf, issue 40). The bytes counted include each text scanned
-/// again (a JSON line, then its strings). Both are built from the same
-/// patterns with the same options, so they find the same keywords.
-#[derive(Debug)]
-struct Keywords {
-    patterns: Vec<String>,
-    nfa: AhoCorasick,
-    dfa: OnceLock<Option<AhoCorasick>>,
-    scanned: AtomicU64,
-}
-
-/// Text scanned before the keyword DFA is built (Note \[Keywords, NFA then DFA\]).
-pub const DFA_AFTER_BYTES: u64 = 256 << 10;
-
-impl Keywords {
-    fn build(patterns: &[String], kind: AhoCorasickKind) -> Result<AhoCorasick, SecretsError> {
-        AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .kind(Some(kind))
-            .build(patterns)
-            .map_err(|e| SecretsError::Rule {
-                id: "keywords".into(),
-                message: e.to_string(),
-            })
-    }
-
-    fn new(patterns: Vec<String>) -> Result<Keywords, SecretsError> {
-        Ok(Keywords {
-            nfa: Keywords::build(&patterns, AhoCorasickKind::ContiguousNFA)?,
-            patterns,
-            dfa: OnceLock::new(),
-            scanned: AtomicU64::new(0),
-        })
-    }
-
-    /// The automaton to scan `len` more bytes with.
-    fn matcher(&self, len: usize) -> &AhoCorasick {
-        let before = self.scanned.fetch_add(len as u64, Ordering::Relaxed);
-        if before + len as u64 >= DFA_AFTER_BYTES {
-            let dfa = self
-                .dfa
-                .get_or_init(|| Keywords::build(&self.patterns, AhoCorasickKind::DFA).ok());
-            if let Some(d) = dfa {
-                return d;
-            }
-        }
-        &self.nfa
-    }
-}
-
 impl Detector {
     /// Compiles a rule set.
     ///
@@ -475,11 +425,15 @@ impl Detector {
     /// Compiles the keywords now and each rule now or, when `lazy`, when it
     /// first runs (Note \[Rules compiled when first needed\]).
     pub(super) fn build(rules: &RuleSet, lazy: bool) -> Result<Detector, SecretsError> {
-        let allowlists = rules
-            .allowlists
-            .iter()
-            .map(|a| compile_allowlist("allowlist", a))
-            .collect::<Result<Vec<_>, _>>()?;
+        let allowlists = OnceLock::new();
+        if !lazy {
+            let now = rules
+                .allowlists
+                .iter()
+                .map(|a| compile_allowlist("allowlist", a))
+                .collect::<Result<Vec<_>, _>>()?;
+            let _ = allowlists.set(now);
+        }
         let mut compiled = Vec::new();
         let mut keywords: Vec<String> = Vec::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
@@ -516,14 +470,21 @@ impl Detector {
                 generic: rule.id.contains("generic"),
             });
         }
+        let json_raw_keywords = always.is_empty()
+            && !keywords.is_empty()
+            && keywords
+                .iter()
+                .all(|k| k.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'));
         let keywords = if keywords.is_empty() {
             None
         } else {
-            Some(Keywords::new(keywords)?)
+            Some(Keywords::new(&keywords))
         };
         Ok(Detector {
             rules: compiled,
+            allowlist_source: rules.allowlists.clone(),
             allowlists,
+            json_raw_keywords,
             keywords,
             keyword_rules,
             always,
@@ -555,13 +516,12 @@ impl Detector {
         Detector::build(&RuleSet::builtin(), true).expect("built-in secret rules compile (tested)")
     }
 
-    /// Build now what a long job would build after its first megabytes
-    /// (the keyword DFA, Note \[Keywords, NFA then DFA\]): a server calls
-    /// this at start, so its memory does not grow once it is serving.
+    /// Build now what a long job would build as it goes: the keyword DFA
+    /// (Note \[Keywords, pairs then DFA\] in `keywords.rs`); a server calls
+    /// it at start.
     pub fn warm(&self) {
         if let Some(k) = &self.keywords {
-            k.scanned.fetch_max(DFA_AFTER_BYTES, Ordering::Relaxed);
-            let _ = k.matcher(0);
+            k.warm();
         }
     }
 
@@ -580,25 +540,21 @@ impl Detector {
     fn candidates(&self, text: &str) -> Vec<usize> {
         let mut run = self.always.clone();
         if let Some(k) = &self.keywords {
-            let ac = k.matcher(text.len());
-            // Keyword patterns seen, one bit each (allocated at the first hit).
+            // Keywords seen, one bit each (allocated at the first hit).
             let mut seen: Vec<u64> = Vec::new();
-            let mut left = self.keyword_rules.len();
-            for m in ac.find_overlapping_iter(text) {
-                let p = m.pattern().as_usize();
+            let mut left = k.len();
+            k.scan(text.as_bytes(), |p, _, _| {
                 if seen.is_empty() {
-                    seen = vec![0; self.keyword_rules.len().div_ceil(64)];
+                    seen = vec![0; k.len().div_ceil(64)];
                 }
                 let (word, bit) = (p / 64, 1u64 << (p % 64));
                 if seen[word] & bit == 0 {
                     seen[word] |= bit;
                     run.extend_from_slice(&self.keyword_rules[p]);
                     left -= 1;
-                    if left == 0 {
-                        break;
-                    }
                 }
-            }
+                left > 0
+            });
         }
         if run.len() > 1 {
             run.sort_unstable();
@@ -611,7 +567,55 @@ impl Detector {
     pub fn has_keyword(&self, text: &str) -> bool {
         self.keywords
             .as_ref()
-            .is_some_and(|k| k.matcher(text.len()).is_match(text))
+            .is_some_and(|k| k.any(text.as_bytes()))
+    }
+
+    /// The global allowlists, compiled now if need be (a test compiles the
+    /// built-in ones, so none is dropped here).
+    fn global_allowlists(&self) -> &[CompiledAllowlist] {
+        self.allowlists.get_or_init(|| {
+            self.allowlist_source
+                .iter()
+                .filter_map(|a| compile_allowlist("allowlist", a).ok())
+                .collect()
+        })
+    }
+
+    /// A cheap superset of `!find(text).is_empty()`: a keyword occurs, a
+    /// rule has none, or a window of an encoding may hide one (Note
+    /// \[Derived texts\] in `encoded.rs`). No regex runs.
+    pub(super) fn may_find(&self, text: &str) -> bool {
+        !self.always.is_empty() || self.has_keyword(text) || encoded::may_derive(text)
+    }
+
+    /// Where in JSON text as written a string may hold a secret, as sorted,
+    /// disjoint byte spans: each keyword hit and each place an encoding may
+    /// start (`%`, `eyJ`, a base64 run). Every unescaped string that
+    /// [`Detector::may_find`] would accept overlaps one of them; `None`
+    /// when that cannot be said (a rule without keywords, a keyword JSON
+    /// would escape), and the caller must read the strings one by one.
+    pub(super) fn hot_spans(&self, json: &str) -> Option<Vec<(usize, usize)>> {
+        if !self.json_raw_keywords {
+            return None;
+        }
+        let mut spans = Vec::new();
+        if let Some(k) = &self.keywords {
+            // No keyword holds a `"`, so no hit runs past a string's quote.
+            k.scan(json.as_bytes(), |_, start, end| {
+                spans.push((start, end));
+                true
+            });
+        }
+        encoded::trigger_spans(json, &mut spans);
+        spans.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+        for (s, e) in spans {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        Some(merged)
     }
 
     /// Whether any rule's regex matches `text` before entropy and allowlists
@@ -743,7 +747,7 @@ impl Detector {
             .map_or(text.len(), |p| match_end + p);
         let line = &text[line_start..line_end];
         if self
-            .allowlists
+            .global_allowlists()
             .iter()
             .chain(regexes.allowlists(&rule.source))
             .any(|a| a.allows(secret, matched, line))
@@ -873,34 +877,5 @@ mod tests {
             Some((50, r"key[|]\|(a|b)"))
         );
         assert_eq!(lift(r"[\w.-]{0,50}?key"), None);
-    }
-
-    #[test]
-    fn the_keyword_nfa_and_dfa_wake_the_same_rules() {
-        let d = super::Detector::build(&RuleSet::builtin(), true).unwrap();
-        let ordinary = include_str!("../../tests/fixtures/secrets/ordinary.txt");
-        // Each text under the threshold, counted from zero: all on the NFA.
-        let cut =
-            ordinary.floor_char_boundary(usize::try_from(super::DFA_AFTER_BYTES).unwrap() - 1);
-        let texts = [
-            include_str!("../../tests/fixtures/secrets/planted.jsonl"),
-            &ordinary[..cut],
-            "AKIA key token password Authorization: Bearer api_key=xyz GITHUB ghp_ sk-ant-",
-        ];
-        let kw = d.keywords.as_ref().unwrap();
-        let before: Vec<Vec<usize>> = texts
-            .iter()
-            .map(|t| {
-                kw.scanned.store(0, std::sync::atomic::Ordering::Relaxed);
-                d.candidates(t)
-            })
-            .collect();
-        assert!(kw.dfa.get().is_none(), "still the NFA");
-        kw.scanned
-            .store(super::DFA_AFTER_BYTES, std::sync::atomic::Ordering::Relaxed);
-        let after: Vec<Vec<usize>> = texts.iter().map(|t| d.candidates(t)).collect();
-        assert!(kw.dfa.get().is_some_and(Option::is_some), "now the DFA");
-        assert_eq!(before, after);
-        assert!(before[0].len() > 10);
     }
 }

@@ -73,6 +73,35 @@ pub(super) fn derive(text: &str, masked: &[(usize, usize)]) -> Vec<Derived> {
     out
 }
 
+/// Where a window of [`derive`] may start, as byte spans: each `%`, each
+/// `eyJ`, each base64 run of at least [`B64_MIN`] bytes. A text without
+/// any has no derived text; read with the same scans as [`derive`], none
+/// of them decoding.
+pub(super) fn trigger_spans(text: &str, out: &mut Vec<(usize, usize)>) {
+    let bytes = text.as_bytes();
+    out.extend(memchr::memchr_iter(b'%', bytes).map(|at| (at, at + 1)));
+    out.extend(eyj().find_iter(bytes).map(|at| (at, at + 3)));
+    b64_runs(bytes, |start, end| out.push((start, end)));
+}
+
+/// Whether [`derive`] may find a window in `text` (a cheap superset).
+pub(super) fn may_derive(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if memchr::memchr(b'%', bytes).is_some() || eyj().find(bytes).is_some() {
+        return true;
+    }
+    let mut any = false;
+    b64_runs(bytes, |_, _| any = true);
+    any
+}
+
+/// The searcher for `eyJ`, one for the process (this runs for every string
+/// masked).
+fn eyj() -> &'static memmem::Finder<'static> {
+    static EYJ: OnceLock<memmem::Finder<'static>> = OnceLock::new();
+    EYJ.get_or_init(|| memmem::Finder::new(b"eyJ"))
+}
+
 // ---------------------------------------------------------------------------
 // Percent-encoded URLs: `postgres%3A%2F%2Fuser%3Apass%40host`.
 
@@ -214,12 +243,9 @@ fn line_break(bytes: &[u8], at: usize) -> usize {
 /// than [`JWT_SIGNATURE_MIN`] followed by a line of token characters only),
 /// joined across its breaks.
 fn jwt_joins(text: &str, out: &mut Vec<Derived>) {
-    // One searcher for the process (this runs for every string masked).
-    static EYJ: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     let bytes = text.as_bytes();
     let mut after = 0;
-    let eyj = EYJ.get_or_init(|| memmem::Finder::new(b"eyJ"));
-    for at in eyj.find_iter(bytes) {
+    for at in eyj().find_iter(bytes) {
         if at < after || (at > 0 && bytes[at - 1].is_ascii_alphanumeric()) {
             continue;
         }
@@ -344,28 +370,10 @@ fn decode_text(run: &[u8]) -> Option<String> {
 }
 
 /// Runs of base64 of a plausible length that decode to text, each masked
-/// whole. A run of [`B64_MIN`] bytes holds a multiple of `B64_MIN`, so only
-/// those bytes are read until one is in the alphabet.
+/// whole.
 fn base64_runs(text: &str, out: &mut Vec<Derived>) {
     let bytes = text.as_bytes();
-    let mut p = B64_MIN - 1;
-    while p < bytes.len() {
-        if !is_b64(bytes[p]) {
-            p += B64_MIN;
-            continue;
-        }
-        let mut start = p;
-        while start > 0 && is_b64(bytes[start - 1]) {
-            start -= 1;
-        }
-        let mut end = p + 1;
-        while end < bytes.len() && is_b64(bytes[end]) {
-            end += 1;
-        }
-        p = end + B64_MIN;
-        if end - start < B64_MIN || end - start > B64_MAX {
-            continue;
-        }
+    b64_runs(bytes, |start, end| {
         let mut padded = end;
         while padded < bytes.len() && padded - end < 2 && bytes[padded] == b'=' {
             padded += 1;
@@ -384,6 +392,31 @@ fn base64_runs(text: &str, out: &mut Vec<Derived>) {
                 spans: Vec::new(),
                 whole: Some((from, padded)),
             });
+        }
+    });
+}
+
+/// Calls `each(start, end)` for every run of base64 bytes [`B64_MIN`] to
+/// [`B64_MAX`] long. A run of [`B64_MIN`] bytes holds a multiple of
+/// `B64_MIN`, so only those bytes are read until one is in the alphabet.
+fn b64_runs(bytes: &[u8], mut each: impl FnMut(usize, usize)) {
+    let mut p = B64_MIN - 1;
+    while p < bytes.len() {
+        if !is_b64(bytes[p]) {
+            p += B64_MIN;
+            continue;
+        }
+        let mut start = p;
+        while start > 0 && is_b64(bytes[start - 1]) {
+            start -= 1;
+        }
+        let mut end = p + 1;
+        while end < bytes.len() && is_b64(bytes[end]) {
+            end += 1;
+        }
+        p = end + B64_MIN;
+        if (B64_MIN..=B64_MAX).contains(&(end - start)) {
+            each(start, end);
         }
     }
 }

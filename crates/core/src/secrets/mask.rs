@@ -249,7 +249,7 @@ impl Masker {
     /// later rounds (never inside a mask, so within the original text between
     /// masks) are mapped back. Masking masked text then finds nothing: it is
     /// idempotent. Text with no finding is searched once.
-    fn settle(&self, key: Option<&str>, s: &str) -> Vec<Found> {
+    pub(super) fn settle(&self, key: Option<&str>, s: &str) -> Vec<Found> {
         let mut found = self.found(s, self.find_in(key, s));
         // Each round masks at least one more character; the bound is a guard.
         for _ in 0..16 {
@@ -347,6 +347,20 @@ impl Masker {
     /// something was found, written back (valid JSON of the same shape,
     /// compact). Text that is not JSON is masked as plain text.
     pub fn mask_json_text<'a>(&self, json: &'a str) -> Masked<'a> {
+        // Most text holds no secret: said without parsing it (Note \[Clean
+        // JSON without a Value\] in `clean_json.rs`).
+        if super::clean_json::is_clean(self, json) {
+            return Masked {
+                text: Cow::Borrowed(json),
+                found: Vec::new(),
+            };
+        }
+        self.mask_json_text_parsed(json)
+    }
+
+    /// [`Masker::mask_json_text`] without its first check: the text parsed
+    /// into a `Value` whenever it may hold a secret.
+    pub(super) fn mask_json_text_parsed<'a>(&self, json: &'a str) -> Masked<'a> {
         if memchr::memchr(b'\\', json.as_bytes()).is_none() && !self.detector.may_match(json) {
             return Masked {
                 text: Cow::Borrowed(json),

@@ -28,10 +28,12 @@
 //! assert_eq!(masker.mask_str(&masked.text).text, masked.text);
 //! ```
 
+mod clean_json;
 mod detect;
 mod encoded;
 mod gate;
 mod ids;
+mod keywords;
 mod mask;
 mod rules;
 mod syntax;

@@ -1,0 +1,404 @@
+//! Deciding that JSON text holds no secret without building a `Value`.
+//!
+//! Note \[Clean JSON without a Value\]: [`Masker::mask_json_text`] masks
+//! each string of a JSON text with its object key as context, which meant
+//! parsing every line into a `serde_json::Value` and running the detector
+//! on each of its strings: `extract --jsonl` prints lines of ~50 short
+//! strings, and that per-string work was most of what masking cost it
+//! (issue 40: ×2.5). Almost every line holds no secret, so the answer
+//! "nothing to mask" is found here first, and the full path runs only
+//! when some string may hold one:
+//!
+//! 1. One keyword pass over the text as written marks *hot spans*
+//!    ([`Detector::hot_spans`]): keyword hits, `%`, `eyJ` and base64 runs.
+//!    An unescaped string's bytes are its text, and no keyword holds a byte
+//!    JSON escapes, so a string with a keyword or an encoding overlaps a hot
+//!    span. A text without hot spans and without `\u` or `\/` escapes (the
+//!    only ones that can hide a keyword's byte or split a base64 run) holds
+//!    no secret, as JSON or as plain text: done, nothing parsed.
+//! 2. Otherwise the text is walked by serde's visitor, which hands over
+//!    each unescaped string as a slice of the text (its place known) and an
+//!    escaped one decoded. A string is read only when it is hot (an
+//!    unescaped one overlapping a hot span, an escaped one that
+//!    [`Detector::may_find`] accepts) or is the value of a hot key, and
+//!    then exactly as [`Masker::mask_value`] reads it.
+//! 3. The first finding, or a text that is not JSON, stops the walk, and the
+//!    caller takes the full path, which then decides everything as before.
+//!
+//! So the answer is the full path's: "clean" only when every string the
+//! full path would read is known to give nothing.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+
+use super::Masker;
+
+/// True when [`Masker::mask_json_text`] would find nothing in `json`
+/// (Note \[Clean JSON without a Value\]); false when it may find something.
+pub(super) fn is_clean(masker: &Masker, json: &str) -> bool {
+    let Some(hot) = masker.detector().hot_spans(json) else {
+        return false;
+    };
+    if hot.is_empty() && !hides_bytes(json) {
+        return true;
+    }
+    let mut walk = Walk {
+        masker,
+        base: json.as_ptr() as usize,
+        hot: &hot,
+        next: 0,
+        found: false,
+    };
+    let mut de = serde_json::Deserializer::from_str(json);
+    let walked = Node {
+        walk: &mut walk,
+        key: None,
+    }
+    .deserialize(&mut de)
+    .is_ok()
+        && de.end().is_ok();
+    walked && !walk.found
+}
+
+/// Whether `json` holds an escape that can hide a keyword's byte or a
+/// base64 byte: `\uXXXX` (any character) or `\/`.
+fn hides_bytes(json: &str) -> bool {
+    memchr::memmem::find(json.as_bytes(), br"\u").is_some()
+        || memchr::memmem::find(json.as_bytes(), br"\/").is_some()
+}
+
+/// The walk's state: the hot spans and how far they have been passed.
+struct Walk<'m, 'h> {
+    masker: &'m Masker,
+    /// The address of the text's first byte (an unescaped string's place
+    /// is its slice's address minus this).
+    base: usize,
+    hot: &'h [(usize, usize)],
+    /// The first hot span that may still overlap a string (strings come in
+    /// text order).
+    next: usize,
+    found: bool,
+}
+
+impl Walk<'_, '_> {
+    /// Whether the unescaped string `s` (a slice of the text) overlaps a hot span.
+    fn hot_at(&mut self, s: &str) -> bool {
+        let start = (s.as_ptr() as usize).wrapping_sub(self.base);
+        let end = start + s.len();
+        while self.next < self.hot.len() && self.hot[self.next].1 <= start {
+            self.next += 1;
+        }
+        // Quotes are never hot, so an empty string's place is never inside a span.
+        self.hot.get(self.next).is_some_and(|&(s, _)| s < end)
+    }
+
+    /// Whether masking `s` (with `key` as context) finds something.
+    fn finds(&mut self, key: Option<&str>, s: &str) -> bool {
+        self.found = !self.masker.settle(key, s).is_empty();
+        self.found
+    }
+}
+
+/// The error that stops a walk at its first finding.
+fn stop<E: de::Error>() -> E {
+    E::custom("a string may hold a secret")
+}
+
+/// A JSON value, the member of an object under `key` (and whether that key
+/// is hot) or not a member.
+struct Node<'w, 'm, 'h, 'k> {
+    walk: &'w mut Walk<'m, 'h>,
+    key: Option<(&'k str, bool)>,
+}
+
+impl<'de> DeserializeSeed<'de> for Node<'_, '_, '_, '_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl Node<'_, '_, '_, '_> {
+    fn string<E: de::Error>(self, s: &str, hot: bool) -> Result<(), E> {
+        let key_hot = self.key.is_some_and(|(_, h)| h);
+        if (hot || key_hot) && self.walk.finds(self.key.map(|(k, _)| k), s) {
+            return Err(stop());
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Visitor<'de> for Node<'_, '_, '_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<(), E> {
+        let hot = self.walk.hot_at(s);
+        self.string(s, hot)
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        let hot = self.walk.masker.detector().may_find(s);
+        self.string(s, hot)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq
+            .next_element_seed(Node {
+                walk: &mut *self.walk,
+                key: None,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some((key, hot)) = map.next_key_seed(Key {
+            walk: &mut *self.walk,
+        })? {
+            // A hot key is masked as text itself (`Masker::mask_value`).
+            if hot && self.walk.finds(None, &key) {
+                return Err(stop());
+            }
+            map.next_value_seed(Node {
+                walk: &mut *self.walk,
+                key: Some((&key, hot)),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// An object key: its text and whether it is hot.
+struct Key<'w, 'm, 'h> {
+    walk: &'w mut Walk<'m, 'h>,
+}
+
+impl<'de> DeserializeSeed<'de> for Key<'_, '_, '_> {
+    type Value = (Cow<'de, str>, bool);
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_, '_, '_> {
+    type Value = (Cow<'de, str>, bool);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok((Cow::Borrowed(s), self.walk.hot_at(s)))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+        let hot = self.walk.masker.detector().may_find(s);
+        Ok((Cow::Owned(s.to_owned()), hot))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::{Value, json};
+
+    use super::is_clean;
+    use crate::secrets::{Detector, MaskKey, Masker, RuleSet};
+
+    const PLANTED: &str = include_str!("../../tests/fixtures/secrets/planted.jsonl");
+    const ORDINARY: &str = include_str!("../../tests/fixtures/secrets/ordinary.txt");
+    const TOKEN: &str = "ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7";
+
+    fn masker() -> Masker {
+        Masker::builtin(MaskKey::from_bytes([3; 32]))
+    }
+
+    fn contexts() -> Vec<String> {
+        PLANTED
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                v["context"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    }
+
+    /// Lines of every shape the full path reads, each planted context and
+    /// ordinary line: as a string, as a key, beside a name, escaped (these
+    /// four JSON), and as text that is not JSON. `true` for JSON lines of
+    /// ordinary text not beside a name.
+    fn lines() -> Vec<(bool, String)> {
+        let mut out = Vec::new();
+        let planted = contexts().into_iter().map(|c| (false, c));
+        let ordinary = ORDINARY.lines().take(2000).map(|c| (true, c.to_owned()));
+        for (ordinary, c) in planted.chain(ordinary) {
+            out.push((
+                ordinary,
+                json!({"content": c, "n": 1, "ok": true, "list": [c, null]}).to_string(),
+            ));
+            out.push((ordinary, json!({ c.clone(): 2.5 }).to_string()));
+            // Ordinary text beside `password` may well be one.
+            out.push((false, json!([{"password": c}]).to_string()));
+            // `\u` and `\/` escapes, which can hide a keyword's byte.
+            let s = json!(c).to_string();
+            out.push((ordinary, s.replace('/', "\\/").replace('g', "\\u0067")));
+            out.push((false, format!("{{\"broken\": {c}")));
+            out.push((false, c));
+        }
+        out
+    }
+
+    /// The fast answer never hides what the full path finds, and it is
+    /// "clean" for every JSON line of ordinary text.
+    #[test]
+    fn clean_only_where_the_full_path_finds_nothing() {
+        let m = masker();
+        let (mut dirty, mut ordinary_json) = (0, 0);
+        for (i, (ordinary, line)) in lines().iter().enumerate() {
+            let full = m.mask_json_text_parsed(line);
+            if is_clean(&m, line) {
+                assert!(full.found.is_empty(), "line {i} said clean: {line}");
+            } else {
+                dirty += 1;
+                assert!(!ordinary, "ordinary JSON line {i} not clean: {line}");
+            }
+            ordinary_json += usize::from(*ordinary);
+            assert_eq!(m.mask_json_text(line), full, "line {i}");
+        }
+        assert!(dirty >= contexts().len() * 4, "{dirty}");
+        assert_eq!(ordinary_json, 2000 * 3);
+    }
+
+    #[test]
+    fn a_secret_at_either_end_of_a_string_or_beside_a_hot_key_is_found() {
+        let m = masker();
+        for line in [
+            format!("{{\"a\":\"{TOKEN}\",\"b\":\"x\"}}"),
+            format!("{{\"a\":\"x\",\"b\":\"export {TOKEN}\"}}"),
+            format!("[\"{TOKEN}\"]"),
+            format!("\"{TOKEN}\""),
+            format!("{{\"{TOKEN}\":1}}"),
+            // The key wakes the rule; the value holds no keyword.
+            "{\"password\":\"Zx8Qw3Er5Ty7Ui9Op1As\"}".to_owned(),
+            "{\"db_password\":\"Zx8Qw3Er5Ty7Ui9Op1As\",\"n\":[1,2]}".to_owned(),
+            // Escapes: a keyword's byte hidden, a URL's slashes escaped.
+            format!("{{\"t\":\"\\u0067hp_{}\"}}", &TOKEN[4..]),
+            "{\"u\":\"postgres:\\/\\/admin:Zx8Qw3Er5Ty7Ui9@db.internal:5432\\/app\"}".to_owned(),
+            format!("{{\"t\":\"line one\\nexport GITHUB_TOKEN={TOKEN}\\tend\"}}"),
+        ] {
+            assert!(!is_clean(&m, &line), "{line}");
+            let masked = m.mask_json_text(&line);
+            assert!(!masked.found.is_empty(), "{line}");
+            assert!(!masked.text.contains("Zx8Qw3Er5Ty7Ui9") && !masked.text.contains(&TOKEN[8..]));
+        }
+        for line in [
+            "{\"title\":\"token caf\u{e9} check\",\"done\":false,\"deps\":[1,2]}",
+            "{\"key\":\"value\",\"keys\":[\"a\",\"b\"]}",
+            "[]",
+            "\"\"",
+            "",
+        ] {
+            assert!(is_clean(&m, line), "{line}");
+        }
+    }
+
+    #[test]
+    fn one_secret_in_the_middle_of_a_multi_megabyte_string_is_found() {
+        let m = masker();
+        let filler = "the quick brown fox jumps over the lazy dog; key token api ".repeat(40_000);
+        let text = format!("{filler}export GITHUB_TOKEN={TOKEN} {filler}");
+        assert!(text.len() > 4 << 20);
+        let line = json!({"output": text, "more": [filler]}).to_string();
+        let masked = m.mask_json_text(&line);
+        assert_eq!(masked.found.len(), 1);
+        assert!(!masked.text.contains(TOKEN));
+        let clean = json!({ "output": filler }).to_string();
+        assert!(is_clean(&m, &clean));
+    }
+
+    /// A detector shared by threads, each compiling rules when its text
+    /// first needs them, finds what one thread alone finds.
+    #[test]
+    fn rules_compiled_lazily_from_several_threads_find_the_same() {
+        let texts: Vec<String> = contexts()
+            .iter()
+            .map(|c| json!({ "content": c }).to_string())
+            .collect();
+        let alone = masker();
+        let expected: Vec<usize> = texts
+            .iter()
+            .map(|t| alone.mask_json_text(t).found.len())
+            .collect();
+        let shared = Arc::new(Detector::builtin_uncached());
+        let found: Vec<Vec<usize>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|k| {
+                    let m = Masker::new(Arc::clone(&shared), MaskKey::from_bytes([3; 32]));
+                    let texts = &texts;
+                    s.spawn(move || {
+                        // Each thread starts at another text.
+                        let mut out = vec![0; texts.len()];
+                        for j in 0..texts.len() {
+                            let i = (j + k * 17) % texts.len();
+                            out[i] = m.mask_json_text(&texts[i]).found.len();
+                        }
+                        out
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for f in found {
+            assert_eq!(f, expected);
+        }
+        assert!(expected.iter().all(|&n| n > 0));
+    }
+
+    /// A user's rule without keywords runs on every string: the fast answer
+    /// steps aside.
+    #[test]
+    fn rules_without_keywords_take_the_full_path() {
+        let mut rules = RuleSet::builtin();
+        rules.extend(
+            RuleSet::from_toml("[[rules]]\nid = \"acme\"\nregex = '''acme_[0-9]{6}'''\n").unwrap(),
+        );
+        let m = Masker::new(
+            Arc::new(Detector::new(&rules).unwrap()),
+            MaskKey::from_bytes([3; 32]),
+        );
+        let line = "{\"a\":\"id acme_123456\"}";
+        assert!(!is_clean(&m, line));
+        assert_eq!(m.mask_json_text(line).found[0].rule, "acme");
+    }
+}
