@@ -11,6 +11,7 @@ mod input;
 mod mask;
 mod otel;
 mod output;
+mod replace;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::ExitCode;

@@ -62,16 +62,16 @@ pub(super) struct Keywords {
     scanned: AtomicU64,
 }
 
-/// Note \[Keywords, pairs then DFA\]: the pair tables cost nothing to
-/// build but a lookup per byte; an Aho-Corasick DFA scans text where
-/// keywords are rare several times faster (its prefilter skips), but
-/// building it over ~260 keywords costs ~8 ms, which a short command (a
-/// hook that must answer in 20 ms, `extract` of one reply) would pay in
-/// full. So the pairs answer first, and the DFA is built once the process
-/// has scanned [`DFA_AFTER_BYTES`] (where the DFA's build has paid for
-/// itself), and then answers. Both find every occurrence of the same
-/// patterns ASCII case-insensitively, so they report the same hits (in
-/// another order: callers collect them, and none depends on it).
+// Note \[Keywords, pairs then DFA\]: the pair tables cost nothing to
+// build but a lookup per byte; an Aho-Corasick DFA scans text where
+// keywords are rare several times faster (its prefilter skips), but
+// building it over ~260 keywords costs ~8 ms, which a short command (a
+// hook that must answer in 20 ms, `extract` of one reply) would pay in
+// full. So the pairs answer first, and the DFA is built once the process
+// has scanned [`DFA_AFTER_BYTES`] (where the DFA's build has paid for
+// itself), and then answers. Both find every occurrence of the same
+// patterns ASCII case-insensitively, so they report the same hits (in
+// another order: callers collect them, and none depends on it).
 
 impl Keywords {
     /// Tables for `patterns` (non-empty strings; compared ASCII

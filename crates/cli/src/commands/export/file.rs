@@ -8,7 +8,6 @@
 //! over FILE, so a reader never sees half a file and a failure leaves FILE
 //! as it was. An unknown session is one line on stderr and exit 66.
 
-use std::fs::{self, File, OpenOptions};
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 
@@ -93,31 +92,7 @@ fn write(format: Format, args: &ExportFileArgs, store: &dyn Source) -> anyhow::R
     Ok(Exit::Ok)
 }
 
-/// Replace `path` with `bytes` atomically: a temporary file in the same
-/// folder, written, synced, renamed over it. A failure removes the
-/// temporary file and leaves `path` as it was.
+/// Replace `path` with `bytes` atomically (a failure leaves it as it was).
 fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.agentshape-{}.tmp", std::process::id()));
-    let written = (|| -> io::Result<()> {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        // The rename is durable once the folder's entry is on disk.
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
+    crate::replace::replace_file(path, bytes, None)
 }

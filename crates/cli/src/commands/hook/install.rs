@@ -27,8 +27,8 @@
 //! put it in), but never in this command's own output: the JSON `command`,
 //! the dry-run diff and the messages show `***` in its place.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::fs::{self, File};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -487,29 +487,7 @@ fn lock(path: &Path, dry_run: bool, create: bool) -> Result<Option<Flock<File>>,
 /// link: the file it points to is replaced. `.claude/` is created if needed.
 fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
     let target = real_file(path)?;
-    let dir = folder(&target);
-    fs::create_dir_all(dir)?;
+    fs::create_dir_all(folder(&target))?;
     let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
-    let name = target
-        .file_name()
-        .map_or_else(|| "settings.json".into(), |n| n.to_string_lossy());
-    let tmp = dir.join(format!(".{name}.agentshape-{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        file.write_all(text.as_bytes())?;
-        if let Some(p) = permissions {
-            file.set_permissions(p)?;
-        }
-        file.sync_all()?;
-        fs::rename(&tmp, &target)?;
-        // The rename is durable once the folder's entry is on disk.
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
+    crate::replace::replace_file(&target, text.as_bytes(), permissions)
 }
