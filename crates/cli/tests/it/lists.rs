@@ -224,7 +224,9 @@ fn every_filter_of_the_api_and_the_page_matches_sql_and_pages_keep_filters() {
         html.contains(r#"id="newest" href="/sessions?tier=1""#),
         "{html}"
     );
-    assert!(html.contains(r#"<table id="sessions""#));
+    assert!(
+        html.contains(r#"<div class="table-scroll"><table"#) && html.contains(r#"id="sessions""#)
+    );
     assert!(html.contains(r#"src="/assets/lists.js""#));
     let old = c.page("/sessions?before=nope");
     assert!(old.contains("No older sessions."));
