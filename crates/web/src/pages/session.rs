@@ -542,7 +542,8 @@ pub(crate) fn render(l: &Loaded) -> Markup {
                 }
             }
             (transcript_pager(l))
-            div #transcript .transcript { (transcript::lines(&l.transcript)) }
+            @let known: transcript::Known<'_> = d.tree.iter().map(|n| (n.session.id.as_str(), &n.session)).collect();
+            div #transcript .transcript { (transcript::lines_with(&l.transcript, &known)) }
             (transcript_pager(l))
             h2 { "Events" }
             @if d.events.is_empty() { p.muted { "None." } } @else {

@@ -844,3 +844,46 @@ fn a_parent_only_its_sub_agents_named_is_not_imported_rather_than_lost() {
         .session;
     assert_eq!(row.shown_status, "completed");
 }
+
+#[test]
+fn a_task_call_shows_its_sub_agents_tokens_and_cost_beside_the_link() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    let mut main = SessionRecord::new("t-main", "2025-07-14T05:00:00.000Z", "completed");
+    main.agent = Some("claude-code".to_owned());
+    main.source_path = Some("/p/t-main.jsonl".to_owned());
+    let rows = vec![
+        native_row(
+            1,
+            None,
+            json!({"type": "tool_use", "id": "toolu_1", "name": "Task",
+                   "input": {"description": "Explore the logs", "prompt": "look"}}),
+        ),
+        native_row(
+            2,
+            None,
+            json!({"type": "sub_agent", "agent_id": "a1b2", "tool_use_id": "toolu_1"}),
+        ),
+    ];
+    save_native(&mut store, &main, &rows, "2025-07-14T05:00:01.000Z");
+    let mut sub = SessionRecord::new("agent-a1b2", "2025-07-14T05:01:00.000Z", "completed");
+    sub.parent_id = Some("t-main".to_owned());
+    sub.source_path = Some("/p/t-main/subagents/agent-a1b2.jsonl".to_owned());
+    sub.input_tokens = 12_345;
+    sub.output_tokens = 678;
+    sub.cost_usd = Some(0.25);
+    sub.cost_estimated = true;
+    save_native(&mut store, &sub, &[], "2025-07-14T05:01:00.000Z");
+    let l = load(&store, "t-main", 0).unwrap().unwrap();
+    let html = render(&l).into_string();
+    let call = row_html(&html, l.transcript[0].id);
+    assert!(
+        call.contains(r#"<a class="child" href="/sessions/agent-a1b2">its session</a>"#),
+        "{call}"
+    );
+    assert!(
+        call.contains(
+            r#"<span class="muted child-facts">12,345 in / 678 out · $0.2500 <abbr class="est""#
+        ),
+        "{call}"
+    );
+}

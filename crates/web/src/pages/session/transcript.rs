@@ -49,7 +49,7 @@ mod markdown;
 mod shell;
 mod tools;
 
-pub(crate) use lines::lines;
+pub(crate) use lines::{Known, lines, lines_with};
 
 /// The most rows one page of a transcript holds (Note \[Transcript pages\]).
 pub(crate) const PAGE_ROWS: usize = 1_000;

@@ -31,6 +31,7 @@
 
 use std::collections::HashMap;
 
+use agentshape_store::query::SessionRow;
 use maud::{Markup, html};
 use serde_json::Value;
 
@@ -75,11 +76,20 @@ impl Plan<'_> {
 /// results\], \[Folded rows\]). Linear in the rows: each pass is one walk
 /// with hash maps.
 pub(crate) fn lines(rows: &[Row]) -> Markup {
+    lines_with(rows, &Known::new())
+}
+
+/// The sessions below the one drawn, by id: a `Task` call shows its
+/// sub-agent's tokens and cost beside the link (issue 41).
+pub(crate) type Known<'a> = HashMap<&'a str, &'a SessionRow>;
+
+/// [`lines`], with the sessions below this one at hand.
+pub(crate) fn lines_with(rows: &[Row], known: &Known<'_>) -> Markup {
     let plans = plan(rows);
     let mut budget = Budget::new(PAGE_BUDGET);
     html! {
         @for (r, p) in rows.iter().zip(plans) {
-            (line(r, &p, rows, &mut budget))
+            (line(r, &p, rows, known, &mut budget))
         }
     }
 }
@@ -261,7 +271,7 @@ fn is_error(ty: &str, ev: &Value) -> bool {
 /// Event types that say nothing a reader needs (the row is kept, hidden).
 const QUIET: &[&str] = &["message", "end", "partial"];
 
-fn line(r: &Row, plan: &Plan<'_>, rows: &[Row], budget: &mut Budget) -> Markup {
+fn line(r: &Row, plan: &Plan<'_>, rows: &[Row], known: &Known<'_>, budget: &mut Budget) -> Markup {
     let b = &r.body;
     let cut = b.get("truncated").and_then(Value::as_bool) == Some(true);
     let ev = b.get("event").unwrap_or(&Value::Null);
@@ -302,6 +312,7 @@ fn line(r: &Row, plan: &Plan<'_>, rows: &[Row], budget: &mut Budget) -> Markup {
                     input: ev.get("input").unwrap_or(&Value::Null),
                     result: *result,
                     child: *child,
+                    child_session: child.and_then(|c| known.get(format!("agent-{c}").as_str()).copied()),
                 }, budget)),
                 Show::InCall { call } => span.muted {
                     @if ty == "tool_error" { "tool error · " span.tool-name { (str_of(ev, "name")) } }

@@ -13,7 +13,11 @@ use serde_json::Value;
 
 use super::highlight::Budget;
 use super::{diff, first_line, markdown, shell};
+use agentshape_store::query::SessionRow;
+
+use crate::pages::numbers::thousands;
 use crate::pages::session::session_href;
+use crate::pages::sessions;
 
 /// A tool's result, as the decoder kept it.
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +36,8 @@ pub(crate) struct Call<'a> {
     pub(crate) result: Option<Outcome<'a>>,
     /// The sub-agent it started (its agent id), when a progress row names it.
     pub(crate) child: Option<&'a str>,
+    /// That sub-agent's session, when the page knows it.
+    pub(crate) child_session: Option<&'a SessionRow>,
 }
 
 /// The text of a result: Gemini CLI keeps a call's whole `result` (a list
@@ -227,6 +233,12 @@ fn task_view(call: &Call<'_>, budget: &mut Budget) -> Option<Markup> {
             @if let Some(id) = call.child {
                 " " a.child href=(session_href(&format!("agent-{id}"))) { "its session" }
             }
+            @if let Some(c) = call.child_session {
+                " " span.muted.child-facts {
+                    (thousands(c.input_tokens)) " in / " (thousands(c.output_tokens)) " out"
+                    @if c.cost_usd.is_some() { " · " (sessions::cost(c)) }
+                }
+            }
         }
         @if let Some(p) = prompt {
             details.prompt { summary { span.tag { "prompt" } " " (first_line(p)) } pre { (p) } }
@@ -310,6 +322,7 @@ mod tests {
             input,
             result,
             child,
+            child_session: None,
         };
         view(&call, &mut Budget::new(PAGE_BUDGET)).into_string()
     }
