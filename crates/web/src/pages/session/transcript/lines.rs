@@ -248,15 +248,8 @@ fn quiet(r: &Row) -> bool {
 
 /// `t` as a count of tokens: `1234` as `1,234`.
 fn count(v: Option<&Value>) -> String {
-    let n = v.and_then(Value::as_u64).unwrap_or(0).to_string();
-    let mut out = String::new();
-    for (i, c) in n.chars().enumerate() {
-        if i > 0 && (n.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    let n = v.and_then(Value::as_u64).unwrap_or(0);
+    crate::pages::numbers::thousands(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
 /// Event types that mark a line as an error (highlighted).
