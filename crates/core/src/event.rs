@@ -8,7 +8,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::summary::{ErrorCategory, ResultInfo, TokenCounts};
+use crate::facts::{ErrorCategory, ResultInfo, TokenCounts};
 
 /// A JSON value kept as its raw text, parsed only when someone asks.
 ///

@@ -20,6 +20,11 @@
 //! - [`json`]: strict JSON parsing that reports the numbers it cannot hold
 //!   exactly instead of changing them.
 //!
+//! Below the stages sit [`facts`], the nouns they share (error categories,
+//! token counts, result and session info, the run summary, format names),
+//! which import none of them (Note [Facts below stages]), and [`classify`],
+//! the error-text rules the decoders and the summary builder share.
+//!
 //! The crate does no I/O of its own: it never opens files, spawns processes,
 //! reads the environment or the clock. Callers hand it readers and bytes.
 //!
@@ -41,11 +46,13 @@ pub mod alerts;
 #[cfg(any(test, target_arch = "x86_64"))]
 mod bytescan;
 pub mod check;
+pub mod classify;
 pub mod decode;
 pub mod duration;
 pub mod error;
 pub mod event;
 pub mod extract;
+pub mod facts;
 pub mod hook;
 pub mod json;
 pub mod lint;
@@ -59,5 +66,5 @@ pub mod validate;
 
 pub use error::{Error, Result};
 pub use event::Event;
+pub use facts::{ErrorCategory, RunSummary};
 pub use outcome::{Extraction, Method, Violation};
-pub use summary::{ErrorCategory, RunSummary};

@@ -56,8 +56,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::summary::TokenCounts;
-use crate::usage::UsageTokens;
+use crate::facts::{SessionInfo, TokenCounts, UsageTokens};
 
 include!("pricing/names.rs");
 
@@ -534,7 +533,7 @@ pub fn names_model(model: &str, prefix: &str) -> bool {
 
 /// Fill a native session's `cost_usd`, `cost_estimated` and
 /// `unpriced_models` from its per-model tokens (Note \[Estimated cost\]).
-pub fn price_session(info: &mut crate::summary::SessionInfo, table: &PriceTable) {
+pub fn price_session(info: &mut SessionInfo, table: &PriceTable) {
     let estimate = table.estimate(
         info.tokens_by_model
             .iter()

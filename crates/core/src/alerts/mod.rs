@@ -9,8 +9,10 @@
 //! - [`rules`]: the file's shape and its errors (one line each, naming the
 //!   rule and the field);
 //! - [`decide`]: facts to firings, the cooldown, the dedup key;
-//! - [`deliver`]: what a destination is sent (JSON, Slack), the retry
-//!   delays, and a webhook URL as it may be printed ([`redact_url`]).
+//! - [`deliver`]: what a destination is sent (JSON, Slack) and the retry
+//!   delays;
+//! - `webhook_url`: a webhook URL as it may be printed ([`redact_url`]),
+//!   and whether a URL can be a webhook.
 //!
 //! ```
 //! use agentshape_core::alerts::{Fact, evaluate, parse_rules};
@@ -31,6 +33,7 @@ pub mod deliver;
 pub mod rules;
 #[cfg(test)]
 mod tests;
+mod webhook_url;
 
 pub use decide::{Fact, Firing, LastFiring, evaluate};
 pub use deliver::{Payload, redact_url, retry_delay_ms, slack_body};

@@ -26,6 +26,8 @@ use std::fmt::Write as _;
 
 use toml::{Table, Value};
 
+use super::webhook_url::{redact_url, url_problem};
+
 /// A rules file that cannot be used: one line, naming the rule (by name,
 /// else by position) and the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,7 +90,7 @@ impl fmt::Debug for Webhook {
     // Never the URL's credentials nor the header values, even in a debug print.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Webhook")
-            .field("url", &crate::alerts::redact_url(&self.url))
+            .field("url", &redact_url(&self.url))
             .field("format", &self.format)
             .field(
                 "headers",
@@ -124,7 +126,7 @@ impl Destination {
     /// `scheme://host/path`, a command's program, `stderr`.
     pub fn target(&self) -> String {
         match self {
-            Destination::Webhook(w) => crate::alerts::redact_url(&w.url),
+            Destination::Webhook(w) => redact_url(&w.url),
             Destination::Command(argv) => argv.first().cloned().unwrap_or_default(),
             Destination::Log => "stderr".to_owned(),
         }
@@ -811,11 +813,8 @@ fn read_webhook(v: &Value) -> Result<Webhook, (String, String)> {
         None => return Err(("url".to_owned(), "missing".to_owned())),
     };
     // Checked without echoing it: it may hold credentials.
-    if let Some(why) = crate::alerts::deliver::url_problem(&url) {
-        return Err((
-            "url".to_owned(),
-            format!("{why} ({})", crate::alerts::redact_url(&url)),
-        ));
+    if let Some(why) = url_problem(&url) {
+        return Err(("url".to_owned(), format!("{why} ({})", redact_url(&url))));
     }
     let format = match t.get("format").map(Value::as_str) {
         None | Some(Some("json")) => Format::Json,
@@ -868,7 +867,7 @@ fn read_webhook(v: &Value) -> Result<Webhook, (String, String)> {
             "headers.Authorization".to_owned(),
             format!(
                 "the URL carries credentials too ({}): give one of the two",
-                crate::alerts::redact_url(&url)
+                redact_url(&url)
             ),
         ));
     }

@@ -20,8 +20,8 @@ use super::DecodeOptions;
 use super::raw;
 use super::skim::{Skim, skim};
 use crate::event::{Event, RawJson, ResultEvent};
+use crate::facts::{ErrorCategory, ResultInfo, Usage};
 use crate::json::InexactNumber;
-use crate::summary::{ErrorCategory, ResultInfo, Usage};
 
 /// The top-level fields of one stream-json line that any decoder reads.
 #[derive(Deserialize)]

@@ -33,7 +33,7 @@ use super::claude::{Block, assistant_block, tool_result_text};
 use super::native::{NativeLines, api_error_category, status_in_text};
 use super::raw;
 use crate::event::{Event, LineInfo};
-use crate::summary::TokenCounts;
+use crate::facts::TokenCounts;
 
 #[derive(Deserialize)]
 struct Line<'a> {

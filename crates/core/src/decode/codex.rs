@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 use super::DecodeOptions;
 use super::raw;
 use crate::event::{Event, RawJson, ResultEvent};
-use crate::summary::{ResultInfo, Usage};
+use crate::facts::{ResultInfo, Usage};
 
 #[derive(Deserialize)]
 struct Line<'a> {

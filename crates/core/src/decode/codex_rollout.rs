@@ -37,15 +37,9 @@ use super::DecodeOptions;
 use super::native::{NativeLines, api_error_category};
 use super::raw;
 use crate::event::{Event, LineInfo, RawJson};
-use crate::summary::TokenCounts;
+use crate::facts::TokenCounts;
 
-/// State across lines: the model of the turn in effect, and whether the
-/// file uses the older layout (no envelope).
-#[derive(Debug, Default)]
-pub struct RolloutState {
-    model: Option<String>,
-    legacy: bool,
-}
+pub use super::native::RolloutState;
 
 #[derive(Deserialize)]
 struct Envelope<'a> {

@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::DecodeOptions;
 use super::native::{NativeLines, api_error_category};
 use crate::event::{Event, LineInfo, RawJson};
-use crate::summary::TokenCounts;
+use crate::facts::TokenCounts;
 
 /// Whether a document is a Gemini CLI chat (Note \[Format detection\] in
 /// `decode`): an object with `sessionId` or `projectHash` and a `messages`

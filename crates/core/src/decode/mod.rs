@@ -18,13 +18,13 @@
 //! `summary`). [`Format::Auto`] picks one from the first lines, see
 //! Note [Format detection].
 
-pub mod classify;
 pub mod claude;
 pub mod claude_session;
 pub mod codex;
 pub mod codex_rollout;
 pub mod gemini_chat;
 mod native;
+mod native_line;
 pub mod provider;
 pub mod raw;
 mod skim;
@@ -33,92 +33,14 @@ use std::io::{BufRead, ErrorKind};
 
 use memchr::memchr;
 use serde::de::IgnoredAny;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::classify;
+pub use crate::facts::Format;
+
 use crate::event::{Event, SkipReason};
-use crate::summary::{RunSummary, SummaryBuilder};
-
-/// Transcript formats.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Format {
-    /// Detect from the first non-blank bytes.
-    #[default]
-    Auto,
-    /// Claude Code `--output-format stream-json`.
-    Claude,
-    /// Codex CLI `exec --json`.
-    Codex,
-    /// Anthropic Messages API response body.
-    Anthropic,
-    /// `OpenAI` Chat Completions response body.
-    OpenaiChat,
-    /// `OpenAI` Responses API response body.
-    OpenaiResponses,
-    /// Ollama `/api/chat` response body.
-    Ollama,
-    /// Gemini `generateContent` response body.
-    Gemini,
-    /// Plain text (a reply pasted from a log).
-    Text,
-    /// A Claude Code session file (`~/.claude/projects/<cwd>/<uuid>.jsonl`).
-    #[serde(rename = "claude-session", alias = "claude_session")]
-    ClaudeSession,
-    /// A Codex rollout file (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
-    #[serde(rename = "codex-rollout", alias = "codex_rollout")]
-    CodexRollout,
-    /// A Gemini CLI chat file (one JSON document per session).
-    #[serde(rename = "gemini-chat", alias = "gemini_chat")]
-    GeminiChat,
-}
-
-impl Format {
-    /// Every format, `Auto` first (for fuzzing and for listing in `--help`).
-    pub const ALL: [Format; 12] = [
-        Format::Auto,
-        Format::Claude,
-        Format::Codex,
-        Format::Anthropic,
-        Format::OpenaiChat,
-        Format::OpenaiResponses,
-        Format::Ollama,
-        Format::Gemini,
-        Format::Text,
-        Format::ClaudeSession,
-        Format::CodexRollout,
-        Format::GeminiChat,
-    ];
-
-    /// Whether this format is a session file an agent wrote itself
-    /// (the run summary then carries a `session` object).
-    pub fn is_native(self) -> bool {
-        matches!(
-            self,
-            Format::ClaudeSession | Format::CodexRollout | Format::GeminiChat
-        )
-    }
-
-    /// Whether this format is read line by line (JSON Lines).
-    fn is_lines(self) -> bool {
-        matches!(
-            self,
-            Format::Claude | Format::Codex | Format::ClaudeSession | Format::CodexRollout
-        )
-    }
-
-    /// Whether this format is one provider response body (read whole).
-    pub fn is_provider(self) -> bool {
-        matches!(
-            self,
-            Format::Anthropic
-                | Format::OpenaiChat
-                | Format::OpenaiResponses
-                | Format::Ollama
-                | Format::Gemini
-        )
-    }
-}
+use crate::facts::RunSummary;
+use crate::summary::SummaryBuilder;
 
 /// Decoder settings.
 #[derive(Debug, Clone)]
@@ -337,10 +259,14 @@ impl Decoder {
             SkipReason::Blank
         } else if trimmed.first() == Some(&b'{') && self.format.is_native() {
             let line_no = self.lines;
-            if self
-                .native
-                .line(trimmed, line_no, self.format, &self.opts, sink)
-            {
+            if native_line::native_line(
+                &mut self.native,
+                trimmed,
+                line_no,
+                self.format,
+                &self.opts,
+                sink,
+            ) {
                 self.objects += 1;
                 return;
             }

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::Format;
 use crate::event::{Event, RawJson, ResultEvent};
-use crate::summary::{ErrorCategory, ResultInfo, Usage};
+use crate::facts::{ErrorCategory, ResultInfo, Usage};
 
 /// Which provider wrote this body, judged by its keys.
 pub fn detect(value: &Value) -> Option<Format> {

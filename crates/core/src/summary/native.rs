@@ -44,11 +44,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::{ApiErrorInfo, ResultInfo, RunSummary, SessionInfo, SubAgentInfo, TokenCounts, Usage};
-use crate::decode::Format;
-use crate::decode::classify;
+use crate::classify;
 use crate::event::{Event, LineInfo};
-use crate::usage::MessageUsage;
+use crate::facts::{
+    ApiErrorInfo, Format, MessageUsage, ResultInfo, RunSummary, SessionInfo, SubAgentInfo,
+    TokenCounts, Usage,
+};
 use crate::usage::calls::{Calls, Report};
 
 /// API errors kept in `api_errors` (all are counted).

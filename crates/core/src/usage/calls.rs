@@ -6,8 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::UsageTokens;
-use crate::summary::TokenCounts;
+use crate::facts::{TokenCounts, UsageTokens};
 
 /// The model name Claude Code gives its own locally made messages: no call.
 const SYNTHETIC_MODEL: &str = "<synthetic>";

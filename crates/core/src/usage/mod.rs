@@ -10,36 +10,12 @@
 
 pub mod calls;
 mod report;
-mod tokens;
 
+pub use crate::facts::{MessageUsage, UsageTokens};
 pub use report::{
     Block, Figures, Group, ModelFigures, SessionGroup, UsageCall, block_window_ms, blocks,
     group_by, sessions,
 };
-pub use tokens::UsageTokens;
-
-use serde::{Deserialize, Serialize};
-
-/// One model call of a native session (Note \[Message usage\] in
-/// `summary::native`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MessageUsage {
-    /// A key that names the call across files: Claude's
-    /// `message id:request id`, which a resumed session repeats in its new
-    /// file (so the call is counted once). `None` for calls only the file
-    /// itself can name (Codex totals, Gemini messages): the store keys
-    /// those by session and position.
-    pub key: Option<String>,
-    /// When the call was made: its (first) line's timestamp, as written.
-    pub at: Option<String>,
-    /// The model that answered.
-    pub model: Option<String>,
-    /// Made by a sub-agent whose lines sit in its parent's file (Claude
-    /// Code's inline `isSidechain` lines).
-    pub sidechain: bool,
-    /// Its tokens.
-    pub tokens: UsageTokens,
-}
 
 /// A project as reports and pages show it: the last two parts of its path,
 /// which tell a repository's worktrees apart (`src/agentshape` and

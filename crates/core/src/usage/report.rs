@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::UsageTokens;
+use crate::facts::UsageTokens;
 use crate::pricing::{ModelPrice, PriceTable};
 
 /// One stored model call, as a report reads it.

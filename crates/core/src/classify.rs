@@ -5,8 +5,12 @@
 //! `api`. The background-task phrase test is seed 004's regex
 //! `\b(waiting on|still waiting|continuing|in progress|in the background)\b`,
 //! written by hand (no regex crate in the core).
+//!
+//! It sits below both of its users, the decoders and the summary builder
+//! (which `decode` drives), so neither imports the other through it; it
+//! is still reachable as `decode::classify`.
 
-use crate::summary::ErrorCategory;
+use crate::facts::ErrorCategory;
 
 /// Error text longer than this many characters (Unicode scalar values, as
 /// Python's `len`) is cut.
