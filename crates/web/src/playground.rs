@@ -41,7 +41,7 @@ use serde_json::{Map, Value, json};
 use tokio_stream::StreamExt;
 
 use crate::State;
-use crate::api::ApiError;
+use crate::error::ApiError;
 use crate::builder::files;
 
 /// The largest request body `POST /api/extract` reads (Note [Playground limits]).

@@ -7,7 +7,6 @@ mod export;
 mod extract;
 mod hook;
 mod import;
-pub use import::load_prices;
 mod ingest;
 mod lint;
 mod memories;
