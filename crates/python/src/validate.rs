@@ -241,7 +241,7 @@ impl PyValidator {
             .try_iter()?
             .collect::<PyResult<Vec<Bound<'_, PyAny>>>>()?;
         let inner = &self.inner;
-        // Note [Validating Python objects in place]: built instances first,
+        // See Note [Validating Python objects in place]: built instances first,
         // validated on every core; the rest (declined by the walk, or
         // invalid: their errors need the `Value`) converted afterwards.
         let answered: Vec<Option<Vec<Violation>>> = instance::with_instances(&objs, |built| {

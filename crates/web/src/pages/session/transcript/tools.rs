@@ -10,7 +10,7 @@ use maud::{Markup, html};
 use serde_json::Value;
 
 use super::highlight::Budget;
-use super::outcome::{Outcome, clipped, result_text};
+use super::outcome::{Outcome, result_text};
 use super::{diff, first_line, markdown, shell};
 use agentshape_store::query::SessionRow;
 
@@ -401,18 +401,5 @@ mod tests {
         // A known tool with an input of another shape falls back to JSON.
         let html = draw("Bash", &json!({"script": "ls"}), None, None);
         assert!(html.contains(r#"<details class="input">"#), "{html}");
-    }
-
-    #[test]
-    fn long_text_is_clipped_and_short_text_is_not() {
-        let html = clipped("a\nb\nc\nd\n", 2, "out").into_string();
-        assert!(
-            html.starts_with(
-                "<pre class=\"out\">a\nb\n</pre><details class=\"more\"><summary>2 more lines"
-            ),
-            "{html}"
-        );
-        let html = clipped("a\nb\n", 2, "out").into_string();
-        assert_eq!(html, "<pre class=\"out\">a\nb\n</pre>");
     }
 }
