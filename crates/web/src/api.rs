@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use agentshape_store::query;
+use axum::Json;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State as AxState};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{KeepAlive, Sse};
-use axum::Json;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 

@@ -62,8 +62,8 @@ use axum::routing::get;
 use tokio::sync::{Semaphore, broadcast};
 
 pub use auth::Token;
-pub use error::Error;
 use error::ApiError;
+pub use error::Error;
 
 /// How `serve` runs.
 #[derive(Debug, Clone)]
