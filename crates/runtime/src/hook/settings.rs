@@ -993,6 +993,24 @@ mod tests {
         );
     }
 
+    #[test]
+    fn words_split_as_a_shell_splits_them() {
+        let words = |c: &str| split_words(c).unwrap();
+        assert_eq!(
+            words("a 'b c'\t\"d\\\"e\"  f\\ g"),
+            ["a", "b c", "d\"e", "f g"]
+        );
+        // `#` starts a comment at the start of a word, as in the shell.
+        assert_eq!(
+            words("agentshape hook stop # installed by hand"),
+            ["agentshape", "hook", "stop"]
+        );
+        assert_eq!(words("a#b"), ["a#b"]);
+        assert!(is_ours("agentshape hook stop # note", HookEvent::Stop));
+        assert_eq!(split_words("a 'b"), None);
+        assert_eq!(split_words("a \"b"), None);
+    }
+
     /// Apply a unified diff to `old`, checking every context and removed
     /// line, to prove the diff takes `old` to `new`.
     fn apply(old: &str, diff: &str) -> String {
