@@ -1,5 +1,5 @@
 //! Why a hook could not judge a turn or record a call. None of these stops
-//! the hook (see Note [A hook never breaks the session] in `check`): each
+//! the hook (see Note \[A hook never breaks the session\] in `check`): each
 //! becomes one line of its warning on stderr, so each says what failed in
 //! words a user reads there.
 
