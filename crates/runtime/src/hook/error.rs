@@ -9,6 +9,15 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HookError {
+    /// The hook input (stdin) could not be read.
+    #[error("cannot read the hook input: {0}")]
+    ReadInput(#[source] std::io::Error),
+    /// The hook input is larger than the caller takes.
+    #[error("hook input is larger than {} MiB", max >> 20)]
+    InputTooLarge {
+        /// The most bytes taken.
+        max: u64,
+    },
     /// The store could not be opened, or failed a read or a write.
     #[error(transparent)]
     Store(#[from] agentshape_store::Error),
@@ -45,6 +54,14 @@ mod tests {
     /// The lines a user reads on stderr are the ones the hooks always wrote.
     #[test]
     fn messages_are_the_warnings_users_read() {
+        assert_eq!(
+            HookError::ReadInput(std::io::Error::other("closed")).to_string(),
+            "cannot read the hook input: closed"
+        );
+        assert_eq!(
+            HookError::InputTooLarge { max: 64 << 20 }.to_string(),
+            "hook input is larger than 64 MiB"
+        );
         assert_eq!(
             HookError::Timeout.to_string(),
             "the store did not answer in time"

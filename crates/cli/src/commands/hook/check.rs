@@ -25,17 +25,16 @@ const STORE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(800
 pub const MAX_HOOK_INPUT: u64 = 64 << 20;
 
 /// Read stdin, at most [`MAX_HOOK_INPUT`]; `Err` says why not.
-pub(super) fn read_input() -> Result<Vec<u8>, String> {
+pub(super) fn read_input() -> Result<Vec<u8>, HookError> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(MAX_HOOK_INPUT + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the hook input: {e}"))?;
+        .map_err(HookError::ReadInput)?;
     if bytes.len() as u64 > MAX_HOOK_INPUT {
-        return Err(format!(
-            "hook input is larger than {} MiB",
-            MAX_HOOK_INPUT >> 20
-        ));
+        return Err(HookError::InputTooLarge {
+            max: MAX_HOOK_INPUT,
+        });
     }
     Ok(bytes)
 }
