@@ -9,9 +9,13 @@ doc comments the brackets are escaped, `Note \\[Name\\]`), and is cited
 everywhere else as `Note [Name]`, usually with where it lives ("see Note
 [Name] in `feed`"). A paragraph starts a comment block or follows an empty
 comment line. Every other mention is a citation, wherever it is: comments,
-Markdown, a test's data. The files read are the ones git tracks (text
-only); a name may wrap over two comment lines. Prints each problem with its
-places and exits 1 when there is one.
+Markdown, a test's data (but not a string's text: a mention right after a
+quote). A test that opens with the note it checks restates it: in test code
+(under `tests/` or `benches/`, `tests.rs`, `*_tests.rs`, `test_*`, or after
+`#[cfg(test)]`) such a paragraph defines the note only when the code does
+not. The files read are the ones git tracks (text only, no snapshots); a
+name may wrap over two comment lines. Prints each problem with its places
+and exits 1 when there is one.
 """
 import os
 import re
