@@ -59,10 +59,10 @@ component_models() {
   install() { python3 scripts/models.py fetch; }
 }
 
-# Note [Throwaway Postgres]: the store's tests run on SQLite and on a real
-# Postgres that each test binary starts itself (initdb + pg_ctl from
-# /usr/lib/postgresql/<version>/bin, in a temporary folder, on a Unix socket,
-# as `nobody` under root; crates/testkit/src/pg.rs). Only the binaries are
+# See Note [Throwaway Postgres] in crates/testkit/src/pg.rs: the store's tests
+# run on SQLite and on a real Postgres that each test binary starts itself
+# (initdb + pg_ctl from /usr/lib/postgresql/<version>/bin, in a temporary
+# folder, on a Unix socket, as `nobody` under root). Only the binaries are
 # needed: the package's own cluster is never used.
 component_postgres() {
   need=(postgresql)

@@ -66,6 +66,13 @@ if grep -nE 'crate::(extract|validate)' crates/core/src/outcome.rs || grep -rnE 
   echo "agentshape-core: the result types in outcome.rs must not import a stage, nor validate import extract (Note [Result types])" >&2
   exit 1
 fi
+echo "== notes (every note cited is defined, and defined once: scripts/notes.py)"
+python3 scripts/test_notes.py
+python3 scripts/notes.py
+echo "== no circles among a crate's modules (scripts/circles.py; core and store to come)"
+for crate in runtime python cli web otel egress testkit; do
+  python3 scripts/circles.py "crates/$crate/src"
+done
 # One closing line for the whole run, summed over every test binary and
 # pytest's summary line ("245 passed, 2 skipped in 14.1s").
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }

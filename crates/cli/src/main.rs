@@ -11,7 +11,9 @@ mod input;
 mod mask;
 mod otel;
 mod output;
+mod prices;
 mod replace;
+mod signals;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::ExitCode;

@@ -63,7 +63,7 @@ pub fn span_options(config: &OtlpConfig) -> SpanOptions {
         skip_open_tools: false,
         // A price file that does not read is said by the commands that
         // price (`import`, `usage`); spans then carry no cost of ours.
-        prices: crate::commands::load_prices().ok().map(std::sync::Arc::new),
+        prices: crate::prices::load_prices().ok().map(std::sync::Arc::new),
     }
 }
 

@@ -35,7 +35,7 @@ use serde_json::Number;
 
 #[allow(unsafe_code)]
 mod ffi {
-    // Note [Borrowed text]: declared here because pyo3-ffi declares it only
+    // See Note [Borrowed text]: declared here because pyo3-ffi declares it only
     // for a stable ABI of 3.10 and later.
     unsafe extern "C" {
         pub fn PyUnicode_AsUTF8AndSize(

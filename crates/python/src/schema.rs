@@ -4,7 +4,7 @@
 //! already hold: a `dict`; a `str` holding JSON (first non-blank character
 //! `{`); a path (`str` or `os.PathLike`) to a JSON file; any object with
 //! `model_json_schema()` (a Pydantic v2 model class); or a compiled
-//! [`Validator`](crate::validate::PyValidator), reused as is. A `str` that is
+//! [`Validator`](PyValidator), reused as is. A `str` that is
 //! not JSON text is a path: a schema is never a bare JSON string or number.
 //!
 //! Note [Profiles from Python]: `profile=` is a built-in name
@@ -27,7 +27,26 @@ use serde_json::Value;
 use crate::convert;
 use crate::errors::{self, InputError, ProfileError, SchemaError};
 use crate::infile;
-use crate::validate::PyValidator;
+
+/// A JSON Schema compiled once, validated against many times.
+///
+/// Draft-07, 2019-09 and 2020-12 (from `$schema`, default 2020-12, or
+/// forced with `draft=`); the schema's `x-invariants` CEL rules are compiled
+/// with it and checked after the schema passes. Thread-safe: one `Validator`
+/// may be used from many threads at once.
+///
+/// >>> v = Validator({"type": "object", "required": ["ok"]})
+/// >>> v.is_valid({"ok": True})
+/// True
+/// >>> [e.instance_path for e in v.validate({})]
+/// ['']
+// Declared here, its methods in `validate`: a compiled `Validator` is one of
+// the schema forms (Note [Schema forms]), and `validate` compiles through
+// this module, so this one must not import `validate`.
+#[pyclass(name = "Validator", module = "agentshape", frozen)]
+pub struct PyValidator {
+    pub inner: Arc<Validator>,
+}
 
 /// A compiled schema: from a `Validator` object (shared) or compiled here.
 pub fn validator(schema: &Bound<'_, PyAny>) -> PyResult<Arc<Validator>> {

@@ -20,6 +20,7 @@ use pyo3::types::{PyBytes, PyString};
 use serde_json::Value;
 
 use crate::errors::{self, InputError};
+pub use crate::schema::PyValidator;
 use crate::{convert, instance, parallel, schema};
 
 /// One reason an instance is invalid (the CLI's error shape).
@@ -108,23 +109,6 @@ pub fn violations(py: Python<'_>, list: Vec<Violation>) -> PyResult<Vec<Py<PyVio
     list.into_iter()
         .map(|v| Py::new(py, PyViolation::from(v)))
         .collect()
-}
-
-/// A JSON Schema compiled once, validated against many times.
-///
-/// Draft-07, 2019-09 and 2020-12 (from `$schema`, default 2020-12, or
-/// forced with `draft=`); the schema's `x-invariants` CEL rules are compiled
-/// with it and checked after the schema passes. Thread-safe: one `Validator`
-/// may be used from many threads at once.
-///
-/// >>> v = Validator({"type": "object", "required": ["ok"]})
-/// >>> v.is_valid({"ok": True})
-/// True
-/// >>> [e.instance_path for e in v.validate({})]
-/// ['']
-#[pyclass(name = "Validator", module = "agentshape", frozen)]
-pub struct PyValidator {
-    pub inner: Arc<Validator>,
 }
 
 fn draft_of(name: &str) -> PyResult<Draft> {
@@ -257,7 +241,7 @@ impl PyValidator {
             .try_iter()?
             .collect::<PyResult<Vec<Bound<'_, PyAny>>>>()?;
         let inner = &self.inner;
-        // Note [Validating Python objects in place]: built instances first,
+        // See Note [Validating Python objects in place]: built instances first,
         // validated on every core; the rest (declined by the walk, or
         // invalid: their errors need the `Value`) converted afterwards.
         let answered: Vec<Option<Vec<Violation>>> = instance::with_instances(&objs, |built| {

@@ -8,7 +8,7 @@
 //! (Note \[Escalation context\]). Without `--once` cycles repeat every
 //! `interval_secs`.
 //!
-//! Note \[Cooldown\]: each escalation writes one `escalations` row per affected
+//! Note \[Escalation cooldown\]: each escalation writes one `escalations` row per affected
 //! service (in the child session's transaction). Before escalating, the
 //! escalations of each affected service within the window (default 4 h) are
 //! counted; at `max_escalations_per_service` (default 2) the escalation is
@@ -447,7 +447,7 @@ pub fn escalation_context(escalation: &Value, record: &SessionRecord) -> String 
     lines.join("\n")
 }
 
-/// The services an escalation is for (Note \[Cooldown\]).
+/// The services an escalation is for (Note \[Escalation cooldown\]).
 pub fn affected_services(escalation: &Value, record: &SessionRecord) -> Vec<String> {
     let mut out: Vec<String> = record
         .services

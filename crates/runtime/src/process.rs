@@ -472,7 +472,7 @@ fn kill_group(pid: u32) {
     signal_group(pid, Signal::SIGKILL);
 }
 
-/// Note \[Parent death\]: the child gets SIGKILL when the thread that
+/// See Note \[Parent death\]: the child gets SIGKILL when the thread that
 /// spawned it exits.
 // The one unsafe block of the workspace: `pre_exec` is unsafe because its
 // closure runs in the forked child before `exec`.
@@ -587,7 +587,7 @@ async fn spawn(
     stderr_file: Option<std::fs::File>,
     sink: &mut dyn LineSink,
 ) -> Result<(Ending, u64)> {
-    // Note [Interrupts]: a signal that came before the agent started stops it starting.
+    // See Note [Interrupts]: a signal that came before the agent started stops it starting.
     if let Some(sig) = opts.interrupts.as_ref().and_then(Interrupts::first) {
         return Ok((interrupted(sig), 0));
     }
@@ -691,7 +691,7 @@ async fn spawn(
                     None => std::future::pending().await,
                 }
             } => match sig {
-                // Note [Interrupts]: the first is passed on, a second kills.
+                // See Note [Interrupts]: the first is passed on, a second kills.
                 Some((sig, n)) if w.interrupted.is_none() && !w.timed_out && w.status.is_none() => {
                     w.interrupted = Some(sig);
                     if let Ok(s) = Signal::try_from(sig) {

@@ -443,7 +443,7 @@ pub async fn run_session(
         methods: spec.methods,
     };
     let extraction = extract_run(&summary, &opts);
-    // Note \[Handoff fallback\]: only when structured output is absent.
+    // See Note \[Handoff fallback\]: only when structured output is absent.
     if extraction.method != Method::Structured {
         for path in &spec.handoff {
             let found = take_handoff(path, started_ms);
@@ -633,7 +633,7 @@ pub fn build_record(
             .map(|c| ErrorCategory::as_str(c).to_owned())
     });
     if meta.status == "interrupted" {
-        // Note [Session status]: not a failure of the agent, so no category.
+        // See Note [Session status]: not a failure of the agent, so no category.
         r.error_category = None;
     }
     if r.error.is_none() && meta.status == "failed" {

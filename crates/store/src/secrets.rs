@@ -152,7 +152,7 @@ fn value(m: &Masker, v: &mut Option<Value>, place: &'static str, out: &mut Vec<S
 /// [`Masker::safe_id`] (Note \[Names and ids\]). Borrowed when nothing
 /// was found.
 ///
-/// Note \[Names and ids\] (issue 40 §1): a secret reaches the store not
+/// Note \[Names and ids\]: a secret reaches the store (issue 40 §1) not
 /// only in what an agent says but in what it is called: a session id, the
 /// working folder, the branch, a tool's or a model's name. Every string a
 /// row holds goes through the door, whatever its column: names and paths

@@ -112,7 +112,7 @@ pub struct SqliteStore {
     /// read-only store of an older build, which cannot be migrated).
     pub(crate) version: i64,
     patience: Patience,
-    /// Note \[Import checkpoints\]: raised on the first `save_native`.
+    /// See Note \[Import checkpoints\]: raised on the first `save_native`.
     bulk: bool,
     /// The store's mask key (Note \[Store door\] in `secrets`).
     key: Option<MaskKey>,

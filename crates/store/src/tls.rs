@@ -525,7 +525,7 @@ impl AsyncWrite for TlsStream {
 
 impl postgres::tls::TlsStream for TlsStream {
     fn channel_binding(&self) -> ChannelBinding {
-        // Note [sslmode]: no SCRAM-SHA-256-PLUS.
+        // See Note [sslmode]: no SCRAM-SHA-256-PLUS.
         ChannelBinding::none()
     }
 }

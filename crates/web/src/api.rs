@@ -4,123 +4,21 @@
 
 use std::sync::Arc;
 
-use agentshape_store::ErrorKind;
 use agentshape_store::query;
-use agentshape_store::query::Source;
+use axum::Json;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State as AxState};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
 use serde::Deserialize;
 
-use crate::mask;
-use crate::{State, assets, auth, builder, feed, limits, pages, playground, security};
-
-/// An answer too big to mask whole (Note \[Page door\] in `mask`).
-pub(crate) fn too_big_to_mask() -> Response {
-    ApiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "answer too big to mask secrets in (over 64 MiB)",
-    )
-    .into_response()
-}
-
-/// An error answer: a status and a message, as JSON.
-#[derive(Debug)]
-pub(crate) struct ApiError {
-    status: StatusCode,
-    message: String,
-}
-
-impl ApiError {
-    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            message: message.into(),
-        }
-    }
-}
-
-impl ApiError {
-    /// The same failure as an HTML page, for the pages (a person reads it).
-    pub(crate) fn into_page(self) -> Response {
-        pages::error_page(self.status, &self.message)
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (
-            self.status,
-            Json(serde_json::json!({ "error": self.message })),
-        )
-            .into_response()
-    }
-}
-
-impl From<agentshape_store::Error> for ApiError {
-    fn from(e: agentshape_store::Error) -> Self {
-        let status = match e.kind() {
-            ErrorKind::Busy | ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-            // Something this store cannot do (none of the pages now).
-            ErrorKind::Usage => StatusCode::NOT_IMPLEMENTED,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        ApiError::new(status, e.to_string())
-    }
-}
+use crate::error::{ApiError, read};
+use crate::{State, feed, pages};
 
 /// A query string that does not parse (`limit=-1`, `after=x`): 400, as JSON.
 fn bad_query(e: &QueryRejection) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, e.body_text())
-}
-
-/// Run a read on a fresh read-only connection (SQLite) or the pool
-/// (Postgres), off the async threads.
-pub(crate) async fn read<T: Send + 'static>(
-    state: &Arc<State>,
-    f: impl FnOnce(&dyn Source) -> agentshape_store::Result<T> + Send + 'static,
-) -> Result<T, ApiError> {
-    let st = Arc::clone(state);
-    tokio::task::spawn_blocking(move || f(st.open()?.source()))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .map_err(ApiError::from)
-}
-
-/// The app: every route behind the token check.
-pub(crate) fn router(state: Arc<State>) -> Router {
-    Router::new()
-        .route("/api/sessions", get(sessions))
-        .route("/api/sessions/{id}", get(session))
-        .route("/api/events", get(events))
-        .route("/api/overview", get(overview))
-        .route("/api/memories", get(memories))
-        .route("/api/alerts", get(alerts))
-        .route("/api/feed", get(feed_sse))
-        .route("/assets/{name}", get(assets::asset))
-        .merge(pages::routes())
-        .merge(builder::routes())
-        .merge(playground::routes())
-        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
-            limits::body_deadline,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
-            mask::responses,
-        ))
-        .layer(axum::middleware::from_fn(limits::utf8_path))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
-            auth::require_token,
-        ))
-        .layer(axum::middleware::from_fn(security::headers))
-        .with_state(state)
 }
 
 /// `GET /api/sessions`: newest first, filtered (`status`, `tier`,
@@ -132,7 +30,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
 /// session is a row here, a sub-agent too (its `parent_id` names its
 /// parent); the page nests them (Note [Sub-agents in a list] in the
 /// store). A bad value (`tier=x`) is a 400.
-async fn sessions(
+pub(crate) async fn sessions(
     AxState(state): AxState<Arc<State>>,
     q: Result<Query<pages::sessions::ListParams>, QueryRejection>,
 ) -> Result<Response, ApiError> {
@@ -177,7 +75,7 @@ async fn sessions(
 /// as of now: the dashboard's counts and lists, and `usage` (the range's
 /// figures, named as core's `Figures`; `null` when the store holds no
 /// model calls). A bad range is a 400.
-async fn overview(
+pub(crate) async fn overview(
     AxState(state): AxState<Arc<State>>,
     q: Result<Query<pages::overview::RangeParams>, QueryRejection>,
 ) -> Result<Response, ApiError> {
@@ -194,7 +92,7 @@ async fn overview(
 /// verdict, children and one page of its transcript (the session page's
 /// data; Note \[Transcript pages\]); 404 for an unknown id, 400 for an id
 /// that is not UTF-8 or a bad `after`.
-async fn session(
+pub(crate) async fn session(
     AxState(state): AxState<Arc<State>>,
     path: Result<Path<String>, PathRejection>,
     q: Result<Query<pages::session::PageParams>, QueryRejection>,
@@ -216,7 +114,7 @@ async fn session(
 
 /// `GET /api/events?level=&after=&limit=`: newest first; `after` (an
 /// event id) keeps only newer events. An unknown level is a 400.
-async fn events(
+pub(crate) async fn events(
     AxState(state): AxState<Arc<State>>,
     q: Result<Query<pages::events::EventsParams>, QueryRejection>,
 ) -> Result<Response, ApiError> {
@@ -233,13 +131,13 @@ async fn events(
 }
 
 /// `GET /api/memories`: active first, most confident first.
-async fn memories(AxState(state): AxState<Arc<State>>) -> Result<Response, ApiError> {
+pub(crate) async fn memories(AxState(state): AxState<Arc<State>>) -> Result<Response, ApiError> {
     let rows = read(&state, query::memories).await?;
     Ok(Json(serde_json::json!({ "memories": rows })).into_response())
 }
 
 #[derive(Debug, Deserialize)]
-struct AlertsQuery {
+pub(crate) struct AlertsQuery {
     before: Option<i64>,
     limit: Option<usize>,
 }
@@ -247,7 +145,7 @@ struct AlertsQuery {
 /// `GET /api/alerts?before=&limit=`: the Alerts page's firings, newest
 /// first (at most 500), each with its deliveries (webhooks as
 /// `scheme://host/path` only).
-async fn alerts(
+pub(crate) async fn alerts(
     AxState(state): AxState<Arc<State>>,
     q: Result<Query<AlertsQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
@@ -266,7 +164,7 @@ async fn alerts(
 }
 
 #[derive(Debug, Deserialize)]
-struct FeedQuery {
+pub(crate) struct FeedQuery {
     after: Option<i64>,
 }
 
@@ -288,7 +186,7 @@ const FEED_RETRY_AFTER_SECS: u32 = 10;
 /// given back when the connection closes (the stream is dropped). 256 is
 /// above the 200 clients of the load test (issue 9) and, at 128 KiB each,
 /// bounds the feed's memory near 32 MiB.
-async fn feed_sse(
+pub(crate) async fn feed_sse(
     AxState(state): AxState<Arc<State>>,
     headers: HeaderMap,
     q: Result<Query<FeedQuery>, QueryRejection>,

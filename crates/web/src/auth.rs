@@ -9,7 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::State;
-use crate::api::ApiError;
+use crate::error::ApiError;
 
 /// The token `serve` requires: redacted in `Debug`, compared only in
 /// constant time, so neither a log line nor a timing gives it away.

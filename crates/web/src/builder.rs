@@ -41,7 +41,7 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::State;
-use crate::api::ApiError;
+use crate::error::ApiError;
 pub(crate) use files::Entry;
 use files::{FileError, MAX_SCHEMA_BYTES, Saved};
 

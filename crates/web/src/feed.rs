@@ -154,7 +154,7 @@ pub(crate) fn spawn_tailer(state: &Arc<State>, after: i64, pace: Pace, stop: Arc
     });
 }
 
-/// Note \[Feed on Postgres\]: read by id every `poll`; a failed read (the
+/// See Note \[Feed on Postgres\]: read by id every `poll`; a failed read (the
 /// server restarting) is tried again at the next poll.
 fn tail_postgres(
     state: &State,

@@ -56,9 +56,13 @@ use std::time::Duration;
 
 use agentshape_store::query::Source;
 use agentshape_store::{FeedRow, PgStore, SqliteStore, Store, StoreUrl};
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::get;
 use tokio::sync::{Semaphore, broadcast};
 
 pub use auth::Token;
+use error::ApiError;
 pub use error::Error;
 
 /// How `serve` runs.
@@ -337,13 +341,47 @@ impl Bound {
         let stop = Arc::new(AtomicBool::new(false));
         let _guard = StopOnDrop(Arc::clone(&stop));
         feed::spawn_tailer(&self.state, self.start_after, self.pace, stop);
-        let app = api::router(Arc::clone(&self.state));
+        let app = router(Arc::clone(&self.state));
         let head_timeout = self.state.client_timeout;
         tokio::select! {
             () = accept_loop(self.listener, app, head_timeout) => Ok(()),
             () = shutdown => Ok(()),
         }
     }
+}
+
+/// The app: every route behind the token check. Here, at the root, because
+/// it names every module that answers, and none of them names it back.
+pub(crate) fn router(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/api/sessions", get(api::sessions))
+        .route("/api/sessions/{id}", get(api::session))
+        .route("/api/events", get(api::events))
+        .route("/api/overview", get(api::overview))
+        .route("/api/memories", get(api::memories))
+        .route("/api/alerts", get(api::alerts))
+        .route("/api/feed", get(api::feed_sse))
+        .route("/assets/{name}", get(assets::asset))
+        .merge(pages::routes())
+        .route("/sessions/{id}/export.html", get(export::download))
+        .merge(builder::routes())
+        .merge(playground::routes())
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            limits::body_deadline,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            mask::responses,
+        ))
+        .layer(axum::middleware::from_fn(limits::utf8_path))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            auth::require_token,
+        ))
+        .layer(axum::middleware::from_fn(security::headers))
+        .with_state(state)
 }
 
 /// Accept connections for good, each served on its own task.

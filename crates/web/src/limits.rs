@@ -28,7 +28,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 
 use crate::State;
-use crate::api::ApiError;
+use crate::error::ApiError;
 
 /// Give the request's body a deadline (Note \[Slow bodies\]).
 pub(crate) async fn body_deadline(

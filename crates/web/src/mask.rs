@@ -52,7 +52,7 @@ pub(crate) async fn responses(
     }
     let (mut parts, body) = resp.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_MASKED_BYTES).await else {
-        return crate::api::too_big_to_mask();
+        return crate::error::too_big_to_mask();
     };
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return Response::from_parts(parts, Body::from(bytes));

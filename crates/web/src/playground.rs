@@ -41,8 +41,8 @@ use serde_json::{Map, Value, json};
 use tokio_stream::StreamExt;
 
 use crate::State;
-use crate::api::ApiError;
 use crate::builder::files;
+use crate::error::ApiError;
 
 /// The largest request body `POST /api/extract` reads (Note [Playground limits]).
 pub(crate) const MAX_BODY: usize = 4 << 20;

@@ -16,6 +16,7 @@ use crate::args::{NativeAgent, NativeArgs};
 use crate::exit::{CliError, Exit};
 use crate::input;
 use crate::output::{Out, eprint};
+use crate::prices::load_prices;
 
 /// What to import, resolved from the options: checked before any work.
 pub struct Plan {
@@ -113,21 +114,6 @@ impl Plan {
             named,
         })
     }
-}
-
-/// The built-in prices with the user's file (66 when the file named by
-/// `AGENTSHAPE_PRICES` is missing, 64 when it is not a price table).
-///
-/// # Errors
-/// As said.
-pub fn load_prices() -> Result<agentshape_core::pricing::PriceTable, CliError> {
-    agentshape_runtime::pricing::load(None).map_err(|e| match e {
-        agentshape_runtime::Error::Input { what, source } => CliError::NoInput {
-            path: what.to_owned(),
-            source: source.into_io(),
-        },
-        e => CliError::Usage(e.to_string()),
-    })
 }
 
 /// Run `import` (or `watch`).
@@ -334,7 +320,7 @@ fn follow(
             .enable_all()
             .build()
         {
-            rt.block_on(super::serve::stopped());
+            rt.block_on(crate::signals::stopped());
         }
         flag.store(true, Ordering::Relaxed);
     });

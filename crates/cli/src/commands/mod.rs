@@ -7,7 +7,6 @@ mod export;
 mod extract;
 mod hook;
 mod import;
-pub use import::load_prices;
 mod ingest;
 mod lint;
 mod memories;
@@ -214,7 +213,7 @@ where
     let mut done: Option<Vec<T>> = None;
     loop {
         let mut results: Vec<T> = Vec::new();
-        // Note [Batches as pool jobs]: the batch is one job on the pool,
+        // See Note [Batches as pool jobs]: the batch is one job on the pool,
         // this thread writes and reads meanwhile; the scope ends when both
         // are done (a panic in the job resumes here).
         let next_eof = rayon::in_place_scope(|scope| -> io::Result<Option<bool>> {

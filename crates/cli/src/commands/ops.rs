@@ -31,7 +31,7 @@ pub fn run(args: &OpsArgs) -> anyhow::Result<Exit> {
         agentshape_runtime::Error::Input { what, source } => crate::input::refused(what, source),
         e => CliError::Usage(e.to_string()),
     })?;
-    // Note [Store locations]: the flag, else the config's `store`, else
+    // See Note [Store locations]: the flag, else the config's `store`, else
     // AGENTSHAPE_STORE, else agentshape.db.
     let url = match (&args.store, &config.store) {
         (Some(flag), _) => StoreUrl::parse(flag)?,

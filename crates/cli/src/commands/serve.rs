@@ -8,6 +8,7 @@ use agentshape_web::{Config, Error, Token};
 use crate::args::ServeArgs;
 use crate::exit::{CliError, Exit};
 use crate::output::eprint;
+use crate::signals::stopped;
 
 /// Run `serve`.
 ///
@@ -138,21 +139,5 @@ fn raise_descriptor_limit() {
         if soft < want {
             let _ = setrlimit(Resource::RLIMIT_NOFILE, want, hard);
         }
-    }
-}
-
-/// Completes on SIGINT or SIGTERM: stopping a server is its normal end.
-pub(crate) async fn stopped() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
     }
 }

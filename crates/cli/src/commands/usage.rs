@@ -64,7 +64,7 @@ pub fn run(args: &UsageArgs) -> anyhow::Result<Exit> {
         StoreUrl::Sqlite(p) => query::usage_calls(&SqliteStore::open_read_only(p)?, &filter)?,
         StoreUrl::Postgres(u) => query::usage_calls(&PgStore::open_read_only(u)?, &filter)?,
     };
-    let prices = super::import::load_prices()?;
+    let prices = crate::prices::load_prices()?;
     let report = Report::make(args, &calls, &prices, &tz);
     let mut out = Out::new(args.output);
     if out.json {

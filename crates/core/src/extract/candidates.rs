@@ -121,7 +121,7 @@ fn scan_fences(text: &str) -> Vec<Fence> {
             .get(p..)
             .and_then(|b| memchr::memchr(b'\n', b))
             .map_or(bytes.len(), |i| p + i);
-        // Note [Bracketed fences]: `[```json` opens a fence too.
+        // See Note [Bracketed fences]: `[```json` opens a fence too.
         let indent_ok = bytes.get(line_start..p).is_some_and(|s| {
             let blank = |s: &[u8]| s.iter().all(|&b| b == b' ' || b == b'\t');
             blank(s)
@@ -145,7 +145,7 @@ fn scan_fences(text: &str) -> Vec<Fence> {
             continue;
         }
         if let Some((tag, block_start, content_start)) = open {
-            // Note [Bracketed fences]: `` ```] `` closes it.
+            // See Note [Bracketed fences]: `` ```] `` closes it.
             if info.is_empty() || info == "]" {
                 out.push(Fence {
                     tag,

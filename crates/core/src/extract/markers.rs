@@ -42,7 +42,7 @@
 //! report in a block, and the old Go regexes scanned the whole text). No
 //! marker, or no collected item: no value.
 //!
-//! Note [Claude Ops markers] (the `claude-ops` grammar):
+//! Note [Claude Ops markers]: the `claude-ops` grammar.
 //! - `[EVENT:level:service] message` and `[EVENT:level] message`; `level` is
 //!   `info`, `warning` or `critical` in any case (normalized to lowercase);
 //!   `message` is the rest of the line (up to the next marker on that line),
@@ -55,10 +55,11 @@
 //!   checked services, so those are the neutral values the agent-response
 //!   schema requires.
 //!
-//! Note [claude-loop sigils] (the `claude-loop` grammar): `<loop>COMPLETE</loop>` → `{"action":
-//! "complete"}`; `WORKER_SUCCESS: id` → `{"action": "complete", "story_id":
-//! id}`; `WORKER_FAILURE: id: reason` → `{"action": "skip", "story_id": id,
-//! "error": reason}` (the reason is optional). `skip` is the loop-action value
+//! Note [claude-loop sigils]: the `claude-loop` grammar.
+//! `<loop>COMPLETE</loop>` → `{"action": "complete"}`; `WORKER_SUCCESS: id`
+//! → `{"action": "complete", "story_id": id}`; `WORKER_FAILURE: id: reason`
+//! → `{"action": "skip", "story_id": id, "error": reason}` (the reason is
+//! optional). `skip` is the loop-action value
 //! for "this story was not done by this worker"; the failure itself lives in
 //! `error`. Worker sigils must start a line (after blanks); the `<loop>` tag may
 //! sit anywhere except on a fence line. The last sigil in the text wins.

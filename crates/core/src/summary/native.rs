@@ -320,7 +320,7 @@ impl NativeState {
             _ => "claude-code",
         };
         agent.clone_into(&mut info.agent);
-        // Note [Usage vocabulary]: Codex and Gemini count the cached tokens
+        // See Note [Usage vocabulary]: Codex and Gemini count the cached tokens
         // inside input; Claude does not.
         let inside = matches!(format, Format::CodexRollout | Format::GeminiChat);
         let tokens = self.calls.totals();

@@ -179,7 +179,7 @@ thread_local! {
 /// Read `text` with this thread's [`Scratch`] and call `f` on the document;
 /// `None` when the reader declines the text (Note [Validating from text]).
 pub(crate) fn with_doc<T>(text: &[u8], f: impl FnOnce(&Doc<'_>) -> T) -> Option<T> {
-    // Note [Bytes, not text]: one check over the line.
+    // See Note [Bytes, not text]: one check over the line.
     with_doc_str(std::str::from_utf8(text).ok()?, f)
 }
 

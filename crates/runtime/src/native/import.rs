@@ -476,7 +476,7 @@ impl Importer {
         if let Some(report) = self.import_once(store, file)? {
             return Ok(report);
         }
-        // Note [Two importers]: another importer stored this file first.
+        // See Note [Two importers]: another importer stored this file first.
         let key = self.key_of(&file.path);
         self.reload(&*store, &key)?;
         Ok(self.import_once(store, file)?.unwrap_or_else(|| {
@@ -629,7 +629,7 @@ impl Importer {
             r.source_path = Some(file.path.display().to_string());
             r
         };
-        // Note [Reading beside writing]: the file is read and decoded on a
+        // See Note [Reading beside writing]: the file is read and decoded on a
         // thread of its own while this one writes the batches.
         let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(1);
         let opts = &opts;

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::sessions::{encode, when};
 use super::{Nav, layout};
 use crate::State;
-use crate::api::read;
+use crate::error::read;
 
 /// Firings per page.
 pub(crate) const PAGE: usize = 50;

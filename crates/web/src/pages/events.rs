@@ -16,7 +16,7 @@ use serde::Deserialize;
 use super::sessions::{encode, when};
 use super::{Nav, error_page, layout};
 use crate::State;
-use crate::api::read;
+use crate::error::read;
 
 /// Events per page.
 const PAGE: usize = 200;

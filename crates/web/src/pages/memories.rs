@@ -13,7 +13,7 @@ use maud::{Markup, html};
 use super::sessions::{encode, when};
 use super::{Nav, layout};
 use crate::State;
-use crate::api::read;
+use crate::error::read;
 
 /// Milliseconds since the epoch of a stored timestamp (the store's Note
 /// \[Reading old timestamps\]).

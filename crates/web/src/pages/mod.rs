@@ -29,14 +29,14 @@ use axum::routing::get;
 use maud::{DOCTYPE, Markup, html};
 
 use crate::State;
+use crate::error::ApiError;
 
-/// The pages' routes (merged into the app by `api::router`).
+/// The pages' routes (merged into the app by `router` in the crate root).
 pub(crate) fn routes() -> Router<Arc<State>> {
     Router::new()
         .route("/", get(overview::page))
         .route("/sessions", get(sessions::page))
         .route("/sessions/{id}", get(session::page))
-        .route("/sessions/{id}/export.html", get(crate::export::download))
         .route("/events", get(events::page))
         .route("/memories", get(memories::page))
         .route("/alerts", get(alerts::page))
@@ -146,4 +146,12 @@ pub(crate) fn error_page(status: StatusCode, message: &str) -> Response {
         p { a href="/" { "Back to the overview" } }
     };
     (status, layout("Error", Nav::Overview, &[], &body)).into_response()
+}
+
+impl ApiError {
+    /// The same failure as an HTML page, for the pages (a person reads it).
+    /// Here, not beside `ApiError`, so that `error` imports no page.
+    pub(crate) fn into_page(self) -> Response {
+        error_page(self.status, &self.message)
+    }
 }

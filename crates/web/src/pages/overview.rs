@@ -35,7 +35,7 @@ use super::usage::{
 };
 use super::{Nav, error_page, layout};
 use crate::State;
-use crate::api::read;
+use crate::error::read;
 
 /// The 30 days ending today, oldest first, as of `now_ms`: each stored
 /// day's totals, and zeros for the days without sessions, so the chart's x

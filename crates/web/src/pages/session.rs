@@ -357,6 +357,7 @@ pub(crate) fn render(l: &Loaded) -> Markup {
         .collect();
     html! {
         // Only the last page of a transcript follows the session live.
+        //
         // Note [Sessions that stay open]: an imported session (`serve
         // --watch` appends its new lines) and one a Claude Code hook records
         // keep growing after they show `completed`, so their page follows

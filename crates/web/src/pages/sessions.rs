@@ -40,7 +40,7 @@ use super::chart::compact;
 use super::usage::{DAY_MS, cost_cell, day_of, parse_day, prices, short_project, tokens_cell};
 use super::{Nav, error_page, layout};
 use crate::State;
-use crate::api::read;
+use crate::error::read;
 
 /// Sessions per page.
 pub(crate) const PAGE: usize = 50;

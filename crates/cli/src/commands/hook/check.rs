@@ -8,6 +8,7 @@
 use std::io::{Read, Write};
 use std::time::Instant;
 
+use agentshape_runtime::hook::HookError;
 use agentshape_runtime::hook::check::{CheckOptions, Judge, OpenStore, check};
 use agentshape_runtime::hook::spool::{self, Spool};
 use agentshape_store::StoreUrl;
@@ -24,17 +25,16 @@ const STORE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(800
 pub const MAX_HOOK_INPUT: u64 = 64 << 20;
 
 /// Read stdin, at most [`MAX_HOOK_INPUT`]; `Err` says why not.
-pub(super) fn read_input() -> Result<Vec<u8>, String> {
+pub(super) fn read_input() -> Result<Vec<u8>, HookError> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(MAX_HOOK_INPUT + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the hook input: {e}"))?;
+        .map_err(HookError::ReadInput)?;
     if bytes.len() as u64 > MAX_HOOK_INPUT {
-        return Err(format!(
-            "hook input is larger than {} MiB",
-            MAX_HOOK_INPUT >> 20
-        ));
+        return Err(HookError::InputTooLarge {
+            max: MAX_HOOK_INPUT,
+        });
     }
     Ok(bytes)
 }
@@ -54,17 +54,13 @@ pub(super) fn store_side(store: &StoreArg) -> (OpenStore, Option<Spool>) {
     let spool = spool::default_dir().map(|d| Spool::new(&d, &key));
     // A lock held longer than this is not waited for: the hook's budget
     // decides (the row is spooled), not the store's 5 s busy timeout.
-    let open: OpenStore = Box::new(move || {
-        url.map_err(|e| e.to_string())?
-            .open_with_patience(STORE_PATIENCE)
-            .map_err(|e| e.to_string())
-    });
+    let open: OpenStore = Box::new(move || Ok(url?.open_with_patience(STORE_PATIENCE)?));
     (open, spool)
 }
 
-/// Load one judge; `Err` is the one-line reason it could not be.
-fn judge(args: &SchemaArgs) -> Result<Judge, String> {
-    let selection = input::select(args).map_err(|e| e.to_string())?;
+/// Load one judge; `Err` says in one line why it could not be.
+fn judge(args: &SchemaArgs) -> Result<Judge, HookError> {
+    let selection = input::select(args).map_err(|e| HookError::Judge(e.into()))?;
     let (label, against) = match (&args.profile, &args.schema) {
         (Some(p), _) => (p.clone(), format!("the schema of profile {p}")),
         (None, Some(s)) => {

@@ -504,7 +504,7 @@ impl<'a> Parser<'a> {
             }
             match b {
                 b'}' if self.closers.len() == 1 && member_follows(self.src, self.pos + 1) => {
-                    // Note [Extra closers]
+                    // See Note [Extra closers].
                     self.note(Repair::ExtraCloser);
                     self.pos += 1;
                     continue;
@@ -572,7 +572,7 @@ impl<'a> Parser<'a> {
                 _ if is_key_byte(b) => {
                     let k = self.unquoted_key();
                     if let Some(q) = self.quoted_key_follows() {
-                        // Note [Stray words]
+                        // See Note [Stray words].
                         self.note(Repair::StrayWord);
                         self.pos = q;
                         let quote = self.src.get(q).copied().unwrap_or(b'"');
@@ -752,7 +752,7 @@ impl<'a> Parser<'a> {
                     self.note(Repair::MissingComma);
                 }
                 if items.capacity() == 0 {
-                    // Note [First push]: room for a typical list at once.
+                    // See Note [First push]: room for a typical list at once.
                     items.reserve_exact(FIRST_ROOM);
                 }
                 items.push(v);

@@ -481,7 +481,7 @@ impl Engine {
         let stop = loop {
             let n = kept.len() as u64;
             if n >= limit {
-                // Note [Closing under the budget]: cut before the grammar
+                // See Note [Closing under the budget]: cut before the grammar
                 // ended; go back and start closing sooner, while a try is left.
                 let Some(from) = matcher
                     .is_some()

@@ -64,7 +64,7 @@ pub fn grammar_for(schema: &Value) -> Result<TopLevelGrammar, GrammarError> {
     Ok(TopLevelGrammar::from_json_schema(schema))
 }
 
-/// Note [Closed objects under the grammar]: walk the subschemas by keyword
+/// See Note [Closed objects under the grammar]: walk the subschemas by keyword
 /// (never into `const`, `enum` or `default` values).
 fn close_objects(schema: &mut Value, close: bool) {
     let Some(obj) = schema.as_object_mut() else {

@@ -292,7 +292,7 @@ impl Provider for Local {
                             kept,
                             dropped_tokens,
                         } => {
-                            // Note [Closing under the budget]: the partial
+                            // See Note [Closing under the budget]: the partial
                             // object starts again from what was kept.
                             let message = format!(
                                 "the answer did not fit --max-tokens: {dropped_tokens} tokens rolled back to close it sooner"

@@ -46,6 +46,7 @@ mod fold;
 mod highlight;
 mod lines;
 mod markdown;
+mod outcome;
 mod shell;
 mod tools;
 

@@ -36,7 +36,8 @@ use maud::{Markup, html};
 use serde_json::Value;
 
 use super::highlight::{Budget, PAGE_BUDGET};
-use super::tools::{self, Call, Outcome};
+use super::outcome::Outcome;
+use super::tools::{self, Call};
 use super::{Row, first_line, fold, markdown, str_of};
 
 /// How a row is drawn.

@@ -20,7 +20,7 @@ use std::borrow::Cow;
 use maud::{Markup, html};
 use serde_json::Value;
 
-use super::tools::{Outcome, clipped, result_text};
+use super::outcome::{Outcome, clipped, result_text};
 
 /// Names of the tools that run a shell command, across the three agents.
 pub(crate) const SHELL_TOOLS: &[&str] = &[
