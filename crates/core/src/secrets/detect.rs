@@ -101,15 +101,23 @@ fn is_ident(b: u8) -> bool {
 }
 
 impl Matcher {
-    fn new(id: &str, pattern: &str) -> Result<Matcher, SecretsError> {
-        // The whole pattern must compile (errors name it as written).
-        let whole = compile(id, pattern)?;
+    /// `checked`: compile the whole pattern even when only its rest runs,
+    /// so that an error names the pattern as written (a user's rule). A
+    /// built-in rule is not checked again at run time: a test compiles
+    /// every one, and compiling the generic rule whole was a fifth of what
+    /// masking added to a short command (callgrind).
+    fn new(id: &str, pattern: &str, checked: bool) -> Result<Matcher, SecretsError> {
         Ok(match lift(pattern) {
-            Some((max, rest)) => Matcher::Lifted {
-                rest: compile(id, &format!("(?i){rest}"))?,
-                max,
-            },
-            None => Matcher::Plain(whole),
+            Some((max, rest)) => {
+                if checked {
+                    compile(id, pattern)?;
+                }
+                Matcher::Lifted {
+                    rest: compile(id, &format!("(?i){rest}"))?,
+                    max,
+                }
+            }
+            None => Matcher::Plain(compile(id, pattern)?),
         })
     }
 
@@ -204,8 +212,8 @@ impl RuleRegexes {
 /// [`Detector::new`], which takes the user's rules, compiles all of them at
 /// once, so a bad user regex is an error when the file is loaded, never a
 /// rule silently skipped later.
-fn compile_rule(rule: &Rule) -> Result<RuleRegexes, SecretsError> {
-    let regex = Matcher::new(&rule.id, &rule.regex)?;
+fn compile_rule(rule: &Rule, checked: bool) -> Result<RuleRegexes, SecretsError> {
+    let regex = Matcher::new(&rule.id, &rule.regex, checked)?;
     if let Some(g) = rule.secret_group
         && g >= regex.regex().captures_len()
     {
@@ -226,7 +234,7 @@ fn compile_rule(rule: &Rule) -> Result<RuleRegexes, SecretsError> {
 /// [`compile_rule`] with the allowlists compiled too (a user's rule: a bad
 /// allowlist regex is an error when the file is loaded).
 fn compile_rule_now(rule: &Rule) -> Result<RuleRegexes, SecretsError> {
-    let compiled = compile_rule(rule)?;
+    let compiled = compile_rule(rule, true)?;
     let allowlists = rule
         .allowlists
         .iter()
@@ -242,7 +250,7 @@ impl CompiledRule {
     /// set's test rules out.
     fn regexes(&self) -> Option<&RuleRegexes> {
         self.compiled
-            .get_or_init(|| compile_rule(&self.source).ok())
+            .get_or_init(|| compile_rule(&self.source, false).ok())
             .as_ref()
     }
 
@@ -286,12 +294,34 @@ pub struct Detector {
     /// (Note \[Clean JSON without a Value\] in `clean_json.rs`): every rule
     /// has keywords and none holds a byte JSON escapes (`"`, `\`, a control).
     json_raw_keywords: bool,
-    marker: Regex,
 }
 
-/// The masks [`Masker`](super::Masker) writes; secrets are never found inside them,
-/// which makes masking idempotent.
-const MARKER: &str = r"\[REDACTED:[A-Za-z0-9._-]+:[0-9a-f]{8}\]";
+/// The masks [`Masker`](super::Masker) writes, `[REDACTED:<rule>:<8 hex>]`
+/// (`\[REDACTED:[A-Za-z0-9._-]+:[0-9a-f]{8}\]`); secrets are never found
+/// inside them, which makes masking idempotent. Read by hand
+/// ([`marker_end`]): compiling it as a regex was a tenth of what masking
+/// added to a short command (callgrind).
+const MARKER_OPEN: &[u8] = b"[REDACTED:";
+
+/// Where the mask that opens at `text[at..]` (with [`MARKER_OPEN`]) ends, if
+/// it is one: the rule id (`[A-Za-z0-9._-]+`), `:`, eight lower-case hex
+/// digits, `]`. The id may itself hold no `:`, so its end is the last `:`
+/// before the hex digits, as the regex reads it.
+fn marker_end(text: &[u8], at: usize) -> Option<usize> {
+    let id_start = at + MARKER_OPEN.len();
+    let id_len = text
+        .get(id_start..)?
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        .count();
+    let colon = id_start + id_len;
+    if id_len == 0 || text.get(colon) != Some(&b':') {
+        return None;
+    }
+    let hex = text.get(colon + 1..colon + 9)?;
+    (hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) && text.get(colon + 9) == Some(&b']'))
+        .then_some(colon + 10)
+}
 
 fn compile(id: &str, pattern: &str) -> Result<Regex, SecretsError> {
     RegexBuilder::new(&go_to_rust(pattern))
@@ -419,12 +449,14 @@ impl Detector {
     /// [`SecretsError::Rule`] naming the rule whose regex (or allowlist regex)
     /// does not compile or whose `secretGroup` the regex lacks.
     pub fn new(rules: &RuleSet) -> Result<Detector, SecretsError> {
-        Detector::build(rules, false)
+        Detector::build(rules.clone(), false)
     }
 
     /// Compiles the keywords now and each rule now or, when `lazy`, when it
     /// first runs (Note \[Rules compiled when first needed\]).
-    pub(super) fn build(rules: &RuleSet, lazy: bool) -> Result<Detector, SecretsError> {
+    /// Takes the set by value: each rule moves into its compiled form
+    /// (cloning ~220 rules was a tenth of a short command's masking cost).
+    pub(super) fn build(rules: RuleSet, lazy: bool) -> Result<Detector, SecretsError> {
         let allowlists = OnceLock::new();
         if !lazy {
             let now = rules
@@ -437,15 +469,18 @@ impl Detector {
         let mut compiled = Vec::new();
         let mut keywords: Vec<String> = Vec::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let mut keyword_ids: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::new();
         let mut always = Vec::new();
-        for rule in rules
-            .rules
-            .iter()
-            .filter(|r| !rules.disabled.contains(&r.id))
-        {
+        let RuleSet {
+            rules: all,
+            allowlists: allowlist_source,
+            disabled,
+        } = rules;
+        for rule in all.into_iter().filter(|r| !disabled.contains(&r.id)) {
             let compiled_now = OnceLock::new();
             if !lazy {
-                let _ = compiled_now.set(Some(compile_rule_now(rule)?));
+                let _ = compiled_now.set(Some(compile_rule_now(&rule)?));
             }
             let index = compiled.len();
             if rule.keywords.is_empty() {
@@ -453,21 +488,22 @@ impl Detector {
             }
             for k in &rule.keywords {
                 let k = k.to_ascii_lowercase();
-                if let Some(p) = keywords.iter().position(|have| *have == k) {
+                if let Some(&p) = keyword_ids.get(&k) {
                     keyword_rules[p].push(index);
                 } else {
+                    keyword_ids.insert(k.clone(), keywords.len());
                     keywords.push(k);
                     keyword_rules.push(vec![index]);
                 }
             }
             compiled.push(CompiledRule {
                 id: Arc::from(rule.id.as_str()),
-                source: rule.clone(),
                 compiled: compiled_now,
                 gate: OnceLock::new(),
                 secret_group: rule.secret_group.filter(|&g| g > 0),
                 entropy: rule.entropy.filter(|&e| e != 0.0),
                 generic: rule.id.contains("generic"),
+                source: rule,
             });
         }
         let json_raw_keywords = always.is_empty()
@@ -482,13 +518,12 @@ impl Detector {
         };
         Ok(Detector {
             rules: compiled,
-            allowlist_source: rules.allowlists.clone(),
+            allowlist_source,
             allowlists,
             json_raw_keywords,
             keywords,
             keyword_rules,
             always,
-            marker: compile("marker", MARKER)?,
         })
     }
 
@@ -500,7 +535,7 @@ impl Detector {
         static BUILTIN: OnceLock<Detector> = OnceLock::new();
         // A test compiles the built-in rules; failing here is a build defect.
         BUILTIN.get_or_init(|| {
-            Detector::build(&RuleSet::builtin(), true)
+            Detector::build(RuleSet::builtin(), true)
                 .expect("built-in secret rules compile (tested)")
         })
     }
@@ -513,7 +548,7 @@ impl Detector {
     /// Never in a released build: a test compiles the built-in rules.
     #[doc(hidden)]
     pub fn builtin_uncached() -> Detector {
-        Detector::build(&RuleSet::builtin(), true).expect("built-in secret rules compile (tested)")
+        Detector::build(RuleSet::builtin(), true).expect("built-in secret rules compile (tested)")
     }
 
     /// Build now what a long job would build as it goes: the keyword DFA
@@ -672,15 +707,20 @@ impl Detector {
         // One searcher for the process: building one per call was 3% of
         // `extract --jsonl` (this runs for every string masked).
         static MASK: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
-        let mask = MASK.get_or_init(|| memchr::memmem::Finder::new(b"[REDACTED:"));
-        if mask.find(text.as_bytes()).is_some() {
-            self.marker
-                .find_iter(text)
-                .map(|m| (m.start(), m.end()))
-                .collect()
-        } else {
-            Vec::new()
+        let mask = MASK.get_or_init(|| memchr::memmem::Finder::new(MARKER_OPEN));
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        let mut from = 0;
+        while let Some(at) = mask.find(&bytes[from..]).map(|p| from + p) {
+            match marker_end(bytes, at) {
+                Some(end) => {
+                    out.push((at, end));
+                    from = end;
+                }
+                None => from = at + 1,
+            }
         }
+        out
     }
 
     /// The rules' candidates in `text` as written, unresolved.
@@ -807,7 +847,33 @@ impl Detector {
 
 #[cfg(test)]
 mod tests {
-    use super::{Matcher, RuleSet, compile, lift};
+    use super::{Detector, Matcher, RuleSet, compile, lift};
+
+    /// The hand-read masks are the ones the regex they replace finds.
+    #[test]
+    fn masks_are_read_as_the_marker_regex_reads_them() {
+        let regex = compile("marker", r"\[REDACTED:[A-Za-z0-9._-]+:[0-9a-f]{8}\]").unwrap();
+        let d = Detector::new(&RuleSet::default()).unwrap();
+        for text in [
+            "",
+            "[REDACTED:",
+            "[REDACTED:github-pat:d7c62658]",
+            "a [REDACTED:github-pat:d7c62658] b [REDACTED:x:00000000]",
+            "[REDACTED:github-pat:d7c6265]",
+            "[REDACTED:github-pat:d7c626588]",
+            "[REDACTED:github-pat:D7C62658]",
+            "[REDACTED::d7c62658]",
+            "[REDACTED:a:b:d7c62658]",
+            "[REDACTED:[REDACTED:a.b_c-d:0123abcd]]",
+            "[REDACTED:é:d7c62658] [REDACTED:ok:ffffffff]",
+            "[REDACTED:aws-key:d7c62658][REDACTED:aws-key:d7c62658]",
+            "[REDACTED:aws key:d7c62658]",
+        ] {
+            let want: Vec<(usize, usize)> =
+                regex.find_iter(text).map(|m| (m.start(), m.end())).collect();
+            assert_eq!(d.markers(text), want, "{text:?}");
+        }
+    }
 
     /// Every match (start, end, groups) as the plain regex finds it.
     fn plain(r: &regex::Regex, text: &str) -> Vec<Vec<Option<(usize, usize)>>> {
@@ -844,7 +910,7 @@ mod tests {
             }
             lifted_rules += 1;
             let whole = compile(&rule.id, &rule.regex).unwrap();
-            let m = Matcher::new(&rule.id, &rule.regex).unwrap();
+            let m = Matcher::new(&rule.id, &rule.regex, true).unwrap();
             assert!(matches!(m, Matcher::Lifted { .. }));
             for text in texts {
                 assert_eq!(lifted(&m, text), plain(&whole, text), "{}", rule.id);

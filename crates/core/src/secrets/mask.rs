@@ -167,7 +167,7 @@ fn builtin_arc() -> Arc<Detector> {
     // A test compiles the built-in rules; failing here is a build defect.
     Arc::clone(BUILTIN.get_or_init(|| {
         Arc::new(
-            Detector::build(&super::RuleSet::builtin(), true)
+            Detector::build(super::RuleSet::builtin(), true)
                 .expect("built-in secret rules compile (tested)"),
         )
     }))
