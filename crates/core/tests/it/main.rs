@@ -4,8 +4,10 @@
 //! their own: they run one libtest-mimic trial per corpus case
 //! (`harness = false`), which the standard harness of this binary cannot.
 //!
-//! A proptest regression file sits next to its module
-//! (`<module>.proptest-regressions`), where proptest looks for it.
+//! Proptest's regression files are in `tests/proptest-regressions/<module>.txt`:
+//! where its default `failure_persistence` looks for a module of a binary
+//! whose root is `tests/it/main.rs` (next to the file was right only while
+//! each module was a binary of its own).
 
 mod boundary_props;
 mod embedded;
