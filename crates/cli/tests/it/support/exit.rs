@@ -30,3 +30,20 @@ fn check(out: &Output, code: i32, what: Option<&dyn Display>) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_wrong_code_shows_what_the_process_printed() {
+    use std::os::unix::process::ExitStatusExt;
+    let out = Output {
+        status: std::process::ExitStatus::from_raw(1 << 8),
+        stdout: b"the report\n".to_vec(),
+        stderr: b"agentshape: the reason\n".to_vec(),
+    };
+    assert_exit(&out, 1);
+    let caught = std::panic::catch_unwind(|| assert_exit_for(&out, 0, "case 7")).unwrap_err();
+    let message = caught.downcast_ref::<String>().unwrap();
+    assert!(message.contains("expected exit code 0"), "{message}");
+    assert!(message.contains("(case 7)"), "{message}");
+    assert!(message.contains("the report"), "{message}");
+    assert!(message.contains("agentshape: the reason"), "{message}");
+}

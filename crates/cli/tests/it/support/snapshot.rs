@@ -74,3 +74,21 @@ macro_rules! assert_run_snapshot {
 }
 
 pub(crate) use assert_run_snapshot;
+
+#[test]
+fn what_varies_is_filtered() {
+    let root = super::repo_root().canonicalize().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{}/a.db {}/examples/x.ndjson at 2026-01-05T09:00:13.250Z took 1.5s and 230 ms; agentshape {}; 3 sessions",
+        temp.path().display(),
+        root.display(),
+        env!("CARGO_PKG_VERSION")
+    );
+    settings().bind(|| {
+        insta::assert_snapshot!(
+            text,
+            @"[TEMP]/a.db [REPO]/examples/x.ndjson at [TIME] took [DURATION] and [DURATION]; agentshape [VERSION]; 3 sessions"
+        );
+    });
+}
