@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::run::{example, fake_agent};
-use crate::{agentshape, assert_exit, json_lines};
+use crate::support::{agentshape, assert_exit, json_lines};
+use crate::support::{example, fake_agent};
 
 const STORE_URL: &str = "postgres://ops:pw-s3cret@db.invalid/agentshape";
 const TOKEN: &str = "serve-token-0123456789abcdef";
@@ -91,7 +91,7 @@ fn a_profile_passes_on_exactly_what_it_names() {
         &profile,
         format!(
             "name = \"fleet\"\nschema = {:?}\npass_env = [\"AGENTSHAPE_STORE\"]\n",
-            crate::repo_root()
+            crate::support::repo_root()
                 .join("schemas/agent-response.json")
                 .display()
                 .to_string()
@@ -119,7 +119,7 @@ fn a_profile_passes_on_exactly_what_it_names() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert_exit(&out, 64);
     assert!(err.contains("pass_env") && err.contains("`HOME`"), "{err}");
 }
 
@@ -187,7 +187,7 @@ fn ops_tiers_get_agentshapes_variables_only_through_pass_env() {
 
     let out = ops("pass_env = [\"PATH\"]");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert_exit(&out, 64);
     assert!(
         err.contains("`pass_env`") && err.contains("`PATH`"),
         "{err}"

@@ -4,72 +4,22 @@
 //! Rules evaluate every 100 ms here (`[settings] interval`), and retries
 //! back off from 100 ms, so the tests wait milliseconds, not minutes.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Stdio;
 use std::time::Duration;
 
 use agentshape_store::{ServiceCheck, SessionRecord, SqliteStore, Store, time};
 use agentshape_testkit::webhook::Receiver;
 use serde_json::Value;
 
-use crate::{agentshape, agentshape_std, assert_exit, json_lines, wait_until};
+use crate::support::served::{self, Server};
+use crate::support::{agentshape, agentshape_std, assert_exit, json_lines, wait_until};
 
 const GUARD: Duration = Duration::from_secs(30);
 
-/// A running `serve --alerts`, its stderr kept; killed (SIGKILL) when dropped.
-struct Serving {
-    child: Child,
-    base: String,
-    stderr: Arc<Mutex<Vec<String>>>,
-}
-
-impl Serving {
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().join("\n")
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(db: &Path, rules: &Path) -> Serving {
-    let mut child = agentshape_std()
-        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
-        .arg(db)
-        .arg("--alerts")
-        .arg(rules)
-        .env_remove("AGENTSHAPE_STORE")
-        .env_remove("AGENTSHAPE_TOKEN")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let stderr = Arc::new(Mutex::new(Vec::new()));
-    let base = loop {
-        let line = lines.next().expect("serve ended before listening").unwrap();
-        stderr.lock().unwrap().push(line.clone());
-        if let Some(url) = line.split("listening on ").nth(1) {
-            break url.trim().to_owned();
-        }
-    };
-    let keep = Arc::clone(&stderr);
-    std::thread::spawn(move || {
-        for l in lines.map_while(Result::ok) {
-            keep.lock().unwrap().push(l);
-        }
-    });
-    Serving {
-        child,
-        base,
-        stderr,
-    }
+/// `serve --alerts RULES` on the store `db`, its stderr kept.
+fn serve(db: &Path, rules: &Path) -> Server {
+    served::serve(db, &["--alerts", rules.to_str().unwrap()])
 }
 
 fn now() -> i64 {
@@ -687,7 +637,7 @@ fn alerts_ops_once_sends_what_its_cycle_made_fire_before_it_exits() {
     let d = dir.path();
     let rx = Receiver::start();
     std::fs::create_dir_all(d.join("agents")).unwrap();
-    let calm = std::fs::read_to_string(crate::run::example("healthy-structured.ndjson"))
+    let calm = std::fs::read_to_string(crate::support::example("healthy-structured.ndjson"))
         .unwrap()
         .replace("\"needed\":true", "\"needed\":false");
     std::fs::write(d.join("agents/t1.ndjson"), calm).unwrap();
@@ -698,7 +648,7 @@ fn alerts_ops_once_sends_what_its_cycle_made_fire_before_it_exits() {
         format!(
             "command = [{:?}]\nstore = {:?}\nlog_dir = {:?}\nstate_dir = {:?}\n\n[policy]\nmax_tier = 1\n\n\
              [[tiers]]\nname = \"t1\"\nmodel = \"t1\"\nprompt = \"p1.md\"\n",
-            crate::run::fake_agent(),
+            crate::support::fake_agent(),
             db.display().to_string(),
             d.join("logs").display().to_string(),
             d.join("state").display().to_string(),

@@ -5,7 +5,7 @@
 use agentshape_testkit::{Api, Scripted, StandIn, Stop, error_reply, rate_limited, text_reply};
 use serde_json::{Value, json};
 
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, assert_exit, json_lines, temp_file};
 
 const KEY: &str = "sk-standin-secret-0123456789";
 
@@ -300,7 +300,7 @@ fn a_missing_key_is_a_usage_error_without_a_request() {
         .env_remove("ANTHROPIC_API_KEY")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(64));
+    assert_exit(&out, 64);
     assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY is not set"));
     assert!(server.requests().is_empty());
 }

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::run::{example, fake_agent};
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, json_lines, temp_file};
+use crate::support::{assert_exit, assert_exit_for, example, fake_agent};
 
 fn schema() -> Value {
     json!({
@@ -19,7 +19,7 @@ fn schema() -> Value {
 }
 
 /// A Claude Code stream-json transcript whose result carries `structured_output`.
-fn transcript(structured: &Value, input: u64, output: u64, cost: f64) -> String {
+fn transcript_with_usage(structured: &Value, input: u64, output: u64, cost: f64) -> String {
     let result = json!({
         "type": "result", "subtype": "success", "is_error": false, "num_turns": 1,
         "result": "Done.", "session_id": "s-1", "total_cost_usd": cost,
@@ -99,7 +99,7 @@ fn argv_is_exact_and_a_valid_structured_output_exits_0() {
     let argv_dir = dir.path().join("argv");
     let stdin_dir = dir.path().join("stdin");
     let marker = dir.path().join("pwned");
-    let t = temp_file(&transcript(
+    let t = temp_file(&transcript_with_usage(
         &json!({"ok": true, "reason": "green"}),
         12,
         4,
@@ -162,12 +162,12 @@ fn invalid_then_valid_feeds_the_reply_and_errors_into_the_next_prompt() {
     std::fs::create_dir_all(&seq).unwrap();
     std::fs::write(
         seq.join("1.ndjson"),
-        transcript(&json!({"ok": "yes"}), 10, 5, 0.25),
+        transcript_with_usage(&json!({"ok": "yes"}), 10, 5, 0.25),
     )
     .unwrap();
     std::fs::write(
         seq.join("2.ndjson"),
-        transcript(&json!({"ok": true}), 20, 7, 0.5),
+        transcript_with_usage(&json!({"ok": true}), 20, 7, 0.5),
     )
     .unwrap();
     let (code, v, stderr) = ask(
@@ -273,7 +273,7 @@ fn a_missing_executable_exits_127() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(127), "{bin}: {stderr}");
+        assert_exit_for(&out, 127, format_args!("{bin}"));
         assert!(
             stderr.contains(&format!("agent executable not found: {bin}")),
             "{stderr}"
@@ -289,7 +289,7 @@ fn a_300_kib_prompt_goes_on_stdin_whole() {
     let dir = tempfile::tempdir().unwrap();
     let argv_dir = dir.path().join("argv");
     let stdin_dir = dir.path().join("stdin");
-    let t = temp_file(&transcript(&json!({"ok": true}), 1, 1, 0.0));
+    let t = temp_file(&transcript_with_usage(&json!({"ok": true}), 1, 1, 0.0));
     let line = "-- the log line that makes this prompt long, with \"quotes\" and $(no shell)\n";
     let prompt = line.repeat(300 * 1024 / line.len() + 1);
     assert!(prompt.len() > 300 * 1024);
@@ -312,8 +312,7 @@ fn a_300_kib_prompt_goes_on_stdin_whole() {
         .write_stdin(prompt.clone())
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_exit(&out, 0);
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["value"], json!({"ok": true}));
     assert_eq!(stdins(&stdin_dir), vec![prompt]);
@@ -351,8 +350,7 @@ fn a_schema_over_the_argument_cap_is_refused_before_spawning() {
         .env("FAKE_ARGV_DIR", &argv_dir)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert_exit(&out, 3);
     let v = &json_lines(&out.stdout)[0];
     let error = v["error"].as_str().unwrap_or_default();
     assert!(

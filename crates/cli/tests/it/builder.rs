@@ -7,11 +7,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::served::{Http, Server};
+use crate::support::served::{Http, Server};
 
 /// Start `serve` on a fresh store in `dir`, with `extra` arguments.
-fn serve(dir: &Path, extra: &[&str]) -> Server {
-    crate::served::serve(&dir.join("s.db"), extra)
+fn serve_in(dir: &Path, extra: &[&str]) -> Server {
+    crate::support::served::serve(&dir.join("s.db"), extra)
 }
 
 /// Every file under `dir`, recursively, as sorted relative paths.
@@ -37,7 +37,7 @@ const SCHEMA: &str = r#"{"type": "object", "properties": {"a": {"type": "integer
 fn schemas_save_list_and_open_round_trip_and_never_overwrite_unasked() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("schemas");
-    let server = serve(root.path(), &["--schemas", dir.to_str().unwrap()]);
+    let server = serve_in(root.path(), &["--schemas", dir.to_str().unwrap()]);
     let http = Http::new(&server.base);
 
     assert_eq!(
@@ -134,7 +134,7 @@ fn names_outside_the_folder_symlinks_and_foreign_origins_write_nothing() {
     std::fs::write(&target, "{}").unwrap();
     std::fs::create_dir_all(&dir).unwrap();
     std::os::unix::fs::symlink(&target, dir.join("link.json")).unwrap();
-    let server = serve(root.path(), &["--schemas", dir.to_str().unwrap()]);
+    let server = serve_in(root.path(), &["--schemas", dir.to_str().unwrap()]);
     let http = Http::new(&server.base);
 
     // Names the server sees (percent-decoded by the router): each one a 400.
@@ -229,7 +229,7 @@ fn names_outside_the_folder_symlinks_and_foreign_origins_write_nothing() {
 #[test]
 fn lint_and_invariants_answer_as_the_cli_does() {
     let root = tempfile::tempdir().unwrap();
-    let server = serve(root.path(), &[]);
+    let server = serve_in(root.path(), &[]);
     let http = Http::new(&server.base);
 
     // No additionalProperties: false, an optional property: OpenAI strict mode rejects it.
@@ -242,12 +242,12 @@ fn lint_and_invariants_answer_as_the_cli_does() {
     assert_eq!(status, 200, "{out}");
     let openai = &out["providers"]["openai"];
     assert_eq!(openai["accepted"], false, "{out}");
-    let cli = crate::agentshape()
+    let cli = crate::support::agentshape()
         .args(["lint", "--json", "--provider", "openai", "--schema"])
-        .arg(crate::temp_file(&schema.to_string()).path())
+        .arg(crate::support::temp_file(&schema.to_string()).path())
         .output()
         .unwrap();
-    let cli = &crate::json_lines(&cli.stdout)[0];
+    let cli = &crate::support::json_lines(&cli.stdout)[0];
     assert_eq!(openai["accepted"], cli["accepted"]);
     let strip = |f: &Value| {
         let mut f = f.clone();
@@ -312,7 +312,7 @@ fn lint_and_invariants_answer_as_the_cli_does() {
 #[test]
 fn without_a_folder_the_builder_builds_but_cannot_save() {
     let root = tempfile::tempdir().unwrap();
-    let server = serve(root.path(), &[]);
+    let server = serve_in(root.path(), &[]);
     let http = Http::new(&server.base);
     assert_eq!(
         http.get("/api/schemas"),
@@ -366,7 +366,7 @@ fn the_open_list_is_rendered_from_the_folder() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("code-review.json"), SCHEMA).unwrap();
     std::fs::write(dir.join("notes.txt"), "x").unwrap();
-    let server = serve(root.path(), &["--schemas", dir.to_str().unwrap()]);
+    let server = serve_in(root.path(), &["--schemas", dir.to_str().unwrap()]);
     let http = Http::new(&server.base);
     let html = http
         .rt

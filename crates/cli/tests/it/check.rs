@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, assert_exit, assert_exit_for, json_lines, temp_file};
 
 const DIR: &str = "crates/cli/tests/fixtures/check";
 
@@ -18,7 +18,7 @@ fn writer_counts_disagreeing_with_findings_is_caught() {
         .arg(fixture("writer-counts.json"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_exit(&out, 1);
     assert_eq!(
         json_lines(&out.stdout),
         [json!({
@@ -44,7 +44,7 @@ fn writer_reply_in_prose_is_extracted_then_checked() {
         .arg(fixture("writer-reply.txt"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let lines = json_lines(&out.stdout);
     assert_eq!(lines[0]["method"], "fenced");
     assert_eq!(lines[0]["errors"][0]["kind"], "invariant");
@@ -71,7 +71,7 @@ fn specialists_contradicting_on_the_same_line_are_caught() {
         .arg(fixture("conventions.json"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_exit(&out, 1);
     let lines = json_lines(&out.stdout);
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["valid"], true);
@@ -102,7 +102,7 @@ fn out_writes_the_report_with_the_items_attached() {
         .arg(fixture("conventions.json"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("✗ contradiction: `severity` differs"),
@@ -135,14 +135,14 @@ fn near_lines_groups_neighbours_with_a_similarity() {
         .arg(b.path())
         .output()
         .unwrap();
-    assert_eq!(exact.status.code(), Some(0));
+    assert_exit(&exact, 0);
     let near = agentshape()
         .args(["check", "--json", "--near-lines", "2"])
         .arg(a.path())
         .arg(b.path())
         .output()
         .unwrap();
-    assert_eq!(near.status.code(), Some(1));
+    assert_exit(&near, 1);
     let lines = json_lines(&near.stdout);
     assert_eq!(lines[2]["lines"], json!([10, 12]));
     assert_eq!(lines[2]["similarity"], 0.8);
@@ -155,7 +155,7 @@ fn clean_outputs_exit_zero() {
         .arg(fixture("security.json"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("1 files: 0 with findings; 0 contradictions"),
@@ -172,7 +172,7 @@ fn a_rule_that_does_not_compile_exits_64_naming_rule_and_location() {
             .arg(fixture("security.json"))
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(64), "{cmd}");
+        assert_exit_for(&out, 64, format_args!("{cmd}"));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains(
@@ -189,19 +189,19 @@ fn missing_file_exits_66_and_nothing_to_check_is_usage() {
         .args(["check", "--profile", "code-review", "no/such.json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(66));
+    assert_exit(&out, 66);
     let out = agentshape()
         .args(["check"])
         .arg(fixture("security.json"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(64));
+    assert_exit(&out, 64);
     let out = agentshape()
         .args(["check", "--items", "findings"])
         .arg(fixture("security.json"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(64));
+    assert_exit(&out, 64);
 }
 
 #[test]
@@ -216,7 +216,7 @@ fn runtime_rule_errors_are_findings() {
         .arg(doc.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let lines = json_lines(&out.stdout);
     assert_eq!(
         lines[0]["errors"][0]["message"],
@@ -231,7 +231,7 @@ fn extract_and_validate_report_invariants() {
         .arg(fixture("writer-reply.txt"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["valid"], false);
     assert_eq!(v["errors"][0]["kind"], "invariant");
@@ -240,7 +240,7 @@ fn extract_and_validate_report_invariants() {
         .arg(fixture("writer-counts.json"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     assert_eq!(
         json_lines(&out.stdout)[0]["errors"][0]["rule"],
         "self.counts.blocker == self.findings.filter(f, f.severity == 'blocker').size()"

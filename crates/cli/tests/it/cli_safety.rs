@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::assert_exit;
-use crate::run::{example, fake_agent};
-use crate::{agentshape, json_lines, repo_root};
+use crate::support::{
+    agentshape, assert_exit, assert_exit_for, example, fake_agent, json_lines, repo_root,
+};
 
 /// Hang guard only: every command here finishes in well under a second.
 const GUARD: Duration = Duration::from_secs(120);
@@ -151,7 +151,7 @@ fn escape_sequences_in_a_transcript_never_reach_human_output() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert_terminal_safe(&out, "sessions");
 
     let out = agentshape()
@@ -199,7 +199,7 @@ fn json_output_keeps_agent_text_exactly() {
 
 fn assert_usage(out: &std::process::Output, names: &str, what: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(64), "{what}: {stderr}");
+    assert_exit_for(out, 64, format_args!("{what}"));
     assert!(
         stderr.contains(names),
         "{what}: the message names `{names}`: {stderr}"
@@ -398,7 +398,7 @@ fn parse_batch_with_a_missing_file_reports_it_and_goes_on() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(66));
+    assert_exit(&out, 66);
     let lines = json_lines(&out.stdout);
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert_eq!(lines[0]["file"], GOOD);
@@ -413,7 +413,7 @@ fn parse_batch_with_a_missing_file_reports_it_and_goes_on() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(66));
+    assert_exit(&out, 66);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(GOOD) && stdout.contains(GOOD2), "{stdout}");
     assert!(String::from_utf8_lossy(&out.stderr).contains(MISSING));
@@ -434,7 +434,7 @@ fn extract_batch_with_a_missing_file_reports_it_and_goes_on() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(66));
+    assert_exit(&out, 66);
     let lines = json_lines(&out.stdout);
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert_eq!(lines[0]["valid"], true);
@@ -443,7 +443,7 @@ fn extract_batch_with_a_missing_file_reports_it_and_goes_on() {
     assert_eq!(lines[2]["run"]["file"], GOOD2);
 
     // `--jsonl`: the lines of the good files, an error line for the bad one.
-    let replies = crate::temp_file("\"{\\\"a\\\": 1}\"\n\"no json\"\n");
+    let replies = crate::support::temp_file("\"{\\\"a\\\": 1}\"\n\"no json\"\n");
     let out = agentshape()
         .args(["extract", "--jsonl", "--json"])
         .arg(replies.path())
@@ -452,7 +452,7 @@ fn extract_batch_with_a_missing_file_reports_it_and_goes_on() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(66));
+    assert_exit(&out, 66);
     let lines = json_lines(&out.stdout);
     assert_eq!(lines.len(), 5, "{lines:?}");
     assert_eq!(lines[0]["method"], "bare");
@@ -475,7 +475,7 @@ fn check_batch_with_a_missing_file_reports_it_and_goes_on() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(66));
+    assert_exit(&out, 66);
     let lines = json_lines(&out.stdout);
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert_eq!(lines[0]["file"], GOOD);
@@ -485,11 +485,11 @@ fn check_batch_with_a_missing_file_reports_it_and_goes_on() {
 
 #[test]
 fn a_validation_error_on_a_huge_instance_has_a_short_message() {
-    let schema = crate::temp_file(
+    let schema = crate::support::temp_file(
         r#"{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"enum": [1, 2]}}}"#,
     );
     let big = "x".repeat(1 << 20);
-    let instance = crate::temp_file(&format!(
+    let instance = crate::support::temp_file(&format!(
         r#"{{"a": "{big}", "b": ["{big}"], "c": "{big}"}}"#
     ));
     let out = agentshape()
@@ -499,7 +499,7 @@ fn a_validation_error_on_a_huge_instance_has_a_short_message() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     assert!(out.stdout.len() < 2000, "{} bytes", out.stdout.len());
     let verdict = &json_lines(&out.stdout)[0];
     let errors = verdict["errors"].as_array().unwrap();
@@ -534,7 +534,7 @@ fn a_panic_exits_70_and_names_it_a_bug() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(70), "{stderr}");
+    assert_exit(&out, 70);
     assert!(
         stderr.starts_with("agentshape: internal error (a bug): "),
         "{stderr}"

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, assert_exit_for, json_lines, temp_file};
 
 /// Run `agentshape ARGS --json`; exit code and the JSON lines of stdout.
 fn run_json(args: &[&str]) -> (i32, Vec<Value>) {
@@ -176,7 +176,7 @@ fn validate_coerce_does_not_turn_a_long_digit_string_into_a_float() {
         "{stdout}"
     );
     let r = &json_lines(&out.stdout)[0];
-    assert_eq!(out.status.code(), Some(1), "{r}");
+    assert_exit_for(&out, 1, format_args!("{r}"));
     assert_eq!(r["coercions"], json!([]));
     assert_eq!(r["valid"], false);
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{agentshape, temp_file};
+use crate::support::{agentshape, assert_exit, temp_file};
 
 #[test]
 fn ok_is_0_for_a_healthy_run_with_structured_output() {
@@ -177,7 +177,7 @@ fn a_broken_pipe_exits_quietly() {
     drop(stdout);
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 

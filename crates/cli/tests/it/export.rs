@@ -13,31 +13,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{agentshape, assert_exit, repo_root};
+use crate::support::planted::{Case, GH, planted};
+use crate::support::{agentshape, assert_exit, repo_root};
 
 /// A hang guard (never a speed assertion).
 const GUARD: Duration = Duration::from_secs(120);
 
 const MAIN: &str = "5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70";
 const SUB: &str = "agent-f00dcafe01";
-const GH: &str = "ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7";
-
-/// Every planted `(secret, context)` of core's secrets corpus.
-fn planted() -> Vec<(String, String)> {
-    let path = repo_root().join("crates/core/tests/fixtures/secrets/planted.jsonl");
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            (
-                v["secret"].as_str().unwrap().to_owned(),
-                v["context"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
 
 /// A Claude Code line of the fixture's session (its `cwd`, id and version).
 fn line(uuid: &str, kind: &str, message: &Value) -> String {
@@ -56,7 +39,7 @@ fn imported(dir: &Path) -> PathBuf {
     let to = dir.join("tree/-srv-app");
     std::fs::create_dir_all(to.join(format!("{MAIN}/subagents"))).unwrap();
     let mut main = std::fs::read_to_string(from.join(format!("{MAIN}.jsonl"))).unwrap();
-    for (i, (_, context)) in planted().iter().enumerate() {
+    for (i, Case { context, .. }) in planted().iter().enumerate() {
         main.push_str(&line(
             &format!("leak-r{i}"),
             "user",
@@ -116,7 +99,7 @@ fn stdout(out: &Output) -> String {
 /// No planted secret, and none of the paths of `dir` (the store, the
 /// imported files, the logs, `HOME`).
 fn assert_clean(place: &str, text: &str, dir: &Path) {
-    for (secret, _) in planted() {
+    for Case { secret, .. } in planted() {
         assert!(!text.contains(&secret), "{place}: secret shown: {secret}");
     }
     assert!(!text.contains(GH), "{place}: GitHub token shown");
@@ -197,7 +180,7 @@ fn a_run_session_exports_without_its_forensic_log_or_store_path() {
             .map(str::to_owned)
             .collect();
     let last = lines.pop().unwrap();
-    for (i, (_, context)) in planted().iter().enumerate() {
+    for (i, Case { context, .. }) in planted().iter().enumerate() {
         lines.push(
             json!({"type": "user", "message": {"role": "user", "content": [
                 {"tool_use_id": format!("toolu_s{i}"), "type": "tool_result", "content": context}]}})
@@ -434,8 +417,8 @@ fn the_download_needs_the_token_and_gives_the_same_file_without_it() {
     const TOKEN: &str = "export-token-0123456789";
     let dir = tempfile::tempdir().unwrap();
     let db = imported(dir.path());
-    let server = crate::served::serve(&db, &["--token", TOKEN]);
-    let http = crate::served::Http::new(&server.base);
+    let server = crate::support::served::serve(&db, &["--token", TOKEN]);
+    let http = crate::support::served::Http::new(&server.base);
     let get = |path: &str, token: Option<&str>| {
         http.rt.block_on(async {
             let mut req = http.client.get(server.url(path));

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use std::fmt::Write as _;
 
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, assert_exit, assert_exit_for, json_lines, temp_file};
 
 fn extract_one(args: &[&str]) -> (i32, Value) {
     let out = agentshape()
@@ -148,7 +148,7 @@ fn jsonl_keeps_input_order_and_echoes_ids() {
         .write_stdin(input)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let lines = json_lines(&out.stdout);
     assert_eq!(lines.len(), 5001, "one result per non-blank input line");
     for (i, l) in lines.iter().take(5000).enumerate() {
@@ -209,11 +209,7 @@ fn jsonl_with_a_schema_writes_valid_values_and_judges_the_rest() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout.clone()).unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "an invalid line: exit 1\n{text}"
-    );
+    assert_exit_for(&out, 1, "an invalid line");
     // Serde's escapes: `\u00e9` and `\/` decoded, the float as serde prints it.
     assert!(
         text.contains(

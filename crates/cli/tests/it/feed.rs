@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use agentshape_store::{FeedRow, SqliteStore, Store};
 use serde_json::Value;
 
-use crate::run::{example, sql};
+use crate::support::{assert_exit, assert_exit_for, example, sql};
 
 fn spawn_run(db: &Path, logs: &Path, id: &str, pace: &str) -> std::process::Command {
-    let mut cmd = crate::agentshape_std();
+    let mut cmd = crate::support::agentshape_std();
     cmd.args(["run", "--replay"])
         .arg(example("healthy-structured.ndjson"))
         .args(["--pace", pace, "--live", "--store"])
@@ -116,7 +116,7 @@ fn a_run_feeds_started_then_every_event_in_order_then_ended() {
     let logs = dir.path().join("logs");
     let out = spawn_run(&db, &logs, "one", "50").output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_exit(&out, 0);
     let rows = whole_feed(&db);
     check_session(&rows, "one", &err);
     assert_eq!(rows.len(), HEALTHY.len() + 2);
@@ -137,7 +137,7 @@ fn two_parallel_runs_each_feed_their_own_entries_in_order() {
     for (id, child) in children {
         let out = child.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_eq!(out.status.code(), Some(0), "{id}: {err}");
+        assert_exit_for(&out, 0, format_args!("{id}"));
         lives.push((id, err));
     }
     let rows = whole_feed(&db);
@@ -207,10 +207,10 @@ fn partial_objects_are_fed_between_the_events_as_the_hub_gets_them() {
         r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"fin down\", \"events\": []}"}}}"#,
         r#"{"type":"result","subtype":"success","is_error":false,"structured_output":{"summary":"jellyfin down","events":[]}}"#,
     ];
-    let t = crate::temp_file(&(lines.join("\n") + "\n"));
+    let t = crate::support::temp_file(&(lines.join("\n") + "\n"));
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("p.db");
-    let out = crate::agentshape()
+    let out = crate::support::agentshape()
         .args([
             "run",
             "--partial",
@@ -227,7 +227,7 @@ fn partial_objects_are_fed_between_the_events_as_the_hub_gets_them() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_exit(&out, 0);
     let fed: Vec<Value> = whole_feed(&db)
         .iter()
         .filter(|r| r.kind == "event" || r.kind == "partial")

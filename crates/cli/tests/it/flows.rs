@@ -1,8 +1,8 @@
 //! The claude-loop flow, `--partial` on the live feed, and `ingest`.
 
-use crate::assert_exit;
-use crate::run::{example, fake_agent, sql};
-use crate::{agentshape, temp_file};
+use crate::support::{
+    agentshape, assert_exit, assert_exit_for, example, fake_agent, sql, temp_file,
+};
 
 fn claude_lines(reply: &str) -> String {
     let text = serde_json::to_string(reply).unwrap();
@@ -50,12 +50,7 @@ fn claude_loop_action_and_confidence_drive_exit_and_actions_log() {
             .arg(t.path())
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(*code),
-            "case {i}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit_for(&out, *code, format_args!("case {i}"));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
             stderr.contains("[WARN] Low confidence (35%) detected for story US-004"),

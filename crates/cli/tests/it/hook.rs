@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::{agentshape, agentshape_std, assert_exit};
+use crate::support::{agentshape, agentshape_std, assert_exit};
 
 const SCHEMA: &str = "schemas/loop-action.json";
 

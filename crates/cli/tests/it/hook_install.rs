@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::{agentshape, assert_exit, json_lines};
+use crate::support::{agentshape, assert_exit, json_lines};
 
 /// A temporary project folder (the working directory) and home folder.
 struct Dirs {
@@ -117,7 +117,7 @@ fn profile_files_and_flags_go_into_the_command_quoted() {
     let sub = d.project.join("my profiles");
     std::fs::create_dir_all(&sub).unwrap();
     std::fs::copy(
-        crate::repo_root().join("schemas/agent-response.json"),
+        crate::support::repo_root().join("schemas/agent-response.json"),
         sub.join("schema.json"),
     )
     .unwrap();

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::served::Http;
-use crate::{agentshape, assert_exit, json_lines, temp_file};
+use crate::support::served::Http;
+use crate::support::{agentshape, assert_exit, json_lines, temp_file};
 
 fn schema_with(rule: &str) -> tempfile::NamedTempFile {
     temp_file(
@@ -112,7 +112,7 @@ fn serve_refuses_rules_too_deep_and_keeps_serving() {
     let (_, deep) = &too_deep()[0];
     let deep_schema = json!({"type": "object", "x-invariants": [{"rule": deep}]});
     std::fs::write(dir.join("deep.json"), deep_schema.to_string()).unwrap();
-    let mut server = crate::served::serve(
+    let mut server = crate::support::served::serve(
         &root.path().join("s.db"),
         &["--schemas", dir.to_str().unwrap()],
     );
@@ -168,7 +168,7 @@ fn serve_refuses_rules_too_deep_and_keeps_serving() {
 #[test]
 fn serve_stops_rules_that_build_gigabytes() {
     let root = tempfile::tempdir().unwrap();
-    let mut server = crate::served::serve(&root.path().join("s.db"), &[]);
+    let mut server = crate::support::served::serve(&root.path().join("s.db"), &[]);
     let http = Http::new(&server.base);
     let a: Vec<usize> = (0..2000).collect();
     let text = json!({ "a": a }).to_string();

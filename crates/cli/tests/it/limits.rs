@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::{agentshape, assert_exit};
+use crate::support::{agentshape, assert_exit};
 
 /// A hang guard, never a speed assertion.
 const GUARD: Duration = Duration::from_secs(120);

@@ -2,8 +2,7 @@
 
 use serde_json::json;
 
-use crate::assert_exit;
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, assert_exit, json_lines, temp_file};
 
 #[test]
 fn lint_lists_findings_and_fix_prints_an_accepted_schema() {
@@ -14,7 +13,7 @@ fn lint_lists_findings_and_fix_prints_an_accepted_schema() {
         .arg(f.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let r = &json_lines(&out.stdout)[0];
     assert_eq!(r["accepted"], false);
     let pointers: Vec<&str> = r["findings"]

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::run::{example, sql};
-use crate::served::{Server, serve};
+use crate::support::served::{Server, serve};
+use crate::support::{example, sql};
 
 /// A store holding one session per replayable example (and the healthy
 /// one twice, so its memories are reinforced), written by `run`.
@@ -24,7 +24,7 @@ fn filled_store(dir: &Path) -> std::path::PathBuf {
         "healthy-structured",
     ];
     for (i, name) in examples.iter().enumerate() {
-        crate::agentshape()
+        crate::support::agentshape()
             .args(["run", "--profile", "claude-ops", "--replay"])
             .arg(example(&format!("{name}.ndjson")))
             .args(["--session-id", &format!("ex{i}-{name}"), "--store"])

@@ -5,8 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::assert_exit;
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, assert_exit, json_lines, temp_file};
 
 fn ask_local(schema: &Value, extra: &[&str], prompt: &str) -> (i32, Value, String) {
     let f = temp_file(&schema.to_string());
@@ -136,7 +135,7 @@ fn a_missing_model_names_model_fetch() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert_exit(&out, 64);
     assert!(err.contains("agentshape model fetch tiny"), "{err}");
 }
 
@@ -149,7 +148,7 @@ fn remote_providers_still_need_a_model() {
         .arg("hi")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(64));
+    assert_exit(&out, 64);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--model"));
 }
 
@@ -196,8 +195,7 @@ fn smollm2_answers_an_agent_response() {
         .timeout(std::time::Duration::from_secs(900))
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_exit(&out, 0);
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["valid"], json!(true), "{v}");
 }
@@ -225,7 +223,7 @@ fn an_ops_local_tier_runs_ask_with_the_prompt_on_stdin_and_the_schema_in_a_file(
     // reply holding the value, as `ask` does.
     let reply = json!({"summary": "db-1 disk at 95%", "events": [], "memories": [], "services_checked": [], "escalation": {"needed": false}});
     std::fs::write(d.join("reply.txt"), format!("{reply:#}\n")).unwrap();
-    let config = local_ops(d, Some(&crate::run::fake_agent()), "smollm2-135m");
+    let config = local_ops(d, Some(&crate::support::fake_agent()), "smollm2-135m");
     let out = agentshape()
         .args(["ops", "--once", "--json", "--config"])
         .arg(&config)
@@ -261,11 +259,12 @@ fn an_ops_local_tier_runs_ask_with_the_prompt_on_stdin_and_the_schema_in_a_file(
     let schema: Value =
         serde_json::from_str(&std::fs::read_to_string(&schema_path).unwrap()).unwrap();
     let profile: Value = serde_json::from_str(
-        &std::fs::read_to_string(crate::repo_root().join("schemas/agent-response.json")).unwrap(),
+        &std::fs::read_to_string(crate::support::repo_root().join("schemas/agent-response.json"))
+            .unwrap(),
     )
     .unwrap();
     assert_eq!(schema, profile);
-    let rows = crate::run::sql(
+    let rows = crate::support::sql(
         &d.join("agentshape.db"),
         "SELECT agent, model, status, extraction_method, output IS NOT NULL FROM sessions",
     );
@@ -295,8 +294,8 @@ fn an_ops_local_tier_with_smollm2_stores_a_valid_session() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
-    let rows = crate::run::sql(
+    assert_exit(&out, 0);
+    let rows = crate::support::sql(
         &d.join("agentshape.db"),
         "SELECT agent, model, status, extraction_method, error FROM sessions",
     );
@@ -320,7 +319,7 @@ fn an_ops_config_with_an_unknown_agent_names_local_among_the_choices() {
         .arg(&config)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(64));
+    assert_exit(&out, 64);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("expected claude, codex, raw or local"),

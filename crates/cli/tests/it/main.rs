@@ -18,6 +18,7 @@ mod browser;
 mod builder;
 mod check;
 mod cli_safety;
+mod command_snapshots;
 mod core_safety;
 mod exit_codes;
 mod export;
@@ -50,7 +51,6 @@ mod serve_auth;
 mod serve_hostile;
 mod serve_pg;
 mod serve_robust;
-mod served;
 mod session_page;
 mod sessions;
 mod several_values;
@@ -62,66 +62,6 @@ mod store_outage;
 mod store_pg;
 mod store_safety;
 mod store_tls;
+mod support;
 mod usage;
 mod validate;
-
-use std::path::PathBuf;
-
-use assert_cmd::Command;
-
-/// The binary under test, run from the repository root so `examples/` resolve.
-pub(crate) fn agentshape() -> Command {
-    let mut cmd = Command::cargo_bin("agentshape").expect("binary built");
-    cmd.current_dir(repo_root());
-    cmd.env_remove("NO_COLOR");
-    cmd
-}
-
-/// The binary as a plain `std` command run from the repository root, for
-/// tests that spawn it and signal it or read its output while it runs.
-pub(crate) fn agentshape_std() -> std::process::Command {
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("agentshape"));
-    cmd.current_dir(repo_root());
-    cmd
-}
-
-/// Poll `cond` every 20 ms until it holds, failing the test after `guard`
-/// (a hang guard, never a speed assertion).
-pub(crate) fn wait_until(what: &str, guard: std::time::Duration, mut cond: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < guard, "timed out waiting for {what}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-/// The repository root.
-pub(crate) fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Assert the process exited with `code`, showing its standard error when not.
-#[track_caller]
-pub(crate) fn assert_exit(out: &std::process::Output, code: i32) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Stdout parsed as JSON lines.
-pub(crate) fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
-}
-
-/// A temporary file holding `content`.
-pub(crate) fn temp_file(content: &str) -> tempfile::NamedTempFile {
-    let f = tempfile::NamedTempFile::new().expect("temp file");
-    std::fs::write(f.path(), content).expect("write temp file");
-    f
-}

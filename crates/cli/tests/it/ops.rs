@@ -3,9 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::agentshape;
-use crate::assert_exit;
-use crate::run::{example, fake_agent, sql};
+use crate::support::{agentshape, assert_exit, example, fake_agent, sql};
 
 struct Ops {
     dir: tempfile::TempDir,
@@ -106,7 +104,7 @@ fn arg_after<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
 }
 
 fn decisions(stdout: &[u8]) -> Vec<String> {
-    crate::json_lines(stdout)
+    crate::support::json_lines(stdout)
         .iter()
         .filter(|v| v["type"] == "decision")
         .map(|v| v["decision"].as_str().unwrap().to_owned())
@@ -168,7 +166,7 @@ fn tier_one_asking_to_escalate_spawns_tier_two_with_parent_and_context() {
 fn dry_run_logs_the_decision_and_spawns_no_next_tier() {
     let ops = Ops::new(3, false);
     let out = ops.ops(&["--dry-run"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert_eq!(decisions(&out.stdout), ["dry_run"]);
     assert_eq!(ops.calls().len(), 1, "only tier 1 ran");
     assert_eq!(sql(&ops.db(), "SELECT tier FROM sessions"), vec![vec!["1"]]);

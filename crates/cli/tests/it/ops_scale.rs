@@ -11,9 +11,9 @@ use std::time::Duration;
 use agentshape_store::PgStore;
 use agentshape_testkit::pg;
 
-use crate::assert_exit;
-use crate::run::{example, fake_agent};
-use crate::{agentshape, agentshape_std, json_lines, wait_until};
+use crate::support::{
+    agentshape, agentshape_std, assert_exit, example, fake_agent, json_lines, wait_until,
+};
 
 /// A hang guard for every command here (never a speed assertion).
 const GUARD: Duration = Duration::from_secs(180);
@@ -101,7 +101,7 @@ impl Fleet {
     /// Rows of a query on the shared store, every value as text.
     fn sql(&self, query: &str) -> Vec<Vec<String>> {
         match self.store.strip_prefix("sqlite:") {
-            Some(path) => crate::run::sql(Path::new(path), query),
+            Some(path) => crate::support::sql(Path::new(path), query),
             None => PgStore::open(&self.store)
                 .unwrap()
                 .query_text(query)
@@ -234,7 +234,7 @@ fn a_killed_supervisor_is_taken_over_and_nothing_escalates_twice(postgres: bool)
 
     let out = fleet.ops(&b_config).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_exit(&out, 0);
     assert!(
         stderr.contains(&format!(
             "waiting for the lease `ops-cycle:lab` held by {}",

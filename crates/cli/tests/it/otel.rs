@@ -8,7 +8,7 @@ use agentshape_testkit::otlp::{Collector, Span};
 use agentshape_testkit::{Api, StandIn, Stop, text_reply};
 use serde_json::{Value, json};
 
-use crate::{agentshape, assert_exit, json_lines, temp_file};
+use crate::support::{agentshape, assert_exit, json_lines, temp_file};
 
 /// `run --replay FILE --json` into `dir`'s store, with `extra` flags.
 fn replay(dir: &Path, file: &str, extra: &[&str]) -> (std::process::Output, Value) {
@@ -410,9 +410,10 @@ fn export_otlp_picks_sessions_by_since_and_by_id() {
 #[test]
 fn contents_only_when_asked_and_then_masked() {
     let key = "AKIAIOSFODNN7EXAMPLQ";
-    let planted = std::fs::read_to_string(crate::repo_root().join("examples/fenced-only.ndjson"))
-        .unwrap()
-        .replace("sonarr 200", &format!("sonarr 200 aws_access_key_id={key}"));
+    let planted =
+        std::fs::read_to_string(crate::support::repo_root().join("examples/fenced-only.ndjson"))
+            .unwrap()
+            .replace("sonarr 200", &format!("sonarr 200 aws_access_key_id={key}"));
     let file = temp_file(&planted);
     let path = file.path().to_str().unwrap().to_owned();
     for content in [false, true] {
@@ -559,7 +560,7 @@ fn an_imported_native_session_has_its_tool_spans_at_the_transcripts_times() {
     let c = Collector::start();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.jsonl");
-    std::fs::copy(crate::repo_root().join(NATIVE), &file).unwrap();
+    std::fs::copy(crate::support::repo_root().join(NATIVE), &file).unwrap();
     let out = agentshape()
         .arg("import")
         .arg(&file)
@@ -601,7 +602,7 @@ fn watch_sends_each_new_tool_call_once_as_the_session_grows() {
     let c = Collector::start();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.jsonl");
-    let lines: Vec<String> = std::fs::read_to_string(crate::repo_root().join(NATIVE))
+    let lines: Vec<String> = std::fs::read_to_string(crate::support::repo_root().join(NATIVE))
         .unwrap()
         .lines()
         .map(str::to_owned)
@@ -617,7 +618,7 @@ fn watch_sends_each_new_tool_call_once_as_the_session_grows() {
         .unwrap();
     assert!(first_tool < cut, "the fixture needs two tool calls");
     std::fs::write(&file, lines[..cut].join("\n") + "\n").unwrap();
-    let mut child = crate::agentshape_std()
+    let mut child = crate::support::agentshape_std()
         .arg("watch")
         .arg(&file)
         .arg("--store")
@@ -635,7 +636,7 @@ fn watch_sends_each_new_tool_call_once_as_the_session_grows() {
             .map(|s| s.span_id.clone())
             .collect()
     };
-    crate::wait_until("the first tool span", guard, || !tool_ids(&c).is_empty());
+    crate::support::wait_until("the first tool span", guard, || !tool_ids(&c).is_empty());
     let before = tool_ids(&c);
     let mut f = std::fs::OpenOptions::new()
         .append(true)
@@ -645,7 +646,7 @@ fn watch_sends_each_new_tool_call_once_as_the_session_grows() {
     f.write_all((lines[cut..].join("\n") + "\n").as_bytes())
         .unwrap();
     drop(f);
-    crate::wait_until("the new tool span", guard, || {
+    crate::support::wait_until("the new tool span", guard, || {
         tool_ids(&c).len() > before.len()
     });
     let _ = nix::sys::signal::kill(
@@ -731,14 +732,14 @@ fn an_ops_cycle_exports_each_session_and_says_so_last() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir_all(d.join("agents")).unwrap();
-    let calm = std::fs::read_to_string(crate::run::example("healthy-structured.ndjson"))
+    let calm = std::fs::read_to_string(crate::support::example("healthy-structured.ndjson"))
         .unwrap()
         .replace("\"needed\":true", "\"needed\":false");
     std::fs::write(d.join("agents/t1.ndjson"), calm).unwrap();
     std::fs::write(d.join("p1.md"), "tier 1 prompt").unwrap();
     let config = format!(
         "command = [{:?}]\nstore = {:?}\nlog_dir = {:?}\nstate_dir = {:?}\n\n[policy]\nmax_tier = 1\n\n[[tiers]]\nname = \"t1\"\nmodel = \"t1\"\nprompt = \"p1.md\"\n",
-        crate::run::fake_agent(),
+        crate::support::fake_agent(),
         d.join("agentshape.db").display().to_string(),
         d.join("logs").display().to_string(),
         d.join("state").display().to_string(),
@@ -858,13 +859,17 @@ fn serve_watch_exports_the_sessions_it_imports() {
     let dir = tempfile::tempdir().unwrap();
     let tree = dir.path().join("sessions");
     std::fs::create_dir_all(&tree).unwrap();
-    std::fs::copy(crate::repo_root().join(NATIVE), tree.join("s.jsonl")).unwrap();
+    std::fs::copy(
+        crate::support::repo_root().join(NATIVE),
+        tree.join("s.jsonl"),
+    )
+    .unwrap();
     let url = c.url();
-    let _server = crate::served::serve(
+    let _server = crate::support::served::serve(
         &dir.path().join("agentshape.db"),
         &["--watch", tree.to_str().unwrap(), "--otlp-endpoint", &url],
     );
-    crate::wait_until(
+    crate::support::wait_until(
         "the session's root span",
         std::time::Duration::from_secs(60),
         || {
@@ -962,7 +967,7 @@ fn num(s: &Span, key: &str) -> u64 {
 fn a_native_claude_session_has_one_chat_span_per_message_and_its_sub_agent_under_task() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("-srv-app");
-    copy_dir(&crate::repo_root().join(NATIVE_DIR), &project);
+    copy_dir(&crate::support::repo_root().join(NATIVE_DIR), &project);
     let db = dir.path().join("agentshape.db");
     let spans = import_spans(&project, &db);
     let roots = named(&spans, "invoke_agent ");
@@ -1076,7 +1081,7 @@ fn a_native_claude_session_has_one_chat_span_per_message_and_its_sub_agent_under
 fn a_sub_agent_whose_parent_is_not_stored_links_to_the_parents_trace() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("-srv-app");
-    copy_dir(&crate::repo_root().join(NATIVE_DIR), &project);
+    copy_dir(&crate::support::repo_root().join(NATIVE_DIR), &project);
     let sub = project.join("5e1f0c2a-7b3d-4c8e-9a10-2b3c4d5e6f70/subagents/agent-f00dcafe01.jsonl");
     let c = Collector::start();
     let out = agentshape()
@@ -1105,7 +1110,7 @@ fn codex_chat_spans_add_up_to_the_sessions_tokens() {
     let file = dir
         .path()
         .join("rollout-2026-01-06T10-00-00-0199aa00-1111-7222-8333-444455556666.jsonl");
-    let mut text = std::fs::read_to_string(crate::repo_root().join(
+    let mut text = std::fs::read_to_string(crate::support::repo_root().join(
         "crates/cli/tests/fixtures/native/codex/sessions/2026/01/06/rollout-2026-01-06T10-00-00-0199aa00-1111-7222-8333-444455556666.jsonl",
     ))
     .unwrap();
@@ -1145,7 +1150,7 @@ fn a_gemini_chat_is_one_chat_span_per_message_with_its_provider() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("session-2026-01-07T08-00-7c1d2e3f.json");
     std::fs::copy(
-        crate::repo_root().join("crates/cli/tests/fixtures/native/gemini/tmp/9f8e7d6c5b4a/chats/session-2026-01-07T08-00-7c1d2e3f.json"),
+        crate::support::repo_root().join("crates/cli/tests/fixtures/native/gemini/tmp/9f8e7d6c5b4a/chats/session-2026-01-07T08-00-7c1d2e3f.json"),
         &file,
     )
     .unwrap();
@@ -1252,8 +1257,8 @@ fn watch_json_keeps_stdout_to_json_lines() {
     let c = Collector::start();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.jsonl");
-    std::fs::copy(crate::repo_root().join(NATIVE), &file).unwrap();
-    let child = crate::agentshape_std()
+    std::fs::copy(crate::support::repo_root().join(NATIVE), &file).unwrap();
+    let child = crate::support::agentshape_std()
         .arg("watch")
         .arg("--json")
         .arg(&file)
@@ -1264,7 +1269,7 @@ fn watch_json_keeps_stdout_to_json_lines() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    crate::wait_until(
+    crate::support::wait_until(
         "the first spans",
         std::time::Duration::from_secs(60),
         || !c.spans().is_empty(),
@@ -1438,7 +1443,7 @@ fn an_endless_collector_answer_is_cut_at_the_cap_by_every_exporting_command() {
     let server = Hostile::start(vec![Answer::Endless { limit: READY }]);
     let out = agentshape()
         .arg("import")
-        .arg(crate::repo_root().join(NATIVE))
+        .arg(crate::support::repo_root().join(NATIVE))
         .arg("--store")
         .arg(dir.path().join("import.db"))
         .args(["--otlp-endpoint", &server.url()])

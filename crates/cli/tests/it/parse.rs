@@ -1,6 +1,6 @@
 //! `agentshape parse`: the run-summary shape of DESIGN.md, batch order, stdin.
 
-use crate::{agentshape, json_lines};
+use crate::support::{agentshape, json_lines};
 
 const DESIGN_KEYS: &[&str] = &[
     "file",
@@ -53,9 +53,10 @@ fn one_summary_line_per_file_in_argument_order_with_design_keys() {
 
 #[test]
 fn stdin_is_dash() {
-    let text =
-        std::fs::read_to_string(crate::repo_root().join("examples/healthy-structured.ndjson"))
-            .unwrap();
+    let text = std::fs::read_to_string(
+        crate::support::repo_root().join("examples/healthy-structured.ndjson"),
+    )
+    .unwrap();
     let out = agentshape()
         .args(["parse", "--json", "-"])
         .write_stdin(text)

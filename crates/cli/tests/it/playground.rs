@@ -6,27 +6,28 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::run::example;
+use crate::support::example;
 
-/// A running `serve`, killed when dropped.
-struct Server {
-    _served: crate::served::Server,
+/// A running `serve` on a fresh store of its own, with a client for the
+/// playground API; killed when dropped.
+struct Playground {
+    _served: crate::support::served::Server,
     base: String,
     rt: tokio::runtime::Runtime,
     client: reqwest::Client,
     _dir: tempfile::TempDir,
 }
 
-/// Start `serve` on port 0 on a fresh store, with `extra` arguments.
-fn serve(extra: &[&str]) -> Server {
+/// Start the playground: `serve` on port 0 on a fresh store, with `extra` arguments.
+fn playground(extra: &[&str]) -> Playground {
     let dir = tempfile::tempdir().unwrap();
-    let server = crate::served::serve(&dir.path().join("pg.db"), extra);
+    let server = crate::support::served::serve(&dir.path().join("pg.db"), extra);
     let base = server.base.clone();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    Server {
+    Playground {
         _served: server,
         base,
         rt,
@@ -35,7 +36,7 @@ fn serve(extra: &[&str]) -> Server {
     }
 }
 
-impl Server {
+impl Playground {
     /// POST raw bytes to `/api/extract` as this server's own page would
     /// (same `Origin`); returns the status and the body as JSON.
     fn post_raw(&self, body: Vec<u8>, origin: Option<&str>) -> (u16, Value) {
@@ -68,13 +69,13 @@ impl Server {
 
 /// What `agentshape extract --json` prints for `input` with `args`.
 fn cli_extract(input: &Path, args: &[&str]) -> Value {
-    let out = crate::agentshape()
+    let out = crate::support::agentshape()
         .args(["extract", "--json"])
         .args(args)
         .arg(input)
         .output()
         .unwrap();
-    let lines = crate::json_lines(&out.stdout);
+    let lines = crate::support::json_lines(&out.stdout);
     assert_eq!(lines.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));
     lines.into_iter().next().unwrap()
 }
@@ -100,13 +101,13 @@ const BROKEN: &str = "Here: {'summary': 'ok', 'n': 1,} thanks";
 
 #[test]
 fn a_fenced_reply_and_a_broken_one_agree_with_the_cli() {
-    let server = serve(&[]);
+    let server = playground(&[]);
     for (text, method) in [(FENCED, "fenced"), (BROKEN, "repaired")] {
         let (status, got) = server.post(&json!({"text": text}));
         assert_eq!(status, 200, "{got}");
         assert_eq!(got["method"], method);
         assert_eq!(got["value"], json!({"summary": "ok", "n": 1}));
-        let cli = cli_extract(crate::temp_file(text).path(), &[]);
+        let cli = cli_extract(crate::support::temp_file(text).path(), &[]);
         assert_agrees(&got, &cli);
         // The winning candidate is listed, with its span of the input.
         let won: Vec<&Value> = got["candidates"]
@@ -136,7 +137,7 @@ fn a_fenced_reply_and_a_broken_one_agree_with_the_cli() {
 
 #[test]
 fn schema_errors_carry_json_pointers_and_agree_with_the_cli() {
-    let server = serve(&[]);
+    let server = playground(&[]);
     let schema = json!({
         "type": "object",
         "required": ["summary", "n"],
@@ -154,9 +155,9 @@ fn schema_errors_carry_json_pointers_and_agree_with_the_cli() {
         .collect();
     paths.sort_unstable();
     assert_eq!(paths, ["/n", "/summary"]);
-    let schema_file = crate::temp_file(&schema.to_string());
+    let schema_file = crate::support::temp_file(&schema.to_string());
     let cli = cli_extract(
-        crate::temp_file(text).path(),
+        crate::support::temp_file(text).path(),
         &["--schema", schema_file.path().to_str().unwrap()],
     );
     assert_agrees(&got, &cli);
@@ -164,7 +165,7 @@ fn schema_errors_carry_json_pointers_and_agree_with_the_cli() {
     let (_, got) = server
         .post(&json!({"text": "{\"summary\": \"s\", \"n\": 1}", "schema": schema, "coerce": true}));
     let cli = cli_extract(
-        crate::temp_file("{\"summary\": \"s\", \"n\": 1}").path(),
+        crate::support::temp_file("{\"summary\": \"s\", \"n\": 1}").path(),
         &["--schema", schema_file.path().to_str().unwrap(), "--coerce"],
     );
     assert_agrees(&got, &cli);
@@ -172,7 +173,7 @@ fn schema_errors_carry_json_pointers_and_agree_with_the_cli() {
 
 #[test]
 fn a_failing_invariant_is_an_error_of_kind_invariant() {
-    let server = serve(&[]);
+    let server = playground(&[]);
     let text = json!({
         "findings": [{"severity": "blocker", "file": "a.rs", "line": 3, "description": "d", "raisedBy": "r"}],
         "counts": {"blocker": 0, "major": 0, "minor": 0, "nit": 0}
@@ -189,7 +190,7 @@ fn a_failing_invariant_is_an_error_of_kind_invariant() {
         .collect();
     assert_eq!(kinds, [&json!("invariant")], "{got}");
     let cli = cli_extract(
-        crate::temp_file(&text).path(),
+        crate::support::temp_file(&text).path(),
         &["--profile", "code-review"],
     );
     assert_agrees(&got, &cli);
@@ -197,7 +198,7 @@ fn a_failing_invariant_is_an_error_of_kind_invariant() {
 
 #[test]
 fn a_claude_transcript_is_decoded_first() {
-    let server = serve(&[]);
+    let server = playground(&[]);
     for (file, profile, method) in [
         ("healthy-structured.ndjson", "claude-ops", "structured"),
         ("legacy-markers.ndjson", "claude-ops", "markers"),
@@ -221,7 +222,7 @@ fn a_claude_transcript_is_decoded_first() {
 
 #[test]
 fn prose_only_extracts_nothing_and_lists_no_winner() {
-    let server = serve(&[]);
+    let server = playground(&[]);
     let (status, got) =
         server.post(&json!({"text": "All good, nothing to report.", "profile": "claude-ops"}));
     assert_eq!(status, 200);
@@ -231,7 +232,7 @@ fn prose_only_extracts_nothing_and_lists_no_winner() {
 
 #[test]
 fn bad_requests_are_4xx_never_500() {
-    let server = serve(&[]);
+    let server = playground(&[]);
     // Over the 4 MiB cap: a clean 413 (the body is drained, so the client
     // gets the answer, not a reset connection), however often it is sent.
     for _ in 0..5 {
@@ -301,7 +302,7 @@ fn schema_names_come_from_the_schemas_folder_only() {
     )
     .unwrap();
     std::fs::write(dir.path().join("broken.json"), "{nope").unwrap();
-    let server = serve(&["--schemas", dir.path().to_str().unwrap()]);
+    let server = playground(&["--schemas", dir.path().to_str().unwrap()]);
     let (status, got) = server.post(&json!({"text": "{\"m\": 1}", "schema_name": "need-n.json"}));
     assert_eq!(status, 200, "{got}");
     assert_eq!(got["errors"][0]["message"], "\"n\" is a required property");
@@ -315,14 +316,14 @@ fn schema_names_come_from_the_schemas_folder_only() {
         assert_eq!(status, want, "{name}: {got}");
     }
     // Without --schemas there is no folder to name a file in.
-    let bare = serve(&[]);
+    let bare = playground(&[]);
     let (status, _) = bare.post(&json!({"text": "{}", "schema_name": "need-n.json"}));
     assert_eq!(status, 404);
 }
 
 #[test]
 fn profiles_are_listed_and_the_page_escapes_what_it_is_given() {
-    let server = serve(&[]);
+    let server = playground(&[]);
     let (status, body) = server.get("/api/profiles");
     assert_eq!(status, 200);
     let got: Value = serde_json::from_str(&body).unwrap();

@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 
-use crate::assert_exit;
-use crate::run::{example, fake_agent, sql};
-use crate::{agentshape, json_lines, repo_root, wait_until};
+use crate::support::{
+    agentshape, assert_exit, assert_exit_for, example, fake_agent, json_lines, repo_root, sql,
+    wait_until,
+};
 
 /// A temp dir with a store and a log folder (not created: `run` creates it).
 struct Env {
@@ -147,12 +148,7 @@ fn interrupt_with(sig: &str, code: i32, trap: bool) {
     assert!(alive(agent) && alive(grandchild));
     signal(run_pid, sig);
     let out = wait_guarded(run, GUARD);
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, code);
     // The agent's whole group is gone: the agent and the child it started.
     wait_until("the agent group to die", Duration::from_secs(5), || {
         !alive(agent) && !alive(grandchild)
@@ -300,7 +296,7 @@ fn hostile_session_ids_are_refused_and_write_nothing() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(64), "id {id:?}: {err}");
+        assert_exit_for(&out, 64, format_args!("id {id:?}"));
         assert!(err.contains("session id"), "id {id:?}: {err}");
         assert!(err.contains("[A-Za-z0-9._-]"), "the rule is named: {err}");
     }
@@ -323,10 +319,10 @@ fn a_reused_session_id_is_refused_and_the_first_log_kept() {
             .output()
             .unwrap()
     };
-    assert_eq!(run("same").status.code(), Some(0));
+    assert_exit(&run("same"), 0);
     let second = run("same");
     let err = String::from_utf8_lossy(&second.stderr);
-    assert_eq!(second.status.code(), Some(64), "{err}");
+    assert_exit(&second, 64);
     assert!(err.contains("already exists"), "{err}");
     assert_eq!(
         std::fs::read(env.logs().join("same.ndjson")).unwrap(),
@@ -356,7 +352,7 @@ fn a_symlink_at_a_log_path_is_never_followed() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(64), "{suffix}: {err}");
+        assert_exit_for(&out, 64, format_args!("{suffix}"));
         assert!(err.contains("already exists"), "{suffix}: {err}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
         assert!(env.logs().join(format!("{id}.{suffix}")).is_symlink());

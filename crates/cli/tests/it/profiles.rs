@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::assert_exit;
-use crate::run::{example, sql};
-use crate::{agentshape, json_lines, repo_root};
+use crate::support::{
+    agentshape, assert_exit, assert_exit_for, example, json_lines, repo_root, sql,
+};
 
 /// A folder holding `name.toml` with `text`, and the agent-response schema as `schema.json`.
 fn profile_dir(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
@@ -75,8 +75,7 @@ fn a_custom_profile_file_drives_extract() {
         .arg(&reply)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_exit(&out, 0);
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["method"], "markers", "{v}");
     assert_eq!(v["valid"], true, "{v}");
@@ -126,8 +125,7 @@ fn a_custom_profile_file_drives_run_replay_into_the_store() {
         .arg(&transcript)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_exit(&out, 0);
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["method"], "markers", "{v}");
     let abs = std::path::absolute(&path).unwrap().display().to_string();
@@ -181,7 +179,7 @@ fn builtins_saved_by_profile_show_work_where_saved_and_behave_as_the_names() {
             .args(["profile", "show", name])
             .output()
             .unwrap();
-        assert_eq!(shown.status.code(), Some(0));
+        assert_exit(&shown, 0);
         let text = String::from_utf8(shown.stdout).unwrap();
         let repo =
             std::fs::read_to_string(repo_root().join(format!("profiles/{name}.toml"))).unwrap();
@@ -264,7 +262,7 @@ fn profile_list_names_the_builtins() {
         .args(["profile", "list", "--json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let names: Vec<Value> = json_lines(&out.stdout)
         .iter()
         .map(|v| v["name"].clone())
@@ -323,7 +321,7 @@ fn bad_profile_files_exit_64_naming_the_file_and_the_key() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(64), "{text:?}: {stderr}");
+        assert_exit_for(&out, 64, format_args!("{text:?}"));
         assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
         assert!(stderr.contains(&path.display().to_string()), "{stderr}");
         assert!(stderr.contains(want), "{text:?}: {stderr}");
@@ -338,12 +336,7 @@ fn bad_profile_files_exit_64_naming_the_file_and_the_key() {
             .arg(&path)
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(64),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit_for(&out, 64, format_args!("{args:?}"));
     }
     let out = agentshape()
         .args(["ingest", "--store"])
@@ -360,13 +353,13 @@ fn bad_profile_files_exit_64_naming_the_file_and_the_key() {
         .arg(example("reply.txt"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(66));
+    assert_exit(&out, 66);
     let out = agentshape()
         .args(["extract", "--profile", "claude-opz"])
         .arg(example("reply.txt"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(64));
+    assert_exit(&out, 64);
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains("known: claude-ops, claude-loop, code-review")

@@ -7,7 +7,7 @@
 use agentshape_testkit::{Answer, Api, Hostile, StandIn, Stop, error_reply, text_reply};
 use serde_json::{Value, json};
 
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, json_lines, temp_file};
 
 const KEY: &str = "sk-standin-secret-0123456789";
 

@@ -1,47 +1,12 @@
 //! `agentshape run` with real subprocesses (the fake agent in
 //! `tests/fixtures/fake-agent`) and the store checked with SQL.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::assert_exit;
-use crate::{agentshape, json_lines, repo_root};
-
-pub(crate) fn fake_agent() -> String {
-    repo_root()
-        .join("crates/cli/tests/fixtures/fake-agent")
-        .display()
-        .to_string()
-}
-
-pub(crate) fn example(name: &str) -> String {
-    repo_root()
-        .join("examples")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-/// Rows of a query, each column rendered as text (`NULL` for null).
-pub(crate) fn sql(db: &Path, query: &str) -> Vec<Vec<String>> {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    let mut stmt = conn.prepare(query).unwrap();
-    let n = stmt.column_count();
-    stmt.query_map([], |r| {
-        Ok((0..n)
-            .map(|i| match r.get_ref(i).unwrap() {
-                rusqlite::types::ValueRef::Null => "NULL".to_owned(),
-                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                rusqlite::types::ValueRef::Real(v) => v.to_string(),
-                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                rusqlite::types::ValueRef::Blob(_) => "BLOB".to_owned(),
-            })
-            .collect())
-    })
-    .unwrap()
-    .map(Result::unwrap)
-    .collect()
-}
+use crate::support::{
+    agentshape, assert_exit, assert_exit_for, example, fake_agent, json_lines, sql,
+};
 
 struct Env {
     dir: tempfile::TempDir,
@@ -146,7 +111,7 @@ fn replay_healthy_inserts_rows_and_twice_reinforces_memories() {
         .args(["--replay", &healthy, "--profile", "claude-ops"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert_eq!(
         sql(
             &db,
@@ -272,7 +237,7 @@ fn missing_agent_exits_127_with_status_not_found() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(127));
+    assert_exit(&out, 127);
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains("agent executable not found: no-such-agent-xyz")
@@ -394,7 +359,7 @@ fn agent_exiting_non_zero_before_a_result_is_failed() {
         .env("FAKE_LINES", "3")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     assert_eq!(
         sql(&env.db(), "SELECT status, exit_code, error FROM sessions"),
         vec![vec![
@@ -488,7 +453,7 @@ fn failed_invariants_are_stored_as_warning_events() {
     // Seed 002's writer: "3 blockers" while the findings list none.
     let env = Env::new();
     let output = r#"{"findings":[],"counts":{"blocker":3,"major":0,"minor":0,"nit":0}}"#;
-    let transcript = crate::temp_file(&format!(
+    let transcript = crate::support::temp_file(&format!(
         "{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"w\"}}\n\
          {{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\",\"structured_output\":{output}}}\n"
     ));
@@ -498,7 +463,7 @@ fn failed_invariants_are_stored_as_warning_events() {
         .arg(transcript.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "found but invalid");
+    assert_exit_for(&out, 1, "found but invalid");
     let rows = sql(&env.db(), "SELECT level, message FROM events");
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0][0], "warning");

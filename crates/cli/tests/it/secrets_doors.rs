@@ -11,67 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::served::{Http, serve};
-use crate::{agentshape, json_lines, repo_root};
-
-pub(crate) struct Case {
-    pub(crate) secret: String,
-    context: String,
-}
-
-pub(crate) fn planted() -> Vec<Case> {
-    let path = repo_root().join("crates/core/tests/fixtures/secrets/planted.jsonl");
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            Case {
-                secret: v["secret"].as_str().unwrap().to_owned(),
-                context: v["context"].as_str().unwrap().to_owned(),
-            }
-        })
-        .collect()
-}
-
-pub(crate) const GH: &str = "ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7";
-
-/// `examples/healthy-structured.ndjson` with every planted context as a
-/// tool output and as user text, and a GitHub token in the structured
-/// output's summary, an event and a memory.
-pub(crate) fn transcript(dir: &Path, cases: &[Case]) -> PathBuf {
-    let text =
-        std::fs::read_to_string(repo_root().join("examples/healthy-structured.ndjson")).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    let (body, last) = lines.split_at(lines.len() - 1);
-    let mut out: Vec<String> = body.iter().map(|l| (*l).to_owned()).collect();
-    for (i, c) in cases.iter().enumerate() {
-        out.push(
-            json!({"type": "user", "message": {"role": "user", "content": [
-                {"tool_use_id": format!("toolu_secret{i}"), "type": "tool_result", "content": c.context}]},
-                "session_id": "5f0c2a8e-3b1d-4c47-9e2a-7d1f6b9c0a41"})
-            .to_string(),
-        );
-        out.push(
-            json!({"type": "user", "message": {"role": "user", "content": format!("please use this: {}", c.context)},
-                "session_id": "5f0c2a8e-3b1d-4c47-9e2a-7d1f6b9c0a41"})
-            .to_string(),
-        );
-    }
-    let mut result: Value = serde_json::from_str(last[0]).unwrap();
-    let so = &mut result["structured_output"];
-    so["summary"] = json!(format!(
-        "{} The deploy used GITHUB_TOKEN={GH}",
-        so["summary"].as_str().unwrap()
-    ));
-    so["events"][1]["message"] = json!(format!("token leaked in logs: {GH}"));
-    so["memories"][0]["value"] = json!(format!("restart needs GITHUB_TOKEN={GH}"));
-    out.push(result.to_string());
-    let path = dir.join("leaky.ndjson");
-    std::fs::write(&path, out.join("\n") + "\n").unwrap();
-    path
-}
+use crate::support::planted::{Case, GH, leaky_transcript, planted};
+use crate::support::served::{Http, serve};
+use crate::support::{agentshape, assert_exit, json_lines, repo_root};
 
 /// Every byte of a SQLite store (database and WAL), as text.
 fn store_bytes(db: &Path) -> String {
@@ -115,15 +57,10 @@ fn a_replayed_run_is_stored_and_printed_masked_and_its_log_stays_raw() {
     let cases = planted();
     assert!(cases.len() >= 40);
     let dir = tempfile::tempdir().unwrap();
-    let t = transcript(dir.path(), &cases);
+    let t = leaky_transcript(dir.path(), &cases);
     let db = dir.path().join("a.db");
     let out = run(dir.path(), &db, &t, &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_masked("the store", &store_bytes(&db), &cases);
     // The forensic log is the evidence: byte-exact.
     let mut log = String::new();
@@ -188,12 +125,7 @@ fn a_replayed_run_is_stored_and_printed_masked_and_its_log_stays_raw() {
         .arg(&db2)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_masked("an ingested store", &store_bytes(&db2), &cases);
 }
 
@@ -201,7 +133,7 @@ fn a_replayed_run_is_stored_and_printed_masked_and_its_log_stays_raw() {
 fn parse_and_extract_print_masked_json_of_the_same_shape_and_no_mask_prints_raw_loudly() {
     let cases = planted();
     let dir = tempfile::tempdir().unwrap();
-    let t = transcript(dir.path(), &cases);
+    let t = leaky_transcript(dir.path(), &cases);
     for cmd in [
         &["parse", "--json"][..],
         &["extract", "--json", "--profile", "claude-ops"][..],
@@ -279,11 +211,11 @@ fn feed_text(base: &str) -> String {
 fn serve_masks_rows_stored_raw_in_api_pages_and_feed_and_no_mask_shows_a_banner() {
     let cases = planted();
     let dir = tempfile::tempdir().unwrap();
-    let t = transcript(dir.path(), &cases);
+    let t = leaky_transcript(dir.path(), &cases);
     let db = dir.path().join("raw.db");
     // Stored raw (as before masking existed).
     let out = run(dir.path(), &db, &t, &["--no-mask"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert!(String::from_utf8_lossy(&out.stderr).contains("secret masking is OFF"));
     assert!(store_bytes(&db).contains(GH));
 
@@ -329,12 +261,9 @@ fn serve_masks_rows_stored_raw_in_api_pages_and_feed_and_no_mask_shows_a_banner(
 fn store_copy_masks_an_unmasked_source_with_the_targets_key() {
     let cases = planted();
     let dir = tempfile::tempdir().unwrap();
-    let t = transcript(dir.path(), &cases);
+    let t = leaky_transcript(dir.path(), &cases);
     let db = dir.path().join("raw.db");
-    assert_eq!(
-        run(dir.path(), &db, &t, &["--no-mask"]).status.code(),
-        Some(0)
-    );
+    assert_exit(&run(dir.path(), &db, &t, &["--no-mask"]), 0);
     let to = dir.path().join("copy.db");
     let out = agentshape()
         .args(["store", "copy", "--from"])
@@ -343,12 +272,7 @@ fn store_copy_masks_an_unmasked_source_with_the_targets_key() {
         .arg(&to)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_masked("a store copy", &store_bytes(&to), &cases);
 }
 
@@ -356,19 +280,14 @@ fn store_copy_masks_an_unmasked_source_with_the_targets_key() {
 fn secrets_scan_lists_where_never_what_and_exits_1_when_found() {
     let cases = planted();
     let dir = tempfile::tempdir().unwrap();
-    let t = transcript(dir.path(), &cases);
+    let t = leaky_transcript(dir.path(), &cases);
     let out = agentshape()
         .args(["secrets", "scan", "--json"])
         .arg(&t)
         .env("AGENTSHAPE_STORE", dir.path().join("none.db"))
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 1);
     let text = String::from_utf8_lossy(&out.stdout);
     for c in &cases {
         assert!(!text.contains(&c.secret), "{}", c.secret);
@@ -393,21 +312,16 @@ fn secrets_scan_lists_where_never_what_and_exits_1_when_found() {
         .args(["secrets", "scan", "examples/healthy-structured.ndjson"])
         .output()
         .unwrap();
-    assert_eq!(
-        clean.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&clean.stdout)
-    );
+    assert_exit(&clean, 0);
     // A store: what was masked in it.
     let db = dir.path().join("a.db");
-    assert_eq!(run(dir.path(), &db, &t, &[]).status.code(), Some(0));
+    assert_exit(&run(dir.path(), &db, &t, &[]), 0);
     let out = agentshape()
         .args(["secrets", "scan", "--json", "--store"])
         .arg(&db)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains(GH));
     let rows = json_lines(&out.stdout);
@@ -421,24 +335,16 @@ fn secrets_scan_lists_where_never_what_and_exits_1_when_found() {
 fn secrets_mask_masks_an_existing_store_once() {
     let cases = planted();
     let dir = tempfile::tempdir().unwrap();
-    let t = transcript(dir.path(), &cases);
+    let t = leaky_transcript(dir.path(), &cases);
     let db = dir.path().join("old.db");
-    assert_eq!(
-        run(dir.path(), &db, &t, &["--no-mask"]).status.code(),
-        Some(0)
-    );
+    assert_exit(&run(dir.path(), &db, &t, &["--no-mask"]), 0);
     assert!(store_bytes(&db).contains(GH));
     let out = agentshape()
         .args(["secrets", "mask", "--json", "--store"])
         .arg(&db)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let report = &json_lines(&out.stdout)[0];
     assert!(
         report["secrets"].as_u64().unwrap() >= cases.len() as u64,
@@ -481,7 +387,7 @@ fn mask_false_in_a_profile_and_a_user_rule_file_are_honoured() {
     );
     let profile = dir.path().join("raw.toml");
     std::fs::write(&profile, &toml).unwrap();
-    let t = transcript(dir.path(), &planted());
+    let t = leaky_transcript(dir.path(), &planted());
     let out = agentshape()
         .args(["extract", "--json", "--profile"])
         .arg(&profile)
@@ -507,7 +413,7 @@ fn mask_false_in_a_profile_and_a_user_rule_file_are_honoured() {
         .env("AGENTSHAPE_SECRETS_RULES", &rules)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     assert!(String::from_utf8_lossy(&out.stdout).contains("acme-token"));
     std::fs::write(&rules, "[[rules]]\nid = \"x\"\nregex = '''(unclosed'''\n").unwrap();
     let out = agentshape()
@@ -516,12 +422,7 @@ fn mask_false_in_a_profile_and_a_user_rule_file_are_honoured() {
         .arg(&f)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(64),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 64);
 }
 
 #[test]
@@ -580,12 +481,7 @@ fn an_imported_claude_session_file_is_stored_masked() {
         .env_remove("AGENTSHAPE_STORE")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_masked("an imported store", &store_bytes(&db), &cases);
     let c = rusqlite::Connection::open(&db).unwrap();
     let n: i64 = c
@@ -602,9 +498,9 @@ fn an_imported_claude_session_file_is_stored_masked() {
 fn parse_fingerprints_match_the_stores_when_run_s_store_exists() {
     let cases = planted();
     let dir = tempfile::tempdir().unwrap();
-    let t = transcript(dir.path(), &cases);
+    let t = leaky_transcript(dir.path(), &cases);
     let db = dir.path().join("a.db");
-    assert_eq!(run(dir.path(), &db, &t, &[]).status.code(), Some(0));
+    assert_exit(&run(dir.path(), &db, &t, &[]), 0);
     let c = rusqlite::Connection::open(&db).unwrap();
     let stored: String = c
         .query_row(
@@ -680,12 +576,7 @@ fn secrets_in_names_and_ids_are_masked_at_the_door_and_fingerprints_are_stable()
             .env_remove("AGENTSHAPE_STORE")
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 0);
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let printed = import();
@@ -701,19 +592,14 @@ fn secrets_in_names_and_ids_are_masked_at_the_door_and_fingerprints_are_stable()
         .env_remove("AGENTSHAPE_STORE")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert!(store_bytes(&old).contains(SLACK));
     let out = agentshape()
         .args(["secrets", "mask", "--json", "--store"])
         .arg(&old)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let after = store_bytes(&old);
     for secret in raw {
         assert!(!after.contains(secret), "after secrets mask: {secret} kept");

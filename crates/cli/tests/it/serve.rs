@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::run::example;
-use crate::served::serve;
+use crate::support::example;
+use crate::support::served::serve;
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -73,7 +73,7 @@ fn a_run_streams_live_in_order_and_a_reconnect_gets_exactly_the_rest() {
             .unwrap()
             .starts_with("text/event-stream")
     );
-    let mut run = crate::agentshape_std()
+    let mut run = crate::support::agentshape_std()
         .args(["run", "--replay"])
         .arg(example("healthy-structured.ndjson"))
         .args(["--pace", "50", "--session-id", "live-1", "--store"])
@@ -230,13 +230,13 @@ fn a_run_streams_live_in_order_and_a_reconnect_gets_exactly_the_rest() {
 fn a_non_loopback_address_needs_a_token() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    crate::agentshape()
+    crate::support::agentshape()
         .args(["serve", "--addr", "0.0.0.0:0", "--store"])
         .arg(&db)
         .assert()
         .code(64)
         .stderr(predicates::str::contains("--token"));
-    crate::agentshape()
+    crate::support::agentshape()
         .args(["serve", "--token", "", "--store"])
         .arg(&db)
         .assert()

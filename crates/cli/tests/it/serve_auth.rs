@@ -2,7 +2,8 @@
 //! beats an old cookie and replaces it, a short token is refused where other
 //! hosts can reach the server, and an `Origin` is scheme, host and port.
 
-use crate::served::serve;
+use crate::support::assert_exit_for;
+use crate::support::served::serve;
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -64,7 +65,7 @@ fn a_short_token_is_refused_off_loopback() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     for (how, token) in [("flag", "k"), ("flag", "0123456789abcde"), ("env", "short")] {
-        let mut cmd = crate::agentshape();
+        let mut cmd = crate::support::agentshape();
         cmd.args(["serve", "--addr", "0.0.0.0:0", "--store"])
             .arg(&db);
         if how == "flag" {
@@ -77,7 +78,7 @@ fn a_short_token_is_refused_off_loopback() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(64), "{how} {token}: {err}");
+        assert_exit_for(&out, 64, format_args!("{how} {token}"));
         assert!(
             err.contains(&format!("is {} characters", token.len()))
                 && err.contains("at least 16")

@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use crate::served::serve;
+use crate::support::served::serve;
 
 /// A hang guard, never a speed assertion.
 const GUARD: Duration = Duration::from_secs(30);
@@ -228,11 +228,10 @@ fn pages_declare_an_icon_and_favicon_ico_is_not_a_404() {
 /// `EMFILE` and the request waited for the bodies' timeout.
 #[test]
 fn held_connections_do_not_use_up_a_small_descriptor_limit() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("fds.db");
     let bin = assert_cmd::cargo::cargo_bin("agentshape");
-    let mut child = std::process::Command::new("sh")
+    let child = std::process::Command::new("sh")
         .args(["-c", "ulimit -Sn 64 && exec \"$0\" \"$@\""])
         .arg(&bin)
         .args([
@@ -248,15 +247,7 @@ fn held_connections_do_not_use_up_a_small_descriptor_limit() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("serve ended before listening").unwrap();
-        if let Some(url) = line.split("listening on ").nth(1) {
-            break url.trim().trim_end_matches('/').to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    let mut server = crate::served::Server { child, base };
+    let mut server = crate::support::served::attach(child);
     let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.child.id())).unwrap();
     let open_files = limits
         .lines()

@@ -10,10 +10,8 @@ use std::time::Duration;
 use agentshape_testkit::pg;
 use serde_json::Value;
 
-use crate::agentshape;
-use crate::assert_exit;
-use crate::run::example;
-use crate::served::{Server, serve};
+use crate::support::served::{Server, serve};
+use crate::support::{agentshape, assert_exit, example};
 
 const GUARD: Duration = Duration::from_secs(120);
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::served::serve;
+use crate::support::served::serve;
 
 /// A hang guard, never a speed assertion.
 const GUARD: Duration = Duration::from_secs(60);
@@ -23,7 +23,7 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 /// A Claude transcript of `n` assistant lines of about `size` bytes each, then a result.
-fn transcript(dir: &Path, n: usize, size: usize) -> PathBuf {
+fn padded_transcript(dir: &Path, n: usize, size: usize) -> PathBuf {
     let pad = "x".repeat(size);
     let mut text = String::new();
     for i in 0..n {
@@ -42,7 +42,7 @@ fn transcript(dir: &Path, n: usize, size: usize) -> PathBuf {
 
 /// Start `run --replay` of `file` into `db`, `pace` ms between lines.
 fn replay(db: &Path, file: &Path, id: &str, pace: u64) -> Child {
-    crate::agentshape_std()
+    crate::support::agentshape_std()
         .args(["run", "--replay"])
         .arg(file)
         .args(["--pace", &pace.to_string(), "--session-id", id, "--store"])
@@ -249,7 +249,7 @@ fn a_client_that_drops_mid_stream_leaves_the_others_every_row() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("d.db");
     let server = serve(&db, &[]);
-    let file = transcript(dir.path(), 60, 20);
+    let file = padded_transcript(dir.path(), 60, 20);
     let rt = rt();
     let client = reqwest::Client::new();
     let open = || {
@@ -285,7 +285,7 @@ fn fifty_clients_connect_and_drop_in_a_loop_while_a_run_writes() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("churn.db");
     let mut server = serve(&db, &[]);
-    let file = transcript(dir.path(), 150, 200);
+    let file = padded_transcript(dir.path(), 150, 200);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -350,7 +350,7 @@ fn a_client_that_never_reads_stalls_no_one_and_memory_stays_bounded() {
     let db = dir.path().join("slow.db");
     let server = serve(&db, &[]);
     // 6,000 rows of about 4 KiB: 24 MiB through the feed.
-    let file = transcript(dir.path(), 6_000, 4_000);
+    let file = padded_transcript(dir.path(), 6_000, 4_000);
     let mut sleeper = TcpStream::connect(server.addr()).unwrap();
     sleeper
         .write_all(

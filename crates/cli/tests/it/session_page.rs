@@ -4,7 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::served::serve;
+use crate::support::assert_exit_for;
+use crate::support::served::serve;
 
 const HOSTILE: &[&str] = &[
     "<script>alert(1)</script>",
@@ -16,7 +17,7 @@ const HOSTILE: &[&str] = &[
 /// A Claude stream-json transcript: each hostile string as assistant text,
 /// one tool call and result, and a result whose structured output has an
 /// event level outside the schema's enum.
-fn transcript() -> String {
+fn hostile_transcript() -> String {
     let mut lines = vec![
         json!({"type": "system", "subtype": "init", "session_id": "t", "model": "claude-test"}),
     ];
@@ -74,8 +75,8 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
     let db = dir.path().join("s.db");
     let logs = dir.path().join("logs");
     let replay = dir.path().join("hostile.ndjson");
-    std::fs::write(&replay, transcript()).unwrap();
-    let out = crate::agentshape()
+    std::fs::write(&replay, hostile_transcript()).unwrap();
+    let out = crate::support::agentshape()
         .args([
             "run",
             "--profile",
@@ -91,7 +92,7 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
         .arg(&logs)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "invalid output: exit 1");
+    assert_exit_for(&out, 1, "invalid output: exit 1");
 
     let server = serve(&db, &[]);
     let (status, html) = get(&format!("{}/sessions/hostile-1", server.base));
@@ -200,7 +201,7 @@ fn the_session_page_shows_the_verdict_and_escapes_the_transcript() {
     // Rebuilt by `ingest`, the session's feed is its `ended` row only: the
     // transcript is decoded from its forensic log, and the verdict is the same.
     let rebuilt = dir.path().join("b.db");
-    crate::agentshape()
+    crate::support::agentshape()
         .args(["ingest", "--store"])
         .arg(&rebuilt)
         .arg(logs.join("hostile-1.ndjson"))

@@ -1,6 +1,6 @@
 //! `agentshape sessions`: the store overview the README's main job ends with.
 
-use crate::{agentshape, json_lines};
+use crate::support::{agentshape, assert_exit, json_lines};
 
 #[test]
 fn overview_counts_what_run_stored() {
@@ -22,7 +22,7 @@ fn overview_counts_what_run_stored() {
         .arg(&db)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let o = &json_lines(&out.stdout)[0];
     assert_eq!(o["sessions_by_status"]["completed"], 1, "{o}");
     assert_eq!(o["sessions_by_status"]["error"], 1, "{o}");

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, assert_exit, json_lines, temp_file};
 
 const NDJSON: &str = "{\"id\": 1, \"ok\": true}\n{\"id\": 2, \"ok\": false}\n";
 
@@ -20,12 +20,7 @@ fn an_array_schema_collects_an_ndjson_reply() {
         .arg(reply.path())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let r = &json_lines(&out.stdout)[0];
     assert_eq!(
         r["value"],
@@ -46,7 +41,7 @@ fn without_a_schema_the_first_value_and_a_warning() {
         .arg(reply.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let r = &json_lines(&out.stdout)[0];
     assert_eq!(r["value"], json!({"id": 1, "ok": true}));
     assert_eq!(r["warnings"], json!([warning]));
@@ -56,7 +51,7 @@ fn without_a_schema_the_first_value_and_a_warning() {
         .arg(reply.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(&format!("warning: {warning}")), "{text}");
     // --jsonl --json: in the result line too.
@@ -83,7 +78,7 @@ fn string_boundaries_and_embedded_json_from_the_cli() {
         .arg(reply.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let r = &json_lines(&out.stdout)[0];
     assert_eq!(
         r["value"],
@@ -103,12 +98,7 @@ fn string_boundaries_and_embedded_json_from_the_cli() {
         .arg(reply.path())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let r = &json_lines(&out.stdout)[0];
     assert_eq!(
         r["value"],

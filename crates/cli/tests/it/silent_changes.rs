@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::{agentshape, assert_exit, json_lines, repo_root};
+use crate::support::{agentshape, assert_exit, json_lines, repo_root};
 
 /// `extract --json FILE` on `bytes`: exit code and the one result line.
 fn extract_bytes(bytes: &[u8]) -> (i32, Value) {
@@ -234,7 +234,7 @@ fn ingest_skips_a_log_whose_id_breaks_the_run_rule_and_ingests_the_rest() {
         stderr.contains("session id \"bad name\" (the log's file name"),
         "{stderr}"
     );
-    let ids = crate::run::sql(&db, "SELECT id FROM sessions ORDER BY id");
+    let ids = crate::support::sql(&db, "SELECT id FROM sessions ORDER BY id");
     assert_eq!(ids, [["good-1"], ["plain"]]);
     // `--json`: one line per log, the skipped ones saying why; again, the
     // stored two are already there.

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{agentshape, assert_exit};
+use crate::support::{agentshape, assert_exit};
 
 /// Far above what any of these commands needs (milliseconds): a hang guard.
 const GUARD: Duration = Duration::from_secs(30);
@@ -172,7 +172,7 @@ fn ops_config(dir: &Path, prompt: &Path) -> PathBuf {
         &config,
         format!(
             "command = [{:?}]\nstore = {:?}\nlog_dir = {:?}\nstate_dir = {:?}\n\n[[tiers]]\nname = \"t1\"\nmodel = \"t1\"\nprompt = {:?}\n",
-            crate::run::fake_agent(),
+            crate::support::fake_agent(),
             s(&dir.join("a.db")),
             s(&dir.join("logs")),
             s(&dir.join("state")),
@@ -207,7 +207,7 @@ fn an_ops_config_or_prompt_that_is_not_a_regular_file_is_refused() {
 fn file_arguments_that_are_devices_or_folders_are_refused_and_the_batch_goes_on() {
     let sp = Specials::new();
     let schema = sp.path("ok.json");
-    let reply = crate::run::example("reply.txt");
+    let reply = crate::support::example("reply.txt");
     for (bad, what) in [
         (PathBuf::from("/dev/zero"), "is a character device"),
         (sp.path("dir.json"), "is a directory"),
@@ -254,7 +254,7 @@ fn a_fifo_file_argument_is_streamed_not_waited_on() {
     );
     // A pipe with its writer (bash's process substitution) is read through.
     let bin = assert_cmd::cargo::cargo_bin("agentshape");
-    let example = crate::run::example("healthy-structured.ndjson");
+    let example = crate::support::example("healthy-structured.ndjson");
     let out = assert_cmd::Command::new("bash")
         .arg("-c")
         .arg(format!(
@@ -265,7 +265,7 @@ fn a_fifo_file_argument_is_streamed_not_waited_on() {
         .output()
         .unwrap();
     assert_exit(&out, 0);
-    let lines = crate::json_lines(&out.stdout);
+    let lines = crate::support::json_lines(&out.stdout);
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["value"], lines[1]["value"]);
     assert_eq!(lines[0]["method"], "structured");
@@ -273,14 +273,14 @@ fn a_fifo_file_argument_is_streamed_not_waited_on() {
 
 /// A running `serve --schemas DIR` and a client for its playground.
 struct Served {
-    server: crate::served::Server,
+    server: crate::support::served::Server,
     rt: tokio::runtime::Runtime,
     client: reqwest::Client,
 }
 
 impl Served {
     fn new(schemas: &Path, db: &Path) -> Self {
-        let server = crate::served::serve(db, &["--schemas", s(schemas)]);
+        let server = crate::support::served::serve(db, &["--schemas", s(schemas)]);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

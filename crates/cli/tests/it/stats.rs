@@ -8,7 +8,7 @@ use std::time::Duration;
 use agentshape_testkit::pg;
 use serde_json::{Value, json};
 
-use crate::{agentshape, assert_exit};
+use crate::support::{agentshape, assert_exit};
 
 const SCHEMA: &str = "schemas/loop-action.json";
 const VALID: &str = r#"{"action": "complete", "reasoning": "all tests pass", "confidence": 90}"#;
@@ -30,7 +30,7 @@ fn stop(store: &str, state: &std::path::Path, session: &str, message: &str) {
 
 /// h1: blocked (bad action), then valid; h2: prose only (blocked, no
 /// output); h3: valid at once.
-fn fill(store: &str, state: &std::path::Path) {
+fn fill_by_hook(store: &str, state: &std::path::Path) {
     stop(
         store,
         state,
@@ -91,7 +91,7 @@ fn stats_reports_retries_rejections_and_failing_paths_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("agentshape.db");
     let store = db.to_str().unwrap();
-    fill(store, &dir.path().join("state"));
+    fill_by_hook(store, &dir.path().join("state"));
     check_numbers(&json_of(store, &[]));
 
     // By schema and day: one group each (all three today, one schema file).
@@ -119,10 +119,10 @@ fn stats_reports_retries_rejections_and_failing_paths_on_sqlite() {
 fn stats_gives_the_same_numbers_from_postgres() {
     let dir = tempfile::tempdir().unwrap();
     let url = pg::fresh_db();
-    fill(&url, &dir.path().join("state"));
+    fill_by_hook(&url, &dir.path().join("state"));
     let db = dir.path().join("agentshape.db");
     let file = db.to_str().unwrap();
-    fill(file, &dir.path().join("state"));
+    fill_by_hook(file, &dir.path().join("state"));
     let (a, b) = (json_of(&url, &[]), json_of(file, &[]));
     check_numbers(&a);
     assert_eq!(a, b, "Postgres (left) and SQLite (right) differ");

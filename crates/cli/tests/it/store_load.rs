@@ -11,8 +11,7 @@ use agentshape_store::{PgStore, SqliteStore};
 use agentshape_testkit::pg;
 use serde_json::{Value, json};
 
-use crate::agentshape;
-use crate::run::example;
+use crate::support::{agentshape, assert_exit_for, example};
 
 const GUARD: Duration = Duration::from_secs(300);
 const PROCESSES: usize = 8;
@@ -21,7 +20,7 @@ const EVENTS: usize = 50;
 
 /// `healthy-structured.ndjson` with 50 events, their messages unique to the
 /// transcript `n` (as `bench/store_load.py` generates them).
-fn transcript(dir: &Path, n: usize) -> std::path::PathBuf {
+fn unique_transcript(dir: &Path, n: usize) -> std::path::PathBuf {
     let text = std::fs::read_to_string(example("healthy-structured.ndjson")).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let last = lines.last_mut().unwrap();
@@ -41,7 +40,7 @@ fn transcript(dir: &Path, n: usize) -> std::path::PathBuf {
 
 /// 8 workers, each replaying its share of the transcripts one `run` at a time.
 fn load(store: &str, dir: &Path) {
-    let transcripts: Vec<_> = (0..SESSIONS).map(|n| transcript(dir, n)).collect();
+    let transcripts: Vec<_> = (0..SESSIONS).map(|n| unique_transcript(dir, n)).collect();
     let logs = dir.join(format!("logs-{}", store.len()));
     std::thread::scope(|s| {
         for w in 0..PROCESSES {
@@ -57,12 +56,7 @@ fn load(store: &str, dir: &Path) {
                         .timeout(GUARD)
                         .output()
                         .unwrap();
-                    assert_eq!(
-                        out.status.code(),
-                        Some(0),
-                        "session {n}: {}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
+                    assert_exit_for(&out, 0, format_args!("session {n}"));
                 }
             });
         }

@@ -19,9 +19,7 @@ use agentshape_store::PgStore;
 use agentshape_testkit::pg;
 use serde_json::Value;
 
-use crate::assert_exit;
-use crate::run::example;
-use crate::{agentshape, agentshape_std, json_lines, wait_until};
+use crate::support::{agentshape, agentshape_std, assert_exit, example, json_lines, wait_until};
 
 /// A hang guard (never a speed assertion).
 const GUARD: Duration = Duration::from_secs(120);
@@ -112,8 +110,7 @@ fn a_database_back_within_the_deadline_gets_the_session() {
     wait_until("the agent ended", GUARD, || ended(dir.path(), "out-a"));
     server.start();
     let out = wait_output(child);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_exit(&out, 0);
     let run = &json_lines(&out.stdout)[0];
     assert_eq!(run["valid"], true, "{run}");
     assert_eq!(run["session"]["store"]["inserted"], true, "{run}");
@@ -150,7 +147,7 @@ fn a_database_back_within_the_deadline_gets_the_session() {
         "ref",
         "0",
     ));
-    assert_eq!(reference.status.code(), Some(0));
+    assert_exit(&reference, 0);
     let c = rusqlite::Connection::open(&db).unwrap();
     let on_sqlite: Vec<(String, String)> = c
         .prepare(
@@ -187,7 +184,7 @@ fn a_database_down_past_the_deadline_leaves_the_session_for_ingest() {
     let out = wait_output(child);
     let err = String::from_utf8_lossy(&out.stderr);
     // The documented status: the result printed, then 75 and one line.
-    assert_eq!(out.status.code(), Some(75), "{err}");
+    assert_exit(&out, 75);
     let run = &json_lines(&out.stdout)[0];
     assert_eq!(run["valid"], true, "{run}");
     assert_eq!(run["session"]["status"], "completed", "{run}");

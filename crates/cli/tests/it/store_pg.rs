@@ -13,9 +13,7 @@ use std::time::Duration;
 use agentshape_testkit::pg;
 use serde_json::Value;
 
-use crate::assert_exit;
-use crate::run::example;
-use crate::{agentshape, json_lines};
+use crate::support::{agentshape, assert_exit, assert_exit_for, example, json_lines};
 
 /// A hang guard for every command here (never a speed assertion).
 const GUARD: Duration = Duration::from_secs(120);
@@ -86,7 +84,7 @@ fn run_ingest_sessions_and_memories_on_postgres() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let n = json_lines(&out.stdout).len();
     assert_eq!(
         u64::try_from(n).unwrap(),
@@ -149,18 +147,14 @@ fn the_environment_gives_the_default_and_a_flag_beats_it() {
         .arg(format!("sqlite:{}", db.display()))
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(66),
-        "a missing SQLite file, not the env's URL"
-    );
+    assert_exit_for(&out, 66, "a missing SQLite file, not the env's URL");
     // The environment alone, broken: a usage error naming it.
     let out = agentshape()
         .env("AGENTSHAPE_STORE", "mysql://nowhere/db")
         .args(["sessions"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(64));
+    assert_exit(&out, 64);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("unknown scheme `mysql`"),
         "{out:?}"
@@ -198,12 +192,12 @@ fn an_unreachable_server_is_one_line_naming_the_url_exit_75_and_no_hang() {
             let out = agentshape()
                 .env("AGENTSHAPE_STORE_CONNECT_MS", "500")
                 .args(&args)
-                .current_dir(crate::repo_root())
+                .current_dir(crate::support::repo_root())
                 .timeout(GUARD)
                 .output()
                 .unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(75), "{args:?}: {err}");
+            assert_exit_for(&out, 75, format_args!("{args:?}"));
             assert!(err.contains(says), "{args:?}: {err}");
             assert!(!err.contains("s3cret"), "{args:?}: {err}");
             assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
@@ -226,7 +220,7 @@ fn bad_locations_are_usage_errors_and_an_empty_database_is_missing() {
             .args(["sessions", "--store", bad])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(64), "{bad}");
+        assert_exit_for(&out, 64, format_args!("{bad}"));
     }
     // A database without the agentshape schema: read-only commands create nothing.
     let url = pg::fresh_db();
@@ -283,7 +277,7 @@ fn store_copy_sqlite_to_postgres_and_back_idempotently() {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.lines().next().unwrap().starts_with("sessions"),
@@ -306,7 +300,7 @@ fn store_copy_sqlite_to_postgres_and_back_idempotently() {
             .timeout(GUARD)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        assert_exit_for(&out, code, format_args!("{args:?}"));
     }
 }
 
@@ -327,7 +321,7 @@ fn ops_takes_the_store_flag() {
     let config = format!(
         "command = [{:?}]\nstore = {:?}\nlog_dir = {:?}\n\n[policy]\nmax_tier = 1\n\n\
          [[tiers]]\nname = \"t1\"\nmodel = \"t1\"\nprompt = \"p1.md\"\n",
-        crate::run::fake_agent(),
+        crate::support::fake_agent(),
         d.join("config.db").display().to_string(),
         d.join("logs").display().to_string(),
     );
@@ -352,7 +346,7 @@ fn ops_takes_the_store_flag() {
 fn serve_follows_a_postgres_feed() {
     let url = pg::fresh_db();
     let dir = tempfile::tempdir().unwrap();
-    let server = crate::served::serve(Path::new(&url), &[]);
+    let server = crate::support::served::serve(Path::new(&url), &[]);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -362,7 +356,7 @@ fn serve_follows_a_postgres_feed() {
         .block_on(client.get(server.url("/api/feed?after=0")).send())
         .unwrap();
     assert_eq!(feed.status(), 200);
-    let mut run = crate::agentshape_std()
+    let mut run = crate::support::agentshape_std()
         .args(["run", "--profile", "claude-ops", "--replay"])
         .arg(example("healthy-structured.ndjson"))
         .args([

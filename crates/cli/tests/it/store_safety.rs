@@ -6,12 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::assert_exit;
-use crate::run::{example, sql};
-use crate::{agentshape, json_lines};
+use crate::support::{agentshape, assert_exit, assert_exit_for, example, json_lines, sql};
 
 fn bin() -> std::process::Command {
-    crate::agentshape_std()
+    crate::support::agentshape_std()
 }
 
 fn spawn_run(db: &Path, logs: &Path, id: &str) -> Child {
@@ -39,12 +37,7 @@ fn parallel_runs(db: &Path, logs: &Path, n: usize) {
         .collect();
     for (id, child) in children {
         let out = child.wait_with_output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{id}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit_for(&out, 0, format_args!("{id}"));
     }
     let rows = sql(
         db,
@@ -68,14 +61,14 @@ fn twenty_parallel_runs_on_an_existing_store_store_every_session() {
     let db = dir.path().join("old.db");
     let logs = dir.path().join("logs");
     let out = spawn_run(&db, &logs, "first").wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     parallel_runs(&db, &logs, 20);
     assert_eq!(sql(&db, "SELECT COUNT(*) FROM sessions"), vec![vec!["21"]]);
 }
 
 fn wait_for(what: &str, ok: impl FnMut() -> bool) {
     // A hang guard only: the condition normally holds within a second.
-    crate::wait_until(what, Duration::from_secs(60), ok);
+    crate::support::wait_until(what, Duration::from_secs(60), ok);
 }
 
 #[test]
@@ -116,7 +109,7 @@ fn a_killed_run_is_visible_and_ingest_completes_it() {
         .arg(&logs)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("killed"), "{text}");
     assert!(text.contains("running") || text.contains("lost"), "{text}");
@@ -187,7 +180,7 @@ fn read_only_commands_never_create_a_missing_store() {
             .arg(&db)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(66), "{args:?}");
+        assert_exit_for(&out, 66, format_args!("{args:?}"));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("does not exist"), "{err}");
         assert!(!db.exists(), "{args:?} created the store");
@@ -209,17 +202,12 @@ fn random_bytes_are_not_a_database_65() {
             .arg(&db)
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(65),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit_for(&out, 65, format_args!("{args:?}"));
     }
     let out = spawn_run(&db, &dir.path().join("logs"), "x")
         .wait_with_output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(65));
+    assert_exit(&out, 65);
     assert_eq!(std::fs::read(&db).unwrap(), bytes, "the file is left alone");
 }
 
@@ -266,7 +254,7 @@ fn a_store_that_cannot_be_written_is_73_and_the_log_is_kept() {
     }
     let out = spawn_run(&db, &logs, "second").wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(73), "{err}");
+    assert_exit(&out, 73);
     let log = logs.join("second.ndjson");
     // The exact command: the store is named (Note [Store outage]).
     assert!(
@@ -304,7 +292,7 @@ fn a_store_locked_past_the_retries_is_75() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(75), "{err}");
+    assert_exit(&out, 75);
     assert!(err.contains("agentshape ingest"), "{err}");
     conn.execute_batch("ROLLBACK").unwrap();
 }
@@ -367,7 +355,7 @@ fn a_final_write_that_fails_still_shows_the_outcome_and_names_ingest() {
     let out = child.wait_with_output().unwrap();
     conn.execute_batch("ROLLBACK").unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(75), "{err}");
+    assert_exit(&out, 75);
     // The exact command: the store is named (Note [Store outage]).
     assert!(
         err.contains(&format!(
@@ -390,7 +378,7 @@ fn a_final_write_that_fails_still_shows_the_outcome_and_names_ingest() {
         .arg(&log)
         .output()
         .unwrap();
-    assert_eq!(ingest.status.code(), Some(0));
+    assert_exit(&ingest, 0);
     assert_eq!(
         sql(&db, "SELECT id, status FROM sessions"),
         vec![vec!["late", "completed"]]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use agentshape_testkit::pg::{self, PgServer};
 
-use crate::{agentshape, assert_exit, json_lines, repo_root};
+use crate::support::{agentshape, assert_exit, assert_exit_for, json_lines, repo_root};
 
 /// A hang guard for every command here (never a speed assertion).
 const GUARD: Duration = Duration::from_secs(120);
@@ -117,7 +117,7 @@ fn a_connection_error_never_prints_the_password() {
     ] {
         for out in [sessions(&url, &[]), ingest(&url)] {
             let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(75), "{url}: {err}");
+            assert_exit_for(&out, 75, format_args!("{url}"));
             assert!(err.contains(&shown), "{url}: {err}");
             assert!(!err.contains(SECRET), "{url}: {err}");
             assert!(!String::from_utf8_lossy(&out.stdout).contains(SECRET));
@@ -147,7 +147,7 @@ fn tcp_db(server: &PgServer, host: &str, params: &str) -> String {
 
 fn one_line_error(out: &std::process::Output, code: i32, says: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert_exit(out, code);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     for s in says {
         assert!(err.contains(s), "wanted {s:?} in: {err}");
@@ -313,7 +313,7 @@ fn an_empty_or_foreign_sqlite_file_is_not_an_io_error() {
         ] {
             let out = agentshape().args(&args).timeout(GUARD).output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+            assert_exit_for(&out, code, format_args!("{args:?}"));
             assert!(err.contains(says) && err.contains(store), "{args:?}: {err}");
             assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         }

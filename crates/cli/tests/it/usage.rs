@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::{agentshape, assert_exit, repo_root};
+use crate::support::{agentshape, assert_exit, repo_root};
 
 const GUARD: Duration = Duration::from_secs(180);
 

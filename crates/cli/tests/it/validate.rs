@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::{agentshape, json_lines, temp_file};
+use crate::support::{agentshape, assert_exit, json_lines, temp_file};
 
 #[test]
 fn one_verdict_per_jsonl_line_in_order() {
@@ -32,7 +32,7 @@ fn single_document_verdict() {
         .arg(doc.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert_eq!(
         json_lines(&out.stdout),
         [json!({"valid": true, "errors": []})]
@@ -107,7 +107,7 @@ fn loop_action_verdicts(input: impl Into<Vec<u8>>) -> (Vec<serde_json::Value>, V
         .write_stdin(input.into())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let v = json_lines(&out.stdout);
     let got = v
         .iter()

@@ -30,7 +30,7 @@ fn the_alerts_page_lists_a_firing_with_its_deliveries_and_links_the_session() {
     r.error_category = Some("timeout".into());
     SqliteStore::open(&db).unwrap().write_session(&r).unwrap();
     let server = serve(&db, &["--alerts", rules.to_str().unwrap()]);
-    crate::wait_until("the webhook", super::GUARD, || rx.requests().len() == 1);
+    crate::support::wait_until("the webhook", super::GUARD, || rx.requests().len() == 1);
     let mut browser = Browser::open(&server.base);
     browser.goto("/");
     browser.click("header nav a[href='/alerts']");

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::native::{CLAUDE, SUB, fill_native};
 use super::{Browser, GUARD, serve};
-use crate::served::Http;
+use crate::support::served::Http;
 
 #[test]
 fn the_exported_file_opens_from_disk_loading_nothing_and_the_download_link_gives_it() {
@@ -17,7 +17,7 @@ fn the_exported_file_opens_from_disk_loading_nothing_and_the_download_link_gives
     let db = dir.path().join("export.db");
     fill_native(&db);
     let file = dir.path().join("session.html");
-    let out = crate::agentshape()
+    let out = crate::support::agentshape()
         .args(["export", "html", CLAUDE, "--store"])
         .arg(&db)
         .arg("-o")
@@ -25,7 +25,7 @@ fn the_exported_file_opens_from_disk_loading_nothing_and_the_download_link_gives
         .timeout(GUARD)
         .output()
         .unwrap();
-    crate::assert_exit(&out, 0);
+    crate::support::assert_exit(&out, 0);
     let server = serve(&db, &[]);
     let mut browser = Browser::open("");
 

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::{Browser, GUARD, installed, serve};
+use crate::support::assert_exit_for;
 
 #[test]
 fn a_missing_browser_fails_naming_the_setup_script() {
@@ -22,28 +23,23 @@ fn a_missing_browser_fails_naming_the_setup_script() {
 
 #[test]
 fn setup_check_finds_every_component_installed() {
-    let out = std::process::Command::new(crate::repo_root().join("scripts/setup.sh"))
+    let out = std::process::Command::new(crate::support::repo_root().join("scripts/setup.sh"))
         .arg("--check")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "run ./scripts/setup.sh first:\n{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_for(&out, 0, "run ./scripts/setup.sh first");
     assert!(stdout.contains("setup: chromium ok"), "{stdout}");
     assert!(
         stdout.lines().all(|l| l.contains(" ok (")),
         "a second run installs nothing: {stdout}"
     );
     for bad in [&["--only", "nope"][..], &["--frobnicate"]] {
-        let out = std::process::Command::new(crate::repo_root().join("scripts/setup.sh"))
+        let out = std::process::Command::new(crate::support::repo_root().join("scripts/setup.sh"))
             .args(bad)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(64), "{bad:?}");
+        assert_exit_for(&out, 64, format_args!("{bad:?}"));
     }
 }
 

@@ -19,7 +19,7 @@ pub(crate) fn hook_stop(db: &Path, state: &Path, message: &str, active: bool) {
     let input = json!({"session_id": HOOKED, "transcript_path": "/home/ana/.claude/projects/p/s.jsonl",
         "cwd": "/home/ana/src/loop", "hook_event_name": "Stop", "stop_hook_active": active,
         "last_assistant_message": message});
-    let mut child = crate::agentshape_std()
+    let mut child = crate::support::agentshape_std()
         .args(["hook", "stop", "--profile", "claude-loop", "--store"])
         .arg(db)
         .env("AGENTSHAPE_STATE_DIR", state)

@@ -55,7 +55,8 @@ use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-pub(crate) use crate::served::serve;
+pub(crate) use crate::support::served::serve;
+pub(crate) use crate::support::transcript::{assistant_text, tool_result, tool_use, transcript};
 
 /// The hang guard of every wait (Note [Browser waits]).
 pub(crate) const GUARD: Duration = Duration::from_secs(90);
@@ -171,9 +172,9 @@ impl Drop for Slot {
 /// Replay a bundled example into `db` (as `scripts/demo.sh` does), under a
 /// fixed session id.
 pub(crate) fn replay(db: &Path, logs: &Path, example: &str, session_id: &str) {
-    let out = crate::agentshape_std()
+    let out = crate::support::agentshape_std()
         .args(["run", "--profile", "claude-ops", "--replay"])
-        .arg(crate::run::example(example))
+        .arg(crate::support::example(example))
         .args(["--session-id", session_id, "--store"])
         .arg(db)
         .arg("--log-dir")
@@ -227,7 +228,7 @@ impl GatedRun {
         let text: String = transcript.iter().map(|l| format!("{l}\n")).collect();
         let path = dir.join(format!("transcript-{session_id}.ndjson"));
         std::fs::write(&path, text).unwrap();
-        let child = crate::agentshape_std()
+        let child = crate::support::agentshape_std()
             .args(["run", "--profile", "claude-ops", "--session-id", session_id])
             .arg("--store")
             .arg(db)
@@ -276,46 +277,6 @@ impl Drop for GatedRun {
             let _ = self.child.wait();
         }
     }
-}
-
-/// A stream-json transcript: the init line of `examples/healthy-structured`,
-/// then `middle`, then a successful result carrying `structured_output`.
-pub(crate) fn transcript(middle: Vec<Value>, structured_output: &Value) -> Vec<Value> {
-    let session = "0c6f7a52-1b7e-4a8e-9d2b-5e4f3a2b1c0d";
-    let mut lines = vec![json!({
-        "type": "system", "subtype": "init", "cwd": "/srv/ops", "session_id": session,
-        "tools": ["Bash", "Read"], "model": "claude-sonnet-4-5-20250929",
-        "permissionMode": "bypassPermissions", "apiKeySource": "ANTHROPIC_API_KEY"
-    })];
-    lines.extend(middle);
-    lines.push(json!({
-        "type": "result", "subtype": "success", "is_error": false, "duration_ms": 4200,
-        "num_turns": 3, "result": "done", "session_id": session, "total_cost_usd": 0.012,
-        "usage": {"input_tokens": 120, "output_tokens": 80},
-        "structured_output": structured_output
-    }));
-    lines
-}
-
-/// An assistant line with one text block.
-pub(crate) fn assistant_text(text: &str) -> Value {
-    json!({"type": "assistant", "message": {"role": "assistant", "content": [
-        {"type": "text", "text": text}
-    ]}})
-}
-
-/// An assistant line with one tool use.
-pub(crate) fn tool_use(id: &str, command: &str) -> Value {
-    json!({"type": "assistant", "message": {"role": "assistant", "content": [
-        {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}}
-    ]}})
-}
-
-/// A user line with one tool result.
-pub(crate) fn tool_result(id: &str, content: &str) -> Value {
-    json!({"type": "user", "message": {"role": "user", "content": [
-        {"tool_use_id": id, "type": "tool_result", "content": content}
-    ]}})
 }
 
 /// A `claude-ops` output that validates.

@@ -551,8 +551,8 @@ fn native_sessions_filter_tree_compaction_errors_charts_and_search() {
 /// `tests/fixtures/native` (Claude Code with a sub-agent file and a
 /// compaction, Codex, Gemini CLI) into `db`.
 pub(crate) fn import_fixtures(db: &Path) {
-    let f = crate::repo_root().join("crates/cli/tests/fixtures/native");
-    let out = crate::agentshape_std()
+    let f = crate::support::repo_root().join("crates/cli/tests/fixtures/native");
+    let out = crate::support::agentshape_std()
         .arg("import")
         .arg(f.join("claude"))
         .arg(f.join("codex"))

@@ -29,7 +29,7 @@ fn every_page_loads_with_no_csp_violation_and_no_console_error() {
     let schemas = dir.path().join("schemas");
     std::fs::create_dir(&schemas).unwrap();
     std::fs::copy(
-        crate::repo_root().join("schemas/agent-response.json"),
+        crate::support::repo_root().join("schemas/agent-response.json"),
         schemas.join("agent-response.json"),
     )
     .unwrap();

@@ -71,7 +71,7 @@ See [the docs](https://example.com/docs), [this](javascript:window.__pwned=1), \
 ![a chart](https://example.com/c.png) and <img src=x onerror=\"window.__pwned=1\"> \
 <script>window.__pwned=1</script>";
 
-pub(crate) fn fill(db: &Path) {
+pub(crate) fn fill_reading(db: &Path) {
     let mut store = SqliteStore::open(db).unwrap();
     let start = time::now_ms() - 3_600_000;
     let sonnet = Some("claude-sonnet-4-5-20250929");
@@ -184,7 +184,7 @@ fn shot(browser: &Browser, name: &str, css: Option<&str>) {
 fn a_session_reads_as_markdown_diffs_commands_and_one_progress_line() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("reading.db");
-    fill(&db);
+    fill_reading(&db);
     let server = serve(&db, &[]);
     let mut browser = Browser::open(&server.base);
     browser.goto(&format!("/sessions/{READING}"));
@@ -312,8 +312,8 @@ fn a_session_reads_as_markdown_diffs_commands_and_one_progress_line() {
 /// The real files of `../shared/corpus/native`, when this checkout has them.
 fn corpus() -> Option<PathBuf> {
     [
-        crate::repo_root().join("../shared/corpus/native"),
-        crate::repo_root().join("../../shared/corpus/native"),
+        crate::support::repo_root().join("../shared/corpus/native"),
+        crate::support::repo_root().join("../../shared/corpus/native"),
     ]
     .into_iter()
     .find(|p| p.is_dir())
@@ -321,7 +321,7 @@ fn corpus() -> Option<PathBuf> {
 
 /// Import `file` into `db`; the session id the importer gave it.
 fn import(db: &Path, file: &Path) -> String {
-    let out = crate::agentshape_std()
+    let out = crate::support::agentshape_std()
         .args(["import", "--json", "--store"])
         .arg(db)
         .arg(file)

@@ -21,14 +21,14 @@ use super::{Browser, replay, serve};
 #[ignore = "writes docs/screenshots/*.png; run by scripts/screenshots.sh"]
 fn screenshots() {
     let out = std::env::var_os("AGENTSHAPE_SCREENSHOTS").map_or_else(
-        || crate::repo_root().join("docs/screenshots"),
+        || crate::support::repo_root().join("docs/screenshots"),
         PathBuf::from,
     );
     std::fs::create_dir_all(&out).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("demo.db");
     let logs = dir.path().join("logs");
-    let mut examples: Vec<String> = std::fs::read_dir(crate::repo_root().join("examples"))
+    let mut examples: Vec<String> = std::fs::read_dir(crate::support::repo_root().join("examples"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".ndjson"))
@@ -43,7 +43,11 @@ fn screenshots() {
     let schemas = dir.path().join("schemas");
     std::fs::create_dir(&schemas).unwrap();
     for s in ["agent-response.json", "code-review.json"] {
-        std::fs::copy(crate::repo_root().join("schemas").join(s), schemas.join(s)).unwrap();
+        std::fs::copy(
+            crate::support::repo_root().join("schemas").join(s),
+            schemas.join(s),
+        )
+        .unwrap();
     }
     // Alerts: the demo's failures and secrets, delivered to a local
     // receiver and logged (the Alerts page's screenshot).
@@ -105,7 +109,7 @@ fn screenshots() {
 
     // Issue 41: reading a session — Markdown, tools as what they did, the
     // sub-agents nested in the list, the dark theme, an exported file.
-    super::reading::fill(&db);
+    super::reading::fill_reading(&db);
     browser.goto(&format!("/sessions/{}", super::reading::READING));
     browser.find("#transcript .line");
     browser.screenshot(&out.join("session-reading.png"));
@@ -122,7 +126,7 @@ fn screenshots() {
     browser.click(&format!("tr[data-session-id=\"{CLAUDE}\"] input.expand"));
     browser.screenshot(&out.join("sessions-nested.png"));
     let file = dir.path().join("export.html");
-    let exported = crate::agentshape()
+    let exported = crate::support::agentshape()
         .args(["export", "html", super::reading::READING, "--store"])
         .arg(&db)
         .arg("-o")
@@ -130,7 +134,7 @@ fn screenshots() {
         .timeout(super::GUARD)
         .output()
         .unwrap();
-    crate::assert_exit(&exported, 0);
+    crate::support::assert_exit(&exported, 0);
     {
         let mut offline = Browser::open("");
         offline.goto(&format!("file://{}", file.display()));
@@ -175,7 +179,7 @@ fn screenshots() {
     browser.find("#lint .provider");
     browser.screenshot(&out.join("builder.png"));
 
-    crate::wait_until("the alerts", super::GUARD, || !rx.requests().is_empty());
+    crate::support::wait_until("the alerts", super::GUARD, || !rx.requests().is_empty());
     std::thread::sleep(std::time::Duration::from_secs(2));
     browser.goto("/alerts");
     browser.find("table#alerts tbody tr[data-firing-id]");

@@ -6,18 +6,20 @@
 //! "Secrets" panel linking to the session.
 
 use super::{Browser, serve};
-use crate::secrets_doors::{GH, planted, run, transcript};
+use crate::secrets_doors::run;
+use crate::support::assert_exit;
+use crate::support::planted::{GH, leaky_transcript, planted};
 
 #[test]
 fn no_planted_secret_reaches_the_browser_and_counts_and_the_panel_show() {
     let cases = planted();
     let dir = tempfile::tempdir().unwrap();
-    let t = transcript(dir.path(), &cases);
+    let t = leaky_transcript(dir.path(), &cases);
     let db = dir.path().join("a.db");
-    assert_eq!(run(dir.path(), &db, &t, &[]).status.code(), Some(0));
+    assert_exit(&run(dir.path(), &db, &t, &[]), 0);
     let raw = dir.path().join("raw");
     std::fs::create_dir(&raw).unwrap();
-    let out = crate::agentshape()
+    let out = crate::support::agentshape()
         .args(["run", "--profile", "claude-ops", "--replay"])
         .arg(&t)
         .args(["--session-id", "stored-raw", "--no-mask", "--store"])
@@ -26,7 +28,7 @@ fn no_planted_secret_reaches_the_browser_and_counts_and_the_panel_show() {
         .arg(&raw)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let server = serve(&db, &[]);
     let mut browser = Browser::open(&server.base);
     let page_text = |b: &Browser| {

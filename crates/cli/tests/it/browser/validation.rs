@@ -17,14 +17,14 @@ fn rejected(db: &Path, state: &Path) {
     let input = json!({"session_id": REJECTED, "transcript_path": "/home/ana/.claude/projects/p/r.jsonl",
         "cwd": "/home/ana/src/loop", "hook_event_name": "Stop", "stop_hook_active": false,
         "last_assistant_message": r#"{"action": "dance", "reasoning": "why not", "confidence": 40}"#});
-    let out = crate::agentshape()
+    let out = crate::support::agentshape()
         .args(["hook", "stop", "--profile", "claude-loop", "--store"])
         .arg(db)
         .env("AGENTSHAPE_STATE_DIR", state)
         .write_stdin(input.to_string())
         .output()
         .unwrap();
-    crate::assert_exit(&out, 0);
+    crate::support::assert_exit(&out, 0);
 }
 
 fn listed(browser: &Browser) -> Vec<String> {

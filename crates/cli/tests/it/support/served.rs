@@ -1,9 +1,11 @@
 //! `agentshape serve` for the tests: a real server on a free port, on the
-//! store given, killed when dropped. One copy for every module that serves.
+//! store given, its stderr kept, killed when dropped. One copy for every
+//! module that serves.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -12,6 +14,8 @@ pub(crate) struct Server {
     pub(crate) child: Child,
     /// `http://127.0.0.1:PORT`, no trailing slash.
     pub(crate) base: String,
+    /// Every line the server wrote to stderr so far.
+    stderr: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -23,6 +27,11 @@ impl Server {
     /// `127.0.0.1:PORT`, for raw TCP clients.
     pub(crate) fn addr(&self) -> &str {
         self.base.trim_start_matches("http://")
+    }
+
+    /// What the server wrote to stderr so far, one line each.
+    pub(crate) fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
     }
 
     /// Still running?
@@ -46,26 +55,60 @@ impl Drop for Server {
 }
 
 /// Start `serve --addr 127.0.0.1:0 --store DB EXTRA..` and wait for its
-/// `listening on` line.
+/// `listening on` line. The store and token of the environment are not
+/// passed on: the test's arguments alone say what is served.
 pub(crate) fn serve(db: &Path, extra: &[&str]) -> Server {
-    let mut child = crate::agentshape_std()
+    let child = super::agentshape_std()
         .args(["serve", "--addr", "127.0.0.1:0", "--store"])
         .arg(db)
         .args(extra)
+        .env_remove("AGENTSHAPE_STORE")
+        .env_remove("AGENTSHAPE_TOKEN")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    attach(child)
+}
+
+/// A `serve` the test spawned itself (stderr piped): wait for its
+/// `listening on` line, then keep reading its stderr so it never blocks
+/// on a full pipe.
+pub(crate) fn attach(mut child: Child) -> Server {
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let stderr = Arc::new(Mutex::new(Vec::new()));
     let base = loop {
-        let line = lines.next().expect("serve ended before listening").unwrap();
+        let line = read_line(&mut reader).expect("serve ended before listening");
+        stderr.lock().unwrap().push(line.clone());
         if let Some(url) = line.split("listening on ").nth(1) {
             break url.trim().trim_end_matches('/').to_owned();
         }
     };
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
+    let keep = Arc::clone(&stderr);
+    std::thread::spawn(move || {
+        while let Some(line) = read_line(&mut reader) {
+            keep.lock().unwrap().push(line);
+        }
+    });
+    Server {
+        child,
+        base,
+        stderr,
+    }
+}
+
+/// The next line, read lossily (a byte that is not UTF-8 must not stop the
+/// draining); `None` at the end of the stream.
+fn read_line(reader: &mut impl BufRead) -> Option<String> {
+    let mut buf = Vec::new();
+    match reader.read_until(b'\n', &mut buf) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(
+            String::from_utf8_lossy(&buf)
+                .trim_end_matches('\n')
+                .to_owned(),
+        ),
+    }
 }
 
 /// A small blocking HTTP client over reqwest (status, parsed JSON body).
