@@ -16,6 +16,13 @@ use std::fmt::Write as _;
 use serde::Deserialize;
 
 include!("src/secrets/format.rs");
+
+// Note [Literals a match needs] in `src/secrets/needs/mod.rs`: the
+// built-in patterns' literals, read here with the run-time translation.
+#[path = "src/secrets/needs/derive.rs"]
+mod derive;
+#[path = "src/secrets/syntax.rs"]
+mod syntax;
 include!("src/pricing/names.rs");
 
 fn main() {
@@ -54,6 +61,38 @@ fn secret_rules() {
     writeln!(out, "],\n    disabled: vec![{}],\n}}", list(&file.disabled)).unwrap();
     let dir = std::env::var("OUT_DIR").expect("OUT_DIR");
     std::fs::write(format!("{dir}/builtin_rules.rs"), out).expect("write builtin_rules.rs");
+    builtin_needs(&file.rules, &dir);
+}
+
+/// `builtin_needs.rs`: per built-in rule, the literals every match needs.
+fn builtin_needs(rules: &[Rule], dir: &str) {
+    println!("cargo:rerun-if-changed=src/secrets/needs/derive.rs");
+    println!("cargo:rerun-if-changed=src/secrets/syntax.rs");
+    let mut out = String::from("&[\n");
+    for r in rules {
+        let needs = derive::needs_of(&syntax::go_to_rust(&r.regex));
+        write!(out, "    ({:?}, {:?}, &[", r.id, r.regex).unwrap();
+        for choices in &needs {
+            out.push_str("&[");
+            for lit in choices {
+                // Exact bytes as written when nothing folds; otherwise lower
+                // case, compared ignoring case (which only widens an exact byte).
+                let folded = lit.iter().any(|u| matches!(u, derive::Unit::Fold(_)));
+                let bytes: Vec<u8> = lit
+                    .iter()
+                    .map(|u| match *u {
+                        derive::Unit::Exact(b) if folded => b.to_ascii_lowercase(),
+                        derive::Unit::Exact(b) | derive::Unit::Fold(b) => b,
+                    })
+                    .collect();
+                write!(out, "(b\"{}\", {folded}), ", bytes.escape_ascii()).unwrap();
+            }
+            out.push_str("], ");
+        }
+        out.push_str("]),\n");
+    }
+    out.push(']');
+    std::fs::write(format!("{dir}/builtin_needs.rs"), out).expect("write builtin_needs.rs");
 }
 
 /// A Rust expression for the `String` `text` (`Debug` escapes as Rust does).

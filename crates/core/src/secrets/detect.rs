@@ -22,7 +22,7 @@ use super::keywords::Keywords;
 use super::rules::{Allowlist, Rule, RuleSet};
 use super::syntax::go_to_rust;
 use super::{SecretsError, one_line};
-use super::{encoded, gate};
+use super::{encoded, gate, needs};
 
 /// A secret found in a text: the byte range of the secret itself (the rule's
 /// `secretGroup`), on char boundaries.
@@ -177,6 +177,9 @@ struct CompiledRule {
     entropy: Option<f64>,
     /// gitleaks drops a generic finding that a specific one overlaps.
     generic: bool,
+    /// Literals every match holds (a built-in rule's, written at build
+    /// time; Note \[Literals a match needs\] in `needs/mod.rs`).
+    needs: &'static [&'static [needs::Literal]],
 }
 
 /// A rule's compiled regex and allowlists.
@@ -254,10 +257,14 @@ impl CompiledRule {
             .as_ref()
     }
 
-    /// False only when the rule cannot match `text`, as its relaxed regex
-    /// (compiled now if need be) says; a compiled rule is not gated
-    /// (Note \[Relaxed gates\] in `gate.rs`).
+    /// False only when the rule cannot match `text`: a literal every match
+    /// needs is missing (Note \[Literals a match needs\] in `needs/mod.rs`),
+    /// or its relaxed regex (compiled now if need be) says so; a compiled
+    /// rule is not gated by a regex (Note \[Relaxed gates\] in `gate.rs`).
     fn may_run(&self, text: &str) -> bool {
+        if !needs::met(self.needs, text) {
+            return false;
+        }
         if self.compiled.get().is_some() {
             return true;
         }
@@ -319,8 +326,9 @@ fn marker_end(text: &[u8], at: usize) -> Option<usize> {
         return None;
     }
     let hex = text.get(colon + 1..colon + 9)?;
-    (hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) && text.get(colon + 9) == Some(&b']'))
-        .then_some(colon + 10)
+    (hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        && text.get(colon + 9) == Some(&b']'))
+    .then_some(colon + 10)
 }
 
 fn compile(id: &str, pattern: &str) -> Result<Regex, SecretsError> {
@@ -477,7 +485,16 @@ impl Detector {
             allowlists: allowlist_source,
             disabled,
         } = rules;
+        // The built-in table is in file order: look there first.
+        let mut next_needs = 0;
         for rule in all.into_iter().filter(|r| !disabled.contains(&r.id)) {
+            let rule_needs = match needs::BUILTIN.get(next_needs) {
+                Some(&(id, regex, n)) if id == rule.id && regex == rule.regex => {
+                    next_needs += 1;
+                    n
+                }
+                _ => needs::builtin(&rule.id, &rule.regex),
+            };
             let compiled_now = OnceLock::new();
             if !lazy {
                 let _ = compiled_now.set(Some(compile_rule_now(&rule)?));
@@ -503,6 +520,7 @@ impl Detector {
                 secret_group: rule.secret_group.filter(|&g| g > 0),
                 entropy: rule.entropy.filter(|&e| e != 0.0),
                 generic: rule.id.contains("generic"),
+                needs: rule_needs,
                 source: rule,
             });
         }
@@ -869,8 +887,10 @@ mod tests {
             "[REDACTED:aws-key:d7c62658][REDACTED:aws-key:d7c62658]",
             "[REDACTED:aws key:d7c62658]",
         ] {
-            let want: Vec<(usize, usize)> =
-                regex.find_iter(text).map(|m| (m.start(), m.end())).collect();
+            let want: Vec<(usize, usize)> = regex
+                .find_iter(text)
+                .map(|m| (m.start(), m.end()))
+                .collect();
             assert_eq!(d.markers(text), want, "{text:?}");
         }
     }

@@ -35,6 +35,7 @@ mod gate;
 mod ids;
 mod keywords;
 mod mask;
+mod needs;
 mod rules;
 mod syntax;
 
