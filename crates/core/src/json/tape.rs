@@ -10,7 +10,7 @@
 //! API ([`Tape`]). The reading is *conservative*: it returns `None` on
 //! anything it is not sure `serde_json` reads the same way (a syntax error,
 //! a repeated key, a `\u` escape of a lone surrogate, a number literal that
-//! is not exact (Note [Big numbers] in [`crate::json`]), nesting deeper than
+//! is not exact (Note [Big numbers] in `json`), nesting deeper than
 //! [`MAX_DEPTH`], bytes that are not UTF-8), and the caller then takes the
 //! `Value` path, which stays the reference for every verdict and message.
 //! When it does read the text, the value is the one `serde_json` gives
@@ -59,6 +59,13 @@ use std::sync::OnceLock;
 use jsonschema::JsonType;
 use jsonschema::json::{Array, Json, Node, NodeIdentity, Object};
 use serde_json::{Number, Value};
+
+use super::exact::is_exact;
+use super::number::{NumberLiteral, number_literal};
+use super::scan::plain_run_end;
+use super::unescape::{unescape, unescape_all};
+use super::write::write_str;
+use super::ws::{is_ws, ws_end};
 
 /// Deepest nesting read here (`serde_json` refuses beyond 128).
 pub(crate) const MAX_DEPTH: usize = 100;
@@ -119,7 +126,7 @@ pub(crate) struct Doc<'t> {
     pub(crate) items: Vec<u32>,
     pub(crate) members: Vec<(Cow<'t, str>, u32)>,
     /// The text of each [`Slot::Escaped`], filled when first read (a
-    /// `OnceLock`, not a `OnceCell`: a built [`super::Instance`] is shared
+    /// `OnceLock`, not a `OnceCell`: a built [`crate::validate::Instance`] is shared
     /// by threads).
     pub(crate) unescaped: Vec<OnceLock<String>>,
     pub(crate) root: u32,
@@ -606,7 +613,7 @@ impl<'t> Reader<'t> {
         let mut escaped = false;
         loop {
             // Note [String scans] in `json`.
-            i = crate::json::plain_run_end(b, i, b'"', b'"');
+            i = plain_run_end(b, i, b'"', b'"');
             match *b.get(i)? {
                 b'"' => {
                     self.pos = i + 1;
@@ -668,7 +675,7 @@ impl<'t> Reader<'t> {
         let mut owned: Option<String> = None;
         loop {
             // Note [String scans] in `json`.
-            i = crate::json::plain_run_end(b, i, b'"', b'"');
+            i = plain_run_end(b, i, b'"', b'"');
             match *b.get(i)? {
                 b'"' => {
                     self.pos = i + 1;
@@ -730,7 +737,7 @@ impl<'t> Reader<'t> {
         }
         // The literal is ASCII by construction.
         let literal = std::str::from_utf8(b.get(start..i)?).ok()?;
-        if !crate::json::is_exact(literal) {
+        if !is_exact(literal) {
             return self.doubtful();
         }
         match serde_json::from_str::<Number>(literal) {
@@ -738,114 +745,6 @@ impl<'t> Reader<'t> {
             Err(_) => self.doubtful(),
         }
     }
-}
-
-/// Whether `c` is JSON whitespace (RFC 8259: space, line feed, tab,
-/// carriage return), for the tape reader and the one-pass writer alike.
-#[inline]
-pub(crate) fn is_ws(c: Option<&u8>) -> bool {
-    matches!(c, Some(b' ' | b'\n' | b'\t' | b'\r'))
-}
-
-/// Where a number literal lies: [`number_literal`]'s answer.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NumberLiteral {
-    /// The index just past the literal.
-    pub(crate) end: usize,
-    /// The integer part's digits, `b[int_start..int_end]` (after any `-`).
-    pub(crate) int_start: usize,
-    pub(crate) int_end: usize,
-    /// No fraction and no exponent.
-    pub(crate) simple: bool,
-}
-
-/// The number literal at `start` of `b` by the grammar `serde_json` reads
-/// (RFC 8259: `-`, an integer part without a leading zero, a fraction, an
-/// exponent); `None` when none is there or the literal is broken (`-`,
-/// `1.`, `1e`, `01`: an error to `serde_json` either way). Shared by the
-/// tape reader and the one-pass writer (`extract::minify`), which then
-/// decide alike which literals `serde_json` writes as they stand.
-#[inline]
-pub(crate) fn number_literal(b: &[u8], start: usize) -> Option<NumberLiteral> {
-    let digits_from = |mut i: usize| {
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        i
-    };
-    let mut i = start;
-    if b.get(i) == Some(&b'-') {
-        i += 1;
-    }
-    let int_start = i;
-    match b.get(i)? {
-        b'0' => i += 1,
-        b'1'..=b'9' => i = digits_from(i + 1),
-        _ => return None,
-    }
-    let int_end = i;
-    let mut simple = true;
-    if b.get(i) == Some(&b'.') {
-        simple = false;
-        let from = i + 1;
-        i = digits_from(from);
-        if i == from {
-            return None;
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        simple = false;
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        let from = i;
-        i = digits_from(from);
-        if i == from {
-            return None;
-        }
-    }
-    // `01` is two tokens to `serde_json`: an error either way.
-    if b.get(i).is_some_and(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(NumberLiteral {
-        end: i,
-        int_start,
-        int_end,
-        simple,
-    })
-}
-
-/// The index of the first byte at or after `i` that is not JSON whitespace,
-/// or `b.len()`.
-///
-/// Note [Whitespace words]: pretty-printed agent JSON puts a line break and
-/// an indentation before most tokens, and the reader skipped them a byte at
-/// a time (a fifth of its instructions on the corpus's fenced replies).
-/// The four whitespace bytes are tested eight at a time here, each byte
-/// exactly (a byte with its high bit set is never taken for one).
-pub(crate) fn ws_end(b: &[u8], mut i: usize) -> usize {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    while let Some(word) = b.get(i..i + 8) {
-        let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
-        let t = w & LOW7;
-        // The high bit of `t ^ c + LOW7` is set where a byte is not `c`
-        // (no carry leaves a byte); a byte with its own high bit set is
-        // not whitespace.
-        let not = |c: u8| (t ^ (ONES * u64::from(c))) + LOW7;
-        let other = ((not(b' ') & not(b'\n') & not(b'\t') & not(b'\r')) | w) & HIGH;
-        if other != 0 {
-            return i + (other.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while is_ws(b.get(i)) {
-        i += 1;
-    }
-    i
 }
 
 /// Whether `text` (from its first non-whitespace byte) can be one JSON
@@ -889,70 +788,6 @@ fn rewritten(raw: &str) -> bool {
         i = at + 2;
     }
     false
-}
-
-/// The text of a raw string body whose escapes the reader checked (Note
-/// [Lazy escapes]).
-pub(crate) fn unescape_all(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut rest = raw;
-    while let Some(at) = memchr::memchr(b'\\', rest.as_bytes()) {
-        out.push_str(rest.get(..at).unwrap_or_default());
-        let after = rest.as_bytes().get(at + 1..).unwrap_or_default();
-        // Checked by the reader; an escape it would refuse is kept as text
-        // rather than lost.
-        let used = if let Some((c, used)) = unescape(after) {
-            out.push(c);
-            used
-        } else {
-            out.push('\\');
-            0
-        };
-        rest = rest.get(at + 1 + used..).unwrap_or_default();
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The character of the escape after a `\` (`rest` starts after it) and the
-/// bytes it used; `None` for anything but the escapes `serde_json` reads
-/// into a `String` the same way (a lone surrogate, a bad escape).
-pub(crate) fn unescape(rest: &[u8]) -> Option<(char, usize)> {
-    let c = match *rest.first()? {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
-        b'u' => {
-            let hi = hex4(rest.get(1..5)?)?;
-            if (0xD800..0xDC00).contains(&hi) {
-                if rest.get(5..7)? != b"\\u" {
-                    return None;
-                }
-                let lo = hex4(rest.get(7..11)?)?;
-                if !(0xDC00..0xE000).contains(&lo) {
-                    return None;
-                }
-                let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                return Some((char::from_u32(c)?, 11));
-            }
-            return Some((char::from_u32(hi)?, 5));
-        }
-        _ => return None,
-    };
-    Some((c, 1))
-}
-
-fn hex4(b: &[u8]) -> Option<u32> {
-    let mut n = 0u32;
-    for &c in b {
-        n = n * 16 + char::from(c).to_digit(16)?;
-    }
-    Some(n)
 }
 
 /// The `jsonschema` representation of a [`Doc`] (Note [Validating from text]).
@@ -1158,7 +993,7 @@ fn write_string(out: &mut Vec<u8>, s: &Cow<'_, str>) {
             out.extend_from_slice(raw.as_bytes());
             out.push(b'"');
         }
-        Cow::Owned(text) => crate::json::write_str(out, text),
+        Cow::Owned(text) => write_str(out, text),
     }
 }
 
@@ -1189,7 +1024,7 @@ pub(crate) fn write_raw_escaped(out: &mut Vec<u8>, raw: &str) {
             // Rare (agents seldom write `\u`): `write_str`'s own escape of
             // the one character, without its quotes.
             let mut one = Vec::with_capacity(8);
-            crate::json::write_str(&mut one, c.encode_utf8(&mut [0u8; 4]));
+            write_str(&mut one, c.encode_utf8(&mut [0u8; 4]));
             out.extend_from_slice(one.get(1..one.len() - 1).unwrap_or_default());
             i = at + 1 + used;
         }
