@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::facts::RunSummary;
+use crate::json::InexactNumber;
 
 /// Which extraction step produced the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -81,6 +82,26 @@ pub struct Violation {
     /// The CEL source of the failed `x-invariants` rule (invariants only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+}
+
+impl InexactNumber {
+    /// The error reported for it: kind `number`, at its path.
+    ///
+    /// Defined here, not in `json`, so that `json` imports no stage's
+    /// types (Note [Result types], Note [One JSON family] in `json`).
+    pub fn violation(&self) -> Violation {
+        Violation {
+            instance_path: self.instance_path.clone(),
+            schema_path: String::new(),
+            message: format!(
+                "number {} cannot be represented exactly (it would become {}); refused rather \
+                 than changed",
+                self.literal, self.held
+            ),
+            kind: Some(ViolationKind::Number),
+            rule: None,
+        }
+    }
 }
 
 /// The outcome of extracting (and, given a schema, validating) one reply or run.

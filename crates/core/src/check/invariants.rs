@@ -276,7 +276,7 @@ impl Invariants {
     /// (`tape_verdicts_agree_with_value_verdicts`).
     pub(crate) fn evaluate_tape(
         &self,
-        instance: crate::validate::tape::TapeNode<'_>,
+        instance: crate::json::tape::TapeNode<'_>,
     ) -> Option<Vec<Violation>> {
         if self.count == 0 || self.nodes.is_empty() {
             return Some(Vec::new());
@@ -312,10 +312,10 @@ impl TapeWalk<'_> {
     fn visit(
         &mut self,
         id: usize,
-        value: crate::validate::tape::TapeNode<'_>,
+        value: crate::json::tape::TapeNode<'_>,
         path: &mut String,
     ) -> Option<()> {
-        use crate::validate::tape::Shape;
+        use crate::json::tape::Shape;
         use jsonschema::json::Node as _;
         let inv = self.inv;
         let node = &inv.nodes[id];
@@ -376,7 +376,7 @@ impl TapeWalk<'_> {
     fn descend(
         &mut self,
         id: usize,
-        value: crate::validate::tape::TapeNode<'_>,
+        value: crate::json::tape::TapeNode<'_>,
         path: &mut String,
         token: &str,
     ) -> Option<()> {

@@ -4,7 +4,7 @@
 //! Note [One-pass compact]: without a schema, a strict candidate that wins
 //! is only written out, yet it was read onto the tape first (a slot per
 //! node, an item per element, a member per key, two stacks, a cut per
-//! whitespace run: Note [Copied runs] in `validate::tape`), then written by
+//! whitespace run: Note [Copied runs] in `json::tape`), then written by
 //! copying its text between the cuts, and the tape dropped. Nothing of the
 //! tape is read but its top level (Note [Weak candidates]). Here the same
 //! grammar walk (the tape reader's, check for check) copies the text as it
@@ -46,11 +46,13 @@ use std::cell::RefCell;
 use serde_json::Number;
 
 use super::Top;
-use crate::json::{is_exact, plain_run_end};
-use crate::validate::tape::{
-    Declined, MAX_DEPTH, MAX_SCANNED_KEYS, NumberLiteral, closes_as_it_opens, is_ws,
-    number_literal, unescape, unescape_all, write_raw_escaped, ws_end,
+use crate::json::number::{NumberLiteral, number_literal};
+use crate::json::tape::{
+    Declined, MAX_DEPTH, MAX_SCANNED_KEYS, closes_as_it_opens, write_raw_escaped,
 };
+use crate::json::unescape::{unescape, unescape_all};
+use crate::json::ws::{is_ws, ws_end};
+use crate::json::{is_exact, plain_run_end};
 
 /// What the one-pass writer keeps from candidate to candidate (and, per
 /// thread, from reply to reply): the buffer it writes into, the keys of
@@ -131,7 +133,7 @@ pub(super) fn write_strict(
 ) -> Result<Top, Declined> {
     let b = text.as_bytes();
     let start = ws_end(b, 0);
-    // Note [Cut text refused at once] in `validate::tape`: before any room
+    // Note [Cut text refused at once] in `json::tape`: before any room
     // is made.
     if !closes_as_it_opens(b.get(start..).unwrap_or_default()) {
         return Err(Declined::Invalid);
@@ -189,7 +191,7 @@ pub(super) fn write_strict(
 /// the first byte are counted in one word (the first byte that is not a
 /// space is the lowest non-zero byte of the word XOR spaces), and only a
 /// run that goes on past that (a tab, a second line break, more than
-/// eight spaces) is left to `ws_end` in `validate::tape`. With the one
+/// eight spaces) is left to `ws_end` in `json::ws`. With the one
 /// space after a `:` skipped where it is met and the element reader
 /// inlined, measured (`extract --jsonl --json`, callgrind, output
 /// byte-identical): the bench corpus 962.5 → 949.0 million instructions,
@@ -292,7 +294,7 @@ impl Minifier<'_> {
         None
     }
 
-    /// Skip whitespace (Note [Whitespace words] in `validate::tape`).
+    /// Skip whitespace (Note [Whitespace words] in `json::ws`).
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn ws(&mut self) {
@@ -588,7 +590,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::validate::tape::{self, Doc, Scratch};
+    use crate::json::tape::{self, Doc, Scratch};
 
     /// The one-pass writer against the tape (its verdict, its top level,
     /// `write_compact`) and `serde_json` (`json::write_compact` of its

@@ -36,11 +36,11 @@ mod trace;
 use serde_json::Value;
 
 use crate::decode::Format;
+use crate::json::tape::{self, Declined, Doc, Scratch, TapeNode};
 use crate::json::{self, InexactNumber, Parsed};
 use crate::outcome::{Extraction, Method};
 use crate::summary::RunSummary;
 use crate::validate::Validator;
-use crate::validate::tape::{self, Declined, Doc, Scratch, TapeNode};
 
 /// The repairs live with the other result types (Note [Result types] in
 /// `outcome`); re-exported where they are made.
@@ -119,7 +119,7 @@ fn replaced_text_with(
 /// a strict candidate that wins as it stands (no schema, or valid against
 /// it: coercion leaves a valid value alone) is written straight from its
 /// reading, never built (Note [Writing from the tape] in
-/// `validate::tape`; without a schema, written as it is checked, Note
+/// `json::tape`; without a schema, written as it is checked, Note
 /// [One-pass compact] in `minify`); the tests hold it to [`extract_text`]
 /// (`compact_agrees`).
 pub fn extract_text_compact(
@@ -591,7 +591,7 @@ impl Top {
 
 /// A strict candidate as read: a `Value`, or (when the chooser writes
 /// compact output) a document on the tape (Note [Writing from the tape] in
-/// `validate::tape`) or, without a schema, its compact form already
+/// `json::tape`) or, without a schema, its compact form already
 /// written (Note [One-pass compact] in `minify`).
 enum Reading<'t> {
     Value(Parsed),
@@ -695,7 +695,7 @@ impl<'o, 'v> Chooser<'o, 'v> {
             };
         }
         // Text the tape refuses is not JSON: no second scan (Note
-        // [Declined, not refused] in `validate::tape`).
+        // [Declined, not refused] in `json::tape`).
         match Doc::read_in(span, &mut c.scratch) {
             Ok(doc) => Some(Reading::Tape(doc)),
             Err(Declined::Invalid) => None,
@@ -714,7 +714,7 @@ impl<'o, 'v> Chooser<'o, 'v> {
     }
 
     /// The reading as a `Value` (the same value `serde_json` reads:
-    /// `doc_agrees_with_serde_json` in `validate::tape`); a written one
+    /// `doc_agrees_with_serde_json` in `json::tape`); a written one
     /// is read again (a weak candidate: rare).
     fn take_parsed(&mut self, reading: Reading<'_>) -> Option<Parsed> {
         match reading {

@@ -549,7 +549,7 @@ mod prop {
         /// as from the value.
         #[test]
         fn tape_tops_agree(v in json_text()) {
-            if let Some(doc) = crate::validate::tape::Doc::parse(&v) {
+            if let Some(doc) = crate::json::tape::Doc::parse(&v) {
                 let root = doc.root();
                 prop_assert_eq!(super::Top::of_tape(root), super::Top::of(&root.value()));
             }

@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use serde_json::Number;
 
 use super::Validator;
-use super::tape::{Doc, MAX_DEPTH, Slot};
+use crate::json::tape::{Doc, MAX_DEPTH, Slot};
 use crate::outcome::Violation;
 
 /// A JSON instance built by [`InstanceBuilder`], borrowing its strings.

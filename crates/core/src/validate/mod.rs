@@ -25,7 +25,6 @@
 pub mod coerce;
 mod draft;
 mod instance;
-pub(crate) mod tape;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -35,6 +34,7 @@ use serde_json::Value;
 
 use crate::check::Invariants;
 use crate::error::{Error, Result};
+use crate::json::tape;
 use crate::outcome::Violation;
 
 /// The coercions live with the other result types (Note [Result types] in

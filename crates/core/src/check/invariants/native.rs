@@ -25,7 +25,7 @@ use cel::IdedExpr;
 use cel::common::ast::{CallExpr, ComprehensionExpr, Expr, LiteralValue, operators};
 use serde_json::Value;
 
-use crate::validate::tape::{Shape, TapeNode};
+use crate::json::tape::{Shape, TapeNode};
 
 /// A value during native evaluation: scalars by value, JSON containers by
 /// reference, lists built by the rule (`map`, `filter`, `[a, b]`) owned.
@@ -577,8 +577,8 @@ enum Items<'a> {
     List(std::vec::IntoIter<V<'a>>),
     Array(std::slice::Iter<'a, Value>),
     Keys(serde_json::map::Keys<'a>),
-    TapeArray(crate::validate::tape::TapeElements<'a>),
-    TapeKeys(crate::validate::tape::TapeMembers<'a>),
+    TapeArray(crate::json::tape::TapeElements<'a>),
+    TapeKeys(crate::json::tape::TapeMembers<'a>),
 }
 
 impl<'a> Iterator for Items<'a> {

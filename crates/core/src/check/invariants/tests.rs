@@ -1076,7 +1076,7 @@ mod random_rules {
                 }
             }
             let text = inst.to_string();
-            if let Some(doc) = crate::validate::tape::Doc::parse(&text) {
+            if let Some(doc) = crate::json::tape::Doc::parse(&text) {
                 prop_assert_eq!(
                     p.verdict_tape(doc.root(), limit),
                     got,

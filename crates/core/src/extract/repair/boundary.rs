@@ -37,7 +37,7 @@
 //! parsing stays linear (`adversarial_inputs_are_linear_and_safe`; the
 //! `extract` bench's `repaired/quotes-1mb`).
 
-use super::parser::{Ctx, is_ident_start, smart_quote};
+use super::lex::{Ctx, is_ident_start, smart_quote};
 
 /// Bytes a doubtful quote's scan looks at (Note [String boundaries]).
 pub(super) const SCAN: usize = 4096;

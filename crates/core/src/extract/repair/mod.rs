@@ -24,6 +24,7 @@
 //! keeps what parses.
 
 mod boundary;
+mod lex;
 mod node;
 mod parser;
 mod prose;

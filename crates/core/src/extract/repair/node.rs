@@ -25,7 +25,7 @@
 //! it is written, in place of writing and then dropping the tree, a walk
 //! of 14.6 million): 642.0 million, moving each node out of its `Vec` cost
 //! more than the walk. A new `Vec::with_capacity` at the first push (Note
-//! [First push] in `parser`) with `prose::noise` tested per 64-byte chunk:
+//! [First push]) with `prose::noise` tested per 64-byte chunk:
 //! 636.1 million, the whole corpus 1,029.3 → 1,023.2 million (−0.6%),
 //! commit `d219958`, reverted as below that round's bar.
 
@@ -151,6 +151,15 @@ impl<'a> Text<'a> {
     }
 }
 
+/// Items an array or object makes room for at its first push.
+///
+/// Note [First push]: a `Vec` grows from 4 to 8 to 16 items, and the lists
+/// and objects of a reply mostly hold 5 to 12 (steps, findings, members):
+/// two or three allocations and copies each. Room for 8 at the first push
+/// (none for an empty one) halves that. Measured with Note [Repaired
+/// nodes]: see there.
+pub(crate) const FIRST_ROOM: usize = 8;
+
 /// An object's members in the order their keys first appeared; a repeated
 /// key keeps its first place and takes the last value (as
 /// `serde_json::Map::insert` does with `preserve_order`).
@@ -229,8 +238,8 @@ impl<'a> Members<'a> {
         }
         let at = self.entries.len();
         if at == 0 {
-            // Note [First push] in `parser`.
-            self.entries.reserve_exact(super::parser::FIRST_ROOM);
+            // Note [First push].
+            self.entries.reserve_exact(FIRST_ROOM);
         }
         match &mut self.index {
             Some(index) => {

@@ -10,7 +10,11 @@ use std::borrow::Cow;
 use serde_json::Number;
 
 use super::boundary::{self, Follow, Scan};
-use super::node::{Members, Node, Text};
+use super::lex::{
+    self, Ctx, Quote, is_ident_byte, is_ident_start, is_key_byte, literal, parse_number,
+    smart_quote, spaces_end, starts_ws, unicode_space_len,
+};
+use super::node::{FIRST_ROOM, Members, Node, Text};
 
 use crate::extract::Repair;
 use crate::extract::candidates::member_follows;
@@ -51,37 +55,6 @@ pub(crate) struct Parser<'a> {
 /// a NUL (`\u0000`) and this exact text; it would then be reported as an
 /// inexact number: flagged, never passed as valid.
 pub(crate) const INEXACT_MARK: &str = "\u{0}agentshape:inexact-number:";
-
-/// Where a string sits: it decides what may follow its closing quote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Ctx {
-    Key,
-    /// A member value (or a top-level value).
-    Object,
-    Array,
-    Tuple,
-}
-
-/// A string's opening quote: ASCII `"`/`'`, or a typographic pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Quote {
-    Ascii(u8),
-    /// `“` or `”` (either closes).
-    SmartDouble,
-    /// `‘` or `’` (either closes).
-    SmartSingle,
-    /// `` ` `` (closed by `` ` `` or the acute accent `´`), Note [Backtick quotes].
-    Backtick,
-}
-
-/// Items an array or object makes room for at its first push.
-///
-/// Note [First push]: a `Vec` grows from 4 to 8 to 16 items, and the lists
-/// and objects of a reply mostly hold 5 to 12 (steps, findings, members):
-/// two or three allocations and copies each. Room for 8 at the first push
-/// (none for an empty one) halves that. Measured with Note [Repaired
-/// nodes]: see there.
-pub(crate) const FIRST_ROOM: usize = 8;
 
 /// Bytes of look-ahead spent on one ambiguous quote (Note [Missing quotes]).
 const LOOKAHEAD: usize = 64;
@@ -1422,90 +1395,14 @@ impl<'a> Parser<'a> {
         None
     }
 
-    /// An escape sequence; the cursor is on the backslash.
+    /// An escape sequence; the cursor is on the backslash (Note [Lenient
+    /// escapes] in `lex`).
     fn escape(&mut self, out: &mut Vec<u8>) {
-        let Some(c) = self.peek_at(1) else {
-            // Cut right after the backslash: drop it.
-            self.pos += 1;
-            return;
-        };
-        self.pos += 2;
-        let simple = match c {
-            b'"' => Some(b'"'),
-            b'\\' => Some(b'\\'),
-            b'/' => Some(b'/'),
-            b'b' => Some(0x08),
-            b'f' => Some(0x0c),
-            b'n' => Some(b'\n'),
-            b'r' => Some(b'\r'),
-            b't' => Some(b'\t'),
-            _ => None,
-        };
-        if let Some(s) = simple {
-            out.push(s);
-            return;
+        let (end, repair) = lex::escape(self.src, self.pos, out);
+        self.pos = end;
+        if let Some(r) = repair {
+            self.note(r);
         }
-        if c == b'u' {
-            let Some(hi) = self.hex4() else {
-                let rest = self.src.get(self.pos..).unwrap_or_default();
-                if rest.len() < 4 && rest.iter().all(u8::is_ascii_hexdigit) {
-                    // Cut inside `\uXXXX`: drop the partial escape.
-                    self.pos = self.src.len();
-                    self.note(Repair::Truncated);
-                } else {
-                    self.note(Repair::InvalidEscape);
-                }
-                return;
-            };
-            let ch = if (0xD800..0xDC00).contains(&hi) {
-                if self.peek() == Some(b'\\') && self.peek_at(1) == Some(b'u') {
-                    let save = self.pos;
-                    self.pos += 2;
-                    match self.hex4() {
-                        Some(lo) if (0xDC00..0xE000).contains(&lo) => {
-                            char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
-                        }
-                        _ => {
-                            self.pos = save;
-                            None
-                        }
-                    }
-                } else {
-                    None
-                }
-            } else {
-                char::from_u32(hi)
-            };
-            // Note [Replaced text] in `extract::replaced`: a lone surrogate has no
-            // character; U+FFFD stands for it, listed, never silently.
-            let ch = ch.unwrap_or_else(|| {
-                self.note(Repair::ReplacedInvalidText);
-                '\u{FFFD}'
-            });
-            let mut buf = [0u8; 4];
-            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-            return;
-        }
-        // `\'` and other unknown escapes: keep the character itself.
-        if c != b'\'' {
-            self.note(Repair::InvalidEscape);
-        }
-        // `c` may start a multi-byte character; copy bytes up to the next boundary.
-        self.pos -= 1;
-        let start = self.pos;
-        self.pos += 1;
-        while self.peek().is_some_and(|b| (b & 0xC0) == 0x80) {
-            self.pos += 1;
-        }
-        out.extend_from_slice(self.src.get(start..self.pos).unwrap_or_default());
-    }
-
-    fn hex4(&mut self) -> Option<u32> {
-        let s = self.src.get(self.pos..self.pos + 4)?;
-        let s = std::str::from_utf8(s).ok()?;
-        let v = u32::from_str_radix(s, 16).ok()?;
-        self.pos += 4;
-        Some(v)
     }
 
     fn unquoted_key(&mut self) -> Text<'a> {
@@ -1544,20 +1441,9 @@ impl<'a> Parser<'a> {
                 other => other,
             };
         }
-        // Note [Digit separators]: `1_234.5_6` is a number with Python/JS
-        // digit separators; an `_` counts only between two digits.
-        let mut separated = false;
-        while let Some(b) = self.peek() {
-            let separator = b == b'_'
-                && self.pos > start
-                && self.src.get(self.pos - 1).is_some_and(u8::is_ascii_digit)
-                && self.peek_at(1).is_some_and(|c| c.is_ascii_digit());
-            if !(separator || matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) {
-                break;
-            }
-            separated |= separator;
-            self.pos += 1;
-        }
+        // Note [Digit separators] in `lex`.
+        let (end, separated) = lex::number_end(self.src, start);
+        self.pos = end;
         // A number glued to letters is a word (`3rd`, `1h`); one glued to a
         // `/` or a `:` and a digit is text too (`12345/67890`, `12:30`).
         let glued = self.peek().is_some_and(|b| {
@@ -1811,33 +1697,6 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// The kind of the typographic quote `“ ” ‘ ’` at the start of `b`, if any.
-pub(super) fn smart_quote(b: &[u8]) -> Option<Quote> {
-    match b.get(..3)? {
-        [0xE2, 0x80, 0x9C | 0x9D] => Some(Quote::SmartDouble),
-        [0xE2, 0x80, 0x98 | 0x99] => Some(Quote::SmartSingle),
-        _ => None,
-    }
-}
-
-/// The length of the Unicode space at the start of `b` (no-break space,
-/// the U+2000 block, zero-width space, narrow and math spaces, ideographic
-/// space, BOM), if any.
-fn unicode_space_len(b: &[u8]) -> Option<usize> {
-    match b.get(..2)? {
-        [0xC2, 0xA0] => return Some(2),
-        [0xE2 | 0xE3 | 0xEF, _] => {}
-        _ => return None,
-    }
-    match b.get(..3)? {
-        [0xE2, 0x80, 0x80..=0x8B | 0xAF]
-        | [0xE2, 0x81, 0x9F]
-        | [0xE3, 0x80, 0x80]
-        | [0xEF, 0xBB, 0xBF] => Some(3),
-        _ => None,
-    }
-}
-
 /// Note [Continued arrays]: where a key should start, an array right after a
 /// member whose value is an array (`"k": ["a"], ["b"], "n": 1`) continues
 /// that array: its `]` came too early. A list of scalars takes the new items;
@@ -1882,102 +1741,11 @@ fn trim_raw_line_break(raw: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// The index of the first byte at or after `i` of `b` that is not a space
-/// or a line feed, or `b.len()`: eight bytes at a time (Note [Whitespace
-/// runs]), each test exact per byte as in `json`'s word scans.
-fn spaces_end(b: &[u8], mut i: usize) -> usize {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    while let Some(word) = b.get(i..i + 8) {
-        let mut w8 = [0u8; 8];
-        w8.copy_from_slice(word);
-        let w = u64::from_le_bytes(w8);
-        let t = w & LOW7;
-        // The high bit of a byte stays clear where it is a space or `\n`.
-        let not_space = (t ^ (ONES * u64::from(b' '))) + LOW7;
-        let not_newline = (t ^ (ONES * u64::from(b'\n'))) + LOW7;
-        let other = ((not_space & not_newline) | w) & HIGH;
-        if other != 0 {
-            return i + (other.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while matches!(b.get(i), Some(b' ' | b'\n')) {
-        i += 1;
-    }
-    i
-}
-
 /// Drop trailing ASCII whitespace.
 fn trim_end_ws(out: &mut Vec<u8>) {
     while out.last().is_some_and(u8::is_ascii_whitespace) {
         out.pop();
     }
-}
-
-/// A whole word that is a literal, or a JSON literal cut short (at least
-/// three letters: `nul`, `tru`, `fals`), with the repair it takes.
-fn literal(w: &[u8]) -> Option<(Node<'static>, Option<Repair>)> {
-    let exact = match w {
-        b"true" => Some(Node::Bool(true)),
-        b"false" => Some(Node::Bool(false)),
-        b"null" => Some(Node::Null),
-        _ => None,
-    };
-    if let Some(v) = exact {
-        return Some((v, None));
-    }
-    match w {
-        b"True" => return Some((Node::Bool(true), Some(Repair::PythonLiteral))),
-        b"False" => return Some((Node::Bool(false), Some(Repair::PythonLiteral))),
-        b"None" => return Some((Node::Null, Some(Repair::PythonLiteral))),
-        b"undefined" | b"NaN" | b"Infinity" => return Some((Node::Null, Some(Repair::JsLiteral))),
-        _ => {}
-    }
-    if w.len() >= 3 {
-        for (full, v) in [
-            (&b"true"[..], Node::Bool(true)),
-            (&b"false"[..], Node::Bool(false)),
-            (&b"null"[..], Node::Null),
-        ] {
-            if full.starts_with(w) {
-                return Some((v, Some(Repair::Truncated)));
-            }
-        }
-    }
-    None
-}
-
-fn parse_number(s: &str) -> Option<Node<'static>> {
-    if s.is_empty() {
-        return None;
-    }
-    let s = s.strip_prefix('+').unwrap_or(s);
-    if s.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
-        if let Ok(i) = s.parse::<i64>() {
-            return Some(Node::Number(i.into()));
-        }
-        if let Ok(u) = s.parse::<u64>() {
-            return Some(Node::Number(u.into()));
-        }
-    }
-    let f: f64 = s.parse().ok()?;
-    Some(Number::from_f64(f).map_or(Node::Null, Node::Number))
-}
-
-/// A byte [`Parser::skip_ws`] hands to the loop: one that can start
-/// whitespace or a comment.
-fn starts_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'/' | b'#' | 0xC2..=0xEF)
-}
-
-pub(super) fn is_ident_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_' || b == b'$'
-}
-
-fn is_ident_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
 }
 
 /// `s` without its surrounding whitespace, still borrowed when it was.
@@ -1998,11 +1766,6 @@ fn without_last_byte(s: Cow<'_, str>) -> Cow<'_, str> {
             Cow::Owned(o)
         }
     }
-}
-
-/// Bytes an unquoted key may hold (non-ASCII included, so `{ключ: 1}` works).
-fn is_key_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-' | b'.') || b >= 0x80
 }
 
 /// The first byte of `rest` that may end or interrupt a string: a quote

@@ -71,7 +71,7 @@ pub(crate) fn keeps_nothing(
 /// is an `empty` object or array: the verdict, or `None` when rule 4 must
 /// look into the value (only after [`Repair::UnquotedString`]). A strict
 /// candidate (no repairs) always gets a verdict, so it is judged without
-/// building its value (Note [Writing from the tape] in `validate::tape`).
+/// building its value (Note [Writing from the tape] in `json::tape`).
 pub(crate) fn prose_by_text(
     empty: bool,
     span: &str,
