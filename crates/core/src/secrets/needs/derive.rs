@@ -137,26 +137,25 @@ fn run(hir: &regex_syntax::hir::Hir) -> Option<Literal> {
 fn needs(hir: &regex_syntax::hir::Hir) -> Needs {
     use regex_syntax::hir::HirKind;
     match hir.kind() {
-        HirKind::Empty | HirKind::Look(_) => Vec::new(),
         HirKind::Literal(_) | HirKind::Class(_) => {
             run(hir).map(|l| vec![vec![l]]).unwrap_or_default()
         }
         HirKind::Capture(c) => needs(&c.sub),
         HirKind::Repetition(r) if r.min >= 1 => needs(&r.sub),
-        HirKind::Repetition(_) => Vec::new(),
+        // Empty, a look-around, or what may repeat zero times: nothing.
+        HirKind::Empty | HirKind::Look(_) | HirKind::Repetition(_) => Vec::new(),
         HirKind::Concat(items) => {
             // Each item's needs hold; so does each run of adjacent literal items.
             let mut out: Needs = items.iter().flat_map(needs).collect();
             let mut current: Literal = Vec::new();
             for i in items {
-                match run(i) {
-                    Some(l) => current.extend(l),
-                    None => {
-                        if current.len() > 1 {
-                            out.push(vec![std::mem::take(&mut current)]);
-                        }
-                        current.clear();
+                if let Some(l) = run(i) {
+                    current.extend(l);
+                } else {
+                    if current.len() > 1 {
+                        out.push(vec![std::mem::take(&mut current)]);
                     }
+                    current.clear();
                 }
             }
             if current.len() > 1 {

@@ -174,11 +174,7 @@ mod tests {
     /// a planted secret in its context, the rule's requirements are met.
     #[test]
     fn every_planted_match_meets_its_rules_needs() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/secrets/planted.jsonl"
-        );
-        let text = std::fs::read_to_string(path).unwrap();
+        let text = include_str!("../../../tests/fixtures/secrets/planted.jsonl");
         let rules = RuleSet::builtin();
         let compiled: Vec<regex::Regex> = rules
             .rules
