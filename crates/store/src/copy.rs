@@ -25,56 +25,11 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use crate::Store;
 use crate::error::Result;
+pub use crate::rows::{Cell, Copyable, Rows};
 
 /// Sessions per target transaction.
 pub const BATCH: usize = 200;
-
-/// One value of a row, whatever the backend (the copy's own currency;
-/// hidden: not an API to build on).
-#[doc(hidden)]
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    /// NULL.
-    Null,
-    /// An integer.
-    Int(i64),
-    /// A float.
-    Real(f64),
-    /// Text.
-    Text(String),
-}
-
-impl Cell {
-    fn text(&self) -> Option<&str> {
-        match self {
-            Cell::Text(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-/// What `copy` needs from a backend: read rows, and write many statements
-/// in one transaction with deferred foreign keys. Statements use `?`
-/// placeholders; Postgres renumbers them.
-#[doc(hidden)]
-pub trait Rows {
-    /// Rows of a query.
-    fn read(&self, sql: &str, params: &[Cell]) -> Result<Vec<Vec<Cell>>>;
-    /// Run the statements in one transaction; the rows each changed.
-    fn write_all(&mut self, stmts: &[(String, Vec<Cell>)]) -> Result<Vec<u64>>;
-}
-
-/// A store that can be copied from and to (both backends).
-pub trait Copyable: Store {
-    /// Its rows, for reading.
-    #[doc(hidden)]
-    fn copy_rows(&self) -> &dyn Rows;
-    /// Its rows, for writing.
-    #[doc(hidden)]
-    fn copy_rows_mut(&mut self) -> &mut dyn Rows;
-}
 
 /// The text cells of a row through the target's masker (Note \[Store
 /// door\] in `secrets`): rows already masked are unchanged (masking masked

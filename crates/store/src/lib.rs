@@ -32,6 +32,7 @@ pub mod memory;
 pub mod migrate;
 pub mod postgres;
 pub mod query;
+mod rows;
 pub mod secrets;
 pub mod sqlite;
 pub mod time;

@@ -83,11 +83,11 @@ use postgres::{Client, Statement, Transaction};
 
 use agentshape_core::secrets::{MaskKey, Masker};
 
+use crate::conninfo::redact;
 use crate::error::{Error, ErrorKind, PgContext, Result};
 use crate::migrate::{self, Migration, PG_MIGRATION_LOCK, Plan};
 use crate::secrets::{self, Spot};
 use crate::tls::{SslMode, Tls};
-use crate::url::redact;
 use crate::{
     Claim, ClaimRequest, FeedEntry, FeedRow, HookCall, HookChain, HookSaved, LEVELS, LOST_AFTER_MS,
     LeaseState, MemoryLine, NEW_MEMORY_CONFIDENCE, NativeMark, NativeReport, Overview,
@@ -873,9 +873,9 @@ impl PgStore {
     pub(crate) fn query_cells(
         &self,
         sql: &str,
-        params: &[crate::copy::Cell],
+        params: &[crate::rows::Cell],
         what: &dyn Fn() -> String,
-    ) -> Result<Vec<Vec<crate::copy::Cell>>> {
+    ) -> Result<Vec<Vec<crate::rows::Cell>>> {
         let context = what();
         let ctx = || context.clone();
         self.with_conn(|conn| {
@@ -2162,14 +2162,14 @@ impl Store for PgStore {
     }
 }
 
-impl postgres::types::ToSql for crate::copy::Cell {
+impl postgres::types::ToSql for crate::rows::Cell {
     fn to_sql(
         &self,
         ty: &postgres::types::Type,
         out: &mut postgres::types::private::BytesMut,
     ) -> std::result::Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
     {
-        use crate::copy::Cell;
+        use crate::rows::Cell;
         use postgres::types::Type;
         match self {
             Cell::Null => Ok(postgres::types::IsNull::Yes),
@@ -2206,8 +2206,8 @@ fn numbered(sql: &str) -> String {
     out
 }
 
-fn cells(row: &postgres::Row) -> std::result::Result<Vec<crate::copy::Cell>, postgres::Error> {
-    use crate::copy::Cell;
+fn cells(row: &postgres::Row) -> std::result::Result<Vec<crate::rows::Cell>, postgres::Error> {
+    use crate::rows::Cell;
     use postgres::types::Type;
     (0..row.len())
         .map(|i| {
@@ -2232,15 +2232,15 @@ fn cells(row: &postgres::Row) -> std::result::Result<Vec<crate::copy::Cell>, pos
         .collect()
 }
 
-fn as_params(params: &[crate::copy::Cell]) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
+fn as_params(params: &[crate::rows::Cell]) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
     params
         .iter()
         .map(|c| c as &(dyn postgres::types::ToSql + Sync))
         .collect()
 }
 
-impl crate::copy::Rows for PgStore {
-    fn read(&self, sql: &str, params: &[crate::copy::Cell]) -> Result<Vec<Vec<crate::copy::Cell>>> {
+impl crate::rows::Rows for PgStore {
+    fn read(&self, sql: &str, params: &[crate::rows::Cell]) -> Result<Vec<Vec<crate::rows::Cell>>> {
         let ctx = || "reading rows to copy".to_owned();
         let sql = numbered(sql);
         self.with_conn(|conn| {
@@ -2249,7 +2249,7 @@ impl crate::copy::Rows for PgStore {
         })
     }
 
-    fn write_all(&mut self, stmts: &[(String, Vec<crate::copy::Cell>)]) -> Result<Vec<u64>> {
+    fn write_all(&mut self, stmts: &[(String, Vec<crate::rows::Cell>)]) -> Result<Vec<u64>> {
         self.write_tx(&|| "copying rows in".to_owned(), None, RETRIES, &|tx, _| {
             // Checked at commit: a batch may hold a child before its parent.
             tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")?;
@@ -2264,11 +2264,11 @@ impl crate::copy::Rows for PgStore {
     }
 }
 
-impl crate::copy::Copyable for PgStore {
-    fn copy_rows(&self) -> &dyn crate::copy::Rows {
+impl crate::rows::Copyable for PgStore {
+    fn copy_rows(&self) -> &dyn crate::rows::Rows {
         self
     }
-    fn copy_rows_mut(&mut self) -> &mut dyn crate::copy::Rows {
+    fn copy_rows_mut(&mut self) -> &mut dyn crate::rows::Rows {
         self
     }
 }

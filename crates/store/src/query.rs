@@ -16,9 +16,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-#[doc(hidden)]
-pub use crate::copy::Cell;
 use crate::error::{Context, Error, Result};
+#[doc(hidden)]
+pub use crate::rows::Cell;
 use crate::{FeedRow, LOST_AFTER_MS, PgStore, SqliteStore, time};
 
 pub mod stats;

@@ -1583,9 +1583,9 @@ impl SqliteStore {
     }
 }
 
-impl rusqlite::ToSql for crate::copy::Cell {
+impl rusqlite::ToSql for crate::rows::Cell {
     fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        use crate::copy::Cell;
+        use crate::rows::Cell;
         use rusqlite::types::{ToSqlOutput, ValueRef};
         Ok(ToSqlOutput::Borrowed(match self {
             Cell::Null => ValueRef::Null,
@@ -1596,13 +1596,13 @@ impl rusqlite::ToSql for crate::copy::Cell {
     }
 }
 
-impl crate::copy::Rows for SqliteStore {
-    fn read(&self, sql: &str, params: &[crate::copy::Cell]) -> Result<Vec<Vec<crate::copy::Cell>>> {
+impl crate::rows::Rows for SqliteStore {
+    fn read(&self, sql: &str, params: &[crate::rows::Cell]) -> Result<Vec<Vec<crate::rows::Cell>>> {
         // The dashboard queries' reader: one conversion of SQLite values to cells.
         crate::query::Source::cells(self, sql, params, &|| "reading rows to copy".to_owned())
     }
 
-    fn write_all(&mut self, stmts: &[(String, Vec<crate::copy::Cell>)]) -> Result<Vec<u64>> {
+    fn write_all(&mut self, stmts: &[(String, Vec<crate::rows::Cell>)]) -> Result<Vec<u64>> {
         self.write_tx(&|| "copying rows in".to_owned(), |tx| {
             // Checked at commit: a batch may hold a child before its parent.
             tx.pragma_update(None, "defer_foreign_keys", "ON")?;
@@ -1618,11 +1618,11 @@ impl crate::copy::Rows for SqliteStore {
     }
 }
 
-impl crate::copy::Copyable for SqliteStore {
-    fn copy_rows(&self) -> &dyn crate::copy::Rows {
+impl crate::rows::Copyable for SqliteStore {
+    fn copy_rows(&self) -> &dyn crate::rows::Rows {
         self
     }
-    fn copy_rows_mut(&mut self) -> &mut dyn crate::copy::Rows {
+    fn copy_rows_mut(&mut self) -> &mut dyn crate::rows::Rows {
         self
     }
 }
