@@ -25,8 +25,10 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use crate::columns::SESSION_COLS;
 use crate::error::Result;
 pub use crate::rows::{Cell, Copyable, Rows};
+use crate::writes::MARK_COLS;
 
 /// Sessions per target transaction.
 pub const BATCH: usize = 200;
@@ -48,14 +50,7 @@ fn masked(m: Option<&agentshape_core::secrets::Masker>, row: Vec<Cell>) -> Vec<C
         .collect()
 }
 
-const SESSION_COLS: &str = "id, parent_id, tier, profile, agent, model, status, exit_code, \
-    started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens, \
-    extraction_method, error, error_category, summary, escalation, raw_log_path, heartbeat_at, \
-    output, verdict, project, git_branch, agent_version, cache_read_tokens, cache_write_tokens, \
-    cost_estimated, source_path";
 const TOOL_COLS: &str = "session_id, tool, calls, errors";
-const MARK_COLS: &str =
-    "path, session_id, agent, dev, inode, size, byte_offset, mtime_ms, lines, updated_at";
 const EVENT_COLS: &str = "session_id, level, service, message, created_at";
 const SERVICE_COLS: &str = "session_id, name, status, detail";
 const ESCALATION_COLS: &str = "parent_id, child_id, service, tier, created_at";
@@ -147,7 +142,8 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
     loop {
         let batch = src.read(
             &format!(
-                "SELECT {SESSION_COLS} FROM sessions ORDER BY tier, started_at, id LIMIT ? OFFSET ?"
+                "SELECT {} FROM sessions ORDER BY tier, started_at, id LIMIT ? OFFSET ?",
+                *SESSION_COLS
             ),
             &[
                 Cell::Int(i64::try_from(BATCH).unwrap_or(i64::MAX)),
@@ -183,7 +179,7 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
         let mut counts = CopyReport::default();
         for row in batch {
             if row[0].text().is_some_and(|id| !present.contains(id)) {
-                stmts.push(insert("sessions", SESSION_COLS, masked(m, row)));
+                stmts.push(insert("sessions", &SESSION_COLS, masked(m, row)));
                 counts.sessions += 1;
             }
         }

@@ -24,6 +24,8 @@
 #![forbid(unsafe_code)]
 
 pub mod alerts;
+mod backend;
+mod columns;
 pub mod conninfo;
 pub mod copy;
 pub mod error;
@@ -37,7 +39,9 @@ pub mod secrets;
 pub mod sqlite;
 pub mod time;
 pub mod tls;
+mod tx;
 pub mod url;
+mod writes;
 
 use agentshape_core::secrets::{MaskKey, Masker};
 use serde::{Deserialize, Serialize};

@@ -415,21 +415,21 @@ fn bad(what: &str, c: &Cell) -> Error {
     }
 }
 
-fn text(c: &Cell) -> Result<String> {
+pub(crate) fn text(c: &Cell) -> Result<String> {
     match c {
         Cell::Text(s) => Ok(s.clone()),
         other => Err(bad("a text column", other)),
     }
 }
 
-fn opt_text(c: &Cell) -> Result<Option<String>> {
+pub(crate) fn opt_text(c: &Cell) -> Result<Option<String>> {
     match c {
         Cell::Null => Ok(None),
         other => text(other).map(Some),
     }
 }
 
-fn int(c: &Cell) -> Result<i64> {
+pub(crate) fn int(c: &Cell) -> Result<i64> {
     match c {
         Cell::Int(v) => Ok(*v),
         other => Err(bad("an integer column", other)),
@@ -459,14 +459,14 @@ fn total(c: &Cell) -> Result<i64> {
     }
 }
 
-fn opt_int(c: &Cell) -> Result<Option<i64>> {
+pub(crate) fn opt_int(c: &Cell) -> Result<Option<i64>> {
     match c {
         Cell::Null => Ok(None),
         other => int(other).map(Some),
     }
 }
 
-fn real(c: &Cell) -> Result<f64> {
+pub(crate) fn real(c: &Cell) -> Result<f64> {
     match c {
         Cell::Real(v) => Ok(*v),
         // SQLite keeps a whole REAL as an integer.
@@ -483,12 +483,12 @@ fn opt_real(c: &Cell) -> Result<Option<f64>> {
     }
 }
 
-fn flag(c: &Cell) -> Result<bool> {
+pub(crate) fn flag(c: &Cell) -> Result<bool> {
     Ok(int(c)? != 0)
 }
 
 /// Cell `i` of a row (a short row is a damaged query, not a panic).
-fn at(r: &[Cell], i: usize) -> &Cell {
+pub(crate) fn at(r: &[Cell], i: usize) -> &Cell {
     r.get(i).unwrap_or(&Cell::Null)
 }
 
@@ -2889,7 +2889,7 @@ mod tests {
                 &["hook_calls_session", "hook_calls_agent"],
             ),
             (
-                crate::sqlite::HOOK_CHAIN.to_owned(),
+                crate::backend::hook_chain_sql(false),
                 vec![&"s1", &Option::<&str>::None],
                 &["hook_calls_session"],
             ),

@@ -286,16 +286,12 @@ pub(crate) fn sessions_of(entries: &[FeedEntry]) -> Vec<&str> {
 /// Recounts `secrets_masked` from `secrets_found` for a session written
 /// through the door (`?2`: the row was just made, so NULL means "not
 /// counted yet", not "written unmasked").
-pub(crate) const SQLITE_RECOUNT: &str = "UPDATE sessions SET secrets_masked =
+pub(crate) const RECOUNT: &str = "UPDATE sessions SET secrets_masked =
     (SELECT COUNT(*) FROM secrets_found f WHERE f.session_id = sessions.id)
     WHERE id = ?1 AND (secrets_masked IS NOT NULL OR ?2)";
 
 /// A session written with masking off may hold raw secrets.
 pub(crate) const UNMASKED: &str = "UPDATE sessions SET secrets_masked = NULL WHERE id = ?1";
-
-/// One `secrets_found` row.
-pub(crate) const SQLITE_INSERT_FOUND: &str = "INSERT INTO secrets_found
-    (session_id, rule, fingerprint, place, feed_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
 #[cfg(test)]
 mod tests {
