@@ -5,7 +5,7 @@
 //!
 //! A backend keeps only what differs: how it connects, pools and waits
 //! ([`Backend::write`]: SQLite's busy retry, Postgres's outage retry),
-//! its schema versions ([`Has`]), and the feed page.
+//! its schema versions ([`Since`]), and the feed page.
 
 use std::borrow::Cow;
 
@@ -13,7 +13,7 @@ use agentshape_core::secrets::{MaskKey, Masker};
 
 use crate::error::{Error, Result};
 use crate::query::{self, Source};
-use crate::rows::Cell;
+use crate::rows::{Cell, Copyable, Rows};
 use crate::secrets::{self, Spot};
 use crate::tx::{Arg, Tx};
 use crate::writes::{self, SpotRow, Tables};
@@ -23,8 +23,45 @@ use crate::{
     WriteReport, time,
 };
 
-/// What a backend's schema has, by its version (a read-only store may be
-/// older than this build).
+/// The schema version from which a backend has each table a write may
+/// touch (a read-only store may be older than this build).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Since {
+    /// The heartbeat column and the feed.
+    pub feed: i64,
+    /// The masking door's tables.
+    pub door: i64,
+    /// `native_files`.
+    pub marks: i64,
+    /// `hook_calls`.
+    pub hooks: i64,
+    /// `usage_calls`.
+    pub usage_calls: i64,
+    /// `usage_files`.
+    pub usage_files: i64,
+}
+
+/// The masking door of a store: its key, and the masker every written
+/// row goes through; `None`: masking off (Note \[Store door\] in `secrets`).
+#[derive(Debug, Clone)]
+pub struct Door {
+    /// The store's mask key.
+    pub key: Option<MaskKey>,
+    /// What rows go through before they are written.
+    pub masker: Option<Masker>,
+}
+
+impl Door {
+    /// The door of a store with this key: the process's masker with it.
+    pub(crate) fn with_key(key: Option<MaskKey>) -> Self {
+        Door {
+            masker: key.as_ref().and_then(secrets::process_masker),
+            key,
+        }
+    }
+}
+
+/// What a backend's schema has, by its version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Has {
     /// The heartbeat column and the feed.
@@ -55,26 +92,27 @@ pub enum Wait {
     Hook,
 }
 
+/// What a write is doing, for its error.
+pub type What<'a> = &'a (dyn Fn() -> String + Sync);
+
+/// A write transaction's body (Note \[One write\] in `tx`).
+pub type Body<'a, T> = &'a (dyn Fn(&mut dyn Tx) -> Result<T> + Sync);
+
 /// A backend (SQLite, Postgres) of the one [`Store`] implementation.
 pub trait Backend: Source + Send {
-    /// What its schema has.
-    fn has(&self) -> Has;
-    /// Its mask key.
-    fn key(&self) -> Option<MaskKey>;
-    /// Its masker.
-    fn masker_ref(&self) -> Option<&Masker>;
-    /// Where its masker is kept.
-    fn masker_slot(&mut self) -> &mut Option<Masker>;
+    /// From which schema version it has each table.
+    const SINCE: Since;
+    /// Its schema version.
+    fn schema(&self) -> i64;
+    /// Its masking door.
+    fn door(&self) -> &Door;
+    /// Its masking door, to set the masker.
+    fn door_mut(&mut self) -> &mut Door;
     /// Run one write transaction, waiting as `wait` says.
     ///
     /// # Errors
     /// When the database cannot be written; nothing is written then.
-    fn write<T: Send>(
-        &mut self,
-        wait: Wait,
-        what: &(dyn Fn() -> String + Sync),
-        f: &(dyn Fn(&mut dyn Tx) -> Result<T> + Sync),
-    ) -> Result<T>;
+    fn write<T: Send>(&mut self, wait: Wait, what: What<'_>, f: Body<'_, T>) -> Result<T>;
     /// [`Store::feed_page`], as this backend reads it best.
     ///
     /// # Errors
@@ -89,6 +127,24 @@ pub trait Backend: Source + Send {
     }
     /// Called before a native import's first write.
     fn importing(&mut self) {}
+}
+
+/// What `b`'s schema has.
+fn has<B: Backend>(b: &B) -> Has {
+    let (v, s) = (b.schema(), B::SINCE);
+    Has {
+        feed: v >= s.feed,
+        door: v >= s.door,
+        marks: v >= s.marks,
+        hooks: v >= s.hooks,
+        usage_calls: v >= s.usage_calls,
+        usage_files: v >= s.usage_files,
+    }
+}
+
+/// The masker of `b`, if masking is on.
+fn masker_of<B: Backend>(b: &B) -> Option<&Masker> {
+    b.door().masker.as_ref()
 }
 
 /// Text through the masker, when masking is on.
@@ -132,19 +188,19 @@ fn save_marked<B: Backend>(
     mark: &NativeMark,
     usage_only: bool,
 ) -> Result<NativeReport> {
-    let mark = match b.masker_ref() {
+    let mark = match masker_of(b) {
         Some(m) => secrets::mask_mark(m, mark),
         None => Cow::Borrowed(mark),
     };
     let mark = &*mark;
     b.importing();
-    let has = b.has();
-    let masking = b.masker_ref().is_some();
-    let (record, rec_spots) = masked(b.masker_ref(), record, secrets::mask_record);
+    let has = has(b);
+    let masking = masker_of(b).is_some();
+    let (record, rec_spots) = masked(masker_of(b), record, secrets::mask_record);
     let record = &*record;
     // Named after masking: an error message is printed too.
     let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
-    let (feed, spots) = mask_feed(b.masker_ref(), feed);
+    let (feed, spots) = mask_feed(masker_of(b), feed);
     let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
     let sessions = sessions_with(&feed, &record.id);
     let tables = Tables {
@@ -174,8 +230,8 @@ fn append<B: Backend>(b: &mut B, entries: &[FeedEntry], wait: Wait) -> Result<()
         return Ok(());
     }
     let what = || format!("appending {} feed entries", entries.len());
-    let (door, masking) = (b.has().door, b.masker_ref().is_some());
-    let (entries, spots) = mask_feed(b.masker_ref(), entries);
+    let (door, masking) = (has(b).door, masker_of(b).is_some());
+    let (entries, spots) = mask_feed(masker_of(b), entries);
     let sessions = secrets::sessions_of(&entries);
     b.write(wait, &what, &|tx| {
         tx.feed_lock()?;
@@ -326,9 +382,9 @@ fn overview(store: &dyn Source, has: Has) -> Result<Overview> {
 impl<B: Backend> Store for B {
     fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
         let what = || format!("writing session `{}`", record.id);
-        let has = self.has();
-        let masking = self.masker_ref().is_some();
-        let (record, spots) = masked(self.masker_ref(), record, secrets::mask_record);
+        let has = has(self);
+        let masking = masker_of(self).is_some();
+        let (record, spots) = masked(masker_of(self), record, secrets::mask_record);
         let record = &*record;
         let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
         let rows: Vec<SpotRow<'_>> = spots
@@ -345,9 +401,9 @@ impl<B: Backend> Store for B {
 
     fn start_session(&mut self, record: &SessionRecord) -> Result<()> {
         let what = || format!("recording the start of session `{}`", record.id);
-        let has = self.has();
-        let masking = self.masker_ref().is_some();
-        let (record, spots) = masked(self.masker_ref(), record, secrets::mask_record);
+        let has = has(self);
+        let masking = masker_of(self).is_some();
+        let (record, spots) = masked(masker_of(self), record, secrets::mask_record);
         let record = &*record;
         let rows: Vec<SpotRow<'_>> = spots
             .into_iter()
@@ -447,18 +503,18 @@ impl<B: Backend> Store for B {
     }
 
     fn overview(&self) -> Result<Overview> {
-        overview(self, self.has())
+        overview(self, has(self))
     }
 
     fn native_marks(&self) -> Result<Vec<NativeMark>> {
-        if !self.has().marks {
+        if !has(self).marks {
             return Ok(Vec::new());
         }
         marks_in(self, "native_files", "ORDER BY path", &[])
     }
 
     fn native_mark(&self, path: &str) -> Result<Option<NativeMark>> {
-        if !self.has().marks {
+        if !has(self).marks {
             return Ok(None);
         }
         let args = [Cell::Text(path.to_owned())];
@@ -479,7 +535,7 @@ impl<B: Backend> Store for B {
     }
 
     fn usage_marks(&self) -> Result<Vec<NativeMark>> {
-        if !self.has().usage_files {
+        if !has(self).usage_files {
             return Ok(Vec::new());
         }
         marks_in(self, "usage_files", "ORDER BY path", &[])
@@ -487,11 +543,11 @@ impl<B: Backend> Store for B {
 
     fn hook_chain(&self, session_id: &str, agent_id: Option<&str>) -> Result<HookChain> {
         // The ids as the door wrote them (Note [Names and ids] in `secrets`).
-        let (session_id, agent_id) = match self.masker_ref() {
+        let (session_id, agent_id) = match masker_of(self) {
             Some(m) => (m.safe_id(session_id), agent_id.map(|a| m.safe_id(a))),
             None => (Cow::Borrowed(session_id), agent_id.map(Cow::Borrowed)),
         };
-        if !self.has().hooks {
+        if !has(self).hooks {
             return Ok(HookChain::default());
         }
         let pg = matches!(self.backend(), query::Backend::Postgres { .. });
@@ -518,10 +574,10 @@ impl<B: Backend> Store for B {
                 call.event, call.session_id
             )
         };
-        let (door, masking) = (self.has().door, self.masker_ref().is_some());
-        let (call, call_spots) = masked(self.masker_ref(), call, secrets::mask_hook);
+        let (door, masking) = (has(self).door, masker_of(self).is_some());
+        let (call, call_spots) = masked(masker_of(self), call, secrets::mask_hook);
         let call = &*call;
-        let (feed, spots) = mask_feed(self.masker_ref(), feed);
+        let (feed, spots) = mask_feed(masker_of(self), feed);
         let sessions = sessions_with(&feed, &call.session_id);
         self.write(Wait::Hook, &what, &|tx| {
             let (saved, ids) = writes::save_hook(tx, call, &feed, !spots.is_empty())?;
@@ -541,15 +597,15 @@ impl<B: Backend> Store for B {
     }
 
     fn mask_key(&self) -> Option<MaskKey> {
-        self.key()
+        self.door().key.clone()
     }
 
     fn set_masker(&mut self, masker: Option<Masker>) {
-        *self.masker_slot() = masker;
+        self.door_mut().masker = masker;
     }
 
     fn masker(&self) -> Option<&Masker> {
-        self.masker_ref()
+        masker_of(self)
     }
 
     fn location(&self) -> Option<String> {
@@ -558,5 +614,35 @@ impl<B: Backend> Store for B {
 
     fn transport(&self) -> Option<String> {
         self.reached_how()
+    }
+}
+
+impl<B: Backend> Rows for B {
+    fn read(&self, sql: &str, params: &[Cell]) -> Result<Vec<Vec<Cell>>> {
+        // The dashboard queries' reader: one conversion of values to cells.
+        self.cells(sql, params, &|| "reading rows to copy".to_owned())
+    }
+
+    fn write_all(&mut self, stmts: &[(String, Vec<Cell>)]) -> Result<Vec<u64>> {
+        self.write(Wait::Patient, &|| "copying rows in".to_owned(), &|tx| {
+            tx.defer_constraints()?;
+            // Feed rows are among them (Note [Feed order on Postgres]).
+            tx.feed_lock()?;
+            let mut out = Vec::with_capacity(stmts.len());
+            for (sql, params) in stmts {
+                let args: Vec<Arg<'_>> = params.iter().map(Arg::from).collect();
+                out.push(tx.exec(sql, &args)?);
+            }
+            Ok(out)
+        })
+    }
+}
+
+impl<B: Backend> Copyable for B {
+    fn copy_rows(&self) -> &dyn Rows {
+        self
+    }
+    fn copy_rows_mut(&mut self) -> &mut dyn Rows {
+        self
     }
 }

@@ -74,7 +74,6 @@
 //! reinforcements queue on the row and each sees the previous one.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
@@ -82,9 +81,9 @@ use std::time::Duration;
 use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Client, Statement, Transaction};
 
-use agentshape_core::secrets::{MaskKey, Masker};
+use agentshape_core::secrets::MaskKey;
 
-use crate::backend::{Backend, Has, Wait};
+use crate::backend::{Backend, Body, Door, Since, Wait, What};
 use crate::conninfo::redact;
 use crate::error::{Error, ErrorKind, PgContext, Result};
 use crate::migrate::{self, Migration, PG_MIGRATION_LOCK, Plan};
@@ -350,10 +349,8 @@ pub struct PgStore {
     pool: Arc<Pool>,
     /// The schema version found (a read-only store may be older).
     version: i64,
-    /// The store's mask key (Note \[Store door\] in `secrets`).
-    key: Option<MaskKey>,
-    /// What rows go through before they are written; `None`: masking off.
-    masker: Option<Masker>,
+    /// The store's mask key and masker (Note \[Store door\] in `secrets`).
+    door: Door,
     /// A caller that must not wait ([`PgStore::open_with_patience`]): the
     /// lock timeout of its hook writes, which are then not retried.
     patience: Option<Duration>,
@@ -595,8 +592,7 @@ impl PgStore {
         Ok(PgStore {
             pool: Arc::new(pool),
             version,
-            masker: secrets::process_masker(&key),
-            key: Some(key),
+            door: Door::with_key(Some(key)),
             patience,
         })
     }
@@ -648,8 +644,7 @@ impl PgStore {
         Ok(PgStore {
             pool: Arc::new(pool),
             version,
-            masker: key.as_ref().and_then(secrets::process_masker),
-            key,
+            door: Door::with_key(key),
             patience: None,
         })
     }
@@ -809,7 +804,8 @@ impl PgStore {
         let context = what();
         let ctx = || context.clone();
         self.with_conn(|conn| {
-            let rows = conn.client.query(sql, &as_params(params)).pg(ctx)?;
+            let args: Vec<Arg<'_>> = params.iter().map(Arg::from).collect();
+            let rows = conn.client.query(sql, &as_sql(&args)).pg(ctx)?;
             rows.iter().map(|r| cells(r).pg(ctx)).collect()
         })
     }
@@ -969,7 +965,7 @@ impl PgTx<'_, '_> {
     }
 }
 
-fn params<'a>(args: &'a [Arg<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
+fn as_sql<'a>(args: &'a [Arg<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
     args.iter().map(|a| a as &(dyn ToSql + Sync)).collect()
 }
 
@@ -1024,18 +1020,18 @@ impl Tx for PgTx<'_, '_> {
 
     fn exec(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
         let s = self.prepared(&dollars(sql))?;
-        self.tx.execute(&s, &params(args)).pg(self.what)
+        self.tx.execute(&s, &as_sql(args)).pg(self.what)
     }
 
     fn row(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Option<Vec<Cell>>> {
         let s = self.prepared(&dollars(sql))?;
-        let row = self.tx.query_opt(&s, &params(args)).pg(self.what)?;
+        let row = self.tx.query_opt(&s, &as_sql(args)).pg(self.what)?;
         row.map(|r| cells(&r)).transpose().pg(self.what)
     }
 
     fn insert_id(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<i64> {
         let s = self.prepared(&format!("{} RETURNING id", dollars(sql)))?;
-        let row = self.tx.query_one(&s, &params(args)).pg(self.what)?;
+        let row = self.tx.query_one(&s, &as_sql(args)).pg(self.what)?;
         Ok(row.get(0))
     }
 
@@ -1067,6 +1063,12 @@ impl Tx for PgTx<'_, '_> {
         let s = self.prepared(KEY_LOCK_SQL)?;
         self.tx.execute(&s, &[&class, &key]).pg(self.what)?;
         Ok(())
+    }
+
+    fn defer_constraints(&mut self) -> Result<()> {
+        self.tx
+            .batch_execute("SET CONSTRAINTS ALL DEFERRED")
+            .pg(self.what)
     }
 
     fn feed_lock(&mut self) -> Result<()> {
@@ -1136,36 +1138,16 @@ fn feed_row(r: &postgres::Row) -> FeedRow {
 }
 
 impl Backend for PgStore {
-    fn has(&self) -> Has {
-        let v = self.version;
-        Has {
-            feed: true,
-            door: v >= 5,
-            marks: true,
-            hooks: v >= 6,
-            usage_calls: v >= 9,
-            usage_files: v >= 10,
-        }
-    }
+    const SINCE: Since = Since {
+        feed: 0,
+        door: 5,
+        marks: 0,
+        hooks: 6,
+        usage_calls: 9,
+        usage_files: 10,
+    };
 
-    fn key(&self) -> Option<MaskKey> {
-        self.key.clone()
-    }
-
-    fn masker_ref(&self) -> Option<&Masker> {
-        self.masker.as_ref()
-    }
-
-    fn masker_slot(&mut self) -> &mut Option<Masker> {
-        &mut self.masker
-    }
-
-    fn write<T: Send>(
-        &mut self,
-        wait: Wait,
-        what: &(dyn Fn() -> String + Sync),
-        f: &(dyn Fn(&mut dyn Tx) -> Result<T> + Sync),
-    ) -> Result<T> {
+    fn write<T: Send>(&mut self, wait: Wait, what: What<'_>, f: Body<'_, T>) -> Result<T> {
         let body = |tx: &mut Transaction<'_>, stmts: &mut Stmts| f(&mut PgTx { tx, stmts, what });
         match wait {
             Wait::Patient => self.write_tx(what, None, RETRIES, &body),
@@ -1208,54 +1190,25 @@ impl Backend for PgStore {
         })
     }
 
+    fn door_mut(&mut self) -> &mut Door {
+        &mut self.door
+    }
+
     fn where_is(&self) -> Option<String> {
         Some(self.pool.url.clone())
+    }
+
+    fn schema(&self) -> i64 {
+        PgStore::version(self)
     }
 
     fn reached_how(&self) -> Option<String> {
         PgStore::transport(self)
     }
-}
 
-impl ToSql for Cell {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut postgres::types::private::BytesMut,
-    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match self {
-            Cell::Null => Ok(IsNull::Yes),
-            // SQLite keeps a whole REAL as an integer: widen it for float columns.
-            Cell::Int(v) if *ty == Type::FLOAT8 => (*v as f64).to_sql(ty, out),
-            Cell::Int(v) if *ty == Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
-            Cell::Int(v) if *ty == Type::BOOL => (*v != 0).to_sql(ty, out),
-            Cell::Int(v) => v.to_sql(ty, out),
-            Cell::Real(v) => v.to_sql(ty, out),
-            Cell::Text(s) => s.as_str().to_sql(ty, out),
-        }
+    fn door(&self) -> &Door {
+        &self.door
     }
-
-    fn accepts(_: &Type) -> bool {
-        true
-    }
-
-    postgres::types::to_sql_checked!();
-}
-
-/// `?` placeholders renumbered `$1`, `$2`, … (the copy's SQL has no `?`
-/// inside strings).
-fn numbered(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 16);
-    let mut n = 0;
-    for ch in sql.chars() {
-        if ch == '?' {
-            n += 1;
-            let _ = write!(out, "${n}");
-        } else {
-            out.push(ch);
-        }
-    }
-    out
 }
 
 fn cells(row: &postgres::Row) -> std::result::Result<Vec<crate::rows::Cell>, postgres::Error> {
@@ -1282,46 +1235,4 @@ fn cells(row: &postgres::Row) -> std::result::Result<Vec<crate::rows::Cell>, pos
             })
         })
         .collect()
-}
-
-fn as_params(params: &[crate::rows::Cell]) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
-    params
-        .iter()
-        .map(|c| c as &(dyn postgres::types::ToSql + Sync))
-        .collect()
-}
-
-impl crate::rows::Rows for PgStore {
-    fn read(&self, sql: &str, params: &[crate::rows::Cell]) -> Result<Vec<Vec<crate::rows::Cell>>> {
-        let ctx = || "reading rows to copy".to_owned();
-        let sql = numbered(sql);
-        self.with_conn(|conn| {
-            let rows = conn.client.query(&sql, &as_params(params)).pg(ctx)?;
-            rows.iter().map(|r| cells(r).pg(ctx)).collect()
-        })
-    }
-
-    fn write_all(&mut self, stmts: &[(String, Vec<crate::rows::Cell>)]) -> Result<Vec<u64>> {
-        self.write_tx(&|| "copying rows in".to_owned(), None, RETRIES, &|tx, _| {
-            // Checked at commit: a batch may hold a child before its parent.
-            let what = || "copying rows in".to_owned();
-            tx.batch_execute("SET CONSTRAINTS ALL DEFERRED").pg(what)?;
-            // Feed rows are among them (Note [Feed order on Postgres]).
-            tx.execute(FEED_LOCK_SQL, &[&FEED_LOCK]).pg(what)?;
-            let mut out = Vec::with_capacity(stmts.len());
-            for (sql, params) in stmts {
-                out.push(tx.execute(&numbered(sql), &as_params(params)).pg(what)?);
-            }
-            Ok(out)
-        })
-    }
-}
-
-impl crate::rows::Copyable for PgStore {
-    fn copy_rows(&self) -> &dyn crate::rows::Rows {
-        self
-    }
-    fn copy_rows_mut(&mut self) -> &mut dyn crate::rows::Rows {
-        self
-    }
 }

@@ -325,20 +325,23 @@ impl Source for SqliteStore {
         let mut stmt = self.connection().prepare_cached(sql).context(what)?;
         let n = stmt.column_count();
         let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                (0..n)
-                    .map(|i| {
-                        Ok(match r.get_ref(i)? {
-                            ValueRef::Null => Cell::Null,
-                            ValueRef::Integer(v) => Cell::Int(v),
-                            ValueRef::Real(v) => Cell::Real(v),
-                            ValueRef::Text(t) | ValueRef::Blob(t) => {
-                                Cell::Text(String::from_utf8_lossy(t).into_owned())
-                            }
+            .query_map(
+                rusqlite::params_from_iter(args.iter().map(crate::tx::Arg::from)),
+                |r| {
+                    (0..n)
+                        .map(|i| {
+                            Ok(match r.get_ref(i)? {
+                                ValueRef::Null => Cell::Null,
+                                ValueRef::Integer(v) => Cell::Int(v),
+                                ValueRef::Real(v) => Cell::Real(v),
+                                ValueRef::Text(t) | ValueRef::Blob(t) => {
+                                    Cell::Text(String::from_utf8_lossy(t).into_owned())
+                                }
+                            })
                         })
-                    })
-                    .collect::<rusqlite::Result<Vec<Cell>>>()
-            })
+                        .collect::<rusqlite::Result<Vec<Cell>>>()
+                },
+            )
             .context(what)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().context(what)
     }
@@ -352,14 +355,8 @@ impl Source for PgStore {
     }
 
     fn cells(&self, sql: &str, args: &[Cell], what: &dyn Fn() -> String) -> Result<Vec<Vec<Cell>>> {
-        self.query_cells(&dollars(sql), args, what)
+        self.query_cells(&crate::tx::dollars(sql), args, what)
     }
-}
-
-/// `?N` placeholders as Postgres's `$N` (the SQL here has no `?` in a
-/// string literal).
-fn dollars(sql: &str) -> String {
-    sql.replace('?', "$")
 }
 
 fn is_pg(store: &dyn Source) -> bool {

@@ -21,9 +21,9 @@ use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
 
-use agentshape_core::secrets::{MaskKey, Masker};
+use agentshape_core::secrets::MaskKey;
 
-use crate::backend::{Backend, Has, Wait};
+use crate::backend::{Backend, Body, Door, Since, Wait, What};
 use crate::error::{Context, Error, Result};
 use crate::migrate::{self, Plan};
 use crate::rows::Cell;
@@ -110,13 +110,11 @@ pub struct SqliteStore {
     /// The schema version of the file (lower than the known one only for a
     /// read-only store of an older build, which cannot be migrated).
     pub(crate) version: i64,
+    /// The store's mask key and masker (Note \[Store door\] in `secrets`).
+    door: Door,
     patience: Patience,
     /// Note \[Import checkpoints\]: raised on the first `save_native`.
     bulk: bool,
-    /// The store's mask key (Note \[Store door\] in `secrets`).
-    key: Option<MaskKey>,
-    /// What rows go through before they are written; `None`: masking off.
-    masker: Option<Masker>,
 }
 
 impl SqliteStore {
@@ -221,8 +219,7 @@ impl SqliteStore {
             version,
             patience,
             bulk: false,
-            masker: key.as_ref().and_then(secrets::process_masker),
-            key,
+            door: Door::with_key(key),
         })
     }
 
@@ -246,8 +243,7 @@ impl SqliteStore {
             version,
             patience,
             bulk: false,
-            masker: secrets::process_masker(&key),
-            key: Some(key),
+            door: Door::with_key(Some(key)),
         })
     }
 
@@ -283,24 +279,6 @@ impl SqliteStore {
     /// The underlying connection, for ad-hoc queries (tests, reports).
     pub fn connection(&self) -> &Connection {
         &self.conn
-    }
-
-    /// Run one write transaction (immediate), retried while busy: the
-    /// rows of `store copy`, which are SQL of their own.
-    fn write_tx<T>(
-        &mut self,
-        what: &dyn Fn() -> String,
-        mut f: impl FnMut(&Transaction<'_>) -> rusqlite::Result<T>,
-    ) -> Result<T> {
-        let conn = &mut self.conn;
-        retrying(self.patience, || {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .context(what)?;
-            let out = f(&tx).context(what)?;
-            tx.commit().context(what)?;
-            Ok(out)
-        })
     }
 }
 
@@ -493,6 +471,12 @@ impl Tx for SqliteTx<'_, '_> {
         Ok(())
     }
 
+    fn defer_constraints(&mut self) -> Result<()> {
+        self.tx
+            .pragma_update(None, "defer_foreign_keys", "ON")
+            .context(self.what)
+    }
+
     fn put_memory(&mut self, m: &MemoryPut<'_>) -> Result<bool> {
         put_memory(self.tx, m).context(self.what)
     }
@@ -571,36 +555,16 @@ impl SqliteStore {
 }
 
 impl Backend for SqliteStore {
-    fn has(&self) -> Has {
-        let v = self.version;
-        Has {
-            feed: v >= 2,
-            door: v >= 8,
-            marks: v >= 6,
-            hooks: v >= 9,
-            usage_calls: v >= 12,
-            usage_files: v >= 13,
-        }
-    }
+    const SINCE: Since = Since {
+        feed: 2,
+        door: 8,
+        marks: 6,
+        hooks: 9,
+        usage_calls: 12,
+        usage_files: 13,
+    };
 
-    fn key(&self) -> Option<MaskKey> {
-        self.key.clone()
-    }
-
-    fn masker_ref(&self) -> Option<&Masker> {
-        self.masker.as_ref()
-    }
-
-    fn masker_slot(&mut self) -> &mut Option<Masker> {
-        &mut self.masker
-    }
-
-    fn write<T: Send>(
-        &mut self,
-        wait: Wait,
-        what: &(dyn Fn() -> String + Sync),
-        f: &(dyn Fn(&mut dyn Tx) -> Result<T> + Sync),
-    ) -> Result<T> {
+    fn write<T: Send>(&mut self, wait: Wait, what: What<'_>, f: Body<'_, T>) -> Result<T> {
         if wait == Wait::Now {
             return self.write_now(what, f);
         }
@@ -659,11 +623,19 @@ impl Backend for SqliteStore {
         Ok(out)
     }
 
+    fn schema(&self) -> i64 {
+        self.version
+    }
+
     fn where_is(&self) -> Option<String> {
         self.conn
             .path()
             .filter(|p| !p.is_empty())
             .map(str::to_owned)
+    }
+
+    fn door(&self) -> &Door {
+        &self.door
     }
 
     fn importing(&mut self) {
@@ -674,6 +646,10 @@ impl Backend for SqliteStore {
                 .pragma_update(None, "wal_autocheckpoint", IMPORT_CHECKPOINT_PAGES);
             self.bulk = true;
         }
+    }
+
+    fn door_mut(&mut self) -> &mut Door {
+        &mut self.door
     }
 }
 
@@ -718,49 +694,5 @@ fn lease_tx(
             )?;
             Ok(LeaseState::Held { expires_at })
         }
-    }
-}
-
-impl rusqlite::ToSql for crate::rows::Cell {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        use crate::rows::Cell;
-        use rusqlite::types::{ToSqlOutput, ValueRef};
-        Ok(ToSqlOutput::Borrowed(match self {
-            Cell::Null => ValueRef::Null,
-            Cell::Int(v) => ValueRef::Integer(*v),
-            Cell::Real(v) => ValueRef::Real(*v),
-            Cell::Text(s) => ValueRef::Text(s.as_bytes()),
-        }))
-    }
-}
-
-impl crate::rows::Rows for SqliteStore {
-    fn read(&self, sql: &str, params: &[crate::rows::Cell]) -> Result<Vec<Vec<crate::rows::Cell>>> {
-        // The dashboard queries' reader: one conversion of SQLite values to cells.
-        crate::query::Source::cells(self, sql, params, &|| "reading rows to copy".to_owned())
-    }
-
-    fn write_all(&mut self, stmts: &[(String, Vec<crate::rows::Cell>)]) -> Result<Vec<u64>> {
-        self.write_tx(&|| "copying rows in".to_owned(), |tx| {
-            // Checked at commit: a batch may hold a child before its parent.
-            tx.pragma_update(None, "defer_foreign_keys", "ON")?;
-            let mut out = Vec::with_capacity(stmts.len());
-            for (sql, params) in stmts {
-                let n = tx
-                    .prepare_cached(sql)?
-                    .execute(rusqlite::params_from_iter(params))?;
-                out.push(n as u64);
-            }
-            Ok(out)
-        })
-    }
-}
-
-impl crate::rows::Copyable for SqliteStore {
-    fn copy_rows(&self) -> &dyn crate::rows::Rows {
-        self
-    }
-    fn copy_rows_mut(&mut self) -> &mut dyn crate::rows::Rows {
-        self
     }
 }

@@ -164,6 +164,13 @@ pub trait Tx {
     /// When the lock cannot be taken.
     fn lock(&mut self, class: i32, key: &str) -> Result<()>;
 
+    /// Check foreign keys at commit, not at each statement (a copy's
+    /// batch may hold a child before its parent).
+    ///
+    /// # Errors
+    /// When the database refuses.
+    fn defer_constraints(&mut self) -> Result<()>;
+
     /// The feed's lock (Note \[Feed order on Postgres\]); nothing on SQLite.
     ///
     /// # Errors
@@ -185,10 +192,36 @@ pub trait Tx {
     fn take_lease(&mut self, name: &str, holder: &str, ttl_ms: u64) -> Result<LeaseState>;
 }
 
-/// `?N` placeholders as Postgres's `$N` (the store's SQL has no `?` in a
-/// string literal).
+impl<'a> From<&'a Cell> for Arg<'a> {
+    fn from(c: &'a Cell) -> Self {
+        match c {
+            Cell::Null => Arg::Null,
+            Cell::Int(v) => Arg::Int(*v),
+            Cell::Real(v) => Arg::Real(*v),
+            Cell::Text(s) => Arg::text(s),
+        }
+    }
+}
+
+/// Placeholders as Postgres's: `?N` becomes `$N`, and a bare `?` the next
+/// number (`store copy`'s statements). The store's SQL has no `?` in a
+/// string literal.
 pub(crate) fn dollars(sql: &str) -> String {
-    sql.replace('?', "$")
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    let mut chars = sql.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch != '?' {
+            out.push(ch);
+            continue;
+        }
+        out.push('$');
+        if !chars.peek().is_some_and(char::is_ascii_digit) {
+            n += 1;
+            out.push_str(&n.to_string());
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -200,6 +233,14 @@ mod tests {
         assert_eq!(
             dollars("UPDATE t SET a = ?2 WHERE id = ?1"),
             "UPDATE t SET a = $2 WHERE id = $1"
+        );
+    }
+
+    #[test]
+    fn bare_placeholders_are_numbered_for_postgres() {
+        assert_eq!(
+            dollars("INSERT INTO t (a, b) VALUES (?, ?)"),
+            "INSERT INTO t (a, b) VALUES ($1, $2)"
         );
     }
 
