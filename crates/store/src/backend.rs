@@ -117,8 +117,7 @@ pub trait Backend: Source + Send {
     ///
     /// # Errors
     /// When the database cannot be read.
-    fn read_feed_page(&self, after_id: i64, limit: usize, max_bytes: usize)
-    -> Result<Vec<FeedRow>>;
+    fn feed_rows(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>>;
     /// [`Store::location`].
     fn where_is(&self) -> Option<String>;
     /// [`Store::transport`].
@@ -445,11 +444,11 @@ impl<B: Backend> Store for B {
     }
 
     fn feed_after(&self, after_id: i64, limit: usize) -> Result<Vec<FeedRow>> {
-        self.read_feed_page(after_id, limit, usize::MAX)
+        self.feed_rows(after_id, limit, usize::MAX)
     }
 
     fn feed_page(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
-        self.read_feed_page(after_id, limit, max_bytes)
+        self.feed_rows(after_id, limit, max_bytes)
     }
 
     fn has_session(&self, id: &str) -> Result<bool> {

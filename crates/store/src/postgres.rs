@@ -90,7 +90,7 @@ use crate::migrate::{self, Migration, PG_MIGRATION_LOCK, Plan};
 use crate::rows::Cell;
 use crate::secrets;
 use crate::tls::{SslMode, Tls};
-use crate::tx::{Arg, Batch, Dialect, MemoryPut, Tx, Ty, dollars};
+use crate::tx::{Arg, Batch, Dialect, Inserted, MemoryPut, Row, Tx, Ty, dollars};
 use crate::{FeedRow, LeaseState, NEW_MEMORY_CONFIDENCE, REINFORCE_STEP, time};
 
 /// The environment variable bounding each connect, in milliseconds.
@@ -1035,12 +1035,7 @@ impl Tx for PgTx<'_, '_> {
         Ok(row.get(0))
     }
 
-    fn insert_rows(
-        &mut self,
-        batch: &Batch,
-        rows: &[Vec<Arg<'_>>],
-        ids: bool,
-    ) -> Result<(u64, Vec<i64>)> {
+    fn insert_rows(&mut self, batch: &Batch, rows: &[Row<'_>], ids: bool) -> Result<Inserted> {
         let s = self.prepared(&batch_sql(batch, ids))?;
         let cols = columns(batch, rows);
         let args: Vec<&(dyn ToSql + Sync)> = cols.iter().map(Column::as_param).collect();
@@ -1162,12 +1157,7 @@ impl Backend for PgStore {
         }
     }
 
-    fn read_feed_page(
-        &self,
-        after_id: i64,
-        limit: usize,
-        max_bytes: usize,
-    ) -> Result<Vec<FeedRow>> {
+    fn feed_rows(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
         let ctx = || format!("reading the feed after {after_id}");
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);

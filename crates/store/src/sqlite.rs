@@ -28,7 +28,7 @@ use crate::error::{Context, Error, Result};
 use crate::migrate::{self, Plan};
 use crate::rows::Cell;
 use crate::secrets;
-use crate::tx::{Arg, Batch, Dialect, MemoryPut, Tx};
+use crate::tx::{Arg, Batch, Dialect, Inserted, MemoryPut, Row, Tx};
 use crate::{FeedRow, LeaseState, NEW_MEMORY_CONFIDENCE, REINFORCE_STEP, time};
 
 /// The schema version this build writes.
@@ -435,12 +435,7 @@ impl Tx for SqliteTx<'_, '_> {
         Ok(self.tx.last_insert_rowid())
     }
 
-    fn insert_rows(
-        &mut self,
-        batch: &Batch,
-        rows: &[Vec<Arg<'_>>],
-        ids: bool,
-    ) -> Result<(u64, Vec<i64>)> {
+    fn insert_rows(&mut self, batch: &Batch, rows: &[Row<'_>], ids: bool) -> Result<Inserted> {
         let marks: Vec<String> = (1..=batch.cols.len()).map(|i| format!("?{i}")).collect();
         let sql = format!(
             "INSERT INTO {} ({}) VALUES ({}){}",
@@ -579,12 +574,7 @@ impl Backend for SqliteStore {
         })
     }
 
-    fn read_feed_page(
-        &self,
-        after_id: i64,
-        limit: usize,
-        max_bytes: usize,
-    ) -> Result<Vec<FeedRow>> {
+    fn feed_rows(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
         let ctx = || format!("reading the feed after {after_id}");
         if self.version < 2 {
             return Ok(Vec::new());

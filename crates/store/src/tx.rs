@@ -60,6 +60,12 @@ impl<'a> Arg<'a> {
     }
 }
 
+/// One row's values, in its [`Batch`]'s column order.
+pub type Row<'a> = Vec<Arg<'a>>;
+
+/// What [`Tx::insert_rows`] did: the rows inserted, and their ids when asked.
+pub type Inserted = (u64, Vec<i64>);
+
 /// The type of a [`Batch`] column: what its Postgres array is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ty {
@@ -150,12 +156,7 @@ pub trait Tx {
     ///
     /// # Errors
     /// When the statement fails.
-    fn insert_rows(
-        &mut self,
-        batch: &Batch,
-        rows: &[Vec<Arg<'_>>],
-        ids: bool,
-    ) -> Result<(u64, Vec<i64>)>;
+    fn insert_rows(&mut self, batch: &Batch, rows: &[Row<'_>], ids: bool) -> Result<Inserted>;
 
     /// A lock held to commit, named by a class and a key (Postgres's
     /// advisory locks); nothing on SQLite, whose write lock serialises.
