@@ -1,6 +1,6 @@
 //! The Postgres backend: the store several machines share.
 //!
-//! Same [`Store`] trait, same logical schema (Note \[One logical schema\]),
+//! Same [`Store`](crate::Store) trait, same logical schema (Note \[One logical schema\]),
 //! same behaviour as SQLite: one transaction per session, idempotent writes,
 //! the live feed tailed by id. Built on the synchronous `postgres` client
 //! with a small pool of connections, each with its prepared statements.
@@ -32,12 +32,12 @@
 //! - A failure that says the server is gone ([`ErrorKind::Unavailable`]:
 //!   refused, reset, `57P01` shutting down, connect deadline) drops that
 //!   connection and forgets every idle one: the next call connects anew.
-//! - The session write ([`Store::write_session`]) is idempotent, so it is
+//! - The session write ([`Store::write_session`](crate::Store::write_session)) is idempotent, so it is
 //!   tried again through an outage, with a backoff of 100 ms doubling to
 //!   2 s (jittered), until the server has been unreachable for
 //!   [`OUTAGE_ENV`] (default 30 s; counted from the first failure of the
 //!   outage, so a run waits for it once). So are the run's last feed lines
-//!   ([`Store::append_feed`], which `run` drains just before the session):
+//!   ([`Store::append_feed`](crate::Store::append_feed), which `run` drains just before the session):
 //!   a database back within the deadline gets every line and the session,
 //!   in order, as if nothing happened. (A feed batch whose commit was
 //!   cut off by the outage may have committed and is written again: a
@@ -570,7 +570,7 @@ impl PgStore {
 
     /// [`PgStore::open`] for a caller that must not wait long
     /// (`agentshape hook`): each connect is given up after `patience`
-    /// (instead of [`CONNECT_ENV`]'s), and [`Store::save_hook`] waits at most
+    /// (instead of [`CONNECT_ENV`]'s), and [`Store::save_hook`](crate::Store::save_hook) waits at most
     /// that long for a lock, without retrying.
     ///
     /// # Errors
