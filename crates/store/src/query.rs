@@ -333,27 +333,13 @@ impl Source for SqliteStore {
     }
 
     fn cells(&self, sql: &str, args: &[Cell], what: &dyn Fn() -> String) -> Result<Vec<Vec<Cell>>> {
-        use rusqlite::types::ValueRef;
         let mut stmt = self.connection().prepare_cached(sql).context(what)?;
         let n = stmt.column_count();
+        let args = args.iter().map(crate::tx::Arg::from);
         let rows = stmt
-            .query_map(
-                rusqlite::params_from_iter(args.iter().map(crate::tx::Arg::from)),
-                |r| {
-                    (0..n)
-                        .map(|i| {
-                            Ok(match r.get_ref(i)? {
-                                ValueRef::Null => Cell::Null,
-                                ValueRef::Integer(v) => Cell::Int(v),
-                                ValueRef::Real(v) => Cell::Real(v),
-                                ValueRef::Text(t) | ValueRef::Blob(t) => {
-                                    Cell::Text(String::from_utf8_lossy(t).into_owned())
-                                }
-                            })
-                        })
-                        .collect::<rusqlite::Result<Vec<Cell>>>()
-                },
-            )
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                (0..n).map(|i| r.get_ref(i).map(Cell::from)).collect()
+            })
             .context(what)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().context(what)
     }

@@ -29,6 +29,21 @@ impl Cell {
     }
 }
 
+/// A SQLite value as a cell (a blob as text, lossily: the store writes none).
+impl From<rusqlite::types::ValueRef<'_>> for Cell {
+    fn from(v: rusqlite::types::ValueRef<'_>) -> Self {
+        use rusqlite::types::ValueRef;
+        match v {
+            ValueRef::Null => Cell::Null,
+            ValueRef::Integer(v) => Cell::Int(v),
+            ValueRef::Real(v) => Cell::Real(v),
+            ValueRef::Text(t) | ValueRef::Blob(t) => {
+                Cell::Text(String::from_utf8_lossy(t).into_owned())
+            }
+        }
+    }
+}
+
 /// What `copy` needs from a backend: read rows, and write many statements
 /// in one transaction with deferred foreign keys. Statements use `?`
 /// placeholders; Postgres renumbers them.

@@ -390,19 +390,6 @@ impl rusqlite::ToSql for Arg<'_> {
     }
 }
 
-/// A SQLite value as a cell.
-pub(crate) fn cell(v: rusqlite::types::ValueRef<'_>) -> Cell {
-    use rusqlite::types::ValueRef;
-    match v {
-        ValueRef::Null => Cell::Null,
-        ValueRef::Integer(v) => Cell::Int(v),
-        ValueRef::Real(v) => Cell::Real(v),
-        ValueRef::Text(t) | ValueRef::Blob(t) => {
-            Cell::Text(String::from_utf8_lossy(t).into_owned())
-        }
-    }
-}
-
 impl Tx for SqliteTx<'_, '_> {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
@@ -423,7 +410,7 @@ impl Tx for SqliteTx<'_, '_> {
             .and_then(|mut s| {
                 let n = s.column_count();
                 s.query_row(rusqlite::params_from_iter(args), |r| {
-                    (0..n).map(|i| r.get_ref(i).map(cell)).collect()
+                    (0..n).map(|i| r.get_ref(i).map(Cell::from)).collect()
                 })
                 .optional()
             })
