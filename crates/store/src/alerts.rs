@@ -28,9 +28,9 @@ use serde_json::Value;
 
 use agentshape_core::alerts::{Condition, Fact, Firing, Payload};
 
-use crate::copy::{Cell, Copyable, Rows};
 use crate::error::{Error, Result};
 use crate::query::Source;
+use crate::rows::{Cell, Copyable, Rows};
 use crate::time;
 
 /// `pending`: not yet delivered, more attempts to come.

@@ -25,56 +25,13 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use crate::Store;
+use crate::columns::SESSION_COLS;
 use crate::error::Result;
+pub use crate::rows::{Cell, Copyable, Rows};
+use crate::writes::MARK_COLS;
 
 /// Sessions per target transaction.
 pub const BATCH: usize = 200;
-
-/// One value of a row, whatever the backend (the copy's own currency;
-/// hidden: not an API to build on).
-#[doc(hidden)]
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    /// NULL.
-    Null,
-    /// An integer.
-    Int(i64),
-    /// A float.
-    Real(f64),
-    /// Text.
-    Text(String),
-}
-
-impl Cell {
-    fn text(&self) -> Option<&str> {
-        match self {
-            Cell::Text(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-/// What `copy` needs from a backend: read rows, and write many statements
-/// in one transaction with deferred foreign keys. Statements use `?`
-/// placeholders; Postgres renumbers them.
-#[doc(hidden)]
-pub trait Rows {
-    /// Rows of a query.
-    fn read(&self, sql: &str, params: &[Cell]) -> Result<Vec<Vec<Cell>>>;
-    /// Run the statements in one transaction; the rows each changed.
-    fn write_all(&mut self, stmts: &[(String, Vec<Cell>)]) -> Result<Vec<u64>>;
-}
-
-/// A store that can be copied from and to (both backends).
-pub trait Copyable: Store {
-    /// Its rows, for reading.
-    #[doc(hidden)]
-    fn copy_rows(&self) -> &dyn Rows;
-    /// Its rows, for writing.
-    #[doc(hidden)]
-    fn copy_rows_mut(&mut self) -> &mut dyn Rows;
-}
 
 /// The text cells of a row through the target's masker (Note \[Store
 /// door\] in `secrets`): rows already masked are unchanged (masking masked
@@ -93,14 +50,7 @@ fn masked(m: Option<&agentshape_core::secrets::Masker>, row: Vec<Cell>) -> Vec<C
         .collect()
 }
 
-const SESSION_COLS: &str = "id, parent_id, tier, profile, agent, model, status, exit_code, \
-    started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens, \
-    extraction_method, error, error_category, summary, escalation, raw_log_path, heartbeat_at, \
-    output, verdict, project, git_branch, agent_version, cache_read_tokens, cache_write_tokens, \
-    cost_estimated, source_path";
 const TOOL_COLS: &str = "session_id, tool, calls, errors";
-const MARK_COLS: &str =
-    "path, session_id, agent, dev, inode, size, byte_offset, mtime_ms, lines, updated_at";
 const EVENT_COLS: &str = "session_id, level, service, message, created_at";
 const SERVICE_COLS: &str = "session_id, name, status, detail";
 const ESCALATION_COLS: &str = "parent_id, child_id, service, tier, created_at";
@@ -192,7 +142,8 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
     loop {
         let batch = src.read(
             &format!(
-                "SELECT {SESSION_COLS} FROM sessions ORDER BY tier, started_at, id LIMIT ? OFFSET ?"
+                "SELECT {} FROM sessions ORDER BY tier, started_at, id LIMIT ? OFFSET ?",
+                *SESSION_COLS
             ),
             &[
                 Cell::Int(i64::try_from(BATCH).unwrap_or(i64::MAX)),
@@ -228,7 +179,7 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
         let mut counts = CopyReport::default();
         for row in batch {
             if row[0].text().is_some_and(|id| !present.contains(id)) {
-                stmts.push(insert("sessions", SESSION_COLS, masked(m, row)));
+                stmts.push(insert("sessions", &SESSION_COLS, masked(m, row)));
                 counts.sessions += 1;
             }
         }

@@ -24,6 +24,8 @@
 #![forbid(unsafe_code)]
 
 pub mod alerts;
+mod backend;
+mod columns;
 pub mod conninfo;
 pub mod copy;
 pub mod error;
@@ -32,11 +34,14 @@ pub mod memory;
 pub mod migrate;
 pub mod postgres;
 pub mod query;
+mod rows;
 pub mod secrets;
 pub mod sqlite;
 pub mod time;
 pub mod tls;
+mod tx;
 pub mod url;
+mod writes;
 
 use agentshape_core::secrets::{MaskKey, Masker};
 use serde::{Deserialize, Serialize};

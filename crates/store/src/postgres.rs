@@ -1,6 +1,6 @@
 //! The Postgres backend: the store several machines share.
 //!
-//! Same [`Store`] trait, same logical schema (Note \[One logical schema\]),
+//! Same [`Store`](crate::Store) trait, same logical schema (Note \[One logical schema\]),
 //! same behaviour as SQLite: one transaction per session, idempotent writes,
 //! the live feed tailed by id. Built on the synchronous `postgres` client
 //! with a small pool of connections, each with its prepared statements.
@@ -32,12 +32,12 @@
 //! - A failure that says the server is gone ([`ErrorKind::Unavailable`]:
 //!   refused, reset, `57P01` shutting down, connect deadline) drops that
 //!   connection and forgets every idle one: the next call connects anew.
-//! - The session write ([`Store::write_session`]) is idempotent, so it is
+//! - The session write ([`Store::write_session`](crate::Store::write_session)) is idempotent, so it is
 //!   tried again through an outage, with a backoff of 100 ms doubling to
 //!   2 s (jittered), until the server has been unreachable for
 //!   [`OUTAGE_ENV`] (default 30 s; counted from the first failure of the
 //!   outage, so a run waits for it once). So are the run's last feed lines
-//!   ([`Store::append_feed`], which `run` drains just before the session):
+//!   ([`Store::append_feed`](crate::Store::append_feed), which `run` drains just before the session):
 //!   a database back within the deadline gets every line and the session,
 //!   in order, as if nothing happened. (A feed batch whose commit was
 //!   cut off by the outage may have committed and is written again: a
@@ -74,25 +74,24 @@
 //! reinforcements queue on the row and each sees the previous one.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
+use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Client, Statement, Transaction};
 
-use agentshape_core::secrets::{MaskKey, Masker};
+use agentshape_core::secrets::MaskKey;
 
+use crate::backend::{Backend, Body, Door, Since, Wait, What};
+use crate::conninfo::redact;
 use crate::error::{Error, ErrorKind, PgContext, Result};
 use crate::migrate::{self, Migration, PG_MIGRATION_LOCK, Plan};
-use crate::secrets::{self, Spot};
+use crate::rows::Cell;
+use crate::secrets;
 use crate::tls::{SslMode, Tls};
-use crate::url::redact;
-use crate::{
-    Claim, ClaimRequest, FeedEntry, FeedRow, HookCall, HookChain, HookSaved, LEVELS, LOST_AFTER_MS,
-    LeaseState, MemoryLine, NEW_MEMORY_CONFIDENCE, NativeMark, NativeReport, Overview,
-    REINFORCE_STEP, SessionLine, SessionRecord, Store, WriteReport, hooks, parse_memory_key, time,
-};
+use crate::tx::{Arg, Batch, Dialect, Inserted, MemoryPut, Row, Tx, Ty, dollars};
+use crate::{FeedRow, LeaseState, NEW_MEMORY_CONFIDENCE, REINFORCE_STEP, time};
 
 /// The environment variable bounding each connect, in milliseconds.
 pub const CONNECT_ENV: &str = "AGENTSHAPE_STORE_CONNECT_MS";
@@ -156,20 +155,20 @@ const RETRIES: u32 = 5;
 /// One connection and the statements prepared on it.
 struct Conn {
     client: Client,
-    stmts: HashMap<&'static str, Statement>,
+    stmts: Stmts,
 }
 
 /// Prepare `sql` once per connection (Note \[Pool\]).
 fn stmt(
     tx: &mut Transaction<'_>,
-    cache: &mut HashMap<&'static str, Statement>,
-    sql: &'static str,
+    cache: &mut Stmts,
+    sql: &str,
 ) -> std::result::Result<Statement, postgres::Error> {
     if let Some(s) = cache.get(sql) {
         return Ok(s.clone());
     }
     let s = tx.prepare(sql)?;
-    cache.insert(sql, s.clone());
+    cache.insert(sql.to_owned(), s.clone());
     Ok(s)
 }
 
@@ -350,10 +349,8 @@ pub struct PgStore {
     pool: Arc<Pool>,
     /// The schema version found (a read-only store may be older).
     version: i64,
-    /// The store's mask key (Note \[Store door\] in `secrets`).
-    key: Option<MaskKey>,
-    /// What rows go through before they are written; `None`: masking off.
-    masker: Option<Masker>,
+    /// The store's mask key and masker (Note \[Store door\] in `secrets`).
+    door: Door,
     /// A caller that must not wait ([`PgStore::open_with_patience`]): the
     /// lock timeout of its hook writes, which are then not retried.
     patience: Option<Duration>,
@@ -540,78 +537,8 @@ fn ensure_key_pg(c: &mut Client, url: &str, fresh: &MaskKey) -> Result<MaskKey> 
     secrets::parse_key(&row.get::<_, String>(0))
 }
 
-const PG_INSERT_FOUND: &str = "INSERT INTO secrets_found
-    (session_id, rule, fingerprint, place, feed_id, created_at)
-    SELECT a, b, c, d, e, f
-    FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])
-        AS t(a, b, c, d, e, f)";
-
-const PG_RECOUNT: &str = "UPDATE sessions SET secrets_masked =
-    (SELECT COUNT(*) FROM secrets_found f WHERE f.session_id = sessions.id)
-    WHERE id = $1 AND (secrets_masked IS NOT NULL OR $2)";
-
-const PG_UNMASKED: &str = "UPDATE sessions SET secrets_masked = NULL WHERE id = $1";
-
-/// As SQLite's `record_spots` (Note \[Store door\] in `secrets`).
-fn record_spots_pg(
-    tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    masking: bool,
-    sessions: &[&str],
-    rows: &[(&str, &str, Spot, Option<i64>)],
-    made: bool,
-) -> PgResult<()> {
-    if !masking {
-        let s = stmt(tx, stmts, PG_UNMASKED)?;
-        for id in sessions {
-            tx.execute(&s, &[id])?;
-        }
-        return Ok(());
-    }
-    if !rows.is_empty() {
-        let s = stmt(tx, stmts, PG_INSERT_FOUND)?;
-        let session: Vec<&str> = rows.iter().map(|r| r.0).collect();
-        let rule: Vec<&str> = rows.iter().map(|r| r.2.rule.as_str()).collect();
-        let fp: Vec<&str> = rows.iter().map(|r| r.2.fingerprint.as_str()).collect();
-        let place: Vec<&str> = rows.iter().map(|r| r.2.place).collect();
-        let feed: Vec<Option<i64>> = rows.iter().map(|r| r.3).collect();
-        let at: Vec<&str> = rows.iter().map(|r| r.1).collect();
-        tx.execute(&s, &[&session, &rule, &fp, &place, &feed, &at])?;
-    }
-    let s = stmt(tx, stmts, PG_RECOUNT)?;
-    for id in sessions {
-        tx.execute(&s, &[id, &made])?;
-    }
-    Ok(())
-}
-
-/// The `secrets_found` rows of a feed batch: (session, time, spot, row id).
-fn feed_spots_pg<'a>(
-    entries: &'a [FeedEntry],
-    spots: &[Spot],
-    ids: &[i64],
-) -> Vec<(&'a str, &'a str, Spot, Option<i64>)> {
-    spots
-        .iter()
-        .filter_map(|s| {
-            let i = s.feed_index?;
-            let e = entries.get(i)?;
-            Some((
-                e.session_id.as_str(),
-                e.created_at.as_str(),
-                s.clone(),
-                ids.get(i).copied(),
-            ))
-        })
-        .collect()
-}
-
 fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-fn to_u64(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
 }
 
 /// A pause before retry `attempt` (1-based), as SQLite's.
@@ -627,8 +554,8 @@ fn fastish_jitter(base: u64) -> u64 {
     (nanos ^ u64::from(std::process::id()).wrapping_mul(2_654_435_761)) % (base + 1)
 }
 
-type PgResult<T> = std::result::Result<T, postgres::Error>;
-type Stmts = HashMap<&'static str, Statement>;
+/// A connection's prepared statements, by their SQL.
+type Stmts = HashMap<String, Statement>;
 
 impl PgStore {
     /// Connect to `url` and apply pending migrations (Note \[Migrations\]).
@@ -643,7 +570,7 @@ impl PgStore {
 
     /// [`PgStore::open`] for a caller that must not wait long
     /// (`agentshape hook`): each connect is given up after `patience`
-    /// (instead of [`CONNECT_ENV`]'s), and [`Store::save_hook`] waits at most
+    /// (instead of [`CONNECT_ENV`]'s), and [`Store::save_hook`](crate::Store::save_hook) waits at most
     /// that long for a lock, without retrying.
     ///
     /// # Errors
@@ -665,8 +592,7 @@ impl PgStore {
         Ok(PgStore {
             pool: Arc::new(pool),
             version,
-            masker: secrets::process_masker(&key),
-            key: Some(key),
+            door: Door::with_key(Some(key)),
             patience,
         })
     }
@@ -718,8 +644,7 @@ impl PgStore {
         Ok(PgStore {
             pool: Arc::new(pool),
             version,
-            masker: key.as_ref().and_then(secrets::process_masker),
-            key,
+            door: Door::with_key(key),
             patience: None,
         })
     }
@@ -782,7 +707,7 @@ impl PgStore {
         what: &(dyn Fn() -> String + Sync),
         patience: Option<Duration>,
         retries: u32,
-        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> PgResult<T> + Sync),
+        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> Result<T> + Sync),
     ) -> Result<T> {
         self.write_tx_how(false, what, patience, retries, f)
     }
@@ -793,7 +718,7 @@ impl PgStore {
         &self,
         what: &(dyn Fn() -> String + Sync),
         patience: Duration,
-        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> PgResult<T> + Sync),
+        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> Result<T> + Sync),
     ) -> Result<T> {
         self.write_tx_how(true, what, Some(patience), 0, f)
     }
@@ -804,7 +729,7 @@ impl PgStore {
         what: &(dyn Fn() -> String + Sync),
         patience: Option<Duration>,
         retries: u32,
-        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> PgResult<T> + Sync),
+        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> Result<T> + Sync),
     ) -> Result<T> {
         let mut attempt = 0;
         loop {
@@ -815,7 +740,7 @@ impl PgStore {
                     tx.batch_execute(&format!("SET LOCAL lock_timeout = {}", p.as_millis()))
                         .pg(what)?;
                 }
-                let out = f(&mut tx, stmts).pg(what)?;
+                let out = f(&mut tx, stmts)?;
                 tx.commit().pg(what)?;
                 Ok(out)
             });
@@ -839,7 +764,7 @@ impl PgStore {
     fn write_tx_through_outage<T: Send>(
         &self,
         what: &(dyn Fn() -> String + Sync),
-        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> PgResult<T> + Sync),
+        f: &(dyn Fn(&mut Transaction<'_>, &mut Stmts) -> Result<T> + Sync),
     ) -> Result<T> {
         let deadline = outage_deadline();
         let mut attempt = 0u32;
@@ -873,13 +798,14 @@ impl PgStore {
     pub(crate) fn query_cells(
         &self,
         sql: &str,
-        params: &[crate::copy::Cell],
+        params: &[crate::rows::Cell],
         what: &dyn Fn() -> String,
-    ) -> Result<Vec<Vec<crate::copy::Cell>>> {
+    ) -> Result<Vec<Vec<crate::rows::Cell>>> {
         let context = what();
         let ctx = || context.clone();
         self.with_conn(|conn| {
-            let rows = conn.client.query(sql, &as_params(params)).pg(ctx)?;
+            let args: Vec<Arg<'_>> = params.iter().map(Arg::from).collect();
+            let rows = conn.client.query(sql, &as_sql(&args)).pg(ctx)?;
             rows.iter().map(|r| cells(r).pg(ctx)).collect()
         })
     }
@@ -911,546 +837,141 @@ impl PgStore {
     }
 }
 
-const INSERT_SESSION: &str =
-    "INSERT INTO sessions (id, parent_id, tier, profile, agent, model, status, exit_code,
-        started_at, ended_at, cost_usd, duration_ms, num_turns, input_tokens, output_tokens,
-        extraction_method, error, error_category, summary, escalation, raw_log_path,
-        output, verdict, heartbeat_at, project, git_branch, agent_version, cache_read_tokens,
-        cache_write_tokens, cost_estimated, source_path)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-        $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)
-     ON CONFLICT (id) DO NOTHING";
-
-const UPDATE_SESSION: &str =
-    "UPDATE sessions SET parent_id = $2, tier = $3, profile = $4, agent = $5,
-        model = $6, status = $7, exit_code = $8, started_at = $9, ended_at = $10, cost_usd = $11,
-        duration_ms = $12, num_turns = $13, input_tokens = $14, output_tokens = $15,
-        extraction_method = $16, error = $17, error_category = $18, summary = $19,
-        escalation = $20, raw_log_path = $21, output = $22, verdict = $23, heartbeat_at = $24,
-        project = $25, git_branch = $26, agent_version = $27, cache_read_tokens = $28,
-        cache_write_tokens = $29, cost_estimated = $30, source_path = $31
-     WHERE id = $1";
-
-/// As [`UPDATE_SESSION`] for a native import: the verdict, output,
-/// extraction method and profile the record lacks are kept (SQLite's
-/// `Put::Fill`; Note \[Hook chains\]).
-const UPDATE_SESSION_FILL: &str =
-    "UPDATE sessions SET parent_id = $2, tier = $3, profile = COALESCE($4, profile), agent = $5,
-        model = $6, status = $7, exit_code = $8, started_at = $9, ended_at = $10, cost_usd = $11,
-        duration_ms = $12, num_turns = $13, input_tokens = $14, output_tokens = $15,
-        extraction_method = COALESCE($16, extraction_method), error = $17, error_category = $18,
-        summary = $19, escalation = $20, raw_log_path = $21, output = COALESCE($22, output),
-        verdict = COALESCE($23, verdict), heartbeat_at = $24,
-        project = $25, git_branch = $26, agent_version = $27, cache_read_tokens = $28,
-        cache_write_tokens = $29, cost_estimated = $30, source_path = $31
-     WHERE id = $1";
-
-/// As SQLite's `HOOK_CHAIN` (Note \[Hook chains\]).
-const HOOK_CHAIN_PG: &str = "SELECT COUNT(*) FILTER (WHERE verdict = 'blocked'),
-        COUNT(*) FILTER (WHERE stop_hook_active)
-     FROM hook_calls
-     WHERE session_id = $1 AND agent_id IS NOT DISTINCT FROM $2::text
-       AND event IN ('Stop', 'SubagentStop')
-       AND id > COALESCE((SELECT MAX(id) FROM hook_calls
-                          WHERE session_id = $1 AND agent_id IS NOT DISTINCT FROM $2::text
-                            AND event IN ('Stop', 'SubagentStop')
-                            AND verdict NOT IN ('blocked', 'gave_up')), 0)
-       AND id >= COALESCE((SELECT MAX(id) FROM hook_calls
-                           WHERE session_id = $1 AND agent_id IS NOT DISTINCT FROM $2::text
-                             AND event IN ('Stop', 'SubagentStop')
-                             AND NOT stop_hook_active), 0)";
-
-const SET_HOOK_VERDICT: &str =
-    "UPDATE sessions SET verdict = $2, extraction_method = $3, output = $4,
-        profile = COALESCE($5, profile)
-     WHERE id = $1";
-
-const INSERT_HOOK: &str = "INSERT INTO hook_calls (session_id, agent_id, agent_type, event,
-        verdict, method, errors, blocks, stop_hook_active, profile, reason, message, warning,
-        created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-     RETURNING id";
-
-const DELETE_TOOLS: &str = "DELETE FROM session_tools WHERE session_id = $1";
-
-/// A session's tools in one statement (Note \[One statement per table\]);
-/// a tool named twice in a record is summed.
-const INSERT_TOOLS: &str = "INSERT INTO session_tools (session_id, tool, calls, errors)
-     SELECT $1, t, SUM(c), SUM(e)
-     FROM UNNEST($2::text[], $3::bigint[], $4::bigint[]) AS u(t, c, e)
-     GROUP BY t";
-
-/// A session's model calls (SQLite's `put_usage`: a key another session
-/// stored first stays that session's).
-const UPSERT_USAGE: &str = "INSERT INTO usage_calls (key, session_id, at_ms, model, sidechain,
-        input_tokens, output_tokens, reasoning_tokens, cache_read_tokens,
-        cache_write_5m_tokens, cache_write_1h_tokens)
-     SELECT k, $1, a, m, s, i, o, r, cr, cw5, cw1
-     FROM UNNEST($2::text[], $3::bigint[], $4::text[], $5::boolean[], $6::bigint[],
-                 $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
-          AS u(k, a, m, s, i, o, r, cr, cw5, cw1)
-     ON CONFLICT (key) DO UPDATE SET at_ms = excluded.at_ms, model = excluded.model,
-        sidechain = excluded.sidechain, input_tokens = excluded.input_tokens,
-        output_tokens = excluded.output_tokens, reasoning_tokens = excluded.reasoning_tokens,
-        cache_read_tokens = excluded.cache_read_tokens,
-        cache_write_5m_tokens = excluded.cache_write_5m_tokens,
-        cache_write_1h_tokens = excluded.cache_write_1h_tokens
-     WHERE usage_calls.session_id = excluded.session_id";
-
-fn put_usage(tx: &mut Transaction<'_>, stmts: &mut Stmts, r: &SessionRecord) -> PgResult<()> {
-    if r.usage.is_empty() {
-        return Ok(());
-    }
-    let col = |f: &dyn Fn(&crate::UsageRecord) -> u64| -> Vec<i64> {
-        r.usage.iter().map(|u| to_i64(f(u))).collect()
-    };
-    let keys: Vec<&str> = r.usage.iter().map(|u| u.key.as_str()).collect();
-    let at: Vec<i64> = r.usage.iter().map(|u| u.at_ms).collect();
-    let models: Vec<&str> = r.usage.iter().map(|u| u.model.as_str()).collect();
-    let side: Vec<bool> = r.usage.iter().map(|u| u.sidechain).collect();
-    let input = col(&|u| u.tokens.input);
-    let output = col(&|u| u.tokens.output);
-    let reasoning = col(&|u| u.tokens.reasoning);
-    let read = col(&|u| u.tokens.cache_read);
-    let w5 = col(&|u| u.tokens.cache_write_5m);
-    let w1 = col(&|u| u.tokens.cache_write_1h);
-    let up = stmt(tx, stmts, UPSERT_USAGE)?;
-    tx.execute(
-        &up,
-        &[
-            &r.id, &keys, &at, &models, &side, &input, &output, &reasoning, &read, &w5, &w1,
-        ],
-    )?;
-    Ok(())
+/// Note \[One statement per table\]: each statement is a round trip, so
+/// the rows of a [`Batch`] (a session's events, services, tools, model
+/// calls; a feed batch) go in as arrays, one per column, unnested in
+/// order: 1,000 events are one statement, not 1,000.
+fn batch_sql(batch: &Batch, ids: bool) -> String {
+    let n = batch.cols.len();
+    let arrays: Vec<String> = batch
+        .cols
+        .iter()
+        .enumerate()
+        .map(|(i, (_, ty))| {
+            let ty = match ty {
+                Ty::Text => "text",
+                Ty::Int => "bigint",
+                Ty::Bool => "boolean",
+            };
+            format!("${}::{ty}[]", i + 1)
+        })
+        .collect();
+    let cols: Vec<String> = (1..=n).map(|i| format!("c{i}")).collect();
+    format!(
+        "INSERT INTO {} ({}) SELECT {} FROM UNNEST({}) WITH ORDINALITY AS u({}, n) ORDER BY n{}{}",
+        batch.table,
+        batch.names(),
+        cols.join(", "),
+        arrays.join(", "),
+        cols.join(", "),
+        batch.tail,
+        if ids { " RETURNING id" } else { "" },
+    )
 }
 
-const MARK_COLS_PG: &str =
-    "path, session_id, agent, dev, inode, size, byte_offset, mtime_ms, lines, updated_at";
-
-const UPSERT_MARK: &str = "INSERT INTO native_files (path, session_id, agent, dev, inode, size,
-        byte_offset, mtime_ms, lines, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-     ON CONFLICT (path) DO UPDATE SET session_id = EXCLUDED.session_id,
-        agent = EXCLUDED.agent, dev = EXCLUDED.dev, inode = EXCLUDED.inode,
-        size = EXCLUDED.size, byte_offset = EXCLUDED.byte_offset,
-        mtime_ms = EXCLUDED.mtime_ms, lines = EXCLUDED.lines,
-        updated_at = EXCLUDED.updated_at";
-
-/// [`UPSERT_MARK`] for a usage-only pass's mark.
-const UPSERT_USAGE_MARK: &str =
-    "INSERT INTO usage_files (path, session_id, agent, dev, inode, size,
-        byte_offset, mtime_ms, lines, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-     ON CONFLICT (path) DO UPDATE SET session_id = EXCLUDED.session_id,
-        agent = EXCLUDED.agent, dev = EXCLUDED.dev, inode = EXCLUDED.inode,
-        size = EXCLUDED.size, byte_offset = EXCLUDED.byte_offset,
-        mtime_ms = EXCLUDED.mtime_ms, lines = EXCLUDED.lines,
-        updated_at = EXCLUDED.updated_at";
-
-/// Which tables a native save may write, by the store's version, and
-/// whether it is a usage-only pass (SQLite's `Tables`).
-#[derive(Debug, Clone, Copy)]
-struct Tables {
-    usage_calls: bool,
-    usage_files: bool,
-    usage_only: bool,
+/// One column of a batch as the array Postgres unnests.
+enum Column<'a> {
+    Text(Vec<Option<&'a str>>),
+    Int(Vec<Option<i64>>),
+    Bool(Vec<Option<bool>>),
 }
 
-/// A `FeedRow` from `SELECT id, session_id, kind, body, created_at`.
-fn feed_row_pg(r: &postgres::Row) -> FeedRow {
-    FeedRow {
-        id: r.get(0),
-        session_id: r.get(1),
-        kind: r.get(2),
-        body: r.get(3),
-        created_at: r.get(4),
-    }
-}
-
-/// An inode or device number as a BIGINT, bit for bit.
-fn bits_i64(n: u64) -> i64 {
-    i64::from_ne_bytes(n.to_ne_bytes())
-}
-
-fn bits_u64(n: i64) -> u64 {
-    u64::from_ne_bytes(n.to_ne_bytes())
-}
-
-fn mark_row(r: &postgres::Row) -> NativeMark {
-    NativeMark {
-        path: r.get(0),
-        session_id: r.get(1),
-        agent: r.get(2),
-        dev: bits_u64(r.get(3)),
-        inode: bits_u64(r.get(4)),
-        size: bits_u64(r.get(5)),
-        offset: bits_u64(r.get(6)),
-        mtime_ms: r.get(7),
-        lines: bits_u64(r.get(8)),
-        updated_at: r.get(9),
-        reset: false,
-        expect_offset: None,
-    }
-}
-
-/// The advisory lock class of an import mark (Note \[Two importers\]);
-/// the second key is `hashtext(path)`. ASCII "agnf".
-const MARK_LOCK_CLASS: i32 = 0x6167_6e66;
-
-/// Replace a session's `session_tools` rows with the record's.
-fn put_tools(tx: &mut Transaction<'_>, stmts: &mut Stmts, r: &SessionRecord) -> PgResult<()> {
-    let del = stmt(tx, stmts, DELETE_TOOLS)?;
-    tx.execute(&del, &[&r.id])?;
-    if r.tools.is_empty() {
-        return Ok(());
-    }
-    let ins = stmt(tx, stmts, INSERT_TOOLS)?;
-    let names: Vec<&str> = r.tools.iter().map(|t| t.tool.as_str()).collect();
-    let calls: Vec<i64> = r.tools.iter().map(|t| to_i64(t.calls)).collect();
-    let errors: Vec<i64> = r.tools.iter().map(|t| to_i64(t.errors)).collect();
-    tx.execute(&ins, &[&r.id, &names, &calls, &errors])?;
-    Ok(())
-}
-
-/// [`Store::save_native`]'s transaction, as SQLite's (Note \[Import
-/// marks\]); the feed lock is taken last, so it is held for the shortest
-/// time.
-fn save_native_pg(
-    tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    r: &SessionRecord,
-    feed: &[FeedEntry],
-    want_ids: bool,
-    mark: &NativeMark,
-    tables: Tables,
-) -> PgResult<(NativeReport, Vec<i64>)> {
-    let mut report = NativeReport::default();
-    let usage_table = tables.usage_calls;
-    // One importer of a path at a time (Note [Two importers]); a mark not
-    // stored yet has no row to lock, hence the advisory lock.
-    tx.execute(
-        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-        &[&MARK_LOCK_CLASS, &mark.path],
-    )?;
-    if !mark.reset && !tables.usage_only {
-        let stored: Option<i64> = tx
-            .query_opt(
-                "SELECT byte_offset FROM native_files WHERE path = $1",
-                &[&mark.path],
-            )?
-            .map(|row| row.get(0));
-        if stored.map(bits_u64) != mark.expect_offset {
-            report.conflict = true;
-            return Ok((report, Vec::new()));
+impl Column<'_> {
+    fn as_param(&self) -> &(dyn ToSql + Sync) {
+        match self {
+            Column::Text(v) => v,
+            Column::Int(v) => v,
+            Column::Bool(v) => v,
         }
     }
-    if let Some(parent) = &r.parent_id {
-        let mut holder = SessionRecord::new(parent, &r.started_at, "running");
-        holder.agent.clone_from(&r.agent);
-        holder.project.clone_from(&r.project);
-        report.placeholder_parent = put_session(tx, stmts, &holder, false, None)?;
-    }
-    if tables.usage_only {
-        // A usage pass reads its file whole: its calls replace the last.
-        tx.execute("DELETE FROM usage_calls WHERE session_id = $1", &[&r.id])?;
-    } else if mark.reset {
-        let n = tx.execute("DELETE FROM feed WHERE session_id = $1", &[&r.id])?;
-        report.feed_dropped = usize::try_from(n).unwrap_or(usize::MAX);
-        if usage_table {
-            tx.execute("DELETE FROM usage_calls WHERE session_id = $1", &[&r.id])?;
+}
+
+/// The columns of `rows`, typed as `batch` says.
+fn columns<'a>(batch: &Batch, rows: &'a [Vec<Arg<'_>>]) -> Vec<Column<'a>> {
+    batch
+        .cols
+        .iter()
+        .enumerate()
+        .map(|(i, (_, ty))| {
+            let vals = rows.iter().map(move |r| r.get(i).unwrap_or(&Arg::Null));
+            match ty {
+                Ty::Text => Column::Text(
+                    vals.map(|a| match a {
+                        Arg::Text(s) => Some(&**s),
+                        _ => None,
+                    })
+                    .collect(),
+                ),
+                Ty::Int => Column::Int(
+                    vals.map(|a| match a {
+                        Arg::Int(v) => Some(*v),
+                        Arg::Bool(b) => Some(i64::from(*b)),
+                        _ => None,
+                    })
+                    .collect(),
+                ),
+                Ty::Bool => Column::Bool(
+                    vals.map(|a| match a {
+                        Arg::Bool(b) => Some(*b),
+                        Arg::Int(v) => Some(*v != 0),
+                        _ => None,
+                    })
+                    .collect(),
+                ),
+            }
+        })
+        .collect()
+}
+
+impl ToSql for Arg<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Arg::Null => Ok(IsNull::Yes),
+            #[allow(clippy::cast_precision_loss)] // a whole number for a float column
+            Arg::Int(v) if *ty == Type::FLOAT8 => (*v as f64).to_sql(ty, out),
+            Arg::Int(v) if *ty == Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
+            Arg::Int(v) if *ty == Type::BOOL => (*v != 0).to_sql(ty, out),
+            Arg::Int(v) => v.to_sql(ty, out),
+            Arg::Bool(b) if *ty == Type::BOOL => b.to_sql(ty, out),
+            Arg::Bool(b) if *ty == Type::INT4 => i32::from(*b).to_sql(ty, out),
+            Arg::Bool(b) => i64::from(*b).to_sql(ty, out),
+            Arg::Real(v) => v.to_sql(ty, out),
+            Arg::Text(s) => (&**s).to_sql(ty, out),
         }
     }
-    report.inserted = put_session(tx, stmts, r, false, None)?;
-    if !report.inserted {
-        put_session_sql(tx, stmts, r, UPDATE_SESSION_FILL, None)?;
+
+    fn accepts(_: &Type) -> bool {
+        true
     }
-    put_tools(tx, stmts, r)?;
-    if usage_table {
-        put_usage(tx, stmts, r)?;
-    }
-    if tables.usage_files && !tables.usage_only {
-        // Imported now: the usage pass's mark has served its turn.
-        tx.execute("DELETE FROM usage_files WHERE path = $1", &[&mark.path])?;
-    }
-    let up = stmt(
-        tx,
-        stmts,
-        if tables.usage_only {
-            UPSERT_USAGE_MARK
-        } else {
-            UPSERT_MARK
-        },
-    )?;
-    tx.execute(
-        &up,
-        &[
-            &mark.path,
-            &mark.session_id,
-            &mark.agent,
-            &bits_i64(mark.dev),
-            &bits_i64(mark.inode),
-            &bits_i64(mark.size),
-            &bits_i64(mark.offset),
-            &mark.mtime_ms,
-            &bits_i64(mark.lines),
-            &mark.updated_at,
-        ],
-    )?;
-    let mut ids = Vec::new();
-    if !feed.is_empty() {
-        feed_lock(tx, stmts)?;
-        ids = feed_insert_ids(tx, stmts, feed, want_ids)?;
-    }
-    report.feed = feed.len();
-    Ok((report, ids))
+
+    postgres::types::to_sql_checked!();
 }
 
-const STATUS_FOR_UPDATE: &str = "SELECT status FROM sessions WHERE id = $1 FOR UPDATE";
-
-/// Note \[One statement per table\]: each statement is a round trip, so a
-/// session's events (and services, and a feed batch) go in as arrays,
-/// unnested in order: 1,000 events are one statement, not 1,000.
-const INSERT_EVENTS: &str = "INSERT INTO events (session_id, level, service, message, created_at)
-     SELECT $1, l, s, m, $5
-     FROM UNNEST($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(l, s, m, n)
-     ORDER BY n";
-
-const UPSERT_MEMORY: &str = "INSERT INTO memories
-        (service, category, observation, confidence, active, created_at, updated_at, session_id, tier)
-     VALUES ($1, $2, $3, $4, 1, $5, $5, $6, $7)
-     ON CONFLICT (category, (COALESCE(service, ''))) WHERE active = 1 DO UPDATE SET
-        confidence = LEAST(1.0, round(memories.confidence::numeric + $8::float8::numeric, 2))::float8,
-        observation = EXCLUDED.observation, updated_at = EXCLUDED.updated_at,
-        session_id = EXCLUDED.session_id, tier = EXCLUDED.tier
-     RETURNING (xmax = 0)";
-
-const INSERT_SERVICES: &str = "INSERT INTO services_checked (session_id, name, status, detail)
-     SELECT $1, a, b, c
-     FROM UNNEST($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(a, b, c, n)
-     ORDER BY n";
-
-const INSERT_ESCALATION: &str =
-    "INSERT INTO escalations (parent_id, child_id, service, tier, created_at)
-     VALUES ($1, $2, $3, $4, $5)";
-
-const FEED_LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
-
-const INSERT_FEED: &str = "INSERT INTO feed (session_id, kind, body, created_at)
-     SELECT a, b, c, d
-     FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(a, b, c, d, n)
-     ORDER BY n";
-
-const INSERT_FEED_RETURNING: &str = "INSERT INTO feed (session_id, kind, body, created_at)
-     SELECT a, b, c, d
-     FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(a, b, c, d, n)
-     ORDER BY n RETURNING id";
-
-/// Insert (or, `update`, overwrite the running row) as SQLite's
-/// `insert_session`; false when the insert found the id taken.
-fn put_session(
-    tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    r: &SessionRecord,
-    update: bool,
-    heartbeat_at: Option<&str>,
-) -> PgResult<bool> {
-    let sql = if update {
-        UPDATE_SESSION
-    } else {
-        INSERT_SESSION
-    };
-    put_session_sql(tx, stmts, r, sql, heartbeat_at)
+/// One Postgres write transaction as a [`Tx`] (Note \[One write\] in
+/// `tx`): statements prepared once per connection.
+struct PgTx<'t, 'c> {
+    tx: &'t mut Transaction<'c>,
+    stmts: &'t mut Stmts,
+    what: &'t dyn Fn() -> String,
 }
 
-/// [`put_session`] with the statement given (one of the session
-/// statements, which all take the same parameters).
-fn put_session_sql(
-    tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    r: &SessionRecord,
-    sql: &'static str,
-    heartbeat_at: Option<&str>,
-) -> PgResult<bool> {
-    let escalation = r.escalation.as_ref().map(ToString::to_string);
-    let output = r.output.as_ref().map(ToString::to_string);
-    let verdict = r.verdict.as_ref().map(ToString::to_string);
-    let s = stmt(tx, stmts, sql)?;
-    let n = tx.execute(
-        &s,
-        &[
-            &r.id,
-            &r.parent_id,
-            &i64::from(r.tier),
-            &r.profile,
-            &r.agent,
-            &r.model,
-            &r.status,
-            &r.exit_code.map(i64::from),
-            &r.started_at,
-            &r.ended_at,
-            &r.cost_usd,
-            &r.duration_ms.map(to_i64),
-            &r.num_turns.map(to_i64),
-            &to_i64(r.input_tokens),
-            &to_i64(r.output_tokens),
-            &r.extraction_method,
-            &r.error,
-            &r.error_category,
-            &r.summary,
-            &escalation,
-            &r.raw_log_path,
-            &output,
-            &verdict,
-            &heartbeat_at,
-            &r.project,
-            &r.git_branch,
-            &r.agent_version,
-            &to_i64(r.cache_read_tokens),
-            &to_i64(r.cache_write_tokens),
-            &r.cost_estimated,
-            &r.source_path,
-        ],
-    )?;
-    Ok(n == 1)
-}
-
-fn feed_lock(tx: &mut Transaction<'_>, stmts: &mut Stmts) -> PgResult<()> {
-    let s = stmt(tx, stmts, FEED_LOCK_SQL)?;
-    tx.execute(&s, &[&FEED_LOCK])?;
-    Ok(())
-}
-
-/// Append feed rows in order, in one statement (Note \[One statement per
-/// table\]); the caller holds [`FEED_LOCK`].
-fn feed_insert(tx: &mut Transaction<'_>, stmts: &mut Stmts, entries: &[FeedEntry]) -> PgResult<()> {
-    feed_insert_ids(tx, stmts, entries, false).map(|_| ())
-}
-
-/// [`feed_insert`]; with `ids`, the new rows' ids in entry order (the feed
-/// lock makes them increase in that order).
-fn feed_insert_ids(
-    tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    entries: &[FeedEntry],
-    ids: bool,
-) -> PgResult<Vec<i64>> {
-    let s = stmt(
-        tx,
-        stmts,
-        if ids {
-            INSERT_FEED_RETURNING
-        } else {
-            INSERT_FEED
-        },
-    )?;
-    let col = |f: fn(&FeedEntry) -> &str| entries.iter().map(f).collect::<Vec<&str>>();
-    let params: [&(dyn postgres::types::ToSql + Sync); 4] = [
-        &col(|e| &e.session_id),
-        &col(|e| &e.kind),
-        &col(|e| &e.body),
-        &col(|e| &e.created_at),
-    ];
-    if !ids {
-        tx.execute(&s, &params)?;
-        return Ok(Vec::new());
+impl PgTx<'_, '_> {
+    fn prepared(&mut self, sql: &str) -> Result<Statement> {
+        stmt(self.tx, self.stmts, sql).pg(self.what)
     }
-    let mut got: Vec<i64> = tx.query(&s, &params)?.iter().map(|r| r.get(0)).collect();
-    got.sort_unstable();
-    Ok(got)
 }
 
-/// The rows of a session (events, memories, services, escalations), as
-/// SQLite's `write`.
-fn children(
-    tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    r: &SessionRecord,
-    report: &mut WriteReport,
-) -> PgResult<()> {
-    put_tools(tx, stmts, r)?;
-    let at = r.ended_at.as_deref().unwrap_or(&r.started_at);
-    let mut levels = Vec::with_capacity(r.events.len());
-    let mut services = Vec::with_capacity(r.events.len());
-    let mut messages = Vec::with_capacity(r.events.len());
-    for e in &r.events {
-        if !LEVELS.contains(&e.level.as_str()) {
-            report.events_rejected += 1;
-            report.warnings.push(format!(
-                "event rejected: level `{}` is not one of info, warning, critical",
-                e.level
-            ));
-            continue;
-        }
-        levels.push(e.level.as_str());
-        services.push(e.service.as_deref());
-        messages.push(e.message.as_str());
-    }
-    if !levels.is_empty() {
-        let ev = stmt(tx, stmts, INSERT_EVENTS)?;
-        let n = tx.execute(&ev, &[&r.id, &levels, &services, &messages, &at])?;
-        report.events += usize::try_from(n).unwrap_or(usize::MAX);
-    }
-    let up = stmt(tx, stmts, UPSERT_MEMORY)?;
-    let tier = i64::from(r.tier);
-    for m in &r.memories {
-        let Some(key) = parse_memory_key(&m.key) else {
-            report.memories_rejected += 1;
-            report.warnings.push(format!(
-                "memory rejected: key `{}` is not `service:category` or `category`",
-                m.key
-            ));
-            continue;
-        };
-        let row = tx.query_one(
-            &up,
-            &[
-                &key.service,
-                &key.category,
-                &m.value,
-                &NEW_MEMORY_CONFIDENCE,
-                &at,
-                &r.id,
-                &tier,
-                &REINFORCE_STEP,
-            ],
-        )?;
-        if row.get::<_, bool>(0) {
-            report.memories_new += 1;
-        } else {
-            report.memories_reinforced += 1;
-        }
-    }
-    if !r.services.is_empty() {
-        let svc = stmt(tx, stmts, INSERT_SERVICES)?;
-        let names: Vec<&str> = r.services.iter().map(|s| s.name.as_str()).collect();
-        let statuses: Vec<&str> = r.services.iter().map(|s| s.status.as_str()).collect();
-        let details: Vec<Option<&str>> = r.services.iter().map(|s| s.detail.as_deref()).collect();
-        let n = tx.execute(&svc, &[&r.id, &names, &statuses, &details])?;
-        report.services += usize::try_from(n).unwrap_or(usize::MAX);
-    }
-    if let Some(parent) = &r.parent_id {
-        let esc = stmt(tx, stmts, INSERT_ESCALATION)?;
-        for service in &r.escalated_for {
-            tx.execute(&esc, &[parent, &r.id, service, &tier, &r.started_at])?;
-        }
-    }
-    Ok(())
+fn as_sql<'a>(args: &'a [Arg<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    args.iter().map(|a| a as &(dyn ToSql + Sync)).collect()
 }
 
-/// The stored status of a session, locking its row.
-fn status_for_update(
-    tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    id: &str,
-) -> PgResult<Option<String>> {
-    let s = stmt(tx, stmts, STATUS_FOR_UPDATE)?;
-    Ok(tx.query_opt(&s, &[&id])?.map(|r| r.get(0)))
-}
-
-/// The advisory lock class of escalation claims (Note \[Claims on
-/// Postgres\]); the second key is `hashtext(service)`. ASCII "agsc".
-const CLAIM_LOCK_CLASS: i32 = 0x6167_7363;
-
+/// The advisory lock of a class and a key (Note \[Claims on Postgres\],
+/// Note \[Two importers\]).
+///
 /// Note \[Claims on Postgres\]: counting and inserting under READ
 /// COMMITTED would race (both supervisors count 1 of 2, both insert). Each
 /// claim first takes a transaction-scoped advisory lock per service, in
@@ -1459,20 +980,20 @@ const CLAIM_LOCK_CLASS: i32 = 0x6167_7363;
 /// holder committed. The lock ends with the transaction, which never spans
 /// an agent run. Distinct services never wait on each other (a hash
 /// collision only serialises two claims, never wrongs them).
-const CLAIM_LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1, hashtext($2))";
+const KEY_LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1, hashtext($2))";
 
-/// As SQLite's `CLAIM_COUNT` (Note \[Escalation claims\]).
-const CLAIM_COUNT_PG: &str = "SELECT
-    (SELECT COUNT(*) FROM escalations WHERE service = $1 AND created_at >= $2)
-  + (SELECT COUNT(*) FROM escalation_claims c
-     WHERE c.service = $1 AND c.created_at >= $2
-       AND NOT EXISTS (SELECT 1 FROM escalations e
-                       WHERE e.child_id = c.child_id AND e.service = c.service)
-       AND (c.expires_at > $3 OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = c.child_id)))";
+const FEED_LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
 
-const INSERT_CLAIM: &str = "INSERT INTO escalation_claims
-        (parent_id, child_id, service, tier, holder, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+/// Note \[Reinforcing on Postgres\] (the module's doc): one statement,
+/// the arithmetic on the locked row.
+const UPSERT_MEMORY: &str = "INSERT INTO memories
+        (service, category, observation, confidence, active, created_at, updated_at, session_id, tier)
+     VALUES ($1, $2, $3, $4, 1, $5, $5, $6, $7)
+     ON CONFLICT (category, (COALESCE(service, ''))) WHERE active = 1 DO UPDATE SET
+        confidence = LEAST(1.0, round(memories.confidence::numeric + $8::float8::numeric, 2))::float8,
+        observation = EXCLUDED.observation, updated_at = EXCLUDED.updated_at,
+        session_id = EXCLUDED.session_id, tier = EXCLUDED.tier
+     RETURNING (xmax = 0)";
 
 /// Take or renew a lease in one statement: the upsert locks the row, so
 /// concurrent takers queue on it and each sees the previous one's result;
@@ -1492,342 +1013,151 @@ const LEASE_UPSERT: &str = "INSERT INTO leases (name, holder, acquired_at, expir
      WHERE leases.holder = EXCLUDED.holder OR leases.expires_at <= EXCLUDED.acquired_at
      RETURNING expires_at";
 
-fn claim_pg(tx: &mut Transaction<'_>, stmts: &mut Stmts, r: &ClaimRequest) -> PgResult<Claim> {
-    if r.tier > r.max_tier {
-        return Ok(Claim::MaxTier);
+impl Tx for PgTx<'_, '_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
     }
-    let services = crate::sqlite::claim_services(r);
-    let lock = stmt(tx, stmts, CLAIM_LOCK_SQL)?;
-    for service in &services {
-        tx.execute(&lock, &[&CLAIM_LOCK_CLASS, service])?;
+
+    fn exec(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
+        let s = self.prepared(&dollars(sql))?;
+        self.tx.execute(&s, &as_sql(args)).pg(self.what)
     }
-    let count = stmt(tx, stmts, CLAIM_COUNT_PG)?;
-    for service in &services {
-        let n = to_u64(tx.query_one(&count, &[service, &r.since, &r.now])?.get(0));
-        if n >= r.max_per_window {
-            return Ok(Claim::Cooldown {
-                service: (*service).to_owned(),
-                count: n,
+
+    fn row(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Option<Vec<Cell>>> {
+        let s = self.prepared(&dollars(sql))?;
+        let row = self.tx.query_opt(&s, &as_sql(args)).pg(self.what)?;
+        row.map(|r| cells(&r)).transpose().pg(self.what)
+    }
+
+    fn insert_id(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<i64> {
+        let s = self.prepared(&format!("{} RETURNING id", dollars(sql)))?;
+        let row = self.tx.query_one(&s, &as_sql(args)).pg(self.what)?;
+        Ok(row.get(0))
+    }
+
+    fn insert_rows(&mut self, batch: &Batch, rows: &[Row<'_>], ids: bool) -> Result<Inserted> {
+        let s = self.prepared(&batch_sql(batch, ids))?;
+        let cols = columns(batch, rows);
+        let args: Vec<&(dyn ToSql + Sync)> = cols.iter().map(Column::as_param).collect();
+        if !ids {
+            return Ok((self.tx.execute(&s, &args).pg(self.what)?, Vec::new()));
+        }
+        // In entry order: the feed lock makes ids increase in that order.
+        let mut got: Vec<i64> = self
+            .tx
+            .query(&s, &args)
+            .pg(self.what)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        got.sort_unstable();
+        Ok((got.len() as u64, got))
+    }
+
+    fn lock(&mut self, class: i32, key: &str) -> Result<()> {
+        let s = self.prepared(KEY_LOCK_SQL)?;
+        self.tx.execute(&s, &[&class, &key]).pg(self.what)?;
+        Ok(())
+    }
+
+    fn defer_constraints(&mut self) -> Result<()> {
+        self.tx
+            .batch_execute("SET CONSTRAINTS ALL DEFERRED")
+            .pg(self.what)
+    }
+
+    fn feed_lock(&mut self) -> Result<()> {
+        let s = self.prepared(FEED_LOCK_SQL)?;
+        self.tx.execute(&s, &[&FEED_LOCK]).pg(self.what)?;
+        Ok(())
+    }
+
+    fn put_memory(&mut self, m: &MemoryPut<'_>) -> Result<bool> {
+        let s = self.prepared(UPSERT_MEMORY)?;
+        let row = self
+            .tx
+            .query_one(
+                &s,
+                &[
+                    &m.service,
+                    &m.category,
+                    &m.value,
+                    &NEW_MEMORY_CONFIDENCE,
+                    &m.at,
+                    &m.session_id,
+                    &i64::from(m.tier),
+                    &REINFORCE_STEP,
+                ],
+            )
+            .pg(self.what)?;
+        Ok(row.get::<_, bool>(0))
+    }
+
+    fn take_lease(&mut self, name: &str, holder: &str, ttl_ms: u64) -> Result<LeaseState> {
+        let s = self.prepared(LEASE_UPSERT)?;
+        let ttl = to_i64(ttl_ms);
+        if let Some(row) = self
+            .tx
+            .query_opt(&s, &[&name, &holder, &ttl])
+            .pg(self.what)?
+        {
+            return Ok(LeaseState::Held {
+                expires_at: row.get(0),
             });
         }
-    }
-    let insert = stmt(tx, stmts, INSERT_CLAIM)?;
-    let tier = i64::from(r.tier);
-    for service in &services {
-        tx.execute(
-            &insert,
-            &[
-                &r.parent_id,
-                &r.child_id,
-                service,
-                &tier,
-                &r.holder,
-                &r.now,
-                &r.expires_at,
-            ],
-        )?;
-    }
-    Ok(Claim::Granted)
-}
-
-impl PgStore {
-    fn claim(&self, request: &ClaimRequest) -> Result<Claim> {
-        let what = || format!("claiming an escalation from `{}`", request.parent_id);
-        self.write_tx(&what, None, RETRIES, &|tx, stmts| {
-            claim_pg(tx, stmts, request)
-        })
-    }
-
-    fn lease(&self, name: &str, holder: &str, ttl_ms: u64) -> Result<LeaseState> {
-        let what = || format!("taking the lease `{name}`");
-        let ttl = to_i64(ttl_ms);
-        self.write_tx(&what, None, RETRIES, &|tx, stmts| {
-            let upsert = stmt(tx, stmts, LEASE_UPSERT)?;
-            if let Some(row) = tx.query_opt(&upsert, &[&name, &holder, &ttl])? {
-                return Ok(LeaseState::Held {
-                    expires_at: row.get(0),
-                });
-            }
-            // Not ours and unexpired: the upsert locked the row for this
-            // transaction, so it reads as it stands.
-            let row = tx.query_one(
+        // Not ours and unexpired: the upsert locked the row for this
+        // transaction, so it reads as it stands.
+        let row = self
+            .tx
+            .query_one(
                 "SELECT holder, expires_at FROM leases WHERE name = $1",
                 &[&name],
-            )?;
-            Ok(LeaseState::Busy {
-                holder: row.get(0),
-                expires_at: row.get(1),
-            })
-        })
-    }
-
-    fn release(&self, name: &str, holder: &str) -> Result<bool> {
-        let what = || format!("releasing the lease `{name}`");
-        self.write_tx(&what, None, RETRIES, &|tx, _| {
-            tx.execute(
-                "DELETE FROM leases WHERE name = $1 AND holder = $2",
-                &[&name, &holder],
             )
-            .map(|n| n > 0)
+            .pg(self.what)?;
+        Ok(LeaseState::Busy {
+            holder: row.get(0),
+            expires_at: row.get(1),
         })
     }
 }
 
-impl PgStore {
-    /// [`Store::save_native`] and [`Store::save_usage`] (SQLite's
-    /// `save_marked`).
-    fn save_marked(
-        &mut self,
-        record: &SessionRecord,
-        feed: &[FeedEntry],
-        mark: &NativeMark,
-        usage_only: bool,
-    ) -> Result<NativeReport> {
-        let mark = match &self.masker {
-            Some(m) => secrets::mask_mark(m, mark),
-            None => std::borrow::Cow::Borrowed(mark),
-        };
-        let mark = &*mark;
-        let (door, masking) = (self.version >= 5, self.masker.is_some());
-        let tables = Tables {
-            usage_calls: self.version >= 9,
-            usage_files: self.version >= 10,
-            usage_only,
-        };
-        let (record, rec_spots) = self.mask_record(record);
-        let record = &*record;
-        // Named after masking: an error message is printed too.
-        let what = || format!("importing session `{}` from `{}`", record.id, mark.path);
-        let (feed, spots) = self.mask_feed(feed);
-        let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
-        let mut sessions = secrets::sessions_of(&feed);
-        if !sessions.contains(&record.id.as_str()) {
-            sessions.push(&record.id);
-        }
-        // Safe to retry: the transaction either happened whole or not at all.
-        self.write_tx_through_outage(&what, &|tx, stmts| {
-            let (report, ids) =
-                save_native_pg(tx, stmts, record, &feed, !spots.is_empty(), mark, tables)?;
-            if door && !report.conflict {
-                let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = rec_spots
-                    .iter()
-                    .map(|s| (record.id.as_str(), at, s.clone(), None))
-                    .collect();
-                rows.extend(feed_spots_pg(&feed, &spots, &ids));
-                record_spots_pg(tx, stmts, masking, &sessions, &rows, report.inserted)?;
-            }
-            Ok(report)
-        })
-    }
-
-    /// A record through the door (Note \[Store door\] in `secrets`).
-    fn mask_record<'a>(
-        &self,
-        record: &'a SessionRecord,
-    ) -> (std::borrow::Cow<'a, SessionRecord>, Vec<Spot>) {
-        match &self.masker {
-            Some(m) => secrets::mask_record(m, record),
-            None => (std::borrow::Cow::Borrowed(record), Vec::new()),
-        }
-    }
-
-    /// Feed entries through the door.
-    fn mask_feed<'a>(
-        &self,
-        entries: &'a [FeedEntry],
-    ) -> (std::borrow::Cow<'a, [FeedEntry]>, Vec<Spot>) {
-        match &self.masker {
-            Some(m) => secrets::mask_feed(m, entries),
-            None => (std::borrow::Cow::Borrowed(entries), Vec::new()),
-        }
+/// A `FeedRow` from `SELECT id, session_id, kind, body, created_at`.
+fn feed_row(r: &postgres::Row) -> FeedRow {
+    FeedRow {
+        id: r.get(0),
+        session_id: r.get(1),
+        kind: r.get(2),
+        body: r.get(3),
+        created_at: r.get(4),
     }
 }
 
-impl Store for PgStore {
-    fn mask_key(&self) -> Option<MaskKey> {
-        self.key.clone()
-    }
+impl Backend for PgStore {
+    const SINCE: Since = Since {
+        feed: 0,
+        door: 5,
+        marks: 0,
+        hooks: 6,
+        usage_calls: 9,
+        usage_files: 10,
+    };
 
-    fn set_masker(&mut self, masker: Option<Masker>) {
-        self.masker = masker;
-    }
-
-    fn masker(&self) -> Option<&Masker> {
-        self.masker.as_ref()
-    }
-
-    fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
-        let what = || format!("writing session `{}`", record.id);
-        let (door, masking) = (self.version >= 5, self.masker.is_some());
-        let (record, spots) = self.mask_record(record);
-        let record = &*record;
-        let at = record.ended_at.as_deref().unwrap_or(&record.started_at);
-        let rows: Vec<(&str, &str, Spot, Option<i64>)> = spots
-            .into_iter()
-            .map(|s| (record.id.as_str(), at, s, None))
-            .collect();
-        // Idempotent (a finished session is never rewritten): safe to retry
-        // through an outage (Note [Store outage]).
-        self.write_tx_through_outage(&what, &|tx, stmts| {
-            let mut report = WriteReport::default();
-            // Insert first: of two writers racing on a new id, one inserts
-            // and the other waits on the row, then finds it finished.
-            if !put_session(tx, stmts, record, false, None)? {
-                match status_for_update(tx, stmts, &record.id)?.as_deref() {
-                    Some("running") => {
-                        put_session(tx, stmts, record, true, None)?;
-                    }
-                    _ => return Ok(report),
-                }
+    fn write<T: Send>(&mut self, wait: Wait, what: What<'_>, f: Body<'_, T>) -> Result<T> {
+        let body = |tx: &mut Transaction<'_>, stmts: &mut Stmts| f(&mut PgTx { tx, stmts, what });
+        match wait {
+            Wait::Patient => self.write_tx(what, None, RETRIES, &body),
+            Wait::Outage => self.write_tx_through_outage(what, &body),
+            Wait::Now => self.write_tx_now(what, Duration::from_millis(250), &body),
+            // Not through an outage: a hook answers within its deadline and
+            // records what it can; with patience, not retried either.
+            Wait::Hook => {
+                let retries = if self.patience.is_some() { 0 } else { RETRIES };
+                self.write_tx(what, self.patience, retries, &body)
             }
-            children(tx, stmts, record, &mut report)?;
-            if door {
-                record_spots_pg(tx, stmts, masking, &[&record.id], &rows, true)?;
-            }
-            let verdict = record.verdict.as_ref();
-            let body = serde_json::json!({
-                "status": record.status,
-                "extraction_method": record.extraction_method,
-                "valid": verdict.and_then(|v| v.get("valid")).and_then(serde_json::Value::as_bool),
-                "errors": verdict
-                    .and_then(|v| v.get("errors"))
-                    .and_then(serde_json::Value::as_array)
-                    .map(Vec::len),
-            });
-            feed_lock(tx, stmts)?;
-            feed_insert(
-                tx,
-                stmts,
-                &[FeedEntry {
-                    session_id: record.id.clone(),
-                    kind: "ended".to_owned(),
-                    body: body.to_string(),
-                    created_at: record.ended_at.clone().unwrap_or_else(time::now),
-                }],
-            )?;
-            report.inserted = true;
-            Ok(report)
-        })
-    }
-
-    fn start_session(&mut self, record: &SessionRecord) -> Result<()> {
-        let what = || format!("recording the start of session `{}`", record.id);
-        let (door, masking) = (self.version >= 5, self.masker.is_some());
-        let (record, spots) = self.mask_record(record);
-        let record = &*record;
-        let rows: Vec<(&str, &str, Spot, Option<i64>)> = spots
-            .into_iter()
-            .map(|s| (record.id.as_str(), record.started_at.as_str(), s, None))
-            .collect();
-        let taken = self.write_tx(&what, None, RETRIES, &|tx, stmts| {
-            let mut running = record.clone();
-            "running".clone_into(&mut running.status);
-            if !put_session(tx, stmts, &running, false, Some(&record.started_at))? {
-                return Ok(match status_for_update(tx, stmts, &record.id)? {
-                    Some(s) if s == "running" => None,
-                    other => Some(other.unwrap_or_default()),
-                });
-            }
-            if door {
-                record_spots_pg(tx, stmts, masking, &[&record.id], &rows, true)?;
-            }
-            let body = serde_json::json!({
-                "tier": record.tier,
-                "parent_id": record.parent_id,
-                "agent": record.agent,
-                "profile": record.profile,
-                "raw_log_path": record.raw_log_path,
-            });
-            feed_lock(tx, stmts)?;
-            feed_insert(
-                tx,
-                stmts,
-                &[FeedEntry {
-                    session_id: record.id.clone(),
-                    kind: "started".to_owned(),
-                    body: body.to_string(),
-                    created_at: record.started_at.clone(),
-                }],
-            )?;
-            Ok(None)
-        })?;
-        match taken {
-            Some(status) => Err(Error::IdTaken {
-                id: record.id.clone(),
-                status,
-            }),
-            None => Ok(()),
         }
     }
 
-    fn heartbeat(&mut self, id: &str, at: &str) -> Result<()> {
-        let what = || format!("heartbeat of session `{id}`");
-        // Short patience: a missed beat is harmless, a blocked runner is not.
-        self.write_tx_now(&what, Duration::from_millis(250), &|tx, _| {
-            tx.execute(
-                "UPDATE sessions SET heartbeat_at = $2 WHERE id = $1 AND status = 'running'",
-                &[&id, &at],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn append_feed(&mut self, entries: &[FeedEntry]) -> Result<()> {
-        if entries.is_empty() {
-            return Ok(());
-        }
-        let what = || format!("appending {} feed entries", entries.len());
-        let (door, masking) = (self.version >= 5, self.masker.is_some());
-        let (entries, spots) = self.mask_feed(entries);
-        let sessions = secrets::sessions_of(&entries);
-        // The run's last lines, before its session (Note [Store outage]).
-        self.write_tx_through_outage(&what, &|tx, stmts| {
-            feed_lock(tx, stmts)?;
-            let ids = feed_insert_ids(tx, stmts, &entries, !spots.is_empty())?;
-            if door {
-                let rows = feed_spots_pg(&entries, &spots, &ids);
-                record_spots_pg(tx, stmts, masking, &sessions, &rows, false)?;
-            }
-            Ok(())
-        })
-    }
-
-    fn append_feed_now(&mut self, entries: &[FeedEntry]) -> Result<()> {
-        if entries.is_empty() {
-            return Ok(());
-        }
-        let what = || format!("appending {} feed entries", entries.len());
-        let (door, masking) = (self.version >= 5, self.masker.is_some());
-        let (entries, spots) = self.mask_feed(entries);
-        let sessions = secrets::sessions_of(&entries);
-        self.write_tx_now(&what, Duration::from_millis(250), &|tx, stmts| {
-            feed_lock(tx, stmts)?;
-            let ids = feed_insert_ids(tx, stmts, &entries, !spots.is_empty())?;
-            if door {
-                let rows = feed_spots_pg(&entries, &spots, &ids);
-                record_spots_pg(tx, stmts, masking, &sessions, &rows, false)?;
-            }
-            Ok(())
-        })
-    }
-
-    fn feed_after(&self, after_id: i64, limit: usize) -> Result<Vec<FeedRow>> {
-        let ctx = || format!("reading the feed after {after_id}");
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.with_conn(|conn| {
-            let rows = conn
-                .client
-                .query(
-                    "SELECT id, session_id, kind, body, created_at FROM feed
-                     WHERE id > $1 ORDER BY id LIMIT $2",
-                    &[&after_id, &limit],
-                )
-                .pg(ctx)?;
-            Ok(rows.iter().map(feed_row_pg).collect())
-        })
-    }
-
-    fn feed_page(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
+    fn feed_rows(&self, after_id: i64, limit: usize, max_bytes: usize) -> Result<Vec<FeedRow>> {
         let ctx = || format!("reading the feed after {after_id}");
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);
@@ -1846,368 +1176,33 @@ impl Store for PgStore {
                     &[&after_id, &limit, &max_bytes],
                 )
                 .pg(ctx)?;
-            Ok(rows.iter().map(feed_row_pg).collect())
+            Ok(rows.iter().map(feed_row).collect())
         })
     }
 
-    fn native_marks(&self) -> Result<Vec<NativeMark>> {
-        self.with_conn(|conn| {
-            let rows = conn
-                .client
-                .query(
-                    &format!("SELECT {MARK_COLS_PG} FROM native_files ORDER BY path"),
-                    &[],
-                )
-                .pg(|| "reading the native import marks".to_owned())?;
-            Ok(rows.iter().map(mark_row).collect())
-        })
+    fn door_mut(&mut self) -> &mut Door {
+        &mut self.door
     }
 
-    fn native_mark(&self, path: &str) -> Result<Option<NativeMark>> {
-        self.with_conn(|conn| {
-            let row = conn
-                .client
-                .query_opt(
-                    &format!("SELECT {MARK_COLS_PG} FROM native_files WHERE path = $1"),
-                    &[&path],
-                )
-                .pg(|| format!("reading the import mark of `{path}`"))?;
-            Ok(row.as_ref().map(mark_row))
-        })
-    }
-
-    fn save_native(
-        &mut self,
-        record: &SessionRecord,
-        feed: &[FeedEntry],
-        mark: &NativeMark,
-    ) -> Result<NativeReport> {
-        self.save_marked(record, feed, mark, false)
-    }
-
-    fn save_usage(&mut self, record: &SessionRecord, mark: &NativeMark) -> Result<NativeReport> {
-        self.save_marked(record, &[], mark, true)
-    }
-
-    fn usage_marks(&self) -> Result<Vec<NativeMark>> {
-        if self.version < 10 {
-            return Ok(Vec::new());
-        }
-        self.with_conn(|conn| {
-            let rows = conn
-                .client
-                .query(
-                    &format!("SELECT {MARK_COLS_PG} FROM usage_files ORDER BY path"),
-                    &[],
-                )
-                .pg(|| "reading the usage pass marks".to_owned())?;
-            Ok(rows.iter().map(mark_row).collect())
-        })
-    }
-
-    fn hook_chain(&self, session_id: &str, agent_id: Option<&str>) -> Result<HookChain> {
-        // The ids as the door wrote them (Note [Names and ids] in `secrets`).
-        let (session_id, agent_id) = match &self.masker {
-            Some(m) => (m.safe_id(session_id), agent_id.map(|a| m.safe_id(a))),
-            None => (
-                std::borrow::Cow::Borrowed(session_id),
-                agent_id.map(std::borrow::Cow::Borrowed),
-            ),
-        };
-        let (session_id, agent_id) = (&*session_id, agent_id.as_deref());
-        if self.version < 6 {
-            return Ok(HookChain::default());
-        }
-        let ctx = || format!("reading the hook chain of session `{session_id}`");
-        self.with_conn(|conn| {
-            let row = conn
-                .client
-                .query_one(HOOK_CHAIN_PG, &[&session_id, &agent_id])
-                .pg(ctx)?;
-            Ok(HookChain {
-                blocks: u32::try_from(row.get::<_, i64>(0)).unwrap_or(u32::MAX),
-                active: u32::try_from(row.get::<_, i64>(1)).unwrap_or(u32::MAX),
-            })
-        })
-    }
-
-    fn save_hook(&mut self, call: &HookCall, feed: &[FeedEntry]) -> Result<HookSaved> {
-        let what = || {
-            format!(
-                "recording a {} hook call of session `{}`",
-                call.event, call.session_id
-            )
-        };
-        let (door, masking) = (self.version >= 5, self.masker.is_some());
-        let (call, call_spots) = match &self.masker {
-            Some(m) => secrets::mask_hook(m, call),
-            None => (std::borrow::Cow::Borrowed(call), Vec::new()),
-        };
-        let call = &*call;
-        let (feed, spots) = self.mask_feed(feed);
-        let mut sessions = secrets::sessions_of(&feed);
-        if !sessions.contains(&call.session_id.as_str()) {
-            sessions.push(&call.session_id);
-        }
-        let session = hooks::session_record(call);
-        let verdict = hooks::verdict(call).map(|v| v.to_string());
-        let output = hooks::json_text(call.output.as_ref());
-        let errors = hooks::json_text(call.errors.as_ref());
-        // Not through an outage: a hook answers within its deadline and
-        // records what it can; with patience, not retried either.
-        let retries = if self.patience.is_some() { 0 } else { RETRIES };
-        self.write_tx(&what, self.patience, retries, &|tx, stmts| {
-            let inserted = put_session(tx, stmts, &session, false, None)?;
-            if let Some(verdict) = &verdict {
-                let s = stmt(tx, stmts, SET_HOOK_VERDICT)?;
-                tx.execute(
-                    &s,
-                    &[
-                        &call.session_id,
-                        verdict,
-                        &call.method,
-                        &output,
-                        &call.profile,
-                    ],
-                )?;
-            }
-            let s = stmt(tx, stmts, INSERT_HOOK)?;
-            let id: i64 = tx
-                .query_one(
-                    &s,
-                    &[
-                        &call.session_id,
-                        &call.agent_id,
-                        &call.agent_type,
-                        &call.event,
-                        &call.verdict,
-                        &call.method,
-                        &errors,
-                        &i64::from(call.blocks),
-                        &call.stop_hook_active,
-                        &call.profile,
-                        &call.reason,
-                        &call.message,
-                        &call.warning,
-                        &call.created_at,
-                    ],
-                )?
-                .get(0);
-            feed_lock(tx, stmts)?;
-            let ids = if feed.is_empty() {
-                Vec::new()
-            } else {
-                feed_insert_ids(tx, stmts, &feed, !spots.is_empty())?
-            };
-            if hooks::has_feed_row(call) {
-                feed_insert(tx, stmts, &[hooks::feed_entry(id, call)])?;
-            }
-            if door {
-                let mut rows: Vec<(&str, &str, Spot, Option<i64>)> = call_spots
-                    .iter()
-                    .map(|s| {
-                        (
-                            call.session_id.as_str(),
-                            call.created_at.as_str(),
-                            s.clone(),
-                            None,
-                        )
-                    })
-                    .collect();
-                rows.extend(feed_spots_pg(&feed, &spots, &ids));
-                record_spots_pg(tx, stmts, masking, &sessions, &rows, inserted)?;
-            }
-            Ok(HookSaved {
-                id,
-                session_inserted: inserted,
-            })
-        })
-    }
-
-    fn has_session(&self, id: &str) -> Result<bool> {
-        self.with_conn(|conn| {
-            conn.client
-                .query_one(
-                    "SELECT EXISTS(SELECT 1 FROM sessions WHERE id = $1)",
-                    &[&id],
-                )
-                .map(|r| r.get(0))
-                .pg(|| format!("looking up session `{id}`"))
-        })
-    }
-
-    fn escalations_since(&self, service: &str, since: &str) -> Result<u64> {
-        self.with_conn(|conn| {
-            conn.client
-                .query_one(
-                    "SELECT COUNT(*) FROM escalations WHERE service = $1 AND created_at >= $2",
-                    &[&service, &since],
-                )
-                .map(|r| to_u64(r.get(0)))
-                .pg(|| format!("counting escalations for `{service}`"))
-        })
-    }
-
-    fn claim_escalation(&mut self, request: &ClaimRequest) -> Result<Claim> {
-        self.claim(request)
-    }
-
-    fn acquire_lease(&mut self, name: &str, holder: &str, ttl_ms: u64) -> Result<LeaseState> {
-        self.lease(name, holder, ttl_ms)
-    }
-
-    fn release_lease(&mut self, name: &str, holder: &str) -> Result<bool> {
-        self.release(name, holder)
-    }
-
-    fn prune_memories(&mut self, before: &str) -> Result<u64> {
-        self.write_tx(
-            &|| "pruning memories".to_owned(),
-            None,
-            RETRIES,
-            &|tx, _| {
-                tx.execute(
-                    "UPDATE memories SET active = 0 WHERE active = 1 AND updated_at < $1",
-                    &[&before],
-                )
-            },
-        )
-    }
-
-    fn location(&self) -> Option<String> {
+    fn where_is(&self) -> Option<String> {
         Some(self.pool.url.clone())
     }
 
-    fn transport(&self) -> Option<String> {
+    fn schema(&self) -> i64 {
+        PgStore::version(self)
+    }
+
+    fn reached_how(&self) -> Option<String> {
         PgStore::transport(self)
     }
 
-    fn overview(&self) -> Result<Overview> {
-        let ctx = || "reading the store overview".to_owned();
-        let cutoff = time::format_ms(time::now_ms().saturating_sub(LOST_AFTER_MS));
-        self.with_conn(|conn| {
-            let c = &mut conn.client;
-            let mut count = |sql: &str| -> Result<u64> {
-                Ok(to_u64(c.query_one(sql, &[]).pg(ctx)?.get(0)))
-            };
-            let active_memories = count("SELECT COUNT(*) FROM memories WHERE active = 1")?;
-            let inactive_memories = count("SELECT COUNT(*) FROM memories WHERE active = 0")?;
-            let services_checked = count("SELECT COUNT(*) FROM services_checked")?;
-            let escalations = count("SELECT COUNT(*) FROM escalations")?;
-            let mut grouped = |sql: &str| -> Result<Vec<(String, u64)>> {
-                Ok(c.query(sql, &[])
-                    .pg(ctx)?
-                    .iter()
-                    .map(|r| (r.get::<_, String>(0), to_u64(r.get(1))))
-                    .collect())
-            };
-            let mut o = Overview {
-                sessions_by_status: grouped(
-                    "SELECT status, COUNT(*) FROM sessions GROUP BY status ORDER BY status COLLATE \"C\"",
-                )?,
-                events_by_level: grouped(
-                    "SELECT level, COUNT(*) FROM events GROUP BY level ORDER BY level COLLATE \"C\"",
-                )?,
-                active_memories,
-                inactive_memories,
-                services_checked,
-                escalations,
-                ..Overview::default()
-            };
-            let rows = c
-                .query(
-                    "SELECT s.id, s.parent_id, s.tier, s.status, s.extraction_method, s.error_category,
-                            (SELECT COUNT(*) FROM events e WHERE e.session_id = s.id), s.summary,
-                            s.heartbeat_at,
-                            s.status = 'running' AND COALESCE(s.heartbeat_at, s.started_at) < $1,
-                            s.raw_log_path
-                     FROM sessions s ORDER BY s.started_at COLLATE \"C\", s.id COLLATE \"C\"",
-                    &[&cutoff],
-                )
-                .pg(ctx)?;
-            for r in &rows {
-                o.sessions.push(SessionLine {
-                    id: r.get(0),
-                    parent_id: r.get(1),
-                    tier: u32::try_from(r.get::<_, i64>(2)).unwrap_or(0),
-                    status: r.get(3),
-                    extraction_method: r.get(4),
-                    error_category: r.get(5),
-                    events: to_u64(r.get(6)),
-                    summary: r.get(7),
-                    heartbeat_at: r.get(8),
-                    lost: r.get(9),
-                    raw_log_path: r.get(10),
-                });
-            }
-            o.lost = o.sessions.iter().filter(|s| s.lost).count() as u64;
-            let rows = c
-                .query(
-                    "SELECT service, category, observation, confidence FROM memories
-                     WHERE active = 1 ORDER BY confidence DESC, id",
-                    &[],
-                )
-                .pg(ctx)?;
-            o.memories = rows
-                .iter()
-                .map(|r| MemoryLine {
-                    service: r.get(0),
-                    category: r.get(1),
-                    observation: r.get(2),
-                    confidence: r.get(3),
-                })
-                .collect();
-            Ok(o)
-        })
+    fn door(&self) -> &Door {
+        &self.door
     }
 }
 
-impl postgres::types::ToSql for crate::copy::Cell {
-    fn to_sql(
-        &self,
-        ty: &postgres::types::Type,
-        out: &mut postgres::types::private::BytesMut,
-    ) -> std::result::Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
-    {
-        use crate::copy::Cell;
-        use postgres::types::Type;
-        match self {
-            Cell::Null => Ok(postgres::types::IsNull::Yes),
-            // SQLite keeps a whole REAL as an integer: widen it for float columns.
-            Cell::Int(v) if *ty == Type::FLOAT8 => (*v as f64).to_sql(ty, out),
-            Cell::Int(v) if *ty == Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
-            Cell::Int(v) if *ty == Type::BOOL => (*v != 0).to_sql(ty, out),
-            Cell::Int(v) => v.to_sql(ty, out),
-            Cell::Real(v) => v.to_sql(ty, out),
-            Cell::Text(s) => s.as_str().to_sql(ty, out),
-        }
-    }
-
-    fn accepts(_: &postgres::types::Type) -> bool {
-        true
-    }
-
-    postgres::types::to_sql_checked!();
-}
-
-/// `?` placeholders renumbered `$1`, `$2`, … (the copy's SQL has no `?`
-/// inside strings).
-fn numbered(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 16);
-    let mut n = 0;
-    for ch in sql.chars() {
-        if ch == '?' {
-            n += 1;
-            let _ = write!(out, "${n}");
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
-
-fn cells(row: &postgres::Row) -> std::result::Result<Vec<crate::copy::Cell>, postgres::Error> {
-    use crate::copy::Cell;
+fn cells(row: &postgres::Row) -> std::result::Result<Vec<crate::rows::Cell>, postgres::Error> {
+    use crate::rows::Cell;
     use postgres::types::Type;
     (0..row.len())
         .map(|i| {
@@ -2230,45 +1225,4 @@ fn cells(row: &postgres::Row) -> std::result::Result<Vec<crate::copy::Cell>, pos
             })
         })
         .collect()
-}
-
-fn as_params(params: &[crate::copy::Cell]) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
-    params
-        .iter()
-        .map(|c| c as &(dyn postgres::types::ToSql + Sync))
-        .collect()
-}
-
-impl crate::copy::Rows for PgStore {
-    fn read(&self, sql: &str, params: &[crate::copy::Cell]) -> Result<Vec<Vec<crate::copy::Cell>>> {
-        let ctx = || "reading rows to copy".to_owned();
-        let sql = numbered(sql);
-        self.with_conn(|conn| {
-            let rows = conn.client.query(&sql, &as_params(params)).pg(ctx)?;
-            rows.iter().map(|r| cells(r).pg(ctx)).collect()
-        })
-    }
-
-    fn write_all(&mut self, stmts: &[(String, Vec<crate::copy::Cell>)]) -> Result<Vec<u64>> {
-        self.write_tx(&|| "copying rows in".to_owned(), None, RETRIES, &|tx, _| {
-            // Checked at commit: a batch may hold a child before its parent.
-            tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")?;
-            // Feed rows are among them (Note [Feed order on Postgres]).
-            tx.execute(FEED_LOCK_SQL, &[&FEED_LOCK])?;
-            let mut out = Vec::with_capacity(stmts.len());
-            for (sql, params) in stmts {
-                out.push(tx.execute(&numbered(sql), &as_params(params))?);
-            }
-            Ok(out)
-        })
-    }
-}
-
-impl crate::copy::Copyable for PgStore {
-    fn copy_rows(&self) -> &dyn crate::copy::Rows {
-        self
-    }
-    fn copy_rows_mut(&mut self) -> &mut dyn crate::copy::Rows {
-        self
-    }
 }

@@ -286,16 +286,12 @@ pub(crate) fn sessions_of(entries: &[FeedEntry]) -> Vec<&str> {
 /// Recounts `secrets_masked` from `secrets_found` for a session written
 /// through the door (`?2`: the row was just made, so NULL means "not
 /// counted yet", not "written unmasked").
-pub(crate) const SQLITE_RECOUNT: &str = "UPDATE sessions SET secrets_masked =
+pub(crate) const RECOUNT: &str = "UPDATE sessions SET secrets_masked =
     (SELECT COUNT(*) FROM secrets_found f WHERE f.session_id = sessions.id)
     WHERE id = ?1 AND (secrets_masked IS NOT NULL OR ?2)";
 
 /// A session written with masking off may hold raw secrets.
 pub(crate) const UNMASKED: &str = "UPDATE sessions SET secrets_masked = NULL WHERE id = ?1";
-
-/// One `secrets_found` row.
-pub(crate) const SQLITE_INSERT_FOUND: &str = "INSERT INTO secrets_found
-    (session_id, rule, fingerprint, place, feed_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
 #[cfg(test)]
 mod tests {
@@ -419,8 +415,8 @@ pub struct FoundRow {
 ///
 /// # Errors
 /// When the store cannot be read (or predates masking: no table).
-pub fn found(store: &dyn crate::copy::Copyable, limit: usize) -> Result<Vec<FoundRow>> {
-    use crate::copy::Cell;
+pub fn found(store: &dyn crate::rows::Copyable, limit: usize) -> Result<Vec<FoundRow>> {
+    use crate::rows::Cell;
     let rows = store.copy_rows().read(
         "SELECT session_id, rule, fingerprint, place, feed_id, created_at FROM secrets_found \
          ORDER BY created_at DESC, id DESC LIMIT ?",
@@ -502,8 +498,8 @@ const STORED: &[(&str, &str, &str, &str, &[&str])] = &[
 ///
 /// # Errors
 /// When the store cannot be read or written; batches done stay done.
-pub fn mask_stored(store: &mut dyn crate::copy::Copyable, m: &Masker) -> Result<MaskReport> {
-    use crate::copy::Cell;
+pub fn mask_stored(store: &mut dyn crate::rows::Copyable, m: &Masker) -> Result<MaskReport> {
+    use crate::rows::Cell;
     let mut report = MaskReport::default();
     for (table, key, session, at, cols) in STORED {
         let mut after = if *key == "id" && *table != "sessions" {
@@ -668,11 +664,11 @@ const ID_COLUMNS: &[(&str, &str)] = &[
 /// [`Masker::safe_id`] everywhere. Ids are not counted again in
 /// `secrets_found` (their rows move to the new id).
 fn mask_names_and_ids(
-    store: &mut dyn crate::copy::Copyable,
+    store: &mut dyn crate::rows::Copyable,
     m: &Masker,
     report: &mut MaskReport,
 ) -> Result<()> {
-    use crate::copy::Cell;
+    use crate::rows::Cell;
     let mut stmts: Vec<(String, Vec<Cell>)> = Vec::new();
     for (table, col, place) in NAMES {
         let rows = store.copy_rows().read(
@@ -741,7 +737,7 @@ fn mask_names_and_ids(
 ///
 /// # Errors
 /// When the store cannot be read.
-pub fn unmasked_sessions(store: &dyn crate::copy::Copyable) -> Result<u64> {
+pub fn unmasked_sessions(store: &dyn crate::rows::Copyable) -> Result<u64> {
     // A placeholder parent (Note [Parents not imported] in `query`) holds
     // only what its masked child gave it.
     let sql = format!(
@@ -750,7 +746,7 @@ pub fn unmasked_sessions(store: &dyn crate::copy::Copyable) -> Result<u64> {
     );
     let rows = store.copy_rows().read(&sql, &[])?;
     Ok(match rows.first().and_then(|r| r.first()) {
-        Some(crate::copy::Cell::Int(n)) => u64::try_from(*n).unwrap_or(0),
+        Some(crate::rows::Cell::Int(n)) => u64::try_from(*n).unwrap_or(0),
         _ => 0,
     })
 }

@@ -177,7 +177,7 @@ impl StoreUrl {
     ///
     /// # Errors
     /// As [`StoreUrl::open`] and [`StoreUrl::open_read_only`].
-    pub fn open_copyable(&self, write: bool) -> Result<Box<dyn crate::copy::Copyable>> {
+    pub fn open_copyable(&self, write: bool) -> Result<Box<dyn crate::rows::Copyable>> {
         Ok(match (self, write) {
             (StoreUrl::Sqlite(p), true) => Box::new(SqliteStore::open(p)?),
             (StoreUrl::Sqlite(p), false) => Box::new(SqliteStore::open_read_only(p)?),
