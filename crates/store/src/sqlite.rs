@@ -182,6 +182,7 @@ impl SqliteStore {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .context(|| format!("opening `{name}`"))?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         conn.busy_timeout(patience.busy)
             .context(|| format!("configuring `{name}`"))?;
         // Reading the schema is what tells random bytes from a database,
@@ -233,6 +234,10 @@ impl SqliteStore {
     }
 
     fn init(mut conn: Connection, name: &str, patience: Patience) -> Result<Self> {
+        // Every write's SQL is written once and prepared by its text (see
+        // Note \[One write\] in `tx.rs`): one import touches more distinct
+        // statements than rusqlite's default 16 cached ones.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         conn.pragma_update(None, "foreign_keys", "ON")
             .context(|| format!("configuring `{name}`"))?;
         let version = retrying(patience, || migrate(&mut conn, name))?;
@@ -389,6 +394,9 @@ impl rusqlite::ToSql for Arg<'_> {
         }))
     }
 }
+
+/// Prepared statements kept per connection (rusqlite's default is 16).
+const STATEMENT_CACHE: usize = 128;
 
 impl Tx for SqliteTx<'_, '_> {
     fn dialect(&self) -> Dialect {
