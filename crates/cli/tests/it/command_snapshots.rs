@@ -210,7 +210,14 @@ fn import_json_sessions_and_usage_of_the_native_fixtures() {
     let home = tempfile::tempdir().unwrap();
     let (out, db) = imported(home.path());
     assert_run_snapshot!("import_json_native", out);
-    let out = run_at(home.path(), &["sessions", "--store", &db], "");
+    // Forensic logs are looked for in `--log-dir` (default `./logs`, which
+    // the checkout may hold from a demo run): an empty one here.
+    let logs = home.path().join("logs").display().to_string();
+    let out = run_at(
+        home.path(),
+        &["sessions", "--store", &db, "--log-dir", &logs],
+        "",
+    );
     assert_run_snapshot!("sessions_native", out);
     let out = run_at(home.path(), &["usage", "daily", "--store", &db], "");
     assert_run_snapshot!("usage_daily_native", out);
