@@ -67,6 +67,11 @@ if grep -nE 'crate::(extract|validate)' crates/core/src/outcome.rs || grep -rnE 
   echo "agentshape-core: the result types in outcome.rs must not import a stage, nor validate import extract (Note [Result types])" >&2
   exit 1
 fi
+echo "== core's facts import no stage (Note [Facts below stages]: only the json family)"
+if grep -rnE 'crate::' crates/core/src/facts | grep -vE 'crate::(facts|json)\b'; then
+  echo "agentshape-core: facts/ may import only json (above)" >&2
+  exit 1
+fi
 echo "== notes (every note cited is defined, and defined once: scripts/notes.py)"
 python3 scripts/test_notes.py
 python3 scripts/notes.py

@@ -1,5 +1,5 @@
 //! Issue 11 item 3 through the binary: several `agentshape ops` processes
-//! on one store behave like one (runtime's Notes [Cooldown] and [Supervisor
+//! on one store behave like one (runtime's Notes [Escalation cooldown] and [Supervisor
 //! leases], the store's [Escalation claims]). Each test runs on a throwaway
 //! Postgres (`agentshape_testkit::pg`) and on a SQLite file; every count is
 //! checked by SQL.
