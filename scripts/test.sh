@@ -76,6 +76,7 @@ echo "== notes (every note cited is defined, and defined once: scripts/notes.py)
 python3 scripts/test_notes.py
 python3 scripts/notes.py
 echo "== no circles among a crate's modules (scripts/circles.py)"
+python3 scripts/test_circles.py
 for crate in core store runtime python cli web otel egress testkit; do
   python3 scripts/circles.py "crates/$crate/src"
 done
