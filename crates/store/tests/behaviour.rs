@@ -20,23 +20,7 @@ pub trait Sql: Store + agentshape_store::copy::Copyable {
 
 impl Sql for SqliteStore {
     fn rows(&self, sql: &str) -> Vec<Vec<String>> {
-        let c = self.connection();
-        let mut stmt = c.prepare(sql).unwrap();
-        let n = stmt.column_count();
-        stmt.query_map([], |r| {
-            Ok((0..n)
-                .map(|i| match r.get_ref(i).unwrap() {
-                    rusqlite::types::ValueRef::Null => "NULL".to_owned(),
-                    rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                    rusqlite::types::ValueRef::Real(v) => v.to_string(),
-                    rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                    rusqlite::types::ValueRef::Blob(_) => "BLOB".to_owned(),
-                })
-                .collect())
-        })
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
+        agentshape_testkit::sqlite::rows(self.connection(), sql)
     }
 }
 

@@ -57,23 +57,7 @@ pub(crate) fn record(id: &str, at: &str) -> SessionRecord {
 }
 
 fn rows(store: &SqliteStore, sql: &str) -> Vec<Vec<String>> {
-    let c = store.connection();
-    let mut stmt = c.prepare(sql).unwrap();
-    let n = stmt.column_count();
-    stmt.query_map([], |r| {
-        Ok((0..n)
-            .map(|i| match r.get_ref(i).unwrap() {
-                rusqlite::types::ValueRef::Null => "NULL".to_owned(),
-                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                rusqlite::types::ValueRef::Real(v) => v.to_string(),
-                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                rusqlite::types::ValueRef::Blob(_) => "BLOB".to_owned(),
-            })
-            .collect())
-    })
-    .unwrap()
-    .map(Result::unwrap)
-    .collect()
+    agentshape_testkit::sqlite::rows(store.connection(), sql)
 }
 
 #[test]

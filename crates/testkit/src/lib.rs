@@ -20,6 +20,7 @@
 pub mod otlp;
 pub mod pg;
 pub mod server;
+pub mod sqlite;
 pub mod webhook;
 
 use std::collections::VecDeque;

@@ -24,23 +24,7 @@ pub(crate) fn example(name: &str) -> String {
 
 /// Rows of a query, each column rendered as text (`NULL` for null).
 pub(crate) fn sql(db: &Path, query: &str) -> Vec<Vec<String>> {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    let mut stmt = conn.prepare(query).unwrap();
-    let n = stmt.column_count();
-    stmt.query_map([], |r| {
-        Ok((0..n)
-            .map(|i| match r.get_ref(i).unwrap() {
-                rusqlite::types::ValueRef::Null => "NULL".to_owned(),
-                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                rusqlite::types::ValueRef::Real(v) => v.to_string(),
-                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                rusqlite::types::ValueRef::Blob(_) => "BLOB".to_owned(),
-            })
-            .collect())
-    })
-    .unwrap()
-    .map(Result::unwrap)
-    .collect()
+    agentshape_testkit::sqlite::rows(&rusqlite::Connection::open(db).unwrap(), query)
 }
 
 /// Stdout parsed as JSON lines.
