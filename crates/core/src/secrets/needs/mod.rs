@@ -47,10 +47,12 @@ pub(super) fn builtin(id: &str, regex: &str) -> &'static [&'static [Literal]] {
 /// Whether `text` holds a literal of every requirement (and so the rule may
 /// match).
 pub(super) fn met(needs: &[&[Literal]], text: &str) -> bool {
-    let ascii = text.is_ascii();
+    // Read only when a requirement folds (one pass, at most once).
+    let mut ascii = None;
     needs.iter().all(|choices| {
         // A folded letter may be a non-ASCII character in the text.
-        (!ascii && choices.iter().any(|&(_, folded)| folded))
+        (choices.iter().any(|&(_, folded)| folded)
+            && !*ascii.get_or_insert_with(|| text.is_ascii()))
             || choices.iter().any(|&(lit, folded)| {
                 if folded {
                     holds(text.as_bytes(), lit)
