@@ -22,7 +22,7 @@ use super::keywords::Keywords;
 use super::rules::{Allowlist, Rule, RuleSet};
 use super::syntax::go_to_rust;
 use super::{SecretsError, one_line};
-use super::{encoded, gate, needs};
+use super::{encoded, gate, hand_gate, needs};
 
 /// A secret found in a text: the byte range of the secret itself (the rule's
 /// `secretGroup`), on char boundaries.
@@ -172,7 +172,11 @@ struct CompiledRule {
     compiled: OnceLock<Option<RuleRegexes>>,
     /// The relaxed regex run before the rule is compiled (Note \[Relaxed
     /// gates\] in `gate.rs`); `None` inside when the rule is cheap as it is.
-    gate: OnceLock<Option<Regex>>,
+    gate: OnceLock<Option<regex_automata::meta::Regex>>,
+    /// A gate written by hand for this rule's pattern (Note \[Hand gate\]
+    /// in `hand_gate.rs`): run instead of the relaxed regex, and before the
+    /// rule's own regex even once that is compiled.
+    hand: Option<fn(&str) -> bool>,
     secret_group: Option<usize>,
     entropy: Option<f64>,
     /// gitleaks drops a generic finding that a specific one overlaps.
@@ -265,6 +269,9 @@ impl CompiledRule {
         if !needs::met(self.needs, text) {
             return false;
         }
+        if let Some(hand) = self.hand {
+            return hand(text);
+        }
         if self.compiled.get().is_some() {
             return true;
         }
@@ -274,7 +281,7 @@ impl CompiledRule {
                 None => self.source.regex.clone(),
             };
             let relaxed = gate::relax(&go_to_rust(&pattern))?;
-            RegexBuilder::new(&relaxed).build().ok()
+            gate::compile(&relaxed)
         });
         gate.as_ref().is_none_or(|g| g.is_match(text))
     }
@@ -517,6 +524,7 @@ impl Detector {
                 id: Arc::from(rule.id.as_str()),
                 compiled: compiled_now,
                 gate: OnceLock::new(),
+                hand: hand_gate::for_pattern(&rule.regex),
                 secret_group: rule.secret_group.filter(|&g| g > 0),
                 entropy: rule.entropy.filter(|&e| e != 0.0),
                 generic: rule.id.contains("generic"),

@@ -32,6 +32,7 @@ mod clean_json;
 mod detect;
 mod encoded;
 mod gate;
+mod hand_gate;
 mod ids;
 mod keywords;
 mod mask;

@@ -1,0 +1,299 @@
+//! A gate written by hand for the one rule ordinary text always wakes.
+//!
+//! Note \[Hand gate\]: the generic rule (`generic-api-key`) wakes on `key`,
+//! `token`, `api`, `auth`, `access`, `secret`: words of ordinary prose, so
+//! nearly every text wakes it and its relaxed gate (Note \[Relaxed gates\]
+//! in `gate.rs`) had to be compiled by nearly every process. Compiling it
+//! was most of what masking added to a short command (about 3 of 4.5
+//! million instructions, callgrind), and it ran on every hot string of a
+//! long one. What the rule needs is simple to say: a keyword, then only
+//! name bytes, blanks and quotes up to an assignment (`=`, `:`, `>`, `|`,
+//! `?`, `,`), then only quotes, blanks and assignment bytes up to a run of
+//! ten or more value bytes (`[\w.=+/-]`) closed by a quote, a blank, `;`, a
+//! written `\n` or the end. [`generic_api_key`] reads exactly that, with
+//! every other bound of the pattern dropped, so it says yes wherever
+//! the rule can match (a test holds it to that on the planted corpus and on
+//! generated text) and no on prose such as `token café check`.
+//!
+//! It is attached by the pattern, not the rule's name: a rule whose regex
+//! is not [`GENERIC_API_KEY`] byte for byte (a user's rule, or a new
+//! gitleaks version's) gets the compiled relaxed gate as before.
+//!
+//! Rust's `(?i)` folds two non-ASCII characters into ASCII letters: K
+//! (U+212A, Kelvin) into `k` and ſ (U+017F, long s) into `s`. A text
+//! holding either is answered yes (the rule runs), since the keyword and
+//! class tests here are ASCII.
+
+use memchr::memmem;
+
+/// The generic rule's pattern, as gitleaks writes it; the hand gate stands
+/// in for exactly this pattern.
+pub(super) const GENERIC_API_KEY: &str = r#"(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)"#;
+
+/// The hand gate for a rule with this regex (as written), if there is one.
+pub(super) fn for_pattern(regex: &str) -> Option<fn(&str) -> bool> {
+    (regex == GENERIC_API_KEY).then_some(generic_api_key as fn(&str) -> bool)
+}
+
+/// The keywords of [`GENERIC_API_KEY`], lower case (`api` read
+/// case-insensitively: a superset of the pattern's `[Aa]pi|API`).
+const KEYWORDS: [&[u8]; 10] = [
+    b"access",
+    b"auth",
+    b"api",
+    b"credential",
+    b"creds",
+    b"key",
+    b"passwd",
+    b"password",
+    b"secret",
+    b"token",
+];
+
+/// Bytes between a keyword and its assignment: `[ \t\w.-]` and `[\s'"]`.
+fn before_op(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'\'' | b'"') || blank(b)
+}
+
+/// `\s` as the pattern reads it (ASCII, as in Go).
+fn blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\x0C' | b'\r')
+}
+
+/// The first byte of an assignment: `=`, `>`, `:`, `||`, `=>`, `?=`, `,`.
+fn op_start(b: u8) -> bool {
+    matches!(b, b'=' | b'>' | b':' | b'|' | b'?' | b',')
+}
+
+/// Bytes after an assignment's first byte and before the value: the rest
+/// of the assignment, then `[\x60'"\s=]`.
+fn after_op(b: u8) -> bool {
+    matches!(b, b'=' | b':' | b'|' | b'>' | b'`' | b'\'' | b'"') || blank(b)
+}
+
+/// A value byte: `[\w.=-]`, or `[a-z0-9+/]` case-insensitively.
+fn value(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'=' | b'-' | b'+' | b'/')
+}
+
+/// False only when [`GENERIC_API_KEY`] cannot match `text` (Note \[Hand
+/// gate\]).
+pub(super) fn generic_api_key(text: &str) -> bool {
+    let b = text.as_bytes();
+    if memmem::find(b, "\u{212A}".as_bytes()).is_some()
+        || memmem::find(b, "\u{17F}".as_bytes()).is_some()
+    {
+        return true;
+    }
+    // Where the last keyword's run of `before_op` bytes ended: a keyword
+    // ending inside that run leads to the same place, already refused.
+    let mut refused_to = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let Some(len) = keyword_at(b, i) else {
+            i += 1;
+            continue;
+        };
+        let end = i + len;
+        i += 1;
+        if end <= refused_to {
+            continue;
+        }
+        let mut at = end;
+        while at < b.len() && before_op(b[at]) {
+            at += 1;
+        }
+        if at < b.len() && op_start(b[at]) && value_follows(b, at + 1) {
+            return true;
+        }
+        refused_to = at;
+    }
+    false
+}
+
+/// The length of a keyword starting at `i`, if one does (the longest).
+fn keyword_at(b: &[u8], i: usize) -> Option<usize> {
+    // Most bytes start no keyword: one table look decides them.
+    const FIRST: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut k = 0;
+        while k < KEYWORDS.len() {
+            let c = KEYWORDS[k][0];
+            t[c as usize] = true;
+            t[c.to_ascii_uppercase() as usize] = true;
+            k += 1;
+        }
+        t
+    };
+    if !FIRST[usize::from(b[i])] {
+        return None;
+    }
+    let rest = &b[i..];
+    KEYWORDS
+        .iter()
+        .filter(|k| rest.len() >= k.len() && rest[..k.len()].eq_ignore_ascii_case(k))
+        .map(|k| k.len())
+        .max()
+}
+
+/// Whether ten value bytes can follow an assignment whose first byte ends
+/// at `from`: skip the assignment's rest and the quotes and blanks; the
+/// value may begin with some of the `=` skipped (they are value bytes too).
+fn value_follows(b: &[u8], from: usize) -> bool {
+    let mut at = from;
+    while at < b.len() && after_op(b[at]) {
+        at += 1;
+    }
+    let equals = b[from..at].iter().rev().take_while(|&&c| c == b'=').count();
+    let run = b[at..].iter().take_while(|&&c| value(c)).count();
+    // A match of the value ends where a value byte cannot follow, so only
+    // at the run's end; the pattern wants a quote, blank, `;`, a written
+    // `\n` or `\r`, or the end of the text there.
+    let end = at + run;
+    let closed = match b.get(end) {
+        None | Some(b'`' | b'\'' | b'"' | b';') => true,
+        Some(b'\\') => matches!(b.get(end + 1), Some(b'n' | b'r')),
+        Some(&c) => blank(c),
+    };
+    equals + run >= 10 && closed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{GENERIC_API_KEY, generic_api_key};
+    use crate::secrets::RuleSet;
+    use crate::secrets::syntax::go_to_rust;
+
+    fn full() -> regex::Regex {
+        regex::RegexBuilder::new(&go_to_rust(GENERIC_API_KEY))
+            .size_limit(64 << 20)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_builtin_generic_rule_is_the_pattern_the_gate_was_written_for() {
+        let rules = RuleSet::builtin();
+        let generic = rules
+            .rules
+            .iter()
+            .find(|r| r.id == "generic-api-key")
+            .unwrap();
+        // A new gitleaks pattern: read the hand gate again against it, then
+        // update the constant (Note [Hand gate]).
+        assert_eq!(generic.regex, GENERIC_API_KEY);
+    }
+
+    #[test]
+    fn says_yes_wherever_the_rule_matches() {
+        let re = full();
+        let mut texts: Vec<String> = include_str!("../../tests/fixtures/secrets/planted.jsonl")
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["context"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        texts.extend(
+            include_str!("../../tests/fixtures/secrets/ordinary.txt")
+                .lines()
+                .map(str::to_owned),
+        );
+        for t in [
+            "api_key = 'Zx8Qw3Er5Ty7Ui9Op1As'",
+            "token:==========",
+            "key:============",
+            "secret := \"abcdefghijkl\"",
+            "password || abcdefghijklmnop",
+            "KEY=>`Zx8Qw3Er5Ty7Ui9Op1As`",
+            "tokenizer.name ?= abcdef0123456789",
+            "auth, aaaaaaaaaaaa+/==",
+            "\u{212A}ey=abcdefghijklmnop",
+            "\u{17F}ecret: abcdefghijklmnop",
+            "x.token=key=Zx8Qw3Er5Ty7Ui9Op1As",
+        ] {
+            assert!(re.is_match(t), "the rule matches {t:?}");
+            texts.push(t.to_owned());
+        }
+        // Generated text over the bytes the pattern cares about.
+        let alphabet: Vec<&str> = vec![
+            "key",
+            "token",
+            "API",
+            "api",
+            "Api",
+            "passwd",
+            "secret",
+            "creds",
+            " ",
+            "\t",
+            "\n",
+            "'",
+            "\"",
+            "`",
+            "=",
+            ":",
+            "|",
+            ">",
+            "?",
+            ",",
+            ";",
+            "a",
+            "Z",
+            "9",
+            "_",
+            ".",
+            "-",
+            "+",
+            "/",
+            "é",
+            "\\n",
+            "\u{212A}",
+            "\u{17F}",
+            "abcdefgh",
+            "ABCDEFGH12",
+            "x",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let pick = |n: u64, k: usize| usize::try_from(n).unwrap_or(0) % k;
+            let len = 1 + pick(next(), 14);
+            let t: String = (0..len)
+                .map(|_| alphabet[pick(next(), alphabet.len())])
+                .collect();
+            texts.push(t);
+        }
+        let mut matched = 0;
+        for t in &texts {
+            if re.is_match(t) {
+                matched += 1;
+                assert!(generic_api_key(t), "the gate refused {t:?}");
+            }
+        }
+        assert!(matched > 300, "{matched}");
+    }
+
+    #[test]
+    fn says_no_to_prose_that_only_names_a_keyword() {
+        for t in [
+            "token café check",
+            "rotate the api key after the incident, then restart",
+            "the secret: nothing",
+            "key: a b c d e f",
+            "access = short",
+            "token: abcdefghijklmn, and more",
+            "key=abcdefghijklmnop#",
+            "",
+            "no words here",
+        ] {
+            assert!(!generic_api_key(t), "{t:?}");
+        }
+    }
+}
