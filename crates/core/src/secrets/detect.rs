@@ -661,11 +661,10 @@ impl Detector {
         }
         let mut spans = Vec::new();
         if let Some(k) = &self.keywords {
-            // No keyword holds a `"`, so no hit runs past a string's quote.
-            k.scan(json.as_bytes(), |_, start, end| {
-                spans.push((start, end));
-                true
-            });
+            // No keyword holds a `"`, so no hit runs past a string's quote,
+            // and an occurrence left out overlaps a reported hit, so it lies
+            // in the same string.
+            k.scan_covering(json.as_bytes(), |start, end| spans.push((start, end)));
         }
         encoded::trigger_spans(json, &mut spans);
         spans.sort_unstable();

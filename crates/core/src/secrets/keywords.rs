@@ -174,6 +174,25 @@ impl Keywords {
         self.scan_pairs(text, each);
     }
 
+    /// Calls `each(start, end)` for keyword hits in `text` such that every
+    /// occurrence of a keyword overlaps a reported hit (the DFA reports the
+    /// hit that ends first, then searches on from its end, so an
+    /// occurrence it leaves out overlaps the hit it reported). Enough to tell which strings of JSON text hold a keyword
+    /// (Note \[Clean JSON without a Value\] in `clean_json.rs`), and the
+    /// DFA finds these several times faster than every occurrence.
+    pub(super) fn scan_covering(&self, text: &[u8], mut each: impl FnMut(usize, usize)) {
+        if let Some(dfa) = self.dfa(text.len()) {
+            for m in dfa.find_iter(text) {
+                each(m.start(), m.end());
+            }
+            return;
+        }
+        self.scan_pairs(text, |_, start, end| {
+            each(start, end);
+            true
+        });
+    }
+
     /// [`Keywords::scan`] with the pair tables.
     fn scan_pairs(&self, text: &[u8], mut each: impl FnMut(usize, usize, usize) -> bool) {
         let singles = !self.single.is_empty();
@@ -288,6 +307,26 @@ mod tests {
         assert!(k.any(b"..TOKEN.."));
         assert!(!k.any(b"nothing here at all"));
         assert!(!Keywords::new(&[]).any(b"key"));
+    }
+
+    #[test]
+    fn covering_hits_overlap_every_occurrence() {
+        let patterns = ["key", "ey", "keys", "eys", "token", "ok", "s."];
+        let cold = Keywords::new(&patterns.map(String::from));
+        let warm = Keywords::new(&patterns.map(String::from));
+        warm.warm();
+        for text in ["", "monkeys tokens.keys", "KEYKEYS eyeys", "s.s.s. okey"] {
+            for k in [&cold, &warm] {
+                let mut hits = Vec::new();
+                k.scan_covering(text.as_bytes(), |s, e| hits.push((s, e)));
+                for (_, s, e) in naive(&patterns, text) {
+                    assert!(
+                        hits.iter().any(|&(hs, he)| hs < e && s < he),
+                        "{text:?}: ({s}, {e}) not covered by {hits:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
