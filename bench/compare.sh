@@ -5,6 +5,7 @@
 #   bench/compare.sh            full corpus (~330 MB, generated once into bench/data)
 #   SMALL=1 bench/compare.sh    the small corpus (smoke test, seconds)
 #   RUNS=5 ONLY="stream repair validate invariants" bench/compare.sh
+#   AGENTSHAPE=/path/to/agentshape bench/compare.sh   another build
 #   ONLY=python bench/compare.sh   the Python package in-process (bench/python.py),
 #                                  on the shared replies and on bench/varied_corpus.py's
 #
@@ -52,8 +53,12 @@ if [[ " $only " == *" python "* ]]; then
   only="${only//python/}"
   [ -n "${only// /}" ] || exit 0
 fi
-(cd "$root" && cargo build --release --locked --quiet -p agentshape)
-bin="${CARGO_TARGET_DIR:-$root/target}/release/agentshape"
+if [ -n "${AGENTSHAPE:-}" ]; then
+  bin="$AGENTSHAPE"   # another build (an earlier commit's, to compare)
+else
+  (cd "$root" && cargo build --release --locked --quiet -p agentshape)
+  bin="${CARGO_TARGET_DIR:-$root/target}/release/agentshape"
+fi
 mkdir -p "$res"
 
 # Our output file is removed before each timed run (hyperfine --prepare,
