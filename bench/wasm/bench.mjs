@@ -20,13 +20,16 @@
 // Correctness is checked against the corpus's ground truth (replies: the
 // `expected` value, JSON equality with key order free; instances: labels).
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-
-import Ajv from "ajv";
-import { jsonrepair } from "jsonrepair";
 
 import { Validator, extract, repair } from "../../packages/agentshape/index.js";
 import { loadTimes } from "../../packages/agentshape/load.js";
+
+// The peers are the package's devDependencies (scripts/setup.sh --only wasm).
+const peer = createRequire(new URL("../../packages/agentshape/package.json", import.meta.url));
+const Ajv = peer("ajv");
+const { jsonrepair } = peer("jsonrepair");
 
 const args = process.argv.slice(2);
 const corpus = args[0];

@@ -196,6 +196,15 @@ export declare function toJSONText(value: unknown, what?: string): string;
 
 export declare const version: string;
 
+/** Milliseconds spent compiling and instantiating the `.wasm` at import. */
+export declare const loadTimes: { readonly compileMs: number; readonly instantiateMs: number };
+
+/**
+ * Resolves when the module is usable and a spare instance is loaded (after
+ * a trap, `InternalError`, the next call runs on the spare).
+ */
+export declare function ready(): Promise<void>;
+
 export declare class AgentshapeError extends Error {
   static readonly exitCode: number | null;
   readonly exitCode: number | null;

@@ -9,6 +9,8 @@ import {
   NotJSONError, ProfileError, SchemaError, UsageError,
 } from "./errors.js";
 import { call, generation, raw } from "./load.js";
+
+export { loadTimes, ready } from "./load.js";
 import { isZod, zodToJSONSchema } from "./zod.js";
 
 export {
@@ -40,7 +42,11 @@ function refuseNonFinite(_key, v) {
 export function toJSONText(value, what = "value") {
   let text;
   try {
-    text = JSON.stringify(value, refuseNonFinite);
+    text = JSON.stringify(value);
+    // JSON.stringify writes NaN and the infinities as `null`: only text
+    // with a `null` in it can hide one, and only that text pays for the
+    // checking pass (a replacer costs about 20 µs per 1.5 KB instance).
+    if (text !== undefined && text.includes("null")) JSON.stringify(value, refuseNonFinite);
   } catch (e) {
     if (e instanceof AgentshapeError) throw e;
     if (e instanceof RangeError) throw new NotJSONError(`${what}: nesting too deep for JSON`, { cause: e });

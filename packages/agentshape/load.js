@@ -118,9 +118,13 @@ const unavailable = new Proxy({}, {
   },
 });
 
-/** Resolves when an instance is usable (at once, unless a trap's replacement is loading). */
+/**
+ * Resolves when an instance is usable and its replacement is loaded (at
+ * once, unless a trap's replacement is still loading, or right after
+ * startup).
+ */
 export async function ready() {
-  while (active === unavailable) {
+  while (active === unavailable || spare === null) {
     await (spareReady ?? prepareSpare());
   }
 }

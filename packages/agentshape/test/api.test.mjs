@@ -286,3 +286,10 @@ test("wrong argument types are TypeErrors or NotJSONErrors", () => {
   assert.throws(() => v.validate(cyclic), NotJSONError);
   assert.throws(() => checkAll([cyclic], { contradictions: true }), NotJSONError);
 });
+
+test("index.d.ts declares every export", () => {
+  const dts = readFileSync(join(REPO, "packages/agentshape/index.d.ts"), "utf8");
+  for (const name of Object.keys(agentshape)) {
+    assert.match(dts, new RegExp(`export declare (class|function|const) ${name}\\b`), name);
+  }
+});

@@ -10,7 +10,7 @@ import {
   AgentshapeError, Decoder, InputError, InternalError, NotJSONError, Validator, extract, parse,
   repair, validate,
 } from "../index.js";
-import { call, raw } from "../load.js";
+import { call, raw, ready } from "../load.js";
 
 const METHODS = new Set(["structured", "fenced", "bare", "repaired", "markers", "none"]);
 const ARRAY = new Validator({ type: "array" });
@@ -124,8 +124,8 @@ test("a trap replaces the instance; the next call works, compiled objects too", 
   const v = new Validator({ type: "object", required: ["a"] });
   const d = new Decoder();
   assert.equal(v.isValid({ a: 1 }), true);
-  // Let the spare instance finish loading (it is made in the background at startup).
-  await new Promise((r) => setTimeout(r, 50));
+  // The spare instance is made in the background at startup.
+  await ready();
   const before = raw();
   assert.throws(() => call((b) => b.__trapForTests()), (e) => e instanceof InternalError && e.cause instanceof WebAssembly.RuntimeError);
   assert.notEqual(raw(), before);
@@ -134,4 +134,8 @@ test("a trap replaces the instance; the next call works, compiled objects too", 
   assert.equal(v.isValid({}), false);
   assert.throws(() => d.feed("x\n"), InternalError);
   assert.equal(new Decoder().finish().skipped_lines, 0);
+  // Again: the next spare was made after the first trap.
+  await ready();
+  assert.throws(() => call((b) => b.__trapForTests()), InternalError);
+  stillWorks();
 });
