@@ -16,7 +16,8 @@
 // CORPUS is made by `python3 ../shared/bench/gen_corpus.py /tmp/agentshape-bench`
 // (bench/wasm/run.sh does it; never into the repository). Prints one line per
 // measurement and a last JSON line with every figure; times are the median
-// of N runs (default 3) after one warm-up, each a whole pass over the corpus.
+// of N rounds (default 3) after a warm-up round, each a whole pass over the
+// corpus per case, the cases interleaved.
 // Correctness is checked against the corpus's ground truth (replies: the
 // `expected` value, JSON equality with key order free; instances: labels).
 import { readFileSync } from "node:fs";
@@ -44,17 +45,27 @@ function readJsonl(path) {
   return readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "");
 }
 
-/** Median wall time in seconds of `RUNS` passes of `f` after one warm-up, and the last pass's result. */
-function time(f) {
-  let out = f();
-  const times = [];
-  for (let r = 0; r < RUNS; r++) {
-    const t0 = process.hrtime.bigint();
-    out = f();
-    times.push(Number(process.hrtime.bigint() - t0) / 1e9);
+/**
+ * Each case's median wall time in seconds over `RUNS` rounds after one
+ * warm-up round, and its last pass's result. Rounds interleave the cases
+ * (A B C, A B C, ...) so that a change in the machine's load (a shared host)
+ * falls on all of them alike, not on whichever ran during it.
+ */
+function timeAll(cases) {
+  const out = {};
+  const times = {};
+  for (let r = 0; r <= RUNS; r++) {
+    for (const [name, f] of Object.entries(cases)) {
+      const t0 = process.hrtime.bigint();
+      out[name] = f();
+      const s = Number(process.hrtime.bigint() - t0) / 1e9;
+      if (r > 0) (times[name] ??= []).push(s);
+    }
   }
-  times.sort((a, b) => a - b);
-  return { seconds: times[Math.floor(times.length / 2)], out };
+  return Object.fromEntries(Object.entries(times).map(([name, t]) => {
+    t.sort((a, b) => a - b);
+    return [name, { seconds: t[Math.floor(t.length / 2)], min: t[0], max: t.at(-1), out: out[name] }];
+  }));
 }
 
 /** JSON equality, key order free (the corpus checker's canonical JSON, but JavaScript's numbers). */
@@ -126,11 +137,10 @@ console.log(`load: compile ${loadTimes.compileMs.toFixed(1)} ms, instantiate ${l
     "jsonrepair, whole text": () => texts.map((t) => viaJsonrepair(t)),
   };
   results.replies = { items: texts.length };
-  for (const [name, f] of Object.entries(cases)) {
-    const { seconds, out } = time(f);
+  for (const [name, { seconds, min, max, out }] of Object.entries(timeAll(cases))) {
     const correct = score(out);
-    results.replies[name] = { seconds, correct };
-    console.log(`replies: ${name.padEnd(28)} ${seconds.toFixed(3)} s  ${Math.round(texts.length / seconds)} replies/s  correct ${correct}/${texts.length}`);
+    results.replies[name] = { seconds, min, max, correct };
+    console.log(`replies: ${name.padEnd(28)} ${seconds.toFixed(3)} s [${min.toFixed(3)}-${max.toFixed(3)}]  ${Math.round(texts.length / seconds)} replies/s  correct ${correct}/${texts.length}`);
   }
   const r = results.replies;
   for (const ours of ["agentshape extract", "agentshape repair"]) {
@@ -156,11 +166,10 @@ console.log(`load: compile ${loadTimes.compileMs.toFixed(1)} ms, instantiate ${l
     "agentshape validate (objects)": () => objects.map((o) => v.validate(o).length === 0),
   };
   results.instances = { items: lines.length };
-  for (const [name, f] of Object.entries(cases)) {
-    const { seconds, out } = time(f);
+  for (const [name, { seconds, min, max, out }] of Object.entries(timeAll(cases))) {
     const correct = score(out);
-    results.instances[name] = { seconds, correct };
-    console.log(`instances: ${name.padEnd(30)} ${seconds.toFixed(3)} s  ${Math.round(lines.length / seconds)} instances/s  correct ${correct}/${lines.length}`);
+    results.instances[name] = { seconds, min, max, correct };
+    console.log(`instances: ${name.padEnd(30)} ${seconds.toFixed(3)} s [${min.toFixed(3)}-${max.toFixed(3)}]  ${Math.round(lines.length / seconds)} instances/s  correct ${correct}/${lines.length}`);
   }
   const i = results.instances;
   console.log(`instances: from text, agentshape is ${(i["ajv, JSON.parse + validate"].seconds / i["agentshape isValidJson"].seconds).toFixed(2)}x ajv`);

@@ -1,6 +1,6 @@
 //! The JavaScript surface: every export of the `.wasm`, each a thin call
 //! into the modules beside this one. The package's `index.js` wraps these
-//! (values stringified and parsed there: Note [Text crosses as JSON] in the
+//! (values stringified and parsed there: Note \[Text crosses as JSON\] in the
 //! crate root); nobody is meant to call them directly.
 
 use std::rc::Rc;
@@ -10,8 +10,8 @@ use wasm_bindgen::prelude::*;
 use crate::errors::{Failure, Result};
 use crate::{check, decode, extract, lint, schema, validate};
 
-/// A failure as a JavaScript `Error` named after its kind (Note [Errors
-/// across the boundary] in `errors`).
+/// A failure as a JavaScript `Error` named after its kind (Note \[Errors
+/// across the boundary\] in `errors`).
 fn thrown(f: &Failure) -> JsValue {
     let e = js_sys::Error::new(&f.message);
     e.set_name(f.kind.name());
@@ -194,7 +194,7 @@ pub fn map_back(
 }
 
 /// Traps on purpose (a WebAssembly `unreachable`): only for the package's
-/// test of Note [A trap replaces the instance] in packages/agentshape/load.js,
+/// test of Note \[A trap replaces the instance\] in packages/agentshape/load.js,
 /// which needs a trap no real input is known to cause.
 #[doc(hidden)]
 #[wasm_bindgen(js_name = __trapForTests)]

@@ -1,7 +1,7 @@
 //! The error kinds, the same as the Python package's exceptions (Note
-//! [Exceptions and exit codes] in crates/python's `errors`).
+//! \[Exceptions and exit codes\] in crates/python's `errors`).
 //!
-//! Note [Errors across the boundary]: a failure crosses to JavaScript as a
+//! Note \[Errors across the boundary\]: a failure crosses to JavaScript as a
 //! plain `Error` whose `name` is the kind (`SchemaError`, ...); the
 //! package's wrapper turns it into the `AgentshapeError` subclass of that
 //! name, with its `exitCode`. Data is not an error (core's rule): an

@@ -3,7 +3,7 @@
 //!
 //! The text is one reply, as in `agentshape extract --jsonl`; with a
 //! `format` it is a transcript, decoded first (the Python package's Note
-//! [Replies and transcripts]).
+//! \[Replies and transcripts\]).
 
 use std::rc::Rc;
 

@@ -6,13 +6,13 @@
 //! imports core only, nothing imports it, and it has no logic of its own.
 //! Names and results mirror the Python package (`extract`, `Validator`,
 //! `parse`, `Decoder`, `check`), errors carry the same kinds (Note
-//! [Exceptions and exit codes] in crates/python's `errors`).
+//! \[Exceptions and exit codes\] in crates/python's `errors`).
 //!
 //! The modules below the bindings are plain Rust over JSON text, tested on
 //! the host by `cargo test`; `bindings` is the only place that knows about
 //! JavaScript.
 //!
-//! Note [Text crosses as JSON]: every value crosses the boundary as JSON
+//! Note \[Text crosses as JSON\]: every value crosses the boundary as JSON
 //! text: JavaScript's `JSON.stringify`/`JSON.parse` (native code in every
 //! engine) on its side, serde on ours. Handing JavaScript objects over
 //! with serde-wasm-bindgen instead costs one boundary call per node read

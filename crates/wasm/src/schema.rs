@@ -1,6 +1,6 @@
 //! Schemas and profiles as JavaScript callers hand them over.
 //!
-//! Note [Schema and profile forms in JS]: a schema reaches us as JSON text
+//! Note \[Schema and profile forms in JS\]: a schema reaches us as JSON text
 //! (the wrapper stringifies an object, or converts a Zod schema with Zod's
 //! own `z.toJSONSchema` first); there is no file system in a browser, so
 //! no paths. A profile is a built-in name (`claude-ops`, `claude-loop`,
@@ -83,7 +83,7 @@ pub fn compile(text: &str, options: &str) -> Result<Validator> {
     Ok(built.build(&schema)?)
 }
 
-/// A profile as the wrapper hands it over (Note [Schema and profile forms in JS]).
+/// A profile as the wrapper hands it over (Note \[Schema and profile forms in JS\]).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum ProfileForm {

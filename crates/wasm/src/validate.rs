@@ -2,10 +2,10 @@
 //! check stages, as the Python package's `Validator` gives them.
 //!
 //! Every verdict reads JSON text: the package stringifies a JavaScript
-//! value first (Note [Text crosses as JSON] in the crate root), and
+//! value first (Note \[Text crosses as JSON\] in the crate root), and
 //! `validateJson` takes a line as it came. Core's borrowed reader answers
-//! for most instances without building a `Value` (core's Note [Errors from
-//! text]); the rest are parsed, with numbers JSON text holds but no 64-bit
+//! for most instances without building a `Value` (core's Note \[Errors from
+//! text\]); the rest are parsed, with numbers JSON text holds but no 64-bit
 //! type does reported as violations of kind `number`, as in `agentshape
 //! validate`.
 
