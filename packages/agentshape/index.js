@@ -329,7 +329,9 @@ export class Extractor {
  * @param options `{schema, profile, coerce, format}`
  */
 export function extract(text, options) {
-  if (options === undefined || Object.values(options).every((v) => v === undefined || v === false)) {
+  const plain = options === undefined || options === null ||
+    Object.entries(options).every(([k, v]) => (v === undefined || v === false) && (k === "schema" || EXTRACT_OPTIONS.includes(k)));
+  if (plain) {
     const t = textOf(text);
     return new Extraction(JSON.parse(call((b) => b.extractPlain(t))));
   }
@@ -354,7 +356,8 @@ export function repair(text) {
  * error) when there is nothing to use.
  */
 export function agentshapeRepair(options = {}) {
-  const extractor = options.schema === undefined && !options.coerce ? null : new Extractor(options);
+  const given = Object.values(options ?? {}).some((v) => v !== undefined && v !== false);
+  const extractor = given ? new Extractor(options) : null;
   return async ({ text }) => {
     try {
       if (extractor === null) return repair(text);
@@ -492,9 +495,12 @@ export function check(schema, instance) {
  */
 export function checkAll(values, options = {}) {
   const { schema, ...rest } = options ?? {};
-  const list = Array.isArray(values) ? values.map((x) => (x instanceof Extraction ? x.value : x)) : values;
-  if (list !== null && typeof list === "object" && !Array.isArray(list)) {
-    for (const [k, x] of Object.entries(list)) if (x instanceof Extraction) list[k] = x.value;
+  const valueOf = (x) => (x instanceof Extraction ? x.value : x);
+  let list = values;
+  if (Array.isArray(values)) {
+    list = values.map(valueOf);
+  } else if (values !== null && typeof values === "object") {
+    list = Object.fromEntries(Object.entries(values).map(([k, x]) => [k, valueOf(x)]));
   }
   const text = toJSONText(list, "values");
   const opts = optionsText(rest, CHECK_OPTIONS, "check options");

@@ -293,3 +293,17 @@ test("index.d.ts declares every export", () => {
     assert.match(dts, new RegExp(`export declare (class|function|const) ${name}\\b`), name);
   }
 });
+
+test("options: unknown ones are refused even when false; a profile alone reaches the AI SDK hook", async () => {
+  assert.throws(() => extract("{}", { colour: false }), UsageError);
+  const hook = agentshape.agentshapeRepair({ profile: "claude-ops" });
+  const out = await hook({ text: "Checked.\n[EVENT:critical:jellyfin] HTTP 502", error: null });
+  assert.equal(JSON.parse(out).events[0].service, "jellyfin");
+});
+
+test("checkAll leaves the caller's values as they were", () => {
+  const e = extract('{"findings": []}');
+  const values = { a: e, b: { findings: [] } };
+  assert.ok(checkAll(values).ok);
+  assert.equal(values.a, e);
+});
