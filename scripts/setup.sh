@@ -132,7 +132,7 @@ component_wasm() {
       cargo install -q --locked wasm-bindgen-cli --version "$pin" ||
         cargo install -q wasm-bindgen-cli --version "$pin"
     fi
-    npm_deps_ok || (cd packages/agentshape && npm ci --no-audit --no-fund --loglevel=error)
+    npm_deps_ok || (cd packages/agentshape && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   }
 }
 node_ok() {
