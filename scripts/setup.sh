@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-COMPONENTS=(chromium llama models postgres python)
+COMPONENTS=(chromium llama models postgres python wasm)
 
 # Note [Why chromium-driver]: the browser tests drive Debian's chromium over
 # WebDriver (the fantoccini crate), which needs the matching chromedriver;
@@ -98,6 +98,56 @@ assert int(pydantic.VERSION.split(".")[0]) == 2' >/dev/null 2>&1
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PY_TOOLS[@]}"
     (cd crates/python && VIRTUAL_ENV="$PWD/../../$VENV" "../../$VENV/bin/maturin" develop --locked -q)
   }
+}
+
+# Note [The wasm toolchain]: the npm package (packages/agentshape) is
+# crates/wasm compiled for wasm32-unknown-unknown and bound by the
+# wasm-bindgen CLI (scripts/build-wasm.sh). The CLI must be the exact
+# version of the `wasm-bindgen` crate in Cargo.lock (it refuses a `.wasm`
+# made by another), so it is installed with cargo at that version, and only
+# when `wasm-bindgen --version` differs (a build from source takes minutes).
+# `--locked` first; when the registry lacks one of the CLI's locked
+# dependencies (seen: a webpki-roots release missing), cargo resolves them
+# afresh. The package's devDependencies (the test and benchmark peers: ai,
+# ajv, jsonrepair, zod) come from packages/agentshape/package-lock.json with
+# `npm ci`. Node.js >= 20 is the machine's own (not from Debian, whose
+# nodejs is older).
+wasm_bindgen_pin() {
+  awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock
+}
+component_wasm() {
+  need=()
+  what="wasm32-unknown-unknown target, wasm-bindgen-cli $(wasm_bindgen_pin), packages/agentshape/node_modules"
+  have() {
+    rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown &&
+      [ "$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(wasm_bindgen_pin)" ] &&
+      node_ok && npm_deps_ok
+  }
+  install() {
+    node_ok || { echo "setup: wasm needs Node.js >= 20 and npm (the machine's own; have: $(node --version 2>/dev/null || echo none))" >&2; return 1; }
+    rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+    local pin
+    pin="$(wasm_bindgen_pin)"
+    if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $pin" ]; then
+      cargo install -q --locked wasm-bindgen-cli --version "$pin" ||
+        cargo install -q wasm-bindgen-cli --version "$pin"
+    fi
+    npm_deps_ok || (cd packages/agentshape && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  }
+}
+node_ok() {
+  command -v npm >/dev/null && node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null
+}
+# `npm ci` leaves node_modules/.package-lock.json, a copy of the lock's
+# package list: the same list means the same install, with no network.
+npm_deps_ok() {
+  [ -f packages/agentshape/node_modules/.package-lock.json ] &&
+    python3 -c '
+import json, sys
+lock, got = (json.load(open(p)) for p in sys.argv[1:])
+want = {k: v.get("version") for k, v in lock["packages"].items() if k}
+have = {k: v.get("version") for k, v in got["packages"].items() if k}
+sys.exit(0 if want == have else 1)' packages/agentshape/package-lock.json packages/agentshape/node_modules/.package-lock.json
 }
 
 check_only=0

@@ -24,7 +24,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== tests"
 log="$(mktemp)"
 pylog="$(mktemp)"
-trap 'rm -f "$log" "$pylog"' EXIT
+jslog="$(mktemp)"
+trap 'rm -f "$log" "$pylog" "$jslog"' EXIT
 cargo test --workspace --locked 2>&1 | tee "$log"
 echo "== python (crates/python: pytest over the extension, debug build in the same target dir)"
 # Note [The Python venv] in scripts/setup.sh. Never skipped: without the venv
@@ -40,6 +41,20 @@ py_built=$((SECONDS - py_start))
 # its exit code 5 (no test ran) fails the run like any other failure.
 .venv/bin/python -m pytest -q -p no:cacheprovider crates/python/tests 2>&1 | tee "$pylog"
 echo "python step: build $py_built s, total $((SECONDS - py_start)) s"
+echo "== wasm (packages/agentshape: node --test over the npm package, built once by scripts/build-wasm.sh)"
+# Note [The wasm toolchain] in scripts/setup.sh. Never skipped: a missing
+# component fails the step and names the command that installs it.
+if ! ./scripts/setup.sh --check --only wasm >/dev/null; then
+  ./scripts/setup.sh --check --only wasm >&2 || true
+  echo "wasm: a component is missing; run ./scripts/setup.sh --only wasm" >&2
+  exit 1
+fi
+js_start=$SECONDS
+./scripts/build-wasm.sh
+js_built=$((SECONDS - js_start))
+# node's closing lines ("# pass N", "# fail N") are what CI reads for this step.
+node --test packages/agentshape/test/ 2>&1 | tee "$jslog"
+echo "wasm step: build $js_built s, total $((SECONDS - js_start)) s"
 echo "== docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 echo "== core stays pure (no tokio, reqwest or database in agentshape-core)"
@@ -75,13 +90,24 @@ fi
 echo "== notes (every note cited is defined, and defined once: scripts/notes.py)"
 python3 scripts/test_notes.py
 python3 scripts/notes.py
+echo "== wasm sits at the edge (of ours it imports only core; nothing imports it)"
+if cargo tree -p agentshape-wasm -e normal --locked --prefix none | grep -E '^agentshape' | grep -vE '^agentshape-(wasm|core) '; then
+  echo "agentshape-wasm imports a crate of ours other than core (above)" >&2
+  exit 1
+fi
+if cargo tree -i agentshape-wasm -e normal --locked --prefix none --depth 1 | grep -E '^agentshape' | grep -vE '^agentshape-wasm '; then
+  echo "a crate of ours imports agentshape-wasm (above)" >&2
+  exit 1
+fi
 echo "== no circles among a crate's modules (scripts/circles.py)"
 python3 scripts/test_circles.py
-for crate in core store runtime python cli web otel egress testkit; do
+for crate in core store runtime python wasm cli web otel egress testkit; do
   python3 scripts/circles.py "crates/$crate/src"
 done
-# One closing line for the whole run, summed over every test binary and
-# pytest's summary line ("245 passed, 2 skipped in 14.1s").
+# One closing line for the whole run, summed over every test binary,
+# pytest's summary line ("245 passed, 2 skipped in 14.1s") and node's
+# ("# pass 480", "# fail 0", "# skipped 0").
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
      FILENAME == ARGV[2] && / in [0-9.]+s/ && /(passed|failed)/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^skipped/) s += $i } }
-     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log" "$pylog"
+     FILENAME == ARGV[3] && /^# (pass|fail|skipped) [0-9]+$/ { if ($2 == "pass") p += $3; if ($2 == "fail") f += $3; if ($2 == "skipped") s += $3 }
+     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log" "$pylog" "$jslog"

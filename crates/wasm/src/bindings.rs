@@ -1,0 +1,203 @@
+//! The JavaScript surface: every export of the `.wasm`, each a thin call
+//! into the modules beside this one. The package's `index.js` wraps these
+//! (values stringified and parsed there: Note \[Text crosses as JSON\] in the
+//! crate root); nobody is meant to call them directly.
+
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+
+use crate::errors::{Failure, Result};
+use crate::{check, decode, extract, lint, schema, validate};
+
+/// A failure as a JavaScript `Error` named after its kind (Note \[Errors
+/// across the boundary\] in `errors`).
+fn thrown(f: &Failure) -> JsValue {
+    let e = js_sys::Error::new(&f.message);
+    e.set_name(f.kind.name());
+    e.into()
+}
+
+fn js<T>(r: Result<T>) -> std::result::Result<T, JsValue> {
+    r.map_err(|f| thrown(&f))
+}
+
+/// The crate's version (the package's `version`).
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_owned()
+}
+
+/// A compiled JSON Schema (with its `x-invariants`).
+#[wasm_bindgen(js_name = RawValidator)]
+pub struct JsValidator {
+    inner: Rc<agentshape_core::validate::Validator>,
+}
+
+#[wasm_bindgen(js_class = RawValidator)]
+impl JsValidator {
+    /// Compile `schema` (JSON text) with `options` (JSON text).
+    #[wasm_bindgen(constructor)]
+    pub fn new(schema: &str, options: &str) -> std::result::Result<JsValidator, JsValue> {
+        let inner = js(schema::compile(schema, options))?;
+        Ok(JsValidator {
+            inner: Rc::new(inner),
+        })
+    }
+
+    /// The violations of the JSON text `instance`, as JSON text.
+    pub fn validate(&self, instance: &str) -> std::result::Result<String, JsValue> {
+        js(validate::verdict_json(&self.inner, instance))
+    }
+
+    /// Whether the JSON text `instance` is valid.
+    #[wasm_bindgen(js_name = isValid)]
+    pub fn is_valid(&self, instance: &str) -> std::result::Result<bool, JsValue> {
+        js(validate::is_valid(&self.inner, instance))
+    }
+
+    /// `[value, coercions]` as JSON text.
+    pub fn coerce(&self, instance: &str) -> std::result::Result<String, JsValue> {
+        js(validate::coerce_json(&self.inner, instance))
+    }
+
+    /// The schema as given, as JSON text.
+    #[wasm_bindgen(js_name = schemaJson)]
+    pub fn schema_json(&self) -> String {
+        crate::errors::to_json(self.inner.schema())
+    }
+
+    /// An extractor validating against this schema.
+    pub fn extractor(&self, options: &str) -> std::result::Result<JsExtractor, JsValue> {
+        let setup = js(extract::Setup::new(Some(Rc::clone(&self.inner)), options))?;
+        Ok(JsExtractor { setup })
+    }
+
+    /// `check` with this schema: the report as JSON text.
+    pub fn check(&self, values: &str, options: &str) -> std::result::Result<String, JsValue> {
+        js(check::check(values, Some(Rc::clone(&self.inner)), options))
+    }
+}
+
+/// Compiled extraction settings.
+#[wasm_bindgen(js_name = RawExtractor)]
+pub struct JsExtractor {
+    setup: extract::Setup,
+}
+
+#[wasm_bindgen(js_class = RawExtractor)]
+impl JsExtractor {
+    /// Settings without a schema (`options`: profile, coerce, format).
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: &str) -> std::result::Result<JsExtractor, JsValue> {
+        let setup = js(extract::Setup::new(None, options))?;
+        Ok(JsExtractor { setup })
+    }
+
+    /// The extraction of `text`, as JSON text.
+    pub fn extract(&self, text: &str) -> String {
+        self.setup.run_json(text)
+    }
+}
+
+/// `extract(text)` with no options, as JSON text.
+#[wasm_bindgen(js_name = extractPlain)]
+pub fn extract_plain(text: &str) -> String {
+    extract::extract_plain(text)
+}
+
+/// `repair(text)`: the repaired JSON text.
+#[wasm_bindgen]
+pub fn repair(text: &str) -> std::result::Result<String, JsValue> {
+    js(extract::repair(text))
+}
+
+/// `check` without a schema (a profile's, or contradictions only).
+#[wasm_bindgen(js_name = checkValues)]
+pub fn check_values(values: &str, options: &str) -> std::result::Result<String, JsValue> {
+    js(check::check(values, None, options))
+}
+
+/// `parse` of a transcript's text.
+#[wasm_bindgen]
+pub fn parse(
+    text: &str,
+    format: &str,
+    max_line_bytes: usize,
+) -> std::result::Result<String, JsValue> {
+    js(decode::parse(text.as_bytes(), format, max_line_bytes))
+}
+
+/// `parse` of a transcript's bytes (invalid UTF-8 lines are skipped and counted).
+#[wasm_bindgen(js_name = parseBytes)]
+pub fn parse_bytes(
+    bytes: &[u8],
+    format: &str,
+    max_line_bytes: usize,
+) -> std::result::Result<String, JsValue> {
+    js(decode::parse(bytes, format, max_line_bytes))
+}
+
+/// An incremental transcript decoder.
+#[wasm_bindgen(js_name = RawDecoder)]
+pub struct JsDecoder {
+    inner: decode::Stream,
+}
+
+#[wasm_bindgen(js_class = RawDecoder)]
+impl JsDecoder {
+    /// A decoder for `format`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(format: &str, max_line_bytes: usize) -> std::result::Result<JsDecoder, JsValue> {
+        Ok(JsDecoder {
+            inner: js(decode::Stream::new(format, max_line_bytes))?,
+        })
+    }
+
+    /// Feed text; the events of the completed lines as JSON text.
+    pub fn feed(&mut self, chunk: &str) -> std::result::Result<String, JsValue> {
+        js(self.inner.feed(chunk.as_bytes()))
+    }
+
+    /// Feed bytes; the events of the completed lines as JSON text.
+    #[wasm_bindgen(js_name = feedBytes)]
+    pub fn feed_bytes(&mut self, chunk: &[u8]) -> std::result::Result<String, JsValue> {
+        js(self.inner.feed(chunk))
+    }
+
+    /// The run summary as JSON text; the decoder is spent after.
+    pub fn finish(&mut self) -> std::result::Result<String, JsValue> {
+        js(self.inner.finish())
+    }
+}
+
+/// `lint(schema, provider)` as JSON text.
+#[wasm_bindgen]
+pub fn lint(schema: &str, provider: &str) -> std::result::Result<String, JsValue> {
+    js(lint::lint(schema, provider))
+}
+
+/// `fix(schema, provider)` as JSON text.
+#[wasm_bindgen]
+pub fn fix(schema: &str, provider: &str) -> std::result::Result<String, JsValue> {
+    js(lint::fix(schema, provider))
+}
+
+/// An answer to the fixed schema in the original's shape, as JSON text.
+#[wasm_bindgen(js_name = mapBack)]
+pub fn map_back(
+    schema: &str,
+    provider: &str,
+    answer: &str,
+) -> std::result::Result<String, JsValue> {
+    js(lint::map_back(schema, provider, answer))
+}
+
+/// Traps on purpose (a WebAssembly `unreachable`): only for the package's
+/// test of Note \[A trap replaces the instance\] in packages/agentshape/load.js,
+/// which needs a trap no real input is known to cause.
+#[doc(hidden)]
+#[wasm_bindgen(js_name = __trapForTests)]
+pub fn trap_for_tests() {
+    std::process::abort();
+}

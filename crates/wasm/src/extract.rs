@@ -1,0 +1,216 @@
+//! `extract` and `Extractor`: core's extract stage (with validate and check
+//! when a schema is given), and `repair`, the drop-in for `jsonrepair`.
+//!
+//! The text is one reply, as in `agentshape extract --jsonl`; with a
+//! `format` it is a transcript, decoded first (the Python package's Note
+//! \[Replies and transcripts\]).
+
+use std::rc::Rc;
+
+use agentshape_core::decode::{DecodeOptions, Format, decode_bytes};
+use agentshape_core::extract::{ExtractOptions, Methods, extract_decoded, extract_text};
+use agentshape_core::profile::Profile;
+use agentshape_core::validate::Validator;
+use agentshape_core::{Extraction, Method, json};
+use serde::{Deserialize, Serialize};
+
+use crate::decode::format_of;
+use crate::errors::{Failure, Kind, Result, from_json, to_json};
+use crate::schema::{self, ProfileForm};
+
+/// `extract`'s options other than the schema (which comes compiled).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Options {
+    /// A built-in profile name or `{toml, schemas}`.
+    pub profile: Option<ProfileForm>,
+    /// Apply schema-aligned coercions.
+    pub coerce: bool,
+    /// Decode the text as a transcript of this format first.
+    pub format: Option<String>,
+}
+
+/// What an extraction needs, compiled once.
+#[derive(Debug)]
+pub struct Setup {
+    validator: Option<Rc<Validator>>,
+    profile: Option<Profile>,
+    coerce: bool,
+    format: Option<Format>,
+}
+
+impl Setup {
+    /// Resolve the options; `validator` (the schema) wins over the
+    /// profile's own schema, as `--schema` does not combine with `--profile`.
+    pub fn new(validator: Option<Rc<Validator>>, options: &str) -> Result<Setup> {
+        let opts: Options = from_json(options, "extract options")?;
+        let profile = opts.profile.as_ref().map(schema::profile).transpose()?;
+        let validator = match (validator, &profile) {
+            (Some(v), _) => Some(v),
+            (None, Some(p)) => Some(Rc::new(Validator::new(&p.schema).map_err(|e| {
+                Failure::new(Kind::Profile, format!("profile `{}`: {e}", p.name))
+            })?)),
+            (None, None) => None,
+        };
+        let format = opts.format.as_deref().map(format_of).transpose()?;
+        Ok(Setup {
+            validator,
+            profile,
+            coerce: opts.coerce,
+            format,
+        })
+    }
+
+    fn options(&self) -> ExtractOptions<'_> {
+        ExtractOptions {
+            validator: self.validator.as_deref(),
+            markers: self.profile.as_ref().and_then(Profile::grammar),
+            coerce: self.coerce || self.profile.as_ref().is_some_and(|p| p.coerce),
+            methods: self
+                .profile
+                .as_ref()
+                .map_or_else(Methods::default, |p| p.methods),
+        }
+    }
+
+    /// Extract from one text.
+    pub fn run(&self, text: &str) -> Extraction {
+        let opts = self.options();
+        match self.format {
+            None => extract_text(text, &opts),
+            Some(f) => extract_decoded(
+                decode_bytes(text.as_bytes(), f, &DecodeOptions::default()),
+                &opts,
+            ),
+        }
+    }
+
+    /// Extract from one text, as the JSON the package reads.
+    pub fn run_json(&self, text: &str) -> String {
+        result_json(&self.run(text))
+    }
+}
+
+/// An extraction as the package reads it: the CLI's fields plus what its
+/// `exitCode` and `raiseForOutcome()` need.
+#[derive(Serialize)]
+struct Out<'a> {
+    #[serde(flatten)]
+    extraction: &'a Extraction,
+    exit_code: u8,
+    /// Why the run failed, for `AgentError`'s message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_error: Option<&'a str>,
+}
+
+/// The result JSON of `extraction`.
+pub fn result_json(extraction: &Extraction) -> String {
+    let code = exit_code(extraction);
+    let agent_error = (code == 3).then(|| {
+        extraction
+            .run
+            .as_ref()
+            .and_then(|r| r.error.as_deref())
+            .unwrap_or("the agent reported an error")
+    });
+    to_json(&Out {
+        extraction,
+        exit_code: code,
+        agent_error,
+    })
+}
+
+/// The CLI's exit code for an outcome: 0 valid, 1 found but invalid, 2
+/// nothing found, 3 the agent reported an error.
+pub fn exit_code(e: &Extraction) -> u8 {
+    if let Some(run) = &e.run {
+        if run.error_category.is_some_and(|c| !c.is_heuristic()) {
+            return 3;
+        }
+    }
+    if e.method == Method::None {
+        2
+    } else {
+        u8::from(!e.valid)
+    }
+}
+
+/// `extract(text)` with no options: nothing to compile.
+pub fn extract_plain(text: &str) -> String {
+    result_json(&extract_text(text, &ExtractOptions::default()))
+}
+
+/// `repair(text)`: the JSON text of the value found in `text` (compact, in
+/// the text's key order), what `jsonrepair(text)` returns; `NoOutput` when
+/// there is none (where `jsonrepair` throws).
+pub fn repair(text: &str) -> Result<String> {
+    let found = extract_text(text, &ExtractOptions::default());
+    match found.value {
+        Some(v) if found.method != Method::None => {
+            let mut out = Vec::with_capacity(text.len());
+            json::write_compact(&mut out, &v);
+            String::from_utf8(out).map_err(|e| Failure::usage(e.to_string()))
+        }
+        _ => Err(Failure::new(
+            Kind::NoOutput,
+            "no JSON value found in the text",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn parsed(text: &str) -> Value {
+        serde_json::from_str(text).unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn extract_mirrors_the_cli_result_with_an_exit_code() {
+        let out = parsed(&extract_plain("Sure:\n```json\n{\"a\": 1,}\n```"));
+        assert_eq!(
+            out,
+            json!({"value": {"a": 1}, "method": "repaired", "repairs": ["trailing_comma"],
+                   "coercions": [], "valid": true, "errors": [], "exit_code": 0})
+        );
+        assert_eq!(parsed(&extract_plain("no json"))["exit_code"], 2);
+    }
+
+    #[test]
+    fn a_failed_run_is_exit_3_with_its_reason() {
+        let text = "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"result\":\"Rate limit reached (429)\"}\n";
+        let setup = Setup::new(None, r#"{"format": "auto"}"#);
+        let out = parsed(&setup.unwrap().run_json(text));
+        assert_eq!(out["exit_code"], 3);
+        assert_eq!(out["agent_error"], "Rate limit reached (429)");
+        assert_eq!(out["run"]["error_category"], "rate_limit");
+    }
+
+    #[test]
+    fn profiles_and_bad_options() {
+        let setup = Setup::new(None, r#"{"profile": "claude-ops"}"#);
+        let text = "Checked.\n[EVENT:critical:jellyfin] HTTP 502";
+        let out = parsed(&setup.unwrap().run_json(text));
+        assert_eq!(out["method"], "markers");
+        assert_eq!(out["value"]["events"][0]["service"], "jellyfin");
+        let kind = |o: &str| Setup::new(None, o).err().map(|f| f.kind);
+        assert_eq!(kind(r#"{"profile": "nope"}"#), Some(Kind::Profile));
+        assert_eq!(kind(r#"{"format": "nope"}"#), Some(Kind::Usage));
+        assert_eq!(kind(r#"{"colour": 1}"#), Some(Kind::Usage));
+    }
+
+    #[test]
+    fn repair_is_compact_json_in_key_order_or_no_output() {
+        assert_eq!(
+            repair("{b: 1, 'a': [1,2,],}").ok().as_deref(),
+            Some(r#"{"b":1,"a":[1,2]}"#)
+        );
+        assert_eq!(
+            repair("just words").err().map(|f| f.kind),
+            Some(Kind::NoOutput)
+        );
+        assert_eq!(repair("null").ok().as_deref(), Some("null"));
+    }
+}

@@ -1,0 +1,118 @@
+//! Validation of JSON text against a compiled schema: core's validate and
+//! check stages, as the Python package's `Validator` gives them.
+//!
+//! Every verdict reads JSON text: the package stringifies a JavaScript
+//! value first (Note \[Text crosses as JSON\] in the crate root), and
+//! `validateJson` takes a line as it came. Core's borrowed reader answers
+//! for most instances without building a `Value` (core's Note \[Errors from
+//! text\]); the rest are parsed, with numbers JSON text holds but no 64-bit
+//! type does reported as violations of kind `number`, as in `agentshape
+//! validate`.
+
+use agentshape_core::validate::Validator;
+use agentshape_core::{Violation, json};
+
+use crate::errors::{Failure, Kind, Result, to_json};
+
+/// The verdict on the JSON text `text`: schema errors, then failed
+/// invariants; empty when valid. `Input` when `text` is not JSON.
+pub fn verdict(v: &Validator, text: &str) -> Result<Vec<Violation>> {
+    if let Some(found) = v.verdict_json(text.as_bytes()) {
+        return Ok(found);
+    }
+    let parsed =
+        json::parse(text).map_err(|e| Failure::new(Kind::Input, format!("not JSON: {e}")))?;
+    let mut found: Vec<Violation> = parsed
+        .inexact
+        .iter()
+        .map(json::InexactNumber::violation)
+        .collect();
+    found.extend(v.errors_and_invariants(&parsed.value));
+    Ok(found)
+}
+
+/// `true` when [`verdict`] would be empty; cheaper (no error list unless
+/// the schema has invariants to run).
+pub fn is_valid(v: &Validator, text: &str) -> Result<bool> {
+    if v.invariants().is_empty() {
+        if let Some(valid) = v.is_valid_text(text) {
+            return Ok(valid);
+        }
+    }
+    verdict(v, text).map(|found| found.is_empty())
+}
+
+/// [`verdict`] as JSON text.
+pub fn verdict_json(v: &Validator, text: &str) -> Result<String> {
+    verdict(v, text).map(|found| to_json(&found))
+}
+
+/// `coerce(instance)`: `[value, coercions]` as JSON text.
+pub fn coerce_json(v: &Validator, text: &str) -> Result<String> {
+    let parsed =
+        json::parse(text).map_err(|e| Failure::new(Kind::Input, format!("not JSON: {e}")))?;
+    let (value, coercions) = v.coerce(parsed.value);
+    Ok(to_json(&(value, coercions)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::compile;
+
+    const SCHEMA: &str = r#"{"type": "object", "required": ["action", "confidence"],
+        "properties": {"action": {"enum": ["complete", "continue"]},
+                       "confidence": {"type": "integer", "minimum": 0, "maximum": 100}}}"#;
+
+    #[test]
+    fn verdicts_match_the_python_package() {
+        let Ok(v) = compile(SCHEMA, "{}") else {
+            panic!("schema compiles")
+        };
+        assert_eq!(
+            is_valid(&v, r#"{"action": "complete", "confidence": 5}"#).ok(),
+            Some(true)
+        );
+        let errs = verdict_json(&v, r#"{"action": "complete"}"#).unwrap_or_default();
+        assert_eq!(
+            errs,
+            r#"[{"instance_path":"","schema_path":"/required","message":"\"confidence\" is a required property"}]"#
+        );
+        let big = verdict(
+            &v,
+            r#"{"action": "complete", "confidence": 123456789012345678901234567890}"#,
+        )
+        .unwrap_or_default();
+        assert!(big.iter().any(|e| e.kind.is_some()));
+        assert_eq!(
+            verdict(&v, "{nope").err().map(|f| f.kind),
+            Some(Kind::Input)
+        );
+        assert_eq!(
+            is_valid(&v, "{nope").err().map(|f| f.kind),
+            Some(Kind::Input)
+        );
+    }
+
+    #[test]
+    fn deep_text_is_an_error_or_a_verdict_never_a_crash() {
+        let Ok(v) = compile(r#"{"type": "array"}"#, "{}") else {
+            panic!("schema compiles")
+        };
+        let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+        assert_eq!(verdict(&v, &deep).err().map(|f| f.kind), Some(Kind::Input));
+    }
+
+    #[test]
+    fn coercion_returns_value_and_steps() {
+        let Ok(v) = compile(SCHEMA, "{}") else {
+            panic!("schema compiles")
+        };
+        let out =
+            coerce_json(&v, r#"{"action": "Complete", "confidence": "90%"}"#).unwrap_or_default();
+        assert!(
+            out.starts_with(r#"[{"action":"complete","confidence":90},"#),
+            "{out}"
+        );
+    }
+}

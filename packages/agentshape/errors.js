@@ -1,0 +1,69 @@
+// The error classes: the Python package's exceptions, one per category of
+// the CLI's exit codes (the Python package's Note [Exceptions and exit
+// codes]). Every class has a static and an instance `exitCode`, so code that
+// shells out to `agentshape` and code that calls this package can share
+// their handling. Data is not an error: an invalid instance is a list of
+// violations, a malformed transcript line a skipped-line count.
+
+/** Base of every agentshape error. */
+export class AgentshapeError extends Error {
+  static exitCode = null;
+  constructor(message, options) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+  /** The CLI's exit code for this failure. */
+  get exitCode() {
+    return this.constructor.exitCode;
+  }
+}
+/** A caller mistake: bad schema, profile, option or value (exit 64). */
+export class UsageError extends AgentshapeError {
+  static exitCode = 64;
+}
+/** The JSON Schema does not compile or is not JSON (exit 64). */
+export class SchemaError extends UsageError {}
+/** The profile is unknown or bad (exit 64). */
+export class ProfileError extends UsageError {}
+/** A value JSON cannot hold: NaN, a BigInt, a cycle, nesting too deep (exit 64). */
+export class NotJSONError extends UsageError {}
+/** Input that cannot be read: text with lone surrogates, JSON text that is not JSON (exit 66). */
+export class InputError extends AgentshapeError {
+  static exitCode = 66;
+}
+/** Structured output was found but does not validate (exit 1). */
+export class InvalidOutputError extends AgentshapeError {
+  static exitCode = 1;
+}
+/** No structured output was found (exit 2). */
+export class NoOutputError extends AgentshapeError {
+  static exitCode = 2;
+}
+/** The agent or provider reported an error (exit 3). */
+export class AgentError extends AgentshapeError {
+  static exitCode = 3;
+}
+/**
+ * The WebAssembly module trapped (it ran out of memory, or hit a bug); the
+ * package has already replaced the instance, so the next call works.
+ */
+export class InternalError extends AgentshapeError {
+  static exitCode = 70;
+}
+
+const KINDS = {
+  UsageError, SchemaError, ProfileError, NotJSONError, InputError,
+  InvalidOutputError, NoOutputError, AgentError,
+};
+
+/**
+ * The `AgentshapeError` for an error thrown by the module: the Rust side
+ * throws a plain `Error` named after its kind (crates/wasm's Note [Errors
+ * across the boundary]); anything else is returned as it is.
+ */
+export function fromRaw(e) {
+  if (e instanceof Error && Object.hasOwn(KINDS, e.name)) {
+    return new KINDS[e.name](e.message);
+  }
+  return e;
+}

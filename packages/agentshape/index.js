@@ -1,0 +1,537 @@
+// agentshape for JavaScript: the Python package's API over the same Rust
+// core, compiled to WebAssembly (crates/wasm). Values cross the boundary as
+// JSON text (crates/wasm's Note [Text crosses as JSON]); results are plain
+// objects with the CLI's field names (`instance_path`, `schema_path`, ...),
+// so the Python and CLI documentation carries over.
+
+import {
+  AgentError, AgentshapeError, InputError, InternalError, InvalidOutputError, NoOutputError,
+  NotJSONError, ProfileError, SchemaError, UsageError,
+} from "./errors.js";
+import { call, generation, raw } from "./load.js";
+
+export { loadTimes, ready } from "./load.js";
+import { isZod, zodToJSONSchema } from "./zod.js";
+
+export {
+  AgentError, AgentshapeError, InputError, InternalError, InvalidOutputError, NoOutputError,
+  NotJSONError, ProfileError, SchemaError, UsageError,
+};
+
+/** The version of the Rust core inside. */
+export const version = raw().version();
+
+// ---- values to JSON text -------------------------------------------------
+
+function refuseNonFinite(_key, v) {
+  if (typeof v === "number" && !Number.isFinite(v)) {
+    throw new NotJSONError(`${v} is not a JSON number`);
+  }
+  if (typeof v === "bigint") {
+    throw new NotJSONError("a BigInt is not a JSON number (convert it to a Number or a string first)");
+  }
+  return v;
+}
+
+/**
+ * A JavaScript value as JSON text, refusing what JSON cannot hold
+ * (`NotJSONError`): NaN and the infinities (which `JSON.stringify` would
+ * silently turn into `null`), BigInts, cycles, nesting deeper than the
+ * engine's stack, and `undefined` or a function at the top.
+ */
+export function toJSONText(value, what = "value") {
+  let text;
+  try {
+    text = JSON.stringify(value);
+    // JSON.stringify writes NaN and the infinities as `null`: only text
+    // with a `null` in it can hide one, and only that text is walked; the
+    // replacer (which says what it found, but costs about 20 µs per 1.5 KB
+    // instance) runs only when the walk finds one or meets a `toJSON`.
+    if (text !== undefined && text.includes("null") && mayHideNonFinite(value)) {
+      JSON.stringify(value, refuseNonFinite);
+    }
+  } catch (e) {
+    if (e instanceof AgentshapeError) throw e;
+    if (e instanceof RangeError) throw new NotJSONError(`${what}: nesting too deep for JSON`, { cause: e });
+    throw new NotJSONError(`${what}: ${e.message}`, { cause: e });
+  }
+  if (text === undefined) throw new NotJSONError(`${what}: ${typeof value} is not a JSON value`);
+  return text;
+}
+
+/** Whether `v` holds NaN or an infinity, or a `toJSON` that could produce one. */
+function mayHideNonFinite(v) {
+  if (typeof v === "number") return !Number.isFinite(v);
+  if (v === null || typeof v !== "object") return false;
+  if (typeof v.toJSON === "function") return true;
+  if (Array.isArray(v)) {
+    for (const x of v) if (mayHideNonFinite(x)) return true;
+    return false;
+  }
+  for (const k in v) if (Object.hasOwn(v, k) && mayHideNonFinite(v[k])) return true;
+  return false;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Text for the core: a string without lone surrogates (which UTF-8 cannot
+ * carry: the encoder would replace them silently), or UTF-8 bytes.
+ */
+function textOf(text, what = "text") {
+  if (typeof text === "string") {
+    if (!text.isWellFormed()) {
+      throw new InputError(`${what} holds a lone surrogate (UTF-16 that is not Unicode text)`);
+    }
+    return text;
+  }
+  if (text instanceof Uint8Array || text instanceof ArrayBuffer) {
+    try {
+      return utf8.decode(text);
+    } catch {
+      throw new InputError(`${what}: bytes are not UTF-8 text`);
+    }
+  }
+  throw new TypeError(`${what} must be a string or UTF-8 bytes (Uint8Array), not ${typeof text}`);
+}
+
+/** Options as JSON text, `undefined` members dropped. */
+function optionsText(options, allowed, what) {
+  const out = {};
+  for (const [k, v] of Object.entries(options ?? {})) {
+    if (v === undefined) continue;
+    if (!allowed.includes(k)) {
+      throw new UsageError(`${what}: unknown option \`${k}\` (known: ${allowed.join(", ")})`);
+    }
+    out[k] = v;
+  }
+  return toJSONText(out, what);
+}
+
+// ---- schemas ---------------------------------------------------------------
+
+/** The JSON Schema text of a schema given as an object, a boolean, JSON text or a Zod schema. */
+function schemaText(schema) {
+  if (typeof schema === "string") {
+    if (!schema.trimStart().startsWith("{")) {
+      throw new SchemaError("a schema string must be JSON text (there are no schema paths in JavaScript: read the file yourself)");
+    }
+    return textOf(schema, "schema");
+  }
+  if (isZod(schema)) return toJSONText(zodToJSONSchema(schema), "schema");
+  if (typeof schema === "boolean" || (schema !== null && typeof schema === "object" && !Array.isArray(schema))) {
+    return toJSONText(schema, "schema");
+  }
+  throw new SchemaError("a schema is an object, a boolean, JSON text, a Zod 4 schema or a Validator");
+}
+
+const VALIDATOR_OPTIONS = ["draft", "assertFormats", "remotes"];
+
+/**
+ * A JSON Schema compiled once, validated against many times: draft-07,
+ * 2019-09 and 2020-12 (from `$schema`, default 2020-12, or `draft`), with
+ * the schema's `x-invariants` (CEL rules) checked after the schema passes.
+ */
+export class Validator {
+  #schema;
+  #options;
+  #raw;
+  #gen;
+
+  /**
+   * @param schema an object, JSON text, a Zod 4 schema, or a Validator
+   * @param options `{draft, assertFormats, remotes}`: `remotes` maps URIs to
+   *   the documents behind `$ref`s to them (nothing is ever fetched)
+   */
+  constructor(schema, options = {}) {
+    if (schema instanceof Validator) {
+      this.#schema = schema.#schema;
+    } else {
+      this.#schema = schemaText(schema);
+    }
+    this.#options = optionsText(options, VALIDATOR_OPTIONS, "Validator options");
+    this.#compile();
+  }
+
+  #compile() {
+    this.#raw = call((b) => new b.RawValidator(this.#schema, this.#options));
+    this.#gen = generation();
+  }
+
+  /** The compiled handle in the current instance (recompiled after a reset). */
+  get _raw() {
+    if (this.#gen !== generation()) this.#compile();
+    return this.#raw;
+  }
+
+  /** Every violation of `instance` (schema errors, then failed invariants), sorted; `[]` when valid. */
+  validate(instance) {
+    return this.validateJson(toJSONText(instance, "instance"));
+  }
+
+  /** `true` when `validate(instance)` would be empty; cheaper. */
+  isValid(instance) {
+    return this.isValidJson(toJSONText(instance, "instance"));
+  }
+
+  /** `validate` on JSON text as it came (a line of JSONL): no object is built on either side. */
+  validateJson(text) {
+    const t = textOf(text, "instance");
+    return JSON.parse(call(() => this._raw.validate(t)));
+  }
+
+  /** `isValid` on JSON text; `InputError` when it is not JSON. */
+  isValidJson(text) {
+    const t = textOf(text, "instance");
+    return call(() => this._raw.isValid(t));
+  }
+
+  /**
+   * Schema-aligned coercions (`"90%"` → 90, `"Critical"` → `"critical"`,
+   * `x` → `[x]`): `{value, coercions}`.
+   */
+  coerce(instance) {
+    const t = toJSONText(instance, "instance");
+    const [value, coercions] = JSON.parse(call(() => this._raw.coerce(t)));
+    return { value, coercions };
+  }
+
+  /** The schema as given (a fresh copy). */
+  get schema() {
+    return JSON.parse(this.#schema);
+  }
+}
+
+/** `validate(schema, instance)`: compile and validate once (keep a `Validator` for many). */
+export function validate(schema, instance) {
+  return cachedValidator(schema).validate(instance);
+}
+
+// A schema object used again is compiled once: keyed by the object, checked
+// against its JSON text (a mutated object is compiled again).
+const compiled = new WeakMap();
+
+function cachedValidator(schema) {
+  if (schema instanceof Validator) return schema;
+  if (schema === null || typeof schema !== "object") return new Validator(schema);
+  const text = isZod(schema) ? null : schemaText(schema);
+  const hit = compiled.get(schema);
+  if (hit && (text === null || hit.text === text)) return hit.validator;
+  const validator = new Validator(text ?? schema);
+  compiled.set(schema, { text, validator });
+  return validator;
+}
+
+// ---- extraction --------------------------------------------------------------
+
+/** The run summary of a transcript: every field of `agentshape parse --json`. */
+export class RunSummary {
+  constructor(summary, failed) {
+    Object.assign(this, summary);
+    Object.defineProperty(this, "failed", { value: failed, enumerable: false });
+  }
+}
+
+/**
+ * The outcome of extracting one reply (or run): `value` (`null` when
+ * nothing was found: `method` is then `"none"`), `method` (`structured`,
+ * `fenced`, `bare`, `repaired`, `markers`, `none`), `valid`, `errors`,
+ * `repairs`, `coercions`, `warnings`, and `run` for a transcript.
+ */
+export class Extraction {
+  #exitCode;
+  #agentError;
+  constructor(o) {
+    const { exit_code: exitCode, agent_error: agentError, run, ...fields } = o;
+    this.value = fields.value ?? null;
+    this.method = fields.method;
+    this.valid = fields.valid;
+    this.repairs = fields.repairs;
+    this.coercions = fields.coercions;
+    this.errors = fields.errors;
+    this.warnings = fields.warnings ?? [];
+    if (run !== undefined) this.run = new RunSummary(run, exitCode === 3);
+    this.#exitCode = exitCode;
+    this.#agentError = agentError;
+  }
+
+  /** The CLI's exit code: 0 valid, 1 found but invalid, 2 nothing found, 3 the agent reported an error. */
+  get exitCode() {
+    return this.#exitCode;
+  }
+
+  /** Throw the outcome's error (`AgentError`, `NoOutputError`, `InvalidOutputError`), or return `this`. */
+  raiseForOutcome() {
+    switch (this.#exitCode) {
+      case 3:
+        throw new AgentError(this.#agentError);
+      case 2:
+        throw new NoOutputError("no structured output found");
+      case 1: {
+        const first = this.errors[0] ? `: ${this.errors[0].instance_path} ${this.errors[0].message}` : "";
+        throw new InvalidOutputError(`${this.method} output is invalid (${this.errors.length} errors)${first}`);
+      }
+      default:
+        return this;
+    }
+  }
+
+  /** Every field as `agentshape extract --json` prints it. */
+  toJSON() {
+    const out = {
+      value: this.value, method: this.method, repairs: this.repairs,
+      coercions: this.coercions, valid: this.valid, errors: this.errors,
+    };
+    if (this.warnings.length) out.warnings = this.warnings;
+    if (this.run !== undefined) out.run = { ...this.run };
+    return out;
+  }
+}
+
+const EXTRACT_OPTIONS = ["profile", "coerce", "format"];
+
+/** Compiled extraction settings (schema, profile, coercion, transcript format), reused over many texts. */
+export class Extractor {
+  #validator;
+  #options;
+  #raw;
+  #gen;
+
+  /** @param options `{schema, profile, coerce, format}` */
+  constructor(options = {}) {
+    const { schema, ...rest } = options ?? {};
+    this.#validator = schema === undefined ? null : cachedValidator(schema);
+    this.#options = optionsText(rest, EXTRACT_OPTIONS, "extract options");
+    this.#compile();
+  }
+
+  #compile() {
+    const v = this.#validator;
+    this.#raw = call((b) => (v ? v._raw.extractor(this.#options) : new b.RawExtractor(this.#options)));
+    this.#gen = generation();
+  }
+
+  /** Extract from one reply (or transcript, with `format`). */
+  extract(text) {
+    const t = textOf(text);
+    if (this.#gen !== generation()) this.#compile();
+    return new Extraction(JSON.parse(call(() => this.#raw.extract(t))));
+  }
+}
+
+/**
+ * The structured value out of one LLM reply: native structured output,
+ * fenced JSON (last first), bare JSON in prose, repaired JSON, the
+ * profile's markers, in that order; with a schema the first candidate that
+ * validates wins.
+ *
+ * @param text the reply (a string or UTF-8 bytes)
+ * @param options `{schema, profile, coerce, format}`
+ */
+export function extract(text, options) {
+  const plain = options === undefined || options === null ||
+    Object.entries(options).every(([k, v]) => (v === undefined || v === false) && (k === "schema" || EXTRACT_OPTIONS.includes(k)));
+  if (plain) {
+    const t = textOf(text);
+    return new Extraction(JSON.parse(call((b) => b.extractPlain(t))));
+  }
+  return new Extractor(options).extract(text);
+}
+
+/**
+ * The repaired JSON text of the value in `text` (compact, keys in the
+ * text's order): a drop-in for `jsonrepair(text)`, which also throws when
+ * there is nothing to repair (here `NoOutputError`).
+ */
+export function repair(text) {
+  const t = textOf(text);
+  return call((b) => b.repair(t));
+}
+
+/**
+ * For the AI SDK: `experimental_repairText: agentshapeRepair()` in
+ * `generateObject`/`streamObject`. The model's text is extracted and
+ * repaired (with `schema`, the candidate that validates wins, coerced when
+ * `coerce`); returns the JSON text, or `null` (the SDK then throws its own
+ * error) when there is nothing to use.
+ */
+export function agentshapeRepair(options = {}) {
+  const given = Object.values(options ?? {}).some((v) => v !== undefined && v !== false);
+  const extractor = given ? new Extractor(options) : null;
+  return async ({ text }) => {
+    try {
+      if (extractor === null) return repair(text);
+      const e = extractor.extract(text);
+      return e.method === "none" ? null : JSON.stringify(e.value);
+    } catch (e) {
+      if (e instanceof AgentshapeError) return null;
+      throw e;
+    }
+  };
+}
+
+// ---- transcripts ------------------------------------------------------------
+
+function summaryOf(json) {
+  const { failed, summary } = JSON.parse(json);
+  return new RunSummary(summary, failed);
+}
+
+function decodeArgs(options) {
+  const { format = "auto", maxLineBytes = 0, ...rest } = options ?? {};
+  if (Object.keys(rest).length) throw new UsageError(`unknown option \`${Object.keys(rest)[0]}\` (known: format, maxLineBytes)`);
+  if (typeof format !== "string") throw new UsageError("format is a string");
+  if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 0 || maxLineBytes > 0xffffffff) {
+    throw new UsageError("maxLineBytes is a whole number of bytes");
+  }
+  return [format, maxLineBytes];
+}
+
+/**
+ * Decode an agent transcript (Claude Code stream-json, Codex JSONL, the
+ * agents' own session files, a provider response body, plain text) into
+ * its run summary. Lines that are not JSON (or not UTF-8, from bytes) are
+ * skipped and counted: a transcript is data, never an error.
+ */
+export function parse(transcript, options) {
+  const [format, max] = decodeArgs(options);
+  if (typeof transcript === "string") {
+    const t = textOf(transcript, "transcript");
+    return summaryOf(call((b) => b.parse(t, format, max)));
+  }
+  if (transcript instanceof Uint8Array || transcript instanceof ArrayBuffer) {
+    const bytes = transcript instanceof Uint8Array ? transcript : new Uint8Array(transcript);
+    return summaryOf(call((b) => b.parseBytes(bytes, format, max)));
+  }
+  throw new TypeError("transcript must be a string or bytes (Uint8Array)");
+}
+
+/** An incremental decoder: `feed` chunks of any size, `finish()` for the run summary. */
+export class Decoder {
+  #raw;
+  #gen;
+  constructor(options) {
+    const [format, max] = decodeArgs(options);
+    this.#raw = call((b) => new b.RawDecoder(format, max));
+    this.#gen = generation();
+  }
+
+  #handle() {
+    if (this.#gen !== generation()) {
+      throw new InternalError("the WebAssembly instance was reset after a trap: this decoder's state is lost");
+    }
+    return this.#raw;
+  }
+
+  /** Decode `chunk` (a string or bytes); the events of the lines it completed. */
+  feed(chunk) {
+    const d = this.#handle();
+    if (typeof chunk === "string") {
+      const t = textOf(chunk, "chunk");
+      return JSON.parse(call(() => d.feed(t)));
+    }
+    if (chunk instanceof Uint8Array) return JSON.parse(call(() => d.feedBytes(chunk)));
+    throw new TypeError("chunk must be a string or bytes (Uint8Array)");
+  }
+
+  /** Flush the last line; the run summary. The decoder cannot be fed after this. */
+  finish() {
+    const d = this.#handle();
+    return summaryOf(call(() => d.finish()));
+  }
+}
+
+function feedLine(decoder, line) {
+  decoder.feed(line);
+  const last = typeof line === "string" ? line.charCodeAt(line.length - 1) : line[line.length - 1];
+  if (last !== 10) decoder.feed("\n");
+}
+
+/**
+ * The run summary of a stream of lines (strings or bytes, with or without
+ * their newline): an iterable gives the summary, an async iterable (a
+ * Node `readline` interface, a web stream of lines) a promise of it.
+ */
+export function decodeLines(lines, options) {
+  const decoder = new Decoder(options);
+  if (lines != null && typeof lines[Symbol.asyncIterator] === "function") {
+    return (async () => {
+      for await (const line of lines) feedLine(decoder, line);
+      return decoder.finish();
+    })();
+  }
+  if (lines == null || typeof lines[Symbol.iterator] !== "function") {
+    throw new TypeError("lines must be an iterable or async iterable of strings or bytes");
+  }
+  for (const line of lines) feedLine(decoder, line);
+  return decoder.finish();
+}
+
+// ---- check, lint, fix -----------------------------------------------------------
+
+const CHECK_OPTIONS = ["profile", "contradictions", "items", "key", "compare", "nearLines"];
+
+function reportOf(json) {
+  const { contradiction_report: contradictionReport, ...rest } = JSON.parse(json);
+  return { ...rest, contradictionReport };
+}
+
+/**
+ * `check(schema, instance)`: the schema's violations and failed
+ * `x-invariants` of one output: `{ok, errors}`.
+ */
+export function check(schema, instance) {
+  const v = cachedValidator(schema);
+  const values = `[${toJSONText(instance, "instance")}]`;
+  const r = reportOf(call(() => v._raw.check(values, '{"contradictions":false}')));
+  return { ok: r.ok, errors: r.errors["0"] };
+}
+
+/**
+ * The Python package's `check(values, ...)`: sibling outputs (an array, named
+ * "0", "1", ..., or `{name: output}`), each validated with its invariants,
+ * then items at `items` with the same `key` and different `compare` fields
+ * reported as contradictions. `{ok, sources, errors, contradictions, contradictionReport}`.
+ */
+export function checkAll(values, options = {}) {
+  const { schema, ...rest } = options ?? {};
+  const valueOf = (x) => (x instanceof Extraction ? x.value : x);
+  let list = values;
+  if (Array.isArray(values)) {
+    list = values.map(valueOf);
+  } else if (values !== null && typeof values === "object") {
+    list = Object.fromEntries(Object.entries(values).map(([k, x]) => [k, valueOf(x)]));
+  }
+  const text = toJSONText(list, "values");
+  const opts = optionsText(rest, CHECK_OPTIONS, "check options");
+  if (schema === undefined) return reportOf(call((b) => b.checkValues(text, opts)));
+  const v = cachedValidator(schema);
+  return reportOf(call(() => v._raw.check(text, opts)));
+}
+
+/** What `provider`'s structured-output feature rejects or ignores in `schema`: `{provider, accepted, findings}`. */
+export function lint(schema, provider) {
+  const s = schemaText(schema);
+  return JSON.parse(call((b) => b.lint(s, String(provider))));
+}
+
+/**
+ * A schema `provider` accepts: `{provider, schema, wrapped, changes,
+ * findings_before, findings}`, and `mapBack(answer)`, which turns an answer
+ * to the fixed schema back into the original's shape (validate it against
+ * the original).
+ */
+export function fix(schema, provider) {
+  const s = schemaText(schema);
+  const p = String(provider);
+  const out = JSON.parse(call((b) => b.fix(s, p)));
+  Object.defineProperty(out, "mapBack", {
+    enumerable: false,
+    value: (answer) => {
+      const a = toJSONText(answer, "answer");
+      return JSON.parse(call((b) => b.mapBack(s, p, a)));
+    },
+  });
+  return out;
+}
+

@@ -1,0 +1,141 @@
+// Hostile inputs: a thrown AgentshapeError or a clear result, never a crash
+// of the process, and the module still works after (the Python package's
+// test_hostile.py, and what only JavaScript can hand over: lone surrogates,
+// NaN, BigInt, cycles). A trap in the module replaces the instance (Note
+// [A trap replaces the instance] in load.js).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  AgentshapeError, Decoder, InputError, InternalError, NotJSONError, Validator, extract, parse,
+  repair, validate,
+} from "../index.js";
+import { call, raw, ready } from "../load.js";
+
+const METHODS = new Set(["structured", "fenced", "bare", "repaired", "markers", "none"]);
+const ARRAY = new Validator({ type: "array" });
+
+function stillWorks() {
+  assert.deepEqual(extract("{'a': 1,}").value, { a: 1 });
+  assert.equal(ARRAY.isValid([1]), true);
+}
+
+/** Either a result or an AgentshapeError: never another throw. */
+function resultOrError(f) {
+  try {
+    return f();
+  } catch (e) {
+    assert.ok(e instanceof AgentshapeError, `${e?.constructor?.name}: ${e?.message}`);
+    return e;
+  }
+}
+
+for (const [name, text] of [
+  ["10k-deep arrays", "[".repeat(10_000)],
+  ["100k-deep arrays", "[".repeat(100_000)],
+  ["100k-deep objects", "{".repeat(100_000)],
+  ["100k-deep members", '{"a":'.repeat(100_000)],
+  ["closers then openers", "]".repeat(100_000) + "[".repeat(100_000)],
+  ["100k quotes", '"'.repeat(100_000)],
+  ["20k fences", "```json\n".repeat(20_000)],
+  ["control characters", '\x00\x01\x02 {"a": "\x00"}'],
+  ["astral text", '\ud7ff\ue000\u{10ffff} {"k": "\u{1f600}"}'],
+]) {
+  test(`hostile reply: ${name}`, () => {
+    const e = resultOrError(() => extract(text));
+    if (!(e instanceof Error)) assert.ok(METHODS.has(e.method));
+    resultOrError(() => extract(text, { schema: { type: "object" }, coerce: true }));
+    resultOrError(() => repair(text));
+    resultOrError(() => parse(text));
+    resultOrError(() => ARRAY.validateJson(text));
+    stillWorks();
+  });
+}
+
+test("10k-deep nesting as an instance and as a schema", () => {
+  let deep = [];
+  for (let i = 0; i < 10_000; i++) deep = [deep];
+  const r = resultOrError(() => ARRAY.validate(deep));
+  assert.ok(r instanceof AgentshapeError || Array.isArray(r));
+  let schema = { type: "array" };
+  for (let i = 0; i < 10_000; i++) schema = { items: schema };
+  resultOrError(() => validate(schema, [[1]]));
+  // Deeper than the engine's own stack: JSON.stringify gives up, cleanly.
+  let deeper = [];
+  for (let i = 0; i < 1_000_000; i++) deeper = [deeper];
+  assert.throws(() => ARRAY.validate(deeper), NotJSONError);
+  stillWorks();
+});
+
+test("deep JSON text is an InputError, not a crash", () => {
+  assert.throws(() => ARRAY.validateJson("[".repeat(100_000) + "]".repeat(100_000)), InputError);
+  stillWorks();
+});
+
+test("a 100 MB string", () => {
+  const big = "x".repeat(100 << 20);
+  let e = extract('{"a": "' + big + '"}');
+  assert.equal(e.method, "bare");
+  assert.equal(e.value.a.length, big.length);
+  e = extract('{"a": "' + big);
+  assert.equal(e.method, "repaired");
+  assert.deepEqual(e.repairs, ["truncated"]);
+  e = null;
+  const errs = new Validator({ properties: { a: { type: "integer" } } }).validate({ a: big });
+  assert.equal(errs.length, 1);
+  assert.ok(errs[0].message.length < 1000);
+  assert.equal(parse(big).format, "text");
+  stillWorks();
+});
+
+test("lone surrogates are an InputError, never silently replaced", () => {
+  for (const text of ['{"a": "\ud800"}', "\udc00", 'ok \ud83d']) {
+    assert.throws(() => extract(text), InputError);
+    assert.throws(() => repair(text), InputError);
+    assert.throws(() => parse(text), InputError);
+    assert.throws(() => ARRAY.validateJson(text), InputError);
+    assert.throws(() => new Decoder().feed(text), InputError);
+  }
+  // Inside a value, JSON.stringify escapes it (`"\ud800"`): the core reads
+  // the escape and says so, as for any reply (core's Note [Replaced text]).
+  resultOrError(() => ARRAY.validate(["\ud800"]));
+  const e = extract(String.raw`{"a": "\udc00x"}`);
+  assert.deepEqual(e.value, { a: "\ufffdx" });
+  assert.deepEqual(e.repairs, ["replaced_invalid_text"]);
+  assert.equal(e.valid, false);
+  assert.deepEqual(e.errors.map((x) => [x.instance_path, x.kind]), [["/a", "text"]]);
+  stillWorks();
+});
+
+test("invalid UTF-8 bytes", () => {
+  assert.throws(() => extract(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])), InputError);
+  assert.throws(() => ARRAY.validateJson(new Uint8Array([0x5b, 0xc3, 0x28, 0x5d])), InputError);
+  // A transcript is data: the bad line is skipped and counted.
+  const good = new TextEncoder().encode('{"type":"assistant","message":{"content":[{"type":"text","text":"ok"}]}}\n');
+  const s = parse(new Uint8Array([...good, ...new TextEncoder().encode('{"type":"assistant","message":'), 0xff, 0x7d, 0x0a]));
+  assert.equal(s.output, "ok");
+  assert.equal(s.skipped_lines, 1);
+  const d = new Decoder();
+  d.feed(new Uint8Array([0xff, 0xfe, 0xfd, 0x0a]));
+  assert.ok(d.finish().skipped_lines >= 0);
+});
+
+test("a trap replaces the instance; the next call works, compiled objects too", async () => {
+  const v = new Validator({ type: "object", required: ["a"] });
+  const d = new Decoder();
+  assert.equal(v.isValid({ a: 1 }), true);
+  // The spare instance is made in the background at startup.
+  await ready();
+  const before = raw();
+  assert.throws(() => call((b) => b.__trapForTests()), (e) => e instanceof InternalError && e.cause instanceof WebAssembly.RuntimeError);
+  assert.notEqual(raw(), before);
+  stillWorks();
+  assert.equal(v.isValid({ a: 1 }), true);
+  assert.equal(v.isValid({}), false);
+  assert.throws(() => d.feed("x\n"), InternalError);
+  assert.equal(new Decoder().finish().skipped_lines, 0);
+  // Again: the next spare was made after the first trap.
+  await ready();
+  assert.throws(() => call((b) => b.__trapForTests()), InternalError);
+  stillWorks();
+});
