@@ -2,13 +2,16 @@
 //! what a read gets from it ([`SessionRow`]), beside the one list of its
 //! columns (`columns`) that both are written and read through.
 //!
-//! Note \[One session row\]: a session column is declared here and in
-//! `columns` only (and in the migrations): the record's field, the row's
-//! field, the column's entry (how a native import fills it, the schema
-//! version that added it), its write argument and its read. The write
-//! statements, the `store copy` column list and the SELECT list of every
-//! session read are generated from that entry. The status and the verdict
-//! are typed ([`Status`], [`Verdict`]) and become text only there.
+//! Note \[One session row\]: besides its migrations (and their entries
+//! in `migrate`), a session column is declared here and in `columns`
+//! only: the record's field, the row's field, the column's entry (how a
+//! native import fills it, the schema version that added it), its write
+//! argument and its read. The write statements, the `store copy` column
+//! list and the SELECT list of every session read are generated from that
+//! entry. A column of free text also goes through the store door
+//! (`secrets::mask_record`), a decision about secrets, not about the
+//! shape of the row. The status and the verdict are typed ([`Status`],
+//! [`Verdict`]) and become text only at the SQL edge (`columns`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
