@@ -24,7 +24,10 @@ fn store() -> SqliteStore {
     rec.agent = Some("claude".into());
     rec.ended_at = Some(time::format_ms(t0 + TOOLS * 1_000));
     rec.verdict = Some(
-        json!({"valid": false, "errors": [{"instance_path": "/a", "schema_path": "/x", "message": "m"}], "repairs": [], "coercions": []}),
+        serde_json::from_value(
+            json!({"valid": false, "errors": [{"instance_path": "/a", "schema_path": "/x", "message": "m"}], "repairs": [], "coercions": []}),
+        )
+        .unwrap(),
     );
     rec.extraction_method = Some("fenced".into());
     s.start_session(&rec).unwrap();

@@ -194,7 +194,7 @@ pub fn load(
     trace.status = if row.lost {
         "lost".to_owned()
     } else {
-        row.status.clone()
+        row.status.to_string()
     };
     trace.ended_ms = match (&row.ended_at, row.status.as_str()) {
         (Some(e), _) => time::parse_ms(e),
@@ -327,7 +327,7 @@ pub fn from_record(
     if record.model.is_some() {
         trace.model.clone_from(&record.model);
     }
-    trace.status.clone_from(&record.status);
+    trace.status = record.status.to_string();
     trace.error.clone_from(&record.error);
     trace.error_category.clone_from(&record.error_category);
     trace.usage = Usage::stored(
@@ -354,8 +354,10 @@ pub fn from_record(
     trace.profile.clone_from(&record.profile);
     trace.tier = Some(record.tier);
     if let (Some(v), Some(end)) = (&record.verdict, trace.ended_ms) {
+        // The verdict as stored (a verdict is always a JSON object).
+        let v = serde_json::to_value(v).unwrap_or_default();
         trace.checks.push(verdict_check(
-            v,
+            &v,
             record.profile.as_deref(),
             record.extraction_method.as_deref(),
             end,
@@ -379,7 +381,7 @@ mod tests {
         rec.profile = Some("claude-ops".into());
         rec.extraction_method = Some("fenced".into());
         rec.verdict = Some(
-            json!({"valid": false, "errors": [{"instance_path": "/a", "schema_path": "", "message": "m"}], "repairs": [], "coercions": []}),
+            serde_json::from_value(json!({"valid": false, "errors": [{"instance_path": "/a", "schema_path": "", "message": "m"}], "repairs": [], "coercions": []})).unwrap(),
         );
         rec.cache_read_tokens = 7;
         s.start_session(&rec).unwrap();

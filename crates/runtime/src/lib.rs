@@ -21,6 +21,7 @@ pub mod partial;
 pub mod pricing;
 pub mod process;
 pub mod profile;
+mod record;
 pub mod runner;
 pub mod secrets;
 

@@ -790,7 +790,7 @@ impl Supervisor<'_> {
                 id: &r.id,
                 parent_id: r.parent_id.as_deref(),
                 tier,
-                status: &r.status,
+                status: r.status.as_str(),
                 extraction_method: r.extraction_method.as_deref(),
                 summary: r.summary.as_deref(),
             });

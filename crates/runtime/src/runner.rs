@@ -31,9 +31,9 @@ use agentshape_core::decode::{DecodeOptions, Decoder, Format};
 use agentshape_core::extract::{ExtractOptions, MarkerGrammar, Methods, extract_run};
 use agentshape_core::summary::SummaryBuilder;
 use agentshape_core::validate::Validator;
-use agentshape_core::{ErrorCategory, Extraction, Method, RunSummary};
+use agentshape_core::{Extraction, Method, RunSummary};
 use agentshape_store::{
-    NewEvent, NewMemory, ServiceCheck, SessionRecord, Store, WriteReport, time,
+    NewEvent, NewMemory, ServiceCheck, SessionRecord, Status, Store, Verdict, WriteReport, time,
 };
 use serde_json::{Value, json};
 
@@ -43,6 +43,7 @@ use crate::forensic::{ForensicLog, SessionMeta};
 use crate::hub::{Hub, HubBody};
 use crate::partial::PartialTracker;
 use crate::process::{self, Ending, LineSink, ProcessOptions, Source};
+use crate::record::{self, Extracted, said};
 
 /// Which agent CLI is run; decides the decoder and the flags added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -458,7 +459,7 @@ pub async fn run_session(
     hub.publish(
         &spec.id,
         HubBody::Ended {
-            status: record.status.clone(),
+            status: record.status.to_string(),
             extraction_method: record.extraction_method.clone(),
         },
     );
@@ -599,10 +600,6 @@ fn escalation_from_handoff(h: &Value) -> Value {
     esc
 }
 
-fn str_field(v: &Value, k: &str) -> Option<String> {
-    v.get(k).and_then(Value::as_str).map(str::to_owned)
-}
-
 /// Build the session record from what the session produced. Deterministic in
 /// its inputs, so `ingest` rebuilds exactly what `run` wrote.
 pub fn build_record(
@@ -611,12 +608,15 @@ pub fn build_record(
     extraction: &Extraction,
     log_path: &Path,
 ) -> SessionRecord {
-    let mut r = SessionRecord::new(&meta.id, &meta.started_at, &meta.status);
+    let status = Status::parse(&meta.status);
+    let mut r = record::from_summary(&meta.id, &meta.started_at, status.clone(), summary);
     r.parent_id.clone_from(&meta.parent_id);
     r.tier = meta.tier;
     r.profile.clone_from(&meta.profile);
     r.agent.clone_from(&meta.agent);
-    r.model = summary.model.clone().or_else(|| meta.model.clone());
+    if r.model.is_none() {
+        r.model.clone_from(&meta.model);
+    }
     r.exit_code = meta.exit_code;
     r.ended_at.clone_from(&meta.ended_at);
     if let Some(res) = &summary.result {
@@ -626,17 +626,18 @@ pub fn build_record(
         r.input_tokens = res.usage.input_tokens;
         r.output_tokens = res.usage.output_tokens;
     }
-    r.error = meta.process_error.clone().or_else(|| summary.error.clone());
-    r.error_category = meta.process_error_category.clone().or_else(|| {
-        summary
-            .error_category
-            .map(|c| ErrorCategory::as_str(c).to_owned())
-    });
-    if meta.status == "interrupted" {
+    // The process's own failure says more than the transcript's.
+    if meta.process_error.is_some() {
+        r.error.clone_from(&meta.process_error);
+    }
+    if meta.process_error_category.is_some() {
+        r.error_category.clone_from(&meta.process_error_category);
+    }
+    if status == Status::Interrupted {
         // See Note [Session status]: not a failure of the agent, so no category.
         r.error_category = None;
     }
-    if r.error.is_none() && meta.status == "failed" {
+    if r.error.is_none() && status == Status::Failed {
         r.error = Some(match (meta.signal, meta.exit_code) {
             (Some(s), _) => format!("agent killed by signal {s} before a result"),
             (None, Some(c)) => format!("agent exited with code {c} before a result"),
@@ -660,20 +661,16 @@ pub fn build_record(
             v["escalation"] = escalation_from_handoff(h);
         }
     }
-    r.extraction_method = Some(method);
-    // The session page shows these without re-reading the log; both come
-    // from the extraction alone, so `ingest` writes the same columns.
-    r.verdict = Some(json!({
-        "valid": extraction.valid,
-        "errors": extraction.errors,
-        "repairs": extraction.repairs,
-        "coercions": extraction.coercions,
-    }));
-    r.output.clone_from(&value);
-    let Some(v) = value else { return r };
-    r.summary = str_field(&v, "summary").or_else(|| str_field(&v, "reasoning"));
+    // Both come from the extraction alone, so `ingest` writes the same columns.
+    Extracted {
+        method,
+        value,
+        verdict: Some(Verdict::of(extraction)),
+    }
+    .apply(&mut r);
+    let Some(v) = r.output.clone() else { return r };
     r.escalation = v.get("escalation").cloned();
-    if meta.status != "completed" {
+    if status != Status::Completed {
         return r;
     }
     for e in v
@@ -683,9 +680,9 @@ pub fn build_record(
         .flatten()
     {
         r.events.push(NewEvent {
-            level: str_field(e, "level").unwrap_or_default(),
-            service: str_field(e, "service"),
-            message: str_field(e, "message").unwrap_or_default(),
+            level: said(e, "level").unwrap_or_default(),
+            service: said(e, "service"),
+            message: said(e, "message").unwrap_or_default(),
         });
     }
     // Issue 5: a failed `x-invariants` rule is a finding, never blocking:
@@ -711,8 +708,8 @@ pub fn build_record(
         .flatten()
     {
         r.memories.push(NewMemory {
-            key: str_field(m, "key").unwrap_or_default(),
-            value: str_field(m, "value").unwrap_or_default(),
+            key: said(m, "key").unwrap_or_default(),
+            value: said(m, "value").unwrap_or_default(),
         });
     }
     for s in v
@@ -721,11 +718,11 @@ pub fn build_record(
         .into_iter()
         .flatten()
     {
-        if let (Some(name), Some(status)) = (str_field(s, "name"), str_field(s, "status")) {
+        if let (Some(name), Some(status)) = (said(s, "name"), said(s, "status")) {
             r.services.push(ServiceCheck {
                 name,
                 status,
-                detail: str_field(s, "detail"),
+                detail: said(s, "detail"),
             });
         }
     }
@@ -785,7 +782,7 @@ mod tests {
                 Path::new("logs/s.ndjson"),
             );
             assert_eq!(r.output, extraction().value, "{status}");
-            let v = r.verdict.unwrap();
+            let v = serde_json::to_value(r.verdict.unwrap()).unwrap();
             assert_eq!(v["valid"], false);
             assert_eq!(v["repairs"], json!(["trailing_comma"]));
             assert_eq!(v["coercions"], json!([]));
@@ -803,7 +800,7 @@ mod tests {
         );
         assert_eq!(r.output, None);
         assert_eq!(
-            r.verdict,
+            r.verdict.map(|v| serde_json::to_value(v).unwrap()),
             Some(json!({"valid": false, "errors": [], "repairs": [], "coercions": []}))
         );
     }

@@ -25,9 +25,9 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use crate::columns::SESSION_COLS;
 use crate::error::Result;
 pub use crate::rows::{Cell, Copyable, Rows};
+use crate::session::columns::SESSION_COLS;
 use crate::writes::MARK_COLS;
 
 /// Sessions per target transaction.

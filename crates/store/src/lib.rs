@@ -25,7 +25,6 @@
 
 pub mod alerts;
 mod backend;
-mod columns;
 pub mod conninfo;
 pub mod copy;
 pub mod error;
@@ -36,6 +35,7 @@ pub mod postgres;
 pub mod query;
 mod rows;
 pub mod secrets;
+mod session;
 pub mod sqlite;
 pub mod time;
 pub mod tls;
@@ -51,6 +51,7 @@ pub use copy::{CopyReport, copy};
 pub use error::{Error, ErrorKind, Result};
 pub use memory::{MemoryKey, parse_memory_key};
 pub use postgres::PgStore;
+pub use session::{SessionRecord, Status, Verdict};
 pub use sqlite::SqliteStore;
 pub use url::{STORE_ENV, StoreUrl};
 
@@ -110,100 +111,6 @@ pub struct ServiceCheck {
     pub status: String,
     /// Extra detail.
     pub detail: Option<String>,
-}
-
-/// Everything one session writes, applied in one transaction by [`Store::write_session`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SessionRecord {
-    /// Session id (ours, not the agent's: several runs may replay one transcript).
-    pub id: String,
-    /// The session that escalated to this one.
-    pub parent_id: Option<String>,
-    /// Tier (1 observe, 2 investigate, 3 remediate).
-    pub tier: u32,
-    /// Profile used to extract.
-    pub profile: Option<String>,
-    /// Agent kind (`claude`, `codex`, `raw`, `replay`).
-    pub agent: Option<String>,
-    /// Model, as the agent reported it (or as configured).
-    pub model: Option<String>,
-    /// `completed`, `error`, `failed`, `timeout` or `not_found`.
-    pub status: String,
-    /// The agent's exit code, when it exited.
-    pub exit_code: Option<i32>,
-    /// Start time (RFC 3339 UTC).
-    pub started_at: String,
-    /// End time (RFC 3339 UTC); also the `created_at` of the session's rows.
-    pub ended_at: Option<String>,
-    /// Cost the agent reported.
-    pub cost_usd: Option<f64>,
-    /// Duration the agent reported.
-    pub duration_ms: Option<u64>,
-    /// Turns the agent reported.
-    pub num_turns: Option<u64>,
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Completion tokens.
-    pub output_tokens: u64,
-    /// Which extraction path won (`structured`, `fenced`, `markers`, `markers+handoff`, ...).
-    pub extraction_method: Option<String>,
-    /// Error text.
-    pub error: Option<String>,
-    /// Error category.
-    pub error_category: Option<String>,
-    /// The agent's summary.
-    pub summary: Option<String>,
-    /// The escalation object, as JSON.
-    pub escalation: Option<Value>,
-    /// Path of the forensic log.
-    pub raw_log_path: Option<String>,
-    /// The extracted value (stored as compact JSON), for the session page.
-    #[serde(default)]
-    pub output: Option<Value>,
-    /// The validation verdict: `{"valid", "errors", "repairs", "coercions"}`
-    /// as core serialises them (errors are `Violation`s).
-    #[serde(default)]
-    pub verdict: Option<Value>,
-    /// Events to insert.
-    pub events: Vec<NewEvent>,
-    /// Memories to insert or reinforce.
-    pub memories: Vec<NewMemory>,
-    /// Services checked.
-    pub services: Vec<ServiceCheck>,
-    /// For a child session: the services its parent escalated for (one
-    /// `escalations` row each, which the cooldown policy counts).
-    #[serde(default)]
-    pub escalated_for: Vec<String>,
-    /// The project the session worked in (a native session's `cwd`).
-    #[serde(default)]
-    pub project: Option<String>,
-    /// The git branch the agent reported.
-    #[serde(default)]
-    pub git_branch: Option<String>,
-    /// The agent's own version (`2.1.23`, `0.104.0`).
-    #[serde(default)]
-    pub agent_version: Option<String>,
-    /// Prompt tokens read from the provider's cache.
-    #[serde(default)]
-    pub cache_read_tokens: u64,
-    /// Prompt tokens written to the provider's cache.
-    #[serde(default)]
-    pub cache_write_tokens: u64,
-    /// `cost_usd` was computed from usage and a price table, not reported
-    /// by the agent.
-    #[serde(default)]
-    pub cost_estimated: bool,
-    /// The agent's own session file this session was imported from.
-    #[serde(default)]
-    pub source_path: Option<String>,
-    /// Tool calls and errors per tool (`session_tools` rows).
-    #[serde(default)]
-    pub tools: Vec<ToolCount>,
-    /// The session's model calls (`usage_calls` rows), written by
-    /// [`Store::save_native`] when not empty: each upserted by its key,
-    /// a key another session stored first left to it (counted once).
-    #[serde(default)]
-    pub usage: Vec<UsageRecord>,
 }
 
 /// One model call of a session, as stored (`usage_calls`).
@@ -304,50 +211,6 @@ pub struct NativeReport {
     /// Nothing was written: the stored mark is not the one this save
     /// continues (Note \[Two importers\]).
     pub conflict: bool,
-}
-
-impl SessionRecord {
-    /// A record with only the required fields set (tier 1).
-    pub fn new(id: &str, started_at: &str, status: &str) -> Self {
-        SessionRecord {
-            id: id.to_owned(),
-            parent_id: None,
-            tier: 1,
-            profile: None,
-            agent: None,
-            model: None,
-            status: status.to_owned(),
-            exit_code: None,
-            started_at: started_at.to_owned(),
-            ended_at: None,
-            cost_usd: None,
-            duration_ms: None,
-            num_turns: None,
-            input_tokens: 0,
-            output_tokens: 0,
-            extraction_method: None,
-            error: None,
-            error_category: None,
-            summary: None,
-            escalation: None,
-            raw_log_path: None,
-            output: None,
-            verdict: None,
-            events: Vec::new(),
-            memories: Vec::new(),
-            services: Vec::new(),
-            escalated_for: Vec::new(),
-            project: None,
-            git_branch: None,
-            agent_version: None,
-            cache_read_tokens: 0,
-            cache_write_tokens: 0,
-            cost_estimated: false,
-            source_path: None,
-            tools: Vec::new(),
-            usage: Vec::new(),
-        }
-    }
 }
 
 /// What writing one session did.

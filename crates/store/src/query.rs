@@ -16,9 +16,12 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{Context, Error, Result};
+use crate::error::{Context, Result};
 #[doc(hidden)]
 pub use crate::rows::Cell;
+pub(crate) use crate::rows::{at, bad, flag, int, opt_int, opt_real, opt_text, real, text};
+pub use crate::session::SessionRow;
+use crate::session::columns::session_row;
 use crate::{FeedRow, LOST_AFTER_MS, PgStore, SqliteStore, time};
 
 mod hooks;
@@ -89,87 +92,6 @@ pub struct SessionFilter {
     /// (Note \[Sub-agents in a list\]). [`session_totals`] and
     /// [`session_usage_calls`] ignore it.
     pub top_level: bool,
-}
-
-/// One session row, as stored, plus whether it is lost.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionRow {
-    /// Session id.
-    pub id: String,
-    /// The session it escalated from.
-    pub parent_id: Option<String>,
-    /// Tier.
-    pub tier: i64,
-    /// Profile.
-    pub profile: Option<String>,
-    /// Agent.
-    pub agent: Option<String>,
-    /// Model.
-    pub model: Option<String>,
-    /// Stored status; a lost session stays `running` here (see `lost`).
-    pub status: String,
-    /// Exit code of the agent.
-    pub exit_code: Option<i64>,
-    /// Start (RFC 3339 UTC).
-    pub started_at: String,
-    /// End.
-    pub ended_at: Option<String>,
-    /// Cost.
-    pub cost_usd: Option<f64>,
-    /// Duration.
-    pub duration_ms: Option<i64>,
-    /// Turns.
-    pub num_turns: Option<i64>,
-    /// Input tokens.
-    pub input_tokens: i64,
-    /// Output tokens.
-    pub output_tokens: i64,
-    /// How the structured output was found.
-    pub extraction_method: Option<String>,
-    /// Error text.
-    pub error: Option<String>,
-    /// Error category.
-    pub error_category: Option<String>,
-    /// Summary.
-    pub summary: Option<String>,
-    /// Escalation (JSON text).
-    pub escalation: Option<String>,
-    /// The forensic log.
-    pub raw_log_path: Option<String>,
-    /// Last heartbeat of a running session.
-    pub heartbeat_at: Option<String>,
-    /// A `running` session whose heartbeat is stale (Note \[Lost sessions\]).
-    pub lost: bool,
-    /// A row the store made for a parent whose own file was never imported
-    /// (Note \[Parents not imported\]); never `lost`.
-    pub not_imported: bool,
-    /// What a reader should show: `lost` for a lost session, `not_imported`
-    /// for a parent not imported, else `status`.
-    pub shown_status: String,
-    /// The project the session worked in (a native session's `cwd`).
-    pub project: Option<String>,
-    /// The git branch the agent reported.
-    pub git_branch: Option<String>,
-    /// The agent's own version.
-    pub agent_version: Option<String>,
-    /// Prompt tokens read from the provider's cache.
-    pub cache_read_tokens: i64,
-    /// Prompt tokens written to the provider's cache.
-    pub cache_write_tokens: i64,
-    /// `cost_usd` was computed from usage and a price table (shown `est.`).
-    pub cost_estimated: bool,
-    /// The agent's own session file it was imported from.
-    pub source_path: Option<String>,
-    /// Secrets masked in its rows; `None`: stored before masking (or with
-    /// `--no-mask`), so not counted.
-    pub secrets_masked: Option<i64>,
-    /// Its final verdict's `valid`; `None`: no verdict (an imported
-    /// session, or a run that was not checked), so a list shows no
-    /// validation cells for it.
-    pub verdict_valid: Option<bool>,
-    /// The first error's place in the output (a JSON Pointer) in its
-    /// final verdict.
-    pub failing_path: Option<String>,
 }
 
 /// One event row.
@@ -403,34 +325,6 @@ fn id_col(store: &dyn Source) -> &'static str {
     }
 }
 
-/// A cell that does not hold what its column should: a damaged row.
-fn bad(what: &str, c: &Cell) -> Error {
-    Error::Unexpected {
-        what: format!("{what}: unexpected value {c:?}"),
-    }
-}
-
-pub(crate) fn text(c: &Cell) -> Result<String> {
-    match c {
-        Cell::Text(s) => Ok(s.clone()),
-        other => Err(bad("a text column", other)),
-    }
-}
-
-pub(crate) fn opt_text(c: &Cell) -> Result<Option<String>> {
-    match c {
-        Cell::Null => Ok(None),
-        other => text(other).map(Some),
-    }
-}
-
-pub(crate) fn int(c: &Cell) -> Result<i64> {
-    match c {
-        Cell::Int(v) => Ok(*v),
-        other => Err(bad("an integer column", other)),
-    }
-}
-
 /// A sum of token counts, saturated to the `i64` range; `NULL` (no rows) is 0.
 ///
 /// Note \[Sums that cannot overflow\]: token counts come from files other
@@ -454,53 +348,19 @@ fn total(c: &Cell) -> Result<i64> {
     }
 }
 
-pub(crate) fn opt_int(c: &Cell) -> Result<Option<i64>> {
-    match c {
-        Cell::Null => Ok(None),
-        other => int(other).map(Some),
-    }
-}
-
-pub(crate) fn real(c: &Cell) -> Result<f64> {
-    match c {
-        Cell::Real(v) => Ok(*v),
-        // SQLite keeps a whole REAL as an integer.
-        #[allow(clippy::cast_precision_loss)] // what SQLite itself does
-        Cell::Int(v) => Ok(*v as f64),
-        other => Err(bad("a real column", other)),
-    }
-}
-
-fn opt_real(c: &Cell) -> Result<Option<f64>> {
-    match c {
-        Cell::Null => Ok(None),
-        other => real(other).map(Some),
-    }
-}
-
-pub(crate) fn flag(c: &Cell) -> Result<bool> {
-    Ok(int(c)? != 0)
-}
-
-/// Cell `i` of a row (a short row is a damaged query, not a panic).
-pub(crate) fn at(r: &[Cell], i: usize) -> &Cell {
-    r.get(i).unwrap_or(&Cell::Null)
-}
-
-/// The select list of [`SessionRow`]; `?1` is the lost cutoff.
+/// The select list of [`SessionRow`]: its stored columns (Note \[One
+/// session row\]), then what a read derives, in the order
+/// `session_row` reads it; `?1` is the lost cutoff.
 fn session_columns(store: &dyn Source) -> String {
+    let stored = crate::session::columns::select(|since| match store.backend() {
+        Backend::Sqlite { version } => version >= since,
+        Backend::Postgres { .. } => true,
+    });
     // A read-only store of version 1 has no heartbeat column.
     let hb = if has_live(store) {
         "s.heartbeat_at"
     } else {
         "NULL"
-    };
-    // A read-only store before version 6 has no native columns.
-    let native = if has_native(store) {
-        "s.project, s.git_branch, s.agent_version, s.cache_read_tokens, s.cache_write_tokens,
-         CASE WHEN s.cost_estimated THEN 1 ELSE 0 END, s.source_path"
-    } else {
-        "NULL, NULL, NULL, 0, 0, 0, NULL"
     };
     let secrets = if has_secrets(store) {
         "s.secrets_masked"
@@ -510,11 +370,7 @@ fn session_columns(store: &dyn Source) -> String {
     let verdict = stats::verdict_columns(store);
     let placeholder = placeholder_sql(store);
     format!(
-        "s.id, s.parent_id, s.tier, s.profile, s.agent, s.model, s.status, s.exit_code,
-         s.started_at, s.ended_at, s.cost_usd, s.duration_ms, s.num_turns, s.input_tokens,
-         s.output_tokens, s.extraction_method, s.error, s.error_category, s.summary,
-         s.escalation, s.raw_log_path, {hb},
-         s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1, {native}, {secrets},
+        "{stored}, s.status = 'running' AND COALESCE({hb}, s.started_at) < ?1, {secrets},
          {verdict}, {placeholder}"
     )
 }
@@ -540,55 +396,6 @@ pub(crate) fn placeholder_sql(store: &dyn Source) -> String {
 pub(crate) const PLACEHOLDER: &str = "(s.status = 'running' AND s.source_path IS NULL
      AND s.raw_log_path IS NULL AND s.heartbeat_at IS NULL
      AND EXISTS (SELECT 1 FROM sessions c WHERE c.parent_id = s.id AND c.source_path IS NOT NULL))";
-
-fn session_row(r: &[Cell]) -> Result<SessionRow> {
-    let status = text(at(r, 6))?;
-    let not_imported = flag(at(r, 33))?;
-    let lost = flag(at(r, 22))? && !not_imported;
-    Ok(SessionRow {
-        id: text(at(r, 0))?,
-        parent_id: opt_text(at(r, 1))?,
-        tier: int(at(r, 2))?,
-        profile: opt_text(at(r, 3))?,
-        agent: opt_text(at(r, 4))?,
-        model: opt_text(at(r, 5))?,
-        shown_status: if lost {
-            "lost".to_owned()
-        } else if not_imported {
-            "not_imported".to_owned()
-        } else {
-            status.clone()
-        },
-        status,
-        exit_code: opt_int(at(r, 7))?,
-        started_at: text(at(r, 8))?,
-        ended_at: opt_text(at(r, 9))?,
-        cost_usd: opt_real(at(r, 10))?,
-        duration_ms: opt_int(at(r, 11))?,
-        num_turns: opt_int(at(r, 12))?,
-        input_tokens: int(at(r, 13))?,
-        output_tokens: int(at(r, 14))?,
-        extraction_method: opt_text(at(r, 15))?,
-        error: opt_text(at(r, 16))?,
-        error_category: opt_text(at(r, 17))?,
-        summary: opt_text(at(r, 18))?,
-        escalation: opt_text(at(r, 19))?,
-        raw_log_path: opt_text(at(r, 20))?,
-        heartbeat_at: opt_text(at(r, 21))?,
-        lost,
-        not_imported,
-        project: opt_text(at(r, 23))?,
-        git_branch: opt_text(at(r, 24))?,
-        agent_version: opt_text(at(r, 25))?,
-        cache_read_tokens: int(at(r, 26))?,
-        cache_write_tokens: int(at(r, 27))?,
-        cost_estimated: flag(at(r, 28))?,
-        source_path: opt_text(at(r, 29))?,
-        secrets_masked: opt_int(at(r, 30))?,
-        verdict_valid: opt_int(at(r, 31))?.map(|v| v != 0),
-        failing_path: opt_text(at(r, 32))?,
-    })
-}
 
 fn memory_row(r: &[Cell]) -> Result<MemoryRow> {
     Ok(MemoryRow {

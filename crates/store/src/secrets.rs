@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use agentshape_core::secrets::{Detector, Found, MaskKey, Masker};
 use serde_json::Value;
 
-use crate::{Error, FeedEntry, HookCall, Result, SessionRecord};
+use crate::{Error, FeedEntry, HookCall, Result, SessionRecord, Verdict};
 
 /// The `store_meta` key of the store's mask key (64 hex digits).
 pub const MASK_KEY: &str = "mask_key";
@@ -144,6 +144,23 @@ fn value(m: &Masker, v: &mut Option<Value>, place: &'static str, out: &mut Vec<S
     }
 }
 
+/// The verdict masked as the JSON value it is stored as, so it is masked
+/// (and its spots counted) as before it was typed. Masking rewrites only
+/// text, so the value reads back as a verdict; were it not to, the verdict
+/// is dropped rather than stored unmasked.
+fn verdict(m: &Masker, v: &mut Option<Verdict>, out: &mut Vec<Spot>) {
+    let Some(typed) = v.as_ref() else { return };
+    let Ok(mut value) = serde_json::to_value(typed) else {
+        *v = None;
+        return;
+    };
+    let found = spots(m.mask_value(&mut value), "verdict", None);
+    if !found.is_empty() {
+        out.extend(found);
+        *v = serde_json::from_value(value).ok();
+    }
+}
+
 /// `record` with every free text masked: summary, error, output and verdict
 /// (as JSON values: the same shape), escalation, events' messages,
 /// memories' observations, services' details; its names and paths
@@ -186,7 +203,7 @@ pub fn mask_record<'a>(
     opt_text(m, &mut r.summary, "summary", &mut out);
     opt_text(m, &mut r.error, "error", &mut out);
     value(m, &mut r.output, "output", &mut out);
-    value(m, &mut r.verdict, "verdict", &mut out);
+    verdict(m, &mut r.verdict, &mut out);
     value(m, &mut r.escalation, "escalation", &mut out);
     for e in &mut r.events {
         text(m, &mut e.message, "events", &mut out);

@@ -2,14 +2,14 @@
 //! write\] in `tx`): what a session, a native import, a hook call, a claim
 //! and the feed put in the database, and in what order.
 
-use crate::columns::{JsonTexts, SESSION_SQL, session_args};
 use crate::error::Result;
 use crate::rows::Cell;
 use crate::secrets::Spot;
+use crate::session::columns::{JsonTexts, SESSION_SQL, session_args};
 use crate::tx::{Arg, Batch, MemoryPut, Tx, Ty};
 use crate::{
     Claim, ClaimRequest, FeedEntry, HookCall, HookSaved, LEVELS, NativeMark, NativeReport,
-    SessionRecord, WriteReport, hooks, parse_memory_key, time,
+    SessionRecord, Status, WriteReport, hooks, parse_memory_key, time,
 };
 
 /// A `secrets_found` row to write: (session, time, spot, feed row id).
@@ -390,11 +390,8 @@ fn ended_entry(r: &SessionRecord) -> FeedEntry {
     let body = serde_json::json!({
         "status": r.status,
         "extraction_method": r.extraction_method,
-        "valid": verdict.and_then(|v| v.get("valid")).and_then(serde_json::Value::as_bool),
-        "errors": verdict
-            .and_then(|v| v.get("errors"))
-            .and_then(serde_json::Value::as_array)
-            .map(Vec::len),
+        "valid": verdict.map(|v| v.valid),
+        "errors": verdict.map(|v| v.errors.len()),
     });
     FeedEntry {
         session_id: r.id.clone(),
@@ -442,7 +439,7 @@ pub(crate) fn start_session(
     door: Option<(bool, &[SpotRow<'_>])>,
 ) -> Result<Option<String>> {
     let mut running = r.clone();
-    "running".clone_into(&mut running.status);
+    running.status = Status::Running;
     if !put_session(tx, &running, Put::Insert, Some(&r.started_at))? {
         return Ok(match stored_status(tx, &r.id)? {
             Some(s) if s == "running" => None,

@@ -25,8 +25,9 @@ fn session(id: &str, started: i64, status: &str) -> SessionRecord {
     r
 }
 
-fn verdict(valid: bool) -> serde_json::Value {
-    json!({"valid": valid, "errors": [], "repairs": [], "coercions": []})
+fn verdict(valid: bool) -> agentshape_store::Verdict {
+    serde_json::from_value(json!({"valid": valid, "errors": [], "repairs": [], "coercions": []}))
+        .unwrap()
 }
 
 fn fill(store: &mut dyn Store) {

@@ -736,7 +736,7 @@ fn claims_expire_unused_count_once_started_and_once_written(p: &Place) {
         refused
     );
     // c3 finishes: its `escalations` row replaces the claim, not adds to it.
-    "completed".clone_into(&mut child.status);
+    child.status = "completed".into();
     s.write_session(&child).unwrap();
     assert_eq!(
         s.escalations_since("jellyfin", "2025-01-01T00:00:00.000Z")

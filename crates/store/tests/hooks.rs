@@ -498,7 +498,12 @@ fn save_native_keeps_what_a_hook_wrote(p: &Place) {
     assert_eq!(after[..4], before[..4]);
     assert_eq!(after[4], "claude-opus-4");
     // An import that has them replaces them.
-    native.verdict = Some(json!({"valid": false, "errors": [], "repairs": [], "coercions": []}));
+    native.verdict = Some(
+        serde_json::from_value(
+            json!({"valid": false, "errors": [], "repairs": [], "coercions": []}),
+        )
+        .unwrap(),
+    );
     native.output = Some(json!({"summary": "imported"}));
     native.extraction_method = Some("structured".into());
     native.profile = Some("other".into());

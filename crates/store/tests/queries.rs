@@ -89,7 +89,9 @@ fn fill(store: &mut dyn Store, now: &str) {
                 value: "restart fixes 502".into(),
             }];
             r.output = Some(serde_json::json!({"summary": "Jellyfin 502 found"}));
-            r.verdict = Some(serde_json::json!({"valid": true, "errors": []}));
+            r.verdict = Some(
+                serde_json::from_value(serde_json::json!({"valid": true, "errors": []})).unwrap(),
+            );
         }
         if id == "a4" {
             r.parent_id = Some("a3".into());

@@ -246,7 +246,7 @@ fn a_masked_output_keeps_its_json_shape(p: &Place) {
         "events": [{"level": "info", "message": format!("GITHUB_TOKEN={secret}")}]});
     let mut r = SessionRecord::new("shape", "2026-11-26T10:00:00.000Z", "completed");
     r.output = Some(output.clone());
-    r.verdict = Some(json!({"valid": true, "errors": []}));
+    r.verdict = Some(serde_json::from_value(json!({"valid": true, "errors": []})).unwrap());
     s.write_session(&r).unwrap();
     let stored = s.rows("SELECT output, verdict FROM sessions WHERE id = 'shape'");
     assert!(!stored[0][0].contains(secret));

@@ -5,7 +5,7 @@
 
 use agentshape_store::query::stats::{FailingPath, MethodCount, Quantiles, RuleCount};
 use agentshape_store::query::{self, Source, StatsBy, StatsGroup};
-use agentshape_store::{HookCall, PgStore, SessionRecord, SqliteStore, Store};
+use agentshape_store::{HookCall, PgStore, SessionRecord, SqliteStore, Store, Verdict};
 use serde_json::{Value, json};
 
 fn err(path: &str, schema_path: &str) -> Value {
@@ -24,7 +24,7 @@ fn session(
     profile: &str,
     agent: &str,
     method: Option<&str>,
-    verdict: Option<Value>,
+    verdict: Option<Verdict>,
     tokens: u64,
     cost: Option<f64>,
 ) -> SessionRecord {
@@ -42,13 +42,23 @@ fn session(
 }
 
 #[allow(clippy::unnecessary_wraps, clippy::needless_pass_by_value)] // reads as the field it fills
-fn valid(repairs: Value) -> Option<Value> {
-    Some(json!({"valid": true, "errors": [], "repairs": repairs, "coercions": []}))
+fn valid(repairs: Value) -> Option<Verdict> {
+    Some(
+        serde_json::from_value(
+            json!({"valid": true, "errors": [], "repairs": repairs, "coercions": []}),
+        )
+        .unwrap(),
+    )
 }
 
 #[allow(clippy::unnecessary_wraps, clippy::needless_pass_by_value)]
-fn invalid(errors: Value) -> Option<Value> {
-    Some(json!({"valid": false, "errors": errors, "repairs": [], "coercions": []}))
+fn invalid(errors: Value) -> Option<Verdict> {
+    Some(
+        serde_json::from_value(
+            json!({"valid": false, "errors": errors, "repairs": [], "coercions": []}),
+        )
+        .unwrap(),
+    )
 }
 
 fn hook(id: &str, verdict: &str, errors: Value, at: &str) -> HookCall {
@@ -113,7 +123,7 @@ fn fill(store: &mut dyn Store) {
         ),
         {
             let mut r = session("s5", d1, a, "claude", None, None, 500, None);
-            "running".clone_into(&mut r.status);
+            r.status = "running".into();
             r
         },
         session(
@@ -122,7 +132,7 @@ fn fill(store: &mut dyn Store) {
             b,
             "codex",
             Some("repaired"),
-            valid(json!([{"kind": "trailing_comma"}])),
+            valid(json!(["trailing_comma"])),
             600,
             Some(6.0),
         ),
@@ -602,7 +612,7 @@ fn kept_stats_follow_rewritten_sessions() {
             "p/a.json",
             "claude",
             Some("structured"),
-            valid(json!([{"kind": "trailing_comma"}])),
+            valid(json!(["trailing_comma"])),
             20,
             Some(1.0),
         ),

@@ -233,7 +233,7 @@ mod verdict {
         s.start_session(&start).unwrap();
         start.status = "completed".into();
         start.output = Some(json!({"summary": "<b>x</b>", "n": [1, 2.5, null, true]}));
-        start.verdict = Some(verdict());
+        start.verdict = Some(serde_json::from_value(verdict()).unwrap());
         s.write_session(&start).unwrap();
         let d = query::session(&s, "p").unwrap().unwrap();
         assert_eq!(d.output, start.output);
@@ -358,7 +358,12 @@ mod verdict {
         );
         let mut r = SessionRecord::new("new", "2025-07-14T03:00:01.000Z", "completed");
         r.output = Some(json!({"a": 1}));
-        r.verdict = Some(json!({"valid": true, "errors": [], "repairs": [], "coercions": []}));
+        r.verdict = Some(
+            serde_json::from_value(
+                json!({"valid": true, "errors": [], "repairs": [], "coercions": []}),
+            )
+            .unwrap(),
+        );
         s.write_session(&r).unwrap();
         let d = query::session(&s, "new").unwrap().unwrap();
         assert_eq!(d.output, Some(json!({"a": 1})));

@@ -83,8 +83,12 @@ fn fill(store: &mut dyn Store) {
     run.input_tokens = 40;
     run.output_tokens = 2;
     run.extraction_method = Some("structured".into());
-    run.verdict = Some(json!({"valid": false, "errors": [
-        {"instance_path": "/action", "message": "x"}], "repairs": [], "coercions": []}));
+    run.verdict = Some(
+        serde_json::from_value(json!({"valid": false, "errors": [
+            {"instance_path": "/action", "schema_path": "", "message": "x"}],
+            "repairs": [], "coercions": []}))
+        .unwrap(),
+    );
     store.write_session(&run).unwrap();
     let mut free = SessionRecord::new("free", "2025-03-09T11:00:00.000Z", "failed");
     free.agent = Some("codex".into());

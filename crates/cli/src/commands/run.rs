@@ -348,7 +348,7 @@ pub fn human(out: &mut Out, o: &SessionOutcome) -> std::io::Result<()> {
         "completed" => Style::Warn,
         _ => Style::Bad,
     };
-    let status = out.paint(style, &r.status);
+    let status = out.paint(style, r.status.as_str());
     let method = r.extraction_method.as_deref().unwrap_or("none");
     let valid = if o.extraction.valid {
         "valid"

@@ -236,7 +236,10 @@ webhook = {{ url = "{u}/quiet" }}
             r.profile = Some("review".into());
             r.extraction_method = Some("fenced".into());
             r.verdict = Some(
-                serde_json::json!({"valid": valid, "errors": [], "repairs": [], "coercions": []}),
+                serde_json::from_value(
+                    serde_json::json!({"valid": valid, "errors": [], "repairs": [], "coercions": []}),
+                )
+                .unwrap(),
             );
             s.write_session(&r).unwrap();
         }
@@ -264,8 +267,12 @@ webhook = {{ url = "{u}/quiet" }}
     let mut r = SessionRecord::new("r2", &time::format_ms(now() - 1_000), "completed");
     r.profile = Some("review".into());
     r.extraction_method = Some("fenced".into());
-    r.verdict =
-        Some(serde_json::json!({"valid": false, "errors": [], "repairs": [], "coercions": []}));
+    r.verdict = Some(
+        serde_json::from_value(
+            serde_json::json!({"valid": false, "errors": [], "repairs": [], "coercions": []}),
+        )
+        .unwrap(),
+    );
     s.write_session(&r).unwrap();
     wait_until("the rate alert", GUARD, || to(&rx, "/rate").len() == 1);
     s.write_session(&failed("f1", now(), "timeout")).unwrap();

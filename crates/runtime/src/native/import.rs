@@ -56,9 +56,10 @@ use agentshape_core::profile::Profile;
 use agentshape_core::summary::RunSummary;
 use agentshape_core::usage::MessageUsage;
 use agentshape_core::validate::Validator;
-use agentshape_store::{NativeMark, SessionRecord, Store, ToolCount, UsageRecord, time};
+use agentshape_store::{
+    NativeMark, SessionRecord, Status, Store, ToolCount, UsageRecord, Verdict, time,
+};
 use serde::Serialize;
-use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::Agent;
@@ -69,6 +70,7 @@ use super::read::{
 };
 use crate::error::{Error, Result};
 use crate::forensic::check_session_id;
+use crate::record::{self, Extracted};
 
 mod tally;
 pub use tally::tally_all;
@@ -797,7 +799,7 @@ impl Importer {
             lines_added: mark.lines.saturating_sub(lines_before),
             lines_skipped: pass.skipped,
             rows_added: batched + rows.len() as u64,
-            status: Some(record.status.clone()),
+            status: Some(record.status.to_string()),
             skipped: None,
             unpriced_models: unpriced,
             valid,
@@ -824,22 +826,19 @@ impl Importer {
             .and_then(|i| stamp(i.started_at.as_deref()))
             .unwrap_or_else(|| time::format_ms(mark.mtime_ms));
         let status = if s.error.is_some() {
-            "error"
+            Status::Error
         } else {
-            "completed"
+            Status::Completed
         };
-        let mut r = SessionRecord::new(&mark.session_id, &started, status);
+        let mut r = record::from_summary(&mark.session_id, &started, status, s);
         r.parent_id = parent;
         r.agent = Some(mark.agent.clone());
         // Raw: the store's door masks it and counts what it masked.
         r.source_path = Some(path.display().to_string());
         r.profile.clone_from(&self.opts.profile_label);
-        r.model = s
-            .model
-            .clone()
-            .or_else(|| info.and_then(|i| i.models.last().cloned()));
-        r.error.clone_from(&s.error);
-        r.error_category = s.error_category.map(|c| c.as_str().to_owned());
+        if r.model.is_none() {
+            r.model = info.and_then(|i| i.models.last().cloned());
+        }
         let mut unpriced = Vec::new();
         if let Some(i) = info {
             r.agent_version.clone_from(&i.agent_version);
@@ -896,27 +895,18 @@ impl Importer {
                 methods: profile.map(|p| p.methods).unwrap_or_default(),
             },
         );
-        r.extraction_method = Some(extraction.method.as_str().to_owned());
         let valid = profile.map(|_| extraction.valid);
-        if profile.is_some() {
-            r.verdict = Some(json!({
-                "valid": extraction.valid,
-                "errors": extraction.errors,
-                "repairs": extraction.repairs,
-                "coercions": extraction.coercions,
-            }));
+        // Checked only with a profile: without one there is no verdict.
+        let verdict = profile.map(|_| Verdict::of(&extraction));
+        Extracted {
+            method: extraction.method.as_str().to_owned(),
+            value: extraction.value,
+            verdict,
         }
-        let said = |v: &serde_json::Value, k: &str| {
-            v.get(k)
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_owned)
-        };
-        r.summary = extraction
-            .value
-            .as_ref()
-            .and_then(|v| said(v, "summary").or_else(|| said(v, "reasoning")))
-            .or_else(|| pass.first_prompt.clone());
-        r.output = extraction.value;
+        .apply(&mut r);
+        if r.summary.is_none() {
+            r.summary.clone_from(&pass.first_prompt);
+        }
         (r, unpriced, valid)
     }
 

@@ -1097,7 +1097,7 @@ mod tests {
         run.input_tokens = 10;
         run.extraction_method = Some("structured".into());
         run.verdict = Some(
-            serde_json::json!({"valid": false, "errors": [{"instance_path": "/action"}], "repairs": [], "coercions": []}),
+            serde_json::from_value(serde_json::json!({"valid": false, "errors": [{"instance_path": "/action", "schema_path": "", "message": ""}], "repairs": [], "coercions": []})).unwrap(),
         );
         store.write_session(&run).unwrap();
 

@@ -298,7 +298,7 @@ impl Importer {
             },
             lines_added: lines,
             rows_added: 0,
-            status: Some(record.status),
+            status: Some(record.status.to_string()),
             skipped: None,
             unpriced_models: unpriced,
             valid: None,
