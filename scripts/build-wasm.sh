@@ -23,10 +23,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pack=1
+release=1
 strip=(--remove-name-section --remove-producers-section)
 case "${1:-}" in
   --no-pack) pack=0 ;;
-  --keep-names) pack=0; strip=() ;;
+  --keep-names) pack=0; release=0; strip=() ;;
   "") ;;
   *) echo "build-wasm.sh: unknown argument \`$1\`" >&2; exit 64 ;;
 esac
@@ -54,7 +55,8 @@ bytes="$(stat -c %s "$dist/agentshape_wasm_bg.wasm")"
 gz="$(gzip -9 -c "$dist/agentshape_wasm_bg.wasm" | wc -c)"
 echo "build-wasm: $dist/agentshape_wasm_bg.wasm: $bytes bytes, $gz gzipped (gzip -9); built in $((SECONDS - start)) s"
 budget=$((1500 * 1000))
-if [ "$gz" -gt "$budget" ]; then
+# A --keep-names build is for profiling: the names alone are ~300 KB gzipped.
+if [ "$release" -eq 1 ] && [ "$gz" -gt "$budget" ]; then
   echo "build-wasm: the gzipped .wasm is over the budget of $budget bytes (issue 43)" >&2
   exit 1
 fi
