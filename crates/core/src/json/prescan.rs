@@ -5,7 +5,9 @@ use serde_json::Value;
 
 use super::exact::{Parsed, parse};
 use super::number::number_parts;
-use super::scan::{CHUNK, plain_run_end};
+#[cfg(target_arch = "x86_64")]
+use super::scan::CHUNK;
+use super::scan::plain_run_end;
 use super::unescape::{Escape, SHORT_ESCAPES, escape};
 use super::ws::skip_ws;
 
