@@ -187,14 +187,7 @@ mod tests {
     #[test]
     fn says_yes_wherever_the_rule_matches() {
         let re = full();
-        let mut texts: Vec<String> = include_str!("../../tests/fixtures/secrets/planted.jsonl")
-            .lines()
-            .filter(|l| l.starts_with('{'))
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                v["context"].as_str().unwrap().to_owned()
-            })
-            .collect();
+        let mut texts = crate::secrets::tests::planted_contexts();
         texts.extend(
             include_str!("../../tests/fixtures/secrets/ordinary.txt")
                 .lines()

@@ -5,6 +5,20 @@ use std::sync::Arc;
 
 use super::*;
 
+/// The text around each planted secret (`context`) of the planted corpus,
+/// for the tests that hold a cheap stand-in of a rule (a gate) to matching
+/// wherever the rule does.
+pub(super) fn planted_contexts() -> Vec<String> {
+    include_str!("../../tests/fixtures/secrets/planted.jsonl")
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["context"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
 fn masker() -> Masker {
     Masker::builtin(MaskKey::from_bytes([7; 32]))
 }
