@@ -11,7 +11,7 @@ use agentshape_core::secrets::{MaskKey, Masker};
 use agentshape_otel::content::Content;
 use agentshape_otel::spans::{SpanOptions, spans};
 use agentshape_otel::stored;
-use agentshape_store::{FeedEntry, HookCall, SessionRecord, SqliteStore, Store, time};
+use agentshape_store::{FeedEntry, HookCall, Session, SqliteStore, Store, time};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
@@ -20,7 +20,7 @@ const TOOLS: i64 = 5_000;
 fn store() -> SqliteStore {
     let mut s = SqliteStore::open_in_memory().unwrap();
     let t0 = 1_700_000_000_000;
-    let mut rec = SessionRecord::new("big", &time::format_ms(t0), "completed");
+    let mut rec = Session::new("big", &time::format_ms(t0), "completed");
     rec.agent = Some("claude".into());
     rec.ended_at = Some(time::format_ms(t0 + TOOLS * 1_000));
     rec.verdict = Some(

@@ -205,14 +205,7 @@ pub fn load(
     };
     trace.error.clone_from(&row.error);
     trace.error_category.clone_from(&row.error_category);
-    let n = |v: i64| u64::try_from(v).unwrap_or(0);
-    trace.usage = Usage::stored(
-        &trace.agent,
-        n(row.input_tokens),
-        n(row.output_tokens),
-        n(row.cache_read_tokens),
-        n(row.cache_write_tokens),
-    );
+    trace.usage = usage_of(&trace.agent, row);
     trace.cost_usd = row.cost_usd;
     trace.profile.clone_from(&row.profile);
     trace.tier = u32::try_from(row.tier).ok();
@@ -223,13 +216,7 @@ pub fn load(
     if trace.agent == "replay" {
         if let Some(name) = replayed_agent(hint, trace.model.as_deref()) {
             name.clone_into(&mut trace.agent);
-            trace.usage = Usage::stored(
-                name,
-                n(row.input_tokens),
-                n(row.output_tokens),
-                n(row.cache_read_tokens),
-                n(row.cache_write_tokens),
-            );
+            trace.usage = usage_of(name, row);
         }
     }
     if let Some(parent) = row.parent_id.as_deref().filter(|p| *p != row.id) {
@@ -295,14 +282,24 @@ pub fn session_ids(store: &dyn Source, since_ms: Option<i64>) -> Result<Vec<Stri
     }
 }
 
+/// The usage a session's row states, as its spans report it (a negative
+/// count, from a store edited by hand, as 0).
+fn usage_of(agent: &str, s: &agentshape_store::Session) -> Usage {
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
+    Usage::stored(
+        agent,
+        n(s.input_tokens),
+        n(s.output_tokens),
+        n(s.cache_read_tokens),
+        n(s.cache_write_tokens),
+    )
+}
+
 /// The trace of a session that just ended in this process: `base` (the
 /// tool calls and texts folded from its events, or an empty trace) with
 /// the record's facts and its verdict, as the store will keep them, so a
 /// live export and a later `export otlp` give the same spans.
-pub fn from_record(
-    record: &agentshape_store::SessionRecord,
-    base: Option<SessionTrace>,
-) -> SessionTrace {
+pub fn from_record(record: &agentshape_store::Session, base: Option<SessionTrace>) -> SessionTrace {
     let started = time::parse_ms(&record.started_at).unwrap_or(0);
     let agent = record.agent.as_deref().unwrap_or("agent");
     let mut trace = base.unwrap_or_else(|| SessionTrace::new(&record.id, agent, started));
@@ -330,29 +327,17 @@ pub fn from_record(
     trace.status = record.status.to_string();
     trace.error.clone_from(&record.error);
     trace.error_category.clone_from(&record.error_category);
-    trace.usage = Usage::stored(
-        agent,
-        record.input_tokens,
-        record.output_tokens,
-        record.cache_read_tokens,
-        record.cache_write_tokens,
-    );
+    trace.usage = usage_of(agent, record);
     trace.agent_version.clone_from(&record.agent_version);
     if trace.agent == "replay" {
         if let Some(name) = replayed_agent(None, trace.model.as_deref()) {
             name.clone_into(&mut trace.agent);
-            trace.usage = Usage::stored(
-                name,
-                record.input_tokens,
-                record.output_tokens,
-                record.cache_read_tokens,
-                record.cache_write_tokens,
-            );
+            trace.usage = usage_of(name, record);
         }
     }
     trace.cost_usd = record.cost_usd;
     trace.profile.clone_from(&record.profile);
-    trace.tier = Some(record.tier);
+    trace.tier = u32::try_from(record.tier).ok();
     if let (Some(v), Some(end)) = (&record.verdict, trace.ended_ms) {
         // The verdict as stored (a verdict is always a JSON object).
         let v = serde_json::to_value(v).unwrap_or_default();
@@ -369,13 +354,13 @@ pub fn from_record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentshape_store::{FeedEntry, HookCall, SessionRecord, SqliteStore, Store};
+    use agentshape_store::{FeedEntry, HookCall, Session, SqliteStore, Store};
     use serde_json::json;
 
     #[test]
     fn a_stored_session_reads_back_with_its_feed_verdict_and_hook_calls() {
         let mut s = SqliteStore::open_in_memory().unwrap();
-        let mut rec = SessionRecord::new("s1", "2026-01-01T00:00:00.000Z", "completed");
+        let mut rec = Session::new("s1", "2026-01-01T00:00:00.000Z", "completed");
         rec.agent = Some("claude-code".into());
         rec.ended_at = Some("2026-01-01T00:01:00.000Z".into());
         rec.profile = Some("claude-ops".into());
@@ -447,7 +432,7 @@ mod tests {
 
     fn store_with(id: &str, agent: &str, rows: Vec<FeedEntry>) -> SqliteStore {
         let mut s = SqliteStore::open_in_memory().unwrap();
-        let mut rec = SessionRecord::new(id, "2026-01-01T00:00:00.000Z", "completed");
+        let mut rec = Session::new(id, "2026-01-01T00:00:00.000Z", "completed");
         rec.agent = Some(agent.into());
         rec.ended_at = Some("2026-01-01T00:01:00.000Z".into());
         s.start_session(&rec).unwrap();
@@ -525,7 +510,7 @@ mod tests {
             )],
         );
         assert_eq!(load(&s, "r1", false).unwrap().unwrap().agent, "codex");
-        let mut parent = SessionRecord::new("p1", "2026-01-01T00:00:00.000Z", "completed");
+        let mut parent = Session::new("p1", "2026-01-01T00:00:00.000Z", "completed");
         parent.agent = Some("claude-code".into());
         s.start_session(&parent).unwrap();
         let row = |e: serde_json::Value| FeedEntry {
@@ -537,7 +522,7 @@ mod tests {
             row(json!({"type": "sub_agent", "agent_id": "abc", "tool_use_id": "toolu_9"})),
         ])
         .unwrap();
-        let mut child = SessionRecord::new("agent-abc", "2026-01-01T00:00:00.000Z", "completed");
+        let mut child = Session::new("agent-abc", "2026-01-01T00:00:00.000Z", "completed");
         child.parent_id = Some("p1".into());
         child.agent = Some("claude-code".into());
         s.start_session(&child).unwrap();

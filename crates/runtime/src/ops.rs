@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use agentshape_core::profile::Profile;
 use agentshape_core::validate::Validator;
-use agentshape_store::{Claim, ClaimRequest, LeaseState, SessionRecord, Store, time};
+use agentshape_store::{Claim, ClaimRequest, LeaseState, Session, Store, time};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -415,7 +415,7 @@ pub enum OpsReport<'a> {
 /// only for what is present: `Escalation reason: ...`, `Investigation
 /// findings: ...`, `Failed checks: a, b`, `Service status: name: status
 /// (detail); ...`.
-pub fn escalation_context(escalation: &Value, record: &SessionRecord) -> String {
+pub fn escalation_context(escalation: &Value, record: &Session) -> String {
     let mut lines = Vec::new();
     if let Some(r) = escalation.get("reason").and_then(Value::as_str) {
         lines.push(format!("Escalation reason: {r}"));
@@ -448,7 +448,7 @@ pub fn escalation_context(escalation: &Value, record: &SessionRecord) -> String 
 }
 
 /// The services an escalation is for (Note \[Escalation cooldown\]).
-pub fn affected_services(escalation: &Value, record: &SessionRecord) -> Vec<String> {
+pub fn affected_services(escalation: &Value, record: &Session) -> Vec<String> {
     let mut out: Vec<String> = record
         .services
         .iter()
@@ -797,7 +797,11 @@ impl Supervisor<'_> {
             if let Some(e) = store_error {
                 return Err(*e);
             }
-            let escalation = r.escalation.clone().unwrap_or(Value::Null);
+            let escalation: Value = r
+                .escalation
+                .as_deref()
+                .and_then(|t| serde_json::from_str(t).ok())
+                .unwrap_or(Value::Null);
             let needed =
                 r.status == "completed" && escalation.get("needed") == Some(&Value::Bool(true));
             if !needed {

@@ -5,7 +5,7 @@
 //! reported rows; an import's file, usage and prices).
 
 use agentshape_core::RunSummary;
-use agentshape_store::{SessionRecord, Status, Verdict};
+use agentshape_store::{Session, Status, Verdict};
 use serde_json::Value;
 
 /// A record of `id` started at `started_at`, with what the transcript
@@ -16,8 +16,8 @@ pub(crate) fn from_summary(
     started_at: &str,
     status: Status,
     summary: &RunSummary,
-) -> SessionRecord {
-    let mut r = SessionRecord::new(id, started_at, status);
+) -> Session {
+    let mut r = Session::new(id, started_at, status);
     r.model.clone_from(&summary.model);
     r.error.clone_from(&summary.error);
     r.error_category = summary.error_category.map(|c| c.as_str().to_owned());
@@ -40,7 +40,7 @@ impl Extracted {
     /// the verdict, the output, and the summary the value states (its
     /// `summary`, or a loop's `reasoning`), so the session page shows them
     /// without re-reading the log, and `ingest` writes what `run` wrote.
-    pub(crate) fn apply(self, r: &mut SessionRecord) {
+    pub(crate) fn apply(self, r: &mut Session) {
         r.extraction_method = Some(self.method);
         r.verdict = self.verdict;
         r.summary = self
@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn the_summary_column_is_the_values_summary_or_reasoning() {
-        let mut r = SessionRecord::new("s", "t", "completed");
+        let mut r = Session::new("s", "t", "completed");
         let mut x = Extraction::none();
         x.value = Some(json!({"reasoning": "looped", "summary": 3}));
         Extracted {

@@ -33,7 +33,7 @@ use agentshape_core::summary::SummaryBuilder;
 use agentshape_core::validate::Validator;
 use agentshape_core::{Extraction, Method, RunSummary};
 use agentshape_store::{
-    NewEvent, NewMemory, ServiceCheck, SessionRecord, Status, Store, Verdict, WriteReport, time,
+    NewEvent, NewMemory, ServiceCheck, Session, Status, Store, Verdict, WriteReport, count, time,
 };
 use serde_json::{Value, json};
 
@@ -193,7 +193,7 @@ pub struct SessionSpec<'a> {
 #[derive(Debug)]
 pub struct SessionOutcome {
     /// The record written (or that would be written without a store).
-    pub record: SessionRecord,
+    pub record: Session,
     /// The extraction.
     pub extraction: Extraction,
     /// The store's report, when a store was given and the write succeeded.
@@ -367,9 +367,9 @@ pub async fn run_session(
     if let Some(s) = store.as_mut() {
         // Visible from its start (Note \[Lost sessions\] in the store): a
         // run that cannot record its start stops before the agent runs.
-        let mut running = SessionRecord::new(&spec.id, &started_at, "running");
+        let mut running = Session::new(&spec.id, &started_at, "running");
         running.parent_id.clone_from(&spec.parent_id);
-        running.tier = spec.tier;
+        running.tier = i64::from(spec.tier);
         running.profile.clone_from(&spec.profile);
         running.agent = Some(spec.agent.as_str().to_owned());
         running.model.clone_from(&spec.model);
@@ -607,24 +607,24 @@ pub fn build_record(
     summary: &RunSummary,
     extraction: &Extraction,
     log_path: &Path,
-) -> SessionRecord {
+) -> Session {
     let status = Status::parse(&meta.status);
     let mut r = record::from_summary(&meta.id, &meta.started_at, status.clone(), summary);
     r.parent_id.clone_from(&meta.parent_id);
-    r.tier = meta.tier;
+    r.tier = i64::from(meta.tier);
     r.profile.clone_from(&meta.profile);
     r.agent.clone_from(&meta.agent);
     if r.model.is_none() {
         r.model.clone_from(&meta.model);
     }
-    r.exit_code = meta.exit_code;
+    r.exit_code = meta.exit_code.map(i64::from);
     r.ended_at.clone_from(&meta.ended_at);
     if let Some(res) = &summary.result {
         r.cost_usd = res.total_cost_usd;
-        r.duration_ms = res.duration_ms;
-        r.num_turns = res.num_turns;
-        r.input_tokens = res.usage.input_tokens;
-        r.output_tokens = res.usage.output_tokens;
+        r.duration_ms = res.duration_ms.map(count);
+        r.num_turns = res.num_turns.map(count);
+        r.input_tokens = count(res.usage.input_tokens);
+        r.output_tokens = count(res.usage.output_tokens);
     }
     // The process's own failure says more than the transcript's.
     if meta.process_error.is_some() {
@@ -669,7 +669,7 @@ pub fn build_record(
     }
     .apply(&mut r);
     let Some(v) = r.output.clone() else { return r };
-    r.escalation = v.get("escalation").cloned();
+    r.escalation = v.get("escalation").map(ToString::to_string);
     if status != Status::Completed {
         return r;
     }

@@ -10,12 +10,12 @@
 use std::hint::black_box;
 
 use agentshape_store::{
-    FeedEntry, NewEvent, NewMemory, PgStore, ServiceCheck, SessionRecord, SqliteStore, Store,
+    FeedEntry, NewEvent, NewMemory, PgStore, ServiceCheck, Session, SqliteStore, Store,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
-fn session(n: usize, events: usize) -> SessionRecord {
-    let mut r = SessionRecord::new(&format!("s{n}"), "2025-07-14T03:00:00.000Z", "completed");
+fn session(n: usize, events: usize) -> Session {
+    let mut r = Session::new(&format!("s{n}"), "2025-07-14T03:00:00.000Z", "completed");
     r.ended_at = Some("2025-07-14T03:00:45.000Z".into());
     r.summary = Some("Tier 1 health check".into());
     r.events = (0..events)

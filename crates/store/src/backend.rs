@@ -19,7 +19,7 @@ use crate::tx::{Arg, Tx};
 use crate::writes::{self, SpotRow, Tables};
 use crate::{
     Claim, ClaimRequest, FeedEntry, FeedRow, HookCall, HookChain, HookSaved, LOST_AFTER_MS,
-    LeaseState, MemoryLine, NativeMark, NativeReport, Overview, SessionLine, SessionRecord, Store,
+    LeaseState, MemoryLine, NativeMark, NativeReport, Overview, Session, SessionLine, Store,
     WriteReport, time,
 };
 
@@ -182,7 +182,7 @@ fn sessions_with<'a>(feed: &'a [FeedEntry], id: &'a str) -> Vec<&'a str> {
 /// mark through the door, then one transaction.
 fn save_marked<B: Backend>(
     b: &mut B,
-    record: &SessionRecord,
+    record: &Session,
     feed: &[FeedEntry],
     mark: &NativeMark,
     usage_only: bool,
@@ -379,7 +379,7 @@ fn overview(store: &dyn Source, has: Has) -> Result<Overview> {
 }
 
 impl<B: Backend> Store for B {
-    fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport> {
+    fn write_session(&mut self, record: &Session) -> Result<WriteReport> {
         let what = || format!("writing session `{}`", record.id);
         let has = has(self);
         let masking = masker_of(self).is_some();
@@ -398,7 +398,7 @@ impl<B: Backend> Store for B {
         })
     }
 
-    fn start_session(&mut self, record: &SessionRecord) -> Result<()> {
+    fn start_session(&mut self, record: &Session) -> Result<()> {
         let what = || format!("recording the start of session `{}`", record.id);
         let has = has(self);
         let masking = masker_of(self).is_some();
@@ -522,14 +522,14 @@ impl<B: Backend> Store for B {
 
     fn save_native(
         &mut self,
-        record: &SessionRecord,
+        record: &Session,
         feed: &[FeedEntry],
         mark: &NativeMark,
     ) -> Result<NativeReport> {
         save_marked(self, record, feed, mark, false)
     }
 
-    fn save_usage(&mut self, record: &SessionRecord, mark: &NativeMark) -> Result<NativeReport> {
+    fn save_usage(&mut self, record: &Session, mark: &NativeMark) -> Result<NativeReport> {
         save_marked(self, record, &[], mark, true)
     }
 

@@ -4,13 +4,13 @@
 
 use serde_json::{Value, json};
 
-use crate::{FeedEntry, HOOK_FEED_ERRORS, HOOK_FEED_REASON_CHARS, HookCall, SessionRecord};
+use crate::{FeedEntry, HOOK_FEED_ERRORS, HOOK_FEED_REASON_CHARS, HookCall, Session};
 
 /// The session row a call makes when its session has none yet: the call's
 /// time as start and end, Claude Code as the agent, the hook input's
 /// `cwd` and transcript as project and source file.
-pub(crate) fn session_record(call: &HookCall) -> SessionRecord {
-    let mut r = SessionRecord::new(&call.session_id, &call.created_at, "completed");
+pub(crate) fn session_record(call: &HookCall) -> Session {
+    let mut r = Session::new(&call.session_id, &call.created_at, "completed");
     r.ended_at = Some(call.created_at.clone());
     r.agent = Some("claude-code".to_owned());
     r.project.clone_from(&call.project);

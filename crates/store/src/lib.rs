@@ -11,10 +11,10 @@
 //! everything needed to rebuild a session, so a crash loses nothing.
 //!
 //! ```
-//! use agentshape_store::{SessionRecord, SqliteStore, Store, NewEvent};
+//! use agentshape_store::{Session, SqliteStore, Store, NewEvent};
 //!
 //! let mut store = SqliteStore::open_in_memory().unwrap();
-//! let mut rec = SessionRecord::new("s1", "2025-07-14T03:12:09.000Z", "completed");
+//! let mut rec = Session::new("s1", "2025-07-14T03:12:09.000Z", "completed");
 //! rec.events.push(NewEvent { level: "critical".into(), service: Some("jellyfin".into()), message: "HTTP 502".into() });
 //! let report = store.write_session(&rec).unwrap();
 //! assert_eq!(report.events, 1);
@@ -51,7 +51,7 @@ pub use copy::{CopyReport, copy};
 pub use error::{Error, ErrorKind, Result};
 pub use memory::{MemoryKey, parse_memory_key};
 pub use postgres::PgStore;
-pub use session::{SessionRecord, Status, Verdict};
+pub use session::{Session, Status, Verdict, count};
 pub use sqlite::SqliteStore;
 pub use url::{STORE_ENV, StoreUrl};
 
@@ -511,7 +511,7 @@ pub trait Store: Send {
     ///
     /// # Errors
     /// When the database cannot be written.
-    fn write_session(&mut self, record: &SessionRecord) -> Result<WriteReport>;
+    fn write_session(&mut self, record: &Session) -> Result<WriteReport>;
 
     /// Record that a session started: a `running` row (heartbeat = start) and
     /// a `started` feed row, in one transaction, so `sessions` shows it from
@@ -519,7 +519,7 @@ pub trait Store: Send {
     ///
     /// # Errors
     /// [`Error::IdTaken`] when a finished session has the id; store failures.
-    fn start_session(&mut self, record: &SessionRecord) -> Result<()>;
+    fn start_session(&mut self, record: &Session) -> Result<()>;
 
     /// Refresh the heartbeat of a running session. Cheap, with a short busy
     /// timeout and no retry: callers may ignore a failure (the next beat
@@ -660,7 +660,7 @@ pub trait Store: Send {
     /// When the database cannot be written; nothing is written then.
     fn save_native(
         &mut self,
-        record: &SessionRecord,
+        record: &Session,
         feed: &[FeedEntry],
         mark: &NativeMark,
     ) -> Result<NativeReport>;
@@ -675,7 +675,7 @@ pub trait Store: Send {
     ///
     /// # Errors
     /// When the database cannot be written; nothing is written then.
-    fn save_usage(&mut self, record: &SessionRecord, mark: &NativeMark) -> Result<NativeReport>;
+    fn save_usage(&mut self, record: &Session, mark: &NativeMark) -> Result<NativeReport>;
 
     /// Every file a usage-only pass read (`usage_files`), by path; none on
     /// a store older than that table.

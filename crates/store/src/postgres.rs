@@ -1085,7 +1085,7 @@ impl Tx for PgTx<'_, '_> {
                     &NEW_MEMORY_CONFIDENCE,
                     &m.at,
                     &m.session_id,
-                    &i64::from(m.tier),
+                    &m.tier,
                     &REINFORCE_STEP,
                 ],
             )

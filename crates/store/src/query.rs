@@ -20,7 +20,7 @@ use crate::error::{Context, Result};
 #[doc(hidden)]
 pub use crate::rows::Cell;
 pub(crate) use crate::rows::{at, bad, flag, int, opt_int, opt_real, opt_text, real, text};
-pub use crate::session::SessionRow;
+pub use crate::session::Session;
 use crate::session::columns::session_row;
 use crate::{FeedRow, LOST_AFTER_MS, PgStore, SqliteStore, time};
 
@@ -151,7 +151,7 @@ pub struct MemoryRow {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionDetail {
     /// The session.
-    pub session: SessionRow,
+    pub session: Session,
     /// Its events, oldest first.
     pub events: Vec<EventRow>,
     /// The services it checked.
@@ -165,7 +165,7 @@ pub struct SessionDetail {
     pub verdict: Option<Value>,
     /// The sessions it escalated to (`parent_id` = this one), oldest first:
     /// the escalation chain downwards; upwards is `session.parent_id`.
-    pub children: Vec<SessionRow>,
+    pub children: Vec<Session>,
     /// Every session below it (children, their children, ...), depth
     /// first, each child after its parent, oldest first among siblings; at
     /// most [`MAX_TREE`] (Note \[Session tree\]).
@@ -185,7 +185,7 @@ pub struct TreeNode {
     /// 1 for a child, 2 for a grandchild, ...
     pub depth: usize,
     /// The session.
-    pub session: SessionRow,
+    pub session: Session,
 }
 
 /// The most sessions a [`SessionDetail::tree`] holds.
@@ -348,7 +348,7 @@ fn total(c: &Cell) -> Result<i64> {
     }
 }
 
-/// The select list of [`SessionRow`]: its stored columns (Note \[One
+/// The select list of [`Session`]: its stored columns (Note \[One
 /// session row\]), then what a read derives, in the order
 /// `session_row` reads it; `?1` is the lost cutoff.
 fn session_columns(store: &dyn Source) -> String {

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use agentshape_core::secrets::{Detector, Found, MaskKey, Masker};
 use serde_json::Value;
 
-use crate::{Error, FeedEntry, HookCall, Result, SessionRecord, Verdict};
+use crate::{Error, FeedEntry, HookCall, Result, Session, Verdict};
 
 /// The `store_meta` key of the store's mask key (64 hex digits).
 pub const MASK_KEY: &str = "mask_key";
@@ -144,6 +144,24 @@ fn value(m: &Masker, v: &mut Option<Value>, place: &'static str, out: &mut Vec<S
     }
 }
 
+/// A column of JSON text (the escalation) masked as the value it holds,
+/// so a secret is found inside its strings as in any other value, and
+/// the text is rewritten (compact) only when one was. Text that is not
+/// JSON (a store edited by hand) is masked as text.
+fn json_text(m: &Masker, t: &mut Option<String>, place: &'static str, out: &mut Vec<Spot>) {
+    let Some(t) = t else { return };
+    match serde_json::from_str::<Value>(t) {
+        Ok(mut v) => {
+            let found = spots(m.mask_value(&mut v), place, None);
+            if !found.is_empty() {
+                out.extend(found);
+                *t = v.to_string();
+            }
+        }
+        Err(_) => text(m, t, place, out),
+    }
+}
+
 /// The verdict masked as the JSON value it is stored as, so it is masked
 /// (and its spots counted) as before it was typed. Masking rewrites only
 /// text, so the value reads back as a verdict; were it not to, the verdict
@@ -175,10 +193,7 @@ fn verdict(m: &Masker, v: &mut Option<Verdict>, out: &mut Vec<Spot>) {
 /// row holds goes through the door, whatever its column: names and paths
 /// are masked text (so a search or a filter on them sees only the masked
 /// form), ids are replaced whole, the same way in every table.
-pub fn mask_record<'a>(
-    m: &Masker,
-    record: &'a SessionRecord,
-) -> (Cow<'a, SessionRecord>, Vec<Spot>) {
+pub fn mask_record<'a>(m: &Masker, record: &'a Session) -> (Cow<'a, Session>, Vec<Spot>) {
     let mut r = record.clone();
     let mut out = Vec::new();
     id(m, &mut r.id, "id", &mut out);
@@ -204,7 +219,7 @@ pub fn mask_record<'a>(
     opt_text(m, &mut r.error, "error", &mut out);
     value(m, &mut r.output, "output", &mut out);
     verdict(m, &mut r.verdict, &mut out);
-    value(m, &mut r.escalation, "escalation", &mut out);
+    json_text(m, &mut r.escalation, "escalation", &mut out);
     for e in &mut r.events {
         text(m, &mut e.message, "events", &mut out);
     }
@@ -323,12 +338,12 @@ mod tests {
 
     #[test]
     fn every_text_of_a_record_is_masked_and_counted_by_place() {
-        let mut r = SessionRecord::new("s", "2026-01-01T00:00:00Z", "completed");
+        let mut r = Session::new("s", "2026-01-01T00:00:00Z", "completed");
         let line = format!("GITHUB_TOKEN={SECRET}");
         r.summary = Some(line.clone());
         r.error = Some(line.clone());
         r.output = Some(serde_json::json!({"summary": line, "n": 3, "list": [line]}));
-        r.escalation = Some(serde_json::json!({"reason": line}));
+        r.escalation = Some(serde_json::json!({"reason": line}).to_string());
         r.events.push(NewEvent {
             level: "info".into(),
             service: None,
@@ -367,7 +382,7 @@ mod tests {
 
     #[test]
     fn a_record_without_secrets_is_borrowed() {
-        let mut r = SessionRecord::new("s", "2026-01-01T00:00:00Z", "completed");
+        let mut r = Session::new("s", "2026-01-01T00:00:00Z", "completed");
         r.summary = Some("all healthy".into());
         let (masked, found) = mask_record(&masker(), &r);
         assert!(matches!(masked, Cow::Borrowed(_)));

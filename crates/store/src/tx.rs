@@ -51,7 +51,7 @@ impl<'a> Arg<'a> {
     /// A count as a signed integer (saturating: a `u64` beyond `i64::MAX`
     /// is stored as `i64::MAX`, as the backends always did).
     pub(crate) fn count(n: u64) -> Self {
-        Arg::Int(i64::try_from(n).unwrap_or(i64::MAX))
+        Arg::Int(crate::count(n))
     }
 
     /// An integer or NULL.
@@ -121,7 +121,7 @@ pub struct MemoryPut<'a> {
     /// The session that reported it.
     pub session_id: &'a str,
     /// The session's tier.
-    pub tier: u32,
+    pub tier: i64,
 }
 
 /// One write transaction (Note \[One write\]). Errors carry what the

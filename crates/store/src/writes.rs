@@ -8,8 +8,8 @@ use crate::secrets::Spot;
 use crate::session::columns::{JsonTexts, SESSION_SQL, session_args};
 use crate::tx::{Arg, Batch, MemoryPut, Tx, Ty};
 use crate::{
-    Claim, ClaimRequest, FeedEntry, HookCall, HookSaved, LEVELS, NativeMark, NativeReport,
-    SessionRecord, Status, WriteReport, hooks, parse_memory_key, time,
+    Claim, ClaimRequest, FeedEntry, HookCall, HookSaved, LEVELS, NativeMark, NativeReport, Session,
+    Status, WriteReport, hooks, parse_memory_key, time,
 };
 
 /// A `secrets_found` row to write: (session, time, spot, feed row id).
@@ -31,7 +31,7 @@ pub(crate) enum Put {
 /// found the id taken).
 pub(crate) fn put_session(
     tx: &mut dyn Tx,
-    r: &SessionRecord,
+    r: &Session,
     how: Put,
     heartbeat_at: Option<&str>,
 ) -> Result<bool> {
@@ -173,7 +173,7 @@ const TOOLS: Batch = Batch {
 
 /// Replace a session's `session_tools` rows with the record's; a tool
 /// named twice in a record is summed.
-pub(crate) fn put_tools(tx: &mut dyn Tx, r: &SessionRecord) -> Result<()> {
+pub(crate) fn put_tools(tx: &mut dyn Tx, r: &Session) -> Result<()> {
     tx.exec(
         "DELETE FROM session_tools WHERE session_id = ?1",
         &[Arg::text(&r.id)],
@@ -232,7 +232,7 @@ const USAGE: Batch = Batch {
 /// A session's model calls, each upserted by its key; a key another
 /// session stored first stays that session's (counted once: a resumed
 /// session repeats its parent's messages in its own file).
-fn put_usage(tx: &mut dyn Tx, r: &SessionRecord) -> Result<()> {
+fn put_usage(tx: &mut dyn Tx, r: &Session) -> Result<()> {
     if r.usage.is_empty() {
         return Ok(());
     }
@@ -297,7 +297,7 @@ const ESCALATIONS: Batch = Batch {
 
 /// The rows of a finished session: tools, events, memories, services,
 /// escalations.
-fn children(tx: &mut dyn Tx, r: &SessionRecord, report: &mut WriteReport) -> Result<()> {
+fn children(tx: &mut dyn Tx, r: &Session, report: &mut WriteReport) -> Result<()> {
     put_tools(tx, r)?;
     let at = r.ended_at.as_deref().unwrap_or(&r.started_at);
     let mut events = Vec::with_capacity(r.events.len());
@@ -372,7 +372,7 @@ fn children(tx: &mut dyn Tx, r: &SessionRecord, report: &mut WriteReport) -> Res
                     Arg::text(parent),
                     Arg::text(&r.id),
                     Arg::text(service),
-                    Arg::Int(i64::from(r.tier)),
+                    Arg::Int(r.tier),
                     Arg::text(&r.started_at),
                 ]
             })
@@ -385,7 +385,7 @@ fn children(tx: &mut dyn Tx, r: &SessionRecord, report: &mut WriteReport) -> Res
 /// The `ended` feed row of a finished session: `valid` and the error
 /// count let a live page show the verdict without a reload; null when
 /// there is no verdict.
-fn ended_entry(r: &SessionRecord) -> FeedEntry {
+fn ended_entry(r: &Session) -> FeedEntry {
     let verdict = r.verdict.as_ref();
     let body = serde_json::json!({
         "status": r.status,
@@ -406,7 +406,7 @@ fn ended_entry(r: &SessionRecord) -> FeedEntry {
 /// other waits on the row (Postgres), then finds it finished.
 pub(crate) fn write_session(
     tx: &mut dyn Tx,
-    r: &SessionRecord,
+    r: &Session,
     door: Option<(bool, &[SpotRow<'_>])>,
     feed: bool,
 ) -> Result<WriteReport> {
@@ -435,7 +435,7 @@ pub(crate) fn write_session(
 /// `Some(status)` when a finished session has the id.
 pub(crate) fn start_session(
     tx: &mut dyn Tx,
-    r: &SessionRecord,
+    r: &Session,
     door: Option<(bool, &[SpotRow<'_>])>,
 ) -> Result<Option<String>> {
     let mut running = r.clone();
@@ -535,7 +535,7 @@ fn upsert_mark(tx: &mut dyn Tx, table: &str, mark: &NativeMark) -> Result<()> {
 /// the feed lock is taken last, so it is held for the shortest time.
 pub(crate) fn save_native(
     tx: &mut dyn Tx,
-    r: &SessionRecord,
+    r: &Session,
     feed: &[FeedEntry],
     want_ids: bool,
     mark: &NativeMark,
@@ -562,7 +562,7 @@ pub(crate) fn save_native(
         }
     }
     if let Some(parent) = &r.parent_id {
-        let mut holder = SessionRecord::new(parent, &r.started_at, "running");
+        let mut holder = Session::new(parent, &r.started_at, "running");
         holder.agent.clone_from(&r.agent);
         holder.project.clone_from(&r.project);
         report.placeholder_parent = put_session(tx, &holder, Put::Insert, None)?;

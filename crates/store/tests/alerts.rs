@@ -8,7 +8,7 @@ use agentshape_core::alerts::{Fact, Firing, evaluate, parse_rules};
 use agentshape_store::alerts::{self, Attempt};
 use agentshape_store::copy::Copyable;
 use agentshape_store::query::Source;
-use agentshape_store::{PgStore, ServiceCheck, SessionRecord, SqliteStore, Store, time};
+use agentshape_store::{PgStore, ServiceCheck, Session, SqliteStore, Store, time};
 use serde_json::json;
 
 /// 2027-01-15T12:00:00Z.
@@ -19,8 +19,8 @@ fn at(ms: i64) -> String {
     time::format_ms(ms)
 }
 
-fn session(id: &str, started: i64, status: &str) -> SessionRecord {
-    let mut r = SessionRecord::new(id, &at(started), status);
+fn session(id: &str, started: i64, status: &str) -> Session {
+    let mut r = Session::new(id, &at(started), status);
     r.ended_at = Some(at(started + MIN));
     r
 }
@@ -71,11 +71,11 @@ fn fill(store: &mut dyn Store) {
     store.write_session(&f3).unwrap();
     // A lost run (heartbeat 5 minutes ago) and a live one.
     store
-        .start_session(&SessionRecord::new("lost1", &at(NOW - 6 * MIN), "running"))
+        .start_session(&Session::new("lost1", &at(NOW - 6 * MIN), "running"))
         .unwrap();
     store.heartbeat("lost1", &at(NOW - 5 * MIN)).unwrap();
     store
-        .start_session(&SessionRecord::new("live1", &at(NOW - 6 * MIN), "running"))
+        .start_session(&Session::new("live1", &at(NOW - 6 * MIN), "running"))
         .unwrap();
     store.heartbeat("live1", &at(NOW - 1_000)).unwrap();
     // A secret in a summary (masked, and counted in `secrets_found`).

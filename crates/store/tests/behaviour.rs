@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use agentshape_store::{
     Claim, ClaimRequest, CopyReport, ErrorKind, FeedEntry, LeaseState, NativeMark, NewMemory,
-    PgStore, SessionRecord, SqliteStore, Store, StoreUrl, ToolCount, copy,
+    PgStore, Session, SqliteStore, Store, StoreUrl, ToolCount, copy,
 };
 
 use super::record;
@@ -238,7 +238,7 @@ fn prune_deactivates_stale_memories_and_a_new_one_starts_fresh(p: &Place) {
     store
         .write_session(&record("old", "2025-01-01T00:00:00.000Z"))
         .unwrap();
-    let mut fresh = SessionRecord::new("new", "2025-07-01T00:00:00.000Z", "completed");
+    let mut fresh = Session::new("new", "2025-07-01T00:00:00.000Z", "completed");
     fresh.memories = vec![NewMemory {
         key: "postgres:dependency".into(),
         value: "replica".into(),
@@ -270,7 +270,7 @@ fn escalations_are_counted_per_service_within_a_window(p: &Place) {
         ("c1", "2025-07-14T01:00:00.000Z"),
         ("c2", "2025-07-14T03:00:00.000Z"),
     ] {
-        let mut child = SessionRecord::new(id, at, "completed");
+        let mut child = Session::new(id, at, "completed");
         child.parent_id = Some("p".into());
         child.tier = 2;
         child.escalated_for = vec!["jellyfin".into()];
@@ -285,7 +285,7 @@ fn escalations_are_counted_per_service_within_a_window(p: &Place) {
 
 fn start_heartbeat_finish_is_one_row(p: &Place) {
     let mut s = p.open();
-    let mut start = SessionRecord::new("s1", "2025-07-14T03:00:00.000Z", "running");
+    let mut start = Session::new("s1", "2025-07-14T03:00:00.000Z", "running");
     start.raw_log_path = Some("logs/s1.ndjson".into());
     s.start_session(&start).unwrap();
     s.start_session(&start).unwrap(); // still running: a no-op
@@ -456,7 +456,7 @@ fn concurrent_reinforcements_lose_no_update(p: &Place) {
                     let mut s = StoreUrl::parse(&url).unwrap().open().unwrap();
                     let (mut new, mut reinforced) = (0, 0);
                     for i in 0..N {
-                        let mut r = SessionRecord::new(
+                        let mut r = Session::new(
                             &format!("r{round}t{t}s{i}"),
                             "2025-07-14T03:00:00.000Z",
                             "completed",
@@ -523,7 +523,7 @@ fn racing_writers_of_one_session_store_it_once(p: &Place) {
 /// escalated child, written out of order), events, memories (one pruned),
 /// services, escalations, feed rows (one of no session).
 fn fill(s: &mut dyn Sql) {
-    let mut child = SessionRecord::new("child", "2025-07-14T01:00:00.000Z", "completed");
+    let mut child = Session::new("child", "2025-07-14T01:00:00.000Z", "completed");
     child.parent_id = Some("parent".into());
     child.tier = 2;
     child.escalated_for = vec!["jellyfin".into()];
@@ -537,7 +537,7 @@ fn fill(s: &mut dyn Sql) {
     s.prune_memories("2025-01-02T00:00:00.000Z").unwrap();
     s.write_session(&record("fresh", "2025-07-15T00:00:00.000Z"))
         .unwrap();
-    let mut running = SessionRecord::new("run", "2025-07-16T00:00:00.000Z", "running");
+    let mut running = Session::new("run", "2025-07-16T00:00:00.000Z", "running");
     running.raw_log_path = Some("logs/run.ndjson".into());
     s.start_session(&running).unwrap();
     let (native, lines, mark) = native_session("nat", 2, 0);
@@ -721,7 +721,7 @@ fn claims_expire_unused_count_once_started_and_once_written(p: &Place) {
         Claim::Granted
     );
     // c3 starts (its `running` row), then its claim expires: still counts.
-    let mut child = SessionRecord::new("c3", &at(2), "running");
+    let mut child = Session::new("c3", &at(2), "running");
     child.parent_id = Some("p".into());
     child.tier = 2;
     child.escalated_for = vec!["jellyfin".into()];
@@ -828,20 +828,21 @@ fn racing_lease_takers_get_one_holder(p: &Place) {
 
 /// A native session `id` as an importer would save it after reading
 /// `lines` lines from `from` (feed rows numbered from there).
-fn native_session(id: &str, lines: u64, from: u64) -> (SessionRecord, Vec<FeedEntry>, NativeMark) {
-    let mut r = SessionRecord::new(id, "2026-01-02T03:04:05.000Z", "completed");
+fn native_session(id: &str, lines: u64, from: u64) -> (Session, Vec<FeedEntry>, NativeMark) {
+    let mut r = Session::new(id, "2026-01-02T03:04:05.000Z", "completed");
     r.agent = Some("claude-code".into());
     r.model = Some("claude-sonnet-4-5".into());
     r.project = Some("/home/u/proj".into());
     r.git_branch = Some("main".into());
     r.agent_version = Some("2.1.23".into());
-    r.input_tokens = 10 * (from + lines);
-    r.output_tokens = 5 * (from + lines);
-    r.cache_read_tokens = 1000 * (from + lines);
+    let n = agentshape_store::count(from + lines);
+    r.input_tokens = 10 * n;
+    r.output_tokens = 5 * n;
+    r.cache_read_tokens = 1000 * n;
     r.cache_write_tokens = 100;
     r.cost_usd = Some(0.5);
     r.cost_estimated = true;
-    r.num_turns = Some(from + lines);
+    r.num_turns = Some(n);
     r.source_path = Some(format!("/home/u/.claude/projects/p/{id}.jsonl"));
     r.ended_at = Some("2026-01-02T03:10:00.000Z".into());
     r.tools = vec![

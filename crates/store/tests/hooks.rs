@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use agentshape_store::query::{self, Source};
 use agentshape_store::{
-    ErrorKind, FeedEntry, HookCall, HookChain, HookSaved, NativeMark, PgStore, SessionRecord,
+    ErrorKind, FeedEntry, HookCall, HookChain, HookSaved, NativeMark, PgStore, Session,
     SqliteStore, Store, StoreUrl,
 };
 use serde_json::{Value, json};
@@ -489,7 +489,7 @@ fn save_native_keeps_what_a_hook_wrote(p: &Place) {
     let before = stored(&*s);
     assert_ne!(before[0], "NULL");
     // The import of the same session knows none of the four.
-    let mut native = SessionRecord::new("cc-1", AT, "completed");
+    let mut native = Session::new("cc-1", AT, "completed");
     native.agent = Some("claude-code".into());
     native.model = Some("claude-opus-4".into());
     let rep = s.save_native(&native, &[], &mark("cc-1")).unwrap();
@@ -522,7 +522,7 @@ fn save_native_keeps_what_a_hook_wrote(p: &Place) {
     assert_eq!(replaced[2..4], ["structured", "other"]);
     // write_session keeps its own meaning: a run's final row replaces its
     // running row whole.
-    let mut run = SessionRecord::new("run-1", AT, "completed");
+    let mut run = Session::new("run-1", AT, "completed");
     s.start_session(&run).unwrap();
     run.verdict = None;
     s.write_session(&run).unwrap();

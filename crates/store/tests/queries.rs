@@ -6,19 +6,19 @@
 
 use agentshape_store::query::{self, SessionFilter, Source};
 use agentshape_store::{
-    FeedEntry, NewEvent, NewMemory, PgStore, ServiceCheck, SessionRecord, SqliteStore, Store, time,
+    FeedEntry, NewEvent, NewMemory, PgStore, ServiceCheck, Session, SqliteStore, Store, time,
 };
 use serde_json::Value;
 
 mod sessions {
-    use agentshape_store::SessionRecord;
+    use agentshape_store::Session;
     include!("support/sessions.rs");
 }
 
 use sessions::Spec;
 
 mod native {
-    use agentshape_store::{FeedEntry, NativeMark, SessionRecord, Store, ToolCount};
+    use agentshape_store::{FeedEntry, NativeMark, Session, Store, ToolCount};
     include!("support/native.rs");
 }
 
@@ -67,8 +67,8 @@ fn fill(store: &mut dyn Store, now: &str) {
         let mut r = sessions::record(spec);
         r.ended_at = Some(r.started_at.clone());
         r.cost_usd = Some(f64::from(min) / 4.0);
-        r.input_tokens = u64::from(min) * 100;
-        r.output_tokens = u64::from(min);
+        r.input_tokens = i64::from(min) * 100;
+        r.output_tokens = i64::from(min);
         if id == "a3" {
             r.events = ["critical", "info", "warning"]
                 .iter()
@@ -103,10 +103,10 @@ fn fill(store: &mut dyn Store, now: &str) {
         }
         store.write_session(&r).unwrap();
     }
-    let mut lost = SessionRecord::new("b-lost", "2025-07-14T03:08:00.000Z", "running");
+    let mut lost = Session::new("b-lost", "2025-07-14T03:08:00.000Z", "running");
     lost.profile = Some("claude-ops".to_owned());
     store.start_session(&lost).unwrap();
-    let fresh = SessionRecord::new("b-run", now, "running");
+    let fresh = Session::new("b-run", now, "running");
     store.start_session(&fresh).unwrap();
     store
         .append_feed(&[FeedEntry {
@@ -650,7 +650,7 @@ fn token_sums_past_i64_max_saturate_on_both() {
     let now = time::now();
     for store in [&mut sqlite as &mut dyn Store, &mut pg] {
         for id in ["h1", "h2"] {
-            let mut r = SessionRecord::new(id, &now, "completed");
+            let mut r = Session::new(id, &now, "completed");
             r.input_tokens = 5_000_000_000_000_000_000;
             r.output_tokens = 5_000_000_000_000_000_000;
             store.write_session(&r).unwrap();

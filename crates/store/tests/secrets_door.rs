@@ -4,7 +4,7 @@
 //! masks present, and counted (`secrets_found`, `sessions.secrets_masked`).
 
 use agentshape_store::{
-    FeedEntry, NativeMark, NewEvent, NewMemory, PgStore, ServiceCheck, SessionRecord, SqliteStore,
+    FeedEntry, NativeMark, NewEvent, NewMemory, PgStore, ServiceCheck, Session, SqliteStore,
     StoreUrl,
 };
 use serde_json::{Value, json};
@@ -122,12 +122,12 @@ fn every_planted_secret_is_masked_in_every_table(p: &Place) {
     for (i, c) in cases.iter().enumerate() {
         // A run: started, live lines, written.
         let id = format!("run{i}");
-        let mut r = SessionRecord::new(&id, "2026-11-26T10:00:00.000Z", "completed");
+        let mut r = Session::new(&id, "2026-11-26T10:00:00.000Z", "completed");
         r.ended_at = Some("2026-11-26T10:00:09.000Z".into());
         r.summary = Some(c.context.clone());
         r.error = Some(c.context.clone());
         r.output = Some(json!({"summary": c.context, "events": [{"message": c.context}]}));
-        r.escalation = Some(json!({"reason": c.context}));
+        r.escalation = Some(json!({"reason": c.context}).to_string());
         r.events.push(NewEvent {
             level: "warning".into(),
             service: None,
@@ -148,7 +148,7 @@ fn every_planted_secret_is_masked_in_every_table(p: &Place) {
         s.write_session(&r).unwrap();
         // An imported session.
         let nid = format!("native{i}");
-        let mut n = SessionRecord::new(&nid, "2026-11-26T11:00:00.000Z", "completed");
+        let mut n = Session::new(&nid, "2026-11-26T11:00:00.000Z", "completed");
         n.summary = Some(c.context.clone());
         let mark = NativeMark {
             path: format!("/home/u/.claude/projects/p/{nid}.jsonl"),
@@ -226,7 +226,7 @@ fn masking_off_writes_raw_text_and_leaves_the_count_null(p: &Place) {
     let secret = "ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7";
     let mut s = p.open();
     s.set_masker(None);
-    let mut r = SessionRecord::new("raw", "2026-11-26T10:00:00.000Z", "completed");
+    let mut r = Session::new("raw", "2026-11-26T10:00:00.000Z", "completed");
     r.summary = Some(format!("GITHUB_TOKEN={secret}"));
     s.write_session(&r).unwrap();
     s.append_feed(&[line("raw", &format!("GITHUB_TOKEN={secret}"))])
@@ -244,7 +244,7 @@ fn a_masked_output_keeps_its_json_shape(p: &Place) {
     let mut s = p.open();
     let output = json!({"summary": format!("token {secret}"), "ok": true, "n": 2,
         "events": [{"level": "info", "message": format!("GITHUB_TOKEN={secret}")}]});
-    let mut r = SessionRecord::new("shape", "2026-11-26T10:00:00.000Z", "completed");
+    let mut r = Session::new("shape", "2026-11-26T10:00:00.000Z", "completed");
     r.output = Some(output.clone());
     r.verdict = Some(serde_json::from_value(json!({"valid": true, "errors": []})).unwrap());
     s.write_session(&r).unwrap();
@@ -276,7 +276,7 @@ fn a_store_written_raw_is_masked_once_by_mask_stored(p: &Place) {
     s.set_masker(None);
     for (i, c) in cases.iter().enumerate() {
         let id = format!("old{i}");
-        let mut r = SessionRecord::new(&id, "2026-11-26T10:00:00.000Z", "completed");
+        let mut r = Session::new(&id, "2026-11-26T10:00:00.000Z", "completed");
         r.summary = Some(c.context.clone());
         r.output = Some(json!({"summary": c.context}));
         r.events.push(NewEvent {

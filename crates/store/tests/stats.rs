@@ -5,7 +5,7 @@
 
 use agentshape_store::query::stats::{FailingPath, MethodCount, Quantiles, RuleCount};
 use agentshape_store::query::{self, Source, StatsBy, StatsGroup};
-use agentshape_store::{HookCall, PgStore, SessionRecord, SqliteStore, Store, Verdict};
+use agentshape_store::{HookCall, PgStore, Session, SqliteStore, Store, Verdict};
 use serde_json::{Value, json};
 
 fn err(path: &str, schema_path: &str) -> Value {
@@ -27,17 +27,17 @@ fn session(
     verdict: Option<Verdict>,
     tokens: u64,
     cost: Option<f64>,
-) -> SessionRecord {
-    let mut r = SessionRecord::new(id, &format!("{day}T10:00:00.000Z"), "completed");
+) -> Session {
+    let mut r = Session::new(id, &format!("{day}T10:00:00.000Z"), "completed");
     r.profile = Some(profile.to_owned());
     r.agent = Some(agent.to_owned());
     r.model = Some(format!("model-{agent}"));
     r.extraction_method = method.map(str::to_owned);
     r.verdict = verdict;
-    r.input_tokens = tokens;
+    r.input_tokens = agentshape_store::count(tokens);
     r.output_tokens = 0;
     r.cost_usd = cost;
-    r.duration_ms = Some(tokens * 10);
+    r.duration_ms = Some(agentshape_store::count(tokens) * 10);
     r
 }
 
@@ -510,7 +510,7 @@ fn stats_of_a_store_of_the_previous_version_are_the_same_after_migrating() {
 /// `r`'s start, keys, method, verdict and cost written over its row, as
 /// SQL both backends run (no store call rewrites a finished session's
 /// verdict, but the triggers must follow any write).
-fn rewrite_sql(r: &SessionRecord) -> String {
+fn rewrite_sql(r: &Session) -> String {
     let q = |v: Option<&str>| {
         v.map_or("NULL".to_owned(), |t| {
             format!("'{}'", t.replace('\'', "''"))

@@ -12,10 +12,10 @@ mod stats;
 mod tls;
 mod usage;
 
-use agentshape_store::{NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store};
+use agentshape_store::{NewEvent, NewMemory, ServiceCheck, Session, SqliteStore, Store};
 
-pub(crate) fn record(id: &str, at: &str) -> SessionRecord {
-    let mut r = SessionRecord::new(id, at, "completed");
+pub(crate) fn record(id: &str, at: &str) -> Session {
+    let mut r = Session::new(id, at, "completed");
     r.ended_at = Some(at.to_owned());
     r.events = vec![
         NewEvent {
@@ -229,7 +229,7 @@ mod verdict {
     #[test]
     fn output_and_verdict_round_trip_and_ended_carries_the_verdict() {
         let mut s = SqliteStore::open_in_memory().unwrap();
-        let mut start = SessionRecord::new("p", "2025-07-14T03:00:00.000Z", "running");
+        let mut start = Session::new("p", "2025-07-14T03:00:00.000Z", "running");
         s.start_session(&start).unwrap();
         start.status = "completed".into();
         start.output = Some(json!({"summary": "<b>x</b>", "n": [1, 2.5, null, true]}));
@@ -250,7 +250,7 @@ mod verdict {
         assert_eq!(body["errors"], 2);
         assert_eq!(body["status"], "completed");
         // Without a verdict both are null, and the columns are NULL.
-        let bare = SessionRecord::new("q", "2025-07-14T03:00:01.000Z", "failed");
+        let bare = Session::new("q", "2025-07-14T03:00:01.000Z", "failed");
         s.write_session(&bare).unwrap();
         let d = query::session(&s, "q").unwrap().unwrap();
         assert_eq!((d.output, d.verdict), (None, None));
@@ -265,7 +265,7 @@ mod verdict {
     #[test]
     fn children_are_the_chain_down_oldest_first() {
         let mut s = SqliteStore::open_in_memory().unwrap();
-        s.write_session(&SessionRecord::new(
+        s.write_session(&Session::new(
             "root",
             "2025-07-14T03:00:00.000Z",
             "completed",
@@ -275,7 +275,7 @@ mod verdict {
             ("c2", "2025-07-14T03:00:02.000Z"),
             ("c1", "2025-07-14T03:00:01.000Z"),
         ] {
-            let mut c = SessionRecord::new(id, at, "completed");
+            let mut c = Session::new(id, at, "completed");
             c.parent_id = Some("root".into());
             c.tier = 2;
             s.write_session(&c).unwrap();
@@ -356,7 +356,7 @@ mod verdict {
             rows(&s, "SELECT output, verdict FROM sessions WHERE id = 'old'"),
             vec![vec!["NULL", "NULL"]]
         );
-        let mut r = SessionRecord::new("new", "2025-07-14T03:00:01.000Z", "completed");
+        let mut r = Session::new("new", "2025-07-14T03:00:01.000Z", "completed");
         r.output = Some(json!({"a": 1}));
         r.verdict = Some(
             serde_json::from_value(

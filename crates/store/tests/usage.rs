@@ -5,7 +5,7 @@
 
 use agentshape_core::usage::UsageTokens;
 use agentshape_store::query::{self, SessionFilter, SessionTotals, Source};
-use agentshape_store::{NativeMark, PgStore, SessionRecord, SqliteStore, Store, UsageRecord, time};
+use agentshape_store::{NativeMark, PgStore, Session, SqliteStore, Store, UsageRecord, time};
 use serde_json::json;
 
 fn ms(at: &str) -> i64 {
@@ -47,7 +47,7 @@ fn mark(id: &str, agent: &str) -> NativeMark {
 /// a model no table prices), a run of `claude` with a verdict that failed
 /// at `/action`, and a run with tokens but no cost.
 fn fill(store: &mut dyn Store) {
-    let mut cc = SessionRecord::new("cc", "2025-03-10T23:00:00.000Z", "completed");
+    let mut cc = Session::new("cc", "2025-03-10T23:00:00.000Z", "completed");
     cc.agent = Some("claude-code".into());
     cc.project = Some("/home/ana/wt/api-fix".into());
     cc.usage = vec![
@@ -67,7 +67,7 @@ fn fill(store: &mut dyn Store) {
     store
         .save_native(&cc, &[], &mark("cc", "claude-code"))
         .unwrap();
-    let mut cx = SessionRecord::new("cx", "2025-03-11T08:00:00.000Z", "completed");
+    let mut cx = Session::new("cx", "2025-03-11T08:00:00.000Z", "completed");
     cx.agent = Some("codex".into());
     cx.project = Some("/srv/api".into());
     cx.usage = vec![call(
@@ -77,7 +77,7 @@ fn fill(store: &mut dyn Store) {
         500,
     )];
     store.save_native(&cx, &[], &mark("cx", "codex")).unwrap();
-    let mut run = SessionRecord::new("run", "2025-03-09T10:00:00.000Z", "completed");
+    let mut run = Session::new("run", "2025-03-09T10:00:00.000Z", "completed");
     run.agent = Some("claude".into());
     run.cost_usd = Some(0.25);
     run.input_tokens = 40;
@@ -90,7 +90,7 @@ fn fill(store: &mut dyn Store) {
         .unwrap(),
     );
     store.write_session(&run).unwrap();
-    let mut free = SessionRecord::new("free", "2025-03-09T11:00:00.000Z", "failed");
+    let mut free = Session::new("free", "2025-03-09T11:00:00.000Z", "failed");
     free.agent = Some("codex".into());
     free.input_tokens = 7;
     store.write_session(&free).unwrap();
@@ -240,7 +240,7 @@ fn a_store_without_calls_has_no_span_and_counts_its_rows() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("runs.db");
     let mut w = SqliteStore::open(&path).unwrap();
-    let mut run = SessionRecord::new("r", "2025-03-09T10:00:00.000Z", "completed");
+    let mut run = Session::new("r", "2025-03-09T10:00:00.000Z", "completed");
     run.cost_usd = Some(1.0);
     run.input_tokens = 5;
     w.write_session(&run).unwrap();

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use agentshape_store::{ServiceCheck, SessionRecord, SqliteStore, Store, time};
+use agentshape_store::{ServiceCheck, Session, SqliteStore, Store, time};
 use agentshape_testkit::webhook::Receiver;
 use serde_json::Value;
 
@@ -26,8 +26,8 @@ fn now() -> i64 {
     time::now_ms()
 }
 
-fn failed(id: &str, ended_ms: i64, category: &str) -> SessionRecord {
-    let mut r = SessionRecord::new(id, &time::format_ms(ended_ms - 1_000), "error");
+fn failed(id: &str, ended_ms: i64, category: &str) -> Session {
+    let mut r = Session::new(id, &time::format_ms(ended_ms - 1_000), "error");
     r.ended_at = Some(time::format_ms(ended_ms));
     r.error_category = Some(category.to_owned());
     r.error = Some("the agent gave up".to_owned());
@@ -230,8 +230,7 @@ webhook = {{ url = "{u}/quiet" }}
         let mut s = open(&db);
         // 2 of 3 `review` runs rejected, but only 2 so far: under min_runs.
         for (i, valid) in [(0, true), (1, false)] {
-            let mut r =
-                SessionRecord::new(&format!("r{i}"), &time::format_ms(t - 60_000), "completed");
+            let mut r = Session::new(&format!("r{i}"), &time::format_ms(t - 60_000), "completed");
             r.ended_at = Some(time::format_ms(t - 50_000));
             r.profile = Some("review".into());
             r.extraction_method = Some("fenced".into());
@@ -247,7 +246,7 @@ webhook = {{ url = "{u}/quiet" }}
         s.write_session(&failed("f0", t - 30_000, "api_error"))
             .unwrap();
         // Sonarr checked 5 hours ago: not quiet yet (the rule says 6).
-        let mut q = SessionRecord::new("q1", &time::format_ms(t - 5 * 3_600_000), "completed");
+        let mut q = Session::new("q1", &time::format_ms(t - 5 * 3_600_000), "completed");
         q.services.push(ServiceCheck {
             name: "sonarr".into(),
             status: "healthy".into(),
@@ -255,7 +254,7 @@ webhook = {{ url = "{u}/quiet" }}
         });
         s.write_session(&q).unwrap();
         // $15 today: under the $20.
-        let mut c = SessionRecord::new("c1", &time::format_ms(t - 1_000), "completed");
+        let mut c = Session::new("c1", &time::format_ms(t - 1_000), "completed");
         c.cost_usd = Some(15.0);
         s.write_session(&c).unwrap();
     }
@@ -264,7 +263,7 @@ webhook = {{ url = "{u}/quiet" }}
     assert!(rx.requests().is_empty(), "{:?}", rx.requests());
     // Now each condition becomes true, one by one.
     let mut s = open(&db);
-    let mut r = SessionRecord::new("r2", &time::format_ms(now() - 1_000), "completed");
+    let mut r = Session::new("r2", &time::format_ms(now() - 1_000), "completed");
     r.profile = Some("review".into());
     r.extraction_method = Some("fenced".into());
     r.verdict = Some(
@@ -277,11 +276,11 @@ webhook = {{ url = "{u}/quiet" }}
     wait_until("the rate alert", GUARD, || to(&rx, "/rate").len() == 1);
     s.write_session(&failed("f1", now(), "timeout")).unwrap();
     wait_until("the failure alert", GUARD, || to(&rx, "/failed").len() == 1);
-    let mut c = SessionRecord::new("c2", &time::format_ms(now()), "completed");
+    let mut c = Session::new("c2", &time::format_ms(now()), "completed");
     c.cost_usd = Some(6.5);
     s.write_session(&c).unwrap();
     wait_until("the cost alert", GUARD, || to(&rx, "/cost").len() == 1);
-    s.start_session(&SessionRecord::new(
+    s.start_session(&Session::new(
         "gone",
         &time::format_ms(now() - 60_000),
         "running",
@@ -290,7 +289,7 @@ webhook = {{ url = "{u}/quiet" }}
     s.heartbeat("gone", &time::format_ms(now() - 30_000))
         .unwrap();
     wait_until("the lost alert", GUARD, || to(&rx, "/lost").len() == 1);
-    let mut k = SessionRecord::new("leaky", &time::format_ms(now()), "completed");
+    let mut k = Session::new("leaky", &time::format_ms(now()), "completed");
     k.ended_at = Some(time::format_ms(now()));
     k.summary = Some("export GITHUB_TOKEN=ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7".into());
     s.write_session(&k).unwrap();

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use agentshape_core::alerts::parse_rules;
 use agentshape_store::copy::Copyable;
-use agentshape_store::{SessionRecord, SqliteStore, Store, alerts as stored, time};
+use agentshape_store::{Session, SqliteStore, Store, alerts as stored, time};
 
 use super::{Log, deliver_once, evaluate_once, send};
 
@@ -21,7 +21,7 @@ fn a_failing_destination_backs_off_then_is_failed_for_good() {
     )
     .unwrap();
     let now = time::now_ms();
-    let mut r = SessionRecord::new("s1", &time::format_ms(now - 1_000), "error");
+    let mut r = Session::new("s1", &time::format_ms(now - 1_000), "error");
     r.ended_at = Some(time::format_ms(now));
     r.error_category = Some("timeout".into());
     store.write_session(&r).unwrap();
@@ -82,7 +82,7 @@ fn a_burst_larger_than_a_tick_fires_every_session_once() {
         .unwrap();
     let now = time::now_ms();
     for i in 0..650i64 {
-        let mut r = SessionRecord::new(
+        let mut r = Session::new(
             &format!("s{i:03}"),
             &time::format_ms(now - 700_000),
             "error",

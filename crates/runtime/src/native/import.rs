@@ -57,7 +57,7 @@ use agentshape_core::summary::RunSummary;
 use agentshape_core::usage::MessageUsage;
 use agentshape_core::validate::Validator;
 use agentshape_store::{
-    NativeMark, SessionRecord, Status, Store, ToolCount, UsageRecord, Verdict, time,
+    NativeMark, Session, Status, Store, ToolCount, UsageRecord, Verdict, count, time,
 };
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -625,7 +625,7 @@ impl Importer {
         let mut conflict = false;
         let mut batched = 0u64;
         let provisional = {
-            let mut r = SessionRecord::new(&id, &opts.fallback_time, "running");
+            let mut r = Session::new(&id, &opts.fallback_time, "running");
             r.agent = Some(agent.as_str().to_owned());
             r.parent_id.clone_from(&parent);
             r.source_path = Some(file.path.display().to_string());
@@ -819,7 +819,7 @@ impl Importer {
         pass: &Pass,
         mark: &NativeMark,
         parent: Option<String>,
-    ) -> (SessionRecord, Vec<String>, Option<bool>) {
+    ) -> (Session, Vec<String>, Option<bool>) {
         let s = &pass.summary;
         let info = s.session.as_deref();
         let started = info
@@ -845,11 +845,11 @@ impl Importer {
             r.project.clone_from(&i.project);
             r.git_branch.clone_from(&i.git_branch);
             r.ended_at = stamp(i.ended_at.as_deref());
-            r.num_turns = Some(i.turns);
-            r.input_tokens = i.tokens.input;
-            r.output_tokens = i.tokens.output;
-            r.cache_read_tokens = i.tokens.cache_read;
-            r.cache_write_tokens = i.tokens.cache_write;
+            r.num_turns = Some(count(i.turns));
+            r.input_tokens = count(i.tokens.input);
+            r.output_tokens = count(i.tokens.output);
+            r.cache_read_tokens = count(i.tokens.cache_read);
+            r.cache_write_tokens = count(i.tokens.cache_write);
             let estimate = self.opts.prices.estimate(
                 i.tokens_by_model
                     .iter()
@@ -883,7 +883,7 @@ impl Importer {
             time::parse_ms(&r.started_at),
             r.ended_at.as_deref().and_then(time::parse_ms),
         ) {
-            r.duration_ms = u64::try_from(b - a).ok();
+            r.duration_ms = (b >= a).then_some(b - a);
         }
         let profile = self.opts.profile.as_ref();
         let extraction = extract_run(
@@ -914,12 +914,7 @@ impl Importer {
     /// (Note \[Native session ids\]), each with its own model, tokens and
     /// cost (Note \[Inline sub-agents\]); one with its own file is stored
     /// from it.
-    fn inline_children(
-        &self,
-        path: &Path,
-        parent: &SessionRecord,
-        summary: &RunSummary,
-    ) -> Vec<SessionRecord> {
+    fn inline_children(&self, path: &Path, parent: &Session, summary: &RunSummary) -> Vec<Session> {
         let Some(info) = summary.session.as_deref() else {
             return Vec::new();
         };
@@ -942,7 +937,7 @@ impl Importer {
             if check_session_id(&id).is_err() || id == parent.id || file_of_its_own {
                 continue;
             }
-            let mut c = SessionRecord::new(&id, &parent.started_at, "completed");
+            let mut c = Session::new(&id, &parent.started_at, "completed");
             c.parent_id = Some(parent.id.clone());
             c.agent.clone_from(&parent.agent);
             c.agent_version.clone_from(&parent.agent_version);
@@ -955,10 +950,10 @@ impl Importer {
                 "sub-agent {} ({} lines in its parent's file)",
                 sub.id, sub.lines
             ));
-            c.input_tokens = sub.tokens.input;
-            c.output_tokens = sub.tokens.output;
-            c.cache_read_tokens = sub.tokens.cache_read;
-            c.cache_write_tokens = sub.tokens.cache_write;
+            c.input_tokens = count(sub.tokens.input);
+            c.output_tokens = count(sub.tokens.output);
+            c.cache_read_tokens = count(sub.tokens.cache_read);
+            c.cache_write_tokens = count(sub.tokens.cache_write);
             if let Some(model) = &c.model
                 && !sub.tokens.is_zero()
             {
@@ -984,15 +979,14 @@ impl Importer {
 /// (`usage_calls`, marked `sidechain`), as ccusage counts them, so `usage`
 /// reports are unchanged. A child row already stored is not written again
 /// (a grown 1.0.x file keeps its first figures; 1.0.x files no longer grow).
-fn own_part_only(parent: &mut SessionRecord, child: &SessionRecord) {
-    parent.input_tokens = parent.input_tokens.saturating_sub(child.input_tokens);
-    parent.output_tokens = parent.output_tokens.saturating_sub(child.output_tokens);
-    parent.cache_read_tokens = parent
-        .cache_read_tokens
-        .saturating_sub(child.cache_read_tokens);
-    parent.cache_write_tokens = parent
-        .cache_write_tokens
-        .saturating_sub(child.cache_write_tokens);
+fn own_part_only(parent: &mut Session, child: &Session) {
+    // Never below zero: a child's figures larger than its parent's are a
+    // bad file, not a refund.
+    let less = |p: i64, c: i64| p.saturating_sub(c).max(0);
+    parent.input_tokens = less(parent.input_tokens, child.input_tokens);
+    parent.output_tokens = less(parent.output_tokens, child.output_tokens);
+    parent.cache_read_tokens = less(parent.cache_read_tokens, child.cache_read_tokens);
+    parent.cache_write_tokens = less(parent.cache_write_tokens, child.cache_write_tokens);
     if let (Some(p), Some(c)) = (parent.cost_usd, child.cost_usd) {
         parent.cost_usd = Some((p - c).max(0.0));
     }

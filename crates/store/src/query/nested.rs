@@ -26,7 +26,7 @@
 use std::collections::HashSet;
 
 use super::{
-    Cell, MAX_TREE_DEPTH, SessionFilter, SessionRow, Source, id_col, lost_cutoff, session_columns,
+    Cell, MAX_TREE_DEPTH, Session, SessionFilter, Source, id_col, lost_cutoff, session_columns,
     session_conds, session_row, shaped, where_with_cutoff,
 };
 use crate::error::Result;
@@ -64,14 +64,14 @@ pub fn sub_sessions(
     store: &dyn Source,
     filter: &SessionFilter,
     parents: &[String],
-) -> Result<Vec<SessionRow>> {
+) -> Result<Vec<Session>> {
     let ctx = || "reading the sub-agents of a page of sessions".to_owned();
     let plain = SessionFilter {
         before: None,
         top_level: false,
         ..filter.clone()
     };
-    let mut out: Vec<SessionRow> = Vec::new();
+    let mut out: Vec<Session> = Vec::new();
     let mut seen: HashSet<String> = parents.iter().cloned().collect();
     let mut level: Vec<String> = parents.to_vec();
     for _ in 0..MAX_TREE_DEPTH {

@@ -62,7 +62,7 @@ pub struct Dashboard {
     /// byte-wise), at most [`OVERVIEW_TOOLS`].
     pub tool_errors: Vec<ToolTotal>,
     /// The [`OVERVIEW_COSTLIEST`] sessions of highest cost, highest first.
-    pub costliest: Vec<SessionRow>,
+    pub costliest: Vec<Session>,
 }
 
 /// One day of one agent or project in the overview's charts.
@@ -369,7 +369,7 @@ pub(super) fn tool_errors(store: &dyn Source) -> Result<Vec<ToolTotal>> {
 }
 
 /// The sessions of highest cost, down index `sessions_cost`.
-pub(super) fn costliest(store: &dyn Source) -> Result<Vec<SessionRow>> {
+pub(super) fn costliest(store: &dyn Source) -> Result<Vec<Session>> {
     let sql = format!(
         "SELECT {} FROM sessions s WHERE s.cost_usd IS NOT NULL
          ORDER BY s.cost_usd DESC, s.id DESC LIMIT ?2",

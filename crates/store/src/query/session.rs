@@ -89,12 +89,11 @@ pub fn session(store: &dyn Source, id: &str) -> Result<Option<SessionDetail>> {
 /// session that has children, and stops at [`MAX_TREE`] sessions or
 /// [`MAX_TREE_DEPTH`] levels: a page stays bounded whatever the store
 /// holds, and a cycle (a hand-edited store) cannot loop.
-pub(super) fn tree(store: &dyn Source, children: &[SessionRow]) -> Result<Vec<TreeNode>> {
+pub(super) fn tree(store: &dyn Source, children: &[Session]) -> Result<Vec<TreeNode>> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     // Depth-first with an explicit stack: (depth, session), last pushed first.
-    let mut stack: Vec<(usize, SessionRow)> =
-        children.iter().rev().map(|c| (1, c.clone())).collect();
+    let mut stack: Vec<(usize, Session)> = children.iter().rev().map(|c| (1, c.clone())).collect();
     while let Some((depth, s)) = stack.pop() {
         if out.len() >= MAX_TREE {
             break;
@@ -138,7 +137,7 @@ pub(super) fn output_and_verdict(
 }
 
 /// The sessions whose parent is `id`, oldest first (index `sessions_parent`).
-pub(super) fn children(store: &dyn Source, id: &str) -> Result<Vec<SessionRow>> {
+pub(super) fn children(store: &dyn Source, id: &str) -> Result<Vec<Session>> {
     let ctx = || format!("reading the children of session `{id}`");
     let sql = format!(
         "SELECT {} FROM sessions s WHERE s.parent_id = ?2 ORDER BY s.started_at, {} LIMIT ?3",

@@ -180,7 +180,7 @@ pub(super) fn session_conds(
 ///
 /// # Errors
 /// When the database cannot be read.
-pub fn sessions(store: &dyn Source, filter: &SessionFilter) -> Result<Vec<SessionRow>> {
+pub fn sessions(store: &dyn Source, filter: &SessionFilter) -> Result<Vec<Session>> {
     let ctx = || "listing sessions".to_owned();
     let mut args: Vec<Cell> = vec![Cell::Text(lost_cutoff())];
     let mut conds = session_conds(store, filter, &mut args)?;

@@ -2,10 +2,10 @@
 // Table tests read better with their helpers beside them.
 #![allow(clippy::items_after_statements, clippy::unnecessary_wraps)]
 use super::*;
-use crate::{NewEvent, SessionRecord, Store};
+use crate::{NewEvent, Session, Store};
 
 mod sessions {
-    use crate::SessionRecord;
+    use crate::Session;
     include!("../../tests/support/sessions.rs");
 }
 
@@ -13,7 +13,7 @@ mod sessions {
 fn sessions_page_newest_first_and_detail_has_rows() {
     let mut store = SqliteStore::open_in_memory().unwrap();
     for i in 0..5 {
-        let mut rec = SessionRecord::new(
+        let mut rec = Session::new(
             &format!("s{i}"),
             &format!("2025-07-14T03:12:0{i}.000Z"),
             "completed",
@@ -59,9 +59,9 @@ fn sessions_page_newest_first_and_detail_has_rows() {
 fn a_running_session_with_a_stale_heartbeat_is_lost() {
     let mut store = SqliteStore::open_in_memory().unwrap();
     // Its heartbeat is its start, long ago.
-    let old = SessionRecord::new("old", "2025-07-14T03:12:00.000Z", "running");
+    let old = Session::new("old", "2025-07-14T03:12:00.000Z", "running");
     store.start_session(&old).unwrap();
-    let fresh = SessionRecord::new("fresh", &time::now(), "running");
+    let fresh = Session::new("fresh", &time::now(), "running");
     store.start_session(&fresh).unwrap();
     let ids = |status: &str| {
         sessions(
@@ -91,10 +91,10 @@ fn filter_store() -> SqliteStore {
         store.write_session(&sessions::record(spec)).unwrap();
     }
     // A running session long stale (lost), and one fresh (running).
-    let mut lost = SessionRecord::new("b-lost", "2025-07-14T03:08:00.000Z", "running");
+    let mut lost = Session::new("b-lost", "2025-07-14T03:08:00.000Z", "running");
     lost.profile = Some("claude-ops".to_owned());
     store.start_session(&lost).unwrap();
-    let fresh = SessionRecord::new("b-run", &time::now(), "running");
+    let fresh = Session::new("b-run", &time::now(), "running");
     store.start_session(&fresh).unwrap();
     store
 }
@@ -348,7 +348,7 @@ fn each_filter_alone_and_combined() {
 #[test]
 fn the_text_index_and_the_counters_follow_every_write() {
     let mut store = filter_store();
-    let mut rec = SessionRecord::new("zz", &time::now(), "running");
+    let mut rec = Session::new("zz", &time::now(), "running");
     store.start_session(&rec).unwrap();
     let q = |q: &str| ids(&store, &SessionFilter { q: some(q), ..f() });
     assert!(q("zebra").is_empty());
@@ -475,7 +475,7 @@ fn filter_values_are_the_stored_ones() {
 #[test]
 fn events_after_an_id_are_only_the_newer_ones() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let mut rec = SessionRecord::new("s", "2025-07-14T03:12:00.000Z", "completed");
+    let mut rec = Session::new("s", "2025-07-14T03:12:00.000Z", "completed");
     for (i, level) in ["info", "warning", "critical", "info"].iter().enumerate() {
         rec.events.push(NewEvent {
             level: (*level).into(),
@@ -508,7 +508,7 @@ fn token_sums_past_i64_max_saturate_instead_of_failing() {
     let mut store = SqliteStore::open_in_memory().unwrap();
     let now = 1_753_963_200_000;
     for id in ["h1", "h2"] {
-        let mut r = SessionRecord::new(id, "2025-07-31T11:00:00.000Z", "completed");
+        let mut r = Session::new(id, "2025-07-31T11:00:00.000Z", "completed");
         r.input_tokens = 5_000_000_000_000_000_000;
         r.output_tokens = 5_000_000_000_000_000_000;
         store.write_session(&r).unwrap();
@@ -569,7 +569,7 @@ fn overview_on_a_small_known_store() {
         ),
     ];
     for (id, at, status, cost, input, output) in specs {
-        let mut r = SessionRecord::new(id, at, status);
+        let mut r = Session::new(id, at, status);
         r.cost_usd = cost;
         r.input_tokens = input;
         r.output_tokens = output;
@@ -585,21 +585,17 @@ fn overview_on_a_small_known_store() {
         }
         store.write_session(&r).unwrap();
     }
-    let mut child = SessionRecord::new("d4", "2025-07-31T11:30:00.000Z", "completed");
+    let mut child = Session::new("d4", "2025-07-31T11:30:00.000Z", "completed");
     child.parent_id = Some("d3".into());
     child.tier = 2;
     child.escalated_for = vec!["jellyfin".into(), "sonarr".into()];
     store.write_session(&child).unwrap();
     // Running: one with a fresh heartbeat (relative to now), one stale.
-    let mut fresh = SessionRecord::new("r1", "2025-07-31T11:59:59.000Z", "running");
+    let mut fresh = Session::new("r1", "2025-07-31T11:59:59.000Z", "running");
     fresh.input_tokens = 1;
     store.start_session(&fresh).unwrap();
     store
-        .start_session(&SessionRecord::new(
-            "r2",
-            "2025-07-31T10:00:00.000Z",
-            "running",
-        ))
+        .start_session(&Session::new("r2", "2025-07-31T10:00:00.000Z", "running"))
         .unwrap();
     let o = overview(&store, now).unwrap();
     fn pairs(v: &[(String, i64)]) -> Vec<(&str, i64)> {
@@ -699,7 +695,7 @@ fn the_lists_migration_applies_on_an_existing_v2_store() {
 }
 
 mod native {
-    use crate::{FeedEntry, NativeMark, SessionRecord, Store, ToolCount};
+    use crate::{FeedEntry, NativeMark, Session, Store, ToolCount};
     include!("../../tests/support/native.rs");
 }
 
@@ -895,7 +891,7 @@ fn overview_has_days_by_agent_and_project_tool_errors_and_the_costliest() {
         [("n-codex", false), ("n-main", true), ("n-sub", true)]
     );
     // The counters follow updates and deletes: the same as counting.
-    let mut again = SessionRecord::new("n-codex", "2025-07-14T04:00:00.000Z", "completed");
+    let mut again = Session::new("n-codex", "2025-07-14T04:00:00.000Z", "completed");
     again.agent = Some("codex".into());
     again.project = Some("/srv/other".into());
     again.cost_usd = Some(2.0);

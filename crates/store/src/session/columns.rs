@@ -1,11 +1,11 @@
 //! The `sessions` columns: the one list every session write, `store
-//! copy` and every session read is built from, each column's value from a
-//! [`SessionRecord`], and a [`SessionRow`] from the cells a read selects
-//! (Note \[One session row\]).
+//! copy` and every session read is built from: each column's value from a
+//! [`Session`] for a write, and a [`Session`] back from the cells a read
+//! selects (Note \[One session row\]).
 
 use std::sync::LazyLock;
 
-use super::{SessionRecord, SessionRow, Status};
+use super::{Session, Status};
 use crate::error::{Error, Result};
 use crate::rows::{Cell, at, flag, int, opt_int, opt_real, opt_text, text};
 use crate::tx::Arg;
@@ -29,8 +29,8 @@ enum Read {
     Plain,
     /// A boolean, as 0 or 1 (Postgres stores `BOOLEAN`).
     Bool,
-    /// Not in a [`SessionRow`]: a large JSON text the session page reads
-    /// on its own (`output`, `verdict`).
+    /// Not read back into a [`Session`]: a large JSON text the session
+    /// page reads on its own (`output`, `verdict`).
     No,
 }
 
@@ -171,19 +171,18 @@ pub(crate) static SESSION_SQL: LazyLock<SessionSql> = LazyLock::new(|| {
     }
 });
 
-/// The JSON columns of a record as compact text (`serde_json`'s `Display`),
-/// so `run` and `ingest` write byte-identical columns for one value.
+/// The JSON columns of a session as compact text (`serde_json`'s
+/// `Display`), so `run` and `ingest` write byte-identical columns for one
+/// value (the escalation is text already).
 pub(crate) struct JsonTexts {
-    escalation: Option<String>,
     output: Option<String>,
     verdict: Option<String>,
 }
 
 impl JsonTexts {
     /// The texts of `r`'s JSON values.
-    pub(crate) fn of(r: &SessionRecord) -> Self {
+    pub(crate) fn of(r: &Session) -> Self {
         JsonTexts {
-            escalation: r.escalation.as_ref().map(ToString::to_string),
             output: r.output.as_ref().map(ToString::to_string),
             verdict: r.verdict.as_ref().map(super::Verdict::text),
         }
@@ -194,32 +193,31 @@ impl JsonTexts {
 /// heartbeat (it only means something while running), so a row written
 /// by `run` and one rebuilt by `ingest` are identical.
 pub(crate) fn session_args<'a>(
-    r: &'a SessionRecord,
+    r: &'a Session,
     json: &'a JsonTexts,
     heartbeat_at: Option<&'a str>,
 ) -> Vec<Arg<'a>> {
-    let opt_count = |n: Option<u64>| n.map_or(Arg::Null, Arg::count);
     vec![
         Arg::text(&r.id),
         Arg::opt_text(r.parent_id.as_deref()),
-        Arg::Int(i64::from(r.tier)),
+        Arg::Int(r.tier),
         Arg::opt_text(r.profile.as_deref()),
         Arg::opt_text(r.agent.as_deref()),
         Arg::opt_text(r.model.as_deref()),
         Arg::text(r.status.as_str()),
-        Arg::opt_int(r.exit_code.map(i64::from)),
+        Arg::opt_int(r.exit_code),
         Arg::text(&r.started_at),
         Arg::opt_text(r.ended_at.as_deref()),
         r.cost_usd.map_or(Arg::Null, Arg::Real),
-        opt_count(r.duration_ms),
-        opt_count(r.num_turns),
-        Arg::count(r.input_tokens),
-        Arg::count(r.output_tokens),
+        Arg::opt_int(r.duration_ms),
+        Arg::opt_int(r.num_turns),
+        Arg::Int(r.input_tokens),
+        Arg::Int(r.output_tokens),
         Arg::opt_text(r.extraction_method.as_deref()),
         Arg::opt_text(r.error.as_deref()),
         Arg::opt_text(r.error_category.as_deref()),
         Arg::opt_text(r.summary.as_deref()),
-        Arg::opt_text(json.escalation.as_deref()),
+        Arg::opt_text(r.escalation.as_deref()),
         Arg::opt_text(r.raw_log_path.as_deref()),
         Arg::opt_text(heartbeat_at),
         Arg::opt_text(json.output.as_deref()),
@@ -227,18 +225,18 @@ pub(crate) fn session_args<'a>(
         Arg::opt_text(r.project.as_deref()),
         Arg::opt_text(r.git_branch.as_deref()),
         Arg::opt_text(r.agent_version.as_deref()),
-        Arg::count(r.cache_read_tokens),
-        Arg::count(r.cache_write_tokens),
+        Arg::Int(r.cache_read_tokens),
+        Arg::Int(r.cache_write_tokens),
         Arg::Bool(r.cost_estimated),
         Arg::opt_text(r.source_path.as_deref()),
     ]
 }
 
-/// The columns a [`SessionRow`] reads, in select order.
+/// The columns a [`Session`] reads, in select order.
 static READ: LazyLock<Vec<&'static Column>> =
     LazyLock::new(|| COLUMNS.iter().filter(|c| c.read != Read::No).collect());
 
-/// The select list of a [`SessionRow`]'s stored columns over `sessions
+/// The select list of a [`Session`]'s stored columns over `sessions
 /// s`; `has(v)`: the store's schema has what version `v` added. A
 /// reader appends, in this order, what is derived:
 /// lost, secrets masked, verdict valid, failing path, not imported
@@ -276,9 +274,9 @@ impl<'a> Cells<'a> {
     }
 }
 
-/// A [`SessionRow`] from a row selected with [`select`] and the derived
+/// A [`Session`] from a row selected with [`select`] and the derived
 /// columns after it.
-pub(crate) fn session_row(r: &[Cell]) -> Result<SessionRow> {
+pub(crate) fn session_row(r: &[Cell]) -> Result<Session> {
     let n = READ.len();
     let derived = |k: usize| at(r, n + k);
     let not_imported = flag(derived(4))?;
@@ -298,7 +296,7 @@ pub(crate) fn session_row(r: &[Cell]) -> Result<SessionRow> {
     } else {
         status.as_str().to_owned()
     };
-    Ok(SessionRow {
+    Ok(Session {
         id,
         parent_id,
         tier,
@@ -334,6 +332,7 @@ pub(crate) fn session_row(r: &[Cell]) -> Result<SessionRow> {
         secrets_masked: opt_int(derived(1))?,
         verdict_valid: opt_int(derived(2))?.map(|v| v != 0),
         failing_path: opt_text(derived(3))?,
+        ..Session::default()
     })
 }
 
@@ -343,7 +342,7 @@ mod tests {
 
     #[test]
     fn every_column_has_its_value() {
-        let r = SessionRecord::new("s1", "2025-07-14T03:00:00.000Z", "completed");
+        let r = Session::new("s1", "2025-07-14T03:00:00.000Z", "completed");
         let json = JsonTexts::of(&r);
         assert_eq!(session_args(&r, &json, None).len(), COLUMNS.len());
     }
@@ -353,10 +352,10 @@ mod tests {
         // A real row (so a new column needs no change here), its derived
         // cells given: not lost, 3 secrets, valid, no path, imported.
         let mut s = crate::SqliteStore::open_in_memory().unwrap();
-        let mut r = SessionRecord::new("s1", "2025-07-14T03:00:00.000Z", "completed");
+        let mut r = Session::new("s1", "2025-07-14T03:00:00.000Z", "completed");
         r.model = Some("m".to_owned());
         r.source_path = Some("/f.jsonl".to_owned());
-        r.escalation = Some(serde_json::json!({"needed": true}));
+        r.escalation = Some(serde_json::json!({"needed": true}).to_string());
         r.cost_estimated = true;
         r.num_turns = Some(7);
         crate::Store::write_session(&mut s, &r).unwrap();
@@ -389,9 +388,92 @@ mod tests {
     }
 
     #[test]
+    fn a_session_read_back_writes_the_same_row() {
+        // One type both ways: what a read gives, written to another store,
+        // reads back equal (the read-only fields are ignored by the write).
+        let mut r = Session::new("s1", "2025-07-14T03:00:00.000Z", "completed");
+        r.tier = 2;
+        r.exit_code = Some(-1);
+        r.duration_ms = Some(1500);
+        r.input_tokens = i64::MAX;
+        r.cache_write_tokens = 9;
+        r.escalation = Some(r#"{"needed":false}"#.to_owned());
+        r.project = Some("/p".to_owned());
+        let mut a = crate::SqliteStore::open_in_memory().unwrap();
+        crate::Store::write_session(&mut a, &r).unwrap();
+        let read = crate::query::session(&a, "s1").unwrap().unwrap().session;
+        assert_eq!(read.shown_status, "completed");
+        let mut b = crate::SqliteStore::open_in_memory().unwrap();
+        crate::Store::write_session(&mut b, &read).unwrap();
+        let again = crate::query::session(&b, "s1").unwrap().unwrap().session;
+        assert_eq!(again, read);
+        assert_eq!(again.input_tokens, i64::MAX);
+    }
+
+    #[test]
+    fn a_session_prints_its_keys_in_the_api_order() {
+        // The API's JSON as it was when reads and writes had two types;
+        // the fields only a write carries are not printed.
+        let mut s = Session::new("s1", "2025-07-14T03:00:00.000Z", "completed");
+        s.output = Some(serde_json::json!({"x": 1}));
+        s.events = vec![crate::NewEvent {
+            level: "info".to_owned(),
+            message: "m".to_owned(),
+            service: None,
+        }];
+        let json = serde_json::to_value(&s).unwrap();
+        let keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "id",
+                "parent_id",
+                "tier",
+                "profile",
+                "agent",
+                "model",
+                "status",
+                "exit_code",
+                "started_at",
+                "ended_at",
+                "cost_usd",
+                "duration_ms",
+                "num_turns",
+                "input_tokens",
+                "output_tokens",
+                "extraction_method",
+                "error",
+                "error_category",
+                "summary",
+                "escalation",
+                "raw_log_path",
+                "heartbeat_at",
+                "lost",
+                "not_imported",
+                "shown_status",
+                "project",
+                "git_branch",
+                "agent_version",
+                "cache_read_tokens",
+                "cache_write_tokens",
+                "cost_estimated",
+                "source_path",
+                "secrets_masked",
+                "verdict_valid",
+                "failing_path",
+            ]
+        );
+    }
+
+    #[test]
     fn a_status_this_build_does_not_know_still_reads() {
         let mut s = crate::SqliteStore::open_in_memory().unwrap();
-        let r = SessionRecord::new("s1", "2025-07-14T03:00:00.000Z", "completed");
+        let r = Session::new("s1", "2025-07-14T03:00:00.000Z", "completed");
         crate::Store::write_session(&mut s, &r).unwrap();
         s.connection()
             .execute("UPDATE sessions SET status = 'paused' WHERE id = 's1'", [])

@@ -1,6 +1,6 @@
 // Imported (native) sessions of known shape, shared by the unit tests in
 // `src/query.rs` (SQLite only) and `tests/queries.rs` (both backends): each
-// `include!`s this file into a module that has `SessionRecord`,
+// `include!`s this file into a module that has `Session`,
 // `FeedEntry`, `NativeMark`, `ToolCount` and `Store` in scope.
 
 /// A project name an agent controls: it must render as text.
@@ -53,7 +53,7 @@ fn tool(name: &str, calls: u64, errors: u64) -> ToolCount {
 pub fn fill_native(store: &mut dyn Store) {
     use serde_json::json;
     let j = |v: serde_json::Value| v;
-    let mut main = SessionRecord::new("n-main", "2025-07-14T05:00:00.000Z", "completed");
+    let mut main = Session::new("n-main", "2025-07-14T05:00:00.000Z", "completed");
     main.agent = Some("claude-code".to_owned());
     main.model = Some("claude-sonnet-4-5".to_owned());
     main.project = Some(HOSTILE_PROJECT.to_owned());
@@ -87,7 +87,7 @@ pub fn fill_native(store: &mut dyn Store) {
     ];
     store.save_native(&main, &feed, &mark("/p/n-main.jsonl", "n-main", "claude-code")).unwrap();
 
-    let mut sub = SessionRecord::new("n-sub", "2025-07-14T05:01:00.000Z", "completed");
+    let mut sub = Session::new("n-sub", "2025-07-14T05:01:00.000Z", "completed");
     sub.parent_id = Some("n-main".to_owned());
     sub.agent = Some("claude-code".to_owned());
     sub.project = Some(HOSTILE_PROJECT.to_owned());
@@ -98,13 +98,13 @@ pub fn fill_native(store: &mut dyn Store) {
     let feed = vec![entry("n-sub", "2025-07-14T05:01:01.000Z", body(1, &j(json!({"type": "text", "text": "The jellyfin service restarts"}))))];
     store.save_native(&sub, &feed, &mark("/p/n-main/subagents/agent-a1b2.jsonl", "n-sub", "claude-code")).unwrap();
 
-    let mut sub2 = SessionRecord::new("n-sub2", "2025-07-14T05:02:00.000Z", "completed");
+    let mut sub2 = Session::new("n-sub2", "2025-07-14T05:02:00.000Z", "completed");
     sub2.parent_id = Some("n-sub".to_owned());
     sub2.agent = Some("claude-code".to_owned());
     sub2.project = Some(HOSTILE_PROJECT.to_owned());
     store.save_native(&sub2, &[], &mark("/p/n-sub2.jsonl", "n-sub2", "claude-code")).unwrap();
 
-    let mut codex = SessionRecord::new("n-codex", "2025-07-14T04:00:00.000Z", "completed");
+    let mut codex = Session::new("n-codex", "2025-07-14T04:00:00.000Z", "completed");
     codex.agent = Some("codex".to_owned());
     codex.model = Some("gpt-5-codex".to_owned());
     codex.project = Some("/srv/api".to_owned());

@@ -1,6 +1,6 @@
 // Sessions of known shape for the query tables, shared by the unit tests in
 // `src/query.rs` (SQLite only) and `tests/queries.rs` (both backends): each
-// `include!`s this file into a module that has `SessionRecord` in scope. One
+// `include!`s this file into a module that has `Session` in scope. One
 // table, so the two cannot drift apart.
 
 /// (id, minute started, status, tier, profile, error category, method, summary, agent)
@@ -100,10 +100,10 @@ pub const SPECS: &[Spec] = &[
 
 /// The record of one spec: started at minute `min` past 03:00 on 2025-07-14,
 /// model `model-<agent>`, and the provider's message for a rate limit.
-pub fn record(spec: &Spec) -> SessionRecord {
+pub fn record(spec: &Spec) -> Session {
     let &(id, min, status, tier, profile, cat, method, summary, agent) = spec;
-    let mut r = SessionRecord::new(id, &format!("2025-07-14T03:{min:02}:00.000Z"), status);
-    r.tier = tier;
+    let mut r = Session::new(id, &format!("2025-07-14T03:{min:02}:00.000Z"), status);
+    r.tier = i64::from(tier);
     r.profile = profile.map(str::to_owned);
     r.error_category = cat.map(str::to_owned);
     r.extraction_method = method.map(str::to_owned);

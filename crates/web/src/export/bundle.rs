@@ -2,7 +2,7 @@
 //! its transcript, and each session below it with its own (Note
 //! \[Export\]); and where a sub-agent's transcript goes in its parent's.
 
-use agentshape_store::query::{self, SessionRow, Source};
+use agentshape_store::query::{self, Session, Source};
 use serde_json::Value;
 
 use crate::pages::session::transcript::{self, Row};
@@ -10,7 +10,7 @@ use crate::pages::session::transcript::{self, Row};
 /// One session and its whole transcript.
 #[derive(Debug, Clone)]
 pub(crate) struct Part {
-    pub(crate) session: SessionRow,
+    pub(crate) session: Session,
     /// 0 for the exported session, 1 for a child, 2 for a grandchild, ...
     pub(crate) depth: usize,
     pub(crate) rows: Vec<Row>,
@@ -58,7 +58,7 @@ pub(crate) fn load(store: &dyn Source, id: &str) -> agentshape_store::Result<Opt
 /// each page decoded from the log's start, so its export costs about
 /// pages²/2 pages of decoding: a second or so for a log of a few thousand
 /// rows, far more for one of the 64 MiB a transcript reads at most.
-fn part(store: &dyn Source, s: SessionRow, depth: usize) -> agentshape_store::Result<Part> {
+fn part(store: &dyn Source, s: Session, depth: usize) -> agentshape_store::Result<Part> {
     let mut rows = Vec::new();
     let mut after = 0;
     loop {

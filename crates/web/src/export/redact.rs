@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use agentshape_store::query::SessionRow;
+use agentshape_store::query::Session;
 use serde_json::Value;
 
 use super::bundle::{Bundle, Part};
@@ -93,7 +93,7 @@ impl Redactor {
     }
 
     /// The session's fields that can hold a path.
-    fn session(&self, s: &mut SessionRow) {
+    fn session(&self, s: &mut Session) {
         for f in [
             &mut s.project,
             &mut s.summary,

@@ -1,6 +1,6 @@
 //! Exports of sessions in a real (in-memory) store.
 
-use agentshape_store::{FeedEntry, SessionRecord, SqliteStore, Store};
+use agentshape_store::{FeedEntry, Session, SqliteStore, Store};
 use serde_json::{Value, json};
 
 use super::*;
@@ -34,7 +34,7 @@ fn feed(store: &mut SqliteStore, id: &str, rows: &[(String, Value)]) {
 /// own, and a second child the parent's rows never name.
 fn store() -> SqliteStore {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let mut p = SessionRecord::new(PARENT, "2026-01-05T09:00:00.000Z", "completed");
+    let mut p = Session::new(PARENT, "2026-01-05T09:00:00.000Z", "completed");
     p.agent = Some("claude-code".into());
     p.agent_version = Some("2.1.231".into());
     p.project = Some(PROJECT.into());
@@ -70,7 +70,7 @@ fn store() -> SqliteStore {
     );
     feed(&mut store, PARENT, &rows);
     for (id, text) in [(CHILD, "CHILD-SAYS-MAKEFILE"), (LOST, "ORPHAN-CHILD-TEXT")] {
-        let mut c = SessionRecord::new(id, "2026-01-05T09:00:06.000Z", "completed");
+        let mut c = Session::new(id, "2026-01-05T09:00:06.000Z", "completed");
         c.parent_id = Some(PARENT.into());
         c.agent = Some("claude-code".into());
         c.model = Some("claude-haiku-4-5".into());
@@ -235,7 +235,7 @@ fn redact_paths_replaces_the_project_and_homes_in_every_format() {
 #[test]
 fn every_page_of_a_long_transcript_is_in_the_file() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let rec = SessionRecord::new("long", "2026-01-05T09:00:00.000Z", "completed");
+    let rec = Session::new("long", "2026-01-05T09:00:00.000Z", "completed");
     store.write_session(&rec).unwrap();
     let n = PAGE_ROWS * 2 + 7;
     let rows: Vec<(String, Value)> = (0..n)
@@ -258,7 +258,7 @@ fn every_page_of_a_long_transcript_is_in_the_file() {
 fn hostile_text_stays_text_and_links_to_included_sessions_stay_in_the_file() {
     let mut store = SqliteStore::open_in_memory().unwrap();
     let id = "\"><img src=x onerror=alert(1)>";
-    let mut rec = SessionRecord::new(id, "2026-01-05T09:00:00.000Z", "completed");
+    let mut rec = Session::new(id, "2026-01-05T09:00:00.000Z", "completed");
     rec.summary = Some("<script>alert(1)</script>".into());
     rec.project = Some("</style><script>alert(2)</script>".into());
     store.write_session(&rec).unwrap();
@@ -302,7 +302,7 @@ fn file_names_are_safe_everywhere() {
 #[test]
 fn masking_the_page_masks_a_secret_and_leaves_its_stylesheet_whole() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let rec = SessionRecord::new("m", "2026-01-05T09:00:00.000Z", "completed");
+    let rec = Session::new("m", "2026-01-05T09:00:00.000Z", "completed");
     store.write_session(&rec).unwrap();
     let key = "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";
     feed(

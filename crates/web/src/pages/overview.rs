@@ -681,8 +681,7 @@ mod tests {
             ("n1", "claude-code", HOSTILE, 1.5, true),
             ("n2", "codex", "/srv/api", 3.0, false),
         ] {
-            let mut r =
-                agentshape_store::SessionRecord::new(id, "2025-07-14T05:00:00.000Z", "completed");
+            let mut r = agentshape_store::Session::new(id, "2025-07-14T05:00:00.000Z", "completed");
             r.agent = Some(agent.into());
             r.model = Some(HOSTILE.into());
             r.project = Some(project.into());
@@ -828,7 +827,7 @@ mod tests {
                 vec![("2024-03-03T08:00:00.000Z", "mystery-model-9")],
             ),
         ] {
-            let mut r = agentshape_store::SessionRecord::new(id, calls[0].0, "completed");
+            let mut r = agentshape_store::Session::new(id, calls[0].0, "completed");
             r.agent = Some(agent.into());
             r.project = Some(project.into());
             r.cost_usd = Some(9.0);
@@ -1013,8 +1012,7 @@ mod tests {
     #[test]
     fn a_store_without_calls_falls_back_and_says_so() {
         let mut store = SqliteStore::open_in_memory().unwrap();
-        let mut r =
-            agentshape_store::SessionRecord::new("r1", "2025-07-14T05:00:00.000Z", "completed");
+        let mut r = agentshape_store::Session::new("r1", "2025-07-14T05:00:00.000Z", "completed");
         r.cost_usd = Some(0.5);
         store.write_session(&r).unwrap();
         let now = agentshape_store::time::parse_ms("2025-07-14T12:00:00.000Z").unwrap();

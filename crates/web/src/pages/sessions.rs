@@ -21,7 +21,7 @@ use std::collections::HashMap;
 
 use agentshape_core::usage::{Figures, Group};
 use agentshape_store::query::{
-    self, FilterValues, Hits, MAX_DISTINCT, SessionFilter, SessionRow, SessionTotals,
+    self, FilterValues, Hits, MAX_DISTINCT, Session, SessionFilter, SessionTotals,
 };
 use agentshape_store::time;
 use axum::extract::rejection::QueryRejection;
@@ -281,7 +281,7 @@ pub(crate) fn dollars(v: f64) -> String {
 
 /// A session's cost, `est.` after it when it was computed from usage and
 /// the price table rather than reported by the agent.
-pub(crate) fn cost(s: &SessionRow) -> Markup {
+pub(crate) fn cost(s: &Session) -> Markup {
     html! {
         @if let Some(c) = s.cost_usd {
             (dollars(c))
@@ -362,7 +362,7 @@ struct Shown {
 }
 
 impl Shown {
-    fn of(rows: &[SessionRow]) -> Shown {
+    fn of(rows: &[Session]) -> Shown {
         Shown {
             validation: rows.iter().any(|r| r.verdict_valid.is_some()),
             errors: rows.iter().any(|r| r.error_category.is_some()),
@@ -373,7 +373,7 @@ impl Shown {
 /// A verdict as a list shows it: the outcome (Note \[Outcomes of a run\]
 /// in the store's `stats`): valid, invalid, or none (nothing structured
 /// found).
-fn outcome(s: &SessionRow) -> Option<&'static str> {
+fn outcome(s: &Session) -> Option<&'static str> {
     let none = matches!(
         s.extraction_method.as_deref(),
         None | Some("none" | "handoff")
@@ -398,7 +398,7 @@ enum Place {
     Below(usize),
 }
 
-fn row(s: &SessionRow, usage: Option<&Group>, shown: Shown, place: &Place) -> Markup {
+fn row(s: &Session, usage: Option<&Group>, shown: Shown, place: &Place) -> Markup {
     let models = match usage {
         Some(g) => g.models.join(", "),
         None => s.model.clone().unwrap_or_default(),
@@ -525,8 +525,8 @@ fn total_line(t: &ListTotal) -> Markup {
 pub(crate) fn body(
     f: &SessionFilter,
     values: &FilterValues,
-    rows: &[SessionRow],
-    subs: &[SessionRow],
+    rows: &[Session],
+    subs: &[Session],
     found: &Hits,
     feed_after: i64,
     usage: &HashMap<String, Group>,
@@ -776,43 +776,8 @@ mod tests {
         let f = params(&[("status", "completed"), ("q", "a&b c")])
             .filter(2)
             .unwrap();
-        let mut r = SessionRow {
-            id: "s/1".into(),
-            parent_id: None,
-            tier: 1,
-            profile: None,
-            agent: None,
-            model: None,
-            status: "completed".into(),
-            exit_code: None,
-            started_at: "2025-07-14T03:12:09.000Z".into(),
-            ended_at: None,
-            cost_usd: None,
-            duration_ms: None,
-            num_turns: None,
-            input_tokens: 0,
-            output_tokens: 0,
-            extraction_method: None,
-            error: None,
-            error_category: None,
-            summary: Some("<script>alert(1)</script>".into()),
-            escalation: None,
-            raw_log_path: None,
-            heartbeat_at: None,
-            lost: false,
-            not_imported: false,
-            shown_status: "completed".into(),
-            project: None,
-            git_branch: None,
-            agent_version: None,
-            cache_read_tokens: 0,
-            cache_write_tokens: 0,
-            cost_estimated: false,
-            source_path: None,
-            secrets_masked: None,
-            verdict_valid: None,
-            failing_path: None,
-        };
+        let mut r = Session::new("s/1", "2025-07-14T03:12:09.000Z", "completed");
+        r.summary = Some("<script>alert(1)</script>".into());
         let r2 = {
             r.id = "s<2>".into();
             r.clone()
@@ -861,8 +826,7 @@ mod tests {
         let hostile = "<script>alert(1)</script>";
         let tool = "<img src=x onerror=alert(1)>";
         let mut store = SqliteStore::open_in_memory().unwrap();
-        let mut rec =
-            agentshape_store::SessionRecord::new("n1", "2025-07-14T05:00:00.000Z", "completed");
+        let mut rec = agentshape_store::Session::new("n1", "2025-07-14T05:00:00.000Z", "completed");
         rec.agent = Some("claude-code".into());
         rec.model = Some(tool.into());
         rec.project = Some(hostile.into());
@@ -897,7 +861,7 @@ mod tests {
         };
         store.save_native(&rec, &feed, &mark).unwrap();
         let mut other =
-            agentshape_store::SessionRecord::new("r1", "2025-07-14T06:00:00.000Z", "completed");
+            agentshape_store::Session::new("r1", "2025-07-14T06:00:00.000Z", "completed");
         other.agent = Some("claude".into());
         other.cost_usd = Some(0.5);
         store.write_session(&other).unwrap();
@@ -1057,7 +1021,7 @@ mod tests {
             ),
             ("new", "2024-03-05T10:00:00.000Z", "mystery-model-9"),
         ] {
-            let mut r = agentshape_store::SessionRecord::new(id, started, "completed");
+            let mut r = agentshape_store::Session::new(id, started, "completed");
             r.agent = Some("claude-code".into());
             r.project = Some("/home/ana/wt/api-fix".into());
             r.duration_ms = Some(65_000);
@@ -1090,7 +1054,7 @@ mod tests {
         }
         // A run, checked: the validation columns come with it.
         let mut run =
-            agentshape_store::SessionRecord::new("run", "2024-03-02T10:00:00.000Z", "completed");
+            agentshape_store::Session::new("run", "2024-03-02T10:00:00.000Z", "completed");
         run.agent = Some("codex".into());
         run.profile = Some("deploy".into());
         run.cost_usd = Some(0.5);

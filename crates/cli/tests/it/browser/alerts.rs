@@ -4,7 +4,7 @@
 //! session, the overview counts it, no webhook credential is on any page,
 //! and nothing breaks the page's CSP.
 
-use agentshape_store::{SessionRecord, SqliteStore, Store, time};
+use agentshape_store::{Session, SqliteStore, Store, time};
 use agentshape_testkit::webhook::Receiver;
 
 use super::{Browser, serve};
@@ -25,7 +25,7 @@ fn the_alerts_page_lists_a_firing_with_its_deliveries_and_links_the_session() {
     )
     .unwrap();
     let now = time::now_ms();
-    let mut r = SessionRecord::new("slow-1", &time::format_ms(now - 5_000), "timeout");
+    let mut r = Session::new("slow-1", &time::format_ms(now - 5_000), "timeout");
     r.ended_at = Some(time::format_ms(now));
     r.error_category = Some("timeout".into());
     SqliteStore::open(&db).unwrap().write_session(&r).unwrap();

@@ -19,7 +19,7 @@
 
 use std::path::Path;
 
-use agentshape_store::{FeedEntry, NativeMark, SessionRecord, SqliteStore, Store, ToolCount, time};
+use agentshape_store::{FeedEntry, NativeMark, Session, SqliteStore, Store, ToolCount, time};
 use serde_json::{Value, json};
 
 use super::{Browser, serve};
@@ -98,7 +98,7 @@ pub(crate) fn fill_native(db: &Path) {
     let today = now - 2 * 3_600_000;
     let sonnet = "claude-sonnet-4-5-20250929";
 
-    let mut c = SessionRecord::new(CLAUDE, &at(today), "completed");
+    let mut c = Session::new(CLAUDE, &at(today), "completed");
     c.agent = Some("claude-code".into());
     c.agent_version = Some("2.1.23".into());
     c.model = Some(sonnet.into());
@@ -202,7 +202,7 @@ pub(crate) fn fill_native(db: &Path) {
         .save_native(&c, &feed, &mark(CLAUDE, "claude-code"))
         .unwrap();
 
-    let mut s = SessionRecord::new(SUB, &at(today + 60_000), "completed");
+    let mut s = Session::new(SUB, &at(today + 60_000), "completed");
     s.parent_id = Some(CLAUDE.into());
     s.agent = Some("claude-code".into());
     s.model = Some("claude-haiku-4-5".into());
@@ -233,7 +233,7 @@ pub(crate) fn fill_native(db: &Path) {
         .save_native(&s, &feed, &mark(SUB, "claude-code"))
         .unwrap();
 
-    let mut x = SessionRecord::new(CODEX, &at(today - 3_600_000), "completed");
+    let mut x = Session::new(CODEX, &at(today - 3_600_000), "completed");
     x.agent = Some("codex".into());
     x.agent_version = Some("0.104.0".into());
     x.model = Some("gpt-5-codex".into());
@@ -315,7 +315,7 @@ pub(crate) fn fill_native(db: &Path) {
             }
             let id = format!("{agent}-{day:02}-{k}");
             let start = today - day * DAY_MS + k as i64 * 600_000;
-            let mut r = SessionRecord::new(
+            let mut r = Session::new(
                 &id,
                 &at(start),
                 if (day + k as i64) % 7 == 0 {
@@ -330,7 +330,7 @@ pub(crate) fn fill_native(db: &Path) {
             let scale = 0.5 + ((day * 7 + k as i64 * 3) % 10) as f64 / 10.0;
             r.cost_usd = Some(cost * scale);
             r.cost_estimated = true;
-            r.input_tokens = (*tokens as f64 * scale) as u64;
+            r.input_tokens = (*tokens as f64 * scale) as i64;
             r.output_tokens = r.input_tokens / 12;
             r.summary = Some(format!("{agent} session in {project}"));
             r.tools = vec![tool(
@@ -638,7 +638,7 @@ fn hostile_native_names_run_nothing_anywhere() {
         let now = time::now_ms() - 3_600_000;
         for (i, p) in PAYLOADS.iter().enumerate() {
             let id = format!("hostile-{i}");
-            let mut r = SessionRecord::new(&id, &at(now + i as i64 * 1000), "completed");
+            let mut r = Session::new(&id, &at(now + i as i64 * 1000), "completed");
             r.agent = Some("claude-code".into());
             r.model = Some((*p).into());
             r.project = Some(format!("/home/{p}"));

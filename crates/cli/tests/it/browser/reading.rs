@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agentshape_store::{FeedEntry, NativeMark, SessionRecord, SqliteStore, Store, time};
+use agentshape_store::{FeedEntry, NativeMark, Session, SqliteStore, Store, time};
 use serde_json::{Value, json};
 
 use super::{Browser, serve};
@@ -75,7 +75,7 @@ pub(crate) fn fill_reading(db: &Path) {
     let mut store = SqliteStore::open(db).unwrap();
     let start = time::now_ms() - 3_600_000;
     let sonnet = Some("claude-sonnet-4-5-20250929");
-    let mut r = SessionRecord::new(READING, &time::format_ms(start), "completed");
+    let mut r = Session::new(READING, &time::format_ms(start), "completed");
     r.agent = Some("claude-code".into());
     r.agent_version = Some("2.1.23".into());
     r.model = sonnet.map(Into::into);

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use agentshape_store::{NativeMark, SessionRecord, SqliteStore, Store, time};
+use agentshape_store::{NativeMark, Session, SqliteStore, Store, time};
 use serde_json::{Value, json};
 
 use super::native::{CLAUDE, SUB, fill_native};
@@ -25,7 +25,7 @@ byte-identical";
 fn add_wide_session(db: &Path) {
     let mut store = SqliteStore::open(db).unwrap();
     let start = time::now_ms() - 600_000;
-    let mut r = SessionRecord::new(WIDE_ID, &time::format_ms(start), "completed");
+    let mut r = Session::new(WIDE_ID, &time::format_ms(start), "completed");
     r.agent = Some("claude-code".into());
     r.model = Some("claude-opus-4-1-20250805, claude-sonnet-4-5-20250929, claude-haiku-4-5".into());
     r.project =

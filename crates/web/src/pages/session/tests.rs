@@ -1,8 +1,6 @@
 //! The session page rendered from a real (in-memory) store.
 
-use agentshape_store::{
-    FeedEntry, NewEvent, NewMemory, ServiceCheck, SessionRecord, SqliteStore, Store,
-};
+use agentshape_store::{FeedEntry, NewEvent, NewMemory, ServiceCheck, Session, SqliteStore, Store};
 use serde_json::{Value, json};
 
 use super::*;
@@ -77,7 +75,7 @@ fn assert_inert(html: &str) {
 fn hostile_agent_text_renders_as_text_everywhere() {
     let mut store = SqliteStore::open_in_memory().unwrap();
     let id = "\"><svg onload=alert(1)>";
-    let mut rec = SessionRecord::new(id, "2025-07-14T03:00:00.000Z", "running");
+    let mut rec = Session::new(id, "2025-07-14T03:00:00.000Z", "running");
     store.start_session(&rec).unwrap();
     let mut rows = Vec::new();
     for h in HOSTILE {
@@ -108,7 +106,7 @@ fn hostile_agent_text_renders_as_text_everywhere() {
     rec.model = Some(HOSTILE[1].to_owned());
     rec.extraction_method = Some(HOSTILE[0].to_owned());
     rec.parent_id = None;
-    rec.escalation = Some(json!({"reason": HOSTILE[1]}));
+    rec.escalation = Some(json!({"reason": HOSTILE[1]}).to_string());
     rec.output = Some(json!({ HOSTILE[0]: HOSTILE[1], "list": HOSTILE }));
     // Hostile where a typed verdict has no room for it (a kind, a repair):
     // written as a store edited by hand (or by another build) holds it.
@@ -139,7 +137,7 @@ fn hostile_agent_text_renders_as_text_everywhere() {
 #[test]
 fn errors_point_at_their_values_and_invariants_are_told_apart() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let mut rec = SessionRecord::new("s", "2025-07-14T03:00:00.000Z", "completed");
+    let mut rec = Session::new("s", "2025-07-14T03:00:00.000Z", "completed");
     rec.output = Some(json!({"events": [{"level": "loud"}], "counts": {"a": 2}}));
     rec.verdict = serde_json::from_value(json!({
         "valid": false,
@@ -188,7 +186,7 @@ fn errors_point_at_their_values_and_invariants_are_told_apart() {
 #[test]
 fn verdict_and_status_per_state() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let mut ok = SessionRecord::new("ok", "2025-07-14T03:00:00.000Z", "completed");
+    let mut ok = Session::new("ok", "2025-07-14T03:00:00.000Z", "completed");
     ok.output = Some(json!({"a": 1}));
     ok.verdict = serde_json::from_value(
         json!({"valid": true, "errors": [], "repairs": [], "coercions": []}),
@@ -202,14 +200,14 @@ fn verdict_and_status_per_state() {
         html.contains(r#"<span id="session-status" class="badge s-completed">completed</span>"#)
     );
     // Running and alive: no data-valid, live from the last feed id.
-    let run = SessionRecord::new("run", &agentshape_store::time::now(), "running");
+    let run = Session::new("run", &agentshape_store::time::now(), "running");
     store.start_session(&run).unwrap();
     let html = page(&store, "run");
     assert!(!html.contains("data-valid"), "{html}");
     let after = agentshape_store::query::feed_max_id(&store).unwrap();
     assert!(html.contains(&format!(r#"data-status="running" data-after="{after}""#)));
     // Lost: says so, with the ingest command.
-    let mut lost = SessionRecord::new("lost", "2025-07-14T03:00:00.000Z", "running");
+    let mut lost = Session::new("lost", "2025-07-14T03:00:00.000Z", "running");
     lost.raw_log_path = Some("/var/log/agentshape/lost.ndjson".to_owned());
     store.start_session(&lost).unwrap();
     let html = page(&store, "lost");
@@ -223,13 +221,13 @@ fn verdict_and_status_per_state() {
 fn the_chain_links_parent_and_children_with_their_status() {
     let mut store = SqliteStore::open_in_memory().unwrap();
     store
-        .write_session(&SessionRecord::new(
+        .write_session(&Session::new(
             "p/1",
             "2025-07-14T03:00:00.000Z",
             "completed",
         ))
         .unwrap();
-    let mut c = SessionRecord::new("c?1", "2025-07-14T03:00:01.000Z", "error");
+    let mut c = Session::new("c?1", "2025-07-14T03:00:01.000Z", "error");
     c.parent_id = Some("p/1".to_owned());
     c.tier = 2;
     store.write_session(&c).unwrap();
@@ -252,7 +250,7 @@ fn a_session_without_feed_rows_is_read_from_its_log() {
     )
     .unwrap();
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let mut rec = SessionRecord::new("s", "2025-07-14T03:00:00.000Z", "completed");
+    let mut rec = Session::new("s", "2025-07-14T03:00:00.000Z", "completed");
     rec.agent = Some("claude".to_owned());
     rec.raw_log_path = Some(log.display().to_string());
     // As `ingest` writes it: the session row and its `ended` feed row only.
@@ -300,7 +298,7 @@ fn a_session_without_feed_rows_is_read_from_its_log() {
 #[test]
 fn the_rows_it_wrote_are_tables() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let mut rec = SessionRecord::new("s", "2025-07-14T03:00:00.000Z", "completed");
+    let mut rec = Session::new("s", "2025-07-14T03:00:00.000Z", "completed");
     rec.events.push(NewEvent {
         level: "critical".to_owned(),
         service: Some("jellyfin".to_owned()),
@@ -336,7 +334,7 @@ fn the_rows_it_wrote_are_tables() {
 #[test]
 fn a_long_transcript_is_paged_by_size_and_every_row_comes_once() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let rec = SessionRecord::new("big", "2025-07-14T03:00:00.000Z", "completed");
+    let rec = Session::new("big", "2025-07-14T03:00:00.000Z", "completed");
     store.write_session(&rec).unwrap();
     let text = "z".repeat(4000);
     let rows: Vec<(&str, Value)> = (0..3000)
@@ -392,7 +390,7 @@ fn native_row(line: u64, model: Option<&str>, event: Value) -> (String, Value) {
     ("event".to_owned(), body)
 }
 
-fn save_native(store: &mut SqliteStore, rec: &SessionRecord, rows: &[(String, Value)], at: &str) {
+fn save_native(store: &mut SqliteStore, rec: &Session, rows: &[(String, Value)], at: &str) {
     let entries: Vec<FeedEntry> = rows
         .iter()
         .map(|(kind, body)| FeedEntry {
@@ -432,7 +430,7 @@ fn row_html(html: &str, id: i64) -> &str {
 #[test]
 fn a_native_session_shows_its_tree_compactions_tool_errors_models_and_tokens() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let mut main = SessionRecord::new("n-main", "2025-07-14T05:00:00.000Z", "completed");
+    let mut main = Session::new("n-main", "2025-07-14T05:00:00.000Z", "completed");
     main.agent = Some("claude-code".to_owned());
     main.agent_version = Some("2.1.23".to_owned());
     main.model = Some("claude-sonnet-4-5".to_owned());
@@ -502,7 +500,7 @@ fn a_native_session_shows_its_tree_compactions_tool_errors_models_and_tokens() {
         ),
     ];
     save_native(&mut store, &main, &rows, "2025-07-14T05:00:01.000Z");
-    let mut sub = SessionRecord::new("agent-a1b2", "2025-07-14T05:01:00.000Z", "completed");
+    let mut sub = Session::new("agent-a1b2", "2025-07-14T05:01:00.000Z", "completed");
     sub.parent_id = Some("n-main".to_owned());
     sub.agent = Some("claude-code".to_owned());
     sub.summary = Some(format!("sub-agent a1b2: {}", HOSTILE[0]));
@@ -511,7 +509,7 @@ fn a_native_session_shows_its_tree_compactions_tool_errors_models_and_tokens() {
     sub.cost_usd = Some(0.25);
     sub.cost_estimated = true;
     save_native(&mut store, &sub, &[], "2025-07-14T05:01:00.000Z");
-    let mut subsub = SessionRecord::new("agent-c3", "2025-07-14T05:02:00.000Z", "error");
+    let mut subsub = Session::new("agent-c3", "2025-07-14T05:02:00.000Z", "error");
     subsub.parent_id = Some("agent-a1b2".to_owned());
     save_native(&mut store, &subsub, &[], "2025-07-14T05:02:00.000Z");
 
@@ -682,7 +680,7 @@ fn hook_summaries_per_chain_and_agent() {
 #[test]
 fn a_usage_only_session_says_how_to_import_its_transcript() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let mut rec = SessionRecord::new("u-1", "2025-07-14T05:00:00.000Z", "completed");
+    let mut rec = Session::new("u-1", "2025-07-14T05:00:00.000Z", "completed");
     rec.agent = Some("claude-code".to_owned());
     rec.source_path = Some("/p/u-1.jsonl".to_owned());
     let mark = agentshape_store::NativeMark {
@@ -737,7 +735,7 @@ fn call(
 #[test]
 fn the_header_shows_the_models_as_a_mix_with_readable_numbers() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let mut rec = SessionRecord::new("mix", "2025-07-14T05:00:00.000Z", "completed");
+    let mut rec = Session::new("mix", "2025-07-14T05:00:00.000Z", "completed");
     rec.agent = Some("claude-code".to_owned());
     rec.agent_version = Some("1.0.51".to_owned());
     rec.model = Some("claude-3-5-haiku".to_owned());
@@ -789,7 +787,7 @@ fn the_header_shows_the_models_as_a_mix_with_readable_numbers() {
     );
     assert!(facts.contains("1.0.51"), "{facts}");
     // A session with no stored calls names its row's model.
-    let mut bare = SessionRecord::new("bare", "2025-07-14T05:00:00.000Z", "completed");
+    let mut bare = Session::new("bare", "2025-07-14T05:00:00.000Z", "completed");
     bare.model = Some("gpt-5-codex".to_owned());
     bare.source_path = Some("/p/bare.jsonl".to_owned());
     save_native(&mut store, &bare, &[], "2025-07-14T05:00:01.000Z");
@@ -806,7 +804,7 @@ fn a_parent_only_its_sub_agents_named_is_not_imported_rather_than_lost() {
     // A sub-agent's own file names a parent whose file was never imported:
     // the store holds the parent as a placeholder (Note [Parents not
     // imported]), started long ago, with no heartbeat.
-    let mut sub = SessionRecord::new("agent-0f", "2024-01-02T03:04:05.000Z", "completed");
+    let mut sub = Session::new("agent-0f", "2024-01-02T03:04:05.000Z", "completed");
     sub.parent_id = Some("gone-parent".to_owned());
     sub.agent = Some("claude-code".to_owned());
     sub.source_path = Some("/p/gone-parent/subagents/agent-0f.jsonl".to_owned());
@@ -842,13 +840,13 @@ fn a_parent_only_its_sub_agents_named_is_not_imported_rather_than_lost() {
         .collect();
     assert_eq!(ids, ["gone-parent"]);
     // A real run that stopped answering is still lost.
-    let mut run = SessionRecord::new("run-1", "2024-01-02T03:04:05.000Z", "running");
+    let mut run = Session::new("run-1", "2024-01-02T03:04:05.000Z", "running");
     run.agent = Some("claude-code".to_owned());
     store.write_session(&run).unwrap();
     let row = query::session(&store, "run-1").unwrap().unwrap().session;
     assert!(row.lost && !row.not_imported, "{row:?}");
     // Importing the parent's file ends it.
-    let mut parent = SessionRecord::new("gone-parent", "2024-01-02T03:00:00.000Z", "completed");
+    let mut parent = Session::new("gone-parent", "2024-01-02T03:00:00.000Z", "completed");
     parent.agent = Some("claude-code".to_owned());
     parent.source_path = Some("/p/gone-parent.jsonl".to_owned());
     save_native(&mut store, &parent, &[], "2024-01-02T03:04:07.000Z");
@@ -862,7 +860,7 @@ fn a_parent_only_its_sub_agents_named_is_not_imported_rather_than_lost() {
 #[test]
 fn a_task_call_shows_its_sub_agents_tokens_and_cost_beside_the_link() {
     let mut store = SqliteStore::open_in_memory().unwrap();
-    let mut main = SessionRecord::new("t-main", "2025-07-14T05:00:00.000Z", "completed");
+    let mut main = Session::new("t-main", "2025-07-14T05:00:00.000Z", "completed");
     main.agent = Some("claude-code".to_owned());
     main.source_path = Some("/p/t-main.jsonl".to_owned());
     let rows = vec![
@@ -879,7 +877,7 @@ fn a_task_call_shows_its_sub_agents_tokens_and_cost_beside_the_link() {
         ),
     ];
     save_native(&mut store, &main, &rows, "2025-07-14T05:00:01.000Z");
-    let mut sub = SessionRecord::new("agent-a1b2", "2025-07-14T05:01:00.000Z", "completed");
+    let mut sub = Session::new("agent-a1b2", "2025-07-14T05:01:00.000Z", "completed");
     sub.parent_id = Some("t-main".to_owned());
     sub.source_path = Some("/p/t-main/subagents/agent-a1b2.jsonl".to_owned());
     sub.input_tokens = 12_345;

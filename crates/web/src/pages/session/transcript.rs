@@ -37,7 +37,7 @@ use agentshape_core::decode::{DecodeOptions, Decoder, Format};
 use agentshape_runtime::infile;
 use agentshape_store::FeedRow;
 use agentshape_store::query::Source as Store;
-use agentshape_store::query::{SessionRow, feed_for_session};
+use agentshape_store::query::{Session, feed_for_session};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -147,7 +147,7 @@ impl Page {
 /// When the store cannot be read; an unreadable log is [`Source::None`].
 pub(crate) fn load(
     store: &dyn Store,
-    s: &SessionRow,
+    s: &Session,
     after: i64,
 ) -> agentshape_store::Result<Transcript> {
     let first = feed_for_session(store, &s.id, 0, BATCH)?;

@@ -11,22 +11,22 @@
 
 use std::collections::{HashMap, HashSet};
 
-use agentshape_store::query::{MAX_TREE_DEPTH, SessionRow};
+use agentshape_store::query::{MAX_TREE_DEPTH, Session};
 
 /// A top-level session and the sessions below it, depth first (each after
 /// its parent, oldest first among siblings), with their depth (1: a child).
 #[derive(Debug)]
 pub(super) struct Family<'a> {
-    pub(super) top: &'a SessionRow,
-    pub(super) below: Vec<(usize, &'a SessionRow)>,
+    pub(super) top: &'a Session,
+    pub(super) below: Vec<(usize, &'a Session)>,
 }
 
 /// `rows` (a page's top-level sessions, in order) with `subs` (the
 /// sessions below them, any order) under them. A sub-session whose parent
 /// is neither is dropped (the store reads only those below `rows`); a
 /// cycle cannot loop, and no family is deeper than the store reads.
-pub(super) fn families<'a>(rows: &'a [SessionRow], subs: &'a [SessionRow]) -> Vec<Family<'a>> {
-    let mut children: HashMap<&str, Vec<&SessionRow>> = HashMap::new();
+pub(super) fn families<'a>(rows: &'a [Session], subs: &'a [Session]) -> Vec<Family<'a>> {
+    let mut children: HashMap<&str, Vec<&Session>> = HashMap::new();
     for s in subs {
         if let Some(p) = s.parent_id.as_deref() {
             children.entry(p).or_default().push(s);
@@ -42,7 +42,7 @@ pub(super) fn families<'a>(rows: &'a [SessionRow], subs: &'a [SessionRow]) -> Ve
     rows.iter()
         .map(|top| {
             let mut below = Vec::new();
-            let mut stack: Vec<(usize, &SessionRow)> = children
+            let mut stack: Vec<(usize, &Session)> = children
                 .get(top.id.as_str())
                 .map(|c| c.iter().rev().map(|s| (1, *s)).collect())
                 .unwrap_or_default();
@@ -64,13 +64,13 @@ pub(super) fn families<'a>(rows: &'a [SessionRow], subs: &'a [SessionRow]) -> Ve
 
 /// Whether a session below another is an escalation (a run retried a tier
 /// up) rather than a sub-agent (started by an agent, at the first tier).
-fn escalated(s: &SessionRow) -> bool {
+fn escalated(s: &Session) -> bool {
     s.tier > 1
 }
 
 /// What the disclosure of a family says: `1 sub-agent`, `3 sub-agents`,
 /// `2 escalations`, or `4 sessions below` when both.
-pub(super) fn below_label(below: &[(usize, &SessionRow)]) -> String {
+pub(super) fn below_label(below: &[(usize, &Session)]) -> String {
     let n = below.len();
     let imported = below.iter().filter(|(_, s)| !escalated(s)).count();
     let what = if imported == n {
@@ -87,7 +87,7 @@ pub(super) fn below_label(below: &[(usize, &SessionRow)]) -> String {
 
 /// How a row whose parent is not on the page names it: a sub-agent or an
 /// escalated run.
-pub(super) fn parent_label(s: &SessionRow) -> &'static str {
+pub(super) fn parent_label(s: &Session) -> &'static str {
     if escalated(s) {
         "escalated from"
     } else {

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use agentshape_store::query::{self, FilterValues, Hits, SessionFilter, TranscriptHit};
-use agentshape_store::{FeedEntry, NativeMark, SessionRecord, SqliteStore, Store};
+use agentshape_store::{FeedEntry, NativeMark, Session, SqliteStore, Store};
 use serde_json::json;
 
 use super::{HITS, ListParams, ListTotal, PAGE, body, encode};
@@ -23,12 +23,12 @@ struct Imported<'a> {
 }
 
 fn save(store: &mut SqliteStore, s: &Imported) {
-    let mut r = SessionRecord::new(s.id, s.started, "completed");
+    let mut r = Session::new(s.id, s.started, "completed");
     r.parent_id = s.parent.map(str::to_owned);
     r.agent = Some(s.agent.to_owned());
     r.project = Some(s.project.to_owned());
     r.summary = Some(s.summary.to_owned());
-    r.input_tokens = s.tokens;
+    r.input_tokens = agentshape_store::count(s.tokens);
     r.cost_usd = Some(0.01);
     r.source_path = Some(format!("/p/{}.jsonl", s.id));
     let feed: Vec<FeedEntry> = s

@@ -31,7 +31,7 @@
 
 use std::collections::HashMap;
 
-use agentshape_store::query::SessionRow;
+use agentshape_store::query::Session;
 use maud::{Markup, html};
 use serde_json::Value;
 
@@ -82,7 +82,7 @@ pub(crate) fn lines(rows: &[Row]) -> Markup {
 
 /// The sessions below the one drawn, by id: a `Task` call shows its
 /// sub-agent's tokens and cost beside the link (issue 41).
-pub(crate) type Known<'a> = HashMap<&'a str, &'a SessionRow>;
+pub(crate) type Known<'a> = HashMap<&'a str, &'a Session>;
 
 /// [`lines`], with the sessions below this one at hand.
 pub(crate) fn lines_with(rows: &[Row], known: &Known<'_>) -> Markup {

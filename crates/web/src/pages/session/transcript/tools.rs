@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::highlight::Budget;
 use super::outcome::{Outcome, result_text};
 use super::{diff, first_line, markdown, shell};
-use agentshape_store::query::SessionRow;
+use agentshape_store::query::Session;
 
 use crate::pages::numbers::thousands;
 use crate::pages::session::session_href;
@@ -28,7 +28,7 @@ pub(crate) struct Call<'a> {
     /// The sub-agent it started (its agent id), when a progress row names it.
     pub(crate) child: Option<&'a str>,
     /// That sub-agent's session, when the page knows it.
-    pub(crate) child_session: Option<&'a SessionRow>,
+    pub(crate) child_session: Option<&'a Session>,
 }
 
 /// A call's status beside its name: failed, or no result on this page.
