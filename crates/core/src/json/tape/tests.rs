@@ -3,7 +3,11 @@
 
 use proptest::prelude::*;
 
+use jsonschema::JsonType;
+use jsonschema::json::{Array, Node};
+
 use super::*;
+use crate::json::ws::ws_end;
 
 fn agrees(text: &str) {
     let serde = serde_json::from_str::<Value>(text);
