@@ -1,6 +1,6 @@
 // The repair corpus (../shared/corpus/repair/cases.jsonl) through the
 // package: the same scoring, groups and floors as
-// crates/core/tests/repair_corpus.rs (which prints the same table), and
+// crates/core/tests/it/repair_corpus/ (which prints the same table), and
 // `repair()` (the jsonrepair drop-in) gives the value `extract()` finds on
 // every row.
 import assert from "node:assert/strict";
