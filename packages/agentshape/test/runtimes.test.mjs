@@ -192,13 +192,14 @@ for (const [name, args] of Object.entries(RUNTIMES)) {
 // The package's own test files under `bun test`, unchanged (Bun implements
 // node:test's `test`, `before` and `after`); all but this one, which would
 // start itself again, and browser.test.mjs, which tests Chromium (in Bun it
-// would only serve the files, and its Chromium profile folder could meet
-// the one `node --test` starts at the same time). Bun stops a test after 5 s by default: the 100 MB
-// string in hostile.test.mjs takes longer on a busy machine. (`deno test`
-// fails two of them for reasons of the test, not the package: pack.test.mjs
-// starts `process.execPath`, Deno, in a folder without a package.json, and
-// hostile.test.mjs expects JSON.stringify to run out of stack before a
-// million levels, which Deno's does not; so Deno runs the smoke script only.)
+// would only serve the files, and its Chromium profile folder could meet the
+// one `node --test` starts at the same time). Bun stops a test after 5 s by
+// default: the 100 MB string in hostile.test.mjs takes longer on a busy
+// machine. (`deno test` fails two of them for reasons of the test, not the
+// package: pack.test.mjs starts `process.execPath`, Deno, in a folder
+// without a package.json, and hostile.test.mjs expects JSON.stringify to run
+// out of stack before a million levels, which Deno's does not; so Deno runs
+// the smoke script only.)
 test("the package's own tests pass under bun test", async () => {
   const bin = await binary("bun");
   const skip = ["runtimes.test.mjs", "browser.test.mjs"];
