@@ -163,6 +163,19 @@ test("the smoke script passes in Node", async () => {
   assert.ok(JSON.parse(inNode).version);
 });
 
+// Note [Reading the .wasm]: the scheme decides, not a `process` global
+// (which a runtime may lack, or a browser bundle define): without one, Node
+// still reads the file (its `fetch` cannot).
+test("the .wasm is read by its URL's scheme, without a process global", async () => {
+  writeFileSync(join(app, "no_process.mjs"), [
+    "delete globalThis.process;",
+    'const a = await import("agentshape");',
+    "console.log(JSON.stringify([typeof process, a.extract(\"{'a': 1,}\").value]));",
+    "",
+  ].join("\n"));
+  assert.equal(await smokeIn(process.execPath, ["no_process.mjs"]), '["undefined",{"a":1}]');
+});
+
 /**
  * The runtime's binary, checked to be the pinned devDependency's version;
  * a missing or broken one fails the test, naming the set-up command.
