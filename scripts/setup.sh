@@ -109,7 +109,10 @@ assert int(pydantic.VERSION.split(".")[0]) == 2' >/dev/null 2>&1
 # `--locked` first; when the registry lacks one of the CLI's locked
 # dependencies (seen: a webpki-roots release missing), cargo resolves them
 # afresh. The package's devDependencies (the test and benchmark peers: ai,
-# ajv, jsonrepair, zod) come from packages/agentshape/package-lock.json with
+# ajv, jsonrepair, zod; the Deno and Bun runtimes its tests also run it in,
+# whose npm packages carry the binary as an optional dependency per platform
+# and link it in a postinstall script, allowed by package.json's
+# `allowScripts`) come from packages/agentshape/package-lock.json with
 # `npm ci`. Node.js >= 20 is the machine's own (not from Debian, whose
 # nodejs is older).
 wasm_bindgen_pin() {
@@ -121,7 +124,7 @@ component_wasm() {
   have() {
     rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown &&
       [ "$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(wasm_bindgen_pin)" ] &&
-      node_ok && npm_deps_ok
+      node_ok && npm_deps_ok && runtimes_ok
   }
   install() {
     node_ok || { echo "setup: wasm needs Node.js >= 20 and npm (the machine's own; have: $(node --version 2>/dev/null || echo none))" >&2; return 1; }
@@ -132,7 +135,7 @@ component_wasm() {
       cargo install -q --locked wasm-bindgen-cli --version "$pin" ||
         cargo install -q wasm-bindgen-cli --version "$pin"
     fi
-    npm_deps_ok || (cd packages/agentshape && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    { npm_deps_ok && runtimes_ok; } || (cd packages/agentshape && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   }
 }
 node_ok() {
@@ -140,6 +143,8 @@ node_ok() {
 }
 # `npm ci` leaves node_modules/.package-lock.json, a copy of the lock's
 # package list: the same list means the same install, with no network.
+# Optional packages absent from it are other platforms' binaries, which npm
+# skips.
 npm_deps_ok() {
   [ -f packages/agentshape/node_modules/.package-lock.json ] &&
     python3 -c '
@@ -147,7 +152,13 @@ import json, sys
 lock, got = (json.load(open(p)) for p in sys.argv[1:])
 want = {k: v.get("version") for k, v in lock["packages"].items() if k}
 have = {k: v.get("version") for k, v in got["packages"].items() if k}
+want = {k: v for k, v in want.items() if k in have or not lock["packages"][k].get("optional")}
 sys.exit(0 if want == have else 1)' packages/agentshape/package-lock.json packages/agentshape/node_modules/.package-lock.json
+}
+# The binaries run: their postinstall scripts linked them (test/runtimes.test.mjs).
+runtimes_ok() {
+  packages/agentshape/node_modules/.bin/deno --version >/dev/null 2>&1 &&
+    packages/agentshape/node_modules/.bin/bun --version >/dev/null 2>&1
 }
 
 check_only=0

@@ -1,7 +1,17 @@
-// Loading the one `.wasm` without a bundler plugin: read with `fs` in Node
-// (and Bun), fetched next to this file elsewhere (`new URL(...,
-// import.meta.url)`: browsers, Deno), compiled once, instantiated through
-// wasm-bindgen's `--target web` glue (`initSync` with the compiled module).
+// Loading the one `.wasm` without a bundler plugin: it sits next to this
+// file (`new URL(..., import.meta.url)`), read with `node:fs` when that URL
+// is a `file:` one (Node, Deno, Bun: Note [Reading the .wasm]) and fetched
+// otherwise (browsers), compiled once, instantiated through wasm-bindgen's
+// `--target web` glue (`initSync` with the compiled module).
+//
+// Note [Reading the .wasm]: the scheme of the module's own URL decides, not
+// a guess at the runtime (a `process` global, which Deno 2 and Bun define
+// too, or a user agent). Node's `fetch` refuses `file:` URLs, while every
+// runtime that loads modules from files has `node:fs` (Deno and Bun
+// implement it); from `http(s):` only `fetch` works. Deno asks for read
+// permission for the `.wasm` and for the glue's dynamic imports below, so
+// `deno run --allow-read=node_modules/agentshape` is all it needs
+// (test/runtimes.test.mjs runs the package in Deno and Bun).
 //
 // Note [A trap replaces the instance]: a WebAssembly trap (out of memory,
 // or a bug reaching `unreachable`) throws a `WebAssembly.RuntimeError` in
@@ -20,10 +30,9 @@ import { InternalError, fromRaw } from "./errors.js";
 
 const WASM = new URL("./dist/agentshape_wasm_bg.wasm", import.meta.url);
 const GLUE = "./dist/agentshape_wasm.js";
-const inNode = typeof process === "object" && typeof process.versions?.node === "string";
 
 async function compile() {
-  if (inNode) {
+  if (WASM.protocol === "file:") {
     const { readFile } = await import("node:fs/promises");
     return WebAssembly.compile(await readFile(WASM));
   }

@@ -1,5 +1,6 @@
 // Shared helpers of the package's tests (run by scripts/test.sh with `node --test`).
-import { existsSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -31,4 +32,19 @@ export function sameJson(a, b) {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   return ka.length === kb.length && ka.every((k, i) => k === kb[i] && sameJson(a[k], b[k]));
+}
+
+/**
+ * `npm pack` the package into `dir` and unpack the tarball into
+ * `dir/app/node_modules/agentshape`, as `npm install` of it would: the
+ * package a user gets. Returns `{app, files}` (the tarball's paths, sorted).
+ */
+export function installPacked(dir) {
+  const pkg = join(REPO, "packages/agentshape");
+  const out = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", dir], { cwd: pkg, encoding: "utf8" }));
+  const app = join(dir, "app");
+  const into = join(app, "node_modules/agentshape");
+  mkdirSync(into, { recursive: true });
+  execFileSync("tar", ["xzf", join(dir, out[0].filename), "-C", into, "--strip-components=1"]);
+  return { app, files: out[0].files.map((f) => f.path).sort() };
 }

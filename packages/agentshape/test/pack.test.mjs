@@ -3,28 +3,21 @@
 // node_modules, without zod (an optional peer dependency) or any bundler.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { REPO } from "./helpers.mjs";
-
-const PKG = join(REPO, "packages/agentshape");
+import { installPacked } from "./helpers.mjs";
 
 test("the packed tarball installs and works without zod or a bundler", () => {
   const dir = mkdtempSync(join(tmpdir(), "agentshape-pack-"));
   try {
-    const out = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", dir], { cwd: PKG, encoding: "utf8" }));
-    const files = out[0].files.map((f) => f.path).sort();
+    const { app, files } = installPacked(dir);
     assert.deepEqual(files, [
       "dist/agentshape_wasm.js", "dist/agentshape_wasm_bg.wasm", "errors.js", "index.d.ts", "index.js",
       "load.js", "package.json", "zod.js",
     ]);
-    const app = join(dir, "app");
-    const into = join(app, "node_modules/agentshape");
-    mkdirSync(into, { recursive: true });
-    execFileSync("tar", ["xzf", join(dir, out[0].filename), "-C", into, "--strip-components=1"]);
     writeFileSync(join(app, "main.mjs"), `
       import { extract, Validator, version } from "agentshape";
       const e = extract("Sure: \\u0060\\u0060\\u0060json\\n{'ok': True,}\\n\\u0060\\u0060\\u0060");
