@@ -33,11 +33,11 @@ pub(crate) const LANES: usize = 16;
 #[allow(clippy::inline_always)]
 #[inline(always)]
 pub(crate) fn string_stops(chunk: &[u8; LANES], a: u8, b: u8) -> u32 {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(vector_bytes)]
     {
         vector::string_stops(chunk, a, b)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(vector_bytes))]
     {
         portable::string_stops(chunk, a, b)
     }
@@ -56,11 +56,11 @@ pub(crate) fn string_stops(chunk: &[u8; LANES], a: u8, b: u8) -> u32 {
 #[allow(clippy::inline_always)]
 #[inline(always)]
 pub(crate) fn quote_stops(chunk: &[u8; LANES]) -> u32 {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(vector_bytes)]
     {
         vector::quote_stops(chunk)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(vector_bytes))]
     {
         portable::string_stops(chunk, b'"', b'"')
     }
@@ -72,11 +72,11 @@ pub(crate) fn quote_stops(chunk: &[u8; LANES]) -> u32 {
 #[allow(clippy::inline_always)]
 #[inline(always)]
 pub(crate) fn bracket_stops(chunk: &[u8; LANES]) -> u32 {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(vector_bytes)]
     {
         vector::bracket_stops(chunk)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(vector_bytes))]
     {
         portable::bracket_stops(chunk)
     }
@@ -97,6 +97,11 @@ pub(crate) fn string_stops64(block: &[u8; 4 * LANES]) -> u64 {
     }
     mask
 }
+
+/// The SIMD128 forms (Note [WebAssembly SIMD] in `.cargo/config.toml`).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[path = "bytescan/wasm.rs"]
+mod vector;
 
 #[cfg(target_arch = "x86_64")]
 mod vector {
@@ -165,7 +170,7 @@ mod vector {
 
 /// The byte loops the vector forms replace: the masks of other targets,
 /// and the tests' reference.
-#[cfg(any(test, not(target_arch = "x86_64")))]
+#[cfg(any(test, not(vector_bytes)))]
 mod portable {
     use super::LANES;
 

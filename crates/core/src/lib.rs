@@ -43,7 +43,7 @@
 
 // Other targets keep the scalar forms (Note [Vector byte masks]).
 pub mod alerts;
-#[cfg(any(test, target_arch = "x86_64"))]
+#[cfg(any(test, vector_bytes))]
 mod bytescan;
 pub mod check;
 pub mod classify;

@@ -297,12 +297,12 @@ pub(crate) fn balanced_end(bytes: &[u8], start: usize) -> usize {
 }
 
 /// The index of the first quote, `/` or bracket at or after `i`, or the
-/// length of `bytes`: on `x86_64` 16 bytes at a time
+/// length of `bytes`: 16 bytes at a time where the target has vector compares
 /// (`bytescan::bracket_stops`, Note [Vector bracket scan]).
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn special_at(bytes: &[u8], mut i: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(vector_bytes)]
     while let Some(chunk) = bytes.get(i..i + crate::bytescan::LANES) {
         let Ok(chunk) = <&[u8; crate::bytescan::LANES]>::try_from(chunk) else {
             break;

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::exact::{Parsed, parse};
 use super::number::number_parts;
-#[cfg(target_arch = "x86_64")]
+#[cfg(vector_bytes)]
 use super::scan::CHUNK;
 use super::scan::plain_run_end;
 use super::unescape::{Escape, SHORT_ESCAPES, escape};
@@ -169,7 +169,7 @@ fn scan_object(b: &[u8], i: usize, depth: usize) -> Scan {
 #[allow(clippy::inline_always)]
 #[inline(always)]
 pub(super) fn scan_string(b: &[u8], i: usize) -> Scan {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(vector_bytes)]
     if let Some(chunk) = b.get(i + 1..i + 1 + CHUNK) {
         if let Ok(chunk) = <&[u8; CHUNK]>::try_from(chunk) {
             let stops = crate::bytescan::quote_stops(chunk);

@@ -17,11 +17,11 @@ pub(super) const CHUNK: usize = 16;
 #[allow(clippy::inline_always)]
 #[inline(always)]
 pub(super) fn stop_mask64(block: &[u8; BLOCK]) -> u64 {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(vector_bytes)]
     {
         crate::bytescan::string_stops64(block)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(vector_bytes))]
     {
         stop_mask64_swar(block)
     }
@@ -29,7 +29,7 @@ pub(super) fn stop_mask64(block: &[u8; BLOCK]) -> u64 {
 
 /// [`stop_mask64`] eight bytes at a time in `u64` words ([`stop_mask8`]):
 /// the form of other targets, and the tests' reference for the vector one.
-#[cfg(any(test, not(target_arch = "x86_64")))]
+#[cfg(any(test, not(vector_bytes)))]
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn stop_mask64_swar(block: &[u8; BLOCK]) -> u64 {
@@ -48,7 +48,7 @@ fn stop_mask64_swar(block: &[u8; BLOCK]) -> u64 {
 /// quote, a backslash or a control character. Exact for every byte, unlike
 /// [`stop_bytes`]: each test adds within a byte's low seven bits, so no
 /// carry crosses into the next byte.
-#[cfg(any(test, not(target_arch = "x86_64")))]
+#[cfg(any(test, not(vector_bytes)))]
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn stop_mask8(w: u64) -> u64 {
@@ -91,7 +91,7 @@ fn stop_mask8(w: u64) -> u64 {
 #[inline(always)]
 pub(crate) fn copy_plain(out: &mut Vec<u8>, bytes: &[u8], from: usize, q1: u8, q2: u8) -> usize {
     let mut at = from;
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(vector_bytes)]
     if let Some(chunk) = bytes.get(at..at + CHUNK) {
         let Ok(chunk) = <&[u8; CHUNK]>::try_from(chunk) else {
             return at;
@@ -220,7 +220,7 @@ pub(crate) fn first_stop(b: &[u8], from: usize, stop: impl Fn(u8) -> bool) -> us
 pub(crate) fn plain_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
     // Inlined at every caller: most runs end in the first word, and the
     // call (seven registers saved and restored) cost as much as the test.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(vector_bytes)]
     if let Some(chunk) = bytes.get(from..from + CHUNK) {
         let Ok(chunk) = <&[u8; CHUNK]>::try_from(chunk) else {
             return long_run_end(bytes, from, a, b);
@@ -292,11 +292,11 @@ fn long_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
 #[inline(always)]
 fn first_stop16(chunk: &[u8; CHUNK], a: u8, b: u8) -> usize {
     // A bit past the chunk's: 16 when no byte stops.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(vector_bytes)]
     {
         (crate::bytescan::string_stops(chunk, a, b) | 1 << CHUNK).trailing_zeros() as usize
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(vector_bytes))]
     {
         first_stop16_bytes(chunk, a, b)
     }
@@ -304,7 +304,7 @@ fn first_stop16(chunk: &[u8; CHUNK], a: u8, b: u8) -> usize {
 
 /// [`first_stop16`] as a byte loop into a byte mask: the form of other
 /// targets, where LLVM vectorises it.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(vector_bytes))]
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn first_stop16_bytes(chunk: &[u8; CHUNK], a: u8, b: u8) -> usize {

@@ -1,0 +1,86 @@
+//! [`super`]'s masks with WebAssembly's SIMD128 (Note \[WebAssembly SIMD\]
+//! in `.cargo/config.toml`): the same compares as the SSE2 forms, and
+//! `i8x16.bitmask` for `pmovmskb`. The intrinsics are safe functions here
+//! because the crate is compiled with `simd128` enabled, so core stays
+//! `forbid(unsafe_code)`. The chunk is loaded by value (`u8x16` of its
+//! bytes), which the compiler makes one `v128.load`. The node tests of the
+//! npm package run these (its repair corpus, extraction table and schema
+//! suite agree with the CLI's), as native tests run the SSE2 ones.
+
+use core::arch::wasm32::{
+    i8x16_bitmask, i8x16_eq, u8x16, u8x16_min, u8x16_splat, v128, v128_or, v128_xor,
+};
+
+use super::LANES;
+
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn load(c: &[u8; LANES]) -> v128 {
+    let [
+        a0,
+        a1,
+        a2,
+        a3,
+        a4,
+        a5,
+        a6,
+        a7,
+        a8,
+        a9,
+        a10,
+        a11,
+        a12,
+        a13,
+        a14,
+        a15,
+    ] = *c;
+    u8x16(
+        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,
+    )
+}
+
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn bits(v: v128) -> u32 {
+    u32::from(i8x16_bitmask(v))
+}
+
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(super) fn string_stops(chunk: &[u8; LANES], a: u8, b: u8) -> u32 {
+    let v = load(chunk);
+    // `min(v, 0x1f) == v` exactly where `v` is below 0x20 (unsigned).
+    let control = i8x16_eq(u8x16_min(v, u8x16_splat(0x1f)), v);
+    let quote = v128_or(i8x16_eq(v, u8x16_splat(a)), i8x16_eq(v, u8x16_splat(b)));
+    let backslash = i8x16_eq(v, u8x16_splat(b'\\'));
+    bits(v128_or(v128_or(control, quote), backslash))
+}
+
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(super) fn quote_stops(chunk: &[u8; LANES]) -> u32 {
+    let v = load(chunk);
+    // Note [Quote or control in one test].
+    let x = v128_xor(v, u8x16_splat(0x02));
+    let quote_or_control = i8x16_eq(u8x16_min(x, u8x16_splat(0x20)), x);
+    let backslash = i8x16_eq(v, u8x16_splat(b'\\'));
+    bits(v128_or(quote_or_control, backslash))
+}
+
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(super) fn bracket_stops(chunk: &[u8; LANES]) -> u32 {
+    let v = load(chunk);
+    // `[` and `]` are `{` and `}` less 0x20: one `or` folds them.
+    let folded = v128_or(v, u8x16_splat(0x20));
+    let brackets = v128_or(
+        i8x16_eq(folded, u8x16_splat(b'{')),
+        i8x16_eq(folded, u8x16_splat(b'}')),
+    );
+    let quotes = v128_or(
+        i8x16_eq(v, u8x16_splat(b'"')),
+        i8x16_eq(v, u8x16_splat(b'\'')),
+    );
+    let slash = i8x16_eq(v, u8x16_splat(b'/'));
+    bits(v128_or(brackets, v128_or(quotes, slash)))
+}
