@@ -17,7 +17,7 @@ use crate::errors::{Failure, Kind, Result, to_json};
 /// The verdict on the JSON text `text`: schema errors, then failed
 /// invariants; empty when valid. `Input` when `text` is not JSON.
 pub fn verdict(v: &Validator, text: &str) -> Result<Vec<Violation>> {
-    if let Some(found) = v.verdict_json(text.as_bytes()) {
+    if let Some(found) = v.verdict_text(text) {
         return Ok(found);
     }
     let parsed =

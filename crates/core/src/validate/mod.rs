@@ -262,7 +262,8 @@ impl Validator {
     /// `x-invariants`: callers check [`Validator::invariants`] is empty.
     pub fn is_valid_text(&self, text: &str) -> Option<bool> {
         let validator = self.tape_validator()?;
-        tape::with_doc(text.as_bytes(), |doc| validator.is_valid(doc.root()))
+        // `text` is a `str`: no second UTF-8 check (Note [Bytes, not text]).
+        tape::with_doc_str(text, |doc| validator.is_valid(doc.root()))
     }
 
     /// [`Validator::is_valid_text`] on a document already read; `None`
@@ -323,15 +324,29 @@ impl Validator {
     /// (`tape_verdicts_agree_with_value_verdicts`).
     pub fn verdict_json(&self, text: &[u8]) -> Option<Vec<Violation>> {
         let validator = self.tape_validator()?;
-        tape::with_doc(text, |doc| {
-            if validator.is_valid(doc.root()) {
-                return self.invariants.evaluate_tape(doc.root());
-            }
-            if !self.invariants.is_empty() {
-                return None;
-            }
-            Some(violations(validator.iter_errors(doc.root())))
-        })?
+        tape::with_doc(text, |doc| self.verdict_doc(validator, doc))?
+    }
+
+    /// [`Validator::verdict_json`] on text already known to be UTF-8 (a
+    /// binding's string): the same verdict without checking it again.
+    pub fn verdict_text(&self, text: &str) -> Option<Vec<Violation>> {
+        let validator = self.tape_validator()?;
+        tape::with_doc_str(text, |doc| self.verdict_doc(validator, doc))?
+    }
+
+    /// The verdict on a document read in place (Note [Errors from text]).
+    fn verdict_doc(
+        &self,
+        validator: &jsonschema::Validator<tape::Tape>,
+        doc: &tape::Doc<'_>,
+    ) -> Option<Vec<Violation>> {
+        if validator.is_valid(doc.root()) {
+            return self.invariants.evaluate_tape(doc.root());
+        }
+        if !self.invariants.is_empty() {
+            return None;
+        }
+        Some(violations(validator.iter_errors(doc.root())))
     }
 
     /// Every violation of `instance`, sorted by instance path, then schema
