@@ -8,7 +8,7 @@ import {
   AgentError, AgentshapeError, InputError, InternalError, InvalidOutputError, NoOutputError,
   NotJSONError, ProfileError, SchemaError, UsageError,
 } from "./errors.js";
-import { call, generation, raw } from "./load.js";
+import { call, generation, memoryOf, raw } from "./load.js";
 
 export { loadTimes, ready } from "./load.js";
 import { isZod, zodToJSONSchema } from "./zod.js";
@@ -73,6 +73,7 @@ function mayHideNonFinite(v) {
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+const encoder = new TextEncoder();
 
 /**
  * Text for the core: a string without lone surrogates (which UTF-8 cannot
@@ -80,9 +81,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  */
 function textOf(text, what = "text") {
   if (typeof text === "string") {
-    if (!text.isWellFormed()) {
-      throw new InputError(`${what} holds a lone surrogate (UTF-16 that is not Unicode text)`);
-    }
+    wellFormed(text, what);
     return text;
   }
   if (text instanceof Uint8Array || text instanceof ArrayBuffer) {
@@ -93,6 +92,37 @@ function textOf(text, what = "text") {
     }
   }
   throw new TypeError(`${what} must be a string or UTF-8 bytes (Uint8Array), not ${typeof text}`);
+}
+
+/** `InputError` when the string `text` holds a lone surrogate. */
+function wellFormed(text, what) {
+  if (!text.isWellFormed()) {
+    throw new InputError(`${what} holds a lone surrogate (UTF-16 that is not Unicode text)`);
+  }
+}
+
+// isValidAt's flags (crates/wasm/src/validate.rs).
+const VALID = 1;
+const HOLDS_REPLACEMENT = 2;
+const NOT_ANSWERED = 4;
+
+/**
+ * `raw.isValid(text)` with the string encoded straight into the module's
+ * memory and no well-formedness walk unless its bytes hold U+FFFD (Note
+ * [Text written in place] in crates/wasm/src/bindings.rs). The same
+ * answers and errors as `isValid(textOf(text))`.
+ */
+function isValidString(validator, text) {
+  const flags = call((b) => {
+    const raw = validator._raw;
+    const room = text.length * 3;
+    const at = b.textBuffer(room);
+    const { written } = encoder.encodeInto(text, new Uint8Array(memoryOf(b).buffer, at, room));
+    return raw.isValidAt(written);
+  });
+  if (flags & HOLDS_REPLACEMENT) wellFormed(text, "instance");
+  if (flags & NOT_ANSWERED) return call(() => validator._raw.isValid(text));
+  return (flags & VALID) !== 0;
 }
 
 /** Options as JSON text, `undefined` members dropped. */
@@ -171,7 +201,7 @@ export class Validator {
 
   /** `true` when `validate(instance)` would be empty; cheaper. */
   isValid(instance) {
-    return this.isValidJson(toJSONText(instance, "instance"));
+    return isValidString(this, toJSONText(instance, "instance"));
   }
 
   /** `validate` on JSON text as it came (a line of JSONL): no object is built on either side. */
@@ -182,6 +212,7 @@ export class Validator {
 
   /** `isValid` on JSON text; `InputError` when it is not JSON. */
   isValidJson(text) {
+    if (typeof text === "string") return isValidString(this, text);
     const t = textOf(text, "instance");
     return call(() => this._raw.isValid(t));
   }

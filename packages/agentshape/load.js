@@ -49,11 +49,22 @@ const module = await compile();
 const compiledAt = performance.now();
 
 let copies = 0;
+/** Each instance's memory, by its glue module. */
+const memories = new WeakMap();
 async function instantiate() {
   const n = copies++;
   const glue = await import(n === 0 ? GLUE : `${GLUE}?instance=${n}`);
-  glue.initSync({ module });
+  const exports = glue.initSync({ module });
+  memories.set(glue, exports.memory);
   return glue;
+}
+
+/**
+ * The memory of the instance whose glue is `b` (for text written in place:
+ * Note [Text written in place] in crates/wasm/src/bindings.rs).
+ */
+export function memoryOf(b) {
+  return memories.get(b);
 }
 
 let active = await instantiate();

@@ -3,6 +3,7 @@
 //! (values stringified and parsed there: Note \[Text crosses as JSON\] in the
 //! crate root); nobody is meant to call them directly.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
@@ -20,6 +21,48 @@ fn thrown(f: &Failure) -> JsValue {
 
 fn js<T>(r: Result<T>) -> std::result::Result<T, JsValue> {
     r.map_err(|f| thrown(&f))
+}
+
+// Note [Text written in place]: a `&str` argument costs wasm-bindgen's
+// glue a `malloc`, a JavaScript loop over the ASCII prefix, a `slice`, two
+// `realloc`s and `encodeInto` for the rest, and a `free`; and the package
+// checked every string's well-formedness first (a lone surrogate would
+// otherwise reach us as U+FFFD). For `Validator.isValidJson`, the hot call
+// of a validation loop, the package instead encodes the string once, with
+// `TextEncoder.encodeInto`, straight into a buffer this module keeps
+// (`textBuffer`), and `isValidAt` answers with a number: its flags say
+// whether the bytes hold U+FFFD, and only then does the package check the
+// string (`isWellFormed`), so a lone surrogate is still an `InputError`
+// while ordinary text is never walked in JavaScript. The buffer is freed
+// after a call over 16 MiB, so one huge instance does not keep its memory.
+thread_local! {
+    static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The bytes above which the text buffer is freed after use.
+const KEEP_TEXT: usize = 16 << 20;
+
+/// The address in this module's memory of a buffer of at least `len`
+/// bytes for the next `isValidAt` (Note \[Text written in place\]).
+#[wasm_bindgen(js_name = textBuffer)]
+pub fn text_buffer(len: usize) -> usize {
+    TEXT.with(|t| {
+        let mut t = t.borrow_mut();
+        if t.len() < len {
+            t.resize(len, 0);
+        }
+        t.as_ptr().addr()
+    })
+}
+
+fn release_large_buffer() {
+    TEXT.with(|t| {
+        if let Ok(mut t) = t.try_borrow_mut()
+            && t.len() > KEEP_TEXT
+        {
+            *t = Vec::new();
+        }
+    });
 }
 
 /// The crate's version (the package's `version`).
@@ -48,6 +91,19 @@ impl JsValidator {
     /// The violations of the JSON text `instance`, as JSON text.
     pub fn validate(&self, instance: &str) -> std::result::Result<String, JsValue> {
         js(validate::verdict_json(&self.inner, instance))
+    }
+
+    /// [`JsValidator::is_valid`] on the `len` bytes the package wrote
+    /// at [`text_buffer`]: flags (`validate::is_valid_flags`; Note \[Text
+    /// written in place\]).
+    #[wasm_bindgen(js_name = isValidAt)]
+    pub fn is_valid_at(&self, len: usize) -> u32 {
+        let flags = TEXT.with(|t| {
+            let t = t.borrow();
+            validate::is_valid_flags(&self.inner, t.get(..len).unwrap_or_default())
+        });
+        release_large_buffer();
+        flags
     }
 
     /// Whether the JSON text `instance` is valid.

@@ -42,6 +42,43 @@ pub fn is_valid(v: &Validator, text: &str) -> Result<bool> {
     verdict(v, text).map(|found| found.is_empty())
 }
 
+/// [`is_valid_flags`]: the instance is valid.
+pub const VALID: u32 = 1;
+/// [`is_valid_flags`]: the text holds U+FFFD, which is what `TextEncoder`
+/// writes for a lone surrogate (the package then checks the string).
+pub const HOLDS_REPLACEMENT: u32 = 2;
+/// [`is_valid_flags`]: no verdict (not UTF-8, not JSON): the package calls
+/// [`is_valid`] for the error.
+pub const NOT_ANSWERED: u32 = 4;
+
+/// [`is_valid`] on the UTF-8 bytes JavaScript wrote into the module's
+/// memory, as flags ([`VALID`], [`HOLDS_REPLACEMENT`], [`NOT_ANSWERED`]):
+/// a plain number crosses back without an error object, and the string's
+/// well-formedness is checked in JavaScript only when its bytes hold
+/// U+FFFD (Note \[Text written in place\] in `bindings`).
+pub fn is_valid_flags(v: &Validator, bytes: &[u8]) -> u32 {
+    let mut flags = 0;
+    if memchr::memmem::find(bytes, "\u{FFFD}".as_bytes()).is_some() {
+        flags |= HOLDS_REPLACEMENT;
+    }
+    let answer = if v.invariants().is_empty() {
+        v.is_valid_json(bytes)
+    } else {
+        None
+    };
+    let answer = match answer {
+        Some(valid) => Ok(valid),
+        None => std::str::from_utf8(bytes)
+            .map_err(|_| ())
+            .and_then(|text| is_valid(v, text).map_err(|_| ())),
+    };
+    match answer {
+        Ok(true) => flags | VALID,
+        Ok(false) => flags,
+        Err(()) => flags | NOT_ANSWERED,
+    }
+}
+
 /// [`verdict`] as JSON text.
 pub fn verdict_json(v: &Validator, text: &str) -> Result<String> {
     verdict(v, text).map(|found| to_json(&found))
@@ -92,6 +129,31 @@ mod tests {
             is_valid(&v, "{nope").err().map(|f| f.kind),
             Some(Kind::Input)
         );
+    }
+
+    #[test]
+    fn flags_answer_as_is_valid_does() {
+        let Ok(v) = compile(SCHEMA, "{}") else {
+            panic!("schema compiles")
+        };
+        let flags = |t: &str| is_valid_flags(&v, t.as_bytes());
+        assert_eq!(flags(r#"{"action": "complete", "confidence": 5}"#), VALID);
+        assert_eq!(flags(r#"{"action": "complete"}"#), 0);
+        assert_eq!(flags("{nope"), NOT_ANSWERED);
+        assert_eq!(is_valid_flags(&v, b"\xff{}"), NOT_ANSWERED);
+        assert_eq!(
+            flags("{\"action\": \"complete\", \"confidence\": 5, \"x\": \"\u{FFFD}\"}"),
+            VALID | HOLDS_REPLACEMENT
+        );
+        // A schema with invariants answers through the full verdict.
+        let Ok(inv) = compile(
+            r#"{"type": "object", "x-invariants": [{"rule": "self.a > 1", "message": "a"}]}"#,
+            "{}",
+        ) else {
+            panic!("schema compiles")
+        };
+        assert_eq!(is_valid_flags(&inv, br#"{"a": 2}"#), VALID);
+        assert_eq!(is_valid_flags(&inv, br#"{"a": 0}"#), 0);
     }
 
     #[test]

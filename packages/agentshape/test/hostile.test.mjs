@@ -94,6 +94,7 @@ test("lone surrogates are an InputError, never silently replaced", () => {
     assert.throws(() => repair(text), InputError);
     assert.throws(() => parse(text), InputError);
     assert.throws(() => ARRAY.validateJson(text), InputError);
+    assert.throws(() => ARRAY.isValidJson(text), /lone surrogate/);
     assert.throws(() => new Decoder().feed(text), InputError);
   }
   // Inside a value, JSON.stringify escapes it (`"\ud800"`): the core reads
@@ -104,6 +105,25 @@ test("lone surrogates are an InputError, never silently replaced", () => {
   assert.deepEqual(e.repairs, ["replaced_invalid_text"]);
   assert.equal(e.valid, false);
   assert.deepEqual(e.errors.map((x) => [x.instance_path, x.kind]), [["/a", "text"]]);
+  stillWorks();
+});
+
+test("isValidJson's text written in place answers as isValid(text) did", () => {
+  // Note [Text written in place] in crates/wasm/src/bindings.rs.
+  const v = new Validator({ type: "object", properties: { a: { type: "string" } } });
+  assert.equal(v.isValidJson('{"a": "\ufffd, a real replacement character"}'), true);
+  assert.equal(v.isValidJson('{"a": "é ü 漢字 😀"}'), true);
+  assert.equal(v.isValidJson('{"a": 1}'), false);
+  assert.throws(() => v.isValidJson("{nope"), (e) => e instanceof InputError && /not JSON/.test(e.message));
+  assert.throws(() => v.isValidJson('{"a": "\ud800"}'), (e) => e instanceof InputError && /lone surrogate/.test(e.message));
+  assert.throws(() => v.isValidJson("{nope \udfff"), /lone surrogate/);
+  // Over 16 MiB (the buffer is freed after), then a small one again.
+  assert.equal(v.isValidJson(`{"a": "${"x".repeat(20 << 20)}"}`), true);
+  assert.equal(v.isValidJson('{"a": "small"}'), true);
+  assert.equal(v.isValidJson(new TextEncoder().encode('{"a": "b"}')), true);
+  for (const t of ['{"a": "x"}', '{"a": 2}', "[]", '{"a": "\ufffd"}', "1e999999"]) {
+    assert.equal(v.isValidJson(t), v.validateJson(t).length === 0, t);
+  }
   stillWorks();
 });
 

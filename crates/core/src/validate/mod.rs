@@ -266,6 +266,14 @@ impl Validator {
         tape::with_doc_str(text, |doc| validator.is_valid(doc.root()))
     }
 
+    /// [`Validator::is_valid_text`] on bytes: `None` also when they are
+    /// not UTF-8 (checked once, as the reader reads them: Note [Bytes, not
+    /// text] in `tape`).
+    pub fn is_valid_json(&self, text: &[u8]) -> Option<bool> {
+        let validator = self.tape_validator()?;
+        tape::with_doc(text, |doc| validator.is_valid(doc.root()))
+    }
+
     /// [`Validator::is_valid_text`] on a document already read; `None`
     /// when the schema does not compile for the tape.
     pub(crate) fn is_valid_doc(&self, doc: &tape::Doc<'_>) -> Option<bool> {
