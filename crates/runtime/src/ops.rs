@@ -797,18 +797,20 @@ impl Supervisor<'_> {
             if let Some(e) = store_error {
                 return Err(*e);
             }
-            let escalation: Value = r
-                .escalation
-                .as_deref()
-                .and_then(|t| serde_json::from_str(t).ok())
-                .unwrap_or(Value::Null);
+            // The value the `escalation` column was written from (the
+            // runner's `build_record`), not that column's text parsed back.
+            let escalation = r
+                .output
+                .as_ref()
+                .and_then(|v| v.get("escalation"))
+                .unwrap_or(&Value::Null);
             let needed =
                 r.status == "completed" && escalation.get("needed") == Some(&Value::Bool(true));
             if !needed {
                 sessions.push(outcome);
                 break;
             }
-            let services = affected_services(&escalation, r);
+            let services = affected_services(escalation, r);
             let decide =
                 |escalate: bool, decision: &'static str, detail: String| OpsReport::Decision {
                     session_id: &r.id,
@@ -883,7 +885,7 @@ impl Supervisor<'_> {
                 "escalate",
                 format!("tier {} with parent {}", tier + 1, r.id),
             ));
-            let context = escalation_context(&escalation, r);
+            let context = escalation_context(escalation, r);
             let parent = r.id.clone();
             sessions.push(outcome);
             tier += 1;

@@ -5,7 +5,8 @@
 //! reported rows; an import's file, usage and prices).
 
 use agentshape_core::RunSummary;
-use agentshape_store::{Session, Status, Verdict};
+use agentshape_core::facts::TokenCounts;
+use agentshape_store::{Session, Status, Verdict, count};
 use serde_json::Value;
 
 /// A record of `id` started at `started_at`, with what the transcript
@@ -22,6 +23,15 @@ pub(crate) fn from_summary(
     r.error.clone_from(&summary.error);
     r.error_category = summary.error_category.map(|c| c.as_str().to_owned());
     r
+}
+
+/// Set the record's four token columns from a native session's counts
+/// (saturating into the stored `i64`).
+pub(crate) fn set_tokens(r: &mut Session, t: &TokenCounts) {
+    r.input_tokens = count(t.input);
+    r.output_tokens = count(t.output);
+    r.cache_read_tokens = count(t.cache_read);
+    r.cache_write_tokens = count(t.cache_write);
 }
 
 /// What was extracted, as the record keeps it: the winning method (as the

@@ -846,10 +846,7 @@ impl Importer {
             r.git_branch.clone_from(&i.git_branch);
             r.ended_at = stamp(i.ended_at.as_deref());
             r.num_turns = Some(count(i.turns));
-            r.input_tokens = count(i.tokens.input);
-            r.output_tokens = count(i.tokens.output);
-            r.cache_read_tokens = count(i.tokens.cache_read);
-            r.cache_write_tokens = count(i.tokens.cache_write);
+            record::set_tokens(&mut r, &i.tokens);
             let estimate = self.opts.prices.estimate(
                 i.tokens_by_model
                     .iter()
@@ -950,10 +947,7 @@ impl Importer {
                 "sub-agent {} ({} lines in its parent's file)",
                 sub.id, sub.lines
             ));
-            c.input_tokens = count(sub.tokens.input);
-            c.output_tokens = count(sub.tokens.output);
-            c.cache_read_tokens = count(sub.tokens.cache_read);
-            c.cache_write_tokens = count(sub.tokens.cache_write);
+            record::set_tokens(&mut c, &sub.tokens);
             if let Some(model) = &c.model
                 && !sub.tokens.is_zero()
             {
