@@ -17,9 +17,15 @@ use crate::errors::{Failure, Kind, Result, to_json};
 /// The verdict on the JSON text `text`: schema errors, then failed
 /// invariants; empty when valid. `Input` when `text` is not JSON.
 pub fn verdict(v: &Validator, text: &str) -> Result<Vec<Violation>> {
-    if let Some(found) = v.verdict_text(text) {
-        return Ok(found);
+    match v.verdict_text(text) {
+        Some(found) => Ok(found),
+        None => verdict_parsed(v, text),
     }
+}
+
+/// [`verdict`] once core's borrowed reader has declined `text` (or the
+/// schema has invariants to run on a `Value`): parsed into a `Value`.
+fn verdict_parsed(v: &Validator, text: &str) -> Result<Vec<Violation>> {
     let parsed =
         json::parse(text).map_err(|e| Failure::new(Kind::Input, format!("not JSON: {e}")))?;
     let mut found: Vec<Violation> = parsed
@@ -34,12 +40,14 @@ pub fn verdict(v: &Validator, text: &str) -> Result<Vec<Violation>> {
 /// `true` when [`verdict`] would be empty; cheaper (no error list unless
 /// the schema has invariants to run).
 pub fn is_valid(v: &Validator, text: &str) -> Result<bool> {
-    if v.invariants().is_empty() {
-        if let Some(valid) = v.is_valid_text(text) {
-            return Ok(valid);
-        }
+    if !v.invariants().is_empty() {
+        return verdict(v, text).map(|found| found.is_empty());
     }
-    verdict(v, text).map(|found| found.is_empty())
+    match v.is_valid_text(text) {
+        Some(valid) => Ok(valid),
+        // The reader declined: it would decline `verdict_text` too.
+        None => verdict_parsed(v, text).map(|found| found.is_empty()),
+    }
 }
 
 /// [`is_valid_flags`]: the instance is valid.
@@ -62,15 +70,19 @@ pub fn is_valid_flags(v: &Validator, bytes: &[u8]) -> u32 {
         flags |= HOLDS_REPLACEMENT;
     }
     let answer = if v.invariants().is_empty() {
-        v.is_valid_json(bytes)
+        // Read once; on a decline the text is parsed, not read again.
+        match v.is_valid_json(bytes) {
+            Some(valid) => Ok(valid),
+            None => std::str::from_utf8(bytes).map_err(|_| ()).and_then(|text| {
+                verdict_parsed(v, text)
+                    .map(|f| f.is_empty())
+                    .map_err(|_| ())
+            }),
+        }
     } else {
-        None
-    };
-    let answer = match answer {
-        Some(valid) => Ok(valid),
-        None => std::str::from_utf8(bytes)
+        std::str::from_utf8(bytes)
             .map_err(|_| ())
-            .and_then(|text| is_valid(v, text).map_err(|_| ())),
+            .and_then(|text| is_valid(v, text).map_err(|_| ()))
     };
     match answer {
         Ok(true) => flags | VALID,
