@@ -35,6 +35,14 @@ fn tool_result(content: &str) -> String {
     .to_string()
 }
 
+/// The file `AGENTSHAPE_BENCH_EXTRACT_OUTPUT` names, when it does: a bench
+/// reads its input as a test does (core itself reads no file).
+#[allow(clippy::disallowed_methods)]
+fn extract_output() -> Option<String> {
+    let path = std::env::var("AGENTSHAPE_BENCH_EXTRACT_OUTPUT").ok()?;
+    std::fs::read_to_string(path).ok()
+}
+
 fn bench_secrets(c: &mut Criterion) {
     let detector = Detector::builtin();
     let masker = Masker::builtin(MaskKey::from_bytes([9; 32]));
@@ -133,6 +141,30 @@ fn bench_secrets(c: &mut Criterion) {
             }
         });
     });
+    // Real `extract --jsonl --json` output, when a file of it is named
+    // (`AGENTSHAPE_BENCH_EXTRACT_OUTPUT`, e.g. the output over the shared
+    // bench replies, `agentshape extract --jsonl --json --no-mask`): its
+    // first 4 MB of lines.
+    if let Some(text) = extract_output() {
+        let mut lines = Vec::new();
+        let mut size = 0;
+        for l in text.lines().take_while(|l| {
+            size += l.len();
+            size < 4 << 20
+        }) {
+            lines.push(l.to_owned());
+        }
+        group.throughput(Throughput::Bytes(
+            lines.iter().map(|l| l.len() as u64).sum(),
+        ));
+        group.bench_function("mask_json_text/extract-output", |b| {
+            b.iter(|| {
+                for l in &lines {
+                    black_box(masker.mask_json_text(black_box(l)));
+                }
+            });
+        });
+    }
     group.finish();
 }
 

@@ -289,11 +289,6 @@ pub async fn bind(addr: SocketAddr, config: Config) -> Result<Bound, Error> {
             agentshape_store::secrets::new_key()?,
         )),
     };
-    // A server masks everything it serves: build the full keyword
-    // automaton now, not once it has served a few MB.
-    if let Some(m) = &masker {
-        m.detector().warm();
-    }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| Error::Bind { addr, source })?;

@@ -333,6 +333,39 @@ mod tests {
         }
     }
 
+    /// Note \[Runs that decode to text\] in `encoded.rs`: a base64 secret
+    /// is found behind an escape letter at every alignment, and runs that
+    /// decode to no text (identifiers, paths) leave a line clean.
+    #[test]
+    fn base64_behind_an_escape_is_found_and_identifiers_stay_clean() {
+        let m = masker();
+        // "export GITHUB_TOKEN=ghp_..." in base64.
+        let b64 =
+            "ZXhwb3J0IEdJVEhVQl9UT0tFTj1naHBfWHE3TG0yVmI5UnQ0V3o4S3AzSG42SmQxRnM1R2MwWWEyVWU3";
+        for pad in ["", "a", "ab", "abc"] {
+            for escape in ["\\n", "\\t", "\\r", "\\b", "\\f", "\\\"", " "] {
+                let line = format!("{{\"t\":\"x{escape}{pad}{b64} end\"}}");
+                let full = m.mask_json_text_parsed(&line);
+                assert_eq!(
+                    is_clean(&m, &line),
+                    full.found.is_empty(),
+                    "{line}: {:?}",
+                    full.found
+                );
+                assert_eq!(m.mask_json_text(&line), full, "{line}");
+            }
+        }
+        let line = format!("{{\"t\":\"x\\n{b64} end\"}}");
+        assert!(!m.mask_json_text(&line).found.is_empty(), "{line}");
+        for line in [
+            r#"{"repairs":["raw_control_char_in_string","unquoted_identifier_names"]}"#,
+            r#"{"path":"roles/app/tasks/docker-compose-production.yml"}"#,
+            r#"{"t":"crates/core/src/secrets/encoded/ThisIsALongIdentifierName"}"#,
+        ] {
+            assert!(is_clean(&m, line), "{line}");
+        }
+    }
+
     #[test]
     fn one_secret_in_the_middle_of_a_multi_megabyte_string_is_found() {
         let m = masker();

@@ -1,7 +1,7 @@
 //! The rules compiled once into one detector.
 //!
 //! Note \[Keyword prefilter\]: one table of every rule's keywords (ASCII
-//! case-insensitive; Note \[Keyword pairs\] in `keywords.rs`); one pass over
+//! case-insensitive; Note \[Keyword triples\] in `keywords.rs`); one pass over
 //! the text says which rules
 //! may hit, and only those rules' regexes run (rules without keywords always
 //! run; the built-in set has none). This is gitleaks' own gate, so it changes
@@ -577,15 +577,6 @@ impl Detector {
         Detector::build(RuleSet::builtin(), true).expect("built-in secret rules compile (tested)")
     }
 
-    /// Build now what a long job would build as it goes: the keyword DFA
-    /// (Note \[Keywords, pairs then DFA\] in `keywords.rs`); a server calls
-    /// it at start.
-    pub fn warm(&self) {
-        if let Some(k) = &self.keywords {
-            k.warm();
-        }
-    }
-
     /// The ids of the compiled rules, in order.
     pub fn rule_ids(&self) -> impl Iterator<Item = &str> {
         self.rules.iter().map(|r| &*r.id)
@@ -656,24 +647,31 @@ impl Detector {
     /// when that cannot be said (a rule without keywords, a keyword JSON
     /// would escape), and the caller must read the strings one by one.
     pub(super) fn hot_spans(&self, json: &str) -> Option<Vec<(usize, usize)>> {
+        // Merged as they come: keyword hits come in the order they start.
+        fn add(spans: &mut Vec<(usize, usize)>, (s, e): (usize, usize)) {
+            match spans.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => spans.push((s, e)),
+            }
+        }
         if !self.json_raw_keywords {
             return None;
         }
         let mut spans = Vec::new();
         if let Some(k) = &self.keywords {
-            // No keyword holds a `"`, so no hit runs past a string's quote,
-            // and an occurrence left out overlaps a reported hit, so it lies
-            // in the same string.
-            k.scan_covering(json.as_bytes(), |start, end| spans.push((start, end)));
+            // No keyword holds a `"`, so no hit runs past a string's quote.
+            k.scan_covering(json.as_bytes(), |start, end| add(&mut spans, (start, end)));
         }
-        encoded::trigger_spans(json, &mut spans);
-        spans.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
-        for (s, e) in spans {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
+        let mut triggers = Vec::new();
+        encoded::trigger_spans(json, &mut triggers);
+        if triggers.is_empty() {
+            return Some(spans);
+        }
+        triggers.extend_from_slice(&spans);
+        triggers.sort_unstable();
+        let mut merged = Vec::with_capacity(triggers.len());
+        for span in triggers {
+            add(&mut merged, span);
         }
         Some(merged)
     }

@@ -74,14 +74,31 @@ pub(super) fn derive(text: &str, masked: &[(usize, usize)]) -> Vec<Derived> {
 }
 
 /// Where a window of [`derive`] may start, as byte spans: each `%`, each
-/// `eyJ`, each base64 run of at least [`B64_MIN`] bytes. A text without
-/// any has no derived text; read with the same scans as [`derive`], none
-/// of them decoding.
+/// `eyJ`, each base64 run of at least [`B64_MIN`] bytes that decodes to
+/// text. A text without any has no derived text.
+///
+/// Note \[Runs that decode to text\]: a run of base64 bytes is only a
+/// window when one of its alignments decodes to text ([`base64_runs`]), so
+/// only then is it a trigger. Counting every run of 24 base64 bytes made
+/// ordinary JSON hot for nothing: `"raw_control_char_in_string"`, a path
+/// such as `roles/app/tasks/docker-compose` or an identifier are runs, and
+/// a hot line is walked string by string (perf: `b64_runs` and the walk it
+/// caused were a sixth of masking `extract --jsonl` output). The spans are
+/// read from JSON text as written, where a string's escapes differ from its
+/// text: with no `\u` or `\/` (the caller's condition), an escape becomes
+/// a byte outside the alphabet, so a run of the text is a run as written
+/// with at most one escape letter in front (`\nQUJD…`); one alignment more
+/// than [`derive`] tries covers it.
 pub(super) fn trigger_spans(text: &str, out: &mut Vec<(usize, usize)>) {
     let bytes = text.as_bytes();
     out.extend(memchr::memchr_iter(b'%', bytes).map(|at| (at, at + 1)));
     out.extend(eyj().find_iter(bytes).map(|at| (at, at + 3)));
-    b64_runs(bytes, |start, end| out.push((start, end)));
+    // A run as written may be one escape letter longer than the text's.
+    b64_runs(bytes, B64_MAX + 1, |start, end| {
+        if text_run(bytes, start, end, ALIGNMENTS + 1).is_some() {
+            out.push((start, end));
+        }
+    });
 }
 
 /// Whether [`derive`] may find a window in `text` (a cheap superset).
@@ -91,7 +108,9 @@ pub(super) fn may_derive(text: &str) -> bool {
         return true;
     }
     let mut any = false;
-    b64_runs(bytes, |_, _| any = true);
+    b64_runs(bytes, B64_MAX, |start, end| {
+        any = any || text_run(bytes, start, end, ALIGNMENTS).is_some();
+    });
     any
 }
 
@@ -373,20 +392,12 @@ fn decode_text(run: &[u8]) -> Option<String> {
 /// whole.
 fn base64_runs(text: &str, out: &mut Vec<Derived>) {
     let bytes = text.as_bytes();
-    b64_runs(bytes, |start, end| {
+    b64_runs(bytes, B64_MAX, |start, end| {
         let mut padded = end;
         while padded < bytes.len() && padded - end < 2 && bytes[padded] == b'=' {
             padded += 1;
         }
-        // A run may begin inside a word (`com/c2Vj…`, `\nc2Vj…`): try each
-        // of the four alignments.
-        let decoded = (0..4).find_map(|skip| {
-            let from = start + skip;
-            decode_text(&bytes[from..end])
-                .filter(|t| t.len() >= B64_MIN / 2)
-                .map(|t| (from, t))
-        });
-        if let Some((from, text)) = decoded {
+        if let Some((from, text)) = text_run(bytes, start, end, ALIGNMENTS) {
             out.push(Derived {
                 text,
                 spans: Vec::new(),
@@ -396,10 +407,25 @@ fn base64_runs(text: &str, out: &mut Vec<Derived>) {
     });
 }
 
+/// The alignments a base64 run is decoded at: a run may begin inside a
+/// word (`com/c2Vj…`, `\nc2Vj…`), so each of the four.
+const ALIGNMENTS: usize = 4;
+
+/// The first of `alignments` starts of the run `bytes[start..end]` that
+/// decodes to text long enough to hold a secret, and that text.
+fn text_run(bytes: &[u8], start: usize, end: usize, alignments: usize) -> Option<(usize, String)> {
+    (0..alignments).find_map(|skip| {
+        let from = (start + skip).min(end);
+        decode_text(&bytes[from..end])
+            .filter(|t| t.len() >= B64_MIN / 2)
+            .map(|t| (from, t))
+    })
+}
+
 /// Calls `each(start, end)` for every run of base64 bytes [`B64_MIN`] to
-/// [`B64_MAX`] long. A run of [`B64_MIN`] bytes holds a multiple of
+/// `max` long. A run of [`B64_MIN`] bytes holds a multiple of
 /// `B64_MIN`, so only those bytes are read until one is in the alphabet.
-fn b64_runs(bytes: &[u8], mut each: impl FnMut(usize, usize)) {
+fn b64_runs(bytes: &[u8], max: usize, mut each: impl FnMut(usize, usize)) {
     let mut p = B64_MIN - 1;
     while p < bytes.len() {
         if !is_b64(bytes[p]) {
@@ -415,7 +441,7 @@ fn b64_runs(bytes: &[u8], mut each: impl FnMut(usize, usize)) {
             end += 1;
         }
         p = end + B64_MIN;
-        if (B64_MIN..=B64_MAX).contains(&(end - start)) {
+        if (B64_MIN..=max).contains(&(end - start)) {
             each(start, end);
         }
     }
@@ -423,7 +449,10 @@ fn b64_runs(bytes: &[u8], mut each: impl FnMut(usize, usize)) {
 
 #[cfg(test)]
 mod tests {
-    use super::{B64_MIN, Derived, base64_runs, decode_text, jwt_joins, percent_windows};
+    use super::{
+        B64_MIN, Derived, base64_runs, decode_text, jwt_joins, may_derive, percent_windows,
+        trigger_spans,
+    };
 
     fn derived(f: fn(&str, &mut Vec<Derived>), text: &str) -> Vec<Derived> {
         let mut out = Vec::new();
@@ -468,6 +497,34 @@ mod tests {
         let text = format!("{h}.{p}.{}\n{}\n", &sig[..20], &sig[20..]);
         assert_eq!(derived(jwt_joins, &text)[0].text, format!("{h}.{p}.{sig}"));
         assert!(derived(jwt_joins, &format!("{h}.{p}.{}\nand more", &sig[..20])).is_empty());
+    }
+
+    /// Note \[Runs that decode to text\]: only a run that decodes to text
+    /// is a trigger, whatever escape letter stands in front of it.
+    #[test]
+    fn only_runs_that_decode_to_text_are_triggers() {
+        let b64 =
+            "ZXhwb3J0IEdJVEhVQl9UT0tFTj1naHBfWHE3TG0yVmI5UnQ0V3o4S3AzSG42SmQxRnM1R2MwWWEyVWU3";
+        let spans = |t: &str| {
+            let mut out = Vec::new();
+            trigger_spans(t, &mut out);
+            out
+        };
+        for ordinary in [
+            r#"["raw_control_char_in_string","unquoted_identifier_names"]"#,
+            "roles/app/tasks/docker-compose-production.yml",
+            "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXGOm3ueFtTEoXD0qGjvW5Ncg==",
+        ] {
+            assert_eq!(spans(ordinary), [], "{ordinary}");
+        }
+        for front in ["", "n", "na", "nab", "nabc"] {
+            // As written: `\n` and up to three bytes before the run.
+            let text = format!(r#""x\{front}{b64}""#);
+            assert_eq!(spans(&text).len(), 1, "{text}");
+            // The string's text: a newline, then the same bytes.
+            let pad = front.get(1..).unwrap_or("");
+            assert!(may_derive(&format!("x\n{pad}{b64}")), "{text}");
+        }
     }
 
     #[test]

@@ -1,28 +1,33 @@
 //! The rules' keywords found in one pass over a text, with tables built in
 //! microseconds.
 //!
-//! Note \[Keyword pairs\]: a rule runs only when one of its keywords occurs
-//! (ASCII case-insensitive; Note \[Keyword prefilter\] in `detect.rs`). This
-//! pass was an Aho-Corasick automaton: a contiguous NFA, then a DFA once a
-//! process had scanned 256 KB. Building the NFA over the ~260 built-in
-//! keywords was 3.2 of the 18 million instructions masking added to a short
-//! command (callgrind), and the DFA cost ~8 ms more (most of it zeroing
-//! pages). Nearly every keyword is two bytes or more, so the pass here reads
-//! each pair of adjacent bytes, folded to lower case, and tests one bit of an
-//! 8 KB table of the pairs that begin a keyword; only on a set bit are the
-//! keywords that begin with that pair compared. A byte costs a table lookup
-//! and a bit test, whatever the number of keywords, and building the tables
-//! is one pass over the keywords. One-byte keywords (a user's) have a table
-//! of their own. Overlapping hits are all seen: every position is tried.
-
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
-
-/// Text a process scans with the pair tables before the keyword DFA is
-/// built (Note \[Keywords, pairs then DFA\]).
-pub const DFA_AFTER_BYTES: u64 = 256 << 10;
+//! Note \[Keyword triples\]: a rule runs only when one of its keywords
+//! occurs (ASCII case-insensitive; Note \[Keyword prefilter\] in
+//! `detect.rs`), and masking reads every byte a command prints or stores
+//! through this pass (issue 40 asks it to run at memory speed). It was an
+//! Aho-Corasick automaton (a contiguous NFA, then a DFA once a process had
+//! scanned 256 KB), then a table of the byte pairs that begin a keyword.
+//! Both lost to the keyword set's shape: ~260 keywords, four of them two
+//! bytes long (`ey`, `sk`, `s.`, `q~`), so no literal prefilter applies;
+//! the DFA's tables (~1,500 states) live in L2, and ran at 4.5 ns a byte on
+//! `extract --jsonl` output (perf: 14% of the whole command); and a fifth of
+//! the pairs of ordinary text begin a keyword (`ke`, `to`, `ap`…), so the
+//! pair table woke its compare loop at every fifth byte.
+//!
+//! So the pass reads each *triple* of adjacent bytes. Each byte maps, by
+//! one 256-entry table, to a class: 0 for a byte no keyword holds, else one
+//! of 63 (a letter and its capital share one; more than 63 distinct bytes
+//! share classes, which only adds false hits). Three classes make an 18-bit
+//! index into a 32 KB bit table (it stays in L1) of the triples that begin
+//! a keyword; a two-byte keyword sets all 64 triples its pair begins (one
+//! word of the table), so it is found at a text's last byte too. Only on a
+//! set bit (3.5% of the positions of `extract --jsonl` output, against 21%
+//! for pairs) are the keywords that begin with that triple compared, whole
+//! and folded. A byte costs two table loads and a bit test, whatever the
+//! number of keywords; building is one pass over the keywords and zeroing
+//! 48 KB, nothing for a short command to wait on. One-byte keywords (a
+//! user's) have a table of their own. Every occurrence is reported,
+//! overlapping ones included: every position is tried.
 
 /// Bytes folded to ASCII lower case.
 const LOWER: [u8; 256] = {
@@ -38,40 +43,37 @@ const LOWER: [u8; 256] = {
     t
 };
 
+/// Classes a byte can have besides 0 (six bits per byte of a triple).
+const CLASSES: usize = 63;
+
+/// Words of the triple table: 2^18 bits.
+const WORDS: usize = 1 << 12;
+
 /// The keywords of a rule set and the tables that find them.
 #[derive(Debug)]
 pub(super) struct Keywords {
     /// The keywords, lower case, in the order given (their ids).
     patterns: Vec<Box<[u8]>>,
-    /// One bit per lower-case byte pair that begins a keyword of 2+ bytes.
-    pairs: Box<[u64; 1024]>,
-    /// Per word of `pairs`, the set bits in the words before it.
-    rank: Box<[u32; 1024]>,
-    /// Per set bit of `pairs` in order, where its keywords begin in `by_pair`
-    /// (one more entry at the end).
+    /// Each byte's class: 0 when no keyword of two bytes or more holds it.
+    class: [u8; 256],
+    /// One bit per class triple that begins a keyword of 2+ bytes.
+    triples: Box<[u64; WORDS]>,
+    /// Per word of `triples`, the set bits in the words before it.
+    rank: Box<[u32; WORDS]>,
+    /// Per set bit of `triples` in order, where its keywords begin in
+    /// `by_triple` (one more entry at the end).
     starts: Vec<u32>,
-    /// Keyword ids grouped by their first pair.
-    by_pair: Vec<u32>,
+    /// Keyword ids grouped by the triples they begin with.
+    by_triple: Vec<u32>,
     /// One-byte keywords: their ids by byte (lower case).
     single: Vec<(u8, u32)>,
     single_set: [bool; 256],
-    /// The same keywords as an Aho-Corasick DFA, once built (`None` if it
-    /// could not be; Note \[Keywords, pairs then DFA\]).
-    dfa: OnceLock<Option<AhoCorasick>>,
-    /// Bytes scanned so far, by every caller.
-    scanned: AtomicU64,
 }
 
-// Note \[Keywords, pairs then DFA\]: the pair tables cost nothing to
-// build but a lookup per byte; an Aho-Corasick DFA scans text where
-// keywords are rare several times faster (its prefilter skips), but
-// building it over ~260 keywords costs ~8 ms, which a short command (a
-// hook that must answer in 20 ms, `extract` of one reply) would pay in
-// full. So the pairs answer first, and the DFA is built once the process
-// has scanned [`DFA_AFTER_BYTES`] (where the DFA's build has paid for
-// itself), and then answers. Both find every occurrence of the same
-// patterns ASCII case-insensitively, so they report the same hits (in
-// another order: callers collect them, and none depends on it).
+/// The triple index of three classes.
+fn index(a: u8, b: u8, c: u8) -> usize {
+    usize::from(a) << 12 | usize::from(b) << 6 | usize::from(c)
+}
 
 impl Keywords {
     /// Tables for `patterns` (non-empty strings; compared ASCII
@@ -81,10 +83,28 @@ impl Keywords {
             .iter()
             .map(|p| p.bytes().map(|b| LOWER[usize::from(b)]).collect())
             .collect();
-        let mut pairs = Box::new([0u64; 1024]);
-        let mut grouped: Vec<(u16, u32)> = Vec::new();
+        let mut class = [0u8; 256];
+        let mut distinct = 0usize;
+        for p in patterns.iter().filter(|p| p.len() >= 2) {
+            for &b in &**p {
+                if class[usize::from(b)] == 0 {
+                    // `% CLASSES + 1` is at most 63: the cast keeps every bit.
+                    #[allow(clippy::cast_possible_truncation)]
+                    let c = (distinct % CLASSES + 1) as u8;
+                    distinct += 1;
+                    class[usize::from(b)] = c;
+                    class[usize::from(b.to_ascii_uppercase())] = c;
+                }
+            }
+        }
+        let mut triples: Box<[u64; WORDS]> = vec![0u64; WORDS]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("WORDS words"));
+        let mut grouped: Vec<(u32, u32)> = Vec::new();
         let mut single = Vec::new();
         let mut single_set = [false; 256];
+        let of = |b: u8| class[usize::from(b)];
         for (id, p) in patterns.iter().enumerate() {
             let id = u32::try_from(id).unwrap_or(u32::MAX);
             match **p {
@@ -93,37 +113,48 @@ impl Keywords {
                     single.push((b, id));
                     single_set[usize::from(b)] = true;
                 }
-                [a, b, ..] => {
-                    let pair = u16::from_be_bytes([a, b]);
-                    pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
-                    grouped.push((pair, id));
+                [a, b] => {
+                    // Every third class, 0 (the text's end) included.
+                    let at = index(of(a), of(b), 0);
+                    triples[at >> 6] = u64::MAX;
+                    for c in 0..64u32 {
+                        grouped.push((u32::try_from(at).unwrap_or(0) | c, id));
+                    }
+                }
+                [a, b, c, ..] => {
+                    let at = index(of(a), of(b), of(c));
+                    triples[at >> 6] |= 1 << (at & 63);
+                    grouped.push((u32::try_from(at).unwrap_or(0), id));
                 }
             }
         }
         grouped.sort_unstable();
-        let mut rank = Box::new([0u32; 1024]);
+        grouped.dedup();
+        let mut rank: Box<[u32; WORDS]> = vec![0u32; WORDS]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("WORDS words"));
         let mut total = 0;
-        for (r, w) in rank.iter_mut().zip(pairs.iter()) {
+        for (r, w) in rank.iter_mut().zip(triples.iter()) {
             *r = total;
             total += w.count_ones();
         }
         let mut starts = Vec::with_capacity(total as usize + 1);
         let mut last = None;
-        for (i, &(pair, _)) in grouped.iter().enumerate() {
-            if last != Some(pair) {
+        for (i, &(at, _)) in grouped.iter().enumerate() {
+            if last != Some(at) {
                 starts.push(u32::try_from(i).unwrap_or(u32::MAX));
-                last = Some(pair);
+                last = Some(at);
             }
         }
         starts.push(u32::try_from(grouped.len()).unwrap_or(u32::MAX));
         Keywords {
             patterns,
-            pairs,
+            class,
+            triples,
             rank,
             starts,
-            by_pair: grouped.into_iter().map(|(_, id)| id).collect(),
-            dfa: OnceLock::new(),
-            scanned: AtomicU64::new(0),
+            by_triple: grouped.into_iter().map(|(_, id)| id).collect(),
             single,
             single_set,
         }
@@ -134,108 +165,114 @@ impl Keywords {
         self.patterns.len()
     }
 
-    /// Scan with the DFA from now on (a server about to mask a lot).
-    pub(super) fn warm(&self) {
-        self.scanned.fetch_max(DFA_AFTER_BYTES, Ordering::Relaxed);
-    }
-
-    /// The DFA, when this process has scanned enough to want it (Note
-    /// \[Keywords, pairs then DFA\]).
-    fn dfa(&self, len: usize) -> Option<&AhoCorasick> {
-        let len = len as u64;
-        let before = self.scanned.fetch_add(len, Ordering::Relaxed);
-        if before.saturating_add(len) < DFA_AFTER_BYTES {
-            return None;
-        }
-        self.dfa
-            .get_or_init(|| {
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    .kind(Some(AhoCorasickKind::DFA))
-                    .build(self.patterns.iter().map(|p| &p[..]))
-                    .ok()
-            })
-            .as_ref()
-    }
-
     /// Calls `each(id, start, end)` for every occurrence of every keyword in
     /// `text`, overlapping ones included (in no promised order); stops when
     /// `each` returns false.
     pub(super) fn scan(&self, text: &[u8], mut each: impl FnMut(usize, usize, usize) -> bool) {
-        if let Some(dfa) = self.dfa(text.len()) {
-            for m in dfa.find_overlapping_iter(text) {
-                if !each(m.pattern().as_usize(), m.start(), m.end()) {
-                    return;
-                }
-            }
+        if !self.single.is_empty() && !self.scan_singles(text, &mut each) {
             return;
         }
-        self.scan_pairs(text, each);
-    }
-
-    /// Calls `each(start, end)` for keyword hits in `text` such that every
-    /// occurrence of a keyword overlaps a reported hit (the DFA reports the
-    /// hit that ends first, then searches on from its end, so an
-    /// occurrence it leaves out overlaps the hit it reported). Enough to tell which strings of JSON text hold a keyword
-    /// (Note \[Clean JSON without a Value\] in `clean_json.rs`), and the
-    /// DFA finds these several times faster than every occurrence.
-    pub(super) fn scan_covering(&self, text: &[u8], mut each: impl FnMut(usize, usize)) {
-        if let Some(dfa) = self.dfa(text.len()) {
-            for m in dfa.find_iter(text) {
-                each(m.start(), m.end());
-            }
-            return;
-        }
-        self.scan_pairs(text, |_, start, end| {
-            each(start, end);
-            true
-        });
-    }
-
-    /// [`Keywords::scan`] with the pair tables.
-    fn scan_pairs(&self, text: &[u8], mut each: impl FnMut(usize, usize, usize) -> bool) {
-        let singles = !self.single.is_empty();
-        let mut prev = match text.first() {
-            Some(&b) => LOWER[usize::from(b)],
-            None => return,
+        // Classes are below 64 (six bits): the index stays under 2^18 and
+        // the table's bounds are never checked in the loop.
+        let class = |b: u8| usize::from(self.class[usize::from(b)] & 63);
+        let triples: &[u64; WORDS] = &self.triples;
+        let mut at = match *text {
+            [] => return,
+            [x] => class(x) << 12,
+            [x, y, ..] => class(x) << 6 | class(y),
         };
-        for i in 0..text.len() {
-            let a = prev;
-            if singles && self.single_set[usize::from(a)] {
+        // Positions whose third byte is in the text, then the last two
+        // (what would be their missing bytes is class 0).
+        for (i, &t) in text.get(2..).unwrap_or_default().iter().enumerate() {
+            at = (at << 6 | class(t)) & (WORDS * 64 - 1);
+            let w = triples[at >> 6];
+            if (w >> (at & 63)) & 1 != 0 && !self.compare(text, i, w, at, &mut each) {
+                return;
+            }
+        }
+        if text.len() >= 2 {
+            at = (at << 6) & (WORDS * 64 - 1);
+        }
+        for i in text.len().saturating_sub(2)..text.len() {
+            let w = triples[at >> 6];
+            if (w >> (at & 63)) & 1 != 0 && !self.compare(text, i, w, at, &mut each) {
+                return;
+            }
+            at = (at << 6) & (WORDS * 64 - 1);
+        }
+    }
+
+    /// The keywords that begin with the triple at `text[i..]` (bit `at` of
+    /// word `w`), compared whole; false when `each` said stop.
+    #[cold]
+    #[inline(never)]
+    fn compare(
+        &self,
+        text: &[u8],
+        i: usize,
+        w: u64,
+        at: usize,
+        each: &mut impl FnMut(usize, usize, usize) -> bool,
+    ) -> bool {
+        let bit = at & 63;
+        let below = if bit == 0 { 0 } else { w & ((1u64 << bit) - 1) };
+        let slot = (self.rank[at >> 6] + below.count_ones()) as usize;
+        let (from, to) = (self.starts[slot] as usize, self.starts[slot + 1] as usize);
+        for &id in &self.by_triple[from..to] {
+            let p = &self.patterns[id as usize];
+            let end = i + p.len();
+            if end <= text.len()
+                && text[i..end]
+                    .iter()
+                    .zip(p.iter())
+                    .all(|(&t, &k)| LOWER[usize::from(t)] == k)
+                && !each(id as usize, i, end)
+            {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The one-byte keywords' occurrences; false when `each` said stop.
+    fn scan_singles(
+        &self,
+        text: &[u8],
+        each: &mut impl FnMut(usize, usize, usize) -> bool,
+    ) -> bool {
+        for (i, &t) in text.iter().enumerate() {
+            let t = LOWER[usize::from(t)];
+            if self.single_set[usize::from(t)] {
                 for &(b, id) in &self.single {
-                    if b == a && !each(id as usize, i, i + 1) {
-                        return;
+                    if b == t && !each(id as usize, i, i + 1) {
+                        return false;
                     }
                 }
             }
-            let Some(&next) = text.get(i + 1) else { break };
-            let b = LOWER[usize::from(next)];
-            prev = b;
-            let pair = u16::from_be_bytes([a, b]);
-            let (word, bit) = (usize::from(pair >> 6), pair & 63);
-            let w = self.pairs[word];
-            if w & (1 << bit) == 0 {
-                continue;
-            }
-            let slot = self.rank[word] + (w & ((1u64 << bit) - 1)).count_ones();
-            let (from, to) = (
-                self.starts[slot as usize] as usize,
-                self.starts[slot as usize + 1] as usize,
-            );
-            for &id in &self.by_pair[from..to] {
-                let p = &self.patterns[id as usize];
-                let end = i + p.len();
-                if end <= text.len()
-                    && text[i + 2..end]
-                        .iter()
-                        .zip(&p[2..])
-                        .all(|(&t, &k)| LOWER[usize::from(t)] == k)
-                    && !each(id as usize, i, end)
-                {
-                    return;
-                }
-            }
+        }
+        true
+    }
+
+    /// Calls `each(start, end)` for every keyword occurrence in `text`, in
+    /// the order they start (Note \[Clean JSON without a Value\] in
+    /// `clean_json.rs` merges them as they come).
+    pub(super) fn scan_covering(&self, text: &[u8], mut each: impl FnMut(usize, usize)) {
+        if self.single.is_empty() {
+            // The triple pass reports positions in order.
+            self.scan(text, |_, start, end| {
+                each(start, end);
+                true
+            });
+            return;
+        }
+        let mut hits = Vec::new();
+        self.scan(text, |_, start, end| {
+            hits.push((start, end));
+            true
+        });
+        hits.sort_unstable();
+        for (start, end) in hits {
+            each(start, end);
         }
     }
 
@@ -287,8 +324,6 @@ mod tests {
         ];
         let k = Keywords::new(&patterns.map(String::from));
         assert_eq!(k.len(), patterns.len());
-        let warm = Keywords::new(&patterns.map(String::from));
-        warm.warm();
         for text in [
             "",
             "k",
@@ -300,10 +335,7 @@ mod tests {
             "\u{0}\u{ff}ÿ",
         ] {
             assert_eq!(found(&k, text), naive(&patterns, text), "{text:?}");
-            // The DFA a long job scans with finds the same.
-            assert_eq!(found(&warm, text), naive(&patterns, text), "DFA: {text:?}");
         }
-        assert!(warm.dfa.get().is_some_and(Option::is_some));
         assert!(k.any(b"..TOKEN.."));
         assert!(!k.any(b"nothing here at all"));
         assert!(!Keywords::new(&[]).any(b"key"));
@@ -311,20 +343,33 @@ mod tests {
 
     #[test]
     fn covering_hits_overlap_every_occurrence() {
-        let patterns = ["key", "ey", "keys", "eys", "token", "ok", "s."];
-        let cold = Keywords::new(&patterns.map(String::from));
-        let warm = Keywords::new(&patterns.map(String::from));
-        warm.warm();
-        for text in ["", "monkeys tokens.keys", "KEYKEYS eyeys", "s.s.s. okey"] {
-            for k in [&cold, &warm] {
-                let mut hits = Vec::new();
-                k.scan_covering(text.as_bytes(), |s, e| hits.push((s, e)));
-                for (_, s, e) in naive(&patterns, text) {
-                    assert!(
-                        hits.iter().any(|&(hs, he)| hs < e && s < he),
-                        "{text:?}: ({s}, {e}) not covered by {hits:?}"
-                    );
-                }
+        // Without and with a one-byte keyword (reported by a pass of its own).
+        let patterns = ["key", "ey", "keys", "eys", "token", "ok", "s.", "y"];
+        let without = Keywords::new(
+            &patterns[..7]
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+        );
+        let with = Keywords::new(&patterns.map(String::from));
+        for (k, text) in [&without, &with].into_iter().flat_map(|k| {
+            [
+                "",
+                "monkeys tokens.keys",
+                "KEYKEYS eyeys",
+                "s.s.s. okey",
+                "yes",
+            ]
+            .map(|t| (k, t))
+        }) {
+            let mut hits = Vec::new();
+            k.scan_covering(text.as_bytes(), |s, e| hits.push((s, e)));
+            assert!(hits.is_sorted_by_key(|&(s, _)| s), "{text:?}: {hits:?}");
+            for (_, s, e) in naive(&patterns[..k.len()], text) {
+                assert!(
+                    hits.iter().any(|&(hs, he)| hs < e && s < he),
+                    "{text:?}: ({s}, {e}) not covered by {hits:?}"
+                );
             }
         }
     }
@@ -347,6 +392,38 @@ mod tests {
                 });
                 assert!(hit, "{w:?} in {text:?}");
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// More distinct keyword bytes than classes (they share classes),
+        /// keywords of one, two and three bytes, one a prefix of another,
+        /// texts from the same bytes in either case: every occurrence, as
+        /// the slow way finds them.
+        #[test]
+        fn the_triple_tables_find_what_the_slow_way_finds(
+            text in proptest::collection::vec(0usize..80, 0..60),
+            upper in proptest::collection::vec(proptest::bool::ANY, 60),
+        ) {
+            // 75 distinct bytes: letters, digits and punctuation.
+            let alphabet: Vec<char> = ('a'..='z').chain('0'..='9').chain("!#$%&()*+,-./:;<=>?@[]^_`{|}~".chars())
+                .chain('A'..='J').collect::<Vec<_>>();
+            let mut patterns: Vec<String> = alphabet
+                .chunks(3)
+                .map(|c| c.iter().collect())
+                .collect();
+            patterns.extend(["k", "ke", "key", "keys", "ab", "b~"].map(String::from));
+            let k = Keywords::new(&patterns);
+            let text: String = text
+                .iter()
+                .zip(&upper)
+                .map(|(&i, &up)| {
+                    let c = alphabet.get(i).copied().unwrap_or(' ');
+                    if up { c.to_ascii_uppercase() } else { c }
+                })
+                .collect();
+            let pats: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            proptest::prop_assert_eq!(found(&k, &text), naive(&pats, &text));
         }
     }
 }
