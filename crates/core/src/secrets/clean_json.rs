@@ -27,6 +27,21 @@
 //!
 //! So the answer is the full path's: "clean" only when every string the
 //! full path would read is known to give nothing.
+//!
+//! Note \[Needs read on the line\]: most keyword hits in ordinary JSON
+//! wake a rule that cannot match there: `risk` holds Twilio's `sk` but the
+//! rule needs `SK`, `key` holds the JWT rule's `ey` but it needs `.ey`,
+//! `unquoted_key` holds Octopus Deploy's `api-`... (Note \[Literals a match
+//! needs\] in `needs/mod.rs`). Each made a line hot and sent it through the
+//! walk for nothing. When the text has no `\u` or `\/` escape, a string's
+//! text is its bytes as written but for the bytes its other escapes make
+//! (`"`, `\`, control characters), and reading a string beside its key
+//! only adds quotes, `:` and a blank between bytes of the text; so a
+//! literal (holding none of those bytes) that a string, or a string read
+//! beside its key, holds is in the text too. A hit is then a hot span only
+//! when one rule it wakes has what it needs somewhere in the whole text
+//! (`needs::met_as_written`, read once per rule and line); escaped strings
+//! are still asked [`Detector::may_find`] on their own text, unpruned.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -38,10 +53,11 @@ use super::Masker;
 /// True when [`Masker::mask_json_text`] would find nothing in `json`
 /// (Note \[Clean JSON without a Value\]); false when it may find something.
 pub(super) fn is_clean(masker: &Masker, json: &str) -> bool {
-    let Some(hot) = masker.detector().hot_spans(json) else {
+    let as_written = !hides_bytes(json);
+    let Some(hot) = masker.detector().hot_spans(json, as_written) else {
         return false;
     };
-    if hot.is_empty() && !hides_bytes(json) {
+    if hot.is_empty() && as_written {
         return true;
     }
     let mut walk = Walk {
@@ -330,6 +346,30 @@ mod tests {
             "",
         ] {
             assert!(is_clean(&m, line), "{line}");
+        }
+    }
+
+    /// Note \[Needs read on the line\]: keyword hits whose rules cannot
+    /// match anywhere in the line are not hot; the same hits are when the
+    /// line has a `\u` escape, and a secret those rules find still is.
+    #[test]
+    fn hits_whose_rules_need_what_the_line_lacks_are_not_hot() {
+        let m = masker();
+        let d = m.detector();
+        // `sk` (Twilio: needs `SK`) and `ey` (JWT: needs `.ey`).
+        let line = r#"{"risk":"low","task":"survey the disk","notes":"they asked for logs"}"#;
+        assert_eq!(d.hot_spans(line, false).map(|s| s.is_empty()), Some(false));
+        assert_eq!(d.hot_spans(line, true), Some(Vec::new()));
+        assert!(is_clean(&m, line));
+        for line in [
+            r#"{"risk":"SK0123456789abcdef0123456789abcdef"}"#,
+            r#"{"task":"rotate SK0123456789abcdef0123456789abcdef now"}"#,
+            r#"{"SK0123456789abcdef0123456789abcdef":"risk"}"#,
+        ] {
+            assert!(!is_clean(&m, line), "{line}");
+            let masked = m.mask_json_text(line);
+            assert_eq!(masked, m.mask_json_text_parsed(line), "{line}");
+            assert!(!masked.text.contains("0123456789abcdef0123"), "{line}");
         }
     }
 

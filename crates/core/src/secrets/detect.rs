@@ -642,11 +642,17 @@ impl Detector {
 
     /// Where in JSON text as written a string may hold a secret, as sorted,
     /// disjoint byte spans: each keyword hit and each place an encoding may
-    /// start (`%`, `eyJ`, a base64 run). Every unescaped string that
-    /// [`Detector::may_find`] would accept overlaps one of them; `None`
-    /// when that cannot be said (a rule without keywords, a keyword JSON
-    /// would escape), and the caller must read the strings one by one.
-    pub(super) fn hot_spans(&self, json: &str) -> Option<Vec<(usize, usize)>> {
+    /// start (`%`, `eyJ`, a base64 run that decodes to text). Every
+    /// unescaped string that [`Detector::may_find`] would accept overlaps
+    /// one of them; `None` when that cannot be said (a rule without
+    /// keywords, a keyword JSON would escape), and the caller must read the
+    /// strings one by one.
+    ///
+    /// With `as_written` (the text has no `\u` or `\/` escape), a keyword
+    /// hit is left out when no rule it wakes can have what it needs
+    /// anywhere in the text (Note \[Needs read on the line\] in
+    /// `clean_json.rs`).
+    pub(super) fn hot_spans(&self, json: &str, as_written: bool) -> Option<Vec<(usize, usize)>> {
         // Merged as they come: keyword hits come in the order they start.
         fn add(spans: &mut Vec<(usize, usize)>, (s, e): (usize, usize)) {
             match spans.last_mut() {
@@ -659,8 +665,27 @@ impl Detector {
         }
         let mut spans = Vec::new();
         if let Some(k) = &self.keywords {
+            // Per rule: 0 not read yet, 1 its needs may be met, 2 not.
+            let mut may: Vec<u8> = Vec::new();
             // No keyword holds a `"`, so no hit runs past a string's quote.
-            k.scan_covering(json.as_bytes(), |start, end| add(&mut spans, (start, end)));
+            k.scan_in_order(json.as_bytes(), |id, start, end| {
+                let mut wakes = |rule: usize| {
+                    if !as_written {
+                        return true;
+                    }
+                    if may.is_empty() {
+                        may = vec![0; self.rules.len()];
+                    }
+                    if may[rule] == 0 {
+                        let met = needs::met_as_written(self.rules[rule].needs, json);
+                        may[rule] = if met { 1 } else { 2 };
+                    }
+                    may[rule] == 1
+                };
+                if self.keyword_rules[id].iter().any(|&r| wakes(r)) {
+                    add(&mut spans, (start, end));
+                }
+            });
         }
         let mut triggers = Vec::new();
         encoded::trigger_spans(json, &mut triggers);

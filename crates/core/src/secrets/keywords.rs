@@ -253,26 +253,26 @@ impl Keywords {
         true
     }
 
-    /// Calls `each(start, end)` for every keyword occurrence in `text`, in
-    /// the order they start (Note \[Clean JSON without a Value\] in
+    /// Calls `each(id, start, end)` for every keyword occurrence in `text`,
+    /// in the order they start (Note \[Clean JSON without a Value\] in
     /// `clean_json.rs` merges them as they come).
-    pub(super) fn scan_covering(&self, text: &[u8], mut each: impl FnMut(usize, usize)) {
+    pub(super) fn scan_in_order(&self, text: &[u8], mut each: impl FnMut(usize, usize, usize)) {
         if self.single.is_empty() {
             // The triple pass reports positions in order.
-            self.scan(text, |_, start, end| {
-                each(start, end);
+            self.scan(text, |id, start, end| {
+                each(id, start, end);
                 true
             });
             return;
         }
         let mut hits = Vec::new();
-        self.scan(text, |_, start, end| {
-            hits.push((start, end));
+        self.scan(text, |id, start, end| {
+            hits.push((start, end, id));
             true
         });
         hits.sort_unstable();
-        for (start, end) in hits {
-            each(start, end);
+        for (start, end, id) in hits {
+            each(id, start, end);
         }
     }
 
@@ -363,7 +363,7 @@ mod tests {
             .map(|t| (k, t))
         }) {
             let mut hits = Vec::new();
-            k.scan_covering(text.as_bytes(), |s, e| hits.push((s, e)));
+            k.scan_in_order(text.as_bytes(), |_, s, e| hits.push((s, e)));
             assert!(hits.is_sorted_by_key(|&(s, _)| s), "{text:?}: {hits:?}");
             for (_, s, e) in naive(&patterns[..k.len()], text) {
                 assert!(
