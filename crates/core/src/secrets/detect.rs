@@ -177,6 +177,9 @@ struct CompiledRule {
     /// in `hand_gate.rs`): run instead of the relaxed regex, and before the
     /// rule's own regex even once that is compiled.
     hand: Option<fn(&str) -> bool>,
+    /// Whether the hand gate has a form read on JSON text as written (Note
+    /// \[Hand gate as written\] in `hand_gate.rs`).
+    hand_as_written: bool,
     secret_group: Option<usize>,
     entropy: Option<f64>,
     /// gitleaks drops a generic finding that a specific one overlaps.
@@ -525,6 +528,7 @@ impl Detector {
                 compiled: compiled_now,
                 gate: OnceLock::new(),
                 hand: hand_gate::for_pattern(&rule.regex),
+                hand_as_written: hand_gate::has_as_written(&rule.regex),
                 secret_group: rule.secret_group.filter(|&g| g > 0),
                 entropy: rule.entropy.filter(|&e| e != 0.0),
                 generic: rule.id.contains("generic"),
@@ -667,6 +671,11 @@ impl Detector {
         if let Some(k) = &self.keywords {
             // Per rule: 0 not read yet, 1 its needs may be met, 2 not.
             let mut may: Vec<u8> = Vec::new();
+            // The hand gate as written: whether the text holds K or ſ, and
+            // its last answer (from, stop, yes) for keywords ending in
+            // `from..=stop` (Note \[Hand gate as written\]).
+            let mut folds: Option<bool> = None;
+            let mut gate_memo: Option<(usize, usize, bool)> = None;
             // No keyword holds a `"`, so no hit runs past a string's quote.
             k.scan_in_order(json.as_bytes(), |id, start, end| {
                 let mut wakes = |rule: usize| {
@@ -682,7 +691,28 @@ impl Detector {
                     }
                     may[rule] == 1
                 };
-                if self.keyword_rules[id].iter().any(|&r| wakes(r)) {
+                let mut may_match = |rule: usize| {
+                    if !as_written || !self.rules[rule].hand_as_written {
+                        return true;
+                    }
+                    let bytes = json.as_bytes();
+                    if *folds.get_or_insert_with(|| hand_gate::folds_into_ascii(bytes)) {
+                        return true;
+                    }
+                    match gate_memo {
+                        Some((from, stop, yes)) if from <= end && end <= stop => yes,
+                        _ => {
+                            let stop = hand_gate::run_stop_as_written(bytes, end);
+                            let yes = hand_gate::yes_at_as_written(bytes, stop);
+                            gate_memo = Some((end, stop, yes));
+                            yes
+                        }
+                    }
+                };
+                if self.keyword_rules[id]
+                    .iter()
+                    .any(|&r| wakes(r) && may_match(r))
+                {
                     add(&mut spans, (start, end));
                 }
             });

@@ -35,6 +35,20 @@ pub(super) fn for_pattern(regex: &str) -> Option<fn(&str) -> bool> {
     (regex == GENERIC_API_KEY).then_some(generic_api_key as fn(&str) -> bool)
 }
 
+/// Whether the gate of [`for_pattern`] has a form read on JSON text as
+/// written (Note \[Hand gate as written\]): [`run_stop_as_written`] and
+/// [`yes_at_as_written`].
+pub(super) fn has_as_written(regex: &str) -> bool {
+    regex == GENERIC_API_KEY
+}
+
+/// Whether `text` holds a character Rust's `(?i)` folds into an ASCII
+/// letter (K, ſ): the hand gates then say yes.
+pub(super) fn folds_into_ascii(text: &[u8]) -> bool {
+    memmem::find(text, "\u{212A}".as_bytes()).is_some()
+        || memmem::find(text, "\u{17F}".as_bytes()).is_some()
+}
+
 /// The keywords of [`GENERIC_API_KEY`], lower case (`api` read
 /// case-insensitively: a superset of the pattern's `[Aa]pi|API`).
 const KEYWORDS: [&[u8]; 10] = [
@@ -134,6 +148,95 @@ fn keyword_at(b: &[u8], i: usize) -> Option<usize> {
         .filter(|k| rest.len() >= k.len() && rest[..k.len()].eq_ignore_ascii_case(k))
         .map(|k| k.len())
         .max()
+}
+
+/// Note \[Hand gate as written\]: [`generic_api_key`] read on a line of JSON
+/// text as written, from the end of one of the rule's keywords, so that a
+/// hit in a string the rule cannot match in is not hot (Note \[Needs read
+/// on the line\] in `clean_json.rs`): `"unquoted_key","single_quotes"` or
+/// `"token café check"`. It says yes wherever the hand gate says yes on the
+/// text of the string the hit is in, or on that string read beside its
+/// value (`"key": "value"`), given the line has no `\u` or `\/` escape:
+/// - an escape (`\` and the byte after it) becomes `"`, `\` or a control
+///   character, so it is let through wherever the gate lets a quote or a
+///   blank through, and it closes a value;
+/// - a quote as written ends the string: the gate goes on past it only
+///   where the string is an object key (blanks, then `:`), as it does
+///   across `": "` when reading a value beside its key; after the
+///   assignment, quotes are let through as the gate lets them;
+/// - every other byte is the text's own.
+///
+/// Looser than the gate on the decoded text (it may cross more), never
+/// stricter; a test holds it to that on generated lines.
+///
+/// Split in two so a caller can remember an answer: what the gate says
+/// depends only on where the run of name bytes from the keyword stops
+/// ([`run_stop_as_written`]), and a later keyword that ends inside that run
+/// stops at the same place (no keyword ends with a `\`, so it never ends
+/// inside an escape). Without that, a long string of keywords and words
+/// was read again from every keyword: quadratic.
+pub(super) fn run_stop_as_written(json: &[u8], end: usize) -> usize {
+    let mut at = end;
+    while let Some(&b) = json.get(at) {
+        match b {
+            b'\\' => at += 2,
+            b if b != b'"' && before_op(b) => at += 1,
+            _ => break,
+        }
+    }
+    at.min(json.len())
+}
+
+/// What the gate says when the run from a keyword stops at `stop` (Note
+/// \[Hand gate as written\]).
+pub(super) fn yes_at_as_written(json: &[u8], stop: usize) -> bool {
+    match json.get(stop) {
+        Some(b'"') => {
+            // The end of the string: on only when it is a key.
+            let mut at = stop + 1;
+            while json.get(at).is_some_and(|&c| blank(c)) {
+                at += 1;
+            }
+            json.get(at) == Some(&b':') && value_follows_as_written(json, at + 1)
+        }
+        Some(&b) => op_start(b) && value_follows_as_written(json, stop + 1),
+        None => false,
+    }
+}
+
+/// Both halves, for tests.
+#[cfg(test)]
+fn generic_api_key_as_written(json: &[u8], end: usize) -> bool {
+    folds_into_ascii(json) || yes_at_as_written(json, run_stop_as_written(json, end))
+}
+
+/// [`value_follows`] on JSON text as written (Note \[Hand gate as
+/// written\]): escapes and quotes are let through before the value, and an
+/// escape closes it.
+fn value_follows_as_written(b: &[u8], from: usize) -> bool {
+    let mut at = from;
+    while let Some(&c) = b.get(at) {
+        if c == b'\\' {
+            at += 2;
+        } else if after_op(c) {
+            at += 1;
+        } else {
+            break;
+        }
+    }
+    let at = at.min(b.len());
+    let equals = b[from.min(at)..at]
+        .iter()
+        .rev()
+        .take_while(|&&c| c == b'=')
+        .count();
+    let run = b[at..].iter().take_while(|&&c| value(c)).count();
+    let end = at + run;
+    let closed = match b.get(end) {
+        None | Some(b'`' | b'\'' | b'"' | b';' | b'\\') => true,
+        Some(&c) => blank(c),
+    };
+    equals + run >= 10 && closed
 }
 
 /// Whether ten value bytes can follow an assignment whose first byte ends
@@ -289,4 +392,75 @@ mod tests {
             assert!(!generic_api_key(t), "{t:?}");
         }
     }
+
+    proptest::proptest! {
+        /// Note [Hand gate as written]: wherever the gate says yes on a
+        /// string's text, or on a string read beside its key, it says yes
+        /// on the line as written from one of the rule's keywords.
+        #[test]
+        fn as_written_says_yes_wherever_the_text_does(
+            members in proptest::collection::vec(
+                (proptest::collection::vec(0usize..PIECES.len(), 0..6),
+                 proptest::collection::vec(0usize..PIECES.len(), 0..8)),
+                1..5,
+            ),
+        ) {
+            let text = |ix: &[usize]| ix.iter().map(|&i| PIECES[i]).collect::<String>();
+            let mut object = serde_json::Map::new();
+            for (k, v) in &members {
+                object.insert(text(k), serde_json::Value::String(text(v)));
+            }
+            let json = serde_json::Value::Object(object.clone()).to_string();
+            proptest::prop_assume!(!json.contains("\\u") && !json.contains("\\/"));
+            let decoded = object.iter().any(|(k, v)| {
+                let v = v.as_str().unwrap_or_default();
+                generic_api_key(k) || generic_api_key(v) || generic_api_key(&format!("\"{k}\": \"{v}\""))
+            });
+            let lower = json.to_ascii_lowercase();
+            let written = super::KEYWORDS.iter().any(|k| {
+                lower
+                    .match_indices(std::str::from_utf8(k).unwrap_or_default())
+                    .any(|(at, m)| super::generic_api_key_as_written(json.as_bytes(), at + m.len()))
+            });
+            proptest::prop_assert!(!decoded || written, "{}", json);
+        }
+    }
+
+    /// What the generated lines are made of: the rule's keywords, name
+    /// bytes, assignments, quotes, blanks, escapes and values.
+    const PIECES: &[&str] = &[
+        "api",
+        "KEY",
+        "token",
+        "secret",
+        "password",
+        "_",
+        "-",
+        ".",
+        " ",
+        "\t",
+        "\n",
+        "\"",
+        "'",
+        "\\",
+        "\\n",
+        "=",
+        ":",
+        ":=",
+        "=>",
+        ",",
+        "|",
+        "?=",
+        ">",
+        "`",
+        ";",
+        "Zx8Qw3Er5T",
+        "abcdefghij",
+        "0123456789",
+        "+/",
+        "==",
+        "é",
+        "x",
+        "\u{8}",
+    ];
 }
