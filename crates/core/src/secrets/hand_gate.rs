@@ -224,19 +224,7 @@ fn value_follows_as_written(b: &[u8], from: usize) -> bool {
             break;
         }
     }
-    let at = at.min(b.len());
-    let equals = b[from.min(at)..at]
-        .iter()
-        .rev()
-        .take_while(|&&c| c == b'=')
-        .count();
-    let run = b[at..].iter().take_while(|&&c| value(c)).count();
-    let end = at + run;
-    let closed = match b.get(end) {
-        None | Some(b'`' | b'\'' | b'"' | b';' | b'\\') => true,
-        Some(&c) => blank(c),
-    };
-    equals + run >= 10 && closed
+    value_closed_at(b, from.min(b.len()), at.min(b.len()), true)
 }
 
 /// Whether ten value bytes can follow an assignment whose first byte ends
@@ -247,15 +235,21 @@ fn value_follows(b: &[u8], from: usize) -> bool {
     while at < b.len() && after_op(b[at]) {
         at += 1;
     }
+    value_closed_at(b, from, at, false)
+}
+
+/// Whether ten value bytes start at `at` (counting the `=` just before it,
+/// from `from` on) and are closed: a match of the value ends where a value
+/// byte cannot follow, so only at the run's end, and the pattern wants a
+/// quote, blank, `;`, a written `\n` or `\r`, or the end of the text there.
+/// `as_written`: any escape closes it (Note \[Hand gate as written\]).
+fn value_closed_at(b: &[u8], from: usize, at: usize, as_written: bool) -> bool {
     let equals = b[from..at].iter().rev().take_while(|&&c| c == b'=').count();
     let run = b[at..].iter().take_while(|&&c| value(c)).count();
-    // A match of the value ends where a value byte cannot follow, so only
-    // at the run's end; the pattern wants a quote, blank, `;`, a written
-    // `\n` or `\r`, or the end of the text there.
     let end = at + run;
     let closed = match b.get(end) {
         None | Some(b'`' | b'\'' | b'"' | b';') => true,
-        Some(b'\\') => matches!(b.get(end + 1), Some(b'n' | b'r')),
+        Some(b'\\') => as_written || matches!(b.get(end + 1), Some(b'n' | b'r')),
         Some(&c) => blank(c),
     };
     equals + run >= 10 && closed
