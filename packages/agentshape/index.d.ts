@@ -103,6 +103,14 @@ export interface ValidatorOptions {
   assertFormats?: boolean;
   /** The documents behind `$ref`s to other URIs, by URI (nothing is fetched). */
   remotes?: Record<string, object | boolean>;
+  /**
+   * `false`: never compile the schema to JavaScript; objects go to the core
+   * as JSON text, every value read (NaN, BigInt, cycles refused wherever
+   * they are). Default `true`: objects are judged by JavaScript written
+   * from the schema where it can be (see `compiledTo`), reading only what
+   * the schema reads, as ajv does.
+   */
+  codegen?: boolean;
 }
 
 /** A JSON Schema compiled once (with its `x-invariants`), validated against many times. */
@@ -116,6 +124,13 @@ export declare class Validator {
   isValidJson(text: string | Uint8Array): boolean;
   coerce(instance: unknown): { value: Json; coercions: Coercion[] };
   readonly schema: object | boolean;
+  /**
+   * Where `isValid`/`validate` judge objects: `"javascript"` (the schema
+   * compiled to a JavaScript check; errors still come from the core) or
+   * `"webassembly"` (the schema uses what the JavaScript check does not
+   * restate, `codegen: false`, or the page forbids `eval`).
+   */
+  readonly compiledTo: "javascript" | "webassembly";
 }
 
 /** Compiled extraction settings, reused over many texts. */

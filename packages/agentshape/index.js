@@ -8,6 +8,7 @@ import {
   AgentError, AgentshapeError, InputError, InternalError, InvalidOutputError, NoOutputError,
   NotJSONError, ProfileError, SchemaError, UsageError,
 } from "./errors.js";
+import { compileCheck } from "./compile.js";
 import { call, generation, memoryOf, raw } from "./load.js";
 
 export { loadTimes, ready } from "./load.js";
@@ -155,7 +156,7 @@ function schemaText(schema) {
   throw new SchemaError("a schema is an object, a boolean, JSON text, a Zod 4 schema or a Validator");
 }
 
-const VALIDATOR_OPTIONS = ["draft", "assertFormats", "remotes"];
+const VALIDATOR_OPTIONS = ["draft", "assertFormats", "remotes", "codegen"];
 
 /**
  * A JSON Schema compiled once, validated against many times: draft-07,
@@ -167,11 +168,14 @@ export class Validator {
   #options;
   #raw;
   #gen;
+  #check;
 
   /**
    * @param schema an object, JSON text, a Zod 4 schema, or a Validator
-   * @param options `{draft, assertFormats, remotes}`: `remotes` maps URIs to
-   *   the documents behind `$ref`s to them (nothing is ever fetched)
+   * @param options `{draft, assertFormats, remotes, codegen}`: `remotes` maps
+   *   URIs to the documents behind `$ref`s to them (nothing is ever
+   *   fetched); `codegen: false` keeps objects on the core's path (Note
+   *   [Validators compiled to JavaScript] in compile.js)
    */
   constructor(schema, options = {}) {
     if (schema instanceof Validator) {
@@ -179,8 +183,22 @@ export class Validator {
     } else {
       this.#schema = schemaText(schema);
     }
-    this.#options = optionsText(options, VALIDATOR_OPTIONS, "Validator options");
+    const { codegen = true, ...rest } = options ?? {};
+    if (typeof codegen !== "boolean") throw new UsageError("Validator options: `codegen` is true or false");
+    this.#options = optionsText(rest, VALIDATOR_OPTIONS, "Validator options");
     this.#compile();
+    // Only after the core compiled it: a schema the core refuses is a
+    // SchemaError whatever JavaScript would make of it.
+    this.#check = codegen ? compileCheck(JSON.parse(this.#schema), rest) : null;
+  }
+
+  /**
+   * Where `isValid` and `validate` judge objects: `"javascript"` when the
+   * schema was compiled to a JavaScript check, `"webassembly"` when objects
+   * go to the core as JSON text.
+   */
+  get compiledTo() {
+    return this.#check === null ? "webassembly" : "javascript";
   }
 
   #compile() {
@@ -196,11 +214,17 @@ export class Validator {
 
   /** Every violation of `instance` (schema errors, then failed invariants), sorted; `[]` when valid. */
   validate(instance) {
+    // The compiled check answers the yes; the errors always come from the core.
+    if (this.#check !== null && this.#check(instance) === true) return [];
     return this.validateJson(toJSONText(instance, "instance"));
   }
 
   /** `true` when `validate(instance)` would be empty; cheaper. */
   isValid(instance) {
+    if (this.#check !== null) {
+      const yes = this.#check(instance);
+      if (yes !== null) return yes;
+    }
     return isValidString(this, toJSONText(instance, "instance"));
   }
 

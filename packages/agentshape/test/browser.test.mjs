@@ -26,18 +26,24 @@ const PAGE = `<!doctype html><meta charset="utf-8"><pre id="out">loading</pre>
     const v = new a.Validator({ type: "object", required: ["ok"] });
     let kind = null;
     try { new a.Validator({ type: 12 }); } catch (x) { kind = x instanceof a.SchemaError ? x.exitCode : String(x); }
-    out.textContent = "RESULT " + JSON.stringify([a.version, e.value, e.method, v.isValid(e.value), kind, a.repair("[1, 2,")]);
+    out.textContent = "RESULT " + JSON.stringify([a.version, e.value, e.method, v.isValid(e.value), v.isValid({}), v.compiledTo, kind, a.repair("[1, 2,")]);
   } catch (x) {
     out.textContent = "FAILED " + x;
   }
 </script>`;
 
-test("index.js loads and works in headless Chromium (fetch path)", async (t) => {
+/**
+ * The page's RESULT array, served with `csp` as its Content-Security-Policy
+ * header when given.
+ */
+async function runPage(t, csp) {
   assert.ok(existsSync(CHROMIUM), "Chromium is missing; run ./scripts/setup.sh --only chromium");
   const server = createServer((req, res) => {
     const path = new URL(req.url, "http://x").pathname;
     if (path === "/page.html") {
-      res.writeHead(200, { "content-type": "text/html" }).end(PAGE);
+      const headers = { "content-type": "text/html" };
+      if (csp) headers["content-security-policy"] = csp;
+      res.writeHead(200, headers).end(PAGE);
       return;
     }
     const file = normalize(join(PKG, path));
@@ -57,6 +63,18 @@ test("index.js loads and works in headless Chromium (fetch path)", async (t) => 
   const m = /(RESULT|FAILED) ([^<]*)/.exec(stdout);
   assert.ok(m, `no result in the page: ${stdout.slice(0, 500)}`);
   assert.equal(m[1], "RESULT", m[2]);
-  const got = JSON.parse(m[2].replaceAll("&quot;", '"').replaceAll("&amp;", "&"));
-  assert.deepEqual(got, ["0.1.0", { ok: true }, "repaired", true, 64, "[1,2]"]);
+  return JSON.parse(m[2].replaceAll("&quot;", '"').replaceAll("&amp;", "&"));
+}
+
+test("index.js loads and works in headless Chromium (fetch path)", async (t) => {
+  const got = await runPage(t, null);
+  assert.deepEqual(got, ["0.1.0", { ok: true }, "repaired", true, false, "javascript", 64, "[1,2]"]);
+});
+
+// A page whose policy forbids `eval` (no 'unsafe-eval'; WebAssembly
+// allowed by 'wasm-unsafe-eval'): the schema cannot become JavaScript, so
+// objects take the core's path and get the same answers.
+test("under a Content-Security-Policy without unsafe-eval, objects are judged by the core", async (t) => {
+  const got = await runPage(t, "default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'");
+  assert.deepEqual(got, ["0.1.0", { ok: true }, "repaired", true, false, "webassembly", 64, "[1,2]"]);
 });
