@@ -6,6 +6,19 @@ cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export INSTA_UPDATE=no  # a changed CLI snapshot (crates/cli/tests/it/snapshots) fails the run; nothing is written
 
+# A fresh clone's build takes about 6 GB (target/) and the tests write
+# throwaway databases to the temporary folder: on a fuller disk dozens of
+# tests fail at once for no reason of theirs (a CI run did, at 4.8 GB free).
+# Say so in one line first.
+need_gb="${AGENTSHAPE_TEST_DISK_GB:-10}"
+for dir in . "${TMPDIR:-/tmp}"; do
+  free_gb=$(( $(df -Pk "$dir" | awk 'NR == 2 { print $4 }') / 1024 / 1024 ))
+  if [ "$free_gb" -lt "$need_gb" ]; then
+    echo "scripts/test.sh: only $free_gb GB free under $dir; the build and tests need about $need_gb GB (free some, or set AGENTSHAPE_TEST_DISK_GB)" >&2
+    exit 1
+  fi
+done
+
 echo "== setup (machine components the tests need: scripts/setup.sh)"
 ./scripts/setup.sh
 # Idempotent: a second run finds everything in place and installs nothing.

@@ -9,7 +9,9 @@
 //       against ajv's compiled validator (`new Ajv()`, as
 //       base_validate_ajv.js), from the JSON text of each line (JSON.parse +
 //       validate for ajv, `isValidJson` for agentshape) and from objects
-//       already parsed (`validate` alone, `isValid`).
+//       already parsed (`validate` alone, `isValid`: the schema compiled to
+//       JavaScript, Note [Validators compiled to JavaScript] in
+//       packages/agentshape/compile.js).
 //
 //   node bench/wasm/bench.mjs CORPUS [--runs N]
 //
@@ -173,7 +175,9 @@ console.log(`load: compile ${loadTimes.compileMs.toFixed(1)} ms, instantiate ${l
   }
   const i = results.instances;
   console.log(`instances: from text, agentshape is ${(i["ajv, JSON.parse + validate"].seconds / i["agentshape isValidJson"].seconds).toFixed(2)}x ajv`);
-  console.log(`instances: from objects, agentshape is ${(i["ajv validate (objects)"].seconds / i["agentshape isValid (objects)"].seconds).toFixed(2)}x ajv`);
+  console.log(`instances: from objects, agentshape is ${(i["ajv validate (objects)"].seconds / i["agentshape isValid (objects)"].seconds).toFixed(2)}x ajv (${v.compiledTo})`);
+  console.log(`instances: from objects, agentshape validate is ${(i["ajv validate (objects)"].seconds / i["agentshape validate (objects)"].seconds).toFixed(2)}x ajv`);
+  results.instances.compiled_to = v.compiledTo;
 }
 
 console.log(JSON.stringify(results));

@@ -30,6 +30,8 @@ if (!present) {
   const remotes = Object.fromEntries(
     walk(remotesDir).map((p) => [`http://localhost:1234/${relative(remotesDir, p)}`, JSON.parse(readFileSync(p, "utf8"))]),
   );
+  let compiledGroups = 0;
+  let groups = 0;
   for (const [directory, draft] of [["draft7", "draft-07"], ["draft2020-12", "2020-12"]]) {
     const dir = join(suite, "tests", directory);
     const files = readdirSync(dir).filter((n) => n.endsWith(".json")).sort();
@@ -39,20 +41,26 @@ if (!present) {
         const failures = [];
         let cases = 0;
         for (const group of JSON.parse(readFileSync(join(dir, name), "utf8"))) {
-          let v;
-          try {
-            v = new Validator(group.schema, { draft, remotes });
-          } catch (e) {
-            if (!(e instanceof SchemaError)) throw e;
-            failures.push(`${group.description}: schema did not compile: ${e.message}`);
-            continue;
-          }
-          for (const t of group.tests) {
-            cases++;
-            const fast = v.isValid(t.data);
-            const errors = v.validate(t.data);
-            if (fast !== t.valid || (errors.length === 0) !== t.valid) {
-              failures.push(`${group.description} / ${t.description}: expected ${t.valid}, isValid=${fast}, errors=${JSON.stringify(errors)}`);
+          // Each group twice: as the package compiles it (JavaScript when
+          // compile.js takes the schema) and through the core alone.
+          for (const codegen of [true, false]) {
+            let v;
+            try {
+              v = new Validator(group.schema, { draft, remotes, codegen });
+            } catch (e) {
+              if (!(e instanceof SchemaError)) throw e;
+              failures.push(`${group.description}: schema did not compile: ${e.message}`);
+              break;
+            }
+            if (codegen) groups++;
+            if (v.compiledTo === "javascript") compiledGroups++;
+            for (const t of group.tests) {
+              cases++;
+              const fast = v.isValid(t.data);
+              const errors = v.validate(t.data);
+              if (fast !== t.valid || (errors.length === 0) !== t.valid) {
+                failures.push(`${group.description} / ${t.description} (${v.compiledTo}): expected ${t.valid}, isValid=${fast}, errors=${JSON.stringify(errors)}`);
+              }
             }
           }
         }
@@ -61,4 +69,9 @@ if (!present) {
       });
     }
   }
+  // Most groups exercise the compiled check, not only the core.
+  test("most of the suite's schemas compile to JavaScript", () => {
+    console.log(`JSON Schema Test Suite: ${compiledGroups} of ${groups} groups compiled to JavaScript`);
+    assert.ok(compiledGroups > groups / 2, `${compiledGroups} of ${groups}`);
+  });
 }
