@@ -207,3 +207,71 @@ if (!present) {
     assert.ok(compiled > schemas / 2, `${compiled} of ${schemas}`);
   });
 }
+
+// Random schemas of the compiled keywords against random instances
+// (seeded: a failure names its seed and can be replayed).
+test("random schemas and instances: the compiled check agrees with the core", () => {
+  // mulberry32: every bit of its output is usable (an LCG's low bits repeat).
+  let seed = 20261130;
+  const rand = (n) => {
+    seed = (seed + 0x6d2b79f5) >>> 0;
+    let t = seed;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) % n;
+  };
+  const pick = (xs) => xs[rand(xs.length)];
+  const NAMES = ["a", "b", "constructor", "x1", ""];
+  const SCALARS = [0, -0, 1, 1.5, -3, 2 ** 53, 1e21, "", "a", "ab", "\ud83d\ude00", "xyz", true, false, null];
+  function value(depth) {
+    const r = rand(depth > 2 ? 3 : 5);
+    if (r < 3) return pick(SCALARS);
+    if (r === 3) return Array.from({ length: rand(4) }, () => value(depth + 1));
+    const o = {};
+    for (let i = rand(4); i > 0; i--) o[pick(NAMES)] = value(depth + 1);
+    return o;
+  }
+  function schema(depth) {
+    if (depth > 2 || rand(6) === 0) return pick([true, false, {}]);
+    const s = {};
+    for (let i = 1 + rand(3); i > 0; i--) {
+      switch (rand(22)) {
+        case 0: s.type = pick(["string", "number", "integer", "boolean", "null", "array", "object", ["string", "null"], ["integer", "array"]]); break;
+        case 1: s.enum = [pick(SCALARS), value(2)]; break;
+        case 2: s.const = value(2); break;
+        case 3: s.minimum = pick([0, 1, -1.5]); break;
+        case 4: s.exclusiveMaximum = pick([1, 2 ** 53, 1.5]); break;
+        case 5: s.multipleOf = pick([1, 2, 3]); break;
+        case 6: s.maxLength = rand(3); break;
+        case 7: s.minLength = rand(3); break;
+        case 8: s.pattern = pick(["^a", "b$", "^.$", "\\d"]); break;
+        case 9: s.items = schema(depth + 1); break;
+        case 10: s.prefixItems = [schema(depth + 1)]; break;
+        case 11: s.uniqueItems = true; break;
+        case 12: s.contains = schema(depth + 1); s.minContains = rand(2); break;
+        case 13: s.properties = { [pick(NAMES)]: schema(depth + 1), [pick(NAMES)]: schema(depth + 1) }; break;
+        case 14: s.required = [pick(NAMES)]; break;
+        case 15: s.additionalProperties = schema(depth + 1); break;
+        case 16: s.patternProperties = { "^x": schema(depth + 1) }; break;
+        case 17: s.propertyNames = { maxLength: 1 }; break;
+        case 18: s.anyOf = [schema(depth + 1), schema(depth + 1)]; break;
+        case 19: s.oneOf = [schema(depth + 1), schema(depth + 1)]; break;
+        case 20: s.not = schema(depth + 1); break;
+        default: s.if = schema(depth + 1); s.then = schema(depth + 1); s.else = schema(depth + 1); break;
+      }
+    }
+    return s;
+  }
+  let compared = 0;
+  for (let n = 0; n < 400; n++) {
+    const at = seed;
+    const s = schema(0);
+    const [fast, core] = pair(s);
+    for (let i = 0; i < 12; i++) {
+      const x = value(0);
+      agree(fast, core, x, `seed ${at}: ${JSON.stringify(s)} on ${label(x)}`);
+      compared++;
+    }
+  }
+  assert.equal(compared, 4800);
+});
