@@ -275,3 +275,27 @@ test("random schemas and instances: the compiled check agrees with the core", ()
   }
   assert.equal(compared, 4800);
 });
+
+test("a Zod 4 schema (formats with patterns, int bounds, additionalProperties) compiles and agrees", async () => {
+  const { z } = await import("zod");
+  const Reply = z.object({
+    action: z.enum(["complete", "continue"]),
+    confidence: z.number().int(),
+    email: z.string().email().optional(),
+    tags: z.array(z.string()).max(3),
+    when: z.iso.datetime().optional(),
+  });
+  const [fast, core] = pair(Reply);
+  for (const x of [
+    { action: "complete", confidence: 3, tags: [] },
+    { action: "x", confidence: 3, tags: [] },
+    { action: "complete", confidence: 3.5, tags: [] },
+    { action: "complete", confidence: 3, tags: [], email: "nope" },
+    { action: "complete", confidence: 3, tags: [], email: "a@example.com", when: "2026-11-30T00:00:00Z" },
+    { action: "complete", confidence: 3, tags: [], when: "2026-02-30T00:00:00Z" },
+    { action: "complete", confidence: 3, tags: ["a", "b", "c", "d"] },
+    { action: "complete", confidence: 3, tags: [], extra: 1 },
+  ]) {
+    agree(fast, core, x, label(x));
+  }
+});
