@@ -15,11 +15,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
 use regex::{Regex, RegexBuilder};
 
 use super::keywords::Keywords;
 use super::rules::{Allowlist, Rule, RuleSet};
+use super::stopwords::Stopwords;
 use super::syntax::go_to_rust;
 use super::{SecretsError, one_line};
 use super::{encoded, gate, hand_gate, needs};
@@ -47,8 +47,29 @@ enum Target {
 struct CompiledAllowlist {
     and: bool,
     target: Target,
-    regex: Option<Regex>,
-    stopwords: Option<AhoCorasick>,
+    /// The regexes as one alternation, built for `is_match` only (Note
+    /// \[Relaxed gates\] says why that compiles faster: an allowlist asks
+    /// whether, never where), and for a built-in rule only when a candidate
+    /// reaches it and its stopwords did not already decide.
+    regex: Option<AllowRegex>,
+    stopwords: Option<Stopwords>,
+}
+
+/// An allowlist's regexes, compiled on first use.
+#[derive(Debug)]
+struct AllowRegex {
+    /// The alternation, Rust syntax.
+    pattern: String,
+    compiled: OnceLock<Option<regex_automata::meta::Regex>>,
+}
+
+impl AllowRegex {
+    fn is_match(&self, text: &str) -> bool {
+        self.compiled
+            .get_or_init(|| compile_is_match(&self.pattern))
+            .as_ref()
+            .is_some_and(|r| r.is_match(text))
+    }
 }
 
 /// Note \[Lifted prefix\]: 95 of gitleaks' rules (the generic one among
@@ -204,12 +225,8 @@ impl RuleRegexes {
     /// The rule's allowlists, compiled now if need be (a built-in rule's
     /// compile: tested).
     fn allowlists(&self, rule: &Rule) -> &[CompiledAllowlist] {
-        self.allowlists.get_or_init(|| {
-            rule.allowlists
-                .iter()
-                .filter_map(|a| compile_allowlist(&rule.id, a).ok())
-                .collect()
-        })
+        self.allowlists
+            .get_or_init(|| rule.allowlists.iter().map(allowlist_later).collect())
     }
 }
 
@@ -341,6 +358,25 @@ fn marker_end(text: &[u8], at: usize) -> Option<usize> {
     .then_some(colon + 10)
 }
 
+/// `pattern` (Rust syntax) for `is_match` alone, with the limits
+/// of [`compile`]; `None` when it does not compile (then [`compile`] says why).
+fn compile_is_match(pattern: &str) -> Option<regex_automata::meta::Regex> {
+    use regex_automata::meta::{Config, Regex};
+    use regex_automata::nfa::thompson::WhichCaptures;
+    Regex::builder()
+        .configure(
+            Config::new()
+                .which_captures(WhichCaptures::None)
+                .onepass(false)
+                .backtrack(false)
+                .auto_prefilter(false)
+                .nfa_size_limit(Some(64 << 20))
+                .dfa_size_limit(Some(32 << 20)),
+        )
+        .build(pattern)
+        .ok()
+}
+
 fn compile(id: &str, pattern: &str) -> Result<Regex, SecretsError> {
     RegexBuilder::new(&go_to_rust(pattern))
         // The generic rule's allowlist alternation is large.
@@ -353,41 +389,43 @@ fn compile(id: &str, pattern: &str) -> Result<Regex, SecretsError> {
         })
 }
 
+/// An allowlist with its regexes compiled now: a bad regex is an error
+/// (the user's rules, checked when the file is loaded).
 fn compile_allowlist(id: &str, a: &Allowlist) -> Result<CompiledAllowlist, SecretsError> {
-    let regex = if a.regexes.is_empty() {
-        None
-    } else {
-        let joined = a
-            .regexes
-            .iter()
-            .map(|r| format!("(?:{r})"))
-            .collect::<Vec<_>>()
-            .join("|");
-        match compile(id, &joined) {
-            Ok(r) => Some(r),
+    let out = allowlist_later(a);
+    if let Some(r) = &out.regex {
+        let compiled = compile_is_match(&r.pattern);
+        if compiled.is_none() {
             // Name the one that fails (each compiled alone only then: the
             // allowlists cost more to compile than most rules).
-            Err(e) => {
-                for r in &a.regexes {
-                    compile(id, r)?;
-                }
-                return Err(e);
+            for one in &a.regexes {
+                compile(id, one)?;
             }
-        }
-    };
-    let stopwords = if a.stopwords.is_empty() {
-        None
-    } else {
-        let ac = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .build(&a.stopwords)
-            .map_err(|e| SecretsError::Rule {
+            return Err(SecretsError::Rule {
                 id: id.to_owned(),
-                message: format!("stopwords: {e}"),
-            })?;
-        Some(ac)
-    };
-    Ok(CompiledAllowlist {
+                message: "the allowlist's regexes together are too large".to_owned(),
+            });
+        }
+        let _ = r.compiled.set(compiled);
+    }
+    Ok(out)
+}
+
+/// An allowlist whose regexes compile when first needed (the built-in ones:
+/// a test compiles every one of them).
+fn allowlist_later(a: &Allowlist) -> CompiledAllowlist {
+    let regex = (!a.regexes.is_empty()).then(|| AllowRegex {
+        pattern: a
+            .regexes
+            .iter()
+            .map(|r| format!("(?:{})", go_to_rust(r)))
+            .collect::<Vec<_>>()
+            .join("|"),
+        compiled: OnceLock::new(),
+    });
+    // Note [Stopwords without an automaton] in `stopwords`.
+    let stopwords = (!a.stopwords.is_empty()).then(|| Stopwords::new(&a.stopwords));
+    CompiledAllowlist {
         and: a.condition.as_deref() == Some("AND"),
         target: match a.regex_target.as_deref() {
             Some("match") => Target::Match,
@@ -396,25 +434,53 @@ fn compile_allowlist(id: &str, a: &Allowlist) -> Result<CompiledAllowlist, Secre
         },
         regex,
         stopwords,
-    })
+    }
 }
 
 impl CompiledAllowlist {
-    /// gitleaks' `checkFindingAllowed` for one allowlist.
+    /// [`CompiledAllowlist::allows`] when it needs no regex compiled now;
+    /// `None` when it does.
+    fn allows_without_compiling(&self, secret: &str, matched: &str, line: &str) -> Option<bool> {
+        let compiled = self
+            .regex
+            .as_ref()
+            .is_none_or(|r| r.compiled.get().is_some());
+        if compiled {
+            return Some(self.allows(secret, matched, line));
+        }
+        let stop = self
+            .stopwords
+            .as_ref()
+            .map(|s| !secret.is_empty() && s.found_in(secret));
+        match (self.and, stop) {
+            (false, Some(true)) => Some(true),
+            (true, Some(false)) => Some(false),
+            _ => None,
+        }
+    }
+
+    /// gitleaks' `checkFindingAllowed` for one allowlist. The stopwords
+    /// are read first: they are cheap, and when they decide, the regexes
+    /// are neither compiled nor run.
     fn allows(&self, secret: &str, matched: &str, line: &str) -> bool {
         let target = match self.target {
             Target::Secret => secret,
             Target::Match => matched,
             Target::Line => line,
         };
+        let stop = self
+            .stopwords
+            .as_ref()
+            .map(|s| !secret.is_empty() && s.found_in(secret));
+        match (self.and, stop) {
+            (false, Some(true)) => return true,
+            (true, Some(false)) => return false,
+            _ => {}
+        }
         let regex = self
             .regex
             .as_ref()
             .map(|r| !target.is_empty() && r.is_match(target));
-        let stop = self
-            .stopwords
-            .as_ref()
-            .map(|s| !secret.is_empty() && s.is_match(secret));
         if self.and {
             regex.unwrap_or(true) && stop.unwrap_or(true)
         } else {
@@ -629,12 +695,8 @@ impl Detector {
     /// The global allowlists, compiled now if need be (a test compiles the
     /// built-in ones, so none is dropped here).
     fn global_allowlists(&self) -> &[CompiledAllowlist] {
-        self.allowlists.get_or_init(|| {
-            self.allowlist_source
-                .iter()
-                .filter_map(|a| compile_allowlist("allowlist", a).ok())
-                .collect()
-        })
+        self.allowlists
+            .get_or_init(|| self.allowlist_source.iter().map(allowlist_later).collect())
     }
 
     /// A cheap superset of `!find(text).is_empty()`: a keyword occurs, a
@@ -864,12 +926,23 @@ impl Detector {
             .find('\n')
             .map_or(text.len(), |p| match_end + p);
         let line = &text[line_start..line_end];
-        if self
-            .global_allowlists()
-            .iter()
-            .chain(regexes.allowlists(&rule.source))
-            .any(|a| a.allows(secret, matched, line))
-        {
+        // Any allowlist allowing is enough: first what is decided without
+        // compiling a regex, then the regexes, the smallest first (a
+        // candidate that `^[a-zA-Z_.-]+$` allows never compiles the
+        // thirteen-way global alternation).
+        let lists = || {
+            self.global_allowlists()
+                .iter()
+                .chain(regexes.allowlists(&rule.source))
+        };
+        if lists().any(|a| a.allows_without_compiling(secret, matched, line) == Some(true)) {
+            return None;
+        }
+        let mut rest: Vec<&CompiledAllowlist> = lists()
+            .filter(|a| a.allows_without_compiling(secret, matched, line).is_none())
+            .collect();
+        rest.sort_by_key(|a| a.regex.as_ref().map_or(0, |r| r.pattern.len()));
+        if rest.into_iter().any(|a| a.allows(secret, matched, line)) {
             return None;
         }
         if markers.iter().any(|&(ms, me)| start < me && ms < end) {

@@ -38,6 +38,7 @@ mod keywords;
 mod mask;
 mod needs;
 mod rules;
+mod stopwords;
 mod syntax;
 
 pub use detect::{Detector, Finding, shannon_entropy};

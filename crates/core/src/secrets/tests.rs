@@ -424,3 +424,52 @@ fn a_jwt_broken_over_lines_is_masked_on_both_lines() {
         masked.text
     );
 }
+
+/// The built-in detector compiles allowlist regexes late, reads stopwords
+/// without an automaton at first, and tries the allowlists decided without
+/// compiling first (Note [Stopwords without an automaton]): it must find
+/// exactly what the detector compiled whole at once finds, before and
+/// after its stopwords switch to the automaton.
+#[test]
+fn allowlists_read_late_and_cheap_first_allow_what_compiled_ones_allow() {
+    let eager = Detector::new(&RuleSet::builtin()).unwrap();
+    let lazy = Detector::builtin_uncached();
+    let mut texts = planted_contexts();
+    // Candidates the allowlists let through or stop: template variables,
+    // stopwords, identifiers, and the generic rule's match and line lists.
+    for value in [
+        "${API_KEY}",
+        "{{ secrets.token }}",
+        "example_token_value_here",
+        "changeme_placeholder_value",
+        "abcdefghijklmnop",
+        "Xk2p9Lq7Vw3Rt8Zy",
+        "$HOME_DIRECTORY",
+        "%PASSWORD_VAR%",
+        "/usr/local/share/secret",
+        "aaaaaaaaaaaaaaaaaaaa",
+        "true_or_false_value",
+    ] {
+        for name in [
+            "api_key",
+            "token",
+            "password",
+            "secret",
+            "key_alias",
+            "public_key",
+        ] {
+            texts.push(format!("{name} = \"{value}\""));
+            texts.push(format!("{{\"{name}\": \"{value}\"}}"));
+            texts.push(format!("export {}={value}", name.to_uppercase()));
+        }
+    }
+    texts.push("import { token } from \"./tokens\"\napi_token = 'zq81JHd9s0Lk2mN4'".to_owned());
+    texts.push("RUN --mount=type=secret,id=api_key api_key=Zp0dK3mQ8xW2vN7r".to_owned());
+    // Twice over one detector: the second pass runs after the stopwords'
+    // automaton has taken over (more than 256 checks).
+    for pass in 0..2 {
+        for t in &texts {
+            assert_eq!(lazy.find(t), eager.find(t), "pass {pass}: {t:?}");
+        }
+    }
+}
