@@ -201,6 +201,9 @@ struct CompiledRule {
     /// Whether the hand gate has a form read on JSON text as written (Note
     /// \[Hand gate as written\] in `hand_gate.rs`).
     hand_as_written: bool,
+    /// Whether the rule's allowlists let a value of letters go whole (Note
+    /// \[Values an allowlist takes whole\] in `hand_gate.rs`).
+    letters_allowed: bool,
     secret_group: Option<usize>,
     entropy: Option<f64>,
     /// gitleaks drops a generic finding that a specific one overlaps.
@@ -593,8 +596,9 @@ impl Detector {
                 id: Arc::from(rule.id.as_str()),
                 compiled: compiled_now,
                 gate: OnceLock::new(),
-                hand: hand_gate::for_pattern(&rule.regex),
+                hand: hand_gate::for_rule(&rule),
                 hand_as_written: hand_gate::has_as_written(&rule.regex),
+                letters_allowed: hand_gate::letters_allowed(&rule),
                 secret_group: rule.secret_group.filter(|&g| g > 0),
                 entropy: rule.entropy.filter(|&e| e != 0.0),
                 generic: rule.id.contains("generic"),
@@ -737,7 +741,7 @@ impl Detector {
             // its last answer (from, stop, yes) for keywords ending in
             // `from..=stop` (Note \[Hand gate as written\]).
             let mut folds: Option<bool> = None;
-            let mut gate_memo: Option<(usize, usize, bool)> = None;
+            let mut gate_memo: Option<(usize, usize, bool, bool)> = None;
             // No keyword holds a `"`, so no hit runs past a string's quote.
             k.scan_in_order(json.as_bytes(), |id, start, end| {
                 let mut wakes = |rule: usize| {
@@ -761,12 +765,17 @@ impl Detector {
                     if *folds.get_or_insert_with(|| hand_gate::folds_into_ascii(bytes)) {
                         return true;
                     }
+                    let letters = self.rules[rule].letters_allowed;
                     match gate_memo {
-                        Some((from, stop, yes)) if from <= end && end <= stop => yes,
+                        Some((from, stop, l, yes))
+                            if from <= end && end <= stop && l == letters =>
+                        {
+                            yes
+                        }
                         _ => {
                             let stop = hand_gate::run_stop_as_written(bytes, end);
-                            let yes = hand_gate::yes_at_as_written(bytes, stop);
-                            gate_memo = Some((end, stop, yes));
+                            let yes = hand_gate::yes_at_as_written(bytes, stop, letters);
+                            gate_memo = Some((end, stop, letters, yes));
                             yes
                         }
                     }

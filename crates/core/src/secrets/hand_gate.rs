@@ -26,14 +26,49 @@
 
 use memchr::memmem;
 
+use super::rules::Rule;
+
 /// The generic rule's pattern, as gitleaks writes it; the hand gate stands
 /// in for exactly this pattern.
 pub(super) const GENERIC_API_KEY: &str = r#"(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)"#;
 
-/// The hand gate for a rule with this regex (as written), if there is one.
-pub(super) fn for_pattern(regex: &str) -> Option<fn(&str) -> bool> {
-    (regex == GENERIC_API_KEY).then_some(generic_api_key as fn(&str) -> bool)
+/// The hand gate for `rule`, if there is one: for its regex (as written),
+/// and reading past values its allowlists allow whole (Note \[Values an
+/// allowlist takes whole\]).
+pub(super) fn for_rule(rule: &Rule) -> Option<fn(&str) -> bool> {
+    if rule.regex != GENERIC_API_KEY {
+        return None;
+    }
+    Some(if letters_allowed(rule) {
+        generic_api_key_past_letters as fn(&str) -> bool
+    } else {
+        generic_api_key as fn(&str) -> bool
+    })
 }
+
+/// Note \[Values an allowlist takes whole\]: gitleaks' generic rule has an
+/// allowlist `^[a-zA-Z_.-]+$` on the secret: a value of letters, `_`, `.`
+/// and `-` only (`"apiKeySource": "ANTHROPIC_API_KEY"`, in the first line
+/// of every Claude Code transcript) is always let go. The secret of a match
+/// is the whole value run the gate reads (the value ends only where a value
+/// byte cannot follow), but for `=` the pattern may take from before the
+/// run; so a keyword hit whose run holds only those bytes, with no `=`
+/// before it, can only make candidates that allowlist lets go, and the gate
+/// reads past it. Before this, that one line compiled the generic rule
+/// (about 6 M instructions, callgrind) in every `parse` of a transcript.
+/// Only for a rule that has that allowlist (regex target the secret, no
+/// stopword required alongside): a user's rule without it is gated as
+/// before.
+pub(super) fn letters_allowed(rule: &Rule) -> bool {
+    rule.allowlists.iter().any(|a| {
+        matches!(a.regex_target.as_deref(), None | Some("secret"))
+            && (a.condition.as_deref() != Some("AND") || a.stopwords.is_empty())
+            && a.regexes.iter().any(|r| r == LETTERS_ALLOWLIST)
+    })
+}
+
+/// The allowlist regex of Note \[Values an allowlist takes whole\].
+pub(super) const LETTERS_ALLOWLIST: &str = "^[a-zA-Z_.-]+$";
 
 /// Whether the gate of [`for_pattern`] has a form read on JSON text as
 /// written (Note \[Hand gate as written\]): [`run_stop_as_written`] and
@@ -93,6 +128,17 @@ fn value(b: u8) -> bool {
 /// False only when [`GENERIC_API_KEY`] cannot match `text` (Note \[Hand
 /// gate\]).
 pub(super) fn generic_api_key(text: &str) -> bool {
+    generic_api_key_with(text, false)
+}
+
+/// False only when every match of [`GENERIC_API_KEY`] in `text` has a
+/// secret [`LETTERS_ALLOWLIST`] allows (Note \[Values an allowlist takes
+/// whole\]).
+pub(super) fn generic_api_key_past_letters(text: &str) -> bool {
+    generic_api_key_with(text, true)
+}
+
+fn generic_api_key_with(text: &str, letters_allowed: bool) -> bool {
     let b = text.as_bytes();
     if memmem::find(b, "\u{212A}".as_bytes()).is_some()
         || memmem::find(b, "\u{17F}".as_bytes()).is_some()
@@ -117,7 +163,7 @@ pub(super) fn generic_api_key(text: &str) -> bool {
         while at < b.len() && before_op(b[at]) {
             at += 1;
         }
-        if at < b.len() && op_start(b[at]) && value_follows(b, at + 1) {
+        if at < b.len() && op_start(b[at]) && value_follows(b, at + 1, letters_allowed) {
             return true;
         }
         refused_to = at;
@@ -189,7 +235,7 @@ pub(super) fn run_stop_as_written(json: &[u8], end: usize) -> usize {
 
 /// What the gate says when the run from a keyword stops at `stop` (Note
 /// \[Hand gate as written\]).
-pub(super) fn yes_at_as_written(json: &[u8], stop: usize) -> bool {
+pub(super) fn yes_at_as_written(json: &[u8], stop: usize, letters_allowed: bool) -> bool {
     match json.get(stop) {
         Some(b'"') => {
             // The end of the string: on only when it is a key.
@@ -197,23 +243,24 @@ pub(super) fn yes_at_as_written(json: &[u8], stop: usize) -> bool {
             while json.get(at).is_some_and(|&c| blank(c)) {
                 at += 1;
             }
-            json.get(at) == Some(&b':') && value_follows_as_written(json, at + 1)
+            json.get(at) == Some(&b':') && value_follows_as_written(json, at + 1, letters_allowed)
         }
-        Some(&b) => op_start(b) && value_follows_as_written(json, stop + 1),
+        Some(&b) => op_start(b) && value_follows_as_written(json, stop + 1, letters_allowed),
         None => false,
     }
 }
 
 /// Both halves, for tests.
 #[cfg(test)]
-fn generic_api_key_as_written(json: &[u8], end: usize) -> bool {
-    folds_into_ascii(json) || yes_at_as_written(json, run_stop_as_written(json, end))
+fn generic_api_key_as_written(json: &[u8], end: usize, letters_allowed: bool) -> bool {
+    folds_into_ascii(json)
+        || yes_at_as_written(json, run_stop_as_written(json, end), letters_allowed)
 }
 
 /// [`value_follows`] on JSON text as written (Note \[Hand gate as
 /// written\]): escapes and quotes are let through before the value, and an
 /// escape closes it.
-fn value_follows_as_written(b: &[u8], from: usize) -> bool {
+fn value_follows_as_written(b: &[u8], from: usize, letters_allowed: bool) -> bool {
     let mut at = from;
     while let Some(&c) = b.get(at) {
         if c == b'\\' {
@@ -224,18 +271,18 @@ fn value_follows_as_written(b: &[u8], from: usize) -> bool {
             break;
         }
     }
-    value_closed_at(b, from.min(b.len()), at.min(b.len()), true)
+    value_closed_at(b, from.min(b.len()), at.min(b.len()), true, letters_allowed)
 }
 
 /// Whether ten value bytes can follow an assignment whose first byte ends
 /// at `from`: skip the assignment's rest and the quotes and blanks; the
 /// value may begin with some of the `=` skipped (they are value bytes too).
-fn value_follows(b: &[u8], from: usize) -> bool {
+fn value_follows(b: &[u8], from: usize, letters_allowed: bool) -> bool {
     let mut at = from;
     while at < b.len() && after_op(b[at]) {
         at += 1;
     }
-    value_closed_at(b, from, at, false)
+    value_closed_at(b, from, at, false, letters_allowed)
 }
 
 /// Whether ten value bytes start at `at` (counting the `=` just before it,
@@ -243,10 +290,26 @@ fn value_follows(b: &[u8], from: usize) -> bool {
 /// byte cannot follow, so only at the run's end, and the pattern wants a
 /// quote, blank, `;`, a written `\n` or `\r`, or the end of the text there.
 /// `as_written`: any escape closes it (Note \[Hand gate as written\]).
-fn value_closed_at(b: &[u8], from: usize, at: usize, as_written: bool) -> bool {
+/// `letters_allowed`: a run of letters, `_`, `.` and `-` alone, with no `=`
+/// before it, is let go (Note \[Values an allowlist takes whole\]).
+fn value_closed_at(
+    b: &[u8],
+    from: usize,
+    at: usize,
+    as_written: bool,
+    letters_allowed: bool,
+) -> bool {
     let equals = b[from..at].iter().rev().take_while(|&&c| c == b'=').count();
     let run = b[at..].iter().take_while(|&&c| value(c)).count();
     let end = at + run;
+    if letters_allowed
+        && equals == 0
+        && b[at..end]
+            .iter()
+            .all(|&c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-'))
+    {
+        return false;
+    }
     let closed = match b.get(end) {
         None | Some(b'`' | b'\'' | b'"' | b';') => true,
         Some(b'\\') => as_written || matches!(b.get(end + 1), Some(b'n' | b'r')),
@@ -257,7 +320,9 @@ fn value_closed_at(b: &[u8], from: usize, at: usize, as_written: bool) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{GENERIC_API_KEY, generic_api_key};
+    use super::{
+        GENERIC_API_KEY, generic_api_key, generic_api_key_past_letters, generic_api_key_with,
+    };
     use crate::secrets::RuleSet;
     use crate::secrets::syntax::go_to_rust;
 
@@ -361,13 +426,62 @@ mod tests {
             texts.push(t);
         }
         let mut matched = 0;
+        let mut kept = 0;
         for t in &texts {
             if re.is_match(t) {
                 matched += 1;
                 assert!(generic_api_key(t), "the gate refused {t:?}");
             }
+            // Note [Values an allowlist takes whole]: past letters, the gate
+            // still says yes wherever a match's secret is more than letters.
+            let beyond_letters = re.captures_iter(t).any(|c| {
+                c.get(1).is_some_and(|s| {
+                    !s.as_str()
+                        .bytes()
+                        .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.' | b'-'))
+                })
+            });
+            if beyond_letters {
+                kept += 1;
+                assert!(
+                    generic_api_key_past_letters(t),
+                    "past letters, the gate refused {t:?}"
+                );
+            }
         }
         assert!(matched > 300, "{matched}");
+        assert!(kept > 200, "{kept}");
+    }
+
+    #[test]
+    fn values_of_letters_alone_are_read_past_only_where_the_allowlist_takes_them() {
+        for (t, plain, past) in [
+            (r#"{"apiKeySource":"ANTHROPIC_API_KEY"}"#, true, false),
+            ("api_key = \"some.setting-name_here\"", true, false),
+            (r#"{"apiKey":"ANTHROPIC_API_KEY1"}"#, true, true),
+            ("key==ABCDEFGHIJKL", true, true),
+            ("token: abcdefghijkl+/", true, true),
+            (
+                "token: ABCDEFGHIJKLMNOP then key: Zx8Qw3Er5Ty7Ui9Op1As",
+                true,
+                true,
+            ),
+            ("the secret: nothing", false, false),
+        ] {
+            assert_eq!(generic_api_key(t), plain, "{t}");
+            assert_eq!(generic_api_key_past_letters(t), past, "{t}");
+        }
+        // Only a rule carrying that allowlist is gated past letters.
+        let mut rule = RuleSet::builtin()
+            .rules
+            .into_iter()
+            .find(|r| r.id == "generic-api-key")
+            .unwrap();
+        assert!(super::letters_allowed(&rule));
+        rule.allowlists.clear();
+        assert!(!super::letters_allowed(&rule));
+        let gate = super::for_rule(&rule).unwrap();
+        assert!(gate(r#"{"apiKeySource":"ANTHROPIC_API_KEY"}"#));
     }
 
     #[test]
@@ -398,6 +512,7 @@ mod tests {
                  proptest::collection::vec(0usize..PIECES.len(), 0..8)),
                 1..5,
             ),
+            letters in proptest::bool::ANY,
         ) {
             let text = |ix: &[usize]| ix.iter().map(|&i| PIECES[i]).collect::<String>();
             let mut object = serde_json::Map::new();
@@ -408,13 +523,15 @@ mod tests {
             proptest::prop_assume!(!json.contains("\\u") && !json.contains("\\/"));
             let decoded = object.iter().any(|(k, v)| {
                 let v = v.as_str().unwrap_or_default();
-                generic_api_key(k) || generic_api_key(v) || generic_api_key(&format!("\"{k}\": \"{v}\""))
+                generic_api_key_with(k, letters)
+                    || generic_api_key_with(v, letters)
+                    || generic_api_key_with(&format!("\"{k}\": \"{v}\""), letters)
             });
             let lower = json.to_ascii_lowercase();
             let written = super::KEYWORDS.iter().any(|k| {
                 lower
                     .match_indices(std::str::from_utf8(k).unwrap_or_default())
-                    .any(|(at, m)| super::generic_api_key_as_written(json.as_bytes(), at + m.len()))
+                    .any(|(at, m)| super::generic_api_key_as_written(json.as_bytes(), at + m.len(), letters))
             });
             proptest::prop_assert!(!decoded || written, "{}", json);
         }
