@@ -361,23 +361,10 @@ fn marker_end(text: &[u8], at: usize) -> Option<usize> {
     .then_some(colon + 10)
 }
 
-/// `pattern` (Rust syntax) for `is_match` alone, with the limits
-/// of [`compile`]; `None` when it does not compile (then [`compile`] says why).
+/// `pattern` (Rust syntax) for `is_match` alone, with the limits of
+/// [`compile`]; `None` when it does not compile (then [`compile`] says why).
 fn compile_is_match(pattern: &str) -> Option<regex_automata::meta::Regex> {
-    use regex_automata::meta::{Config, Regex};
-    use regex_automata::nfa::thompson::WhichCaptures;
-    Regex::builder()
-        .configure(
-            Config::new()
-                .which_captures(WhichCaptures::None)
-                .onepass(false)
-                .backtrack(false)
-                .auto_prefilter(false)
-                .nfa_size_limit(Some(64 << 20))
-                .dfa_size_limit(Some(32 << 20)),
-        )
-        .build(pattern)
-        .ok()
+    gate::is_match_only(pattern, Some((64 << 20, 32 << 20)))
 }
 
 fn compile(id: &str, pattern: &str) -> Result<Regex, SecretsError> {

@@ -17,18 +17,28 @@
 /// finding where a match is; a gate only asks whether there is one, and
 /// building them was most of what compiling a gate cost (callgrind).
 pub(super) fn compile(relaxed: &str) -> Option<regex_automata::meta::Regex> {
+    is_match_only(relaxed, None)
+}
+
+/// `pattern` (Rust syntax) built for `is_match` only, as [`compile`] builds
+/// a gate; `limits` raises the NFA and lazy DFA size limits (bytes) for a
+/// large pattern (an allowlist's alternation), as `regex`'s `size_limit`
+/// and `dfa_size_limit` do. `None` when it does not compile.
+pub(super) fn is_match_only(
+    pattern: &str,
+    limits: Option<(usize, usize)>,
+) -> Option<regex_automata::meta::Regex> {
     use regex_automata::meta::{Config, Regex};
     use regex_automata::nfa::thompson::WhichCaptures;
-    Regex::builder()
-        .configure(
-            Config::new()
-                .which_captures(WhichCaptures::None)
-                .onepass(false)
-                .backtrack(false)
-                .auto_prefilter(false),
-        )
-        .build(relaxed)
-        .ok()
+    let mut config = Config::new()
+        .which_captures(WhichCaptures::None)
+        .onepass(false)
+        .backtrack(false)
+        .auto_prefilter(false);
+    if let Some((nfa, dfa)) = limits {
+        config = config.nfa_size_limit(Some(nfa)).hybrid_cache_capacity(dfa);
+    }
+    Regex::builder().configure(config).build(pattern).ok()
 }
 
 /// The most copies of a repeated item a relaxed regex keeps.
