@@ -789,8 +789,11 @@ impl Detector {
         Some(merged)
     }
 
-    /// Whether any rule's regex matches `text` before entropy and allowlists
-    /// are checked: a cheap superset of `!find(text).is_empty()`.
+    /// Whether any rule's regex matches `text` before entropy and most
+    /// allowlists are checked: a cheap superset of `!find(text).is_empty()`
+    /// (the generic rule's hand gate already lets go the values its letters
+    /// allowlist takes whole, Note \[Values an allowlist takes whole\] in
+    /// `hand_gate.rs`).
     pub fn may_match(&self, text: &str) -> bool {
         self.candidates(text).into_iter().any(|i| {
             let r = &self.rules[i];
