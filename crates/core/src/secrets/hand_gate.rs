@@ -1,4 +1,5 @@
-//! A gate written by hand for the one rule ordinary text always wakes.
+//! Gates written by hand for the rules ordinary text always wakes: the
+//! generic rule (below) and Vault's service tokens ([`vault_service_token`]).
 //!
 //! Note \[Hand gate\]: the generic rule (`generic-api-key`) wakes on `key`,
 //! `token`, `api`, `auth`, `access`, `secret`: words of ordinary prose, so
@@ -36,6 +37,9 @@ pub(super) const GENERIC_API_KEY: &str = r#"(?i)[\w.-]{0,50}?(?:access|auth|(?-i
 /// and reading past values its allowlists allow whole (Note \[Values an
 /// allowlist takes whole\]).
 pub(super) fn for_rule(rule: &Rule) -> Option<fn(&str) -> bool> {
+    if rule.regex == VAULT_SERVICE_TOKEN {
+        return Some(vault_service_token as fn(&str) -> bool);
+    }
     if rule.regex != GENERIC_API_KEY {
         return None;
     }
@@ -69,6 +73,57 @@ pub(super) fn letters_allowed(rule: &Rule) -> bool {
 
 /// The allowlist regex of Note \[Values an allowlist takes whole\].
 pub(super) const LETTERS_ALLOWLIST: &str = "^[a-zA-Z_.-]+$";
+
+/// Gitleaks' `vault-service-token` pattern, as written; [`vault_service_token`]
+/// stands in for exactly this pattern.
+pub(super) const VAULT_SERVICE_TOKEN: &str =
+    r#"\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)"#;
+
+/// False only when [`VAULT_SERVICE_TOKEN`] cannot match `text`. Its keyword
+/// `s.` ends every sentence whose last word ends in s, so nearly every
+/// text woke the rule and compiled its relaxed gate: the last regex a
+/// short command compiled (about 0.6 M instructions and a 320 KB table of
+/// the NFA compiler's, callgrind and DHAT). What the pattern needs: at a
+/// word boundary (ASCII, as Go's `\b`), `s.` and exactly 24 ASCII letters
+/// or digits, or `hvs.` and 90 or more of `[\w-]`, then a quote, a blank,
+/// `;`, a written `\n`/`\r`, or the end. `(?i)` folds K and ſ into `k` and
+/// `s`: a text holding either is answered yes, as the generic gate does.
+pub(super) fn vault_service_token(text: &str) -> bool {
+    let b = text.as_bytes();
+    if folds_into_ascii(b) {
+        return true;
+    }
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let closed = |at: usize| match b.get(at) {
+        None | Some(b'`' | b'\'' | b'"' | b';') => true,
+        Some(b'\\') => matches!(b.get(at + 1), Some(b'n' | b'r')),
+        Some(&c) => blank(c),
+    };
+    memmem::find_iter(b, b"s.").any(|dot| {
+        let start = dot + 2;
+        // `s.` at a word boundary, then 24 letters or digits and a close.
+        if dot == 0 || !word(b[dot - 1]) {
+            let run = b[start..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .count();
+            if run == 24 && closed(start + 24) {
+                return true;
+            }
+        }
+        // `hvs.` at a word boundary, then 90 or more of `[\w-]` and a close.
+        if dot >= 2 && &b[dot - 2..dot] == b"hv" && (dot == 2 || !word(b[dot - 3])) {
+            let run = b[start..]
+                .iter()
+                .take_while(|&&c| word(c) || c == b'-')
+                .count();
+            if run >= 90 && closed(start + run) {
+                return true;
+            }
+        }
+        false
+    })
+}
 
 /// Whether the gate of [`for_pattern`] has a form read on JSON text as
 /// written (Note \[Hand gate as written\]): [`run_stop_as_written`] and
@@ -482,6 +537,98 @@ mod tests {
         assert!(!super::letters_allowed(&rule));
         let gate = super::for_rule(&rule).unwrap();
         assert!(gate(r#"{"apiKeySource":"ANTHROPIC_API_KEY"}"#));
+    }
+
+    #[test]
+    fn the_vault_gate_says_yes_wherever_the_rule_matches_and_no_to_prose() {
+        let rules = RuleSet::builtin();
+        let vault = rules
+            .rules
+            .iter()
+            .find(|r| r.id == "vault-service-token")
+            .unwrap();
+        // A new gitleaks pattern: read the gate again against it.
+        assert_eq!(vault.regex, super::VAULT_SERVICE_TOKEN);
+        let re = regex::Regex::new(&go_to_rust(super::VAULT_SERVICE_TOKEN)).unwrap();
+        let mut texts = crate::secrets::tests::planted_contexts();
+        texts.extend(
+            include_str!("../../tests/fixtures/secrets/ordinary.txt")
+                .lines()
+                .map(str::to_owned),
+        );
+        let token = "Ab3dEf6hIj9kLm2nOp5qRs8t";
+        let long = "x".repeat(95);
+        for t in [
+            format!("VAULT_TOKEN=s.{token}"),
+            format!("token: \"s.{token}\""),
+            format!("s.{token}\\n"),
+            format!("(\"hvs.{long}\")"),
+            format!("a hvs.{long}-_9;"),
+            format!("s.{}\u{212A}", &token[..23]),
+        ] {
+            assert!(re.is_match(&t), "the rule matches {t:?}");
+            texts.push(t);
+        }
+        let alphabet: Vec<String> = vec![
+            "s.".into(),
+            "hvs.".into(),
+            "s".into(),
+            ".".into(),
+            "h".into(),
+            "v".into(),
+            token.into(),
+            token[..23].into(),
+            "9".into(),
+            "_".into(),
+            "-".into(),
+            " ".into(),
+            "\"".into(),
+            "'".into(),
+            "`".into(),
+            ";".into(),
+            "\\n".into(),
+            "\\x".into(),
+            "\n".into(),
+            "é".into(),
+            "K".into(),
+            "\u{212A}".into(),
+            "x".repeat(30),
+            "x".repeat(60),
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let pick = |n: u64, k: usize| usize::try_from(n).unwrap_or(0) % k;
+            let len = 1 + pick(next(), 10);
+            texts.push(
+                (0..len)
+                    .map(|_| alphabet[pick(next(), alphabet.len())].as_str())
+                    .collect(),
+            );
+        }
+        let mut matched = 0;
+        for t in &texts {
+            if re.is_match(t) {
+                matched += 1;
+                assert!(super::vault_service_token(t), "the gate refused {t:?}");
+            }
+        }
+        assert!(matched > 50, "{matched}");
+        for t in [
+            "Checks done. All services. Then logs.".to_owned(),
+            "see https://docs.example.com/logs.html for details".to_owned(),
+            format!("xs.{token}"),
+            format!("s.{token}9"),
+            format!("hvs.{}", "x".repeat(89)),
+        ] {
+            assert!(!super::vault_service_token(&t), "{t:?}");
+            assert!(!re.is_match(&t), "{t:?}");
+        }
     }
 
     #[test]
