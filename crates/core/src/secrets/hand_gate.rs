@@ -381,6 +381,26 @@ mod tests {
     use crate::secrets::RuleSet;
     use crate::secrets::syntax::go_to_rust;
 
+    /// 20,000 texts of 1 to `most` pieces of `alphabet` each, from a
+    /// xorshift generator seeded with `seed` (the same texts every run).
+    fn generated(alphabet: &[&str], most: usize, seed: u64) -> Vec<String> {
+        let mut seed = seed;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed).unwrap_or(0)
+        };
+        (0..20_000)
+            .map(|_| {
+                let len = 1 + next() % most;
+                (0..len)
+                    .map(|_| alphabet[next() % alphabet.len()])
+                    .collect()
+            })
+            .collect()
+    }
+
     fn full() -> regex::Regex {
         regex::RegexBuilder::new(&go_to_rust(GENERIC_API_KEY))
             .size_limit(64 << 20)
@@ -465,21 +485,7 @@ mod tests {
             "ABCDEFGH12",
             "x",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for _ in 0..20_000 {
-            let pick = |n: u64, k: usize| usize::try_from(n).unwrap_or(0) % k;
-            let len = 1 + pick(next(), 14);
-            let t: String = (0..len)
-                .map(|_| alphabet[pick(next(), alphabet.len())])
-                .collect();
-            texts.push(t);
-        }
+        texts.extend(generated(&alphabet, 14, 0x9e37_79b9_7f4a_7c15));
         let mut matched = 0;
         let mut kept = 0;
         for t in &texts {
@@ -595,22 +601,8 @@ mod tests {
             "x".repeat(30),
             "x".repeat(60),
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for _ in 0..20_000 {
-            let pick = |n: u64, k: usize| usize::try_from(n).unwrap_or(0) % k;
-            let len = 1 + pick(next(), 10);
-            texts.push(
-                (0..len)
-                    .map(|_| alphabet[pick(next(), alphabet.len())].as_str())
-                    .collect(),
-            );
-        }
+        let alphabet: Vec<&str> = alphabet.iter().map(String::as_str).collect();
+        texts.extend(generated(&alphabet, 10, 0x2545_f491_4f6c_dd1d));
         let mut matched = 0;
         for t in &texts {
             if re.is_match(t) {
