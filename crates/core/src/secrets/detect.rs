@@ -428,20 +428,23 @@ fn allowlist_later(a: &Allowlist) -> CompiledAllowlist {
 }
 
 impl CompiledAllowlist {
-    /// [`CompiledAllowlist::allows`] when it needs no regex compiled now;
-    /// `None` when it does.
-    fn allows_without_compiling(&self, secret: &str, matched: &str, line: &str) -> Option<bool> {
+    /// The stopwords' answer for `secret`; `None` when there are none.
+    fn stop(&self, secret: &str) -> Option<bool> {
+        self.stopwords
+            .as_ref()
+            .map(|s| !secret.is_empty() && s.found_in(secret))
+    }
+
+    /// [`CompiledAllowlist::allows`], given the stopwords' answer `stop`,
+    /// when that needs no regex compiled now; `None` when it does.
+    fn decided(&self, stop: Option<bool>, secret: &str, matched: &str, line: &str) -> Option<bool> {
         let compiled = self
             .regex
             .as_ref()
             .is_none_or(|r| r.compiled.get().is_some());
         if compiled {
-            return Some(self.allows(secret, matched, line));
+            return Some(self.allows(stop, secret, matched, line));
         }
-        let stop = self
-            .stopwords
-            .as_ref()
-            .map(|s| !secret.is_empty() && s.found_in(secret));
         match (self.and, stop) {
             (false, Some(true)) => Some(true),
             (true, Some(false)) => Some(false),
@@ -449,19 +452,15 @@ impl CompiledAllowlist {
         }
     }
 
-    /// gitleaks' `checkFindingAllowed` for one allowlist. The stopwords
-    /// are read first: they are cheap, and when they decide, the regexes
-    /// are neither compiled nor run.
-    fn allows(&self, secret: &str, matched: &str, line: &str) -> bool {
+    /// gitleaks' `checkFindingAllowed` for one allowlist, given the
+    /// stopwords' answer `stop` ([`CompiledAllowlist::stop`]): when that
+    /// decides, the regexes are neither compiled nor run.
+    fn allows(&self, stop: Option<bool>, secret: &str, matched: &str, line: &str) -> bool {
         let target = match self.target {
             Target::Secret => secret,
             Target::Match => matched,
             Target::Line => line,
         };
-        let stop = self
-            .stopwords
-            .as_ref()
-            .map(|s| !secret.is_empty() && s.found_in(secret));
         match (self.and, stop) {
             (false, Some(true)) => return true,
             (true, Some(false)) => return false,
@@ -929,19 +928,25 @@ impl Detector {
         // compiling a regex, then the regexes, the smallest first (a
         // candidate that `^[a-zA-Z_.-]+$` allows never compiles the
         // thirteen-way global alternation).
-        let lists = || {
-            self.global_allowlists()
-                .iter()
-                .chain(regexes.allowlists(&rule.source))
-        };
-        if lists().any(|a| a.allows_without_compiling(secret, matched, line) == Some(true)) {
-            return None;
+        // Each allowlist's stopwords are read once.
+        let mut rest = Vec::new();
+        for a in self
+            .global_allowlists()
+            .iter()
+            .chain(regexes.allowlists(&rule.source))
+        {
+            let stop = a.stop(secret);
+            match a.decided(stop, secret, matched, line) {
+                Some(true) => return None,
+                Some(false) => {}
+                None => rest.push((a, stop)),
+            }
         }
-        let mut rest: Vec<&CompiledAllowlist> = lists()
-            .filter(|a| a.allows_without_compiling(secret, matched, line).is_none())
-            .collect();
-        rest.sort_by_key(|a| a.regex.as_ref().map_or(0, |r| r.pattern.len()));
-        if rest.into_iter().any(|a| a.allows(secret, matched, line)) {
+        rest.sort_by_key(|(a, _)| a.regex.as_ref().map_or(0, |r| r.pattern.len()));
+        if rest
+            .into_iter()
+            .any(|(a, stop)| a.allows(stop, secret, matched, line))
+        {
             return None;
         }
         if markers.iter().any(|&(ms, me)| start < me && ms < end) {
