@@ -405,9 +405,9 @@ class Generator {
       const then = has("then") ? this.body(s.then, v) : "";
       const other = has("else") ? this.body(s.else, v) : "";
       out += `if (${cond}) {\n${then}} else {\n${other}}\n`;
-    } else if (has("if")) {
-      this.fnFor(s.if); // still a schema the core compiles; nothing to check
     }
+    // An `if` alone decides nothing (only `unevaluated*` could read its
+    // annotations, and those are declined).
     return out;
   }
 
