@@ -126,6 +126,31 @@ function isValidString(validator, text) {
   return (flags & VALID) !== 0;
 }
 
+/** Strings longer than this (UTF-16 units) cross as `&str`, not in place. */
+const IN_PLACE_UNITS = 1 << 20;
+
+/**
+ * `at(b, len)` on the string `text` encoded straight into the module's
+ * memory, for `extract` and `repair` (Note [Text written in place] in
+ * crates/wasm/src/bindings.rs). `at` answers `""` when the bytes hold
+ * U+FFFD: the string is then checked (a lone surrogate is an
+ * `InputError`) and `plain(b, text)` answers, as it does for long strings
+ * and for bytes (`textOf`).
+ */
+function inPlace(text, at, plain) {
+  if (typeof text === "string" && text.length <= IN_PLACE_UNITS) {
+    const out = call((b) => {
+      const room = text.length * 3;
+      const ptr = b.textBuffer(room);
+      const { written } = encoder.encodeInto(text, new Uint8Array(memoryOf(b).buffer, ptr, room));
+      return at(b, written);
+    });
+    if (out !== "") return out;
+  }
+  const t = textOf(text);
+  return call((b) => plain(b, t));
+}
+
 /** Options as JSON text, `undefined` members dropped. */
 function optionsText(options, allowed, what) {
   const out = {};
@@ -368,9 +393,9 @@ export class Extractor {
 
   /** Extract from one reply (or transcript, with `format`). */
   extract(text) {
-    const t = textOf(text);
     if (this.#gen !== generation()) this.#compile();
-    return new Extraction(JSON.parse(call(() => this.#raw.extract(t))));
+    const raw = this.#raw;
+    return new Extraction(JSON.parse(inPlace(text, (_, len) => raw.extractAt(len), (_, t) => raw.extract(t))));
   }
 }
 
@@ -387,8 +412,7 @@ export function extract(text, options) {
   const plain = options === undefined || options === null ||
     Object.entries(options).every(([k, v]) => (v === undefined || v === false) && (k === "schema" || EXTRACT_OPTIONS.includes(k)));
   if (plain) {
-    const t = textOf(text);
-    return new Extraction(JSON.parse(call((b) => b.extractPlain(t))));
+    return new Extraction(JSON.parse(inPlace(text, (b, len) => b.extractPlainAt(len), (b, t) => b.extractPlain(t))));
   }
   return new Extractor(options).extract(text);
 }
@@ -399,8 +423,7 @@ export function extract(text, options) {
  * there is nothing to repair (here `NoOutputError`).
  */
 export function repair(text) {
-  const t = textOf(text);
-  return call((b) => b.repair(t));
+  return inPlace(text, (b, len) => b.repairAt(len), (b, t) => b.repair(t));
 }
 
 /**

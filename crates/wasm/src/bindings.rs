@@ -35,6 +35,11 @@ fn js<T>(r: Result<T>) -> std::result::Result<T, JsValue> {
 // string (`isWellFormed`), so a lone surrogate is still an `InputError`
 // while ordinary text is never walked in JavaScript. The buffer is freed
 // after a call over 16 MiB, so one huge instance does not keep its memory.
+// `extract` and `repair` of a string take the same road (`extractPlainAt`,
+// `RawExtractor.extractAt`, `repairAt`: `""` when not answered, which no
+// answer of theirs is); the package sends a string of over 1 Mi UTF-16
+// units through the `&str` exports instead, whose glue sizes its buffer to
+// the bytes rather than to three per unit.
 thread_local! {
     static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
@@ -53,6 +58,24 @@ pub fn text_buffer(len: usize) -> usize {
         }
         t.as_ptr().addr()
     })
+}
+
+/// `f` of the text JavaScript wrote at [`text_buffer`] (its first `len`
+/// bytes), or `None` when they hold U+FFFD: the package then checks the
+/// string (a lone surrogate became U+FFFD in `encodeInto`) and calls the
+/// export taking a `&str` (Note \[Text written in place\]).
+fn with_text<T>(len: usize, f: impl FnOnce(&str) -> T) -> Option<T> {
+    let out = TEXT.with(|t| {
+        let t = t.borrow();
+        let bytes = t.get(..len).unwrap_or_default();
+        if memchr::memmem::find(bytes, "\u{FFFD}".as_bytes()).is_some() {
+            return None;
+        }
+        // `encodeInto` writes UTF-8; the check is the price of no `unsafe`.
+        std::str::from_utf8(bytes).ok().map(f)
+    });
+    release_large_buffer();
+    out
 }
 
 fn release_large_buffer() {
@@ -154,6 +177,13 @@ impl JsExtractor {
     pub fn extract(&self, text: &str) -> String {
         self.setup.run_json(text)
     }
+
+    /// [`Self::extract`] of the text at [`text_buffer`]; `""` when not
+    /// answered (Note \[Text written in place\]).
+    #[wasm_bindgen(js_name = extractAt)]
+    pub fn extract_at(&self, len: usize) -> String {
+        with_text(len, |t| self.setup.run_json(t)).unwrap_or_default()
+    }
 }
 
 /// `extract(text)` with no options, as JSON text.
@@ -162,10 +192,24 @@ pub fn extract_plain(text: &str) -> String {
     extract::extract_plain(text)
 }
 
+/// [`extract_plain`] of the text at [`text_buffer`]; `""` when not
+/// answered (Note \[Text written in place\]).
+#[wasm_bindgen(js_name = extractPlainAt)]
+pub fn extract_plain_at(len: usize) -> String {
+    with_text(len, extract::extract_plain).unwrap_or_default()
+}
+
 /// `repair(text)`: the repaired JSON text.
 #[wasm_bindgen]
 pub fn repair(text: &str) -> std::result::Result<String, JsValue> {
     js(extract::repair(text))
+}
+
+/// [`repair`] of the text at [`text_buffer`]; `""` when not answered
+/// (Note \[Text written in place\]; a repair is never empty).
+#[wasm_bindgen(js_name = repairAt)]
+pub fn repair_at(len: usize) -> std::result::Result<String, JsValue> {
+    with_text(len, extract::repair).map_or(Ok(String::new()), js)
 }
 
 /// `check` without a schema (a profile's, or contradictions only).

@@ -8,7 +8,9 @@
 use std::rc::Rc;
 
 use agentshape_core::decode::{DecodeOptions, Format, decode_bytes};
-use agentshape_core::extract::{ExtractOptions, Methods, extract_decoded, extract_text};
+use agentshape_core::extract::{
+    ExtractOptions, Methods, extract_decoded, extract_text, extract_text_compact,
+};
 use agentshape_core::outcome::{Coercion, Repair};
 use agentshape_core::profile::Profile;
 use agentshape_core::validate::Validator;
@@ -86,9 +88,13 @@ impl Setup {
         }
     }
 
-    /// Extract from one text, as the JSON the package reads.
+    /// Extract from one text, as the JSON the package reads (a reply's
+    /// value written as it is extracted: Note \[Writing the result\]).
     pub fn run_json(&self, text: &str) -> String {
-        result_json(&self.run(text))
+        match self.format {
+            None => compact_result_json(text, &self.options()),
+            Some(_) => result_json(&self.run(text)),
+        }
     }
 }
 
@@ -115,18 +121,47 @@ struct Rest<'a> {
 /// The result JSON of `extraction`: `{"value": ..., ...Rest}`, the fields
 /// in `Extraction`'s order.
 ///
-/// Note \[Writing the result\]: the value is most of the result's bytes,
-/// and writing it with serde was a seventh of `extract`'s time in a V8
-/// profile (2026-11-29, its byte-at-a-time string escaping); core's
-/// `json::write_compact` writes the same bytes (core's
-/// `compact_writer_agrees_with_serde_json`) copying runs that need no
-/// escape at once. The rest, small, stays with serde. The destructuring
-/// below has no `..`, so a field added to `Extraction` fails to compile
-/// here until `Rest` carries it; `the_result_is_what_serde_writes` checks
-/// the bytes against serde's.
+/// Note \[Writing the result\]: the value is most of the result's bytes.
+/// Writing it with serde was a seventh of `extract`'s time in a V8 profile
+/// (2026-11-29, its byte-at-a-time string escaping), so core's
+/// `json::write_compact` writes it (the same bytes: core's
+/// `compact_writer_agrees_with_serde_json`). For a reply, better still,
+/// the value is never built: core's `extract_text_compact` writes a strict
+/// candidate as it checks it and a repaired one from its nodes, as
+/// `agentshape extract --jsonl --json` does (2026-11-30: building,
+/// writing and dropping the `Value` were 29% of `extract`'s profile;
+/// `compact_result_is_the_built_one` holds the two to the same bytes). The
+/// rest, small, stays with serde. The destructuring in `write_rest` has no
+/// `..`, so a field added to `Extraction` fails to compile here until
+/// `Rest` carries it; `the_result_is_what_serde_writes` checks the bytes
+/// against serde's.
 pub fn result_json(extraction: &Extraction) -> String {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(VALUE_FIELD);
+    match &extraction.value {
+        Some(v) => json::write_compact(&mut out, v),
+        None => out.extend_from_slice(b"null"),
+    }
+    finish(out, extraction)
+}
+
+/// The result's opening, up to its value.
+const VALUE_FIELD: &[u8] = b"{\"value\":";
+
+/// The result JSON of extracting from the reply `text`, its value written
+/// by core as it is found (Note \[Writing the result\]).
+pub fn compact_result_json(text: &str, opts: &ExtractOptions<'_>) -> String {
+    let mut out = Vec::with_capacity(text.len() + 256);
+    out.extend_from_slice(VALUE_FIELD);
+    let extraction = extract_text_compact(text, opts, &mut out);
+    finish(out, &extraction)
+}
+
+/// `out` (the result up to its value) with the rest of `extraction`'s
+/// fields and the closing brace, as text.
+fn finish(mut out: Vec<u8>, extraction: &Extraction) -> String {
     let Extraction {
-        value,
+        value: _,
         method,
         repairs,
         coercions,
@@ -152,12 +187,6 @@ pub fn result_json(extraction: &Extraction) -> String {
         exit_code: code,
         agent_error,
     };
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"{\"value\":");
-    match value {
-        Some(v) => json::write_compact(&mut out, v),
-        None => out.extend_from_slice(b"null"),
-    }
     out.push(b',');
     // `Rest` is a struct with fields always present: serde writes `{"method":...}`.
     match serde_json::to_vec(&rest) {
@@ -184,24 +213,21 @@ pub fn exit_code(e: &Extraction) -> u8 {
 
 /// `extract(text)` with no options: nothing to compile.
 pub fn extract_plain(text: &str) -> String {
-    result_json(&extract_text(text, &ExtractOptions::default()))
+    compact_result_json(text, &ExtractOptions::default())
 }
 
 /// `repair(text)`: the JSON text of the value found in `text` (compact, in
 /// the text's key order), what `jsonrepair(text)` returns; `NoOutput` when
 /// there is none (where `jsonrepair` throws).
 pub fn repair(text: &str) -> Result<String> {
-    let found = extract_text(text, &ExtractOptions::default());
-    match found.value {
-        Some(v) if found.method != Method::None => {
-            let mut out = Vec::with_capacity(text.len());
-            json::write_compact(&mut out, &v);
-            String::from_utf8(out).map_err(|e| Failure::usage(e.to_string()))
-        }
-        _ => Err(Failure::new(
+    let mut out = Vec::with_capacity(text.len());
+    let found = extract_text_compact(text, &ExtractOptions::default(), &mut out);
+    match found.method {
+        Method::None => Err(Failure::new(
             Kind::NoOutput,
             "no JSON value found in the text",
         )),
+        _ => String::from_utf8(out).map_err(|e| Failure::usage(e.to_string())),
     }
 }
 
@@ -288,6 +314,8 @@ mod tests {
             "{\"a\": 1} and then {\"b\": 2}",
             "```json\n{\"n\": \"7\"}\n```",
             "[1, 2]\n[3]",
+            "Here: {'a': True, b: None, // note\n \"c\": [1 2]",
+            "```\n{\"x\": {\"y\": [1, {\"z\": \"\\ud83d\\ude00\"}]}}\n```\nand ```json\n[1,]\n```",
         ];
         let setups = [
             Setup::new(None, "{}"),
@@ -304,6 +332,8 @@ mod tests {
                 warned += usize::from(!e.warnings.is_empty());
                 runs += usize::from(e.run.is_some());
                 assert_eq!(result_json(&e), by_serde(&e), "{text}");
+                // The value written as it is found: the same bytes.
+                assert_eq!(setup.run_json(text), by_serde(&e), "{text}");
             }
         }
         assert!(
