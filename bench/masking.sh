@@ -65,3 +65,11 @@ race "parse --json (12 KB)" "$bin parse --json --quiet $short"
 # key's source (`"apiKeySource":"ANTHROPIC_API_KEY"`), which the generated
 # stream above lacks (Note [Values an allowlist takes whole]).
 race "parse --json (12 KB, CC)" "$bin parse --json --quiet $root/examples/healthy-structured.ndjson"
+# The same with a store `run` would use (AGENTSHAPE_STORE), as a user with
+# history has one: printed fingerprints take its key, read only when a
+# secret is printed (core's Note [A key read when first needed]; opening
+# the store was ~2 ms of every short command before).
+"$bin" import --quiet --store "$work/s.db" $(find "$native" -name '*.jsonl' | sort | head -20) >/dev/null 2>&1
+export AGENTSHAPE_STORE="$work/s.db"
+race "parse --json (12 KB, CC, store)" "$bin parse --json --quiet $root/examples/healthy-structured.ndjson"
+unset AGENTSHAPE_STORE

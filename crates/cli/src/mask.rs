@@ -39,7 +39,7 @@ pub fn turn_off() -> bool {
 }
 
 /// Key printed fingerprints with this store's key (Note \[Output keys\]);
-/// call before the first line is printed.
+/// call before the first secret is masked (before the first line is printed).
 pub fn use_store_key(key: Option<MaskKey>) {
     if let (Some(k), Ok(mut slot)) = (key, KEY.lock()) {
         *slot = Some(k);
@@ -55,21 +55,27 @@ pub fn masker() -> Option<&'static Masker> {
 }
 
 /// The masker fingerprints are made with, even when masking is off
-/// (`secrets scan` finds secrets either way).
+/// (`secrets scan` finds secrets either way). Its key is found when the
+/// first secret is (core's Note \[A key read when first needed\]): the
+/// key `use_store_key` set, else the default store's, else a random one.
 pub fn scanner() -> &'static Masker {
     MASKER.get_or_init(|| {
-        let key = KEY
-            .lock()
-            .ok()
-            .and_then(|k| k.clone())
-            .or_else(default_store_key)
-            .or_else(|| agentshape_store::secrets::new_key().ok())
-            .unwrap_or_else(|| MaskKey::from_bytes(rand_fallback()));
-        match RULES.get() {
-            Some(d) => Masker::new(Arc::clone(d), key),
-            None => Masker::builtin(key),
-        }
+        let detector = RULES
+            .get()
+            .cloned()
+            .unwrap_or_else(Masker::builtin_detector);
+        Masker::lazy(detector, output_key)
     })
+}
+
+/// The key of printed fingerprints (Note \[Output keys\]).
+fn output_key() -> MaskKey {
+    KEY.lock()
+        .ok()
+        .and_then(|k| k.clone())
+        .or_else(default_store_key)
+        .or_else(|| agentshape_store::secrets::new_key().ok())
+        .unwrap_or_else(|| MaskKey::from_bytes(rand_fallback()))
 }
 
 /// The key of the store `run` would use, when it exists (never created).

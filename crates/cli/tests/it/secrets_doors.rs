@@ -526,6 +526,51 @@ fn parse_fingerprints_match_the_stores_when_run_s_store_exists() {
     assert_ne!(fp(&dir.path().join("none.db")), stored);
 }
 
+/// Issue 40 §6, core's Note [A key read when first needed]: output with no
+/// secret in it needs no key, so a short `parse` or `extract` never opens
+/// the store `run` would use (opening it, ~2 ms, was most of what masking
+/// added to a short command). SQLite leaves a read-only opening's `-wal`
+/// and `-shm` files behind, which is what this looks for; the output with
+/// a secret still carries the store's fingerprint.
+#[test]
+fn output_without_a_secret_never_opens_runs_store_for_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = repo_root().join("examples/healthy-structured.ndjson");
+    let db = dir.path().join("a.db");
+    assert_exit(&run(dir.path(), &db, &clean, &[]), 0);
+    let opened = || {
+        ["-wal", "-shm"]
+            .iter()
+            .any(|s| PathBuf::from(format!("{}{s}", db.display())).exists())
+    };
+    assert!(!opened(), "the run closed its store");
+    for args in [&["parse", "--json"][..], &["extract", "--json"]] {
+        let out = agentshape()
+            .args(args)
+            .arg(&clean)
+            .env("AGENTSHAPE_STORE", &db)
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("[REDACTED:"));
+        assert!(
+            !opened(),
+            "`{}` of a clean transcript opened the store",
+            args[0]
+        );
+    }
+    let cases = planted();
+    let leaky = leaky_transcript(dir.path(), &cases);
+    let out = agentshape()
+        .args(["parse", "--json"])
+        .arg(&leaky)
+        .env("AGENTSHAPE_STORE", &db)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("[REDACTED:github-pat:"));
+}
+
 /// Issue 40 §1: secrets in what a session is called (its id, working
 /// folder, branch, a tool's and the model's name) never reach the store
 /// raw, nor `import --json`, nor `usage`; the fingerprints printed equal

@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -143,8 +143,24 @@ pub struct Masked<'a> {
 #[derive(Clone)]
 pub struct Masker {
     detector: Arc<Detector>,
+    keyed: Arc<LazyLock<Keyed, KeySource>>,
+}
+
+/// Where a key comes from, asked once, when first needed (Note \[A key
+/// read when first needed\]).
+type KeySource = Box<dyn FnOnce() -> Keyed + Send>;
+
+/// The key and its HMAC pads.
+struct Keyed {
     key: MaskKey,
     hmac: Hmac,
+}
+
+impl Keyed {
+    fn new(key: MaskKey) -> Keyed {
+        let hmac = Hmac::new(key.as_bytes());
+        Keyed { key, hmac }
+    }
 }
 
 impl fmt::Debug for Masker {
@@ -173,14 +189,35 @@ fn builtin_arc() -> Arc<Detector> {
     }))
 }
 
+// Note [A key read when first needed]: only a secret found needs the key
+// (its fingerprint, a replaced id). The CLI's key for printed output is the
+// store's, read from the SQLite file `run` would use (`mask` in the CLI):
+// opening it (the schema parsed, the WAL index mapped) was ~2 ms, most of
+// what masking added to a short `parse` on a machine with a store
+// (2026-11-30: +3.0 ms with `./agentshape.db`, +1.2 ms without), paid by
+// every command although most output holds no secret. `Masker::lazy` takes
+// where the key comes from and asks it once, at the first fingerprint; a
+// masker that never finds a secret never asks.
 impl Masker {
     /// A masker over `detector` with fingerprints keyed by `key`.
     pub fn new(detector: Arc<Detector>, key: MaskKey) -> Masker {
-        let hmac = Hmac::new(key.as_bytes());
+        let keyed = Keyed::new(key);
+        Masker::with_source(detector, Box::new(move || keyed))
+    }
+
+    /// A masker over `detector` whose key comes from `source`, called once,
+    /// on the first secret found (Note \[A key read when first needed\]).
+    pub fn lazy(
+        detector: Arc<Detector>,
+        source: impl FnOnce() -> MaskKey + Send + 'static,
+    ) -> Masker {
+        Masker::with_source(detector, Box::new(move || Keyed::new(source())))
+    }
+
+    fn with_source(detector: Arc<Detector>, source: KeySource) -> Masker {
         Masker {
             detector,
-            key,
-            hmac,
+            keyed: Arc::new(LazyLock::new(source)),
         }
     }
 
@@ -189,20 +226,25 @@ impl Masker {
         Masker::new(builtin_arc(), key)
     }
 
+    /// The built-in rules' detector, shared (compiled when first needed).
+    pub fn builtin_detector() -> Arc<Detector> {
+        builtin_arc()
+    }
+
     /// The detector.
     pub fn detector(&self) -> &Detector {
         &self.detector
     }
 
-    /// The key.
+    /// The key (read from its source now if it was not yet).
     pub fn key(&self) -> &MaskKey {
-        &self.key
+        &self.keyed.key
     }
 
     /// The keyed fingerprint of a secret: HMAC-SHA256(key, secret), first 8
     /// hex digits (Note \[Keyed fingerprints\]).
     pub fn fingerprint(&self, secret: &str) -> String {
-        hex(&self.hmac.mac(secret.as_bytes())[..4])
+        hex(&self.keyed.hmac.mac(secret.as_bytes())[..4])
     }
 
     fn found(&self, text: &str, findings: Vec<super::Finding>) -> Vec<Found> {

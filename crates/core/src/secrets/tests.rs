@@ -150,6 +150,45 @@ fn fingerprints_are_hmac_sha256_truncated() {
     );
 }
 
+/// Note [A key read when first needed]: a lazy masker asks for its key at
+/// the first secret, once, and fingerprints as the eager one does.
+#[test]
+fn a_lazy_key_is_read_at_the_first_secret_and_only_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let reads = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&reads);
+    let detector = Arc::new(Detector::builtin_uncached());
+    let lazy = Masker::lazy(Arc::clone(&detector), move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        MaskKey::from_bytes([7; 32])
+    });
+    let clean = "Deployed the service; all checks passed at 12:04.";
+    assert_eq!(lazy.mask_str(clean).text, clean);
+    assert_eq!(
+        lazy.mask_json_text(r#"{"api_key_source": "env", "n": 1}"#)
+            .found
+            .len(),
+        0
+    );
+    assert_eq!(lazy.safe_id("session-1234"), "session-1234");
+    assert_eq!(
+        reads.load(Ordering::SeqCst),
+        0,
+        "nothing found, no key read"
+    );
+    let token = "token ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7 here";
+    let eager = Masker::new(detector, MaskKey::from_bytes([7; 32]));
+    let clone = lazy.clone();
+    assert_eq!(lazy.mask_str(token).text, eager.mask_str(token).text);
+    assert_eq!(clone.mask_str(token).text, masker().mask_str(token).text);
+    assert_eq!(lazy.key(), eager.key());
+    assert_eq!(
+        reads.load(Ordering::SeqCst),
+        1,
+        "read once, clones share it"
+    );
+}
+
 #[test]
 fn masks_land_on_char_boundaries_in_non_ascii_text() {
     let m = masker();
