@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  AgentshapeError, Decoder, InputError, InternalError, NotJSONError, Validator, extract, parse,
-  repair, validate,
+  AgentshapeError, Decoder, Extraction, Extractor, InputError, InternalError, NoOutputError, NotJSONError,
+  Validator, extract, parse, repair, validate,
 } from "../index.js";
 import { call, raw, ready } from "../load.js";
 
@@ -130,6 +130,33 @@ test("isValidJson's text written in place answers as isValid(text) did", () => {
   for (const t of ['{"a": "x"}', '{"a": 2}', "[]", '{"a": "\ufffd"}', "1e999999"]) {
     assert.equal(v.isValidJson(t), v.validateJson(t).length === 0, t);
   }
+  stillWorks();
+});
+
+test("extract and repair of text written in place answer as the &str exports do", () => {
+  // Note [Text written in place] in crates/wasm/src/bindings.rs: a string
+  // of up to 1 Mi units is encoded into the module's buffer; one holding
+  // U+FFFD, or longer, or bytes, takes the \`&str\` export.
+  const texts = [
+    'Sure:\n```json\n{"a": 1,}\n```', "no json here", '{"a": "\ufffd, a real one"}',
+    'prose {"k": "é ü 漢字 😀"} more', `{"big": "${"y".repeat((1 << 20) + 10)}"}`,
+    `{"over16": "${"x".repeat(17 << 20)}"}`, "{b: 1, 'a': [1,2,],}", "[1, 2]\n[3]",
+  ];
+  const b = raw();
+  for (const t of texts) {
+    assert.deepEqual(JSON.parse(JSON.stringify(extract(t))), JSON.parse(JSON.stringify(new Extraction(JSON.parse(b.extractPlain(t))))), t.slice(0, 40));
+    let want;
+    try { want = b.repair(t); } catch (e) { want = e.name; }
+    let got;
+    try { got = repair(t); } catch (e) { got = e instanceof NoOutputError ? "NoOutputError" : e.name; }
+    assert.equal(got, want, t.slice(0, 40));
+    const bytes = new TextEncoder().encode(t);
+    assert.deepEqual(extract(bytes).value, extract(t).value);
+  }
+  const ex = new Extractor({ schema: { type: "object", required: ["a"] } });
+  assert.equal(ex.extract('x {"a": "\ufffd"} y').valid, true);
+  assert.equal(ex.extract('x {"b": 1} y').valid, false);
+  assert.throws(() => ex.extract('{"a": "\ud800"}'), (e) => e instanceof InputError && /lone surrogate/.test(e.message));
   stillWorks();
 });
 
