@@ -129,6 +129,21 @@ function isValidString(validator, text) {
 /** Strings longer than this (UTF-16 units) cross as `&str`, not in place. */
 const IN_PLACE_UNITS = 1 << 20;
 
+let lastView = null;
+
+/**
+ * A view of `room` bytes at `ptr` in the module's memory: the last one
+ * again when it still fits (a typed array per call was measurable). It may
+ * reach past `room`, but `encodeInto` writes at most three bytes per unit
+ * of the text, which `room` is, and the buffer holds that much.
+ */
+function viewAt(b, ptr, room) {
+  const buffer = memoryOf(b).buffer;
+  const v = lastView;
+  if (v !== null && v.buffer === buffer && v.byteOffset === ptr && v.length >= room) return v;
+  return (lastView = new Uint8Array(buffer, ptr, room));
+}
+
 /**
  * `at(b, len)` on the string `text` encoded straight into the module's
  * memory, for `extract` and `repair` (Note [Text written in place] in
@@ -141,8 +156,7 @@ function inPlace(text, at, plain) {
   if (typeof text === "string" && text.length <= IN_PLACE_UNITS) {
     const out = call((b) => {
       const room = text.length * 3;
-      const ptr = b.textBuffer(room);
-      const { written } = encoder.encodeInto(text, new Uint8Array(memoryOf(b).buffer, ptr, room));
+      const { written } = encoder.encodeInto(text, viewAt(b, b.textBuffer(room), room));
       return at(b, written);
     });
     if (out !== "") return out;
