@@ -130,11 +130,11 @@ struct Rest<'a> {
 /// candidate as it checks it and a repaired one from its nodes, as
 /// `agentshape extract --jsonl --json` does (2026-11-30: building,
 /// writing and dropping the `Value` were 29% of `extract`'s profile;
-/// `compact_result_is_the_built_one` holds the two to the same bytes). The
-/// rest, small, stays with serde. The destructuring in `write_rest` has no
-/// `..`, so a field added to `Extraction` fails to compile here until
-/// `Rest` carries it; `the_result_is_what_serde_writes` checks the bytes
-/// against serde's.
+/// `the_result_is_what_serde_writes` holds the two to the same bytes). The
+/// other fields are few: written by hand for the common result, else by
+/// serde (`finish`). The destructuring in `finish` has no `..`, so a field
+/// added to `Extraction` fails to compile there until `Rest` carries it;
+/// the same test checks every result's bytes against serde's.
 pub fn result_json(extraction: &Extraction) -> String {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(VALUE_FIELD);
@@ -171,15 +171,11 @@ fn finish(mut out: Vec<u8>, extraction: &Extraction) -> String {
         run,
     } = extraction;
     let code = exit_code(extraction);
-    let agent_error = (code == 3).then(|| {
-        run.as_ref()
-            .and_then(|r| r.error.as_deref())
-            .unwrap_or("the agent reported an error")
-    });
-    // The common result (no schema, no transcript): its fields written
-    // here, as serde writes them (`the_result_is_what_serde_writes`);
-    // serde's `Rest` was 5% of `extract`'s profile.
     if coercions.is_empty() && errors.is_empty() && warnings.is_empty() && run.is_none() {
+        // The common result (no schema, no transcript), written as serde
+        // writes it (`the_result_is_what_serde_writes`): serde's `Rest`
+        // was 5% of `extract`'s profile. Without a run the exit code is
+        // 0, 1 or 2, and there is no `agent_error`.
         out.extend_from_slice(b",\"method\":\"");
         out.extend_from_slice(method.as_str().as_bytes());
         out.extend_from_slice(b"\",\"repairs\":");
@@ -189,27 +185,31 @@ fn finish(mut out: Vec<u8>, extraction: &Extraction) -> String {
         out.extend_from_slice(b",\"coercions\":[],\"valid\":");
         out.extend_from_slice(if *valid { b"true" } else { b"false" });
         out.extend_from_slice(b",\"errors\":[],\"exit_code\":");
-        // Without a run the code is 0, 1 or 2: no `agent_error`.
-        out.extend_from_slice(code.to_string().as_bytes());
+        out.push(b'0' + code);
         out.push(b'}');
-        return String::from_utf8(out).unwrap_or_else(|_| "null".to_owned());
-    }
-    let rest = Rest {
-        method: *method,
-        repairs,
-        coercions,
-        valid: *valid,
-        errors,
-        warnings,
-        run: run.as_deref(),
-        exit_code: code,
-        agent_error,
-    };
-    out.push(b',');
-    // `Rest` is a struct with fields always present: serde writes `{"method":...}`.
-    match serde_json::to_vec(&rest) {
-        Ok(tail) => out.extend_from_slice(tail.get(1..).unwrap_or_default()),
-        Err(_) => out.extend_from_slice(b"\"method\":\"none\"}"),
+    } else {
+        let agent_error = (code == 3).then(|| {
+            run.as_ref()
+                .and_then(|r| r.error.as_deref())
+                .unwrap_or("the agent reported an error")
+        });
+        let rest = Rest {
+            method: *method,
+            repairs,
+            coercions,
+            valid: *valid,
+            errors,
+            warnings,
+            run: run.as_deref(),
+            exit_code: code,
+            agent_error,
+        };
+        out.push(b',');
+        // `Rest` is a struct with fields always present: serde writes `{"method":...}`.
+        match serde_json::to_vec(&rest) {
+            Ok(tail) => out.extend_from_slice(tail.get(1..).unwrap_or_default()),
+            Err(_) => out.extend_from_slice(b"\"method\":\"none\"}"),
+        }
     }
     String::from_utf8(out).unwrap_or_else(|_| "null".to_owned())
 }

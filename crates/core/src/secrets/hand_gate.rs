@@ -575,33 +575,33 @@ mod tests {
             assert!(re.is_match(&t), "the rule matches {t:?}");
             texts.push(t);
         }
-        let alphabet: Vec<String> = vec![
-            "s.".into(),
-            "hvs.".into(),
-            "s".into(),
-            ".".into(),
-            "h".into(),
-            "v".into(),
-            token.into(),
-            token[..23].into(),
-            "9".into(),
-            "_".into(),
-            "-".into(),
-            " ".into(),
-            "\"".into(),
-            "'".into(),
-            "`".into(),
-            ";".into(),
-            "\\n".into(),
-            "\\x".into(),
-            "\n".into(),
-            "é".into(),
-            "K".into(),
-            "\u{212A}".into(),
-            "x".repeat(30),
-            "x".repeat(60),
+        let (x30, x60) = ("x".repeat(30), "x".repeat(60));
+        let alphabet = [
+            "s.",
+            "hvs.",
+            "s",
+            ".",
+            "h",
+            "v",
+            token,
+            &token[..23],
+            "9",
+            "_",
+            "-",
+            " ",
+            "\"",
+            "'",
+            "`",
+            ";",
+            "\\n",
+            "\\x",
+            "\n",
+            "é",
+            "K",
+            "\u{212A}",
+            &x30,
+            &x60,
         ];
-        let alphabet: Vec<&str> = alphabet.iter().map(String::as_str).collect();
         texts.extend(generated(&alphabet, 10, 0x2545_f491_4f6c_dd1d));
         let mut matched = 0;
         for t in &texts {
