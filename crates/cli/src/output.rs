@@ -162,20 +162,30 @@ fn masked_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
             Cow::Borrowed(_) => Cow::Borrowed(bytes),
         };
     };
-    // Each line on its own: a batch is many JSON lines.
-    let mut out = String::new();
-    let mut changed = false;
+    // Each line on its own: a batch is many JSON lines. Almost none holds
+    // a secret, so nothing is copied until one does: the lines before it
+    // are taken whole then.
+    let mut out: Option<String> = None;
+    let mut at = 0;
     for piece in text.split_inclusive('\n') {
         let (body, nl) = piece.strip_suffix('\n').map_or((piece, ""), |b| (b, "\n"));
         let m = crate::mask::json(body);
-        changed |= matches!(m, Cow::Owned(_));
-        out.push_str(&m);
-        out.push_str(nl);
+        if let Cow::Owned(m) = m {
+            let out = out.get_or_insert_with(|| {
+                let mut o = String::with_capacity(text.len() + m.len());
+                o.push_str(&text[..at]);
+                o
+            });
+            out.push_str(&m);
+            out.push_str(nl);
+        } else if let Some(out) = &mut out {
+            out.push_str(piece);
+        }
+        at += piece.len();
     }
-    if changed {
-        Cow::Owned(out.into_bytes())
-    } else {
-        Cow::Borrowed(bytes)
+    match out {
+        Some(out) => Cow::Owned(out.into_bytes()),
+        None => Cow::Borrowed(bytes),
     }
 }
 
@@ -328,6 +338,30 @@ fn write_all_vectored(w: &mut impl Write, mut slices: &mut [IoSlice<'_>]) -> io:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_is_copied_only_when_a_line_holds_a_secret_and_then_whole() {
+        let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+        let clean = "{\"a\":\"plain\"}\n[1,2]\nnot json\n";
+        assert!(matches!(masked_bytes(clean.as_bytes()), Cow::Borrowed(_)));
+        for batch in [
+            format!("{{\"a\":1}}\n{{\"t\":\"{token}\"}}\n[3]\n"),
+            format!("{{\"t\":\"{token}\"}}\n[3]"),
+            format!("[1]\n[2]\n{{\"t\":\"{token}\"}}"),
+        ] {
+            let got = String::from_utf8(masked_bytes(batch.as_bytes()).into_owned()).unwrap();
+            let want: String = batch
+                .split_inclusive('\n')
+                .map(|l| {
+                    let (body, nl) = l.strip_suffix('\n').map_or((l, ""), |b| (b, "\n"));
+                    format!("{}{nl}", crate::mask::json(body))
+                })
+                .collect();
+            assert_eq!(got, want);
+            assert!(!got.contains(&token) && got.contains("[REDACTED:"), "{got}");
+            assert_eq!(got.lines().count(), batch.lines().count());
+        }
+    }
 
     #[test]
     fn clean_replaces_controls_and_bidi_overrides_but_keeps_newline_and_tab() {
