@@ -350,13 +350,12 @@ mod tests {
             format!("[1]\n[2]\n{{\"t\":\"{token}\"}}"),
         ] {
             let got = String::from_utf8(masked_bytes(batch.as_bytes()).into_owned()).unwrap();
-            let want: String = batch
-                .split_inclusive('\n')
-                .map(|l| {
-                    let (body, nl) = l.strip_suffix('\n').map_or((l, ""), |b| (b, "\n"));
-                    format!("{}{nl}", crate::mask::json(body))
-                })
-                .collect();
+            let mut want = String::new();
+            for l in batch.split_inclusive('\n') {
+                let (body, nl) = l.strip_suffix('\n').map_or((l, ""), |b| (b, "\n"));
+                want.push_str(&crate::mask::json(body));
+                want.push_str(nl);
+            }
             assert_eq!(got, want);
             assert!(!got.contains(&token) && got.contains("[REDACTED:"), "{got}");
             assert_eq!(got.lines().count(), batch.lines().count());
