@@ -82,6 +82,39 @@ pub(crate) fn bracket_stops(chunk: &[u8; LANES]) -> u32 {
     }
 }
 
+/// Bit `k` set when byte `k` of `chunk` is in base64's alphabet, standard
+/// or URL-safe: a letter, a digit, `+`, `-`, `/` or `_` (the runs
+/// `secrets::encoded` decodes; Note \[Base64 runs a block at a time\]
+/// there).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(crate) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
+    #[cfg(vector_bytes)]
+    {
+        vector::base64_bytes(chunk)
+    }
+    #[cfg(not(vector_bytes))]
+    {
+        portable::base64_bytes(chunk)
+    }
+}
+
+/// [`base64_bytes`] over 64 bytes: bit `k` of the `u64`.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(crate) fn base64_bytes64(block: &[u8; 4 * LANES]) -> u64 {
+    let mut mask = 0u64;
+    for k in 0..4 {
+        if let Some(chunk) = block
+            .get(LANES * k..LANES * (k + 1))
+            .and_then(|c| <&[u8; LANES]>::try_from(c).ok())
+        {
+            mask |= u64::from(base64_bytes(chunk)) << (LANES * k);
+        }
+    }
+    mask
+}
+
 /// [`string_stops`] for a quote over 64 bytes: bit `k` of the `u64`.
 #[allow(clippy::inline_always)]
 #[inline(always)]
@@ -107,7 +140,7 @@ mod vector;
 mod vector {
     use safe_arch::{
         bitor_m128i, bitxor_m128i, cmp_eq_mask_i8_m128i, load_unaligned_m128i, min_u8_m128i,
-        move_mask_i8_m128i, set_splat_i8_m128i,
+        move_mask_i8_m128i, set_splat_i8_m128i, sub_i8_m128i,
     };
 
     use super::LANES;
@@ -166,6 +199,32 @@ mod vector {
         let slash = cmp_eq_mask_i8_m128i(v, splat(b'/'));
         bits(bitor_m128i(brackets, bitor_m128i(quotes, slash)))
     }
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(super) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
+        let v = load_unaligned_m128i(chunk);
+        // `x - lo` (wrapping) is at most `hi - lo` exactly when `x` is in
+        // `lo..=hi`; `| 0x20` folds capitals onto small letters (and no
+        // other byte onto one).
+        let within = |x, lo: u8, span: u8| {
+            let d = sub_i8_m128i(x, splat(lo));
+            cmp_eq_mask_i8_m128i(min_u8_m128i(d, splat(span)), d)
+        };
+        let letter = within(bitor_m128i(v, splat(0x20)), b'a', 25);
+        let digit = within(v, b'0', 9);
+        let signs = bitor_m128i(
+            bitor_m128i(
+                cmp_eq_mask_i8_m128i(v, splat(b'+')),
+                cmp_eq_mask_i8_m128i(v, splat(b'-')),
+            ),
+            bitor_m128i(
+                cmp_eq_mask_i8_m128i(v, splat(b'/')),
+                cmp_eq_mask_i8_m128i(v, splat(b'_')),
+            ),
+        );
+        bits(bitor_m128i(bitor_m128i(letter, digit), signs))
+    }
 }
 
 /// The byte loops the vector forms replace: the masks of other targets,
@@ -190,6 +249,15 @@ mod portable {
         }
         mask
     }
+
+    pub(super) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
+        let mut mask = 0;
+        for (k, &c) in chunk.iter().enumerate() {
+            let b64 = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'/' | b'_');
+            mask |= u32::from(b64) << k;
+        }
+        mask
+    }
 }
 
 #[cfg(test)]
@@ -202,7 +270,7 @@ mod tests {
     fn chunk_strategy() -> impl Strategy<Value = [u8; LANES]> {
         let byte = prop_oneof![
             prop::sample::select(
-                b"\"'\\/{}[]`;:,ab \t\n\r\x0b\x0c\x00\x1f\x20\x21\x7f\x80\xff\xdb\xfb\xfd".to_vec()
+                b"\"'\\/{}[]`;:,ab \t\n\r\x0b\x0c\x00\x1f\x20\x21\x7f\x80\xff\xdb\xfb\xfd@AZz09+-_.*\xc1\xda\xe1\xfa".to_vec()
             ),
             any::<u8>(),
         ];
@@ -219,6 +287,7 @@ mod tests {
             prop_assert_eq!(string_stops(&chunk, a, b), portable::string_stops(&chunk, a, b));
             prop_assert_eq!(bracket_stops(&chunk), portable::bracket_stops(&chunk));
             prop_assert_eq!(quote_stops(&chunk), portable::string_stops(&chunk, b'"', b'"'));
+            prop_assert_eq!(base64_bytes(&chunk), portable::base64_bytes(&chunk));
         }
 
         #[test]

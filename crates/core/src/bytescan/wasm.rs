@@ -8,7 +8,7 @@
 //! suite agree with the CLI's), as native tests run the SSE2 ones.
 
 use core::arch::wasm32::{
-    i8x16_bitmask, i8x16_eq, u8x16, u8x16_min, u8x16_splat, v128, v128_or, v128_xor,
+    i8x16_bitmask, i8x16_eq, u8x16, u8x16_min, u8x16_splat, u8x16_sub, v128, v128_or, v128_xor,
 };
 
 use super::LANES;
@@ -83,4 +83,28 @@ pub(super) fn bracket_stops(chunk: &[u8; LANES]) -> u32 {
     );
     let slash = i8x16_eq(v, u8x16_splat(b'/'));
     bits(v128_or(brackets, v128_or(quotes, slash)))
+}
+
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(super) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
+    let v = load(chunk);
+    // As the SSE2 form: `x - lo` (wrapping) at most `hi - lo`.
+    let within = |x, lo: u8, span: u8| {
+        let d = u8x16_sub(x, u8x16_splat(lo));
+        i8x16_eq(u8x16_min(d, u8x16_splat(span)), d)
+    };
+    let letter = within(v128_or(v, u8x16_splat(0x20)), b'a', 25);
+    let digit = within(v, b'0', 9);
+    let signs = v128_or(
+        v128_or(
+            i8x16_eq(v, u8x16_splat(b'+')),
+            i8x16_eq(v, u8x16_splat(b'-')),
+        ),
+        v128_or(
+            i8x16_eq(v, u8x16_splat(b'/')),
+            i8x16_eq(v, u8x16_splat(b'_')),
+        ),
+    );
+    bits(v128_or(v128_or(letter, digit), signs))
 }
