@@ -440,14 +440,13 @@ fn b64_runs(bytes: &[u8], max: usize, mut each: impl FnMut(usize, usize)) {
     const BLOCK: usize = 64;
     // The block at `at`, bytes past the text read as out of the alphabet.
     let mask = |at: usize| -> u64 {
-        match bytes.get(at..at + BLOCK) {
-            Some(b) => <&[u8; BLOCK]>::try_from(b).map_or(0, crate::bytescan::base64_bytes64),
-            None => {
-                let mut block = [0u8; BLOCK];
-                let rest = bytes.get(at..).unwrap_or_default();
-                block[..rest.len()].copy_from_slice(rest);
-                crate::bytescan::base64_bytes64(&block)
-            }
+        if let Some(b) = bytes.get(at..at + BLOCK) {
+            <&[u8; BLOCK]>::try_from(b).map_or(0, crate::bytescan::base64_bytes64)
+        } else {
+            let mut block = [0u8; BLOCK];
+            let rest = bytes.get(at..).unwrap_or_default();
+            block[..rest.len()].copy_from_slice(rest);
+            crate::bytescan::base64_bytes64(&block)
         }
     };
     let mut at = 0;
