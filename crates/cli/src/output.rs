@@ -70,7 +70,8 @@ impl Out {
         self.w.write_all(&masked_bytes(bytes))
     }
 
-    /// Write already-serialized lines, one after another.
+    /// Write result lines masked where they were made (Note [Masked where
+    /// made]), one after another.
     ///
     /// Many bytes at once (a batch of `--jsonl` results) go to stdout in
     /// vectored writes, past the buffer (Note [Whole batches out]): each
@@ -79,27 +80,18 @@ impl Out {
     ///
     /// # Errors
     /// When stdout fails.
-    pub fn lines<B: AsRef<[u8]>>(&mut self, lines: &[B]) -> io::Result<()> {
-        if crate::mask::masker().is_some() {
-            let masked: Vec<Cow<'_, [u8]>> =
-                lines.iter().map(|l| masked_bytes(l.as_ref())).collect();
-            return self.lines_unmasked(&masked);
-        }
-        self.lines_unmasked(lines)
-    }
-
-    fn lines_unmasked<B: AsRef<[u8]>>(&mut self, lines: &[B]) -> io::Result<()> {
-        let total: usize = lines.iter().map(|l| l.as_ref().len()).sum();
+    pub fn masked_lines(&mut self, lines: &[&MaskedLine]) -> io::Result<()> {
+        let total: usize = lines.iter().map(|l| l.0.len()).sum();
         if total < self.w.capacity() - self.w.buffer().len() {
             for l in lines {
-                self.w.write_all(l.as_ref())?;
+                self.w.write_all(&l.0)?;
             }
             return Ok(());
         }
         self.w.flush()?;
         let mut slices: Vec<IoSlice<'_>> = lines
             .iter()
-            .map(|l| IoSlice::new(l.as_ref()))
+            .map(|l| IoSlice::new(&l.0))
             .filter(|s| !s.is_empty())
             .collect();
         write_all_vectored(self.w.get_mut(), &mut slices)
@@ -144,6 +136,36 @@ impl Out {
     /// When stdout fails.
     pub fn flush(&mut self) -> io::Result<()> {
         self.w.flush()
+    }
+}
+
+/// Printed bytes already through the output door: made by [`MaskedLine::new`]
+/// only, so [`Out::masked_lines`] cannot be handed bytes that skipped it.
+///
+/// Note [Masked where made]: `--jsonl` commands make their result lines on
+/// every core (`commands::par_lines`) and wrote them from one thread, which
+/// masked them as it wrote: masking, about as costly as extracting on
+/// ordinary replies, ran on one core while extraction ran on all (issue
+/// 40: `extract --jsonl` ×2.25 wall against ×1.99 CPU). Each worker now
+/// masks the lines it made, and the writer only writes. Session 25 tried
+/// this and went back (no faster on 2 cores, the masking tables and
+/// extraction's working set sharing one cache); once masking that output
+/// cost half as much (session 27: the keyword pass, base64 runs, `%`
+/// triggers), the writer's thread was what the batches waited on, and
+/// masking in the workers made the command 12% faster (median of 20
+/// interleaved runs, 148.6 → 131.6 ms; masked against `--no-mask` ×1.65 →
+/// ×1.48), at the same CPU time.
+#[derive(Debug, Default)]
+pub struct MaskedLine(Vec<u8>);
+
+impl MaskedLine {
+    /// `bytes` (JSON lines or text, as a `--jsonl` command prints them) masked
+    /// for printing; kept as they are when masking is off or finds nothing.
+    pub fn new(bytes: Vec<u8>) -> MaskedLine {
+        match masked_bytes(&bytes) {
+            Cow::Borrowed(_) => MaskedLine(bytes),
+            Cow::Owned(m) => MaskedLine(m),
+        }
     }
 }
 

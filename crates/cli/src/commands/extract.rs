@@ -17,7 +17,7 @@ use crate::commands::parse::truncate;
 use crate::commands::{LineRead, format_of, par_lines, parse, report_bad_input};
 use crate::exit::{CliError, Exit};
 use crate::input;
-use crate::output::{Out, Style};
+use crate::output::{MaskedLine, Out, Style};
 
 /// Run `extract`.
 ///
@@ -137,8 +137,8 @@ fn jsonl(
                 exit = exit.worst(*code);
                 counts.add(*method, *valid);
             }
-            let lines: Vec<&[u8]> = results.iter().map(|r| r.3.as_slice()).collect();
-            out.lines(&lines)
+            let lines: Vec<&MaskedLine> = results.iter().map(|r| &r.3).collect();
+            out.masked_lines(&lines)
         },
     )?;
     if !out.json {
@@ -162,11 +162,11 @@ fn one_line(
     got: LineRead,
     opts: &ExtractOptions<'_>,
     json: bool,
-) -> (Exit, Method, bool, Vec<u8>) {
+) -> (Exit, Method, bool, MaskedLine) {
     let mut scratch = TEXT_BUFFER.take();
-    let done = one_line_in(n, line, got, opts, json, &mut scratch);
+    let (code, method, valid, bytes) = one_line_in(n, line, got, opts, json, &mut scratch);
     TEXT_BUFFER.set(scratch);
-    done
+    (code, method, valid, MaskedLine::new(bytes))
 }
 
 /// [`one_line`] with `text` unescaped into `scratch`.
@@ -655,7 +655,7 @@ mod tests {
                     line["id"] = id.clone();
                 }
                 let line = serde_json::to_vec(&line).unwrap();
-                let (.., got) = one_line(5, &line, LineRead::Line, &opts, true);
+                let (.., got) = one_line_in(5, &line, LineRead::Line, &opts, true, &mut Vec::new());
                 let want = result_line_serde(&extract_text(text, &opts), id, 5, None);
                 assert_eq!(
                     String::from_utf8(got).unwrap(),

@@ -192,8 +192,8 @@ pub const BATCH_LINES: usize = 1024;
 ///
 /// Note [Whole batches out]: `emit` gets a batch's results at once, so a
 /// caller can hand all their bytes to the kernel in one vectored write
-/// ([`Out::lines`]) instead of copying each line into the output buffer
-/// first.
+/// ([`Out::masked_lines`](crate::output::Out::masked_lines)) instead of
+/// copying each line into the output buffer first.
 ///
 /// # Errors
 /// When the reader or `emit` fails.

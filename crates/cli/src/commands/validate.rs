@@ -12,7 +12,7 @@ use crate::commands::parse::truncate;
 use crate::commands::{LineRead, par_lines};
 use crate::exit::{CliError, Exit};
 use crate::input;
-use crate::output::{Out, Style};
+use crate::output::{MaskedLine, Out, Style};
 
 /// Instances longer than this are not loaded (JSONL mode); 64 MiB like transcripts.
 const MAX_LINE: usize = 64 << 20;
@@ -87,7 +87,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
             } else {
                 judge(&validator, line, Some(n), args.coerce)
             };
-            (verdict.valid, render(&verdict, json))
+            (verdict.valid, MaskedLine::new(render(&verdict, json)))
         },
         |results| {
             for (ok, _) in &results {
@@ -97,8 +97,8 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
                     exit = Exit::Invalid;
                 }
             }
-            let lines: Vec<&[u8]> = results.iter().map(|r| r.1.as_slice()).collect();
-            out.lines(&lines)
+            let lines: Vec<&MaskedLine> = results.iter().map(|r| &r.1).collect();
+            out.masked_lines(&lines)
         },
     )?;
     if !out.json {
