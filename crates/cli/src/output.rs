@@ -147,8 +147,8 @@ impl Out {
 /// masked them as it wrote: masking, about as costly as extracting on
 /// ordinary replies, ran on one core while extraction ran on all (issue
 /// 40: `extract --jsonl` ×2.25 wall against ×1.99 CPU). Each worker now
-/// masks the lines it made, and the writer only writes. Session 25 tried
-/// this and went back (no faster on 2 cores, the masking tables and
+/// masks the lines it made, and the writer only writes. Commit `d7d6bcf`
+/// went back (no faster on 2 cores, the masking tables and
 /// extraction's working set sharing one cache); once masking that output
 /// cost half as much (session 27: the keyword pass, base64 runs, `%`
 /// triggers), the writer's thread was what the batches waited on, and
