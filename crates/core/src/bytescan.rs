@@ -103,29 +103,27 @@ pub(crate) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
 #[allow(clippy::inline_always)]
 #[inline(always)]
 pub(crate) fn base64_bytes64(block: &[u8; 4 * LANES]) -> u64 {
-    let mut mask = 0u64;
-    for k in 0..4 {
-        if let Some(chunk) = block
-            .get(LANES * k..LANES * (k + 1))
-            .and_then(|c| <&[u8; LANES]>::try_from(c).ok())
-        {
-            mask |= u64::from(base64_bytes(chunk)) << (LANES * k);
-        }
-    }
-    mask
+    four_masks(block, base64_bytes)
 }
 
 /// [`string_stops`] for a quote over 64 bytes: bit `k` of the `u64`.
 #[allow(clippy::inline_always)]
 #[inline(always)]
 pub(crate) fn string_stops64(block: &[u8; 4 * LANES]) -> u64 {
+    four_masks(block, quote_stops)
+}
+
+/// The masks `of` the four chunks of `block`, as one `u64`.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn four_masks(block: &[u8; 4 * LANES], of: impl Fn(&[u8; LANES]) -> u32) -> u64 {
     let mut mask = 0u64;
     for k in 0..4 {
         if let Some(chunk) = block
             .get(LANES * k..LANES * (k + 1))
             .and_then(|c| <&[u8; LANES]>::try_from(c).ok())
         {
-            mask |= u64::from(quote_stops(chunk)) << (LANES * k);
+            mask |= u64::from(of(chunk)) << (LANES * k);
         }
     }
     mask
