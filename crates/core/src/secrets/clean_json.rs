@@ -245,6 +245,75 @@ impl<'de> Visitor<'de> for Key<'_, '_, '_> {
     }
 }
 
+/// Whether `json`, text `serde_json` reads, has an object holding a key
+/// twice (Note \[A repeated key\] in `mask.rs`).
+pub(super) fn repeats_a_key(json: &str) -> bool {
+    let mut de = serde_json::Deserializer::from_str(json);
+    // The walk stops with an error at the first repeat.
+    Repeats.deserialize(&mut de).is_err()
+}
+
+/// A value walked for [`repeats_a_key`].
+struct Repeats;
+
+impl<'de> DeserializeSeed<'de> for Repeats {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Repeats {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Repeats)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut keys: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            keys.push(key);
+            map.next_value_seed(Repeats)?;
+        }
+        keys.sort_unstable();
+        if keys.windows(2).any(|w| w[0] == w[1]) {
+            return Err(de::Error::custom("a repeated key"));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -300,6 +369,38 @@ mod tests {
 
     /// The fast answer never hides what the full path finds, and it is
     /// "clean" for every JSON line of ordinary text.
+    /// Note \[A repeated key\]: `serde_json` keeps a repeated key's last
+    /// value, so a secret in an earlier one was in the text but not in the
+    /// `Value` masking read, and the text went out as it was.
+    #[test]
+    fn a_secret_under_a_repeated_key_is_masked() {
+        let m = masker();
+        for line in [
+            format!(r#"{{"a":"{TOKEN}","a":"x"}}"#),
+            format!(r#"{{"k":{{"a":"{TOKEN}","b":1,"a":"x"}},"n":[1,2]}}"#),
+            format!(r#"[{{"a":"x"}},{{"t\u0041":"{TOKEN}","tA":"y"}}]"#),
+        ] {
+            let out = m.mask_json_text(&line);
+            assert!(!out.text.contains(TOKEN), "{line} -> {}", out.text);
+            let value: Value = serde_json::from_str(&out.text).unwrap();
+            assert_eq!(
+                value,
+                serde_json::from_str::<Value>(&line).unwrap(),
+                "{line}"
+            );
+        }
+        for (json, repeats) in [
+            (r#"{"a":1,"b":{"a":2}}"#, false),
+            (r#"[{"a":1},{"a":2}]"#, false),
+            (r#"{"a":1,"b":2,"a":3}"#, true),
+            (r#"{"x":[{"y":1,"y":2}]}"#, true),
+            (r#"{"\u0061":1,"a":2}"#, true),
+            ("3", false),
+        ] {
+            assert_eq!(super::repeats_a_key(json), repeats, "{json}");
+        }
+    }
+
     #[test]
     fn hiding_escapes_are_a_backslash_before_u_or_slash() {
         for (json, hides) in [

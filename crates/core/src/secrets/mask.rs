@@ -413,7 +413,12 @@ impl Masker {
             return self.mask_str(json);
         };
         let found = self.mask_value(&mut value);
-        if found.is_empty() {
+        // Note [A repeated key]: `serde_json` keeps a repeated key's last
+        // value, so the text may hold strings the `Value` does not, which
+        // masking never read: such a text is written from its `Value`
+        // (what every reader that keeps the last value reads), and only
+        // text whose every string was read goes out as it came.
+        if found.is_empty() && !super::clean_json::repeats_a_key(json) {
             return Masked {
                 text: Cow::Borrowed(json),
                 found,
