@@ -296,11 +296,7 @@ impl Keywords {
             at &= WORDS * 64 - 1;
             for &k in &hits[..n.min(PIECE)] {
                 let i = p * PIECE + usize::from(k);
-                let at = index(
-                    self.class[usize::from(text[i])] & 63,
-                    self.class[usize::from(text[i + 1])] & 63,
-                    self.class[usize::from(text[i + 2])] & 63,
-                );
+                let at = class(text[i]) << 12 | class(text[i + 1]) << 6 | class(text[i + 2]);
                 if !self.compare(text, i, triples[at >> 6], at, &mut each) {
                     return;
                 }
@@ -356,8 +352,8 @@ impl Keywords {
             let same = match word {
                 Some(w) => {
                     let (bytes, mask) = self.heads[id as usize];
-                    (w ^ bytes) & mask == 0
-                        && folded_eq(&text[i + 8.min(p.len())..end], &p[8.min(p.len())..])
+                    let head = p.len().min(8);
+                    (w ^ bytes) & mask == 0 && folded_eq(&text[i + head..end], &p[head..])
                 }
                 None => folded_eq(&text[i..end], p),
             };
