@@ -67,3 +67,12 @@ export function fromRaw(e) {
   }
   return e;
 }
+
+/**
+ * The `AgentshapeError` the module answered in place (Note [Answers read
+ * in place] in crates/wasm/src/bindings.rs): its kind's name and message;
+ * an unknown name is an `InternalError`.
+ */
+export function errorNamed(name, message) {
+  return Object.hasOwn(KINDS, name) ? new KINDS[name](message) : new InternalError(`${name}: ${message}`);
+}

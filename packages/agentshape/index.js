@@ -9,6 +9,7 @@ import {
   NotJSONError, ProfileError, SchemaError, UsageError,
 } from "./errors.js";
 import { compileCheck } from "./compile.js";
+import { errorNamed } from "./errors.js";
 import { call, generation, memoryOf, raw } from "./load.js";
 
 export { loadTimes, ready } from "./load.js";
@@ -144,22 +145,62 @@ function viewAt(b, ptr, room) {
   return (lastView = new Uint8Array(buffer, ptr, room));
 }
 
+// The numbers an in-place export answers besides an answer's length
+// (crates/wasm/src/bindings.rs, Note [Answers read in place]).
+// -1: the text held U+FFFD; -2 - n: an error, its n bytes in the out buffer.
+const NOT_ANSWERED_IN_PLACE = -1;
+
+/** Decodes answers that are not ASCII (or all of them outside Node). */
+const answerDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * Node's (and Bun's) `Buffer`, whose `latin1` slice makes a one-byte
+ * string of ASCII bytes several times faster than `TextDecoder` (Note
+ * [Answers read in place]); `null` elsewhere.
+ */
+const NodeBuffer = typeof globalThis.Buffer === "function" && typeof globalThis.Buffer.from === "function"
+  ? globalThis.Buffer
+  : null;
+
+let memoryAsBuffer = null;
+
+/** The answer an in-place export wrote into the module's out buffer. */
+function answerText(b, code) {
+  const ascii = code % 2 === 1;
+  const len = (code - (ascii ? 1 : 0)) / 2;
+  const ptr = b.outBuffer();
+  const buffer = memoryOf(b).buffer;
+  if (ascii && NodeBuffer !== null) {
+    if (memoryAsBuffer === null || memoryAsBuffer.buffer !== buffer) memoryAsBuffer = NodeBuffer.from(buffer);
+    return memoryAsBuffer.toString("latin1", ptr, ptr + len);
+  }
+  return answerDecoder.decode(new Uint8Array(buffer, ptr, len));
+}
+
 /**
  * `at(b, len)` on the string `text` encoded straight into the module's
  * memory, for `extract` and `repair` (Note [Text written in place] in
- * crates/wasm/src/bindings.rs). `at` answers `""` when the bytes hold
- * U+FFFD: the string is then checked (a lone surrogate is an
- * `InputError`) and `plain(b, text)` answers, as it does for long strings
- * and for bytes (`textOf`).
+ * crates/wasm/src/bindings.rs), its answer read out of the module's
+ * memory (Note [Answers read in place] there). When the bytes hold
+ * U+FFFD the string is checked (a lone surrogate is an `InputError`) and
+ * `plain(b, text)` answers, as it does for long strings and for bytes
+ * (`textOf`).
  */
 function inPlace(text, at, plain) {
   if (typeof text === "string" && text.length <= IN_PLACE_UNITS) {
     const out = call((b) => {
       const room = text.length * 3;
       const { written } = encoder.encodeInto(text, viewAt(b, b.textBuffer(room), room));
-      return at(b, written);
+      const code = at(b, written);
+      if (code >= 0) return answerText(b, code);
+      if (code === NOT_ANSWERED_IN_PLACE) return null;
+      return { failure: answerDecoder.decode(new Uint8Array(memoryOf(b).buffer, b.outBuffer(), -code - 2)) };
     });
-    if (out !== "") return out;
+    if (typeof out === "string") return out;
+    if (out !== null) {
+      const nl = out.failure.indexOf("\n");
+      throw errorNamed(out.failure.slice(0, nl), out.failure.slice(nl + 1));
+    }
   }
   const t = textOf(text);
   return call((b) => plain(b, t));

@@ -36,12 +36,98 @@ fn js<T>(r: Result<T>) -> std::result::Result<T, JsValue> {
 // while ordinary text is never walked in JavaScript. The buffer is freed
 // after a call over 16 MiB, so one huge instance does not keep its memory.
 // `extract` and `repair` of a string take the same road (`extractPlainAt`,
-// `RawExtractor.extractAt`, `repairAt`: `""` when not answered, which no
-// answer of theirs is); the package sends a string of over 1 Mi UTF-16
-// units through the `&str` exports instead, whose glue sizes its buffer to
-// the bytes rather than to three per unit.
+// `RawExtractor.extractAt`, `repairAt`); the package sends a string of over
+// 1 Mi UTF-16 units through the `&str` exports instead, whose glue sizes
+// its buffer to the bytes rather than to three per unit.
+//
+// Note [Answers read in place]: their answers come back the same way. A
+// `String` return costs the glue a copy out of a Rust allocation that is
+// then freed, and a `TextDecoder.decode`, which in Node took 1.7 µs for a
+// 700-byte repair (a C++ call and a two-byte string), about 8% of
+// `repair`'s profile, while `Buffer`'s `latin1` slice of the same bytes
+// took 0.3 µs and made a one-byte string, which `JSON.parse` also reads
+// faster; `extract`'s result, which only `JSON.parse` reads, has its
+// non-ASCII characters written as `\u` escapes so that it is ASCII (core's
+// `json::escape_non_ascii`; the bench replies hold five each, and decoding
+// and parsing their results took 27% less). `repair`'s answer is the
+// user's text and keeps its characters. So these exports write their
+// answer into a buffer this module
+// keeps (`outBuffer`) and answer a number: the answer's length times two,
+// plus one when it is ASCII; -1 when the text held U+FFFD (as above);
+// -2 - n when it is an error, the buffer then holding its n bytes: its
+// kind's name, a newline and its message, so the package makes the one
+// `AgentshapeError` (a Rust-made `Error` cost a second object and stack
+// walk per throw: 1,500 of the 20,000 bench replies have no JSON, and
+// `repair` throws for them as `jsonrepair` does). The package reads the
+// answer before its next call; the buffer is emptied at the next answer,
+// and dropped then when it had grown past 16 MiB.
 thread_local! {
     static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static OUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An in-place answer: the text at [`text_buffer`] held U+FFFD (Note
+/// \[Answers read in place\]).
+const NOT_ANSWERED: f64 = -1.0;
+
+/// The address of the answer the last in-place export wrote (Note
+/// \[Answers read in place\]).
+#[wasm_bindgen(js_name = outBuffer)]
+pub fn out_buffer() -> usize {
+    OUT.with(|o| o.borrow().as_ptr().addr())
+}
+
+/// How an answer's characters outside ASCII are written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NonAscii {
+    /// As they are: the answer is the user's text (`repair`).
+    Kept,
+    /// As `\u` escapes: the answer is JSON only `JSON.parse` reads
+    /// (`extract`'s result), and ASCII reads faster (core's
+    /// `json::escape_non_ascii`).
+    Escaped,
+}
+
+/// `f` of the text at [`text_buffer`], writing its answer into the out
+/// buffer, as the number the package reads (Note \[Answers read in
+/// place\]).
+fn answer_in_place(
+    len: usize,
+    non_ascii: NonAscii,
+    f: impl FnOnce(&str, &mut Vec<u8>) -> Result<()>,
+) -> f64 {
+    OUT.with(|o| {
+        let Ok(mut out) = o.try_borrow_mut() else {
+            // Not re-entered: the module calls no JavaScript while it answers.
+            return NOT_ANSWERED;
+        };
+        if out.capacity() > KEEP_TEXT {
+            *out = Vec::new();
+        }
+        out.clear();
+        match with_text(len, |t| f(t, &mut out)) {
+            None => NOT_ANSWERED,
+            Some(Ok(())) => {
+                if non_ascii == NonAscii::Escaped && !out.is_ascii() {
+                    let written = std::mem::take(&mut *out);
+                    agentshape_core::json::escape_non_ascii(&written, &mut out);
+                }
+                answer_code(&out)
+            }
+            Some(Err(e)) => {
+                out.clear();
+                out.extend_from_slice(e.kind.name().as_bytes());
+                out.push(b'\n');
+                out.extend_from_slice(e.message.as_bytes());
+                -(out.len() as f64) - 2.0
+            }
+        }
+    })
+}
+
+/// An answer's length times two, plus one when it is ASCII.
+fn answer_code(out: &[u8]) -> f64 {
+    out.len() as f64 * 2.0 + f64::from(u8::from(out.is_ascii()))
 }
 
 /// The bytes above which the text buffer is freed after use.
@@ -178,11 +264,14 @@ impl JsExtractor {
         self.setup.run_json(text)
     }
 
-    /// [`Self::extract`] of the text at [`text_buffer`]; `""` when not
-    /// answered (Note \[Text written in place\]).
+    /// [`Self::extract`] of the text at [`text_buffer`], answered in the
+    /// out buffer (Note \[Answers read in place\]).
     #[wasm_bindgen(js_name = extractAt)]
-    pub fn extract_at(&self, len: usize) -> String {
-        with_text(len, |t| self.setup.run_json(t)).unwrap_or_default()
+    pub fn extract_at(&self, len: usize) -> f64 {
+        answer_in_place(len, NonAscii::Escaped, |t, out| {
+            self.setup.run_into(t, out);
+            Ok(())
+        })
     }
 }
 
@@ -192,11 +281,14 @@ pub fn extract_plain(text: &str) -> String {
     extract::extract_plain(text)
 }
 
-/// [`extract_plain`] of the text at [`text_buffer`]; `""` when not
-/// answered (Note \[Text written in place\]).
+/// [`extract_plain`] of the text at [`text_buffer`], answered in the out
+/// buffer (Note \[Answers read in place\]).
 #[wasm_bindgen(js_name = extractPlainAt)]
-pub fn extract_plain_at(len: usize) -> String {
-    with_text(len, extract::extract_plain).unwrap_or_default()
+pub fn extract_plain_at(len: usize) -> f64 {
+    answer_in_place(len, NonAscii::Escaped, |t, out| {
+        extract::extract_plain_into(t, out);
+        Ok(())
+    })
 }
 
 /// `repair(text)`: the repaired JSON text.
@@ -205,11 +297,11 @@ pub fn repair(text: &str) -> std::result::Result<String, JsValue> {
     js(extract::repair(text))
 }
 
-/// [`repair`] of the text at [`text_buffer`]; `""` when not answered
-/// (Note \[Text written in place\]; a repair is never empty).
+/// [`repair`] of the text at [`text_buffer`], answered in the out buffer
+/// (Note \[Answers read in place\]).
 #[wasm_bindgen(js_name = repairAt)]
-pub fn repair_at(len: usize) -> std::result::Result<String, JsValue> {
-    with_text(len, extract::repair).map_or(Ok(String::new()), js)
+pub fn repair_at(len: usize) -> f64 {
+    answer_in_place(len, NonAscii::Kept, extract::repair_into)
 }
 
 /// `check` without a schema (a profile's, or contradictions only).

@@ -96,6 +96,14 @@ impl Setup {
             Some(_) => result_json(&self.run(text)),
         }
     }
+
+    /// [`Self::run_json`] appended to `out`.
+    pub fn run_into(&self, text: &str, out: &mut Vec<u8>) {
+        match self.format {
+            None => compact_result_into(text, &self.options(), out),
+            Some(_) => out.extend_from_slice(result_json(&self.run(text)).as_bytes()),
+        }
+    }
 }
 
 /// An extraction as the package reads it, but its `value`: the CLI's
@@ -142,7 +150,8 @@ pub fn result_json(extraction: &Extraction) -> String {
         Some(v) => json::write_compact(&mut out, v),
         None => out.extend_from_slice(b"null"),
     }
-    finish(out, extraction)
+    finish(&mut out, extraction);
+    text_of(out)
 }
 
 /// The result's opening, up to its value.
@@ -152,14 +161,26 @@ const VALUE_FIELD: &[u8] = b"{\"value\":";
 /// by core as it is found (Note \[Writing the result\]).
 pub fn compact_result_json(text: &str, opts: &ExtractOptions<'_>) -> String {
     let mut out = Vec::with_capacity(text.len() + 256);
+    compact_result_into(text, opts, &mut out);
+    text_of(out)
+}
+
+/// [`compact_result_json`] appended to `out` (its bytes are UTF-8: the
+/// writers' and serde's).
+pub fn compact_result_into(text: &str, opts: &ExtractOptions<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(VALUE_FIELD);
-    let extraction = extract_text_compact(text, opts, &mut out);
-    finish(out, &extraction)
+    let extraction = extract_text_compact(text, opts, out);
+    finish(out, &extraction);
+}
+
+/// Bytes the JSON writers made, as text.
+fn text_of(out: Vec<u8>) -> String {
+    String::from_utf8(out).unwrap_or_else(|_| "null".to_owned())
 }
 
 /// `out` (the result up to its value) with the rest of `extraction`'s
-/// fields and the closing brace, as text.
-fn finish(mut out: Vec<u8>, extraction: &Extraction) -> String {
+/// fields and the closing brace.
+fn finish(out: &mut Vec<u8>, extraction: &Extraction) {
     let Extraction {
         value: _,
         method,
@@ -179,7 +200,7 @@ fn finish(mut out: Vec<u8>, extraction: &Extraction) -> String {
         out.extend_from_slice(b",\"method\":\"");
         out.extend_from_slice(method.as_str().as_bytes());
         out.extend_from_slice(b"\",\"repairs\":");
-        if serde_json::to_writer(&mut out, repairs).is_err() {
+        if serde_json::to_writer(&mut *out, repairs).is_err() {
             out.extend_from_slice(b"[]");
         }
         out.extend_from_slice(b",\"coercions\":[],\"valid\":");
@@ -211,7 +232,6 @@ fn finish(mut out: Vec<u8>, extraction: &Extraction) -> String {
             Err(_) => out.extend_from_slice(b"\"method\":\"none\"}"),
         }
     }
-    String::from_utf8(out).unwrap_or_else(|_| "null".to_owned())
 }
 
 /// The CLI's exit code for an outcome: 0 valid, 1 found but invalid, 2
@@ -234,18 +254,29 @@ pub fn extract_plain(text: &str) -> String {
     compact_result_json(text, &ExtractOptions::default())
 }
 
+/// [`extract_plain`] appended to `out`.
+pub fn extract_plain_into(text: &str, out: &mut Vec<u8>) {
+    compact_result_into(text, &ExtractOptions::default(), out);
+}
+
 /// `repair(text)`: the JSON text of the value found in `text` (compact, in
 /// the text's key order), what `jsonrepair(text)` returns; `NoOutput` when
 /// there is none (where `jsonrepair` throws).
 pub fn repair(text: &str) -> Result<String> {
     let mut out = Vec::with_capacity(text.len());
-    let found = extract_text_compact(text, &ExtractOptions::default(), &mut out);
+    repair_into(text, &mut out)?;
+    String::from_utf8(out).map_err(|e| Failure::usage(e.to_string()))
+}
+
+/// [`repair`] appended to `out` (UTF-8: core's compact writers').
+pub fn repair_into(text: &str, out: &mut Vec<u8>) -> Result<()> {
+    let found = extract_text_compact(text, &ExtractOptions::default(), out);
     match found.method {
         Method::None => Err(Failure::new(
             Kind::NoOutput,
             "no JSON value found in the text",
         )),
-        _ => String::from_utf8(out).map_err(|e| Failure::usage(e.to_string())),
+        _ => Ok(()),
     }
 }
 

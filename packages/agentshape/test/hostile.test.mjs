@@ -153,7 +153,14 @@ test("extract and repair of text written in place answer as the &str exports do"
     const bytes = new TextEncoder().encode(t);
     assert.deepEqual(extract(bytes).value, extract(t).value);
   }
+  // Note [Answers read in place]: `repair` answers the text's characters
+  // as they are; `extract`'s result crosses with them escaped, and its
+  // value holds them again; an error is made once, with core's message.
+  assert.equal(repair('x {"k": "é ü 漢字 😀", "n": 1,}'), '{"k":"é ü 漢字 😀","n":1}');
+  assert.deepEqual(extract("x {'k': '\u2014 😀 \u00ff'} y").value, { k: "\u2014 😀 \u00ff" });
+  assert.throws(() => repair("just words"), (e) => e instanceof NoOutputError && e.message === "no JSON value found in the text");
   const ex = new Extractor({ schema: { type: "object", required: ["a"] } });
+  assert.deepEqual(ex.extract('x {"a": "é 😀"} y').value, { a: "é 😀" });
   assert.equal(ex.extract('x {"a": "\ufffd"} y').valid, true);
   assert.equal(ex.extract('x {"b": 1} y').valid, false);
   assert.throws(() => ex.extract('{"a": "\ud800"}'), (e) => e instanceof InputError && /lone surrogate/.test(e.message));

@@ -41,7 +41,7 @@ mod tests;
 pub use exact::{InexactNumber, LITERAL_SHOWN, Parsed, is_exact, parse};
 pub use prescan::parse_if_json;
 pub use reply::{reply_line, reply_of_line, reply_of_line_into};
-pub use write::{write_compact, write_str};
+pub use write::{escape_non_ascii, write_compact, write_str};
 
 pub(crate) use exact::is_number_byte;
 pub(crate) use scan::{copy_plain, first_stop, plain_run_end};

@@ -79,10 +79,67 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// Append the JSON text `json` with every character outside ASCII written
+/// as a `\u` escape (two, a surrogate pair, beyond U+FFFF): the same JSON,
+/// in ASCII bytes only. A JSON text holds non-ASCII only inside strings,
+/// where an escape means the same character; bytes that are not UTF-8
+/// (no writer here makes them) become `\ufffd`.
+///
+/// Why: JavaScript makes a string of ASCII bytes several times faster than
+/// it decodes UTF-8, and `JSON.parse` reads the one-byte string faster too
+/// (Note \[Answers read in place\] in crates/wasm): for the npm package's
+/// `extract`, whose result only `JSON.parse` reads, escaping the bench
+/// replies' five non-ASCII characters each made decoding and parsing the
+/// result 1.5 µs (27%) faster.
+pub fn escape_non_ascii(json: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(json.len() + 32);
+    for chunk in json.utf8_chunks() {
+        let mut rest = chunk.valid();
+        while let Some(i) = rest.bytes().position(|b| !b.is_ascii()) {
+            let (plain, tail) = rest.split_at(i);
+            out.extend_from_slice(plain.as_bytes());
+            let mut chars = tail.chars();
+            let Some(c) = chars.next() else { break };
+            let mut units = [0u16; 2];
+            for &u in c.encode_utf16(&mut units).iter() {
+                out.extend_from_slice(b"\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(HEX[usize::from((u >> shift) & 0xf)]);
+                }
+            }
+            rest = chars.as_str();
+        }
+        out.extend_from_slice(rest.as_bytes());
+        if !chunk.invalid().is_empty() {
+            out.extend_from_slice(b"\\ufffd");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::json::tests::value_strategy;
+
+    #[test]
+    fn non_ascii_is_escaped_as_utf16_units() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"{}", "{}"),
+            ("{\"a\":\"caf\u{e9}\"}".as_bytes(), "{\"a\":\"caf\\u00e9\"}"),
+            (
+                "[\"\u{2014}\",\"\u{1F600}x\"]".as_bytes(),
+                "[\"\\u2014\",\"\\ud83d\\ude00x\"]",
+            ),
+            ("{\"\u{fffd}\":1}".as_bytes(), "{\"\\ufffd\":1}"),
+            (b"[\"a\xffb\"]", "[\"a\\ufffdb\"]"),
+        ];
+        for (json, want) in cases {
+            let mut out = b"prefix".to_vec();
+            escape_non_ascii(json, &mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), format!("prefix{want}"));
+        }
+    }
 
     proptest::proptest! {
         #[test]
@@ -90,6 +147,15 @@ mod tests {
             let mut mine = Vec::new();
             write_compact(&mut mine, &v);
             proptest::prop_assert_eq!(String::from_utf8(mine).unwrap(), serde_json::to_string(&v).unwrap());
+        }
+
+        #[test]
+        fn escaping_non_ascii_keeps_the_value(v in value_strategy()) {
+            let mut escaped = Vec::new();
+            escape_non_ascii(serde_json::to_string(&v).unwrap().as_bytes(), &mut escaped);
+            proptest::prop_assert!(escaped.is_ascii());
+            let back: Value = serde_json::from_slice(&escaped).unwrap();
+            proptest::prop_assert_eq!(back, v);
         }
     }
 }
