@@ -76,8 +76,18 @@ if cargo tree -p agentshape-core -e normal --locked | grep -qiE 'tokio|reqwest|r
   cargo tree -p agentshape-core -e normal --locked | grep -iE 'tokio|reqwest|rusqlite|hyper' >&2
   exit 1
 fi
+echo "== json sits under core (pure; of ours it imports nothing, and only core imports it: Note [A crate for the JSON layer])"
+if cargo tree -p agentshape-json -e normal --locked | grep -qiE 'tokio|reqwest|rusqlite|hyper|agentshape-core'; then
+  echo "agentshape-json depends on an I/O crate or on core:" >&2
+  cargo tree -p agentshape-json -e normal --locked | grep -iE 'tokio|reqwest|rusqlite|hyper|agentshape-core' >&2
+  exit 1
+fi
+if cargo tree -i agentshape-json -e normal --locked --prefix none --depth 1 | grep -E '^agentshape' | grep -vE '^agentshape-(json|core) '; then
+  echo "a crate of ours other than core imports agentshape-json (above)" >&2
+  exit 1
+fi
 echo "== otel sits at the edge (of ours it imports only core, store and egress; only the CLI imports it)"
-if cargo tree -p agentshape-otel -e normal --locked --prefix none | grep -E '^agentshape' | grep -vE '^agentshape-(otel|core|store|egress) '; then
+if cargo tree -p agentshape-otel -e normal --locked --prefix none | grep -E '^agentshape' | grep -vE '^agentshape-(otel|core|json|store|egress) '; then
   echo "agentshape-otel imports a crate of ours other than core, store and egress (above)" >&2
   exit 1
 fi
@@ -104,7 +114,7 @@ echo "== notes (every note cited is defined, and defined once: scripts/notes.py)
 python3 scripts/test_notes.py
 python3 scripts/notes.py
 echo "== wasm sits at the edge (of ours it imports only core; nothing imports it)"
-if cargo tree -p agentshape-wasm -e normal --locked --prefix none | grep -E '^agentshape' | grep -vE '^agentshape-(wasm|core) '; then
+if cargo tree -p agentshape-wasm -e normal --locked --prefix none | grep -E '^agentshape' | grep -vE '^agentshape-(wasm|core|json) '; then
   echo "agentshape-wasm imports a crate of ours other than core (above)" >&2
   exit 1
 fi
@@ -114,7 +124,7 @@ if cargo tree -i agentshape-wasm -e normal --locked --prefix none --depth 1 | gr
 fi
 echo "== no circles among a crate's modules (scripts/circles.py)"
 python3 scripts/test_circles.py
-for crate in core store runtime python wasm cli web otel egress testkit; do
+for crate in json core store runtime python wasm cli web otel egress testkit; do
   python3 scripts/circles.py "crates/$crate/src"
 done
 # One closing line for the whole run, summed over every test binary,

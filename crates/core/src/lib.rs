@@ -41,10 +41,10 @@
 // No unsafe code here; the workspace lint is `deny` only for one function of the runtime.
 #![forbid(unsafe_code)]
 
-// Other targets keep the scalar forms (Note [Vector byte masks]).
 pub mod alerts;
-#[cfg(any(test, vector_bytes))]
-mod bytescan;
+// The byte scans of agentshape-json, which the secret rules' base64 pass
+// also reads (Note [Vector byte masks] there).
+use agentshape_json::bytescan;
 pub mod check;
 pub mod classify;
 pub mod decode;

@@ -350,7 +350,7 @@ pub fn verdict_of_text(v: &Validator, text: &str) -> PyResult<Vec<Violation>> {
     let mut found: Vec<Violation> = parsed
         .inexact
         .iter()
-        .map(json::InexactNumber::violation)
+        .map(agentshape_core::Violation::of_inexact)
         .collect();
     found.extend(v.errors_and_invariants(&parsed.value));
     Ok(found)

@@ -31,7 +31,7 @@ fn verdict_parsed(v: &Validator, text: &str) -> Result<Vec<Violation>> {
     let mut found: Vec<Violation> = parsed
         .inexact
         .iter()
-        .map(json::InexactNumber::violation)
+        .map(agentshape_core::Violation::of_inexact)
         .collect();
     found.extend(v.errors_and_invariants(&parsed.value));
     Ok(found)

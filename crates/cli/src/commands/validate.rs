@@ -156,7 +156,7 @@ fn judge(validator: &Validator, bytes: &[u8], line: Option<u64>, coerce: bool) -
         Ok(p) => (p.value, p.inexact),
         Err(e) => return failed(line, &format!("not valid JSON: {e}")),
     };
-    let number_errors = || numbers.iter().map(json::InexactNumber::violation);
+    let number_errors = || numbers.iter().map(agentshape_core::Violation::of_inexact);
     if coerce {
         let (value, coercions) = validator.coerce(instance);
         let mut errors: Vec<Violation> = number_errors().collect();

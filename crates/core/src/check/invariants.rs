@@ -352,7 +352,7 @@ impl TapeWalk<'_> {
                     }
                 }
                 if let Some(c) = node.additional {
-                    for (name, v) in members.iter() {
+                    for (name, v) in &members {
                         if !node.properties.iter().any(|(n, _)| n == name) {
                             self.descend(c, v, path, name)?;
                         }

@@ -23,12 +23,9 @@
 //! validates; otherwise the candidate (JSON or markers) with the fewest errors
 //! is returned, earlier candidates winning ties.
 
-mod candidates;
 mod embedded;
 pub mod markers;
 mod methods;
-mod minify;
-pub mod repair;
 mod replaced;
 mod several;
 mod trace;
@@ -36,15 +33,20 @@ mod trace;
 use serde_json::Value;
 
 use crate::decode::Format;
-use crate::json::tape::{self, Declined, Doc, Scratch, TapeNode};
+use crate::json::tape::{self, Declined, Doc, Scratch};
 use crate::json::{self, InexactNumber, Parsed};
-use crate::outcome::{Extraction, Method};
+use crate::outcome::{Extraction, Method, Violation};
 use crate::summary::RunSummary;
 use crate::validate::Validator;
 
 /// The repairs live with the other result types (Note [Result types] in
 /// `outcome`); re-exported where they are made.
 pub use crate::outcome::Repair;
+// The scan, the one-pass writer and the tolerant parser are
+// agentshape-json's (Note [A crate for the JSON layer] there).
+use agentshape_json::Top;
+pub use agentshape_json::repair;
+use agentshape_json::{candidates, minify};
 use candidates::Source;
 pub use markers::{MarkerGrammar, MarkerSpec, parse_markers};
 pub use methods::{METHOD_NAMES, Methods};
@@ -524,71 +526,6 @@ fn is_prose_strict(text: &str, span: &str, top: Top) -> bool {
     repair::prose_by_text(top.empty(), span, before, after, &[]) == Some(true)
 }
 
-/// What the weak-candidate and prose rules read of a value: its top level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Top {
-    /// `scalars`: every element is neither an array nor an object.
-    Array {
-        empty: bool,
-        scalars: bool,
-    },
-    Object {
-        empty: bool,
-    },
-    Scalar,
-}
-
-impl Top {
-    fn of(v: &Value) -> Top {
-        match v {
-            Value::Array(items) => Top::Array {
-                empty: items.is_empty(),
-                scalars: items.iter().all(|x| !x.is_object() && !x.is_array()),
-            },
-            Value::Object(m) => Top::Object {
-                empty: m.is_empty(),
-            },
-            _ => Top::Scalar,
-        }
-    }
-
-    fn of_node(v: &Node<'_>) -> Top {
-        match v {
-            Node::Array(items) => Top::Array {
-                empty: items.is_empty(),
-                scalars: items
-                    .iter()
-                    .all(|x| !matches!(x, Node::Array(_) | Node::Object(_))),
-            },
-            Node::Object(m) => Top::Object {
-                empty: m.is_empty(),
-            },
-            _ => Top::Scalar,
-        }
-    }
-
-    fn of_tape(node: TapeNode<'_>) -> Top {
-        match node.shape() {
-            tape::Shape::Array(a) => Top::Array {
-                empty: a.size() == 0,
-                scalars: a.iter().all(|x| !x.is_container()),
-            },
-            tape::Shape::Object(o) => Top::Object {
-                empty: o.size() == 0,
-            },
-            _ => Top::Scalar,
-        }
-    }
-
-    /// An empty array or object.
-    fn empty(self) -> bool {
-        match self {
-            Top::Array { empty, .. } | Top::Object { empty } => empty,
-            Top::Scalar => false,
-        }
-    }
-}
-
 /// A strict candidate as read: a `Value`, or (when the chooser writes
 /// compact output) a document on the tape (Note [Writing from the tape] in
 /// `json::tape`) or, without a schema, its compact form already
@@ -995,7 +932,7 @@ impl<'o, 'v> Chooser<'o, 'v> {
             repairs.push(Repair::InexactNumber);
             found.push(Repair::InexactNumber);
         }
-        let mut own_errors: Vec<_> = inexact.iter().map(InexactNumber::violation).collect();
+        let mut own_errors: Vec<_> = inexact.iter().map(Violation::of_inexact).collect();
         // Note [Replaced text] in `replaced`: text that became U+FFFD.
         let replaced = if repairs.contains(&Repair::ReplacedInvalidText) {
             true

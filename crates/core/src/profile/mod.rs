@@ -549,4 +549,6 @@ fn key_at(text: &str, at: usize) -> String {
 }
 
 #[cfg(test)]
+mod from_text_tests;
+#[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use jsonschema::JsonType;
 use jsonschema::json::{Array, Node};
 
 use super::*;
-use crate::json::ws::ws_end;
+use crate::ws::ws_end;
 
 fn agrees(text: &str) {
     let serde = serde_json::from_str::<Value>(text);
@@ -27,7 +27,7 @@ fn agrees(text: &str) {
         // Note [Writing from the tape]: the same bytes as the value's.
         let (mut written, mut reference) = (Vec::new(), Vec::new());
         doc.root().write_compact(&mut written);
-        crate::json::write_compact(&mut reference, v);
+        crate::write_compact(&mut reference, v);
         assert_eq!(
             String::from_utf8_lossy(&written),
             String::from_utf8_lossy(&reference),
@@ -43,7 +43,7 @@ fn agrees(text: &str) {
 /// that is exactly that float (`json::is_exact`).
 fn floats_exact(v: &Value) -> bool {
     match v {
-        Value::Number(n) => crate::json::is_exact(&n.to_string()),
+        Value::Number(n) => crate::is_exact(&n.to_string()),
         Value::Array(a) => a.iter().all(floats_exact),
         Value::Object(m) => m.values().all(floats_exact),
         _ => true,
@@ -60,7 +60,7 @@ fn copied_agrees(text: &str, copyable: bool) {
     let (mut copied, mut nodes, mut reference) = (Vec::new(), Vec::new(), Vec::new());
     doc.root().write_compact(&mut copied);
     doc.root().write_nodes(&mut nodes);
-    crate::json::write_compact(&mut reference, &v);
+    crate::write_compact(&mut reference, &v);
     let shown = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     assert_eq!(shown(&copied), shown(&reference), "{text:?}");
     assert_eq!(shown(&nodes), shown(&reference), "{text:?}");
@@ -450,153 +450,6 @@ proptest! {
         text.insert(at, byte);
         if let Ok(text) = String::from_utf8(text) {
             agrees(&text);
-        }
-    }
-}
-
-mod verdicts {
-    use proptest::prelude::*;
-    use serde_json::{Value, json};
-
-    use crate::profile::Profile;
-    use crate::validate::Validator;
-
-    /// Instances shaped like the built-in schemas', with wrong types,
-    /// missing fields and enum misses mixed in.
-    fn instance() -> impl Strategy<Value = Value> {
-        let scalar = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::from),
-            (-3i64..70).prop_map(Value::from),
-            (-1.0f64..2.0).prop_map(Value::from),
-            prop::sample::select(vec![
-                "info", "warning", "critical", "error", "healthy", "down", "Healthy", "blocker",
-                "major", "minor", "nit", "x", "",
-            ])
-            .prop_map(Value::from),
-        ];
-        let keys = prop::sample::select(vec![
-            "summary",
-            "events",
-            "level",
-            "message",
-            "service",
-            "memories",
-            "key",
-            "value",
-            "escalation",
-            "needed",
-            "reason",
-            "failed_checks",
-            "services_checked",
-            "name",
-            "status",
-            "findings",
-            "severity",
-            "file",
-            "line",
-            "description",
-            "counts",
-            "confidence",
-            "action",
-        ]);
-        scalar.prop_recursive(4, 60, 8, move |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-                prop::collection::vec((keys.clone(), inner), 0..8).prop_map(|m| Value::Object(
-                    m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
-                )),
-            ]
-        })
-    }
-
-    fn validators() -> Vec<Validator> {
-        let mut out: Vec<Validator> = ["claude-ops", "claude-loop", "code-review"]
-            .iter()
-            .map(|p| Validator::new(&Profile::builtin(p).expect("profile").schema).expect("schema"))
-            .collect();
-        out.push(
-            Validator::new(&json!({"type": "object", "properties": {"a": {"const": 1.0},
-                "b": {"enum": [[1, {"x": null}], "s"]}, "c": {"uniqueItems": true},
-                "d": {"minLength": 2, "pattern": "^é"}, "e": {"multipleOf": 0.5}},
-                "propertyNames": {"maxLength": 8}, "additionalProperties": {"type": ["string", "integer", "object", "array"]}}))
-            .expect("schema"),
-        );
-        out
-    }
-
-    /// Code-review outputs whose counts are sometimes right.
-    fn review() -> impl Strategy<Value = Value> {
-        let sev = prop::sample::select(vec![
-            "blocker", "major", "minor", "nit", "blocker", "major", "minor", "nit", "other",
-        ]);
-        let finding = (sev, 0i64..20, prop::bool::weighted(0.95)).prop_map(|(s, line, file)| {
-            let mut f = json!({"severity": s, "line": line, "description": "d", "raisedBy": "a"});
-            if file {
-                f["file"] = json!("a.rs");
-            }
-            f
-        });
-        (
-            prop::collection::vec(finding, 0..8),
-            -1i64..3,
-            prop::bool::weighted(0.1),
-        )
-            .prop_map(|(findings, skew, float)| {
-                let count = |s: &str| {
-                    i64::try_from(findings.iter().filter(|f| f["severity"] == s).count()).unwrap()
-                };
-                let mut counts = json!({"blocker": count("blocker") + skew, "major": count("major"),
-                    "minor": count("minor"), "nit": count("nit")});
-                if float {
-                    counts["nit"] = json!(0.5);
-                }
-                json!({"findings": findings, "counts": counts})
-            })
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
-        #[test]
-        fn tape_invariants_agree_with_value_invariants(v in review()) {
-            let validator =
-                Validator::new(&Profile::builtin("code-review").expect("profile").schema).expect("schema");
-            let text = serde_json::to_string(&v).unwrap();
-            let want = validator.errors_and_invariants(&v);
-            match validator.check_text(&text) {
-                Some(got) => prop_assert_eq!(got, want, "{}", text),
-                // Declined: schema-invalid, or a rule the interpreter must run.
-                None => prop_assert!(!validator.is_valid(&v) || text.contains("0.5"), "{}", text),
-            }
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(512))]
-        #[test]
-        fn tape_verdicts_agree_with_value_verdicts(v in instance(), extra in prop::collection::vec((prop::sample::select(vec!["a", "b", "c", "d", "e"]), instance()), 0..3)) {
-            let mut v = v;
-            if let Value::Object(m) = &mut v {
-                for (k, x) in extra {
-                    m.insert(k.to_owned(), x);
-                }
-            }
-            let text = serde_json::to_string(&v).unwrap();
-            for validator in validators() {
-                let want = validator.is_valid(&v);
-                prop_assert_eq!(validator.is_valid_text(&text), Some(want), "{}", text);
-                let want = validator.errors_and_invariants(&v);
-                if let Some(got) = validator.check_text(&text) {
-                    prop_assert_eq!(&got, &want, "{}", text);
-                } else {
-                    prop_assert!(!want.is_empty() || !validator.invariants().is_empty(), "{}", text);
-                }
-                // Note [Errors from text]: invalid instances too.
-                match validator.verdict_json(text.as_bytes()) {
-                    Some(got) => prop_assert_eq!(got, want, "{}", text),
-                    None => prop_assert!(!validator.invariants().is_empty(), "{}", text),
-                }
-            }
         }
     }
 }

@@ -6,7 +6,7 @@
 /// Whether `c` is JSON whitespace (RFC 8259: space, line feed, tab,
 /// carriage return), for the tape reader and the one-pass writer alike.
 #[inline]
-pub(crate) fn is_ws(c: Option<&u8>) -> bool {
+pub fn is_ws(c: Option<&u8>) -> bool {
     matches!(c, Some(b' ' | b'\n' | b'\t' | b'\r'))
 }
 
@@ -18,7 +18,7 @@ pub(crate) fn is_ws(c: Option<&u8>) -> bool {
 /// a time (a fifth of its instructions on the corpus's fenced replies).
 /// The four whitespace bytes are tested eight at a time here, each byte
 /// exactly (a byte with its high bit set is never taken for one).
-pub(crate) fn ws_end(b: &[u8], mut i: usize) -> usize {
+pub fn ws_end(b: &[u8], mut i: usize) -> usize {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -44,7 +44,7 @@ pub(crate) fn ws_end(b: &[u8], mut i: usize) -> usize {
 /// The index of the first byte at or after `i` that is not JSON whitespace,
 /// read a byte at a time (the prescan's and the reply reader's skip).
 #[inline]
-pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
+pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while is_ws(b.get(i)) {
         i += 1;
     }

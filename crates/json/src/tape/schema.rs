@@ -10,7 +10,7 @@ use serde_json::{Number, Value};
 use super::{Doc, Slot, TapeArray, TapeElements, TapeMembers, TapeNode, TapeObject};
 
 /// The `jsonschema` representation of a [`Doc`] (Note [Validating from text]).
-pub(crate) struct Tape;
+pub struct Tape;
 
 impl Json for Tape {
     type Node<'a> = TapeNode<'a>;

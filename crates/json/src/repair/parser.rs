@@ -16,15 +16,15 @@ use super::lex::{
 };
 use super::node::{FIRST_ROOM, Members, Node, Text};
 
-use crate::extract::Repair;
-use crate::extract::candidates::member_follows;
+use crate::Repair;
+use crate::candidates::member_follows;
 
 /// Deepest nesting the parser follows; deeper input is cut there and reported
 /// as [`Repair::DepthLimit`].
 pub const MAX_DEPTH: usize = 256;
 
 /// Parser state: the input, the cursor, the repairs applied so far.
-pub(crate) struct Parser<'a> {
+pub struct Parser<'a> {
     /// The input as text, for strings taken from it whole (Note [Plain strings]).
     text: &'a str,
     src: &'a [u8],
@@ -54,7 +54,7 @@ pub(crate) struct Parser<'a> {
 /// `Parser::inexact`). A string the agent wrote matches it only by spelling
 /// a NUL (`\u0000`) and this exact text; it would then be reported as an
 /// inexact number: flagged, never passed as valid.
-pub(crate) const INEXACT_MARK: &str = "\u{0}agentshape:inexact-number:";
+pub const INEXACT_MARK: &str = "\u{0}agentshape:inexact-number:";
 
 /// Bytes of look-ahead spent on one ambiguous quote (Note [Missing quotes]).
 const LOOKAHEAD: usize = 64;
@@ -70,7 +70,7 @@ enum End {
 }
 
 impl<'a> Parser<'a> {
-    pub(crate) fn new(src: &'a str) -> Self {
+    pub fn new(src: &'a str) -> Self {
         Parser {
             text: src,
             src: src.as_bytes(),
@@ -88,7 +88,7 @@ impl<'a> Parser<'a> {
 
     /// Parse one value starting at the first `{` or `[` (after whitespace and
     /// comments; text before it is skipped), or at a `(` opening the text.
-    pub(crate) fn parse_top(mut self) -> Option<(Node<'a>, Vec<Repair>, Vec<String>)> {
+    pub fn parse_top(mut self) -> Option<(Node<'a>, Vec<Repair>, Vec<String>)> {
         self.skip_ws();
         // A text that opens with `(` is a Python tuple (a fenced `(1, 2)`).
         if !matches!(self.peek(), Some(b'{' | b'[' | b'(')) {
@@ -105,7 +105,7 @@ impl<'a> Parser<'a> {
     /// literal (JSON, Python, JS; or a literal cut short, `nul`, `fals`), or
     /// a number (cut, or with one trailing comma). `None` unless that one
     /// value spans the whole text: words are never read as a string here.
-    pub(crate) fn parse_scalar(mut self) -> Option<(Node<'a>, Vec<Repair>, Vec<String>)> {
+    pub fn parse_scalar(mut self) -> Option<(Node<'a>, Vec<Repair>, Vec<String>)> {
         self.skip_ws();
         let b = self.peek()?;
         let quoted = matches!(b, b'"' | b'\'' | b'`')
@@ -958,7 +958,7 @@ impl<'a> Parser<'a> {
     #[inline(always)]
     fn plain_string(&mut self, quote: u8, ctx: Ctx) -> Option<Text<'a>> {
         let start = self.pos;
-        let end = crate::json::plain_run_end(self.src, start, quote, quote);
+        let end = crate::plain_run_end(self.src, start, quote, quote);
         if self.src.get(end) != Some(&quote) {
             return None;
         }
@@ -1017,7 +1017,7 @@ impl<'a> Parser<'a> {
         let mut first_raw: Option<usize> = None;
         loop {
             // Note [Word copies] in `json`.
-            self.pos = crate::json::copy_plain(&mut out, self.src, self.pos, first, alt);
+            self.pos = crate::copy_plain(&mut out, self.src, self.pos, first, alt);
             if self.pos >= self.src.len() {
                 self.pos = self.src.len();
                 if ctx == Ctx::Key || !self.cut_before_tail(start, ctx, &mut out) {
@@ -1474,7 +1474,7 @@ impl<'a> Parser<'a> {
             if separated {
                 self.note(Repair::DigitSeparator);
             }
-            if !crate::json::is_exact(lexeme.strip_prefix('+').unwrap_or(lexeme)) {
+            if !crate::is_exact(lexeme.strip_prefix('+').unwrap_or(lexeme)) {
                 // Note [Big numbers] (in `crate::json`): not changed silently.
                 let mark = format!("{INEXACT_MARK}{}", self.inexact.len());
                 self.inexact.push(lexeme.to_owned());
@@ -1776,7 +1776,7 @@ fn without_last_byte(s: Cow<'_, str>) -> Cow<'_, str> {
 /// the stops with the parser's quote pairs.
 #[cfg(test)]
 fn string_stop(rest: &[u8], a: u8, b: u8) -> Option<usize> {
-    let i = crate::json::plain_run_end(rest, 0, a, b);
+    let i = crate::plain_run_end(rest, 0, a, b);
     (i < rest.len()).then_some(i)
 }
 
@@ -1845,7 +1845,7 @@ mod tests {
             let mut general = Parser::new(&src);
             general.closers.push(closer);
             if quote == b'\'' {
-                general.note(crate::extract::Repair::SingleQuotes);
+                general.note(crate::Repair::SingleQuotes);
             }
             general.pos = 1;
             let want = general.general_string(Quote::Ascii(quote), ctx, quote, quote, 1);

@@ -186,9 +186,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::json::tests::{
-        escapable_strategy, mangled_strategy, reference_reply, value_strategy,
-    };
+    use crate::tests::{escapable_strategy, mangled_strategy, reference_reply, value_strategy};
 
     proptest::proptest! {
         #[test]

@@ -1,5 +1,5 @@
 //! Strict JSON checked and written compact in one pass, for
-//! [`super::extract_text_compact`] without a schema.
+//! core's `extract::extract_text_compact` without a schema.
 //!
 //! Note [One-pass compact]: without a schema, a strict candidate that wins
 //! is only written out, yet it was read onto the tape first (a slot per
@@ -46,20 +46,18 @@ use std::cell::RefCell;
 use serde_json::Number;
 
 use super::Top;
-use crate::json::number::{NumberLiteral, number_literal};
-use crate::json::tape::{
-    Declined, MAX_DEPTH, MAX_SCANNED_KEYS, closes_as_it_opens, write_raw_escaped,
-};
-use crate::json::unescape::{unescape, unescape_all};
-use crate::json::ws::{is_ws, ws_end};
-use crate::json::{is_exact, plain_run_end};
+use crate::number::{NumberLiteral, number_literal};
+use crate::tape::{Declined, MAX_DEPTH, MAX_SCANNED_KEYS, closes_as_it_opens, write_raw_escaped};
+use crate::unescape::{unescape, unescape_all};
+use crate::ws::{is_ws, ws_end};
+use crate::{is_exact, plain_run_end};
 
 /// What the one-pass writer keeps from candidate to candidate (and, per
 /// thread, from reply to reply): the buffer it writes into, the keys of
 /// the open objects, the text of escaped keys, a buffer for rewritten
 /// tokens.
 #[derive(Debug, Default)]
-pub(super) struct MinifyScratch {
+pub struct MinifyScratch {
     /// Written by index; it only grows (its bytes past what a candidate
     /// writes are left from earlier ones), so it is zeroed only when it
     /// grows.
@@ -96,7 +94,7 @@ thread_local! {
 
 /// This thread's [`MinifyScratch`] (an empty one when it is already
 /// out); give it back with [`put_scratch`].
-pub(super) fn take_scratch() -> MinifyScratch {
+pub fn take_scratch() -> MinifyScratch {
     SCRATCH.with(|cell| {
         cell.try_borrow_mut()
             .map(|mut held| std::mem::take(&mut *held))
@@ -105,7 +103,7 @@ pub(super) fn take_scratch() -> MinifyScratch {
 }
 
 /// Give back a scratch from [`take_scratch`].
-pub(super) fn put_scratch(mut scratch: MinifyScratch) {
+pub fn put_scratch(mut scratch: MinifyScratch) {
     if scratch.buf.len() > KEEP_BYTES {
         scratch.buf = Vec::new();
     }
@@ -123,10 +121,14 @@ const ESCAPED: u8 = 1;
 const REWRITTEN: u8 = 2;
 
 /// Check the strict JSON `text` and append its compact form to `out` (the
-/// bytes [`crate::json::write_compact`] writes for the value `serde_json`
+/// bytes [`crate::write_compact`] writes for the value `serde_json`
 /// reads); its top level, or why not (Note [Declined, not refused]), `out`
 /// then as it was. Note [One-pass compact].
-pub(super) fn write_strict(
+///
+/// # Errors
+///
+/// [`Declined`] when the text is not strict JSON this walk writes.
+pub fn write_strict(
     text: &str,
     out: &mut Vec<u8>,
     scratch: &mut MinifyScratch,
@@ -590,7 +592,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::json::tape::{self, Doc, Scratch};
+    use crate::tape::{self, Doc, Scratch};
 
     /// The one-pass writer against the tape (its verdict, its top level,
     /// `write_compact`) and `serde_json` (`json::write_compact` of its
@@ -611,7 +613,7 @@ mod tests {
                 assert_eq!(my_top, top, "{text:?}");
                 let v = serde.expect("the tape reads only JSON");
                 let mut reference = Vec::new();
-                crate::json::write_compact(&mut reference, &v);
+                crate::write_compact(&mut reference, &v);
                 assert_eq!(shown(&out[7..]), shown(&reference), "{text:?}");
                 assert_eq!(my_top, Top::of(&v), "{text:?}");
             }

@@ -120,7 +120,7 @@ pub fn escape_non_ascii(json: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::tests::value_strategy;
+    use crate::tests::value_strategy;
 
     #[test]
     fn non_ascii_is_escaped_as_utf16_units() {

@@ -3,14 +3,15 @@
 
 /// Where a number literal lies: [`number_literal`]'s answer.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct NumberLiteral {
+pub struct NumberLiteral {
     /// The index just past the literal.
-    pub(crate) end: usize,
+    pub end: usize,
     /// The integer part's digits, `b[int_start..int_end]` (after any `-`).
-    pub(crate) int_start: usize,
-    pub(crate) int_end: usize,
+    pub int_start: usize,
+    /// See `int_start`.
+    pub int_end: usize,
     /// No fraction and no exponent.
-    pub(crate) simple: bool,
+    pub simple: bool,
 }
 
 /// The number literal at `start` of `b` by the grammar `serde_json` reads
@@ -20,7 +21,7 @@ pub(crate) struct NumberLiteral {
 /// tape reader and the one-pass writer (`extract::minify`), which then
 /// decide alike which literals `serde_json` writes as they stand.
 #[inline]
-pub(crate) fn number_literal(b: &[u8], start: usize) -> Option<NumberLiteral> {
+pub fn number_literal(b: &[u8], start: usize) -> Option<NumberLiteral> {
     let n = number_parts(b, start)?;
     // `01` is two tokens to `serde_json`: an error either way.
     if b.get(n.end).is_some_and(u8::is_ascii_digit) {
@@ -36,16 +37,17 @@ pub(crate) fn number_literal(b: &[u8], start: usize) -> Option<NumberLiteral> {
 
 /// The parts of a number literal: [`number_parts`]'s answer.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct NumberParts {
+pub struct NumberParts {
     /// The index just past the literal.
-    pub(crate) end: usize,
+    pub end: usize,
     /// The integer part's digits, `b[int_start..int_end]` (after any `-`).
-    pub(crate) int_start: usize,
-    pub(crate) int_end: usize,
+    pub int_start: usize,
+    /// See `int_start`.
+    pub int_end: usize,
     /// The digits of the fraction, 0 when there is none (a `.` needs one).
-    pub(crate) fraction: usize,
+    pub fraction: usize,
     /// The digits of the exponent, 0 when there is none (an `e` needs one).
-    pub(crate) exponent: usize,
+    pub exponent: usize,
 }
 
 /// The number literal at `start` of `b` by RFC 8259's grammar, what follows
@@ -55,7 +57,7 @@ pub(crate) struct NumberParts {
 /// Inlined into both, so each keeps the loop it had.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn number_parts(b: &[u8], start: usize) -> Option<NumberParts> {
+pub fn number_parts(b: &[u8], start: usize) -> Option<NumberParts> {
     let digits_from = |mut i: usize| {
         while b.get(i).is_some_and(u8::is_ascii_digit) {
             i += 1;

@@ -37,12 +37,18 @@ use serde_json::{Map, Number, Value};
 
 /// A repaired JSON value whose strings may borrow from the input (`'a`).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Node<'a> {
+pub enum Node<'a> {
+    /// `null` (and Python's `None`, JS's `undefined`).
     Null,
+    /// `true` or `false` (and their Python spellings).
     Bool(bool),
+    /// A number (an inexact one as a placeholder, Note [Repaired nodes]).
     Number(Number),
+    /// A string or an unquoted word read as one.
     String(Text<'a>),
+    /// An array (and a Python tuple or set).
     Array(Vec<Node<'a>>),
+    /// An object, members in the text's order.
     Object(Members<'a>),
 }
 
@@ -56,7 +62,7 @@ pub(crate) enum Node<'a> {
 /// A string the parser built, or cannot vouch for, is written by
 /// `json::write_str`.
 #[derive(Debug, Clone)]
-pub(crate) struct Text<'a> {
+pub struct Text<'a> {
     text: Cow<'a, str>,
     /// Holds no quote, backslash or control character.
     plain: bool,
@@ -95,7 +101,7 @@ fn escaped(c: u8) -> bool {
 
 impl<'a> Text<'a> {
     /// `s`, which the caller knows holds no byte JSON escapes.
-    pub(crate) fn plain(s: &'a str) -> Self {
+    pub fn plain(s: &'a str) -> Self {
         debug_assert!(!s.bytes().any(escaped), "{s:?}");
         Text {
             text: Cow::Borrowed(s),
@@ -103,12 +109,12 @@ impl<'a> Text<'a> {
         }
     }
 
-    pub(crate) fn into_string(self) -> String {
+    pub fn into_string(self) -> String {
         self.text.into_owned()
     }
 
     /// The text as it borrows or owns it.
-    pub(crate) fn into_cow(self) -> Cow<'a, str> {
+    pub fn into_cow(self) -> Cow<'a, str> {
         self.text
     }
 
@@ -133,7 +139,7 @@ impl<'a> Text<'a> {
     /// strings in place] in `parser`: the 10,994 repaired replies of the
     /// bench corpus 699.4 → 672.2 million instructions, the whole
     /// 20,000-reply corpus 1,114.5 → 1,087.6 million (−2.4%). Then
-    /// [`Node::write_item`] inlined always too, the parser's first
+    /// `Node::write_item` inlined always too, the parser's first
     /// end-of-string test inlined (`ends_here`) and a byte loop in place
     /// of `str::contains` (a call) for `'` strings: 672.2 → 666.4 and
     /// 1,087.6 → 1,081.2 million.
@@ -146,7 +152,7 @@ impl<'a> Text<'a> {
             out.extend_from_slice(self.text.as_bytes());
             out.push(b'"');
         } else {
-            crate::json::write_str(out, &self.text);
+            crate::write_str(out, &self.text);
         }
     }
 }
@@ -158,13 +164,13 @@ impl<'a> Text<'a> {
 /// two or three allocations and copies each. Room for 8 at the first push
 /// (none for an empty one) halves that. Measured with Note [Repaired
 /// nodes]: see there.
-pub(crate) const FIRST_ROOM: usize = 8;
+pub const FIRST_ROOM: usize = 8;
 
 /// An object's members in the order their keys first appeared; a repeated
 /// key keeps its first place and takes the last value (as
 /// `serde_json::Map::insert` does with `preserve_order`).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Members<'a> {
+pub struct Members<'a> {
     entries: Vec<(Text<'a>, Node<'a>)>,
     /// Key → position, built once the object holds [`LINEAR_KEYS`] keys:
     /// a linear scan per insert would make a wide object quadratic.
@@ -184,12 +190,12 @@ impl PartialEq for Members<'_> {
 }
 
 impl<'a> Members<'a> {
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// The members in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &(Text<'a>, Node<'a>)> {
+    pub fn iter(&self) -> impl Iterator<Item = &(Text<'a>, Node<'a>)> {
         self.entries.iter()
     }
 
@@ -212,7 +218,7 @@ impl<'a> Members<'a> {
     // Note [Inlined helpers] in `Text::write`.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(crate) fn insert(&mut self, key: Text<'a>, value: Node<'a>) -> usize {
+    pub fn insert(&mut self, key: Text<'a>, value: Node<'a>) -> usize {
         let at = self.entries.len();
         if at == 0 || at + 1 >= LINEAR_KEYS || self.index.is_some() {
             return self.insert_slow(key, value);
@@ -262,14 +268,14 @@ impl<'a> Members<'a> {
     }
 
     /// Insert every member of `other`, in its order.
-    pub(crate) fn extend(&mut self, other: Members<'a>) {
+    pub fn extend(&mut self, other: Members<'a>) {
         for (k, v) in other.entries {
             self.insert(k, v);
         }
     }
 
     /// The value of the member at `at` (a position [`Members::insert`] gave).
-    pub(crate) fn value_mut(&mut self, at: usize) -> Option<&mut Node<'a>> {
+    pub fn value_mut(&mut self, at: usize) -> Option<&mut Node<'a>> {
         self.entries.get_mut(at).map(|(_, v)| v)
     }
 
@@ -289,11 +295,13 @@ impl<'a> Members<'a> {
 }
 
 impl<'a> Node<'a> {
-    pub(crate) fn is_array(&self) -> bool {
+    /// An array.
+    pub fn is_array(&self) -> bool {
         matches!(self, Node::Array(_))
     }
 
-    pub(crate) fn as_array(&self) -> Option<&Vec<Node<'a>>> {
+    /// The items, when an array.
+    pub fn as_array(&self) -> Option<&Vec<Node<'a>>> {
         match self {
             Node::Array(items) => Some(items),
             _ => None,
@@ -302,7 +310,7 @@ impl<'a> Node<'a> {
 
     /// The same value, owning its strings (for input that does not outlive
     /// the parse, such as unescaped JSON).
-    pub(crate) fn into_owned(self) -> Node<'static> {
+    pub fn into_owned(self) -> Node<'static> {
         match self {
             Node::Null => Node::Null,
             Node::Bool(b) => Node::Bool(b),
@@ -314,7 +322,7 @@ impl<'a> Node<'a> {
     }
 
     /// The `serde_json::Value` this node stands for.
-    pub(crate) fn into_value(self) -> Value {
+    pub fn into_value(self) -> Value {
         match self {
             Node::Null => Value::Null,
             Node::Bool(b) => Value::Bool(b),
@@ -338,13 +346,13 @@ impl<'a> Node<'a> {
     /// Note [Scalars written in place]: most nodes are scalars inside a
     /// list or an object, and each was a recursive call (six registers
     /// saved and restored, a jump table) and, for a string, a second call
-    /// to [`Text::write`]. A container now writes its scalar items and
-    /// values itself ([`Node::write_item`], inlined in its loop; a plain
+    /// to `Text::write`. A container now writes its scalar items and
+    /// values itself (`Node::write_item`, inlined in its loop; a plain
     /// string is a copy between two quotes there) and calls back only for
     /// nested containers, numbers and strings with bytes to escape.
     /// `nodes_write_what_their_values_write` holds it to
     /// `json::write_compact`. Measured with Note [One space] in `parser`.
-    pub(crate) fn write_compact(&self, out: &mut Vec<u8>) {
+    pub fn write_compact(&self, out: &mut Vec<u8>) {
         match self {
             Node::Array(items) => {
                 out.push(b'[');
@@ -411,7 +419,7 @@ impl Text<'static> {
 #[cfg(test)]
 impl Node<'static> {
     /// The node of a `Value` (the tests build nodes with `json!`).
-    pub(crate) fn from_value(v: Value) -> Node<'static> {
+    pub fn from_value(v: Value) -> Node<'static> {
         match v {
             Value::Null => Node::Null,
             Value::Bool(b) => Node::Bool(b),
@@ -481,7 +489,7 @@ mod tests {
         ];
         for v in cases {
             let mut want = Vec::new();
-            crate::json::write_compact(&mut want, &v);
+            crate::write_compact(&mut want, &v);
             let node = Node::from_value(v.clone());
             let mut got = Vec::new();
             node.write_compact(&mut got);

@@ -11,9 +11,9 @@
 use serde_json::Number;
 
 use super::node::Node;
-use crate::extract::Repair;
-use crate::json::is_number_byte;
-use crate::json::unescape::{Escape, SHORT_ESCAPES, escape as json_escape};
+use crate::Repair;
+use crate::is_number_byte;
+use crate::unescape::{Escape, SHORT_ESCAPES, escape as json_escape};
 
 /// Where a string sits: it decides what may follow its closing quote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

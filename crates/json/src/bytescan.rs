@@ -26,13 +26,13 @@
 //! bracket scan] in `extract::candidates`.
 
 /// The bytes one mask covers.
-pub(crate) const LANES: usize = 16;
+pub const LANES: usize = 16;
 
 /// Bit `k` set when byte `k` of `chunk` is `a`, `b`, a backslash or a
 /// control character (below 0x20): where a JSON string's plain run ends.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn string_stops(chunk: &[u8; LANES], a: u8, b: u8) -> u32 {
+pub fn string_stops(chunk: &[u8; LANES], a: u8, b: u8) -> u32 {
     #[cfg(vector_bytes)]
     {
         vector::string_stops(chunk, a, b)
@@ -55,7 +55,7 @@ pub(crate) fn string_stops(chunk: &[u8; LANES], a: u8, b: u8) -> u32 {
 /// `json::scan_string`). Measured with Note [Escape walk] in `json`.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn quote_stops(chunk: &[u8; LANES]) -> u32 {
+pub fn quote_stops(chunk: &[u8; LANES]) -> u32 {
     #[cfg(vector_bytes)]
     {
         vector::quote_stops(chunk)
@@ -71,7 +71,7 @@ pub(crate) fn quote_stops(chunk: &[u8; LANES]) -> u32 {
 /// `/` or a bracket (`{ } [ ]`).
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn bracket_stops(chunk: &[u8; LANES]) -> u32 {
+pub fn bracket_stops(chunk: &[u8; LANES]) -> u32 {
     #[cfg(vector_bytes)]
     {
         vector::bracket_stops(chunk)
@@ -88,7 +88,7 @@ pub(crate) fn bracket_stops(chunk: &[u8; LANES]) -> u32 {
 /// there).
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
+pub fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
     #[cfg(vector_bytes)]
     {
         vector::base64_bytes(chunk)
@@ -102,14 +102,14 @@ pub(crate) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
 /// [`base64_bytes`] over 64 bytes: bit `k` of the `u64`.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn base64_bytes64(block: &[u8; 4 * LANES]) -> u64 {
+pub fn base64_bytes64(block: &[u8; 4 * LANES]) -> u64 {
     four_masks(block, base64_bytes)
 }
 
 /// [`string_stops`] for a quote over 64 bytes: bit `k` of the `u64`.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn string_stops64(block: &[u8; 4 * LANES]) -> u64 {
+pub fn string_stops64(block: &[u8; 4 * LANES]) -> u64 {
     four_masks(block, quote_stops)
 }
 

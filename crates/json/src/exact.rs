@@ -68,7 +68,7 @@ pub struct InexactNumber {
 
 impl InexactNumber {
     /// The report for `literal` at `path`, and the value that stands for it.
-    pub(crate) fn at(path: &str, literal: &str) -> (InexactNumber, Value) {
+    pub fn at(path: &str, literal: &str) -> (InexactNumber, Value) {
         let value = match literal.parse::<f64>() {
             Ok(f) if f.is_finite() => {
                 serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
@@ -210,7 +210,7 @@ fn any_inexact(text: &str) -> bool {
 
 /// A byte a number literal may hold: digits, signs, the point and the
 /// exponent letters (the repair parser reads its numbers with the same set).
-pub(crate) fn is_number_byte(b: u8) -> bool {
+pub fn is_number_byte(b: u8) -> bool {
     matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
 }
 
@@ -429,7 +429,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::outcome::ViolationKind;
 
     #[test]
     fn exactness_table() {
@@ -486,13 +485,6 @@ mod tests {
                 ("/a", "1e400", "null"),
                 ("/b/1", "12345678901234567890123", "1.2345678901234568e+22")
             ]
-        );
-        let v = p.inexact[1].violation();
-        assert_eq!(v.kind, Some(ViolationKind::Number));
-        assert!(
-            v.message.contains("cannot be represented exactly"),
-            "{}",
-            v.message
         );
     }
 

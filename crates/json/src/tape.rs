@@ -20,7 +20,7 @@
 //!
 //! Note [Lazy escapes]: most strings of agent output that hold escapes
 //! (`\n`, `\"`, `\\`) are only type-checked, yet each cost an allocation and
-//! a copy to unescape. [`Doc::parse_bytes`] checks every escape as it scans
+//! a copy to unescape. `Doc::parse_bytes` checks every escape as it scans
 //! (exactly the escapes `serde_json` reads into a `String`; a lone surrogate
 //! or an unknown letter still declines) and keeps the raw body
 //! ([`Slot::Escaped`]); the text is unescaped, once, into the document's
@@ -64,19 +64,19 @@ mod node;
 mod reader;
 mod schema;
 
-pub(crate) use node::{
+pub use node::{
     Shape, TapeArray, TapeElements, TapeMembers, TapeNode, TapeObject, write_raw_escaped,
 };
 use reader::Reader;
-pub(crate) use schema::Tape;
+pub use schema::Tape;
 
 /// Deepest nesting read here (`serde_json` refuses beyond 128).
-pub(crate) const MAX_DEPTH: usize = 100;
+pub const MAX_DEPTH: usize = 100;
 
 /// Members of one object past which the repeated-key scan stops and the
 /// `Value` path reads the text: the scan is quadratic, and agent objects
 /// have a handful of keys.
-pub(crate) const MAX_SCANNED_KEYS: usize = 64;
+pub const MAX_SCANNED_KEYS: usize = 64;
 
 /// Why [`Doc::read_in`] read nothing.
 ///
@@ -89,7 +89,7 @@ pub(crate) const MAX_SCANNED_KEYS: usize = 64;
 /// nesting, an arena past `u32`) may still be JSON
 /// (`invalid_means_serde_json_refuses`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Declined {
+pub enum Declined {
     /// Not JSON: `serde_json` refuses it too.
     Invalid,
     /// Perhaps JSON: the `Value` path decides.
@@ -98,41 +98,55 @@ pub(crate) enum Declined {
 
 /// One node of a [`Doc`].
 #[derive(Debug)]
-pub(crate) enum Slot<'t> {
+pub enum Slot<'t> {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
+    /// A number, held exactly (the reader declines one it cannot hold).
     Number(Number),
+    /// A string without escapes, borrowed from the text.
     String(Cow<'t, str>),
     /// A string with escapes (Note [Lazy escapes]): the raw body between
     /// its quotes, every escape checked, and the index of the cell in
     /// [`Doc::unescaped`] that holds its text once read.
     Escaped {
+        /// The body between the quotes, escapes as written.
         raw: &'t str,
+        /// Its cell in [`Doc::unescaped`].
         cell: u32,
     },
     /// `len` node indices at `start` of [`Doc::items`].
     Array {
+        /// The first item's index in [`Doc::items`].
         start: u32,
+        /// The number of items.
         len: u32,
     },
     /// `len` members at `start` of [`Doc::members`].
     Object {
+        /// The first member's index in [`Doc::members`].
         start: u32,
+        /// The number of members.
         len: u32,
     },
 }
 
 /// Strict JSON text read into one arena, borrowing what it can from the text.
 #[derive(Debug, Default)]
-pub(crate) struct Doc<'t> {
-    pub(crate) slots: Vec<Slot<'t>>,
-    pub(crate) items: Vec<u32>,
-    pub(crate) members: Vec<(Cow<'t, str>, u32)>,
+pub struct Doc<'t> {
+    /// Every node, the root's index in `root`.
+    pub slots: Vec<Slot<'t>>,
+    /// The slot indices of arrays' items, each array's in a run.
+    pub items: Vec<u32>,
+    /// The keys and value slots of objects' members, each object's in a run.
+    pub members: Vec<(Cow<'t, str>, u32)>,
     /// The text of each [`Slot::Escaped`], filled when first read (a
-    /// `OnceLock`, not a `OnceCell`: a built [`crate::validate::Instance`] is shared
-    /// by threads).
-    pub(crate) unescaped: Vec<OnceLock<String>>,
-    pub(crate) root: u32,
+    /// `OnceLock`, not a `OnceCell`: a built instance of core's `validate`
+    /// is shared by threads).
+    pub unescaped: Vec<OnceLock<String>>,
+    /// The root value's slot.
+    pub root: u32,
     /// The text read, the root value's extent in it, and the
     /// [`Cut`]s of its compact form (Note [Copied runs]).
     text: &'t str,
@@ -159,7 +173,7 @@ const NO_NODE: u32 = u32::MAX;
 /// The vectors of a [`Doc`] and its reader, kept between documents (Note
 /// [Reused arenas]).
 #[derive(Debug, Default)]
-pub(crate) struct Scratch {
+pub struct Scratch {
     slots: Vec<Slot<'static>>,
     items: Vec<u32>,
     members: Vec<(Cow<'static, str>, u32)>,
@@ -188,7 +202,7 @@ thread_local! {
 
 /// Read `text` with this thread's [`Scratch`] and call `f` on the document;
 /// `None` when the reader declines the text (Note [Validating from text]).
-pub(crate) fn with_doc<T>(text: &[u8], f: impl FnOnce(&Doc<'_>) -> T) -> Option<T> {
+pub fn with_doc<T>(text: &[u8], f: impl FnOnce(&Doc<'_>) -> T) -> Option<T> {
     // See Note [Bytes, not text]: one check over the line.
     with_doc_str(std::str::from_utf8(text).ok()?, f)
 }
@@ -196,7 +210,7 @@ pub(crate) fn with_doc<T>(text: &[u8], f: impl FnOnce(&Doc<'_>) -> T) -> Option<
 /// This thread's [`Scratch`], taken out for a caller that reads several
 /// documents in turn (an empty one when it is already out); give it back
 /// with [`put_scratch`].
-pub(crate) fn take_scratch() -> Scratch {
+pub fn take_scratch() -> Scratch {
     SCRATCH.with(|cell| {
         cell.try_borrow_mut()
             .map(|mut held| std::mem::take(&mut *held))
@@ -205,7 +219,7 @@ pub(crate) fn take_scratch() -> Scratch {
 }
 
 /// Give back a scratch from [`take_scratch`].
-pub(crate) fn put_scratch(scratch: Scratch) {
+pub fn put_scratch(scratch: Scratch) {
     SCRATCH.with(|cell| {
         if let Ok(mut held) = cell.try_borrow_mut() {
             *held = scratch;
@@ -214,7 +228,7 @@ pub(crate) fn put_scratch(scratch: Scratch) {
 }
 
 /// [`with_doc`] for text already known to be UTF-8.
-pub(crate) fn with_doc_str<T>(text: &str, f: impl FnOnce(&Doc<'_>) -> T) -> Option<T> {
+pub fn with_doc_str<T>(text: &str, f: impl FnOnce(&Doc<'_>) -> T) -> Option<T> {
     SCRATCH.with(|cell| {
         // Re-entered (a rule validating while a document is open): a
         // scratch of its own.
@@ -232,7 +246,7 @@ impl<'t> Doc<'t> {
     /// Read `text`, or `None` when the `Value` path must decide (Note
     /// [Validating from text]). Strings are unescaped as they are read: for
     /// callers that take the text out ([`Doc::take_reply`]).
-    pub(crate) fn parse(text: &'t str) -> Option<Doc<'t>> {
+    pub fn parse(text: &'t str) -> Option<Doc<'t>> {
         let mut scratch = Scratch::default();
         let mut r = Reader::new(text, false, false, &mut scratch);
         let root = r.document();
@@ -245,14 +259,14 @@ impl<'t> Doc<'t> {
     /// Its cuts are recorded, so that its writing copies runs (Note
     /// [Copied runs]).
     #[cfg(test)]
-    pub(crate) fn parse_bytes(text: &'t [u8]) -> Option<Doc<'t>> {
+    pub fn parse_bytes(text: &'t [u8]) -> Option<Doc<'t>> {
         Doc::read_in(std::str::from_utf8(text).ok()?, &mut Scratch::default()).ok()
     }
 
-    /// Read `text` as [`Doc::parse_bytes`] does, into the vectors of
+    /// Read `text` as `Doc::parse_bytes` does, into the vectors of
     /// `scratch` (Note [Reused arenas]); give them back with
     /// [`Doc::recycle`].
-    pub(crate) fn parse_in(text: &'t str, scratch: &mut Scratch) -> Option<Doc<'t>> {
+    pub fn parse_in(text: &'t str, scratch: &mut Scratch) -> Option<Doc<'t>> {
         let mut r = Reader::new(text, true, false, scratch);
         let root = r.document();
         r.finish(root, scratch).ok()
@@ -262,14 +276,18 @@ impl<'t> Doc<'t> {
     /// [Declined, not refused]), for a caller that writes the document
     /// out: where its compact form leaves the text is recorded (Note
     /// [Copied runs]).
-    pub(crate) fn read_in(text: &'t str, scratch: &mut Scratch) -> Result<Doc<'t>, Declined> {
+    ///
+    /// # Errors
+    ///
+    /// [`Declined`] when the text is not strict JSON the tape holds.
+    pub fn read_in(text: &'t str, scratch: &mut Scratch) -> Result<Doc<'t>, Declined> {
         let mut r = Reader::new(text, true, true, scratch);
         let root = r.document();
         r.finish(root, scratch)
     }
 
     /// Clear this document's vectors into `scratch` for the next one.
-    pub(crate) fn recycle(self, scratch: &mut Scratch) {
+    pub fn recycle(self, scratch: &mut Scratch) {
         if self.slots.capacity() > KEEP_SLOTS {
             return;
         }
@@ -284,7 +302,7 @@ impl<'t> Doc<'t> {
     /// The string member `text` of a root object (or the root string) moved
     /// out, and the `serde_json` value of the member `id` when present;
     /// `None` for any other shape.
-    pub(crate) fn take_reply(mut self) -> Option<(Cow<'t, str>, Option<Value>)> {
+    pub fn take_reply(mut self) -> Option<(Cow<'t, str>, Option<Value>)> {
         let root = self.root as usize;
         let (text_at, id) = match *self.slots.get(root)? {
             Slot::String(_) | Slot::Escaped { .. } => (root, None),
@@ -307,7 +325,7 @@ impl<'t> Doc<'t> {
     }
 
     /// The root node.
-    pub(crate) fn root(&self) -> TapeNode<'_> {
+    pub fn root(&self) -> TapeNode<'_> {
         TapeNode {
             doc: self,
             idx: self.root,
@@ -326,7 +344,7 @@ impl<'t> Doc<'t> {
 /// closer of its outermost bracket and whitespace, so text that does not is
 /// refused by `serde_json` too ([`Declined::Invalid`]), without reading it.
 /// Other values (scalars) are left to the reader.
-pub(crate) fn closes_as_it_opens(text: &[u8]) -> bool {
+pub fn closes_as_it_opens(text: &[u8]) -> bool {
     let want = match text.first() {
         Some(b'{') => b'}',
         Some(b'[') => b']',
@@ -340,4 +358,4 @@ pub(crate) fn closes_as_it_opens(text: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+pub mod tests;

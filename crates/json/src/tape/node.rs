@@ -7,12 +7,12 @@ use jsonschema::json::{Array, Node, Object};
 use serde_json::{Number, Value};
 
 use super::{Doc, NO_NODE, Slot};
-use crate::json::unescape::{unescape, unescape_all};
-use crate::json::write::write_str;
+use crate::unescape::{unescape, unescape_all};
+use crate::write::write_str;
 
 /// A node of a [`Doc`]: the document and an index, cheap to copy.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct TapeNode<'a> {
+pub struct TapeNode<'a> {
     pub(super) doc: &'a Doc<'a>,
     pub(super) idx: u32,
 }
@@ -41,7 +41,7 @@ impl<'a> TapeNode<'a> {
 
     /// What this node is, for readers outside `jsonschema` (the native
     /// invariant evaluator).
-    pub(crate) fn shape(&self) -> Shape<'a> {
+    pub fn shape(&self) -> Shape<'a> {
         match self.slot() {
             Slot::Null => Shape::Null,
             Slot::Bool(b) => Shape::Bool(*b),
@@ -53,7 +53,7 @@ impl<'a> TapeNode<'a> {
     }
 
     /// The `serde_json` value of this node (for cold paths and tests).
-    pub(crate) fn value(&self) -> Value {
+    pub fn value(&self) -> Value {
         match self.slot() {
             Slot::Null => Value::Null,
             Slot::Bool(b) => Value::Bool(*b),
@@ -81,11 +81,11 @@ impl<'a> TapeNode<'a> {
 
 impl TapeNode<'_> {
     /// Whether this node is an array or an object (reads no string).
-    pub(crate) fn is_container(&self) -> bool {
+    pub fn is_container(&self) -> bool {
         matches!(self.slot(), Slot::Array { .. } | Slot::Object { .. })
     }
 
-    /// Append this node as compact JSON: the bytes [`crate::json::write_compact`]
+    /// Append this node as compact JSON: the bytes [`crate::write_compact`]
     /// writes for [`TapeNode::value`] (`agrees` in the tests checks every
     /// document read there), without building the value.
     ///
@@ -97,7 +97,7 @@ impl TapeNode<'_> {
     /// escapes) and escaped ones are re-escaped from their raw body
     /// ([`write_raw_escaped`]); numbers are the `Number`s the reader made,
     /// written by `serde_json` as before.
-    pub(crate) fn write_compact(&self, out: &mut Vec<u8>) {
+    pub fn write_compact(&self, out: &mut Vec<u8>) {
         let doc = self.doc;
         if self.idx == doc.root && doc.copyable {
             doc.write_copied(out);
@@ -215,14 +215,14 @@ fn write_string(out: &mut Vec<u8>, s: &Cow<'_, str>) {
 }
 
 /// Append the string whose raw body (escapes checked by the reader) is
-/// `raw`, escaped as [`crate::json::write_str`] escapes its text (Note
+/// `raw`, escaped as [`crate::write_str`] escapes its text (Note
 /// [Writing from the tape]).
 ///
 /// Plain runs hold no quote, backslash or control character, so they are
 /// copied. The escapes `write_str` writes itself (`\"`, `\\`, `\b`,
 /// `\f`, `\n`, `\r`, `\t`) are copied too; `\/` and `\u` are decoded
 /// and the character written as `write_str` would.
-pub(crate) fn write_raw_escaped(out: &mut Vec<u8>, raw: &str) {
+pub fn write_raw_escaped(out: &mut Vec<u8>, raw: &str) {
     let b = raw.as_bytes();
     out.reserve(b.len() + 2);
     out.push(b'"');
@@ -252,18 +252,24 @@ pub(crate) fn write_raw_escaped(out: &mut Vec<u8>, raw: &str) {
 
 /// A [`TapeNode`] by kind.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Shape<'a> {
+pub enum Shape<'a> {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
+    /// A number.
     Number(&'a Number),
+    /// A string's text, escapes read.
     Str(&'a str),
+    /// An array.
     Array(TapeArray<'a>),
+    /// An object.
     Object(TapeObject<'a>),
 }
 
 impl<'a> TapeObject<'a> {
     /// The member `name` (keys are unique: the reader declines repeats).
-    pub(crate) fn member(&self, name: &str) -> Option<TapeNode<'a>> {
+    pub fn member(&self, name: &str) -> Option<TapeNode<'a>> {
         self.members
             .iter()
             .find(|(k, _)| k == name)
@@ -271,44 +277,62 @@ impl<'a> TapeObject<'a> {
     }
 
     /// How many members.
-    pub(crate) fn size(&self) -> usize {
+    pub fn size(&self) -> usize {
         self.members.len()
     }
 
     /// The members in text order.
-    pub(crate) fn iter(&self) -> TapeMembers<'a> {
+    pub fn iter(&self) -> TapeMembers<'a> {
+        self.members()
+    }
+}
+
+impl<'a> IntoIterator for &TapeObject<'a> {
+    type Item = <TapeMembers<'a> as Iterator>::Item;
+    type IntoIter = TapeMembers<'a>;
+
+    fn into_iter(self) -> TapeMembers<'a> {
         self.members()
     }
 }
 
 impl<'a> TapeArray<'a> {
     /// How many elements.
-    pub(crate) fn size(&self) -> usize {
+    pub fn size(&self) -> usize {
         self.items.len()
     }
 
     /// The elements in order.
-    pub(crate) fn iter(&self) -> TapeElements<'a> {
+    pub fn iter(&self) -> TapeElements<'a> {
+        self.elements()
+    }
+}
+
+impl<'a> IntoIterator for &TapeArray<'a> {
+    type Item = <TapeElements<'a> as Iterator>::Item;
+    type IntoIter = TapeElements<'a>;
+
+    fn into_iter(self) -> TapeElements<'a> {
         self.elements()
     }
 }
 
 /// The members of one object.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct TapeObject<'a> {
+pub struct TapeObject<'a> {
     pub(super) doc: &'a Doc<'a>,
     pub(super) members: &'a [(Cow<'a, str>, u32)],
 }
 
 /// The elements of one array.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct TapeArray<'a> {
+pub struct TapeArray<'a> {
     pub(super) doc: &'a Doc<'a>,
     pub(super) items: &'a [u32],
 }
 
 /// The members of a [`TapeObject`], in text order.
-pub(crate) struct TapeMembers<'a> {
+pub struct TapeMembers<'a> {
     pub(super) doc: &'a Doc<'a>,
     pub(super) it: std::slice::Iter<'a, (Cow<'a, str>, u32)>,
 }
@@ -329,7 +353,7 @@ impl<'a> Iterator for TapeMembers<'a> {
 }
 
 /// The elements of a [`TapeArray`].
-pub(crate) struct TapeElements<'a> {
+pub struct TapeElements<'a> {
     pub(super) doc: &'a Doc<'a>,
     pub(super) it: std::slice::Iter<'a, u32>,
 }

@@ -46,7 +46,7 @@ fn stop_mask64_swar(block: &[u8; BLOCK]) -> u64 {
 
 /// Bit `k` (of the low eight) set when byte `k` of `w` (little-endian) is a
 /// quote, a backslash or a control character. Exact for every byte, unlike
-/// [`stop_bytes`]: each test adds within a byte's low seven bits, so no
+/// `stop_bytes`: each test adds within a byte's low seven bits, so no
 /// carry crosses into the next byte.
 #[cfg(any(test, not(vector_bytes)))]
 #[allow(clippy::inline_always)]
@@ -78,7 +78,7 @@ fn stop_mask8(w: u64) -> u64 {
 /// The first two words are tested and stored eight bytes at a time
 /// whatever the run's length, then the length is cut back to the run: a
 /// fixed-size store and a length update. Longer runs go to
-/// [`long_run_end`] and one copy. The same bytes as copying
+/// `long_run_end` and one copy. The same bytes as copying
 /// `bytes[from..plain_run_end(..)]` (`copy_plain_agrees_with_plain_run_end`).
 /// Measured (`extract --jsonl --json` on the 20,000-reply bench corpus,
 /// output byte-identical, `perf stat -e instructions:u`): used by
@@ -89,7 +89,7 @@ fn stop_mask8(w: u64) -> u64 {
 // Inlined on purpose: Note [Short runs].
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn copy_plain(out: &mut Vec<u8>, bytes: &[u8], from: usize, q1: u8, q2: u8) -> usize {
+pub fn copy_plain(out: &mut Vec<u8>, bytes: &[u8], from: usize, q1: u8, q2: u8) -> usize {
     let mut at = from;
     #[cfg(vector_bytes)]
     if let Some(chunk) = bytes.get(at..at + CHUNK) {
@@ -136,7 +136,7 @@ pub(crate) fn copy_plain(out: &mut Vec<u8>, bytes: &[u8], from: usize, q1: u8, q
 /// ends in a tail shorter than a word, and most strings written are keys
 /// and values under eight bytes (`"id"`, `"done"`, method and repair
 /// names: two thirds of the strings in `extract --jsonl`'s output). Such a
-/// tail went to [`long_run_end`] and a `memchr3` call, about 100
+/// tail went to `long_run_end` and a `memchr3` call, about 100
 /// instructions for a few bytes. Here the tail is read into one word,
 /// padded with NUL (a control character, so a stop where the bytes end),
 /// and tested and stored like a whole word. Measured (`extract --jsonl
@@ -171,7 +171,7 @@ fn copy_short_tail(out: &mut Vec<u8>, bytes: &[u8], at: usize, q1: u8, q2: u8) -
 /// is the answer. Only the last, partial chunk of the input is walked byte
 /// by byte. The same answer as `position` (`first_stop_agrees_with_position`).
 #[inline]
-pub(crate) fn first_stop(b: &[u8], from: usize, stop: impl Fn(u8) -> bool) -> usize {
+pub fn first_stop(b: &[u8], from: usize, stop: impl Fn(u8) -> bool) -> usize {
     const CHUNK: usize = 16;
     let mut i = from;
     while let Some(chunk) = b.get(i..i + CHUNK) {
@@ -197,7 +197,7 @@ pub(crate) fn first_stop(b: &[u8], from: usize, stop: impl Fn(u8) -> bool) -> us
 /// run ends.
 ///
 /// Note [String scans]: the bytes are tested many at a time (a word, then
-/// 16 bytes per vector compare in [`long_run_end`], quote, backslash and
+/// 16 bytes per vector compare in `long_run_end`, quote, backslash and
 /// control characters in one test); a per-byte loop here was the largest
 /// cost of reading and writing JSON text. (`memchr3` for the quote or
 /// backslash and a minimum over the run for control characters came
@@ -206,18 +206,18 @@ pub(crate) fn first_stop(b: &[u8], from: usize, stop: impl Fn(u8) -> bool) -> us
 /// Note [Short runs]: in the replies agents write, JSON inside a JSON string
 /// escapes every quote and line break, so most runs are a few bytes long,
 /// and a `memchr3` call per run cost more than the run. The first eight
-/// bytes are tested at once in a `u64` ([`stop_bytes`]) before
-/// [`long_run_end`] takes over for a longer run. (A 16-step loop of byte
+/// bytes are tested at once in a `u64` (`stop_bytes`) before
+/// `long_run_end` takes over for a longer run. (A 16-step loop of byte
 /// compares into a bit mask, tried first here, did not vectorise inlined
 /// into the callers: it doubled the instructions of `extract --jsonl`; in
-/// the non-inlined [`long_run_end`] it does.) On `x86_64` the first test
+/// the non-inlined `long_run_end` it does.) On `x86_64` the first test
 /// covers 16 bytes with one SSE2 mask instead (Note [Vector byte masks] in
 /// `bytescan`): most runs of agent JSON end within them, so fewer reach
-/// [`long_run_end`] and its call.
+/// `long_run_end` and its call.
 // Inlined on purpose: Note [Short runs].
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn plain_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
+pub fn plain_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
     // Inlined at every caller: most runs end in the first word, and the
     // call (seven registers saved and restored) cost as much as the test.
     #[cfg(vector_bytes)]
@@ -286,7 +286,7 @@ fn long_run_end(bytes: &[u8], from: usize, a: u8, b: u8) -> usize {
 /// Elsewhere one test per byte into a byte mask with no branch, which
 /// LLVM turns into vector compares (`pcmpeqb`, `pminub`, `por`) and one
 /// `trailing_zeros` over the mask as a `u128`; it does so when the chunk
-/// is a whole array from the input, as in [`long_run_end`] (checked in the
+/// is a whole array from the input, as in `long_run_end` (checked in the
 /// release build's assembly), not in every caller's context.
 #[allow(clippy::inline_always)]
 #[inline(always)]
@@ -336,7 +336,7 @@ fn stop_bytes(w: u64, a: u8, b: u8) -> u64 {
 /// A byte JSON strings carry as is: not a quote, a backslash or a control
 /// character (the tests' reference for the scans).
 #[cfg(test)]
-pub(crate) fn plain_string_byte(c: u8) -> bool {
+pub fn plain_string_byte(c: u8) -> bool {
     c >= 0x20 && c != b'"' && c != b'\\'
 }
 

@@ -32,11 +32,11 @@ mod prose;
 use serde_json::Value;
 
 use super::Repair;
-use crate::json::InexactNumber;
+use crate::InexactNumber;
 
-pub(crate) use node::Node;
+pub use node::Node;
 pub use parser::MAX_DEPTH;
-pub(crate) use prose::{keeps_nothing, prose_by_text};
+pub use prose::{keeps_nothing, prose_by_text};
 
 /// A value the tolerant parser produced, with the repairs it needed (in order
 /// of first use, each once).
@@ -47,7 +47,7 @@ pub struct Repaired {
     /// What was fixed; empty when the text was already valid JSON.
     pub repairs: Vec<Repair>,
     /// The numbers the value cannot hold exactly (Note [Big numbers] in
-    /// [`crate::json`]); `repairs` then lists [`Repair::InexactNumber`].
+    /// `exact`); `repairs` then lists [`Repair::InexactNumber`].
     pub inexact: Vec<InexactNumber>,
 }
 
@@ -63,9 +63,11 @@ pub fn repair_json(text: &str) -> Option<Repaired> {
 /// value as a [`Node`] borrowing from the text (Note [Repaired nodes] in
 /// `node`), for callers that only look at it and write it out.
 #[derive(Debug)]
-pub(crate) struct RepairedNode<'a> {
-    pub(crate) node: Node<'a>,
-    pub(crate) repairs: Vec<Repair>,
+pub struct RepairedNode<'a> {
+    /// The value.
+    pub node: Node<'a>,
+    /// What was fixed, as [`Repaired::repairs`].
+    pub repairs: Vec<Repair>,
     /// The literals of inexact numbers, whose placeholders stand in `node`
     /// until [`RepairedNode::finish`] puts the nearest values back.
     literals: Vec<String>,
@@ -74,18 +76,18 @@ pub(crate) struct RepairedNode<'a> {
 impl RepairedNode<'_> {
     /// Whether every number holds its literal exactly: `node` then stands
     /// for the value as it is.
-    pub(crate) fn exact(&self) -> bool {
+    pub fn exact(&self) -> bool {
         self.literals.is_empty()
     }
 
     /// The [`Repaired`] value, as [`repair_json`] gives it.
-    pub(crate) fn finish(self) -> Repaired {
+    pub fn finish(self) -> Repaired {
         finish(self.node.into_value(), self.repairs, &self.literals)
     }
 }
 
 /// [`repair_json`], stopping short of building the value.
-pub(crate) fn repair_node(text: &str) -> Option<RepairedNode<'_>> {
+pub fn repair_node(text: &str) -> Option<RepairedNode<'_>> {
     if let Some(unescaped) = escaped_json(text) {
         if let Some((node, mut repairs, literals)) = parser::Parser::new(&unescaped).parse_top() {
             repairs.insert(0, Repair::EscapedJson);

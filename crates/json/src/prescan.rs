@@ -49,7 +49,7 @@ pub fn parse_if_json(text: &str) -> Option<Parsed> {
 
 /// What [`scan_value`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scan {
+pub enum Scan {
     /// A JSON value that ends just before this index.
     Value(usize),
     /// Not JSON: `serde_json` refuses it too.
@@ -78,7 +78,7 @@ const SCAN_DEPTH: usize = 100;
 /// 233.2 million.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn scan_value(b: &[u8], i: usize, depth: usize) -> Scan {
+pub fn scan_value(b: &[u8], i: usize, depth: usize) -> Scan {
     match b.get(i) {
         Some(b'"') => scan_string(b, i),
         Some(b'{') => scan_object(b, i, depth + 1),
@@ -229,8 +229,8 @@ fn scan_number(b: &[u8], i: usize) -> Scan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::exact::surely_exact;
-    use crate::json::tests::{mangled_strategy, raw_body_strategy, value_strategy};
+    use crate::exact::surely_exact;
+    use crate::tests::{mangled_strategy, raw_body_strategy, value_strategy};
 
     proptest::proptest! {
         /// Note [Doomed strict parses]: the pre-check never turns away

@@ -8,7 +8,7 @@
 use super::scan::{BLOCK, CHUNK, stop_mask64};
 
 /// One escape sequence read after its backslash.
-pub(crate) enum Escape {
+pub enum Escape {
     /// The character and the bytes it used after the backslash.
     Char(char, usize),
     /// A `\u` escape of a surrogate that is not part of a valid pair.
@@ -20,7 +20,7 @@ pub(crate) enum Escape {
 /// The escape at the start of `rest` (just after a `\\`), as `serde_json`
 /// reads it into a `String`: the one reader of an escape.
 #[inline]
-pub(crate) fn escape(rest: &[u8]) -> Escape {
+pub fn escape(rest: &[u8]) -> Escape {
     let c = match rest.first() {
         Some(b'"') => '"',
         Some(b'\\') => '\\',
@@ -58,7 +58,7 @@ pub(crate) fn escape(rest: &[u8]) -> Escape {
 /// refuses, becomes U+FFFD and is counted in `replaced` (Note [Replaced
 /// text] in `extract`). `None` when it is not a string literal. Only for
 /// text `serde_json` refused: valid text never comes here.
-pub(crate) fn unescape_lossy(literal: &str, replaced: &mut u64) -> Option<String> {
+pub fn unescape_lossy(literal: &str, replaced: &mut u64) -> Option<String> {
     let inner = literal.strip_prefix('"')?.strip_suffix('"')?.as_bytes();
     let mut out = Vec::with_capacity(inner.len());
     let mut i = 0;
@@ -279,7 +279,7 @@ fn unescape_string(b: &[u8], i: usize) -> Option<(String, usize)> {
 
 /// What each one-letter escape (the byte after the backslash) stands for;
 /// 0 for `u` (read by [`escape`]) and for bytes that are no escape.
-pub(crate) const SHORT_ESCAPES: [u8; 256] = {
+pub const SHORT_ESCAPES: [u8; 256] = {
     let mut t = [0u8; 256];
     t[b'"' as usize] = b'"';
     t[b'\\' as usize] = b'\\';
@@ -312,7 +312,7 @@ fn copy_run(out: &mut [u8], to: usize, src: &[u8], from: usize, len: usize) -> O
 
 /// The text of a raw string body whose escapes the reader checked (Note
 /// [Lazy escapes]).
-pub(crate) fn unescape_all(raw: &str) -> String {
+pub fn unescape_all(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut rest = raw;
     while let Some(at) = memchr::memchr(b'\\', rest.as_bytes()) {
@@ -338,7 +338,7 @@ pub(crate) fn unescape_all(raw: &str) -> String {
 /// into a `String` the same way (a lone surrogate, a bad escape): [`escape`]
 /// for the readers that decline both alike.
 #[inline]
-pub(crate) fn unescape(rest: &[u8]) -> Option<(char, usize)> {
+pub fn unescape(rest: &[u8]) -> Option<(char, usize)> {
     match escape(rest) {
         Escape::Char(c, used) => Some((c, used)),
         Escape::Surrogate | Escape::Bad => None,
@@ -348,8 +348,8 @@ pub(crate) fn unescape(rest: &[u8]) -> Option<(char, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::scan::copy_plain;
-    use crate::json::tests::{escapable_strategy, raw_body_strategy};
+    use crate::scan::copy_plain;
+    use crate::tests::{escapable_strategy, raw_body_strategy};
 
     /// `serde_json`'s reading of the string at `i` of `text`, and the
     /// index after it (the reference for `unescape_string`).

@@ -6,7 +6,7 @@
 //! first, then balanced values in the prose outside fenced blocks, first first.
 //! Each scan is a single linear pass using memchr.
 //!
-//! Note [Fences]: a fence is a line whose first non-blank characters are three
+//! Note \[Fences\]: a fence is a line whose first non-blank characters are three
 //! backticks. An opening fence's info string (its first word) is the tag. A
 //! closing fence is a fence line with nothing after its backticks, so
 //! `"```bash\n…\n```"` inside a JSON string on one line never closes a block,
@@ -40,7 +40,7 @@ struct Fence {
 
 /// Where a candidate came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source {
+pub enum Source {
     /// The content of a fenced block.
     Fenced,
     /// A balanced value in prose.
@@ -52,10 +52,10 @@ pub(crate) enum Source {
 /// Note [Candidate cap]: a hostile text such as `{}{}{}…` holds one candidate
 /// per two bytes; with a schema, each would be validated. Real replies hold a
 /// handful, so a cap keeps the work bounded without changing any real outcome.
-pub(crate) const MAX_CANDIDATES: usize = 64;
+pub const MAX_CANDIDATES: usize = 64;
 
 /// The candidate spans of `text`, in trial order.
-pub(crate) fn candidates(text: &str) -> Vec<(Source, &str)> {
+pub fn candidates(text: &str) -> Vec<(Source, &str)> {
     let fences = scan_fences(text);
     let mut out = Vec::new();
     for tag in [Tag::Json, Tag::Untagged] {
@@ -192,14 +192,14 @@ fn scan_fences(text: &str) -> Vec<Fence> {
 /// whitespace test. Bytes that are none of `"` `'` `/` and the brackets
 /// now cost a table load: whitespace runs are skipped, any other byte
 /// only becomes `prev`; strings are skipped a word at a time
-/// ([`string_end`]). `bracket_scan_agrees_with_the_byte_loop` holds it to
+/// (`string_end`). `bracket_scan_agrees_with_the_byte_loop` holds it to
 /// the byte loop it replaced.
 ///
 /// Note [Vector bracket scan]: the table walk still cost ~30 instructions
 /// per whitespace run, plain run or string over the corpus (1.17 million
 /// steps, ~45 million instructions, most of `run_chain`'s own). Now the
 /// scan jumps from one quote, `/` or bracket to the next, 16 bytes a step
-/// ([`special_at`], Note [Vector byte masks] in `bytescan`), and `prev`,
+/// (`special_at`, Note [Vector byte masks] in `bytescan`), and `prev`,
 /// which only `'` and `/` need, is found when they are met: the last byte
 /// of the gap before them that is not whitespace. (Jumping only over the
 /// plain runs, whitespace still a stop, paid nothing: most plain runs are
@@ -214,7 +214,7 @@ fn scan_fences(text: &str) -> Vec<Fence> {
 ///
 /// Note [Bracket scan out of line]: inlined into `run_chain`, the scan
 /// kept the text, its length and the depth on the stack (reloaded at
-/// every stop), and [`string_end`], given the quote as a value, built a
+/// every stop), and `string_end`, given the quote as a value, built a
 /// vector of it for every string. Now the scan is a function of its own
 /// and the quote a constant of `string_end`'s. Measured (callgrind,
 /// `extract --jsonl --json` on the 20,000-reply bench corpus, output
@@ -224,7 +224,7 @@ fn scan_fences(text: &str) -> Vec<Fence> {
 /// against 0.873 and 0.872: the allocator's work across threads moves
 /// the whole by ±3 million from run to run).
 #[inline(never)]
-pub(crate) fn balanced_end(bytes: &[u8], start: usize) -> usize {
+pub fn balanced_end(bytes: &[u8], start: usize) -> usize {
     let mut depth: usize = 0;
     let mut i = start;
     // The last byte before `from` that the byte loop would have kept as
@@ -335,10 +335,10 @@ static SPECIAL: [bool; 256] = {
 /// Note [Extra closers]: an outermost object's `}` followed by `,` and a
 /// quoted key (`{"a": 1}, "b": 2}`) closed too early: more members follow, so
 /// the value runs on to the next balanced `}` (and the parser drops the
-/// extra one, [`crate::extract::Repair::ExtraCloser`]). The key must close
+/// extra one, [`crate::Repair::ExtraCloser`]). The key must close
 /// within 64 bytes on its line and be followed by `:` or a quoted value, so
 /// the look-ahead is bounded. `i` is just past the `}`.
-pub(crate) fn member_follows(bytes: &[u8], i: usize) -> bool {
+pub fn member_follows(bytes: &[u8], i: usize) -> bool {
     let skip = |mut i: usize| {
         let stop = i + 16;
         while i < stop && bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
@@ -374,7 +374,7 @@ pub(crate) fn member_follows(bytes: &[u8], i: usize) -> bool {
 /// also stops at control characters, which are stepped over.
 fn string_end<const Q: u8>(bytes: &[u8], mut i: usize) -> usize {
     loop {
-        i = crate::json::plain_run_end(bytes, i, Q, Q);
+        i = crate::plain_run_end(bytes, i, Q, Q);
         match bytes.get(i) {
             None => return bytes.len(),
             Some(&c) if c == Q => return i + 1,

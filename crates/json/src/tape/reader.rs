@@ -11,11 +11,11 @@ use super::{
     Cut, Declined, Doc, MAX_DEPTH, MAX_SCANNED_KEYS, NO_NODE, Scratch, Slot, closes_as_it_opens,
     recycle,
 };
-use crate::json::exact::is_exact;
-use crate::json::number::{NumberLiteral, number_literal};
-use crate::json::scan::plain_run_end;
-use crate::json::unescape::{unescape, unescape_all};
-use crate::json::ws::{is_ws, ws_end};
+use crate::exact::is_exact;
+use crate::number::{NumberLiteral, number_literal};
+use crate::scan::plain_run_end;
+use crate::unescape::{unescape, unescape_all};
+use crate::ws::{is_ws, ws_end};
 
 pub(super) struct Reader<'t> {
     b: &'t [u8],

@@ -35,13 +35,13 @@
 //! writer marked it as code) is not judged by it.
 
 use super::Node;
-use crate::extract::Repair;
+use crate::Repair;
 
 /// Is this bare candidate prose, not data? See Note [No structure from prose].
 ///
 /// `span` is the candidate's text, `before` and `after` the text around it,
 /// `repairs` what the tolerant parser needed (empty for strict JSON).
-pub(crate) fn keeps_nothing(
+pub fn keeps_nothing(
     value: &Node<'_>,
     span: &str,
     before: &str,
@@ -72,7 +72,7 @@ pub(crate) fn keeps_nothing(
 /// look into the value (only after [`Repair::UnquotedString`]). A strict
 /// candidate (no repairs) always gets a verdict, so it is judged without
 /// building its value (Note [Writing from the tape] in `json::tape`).
-pub(crate) fn prose_by_text(
+pub fn prose_by_text(
     empty: bool,
     span: &str,
     before: &str,
@@ -123,7 +123,7 @@ pub(crate) fn prose_by_text(
 /// non-breaking space), only the characters at those bytes are looked at,
 /// and the characters are counted only when one of them is bad: UTF-8
 /// continuation bytes are the only ones that start no character.
-pub(crate) fn noise(text: &str) -> bool {
+pub fn noise(text: &str) -> bool {
     // Any suspect byte at all? (Note [Byte scans] in `json`: 16 at a time.)
     let b = text.as_bytes();
     let suspect = |c: u8| {
@@ -133,7 +133,7 @@ pub(crate) fn noise(text: &str) -> bool {
         return false;
     }
     let mut bad = 0usize;
-    let mut i = crate::json::first_stop(b, 0, suspect);
+    let mut i = crate::first_stop(b, 0, suspect);
     while let Some(&c) = b.get(i) {
         let is_bad = match c {
             // U+0080..=U+009F, the C1 controls.
@@ -144,7 +144,7 @@ pub(crate) fn noise(text: &str) -> bool {
             _ => true,
         };
         bad += usize::from(is_bad);
-        i = crate::json::first_stop(b, i + 1, suspect);
+        i = crate::first_stop(b, i + 1, suspect);
     }
     if bad == 0 {
         return false;
@@ -155,7 +155,7 @@ pub(crate) fn noise(text: &str) -> bool {
 
 /// Whether any byte is one [`noise`] looks at: an ASCII control other than
 /// tab, LF and CR, DEL, `0xC2` or `0xEF`. One OR-fold per 64 bytes, which the
-/// compiler turns into a few vector instructions: [`crate::json::first_stop`]
+/// compiler turns into a few vector instructions: [`crate::first_stop`]
 /// cost about four instructions a byte here, on every reply.
 fn any_suspect(b: &[u8]) -> bool {
     let flag = |c: u8| {
@@ -220,7 +220,7 @@ fn comment_end(b: &[u8], i: usize) -> usize {
 /// Does the text around a candidate (`before`, `after`) read as prose: a
 /// word, not counting comments (`//`, `#` to the line end, `/* */`) and a
 /// callee right before `(` (`callback_123({})`, JSONP)?
-pub(crate) fn prose_around(before: &str, after: &str) -> bool {
+pub fn prose_around(before: &str, after: &str) -> bool {
     words(before) + words(after) >= 1
 }
 
