@@ -377,17 +377,19 @@ export class Extraction {
   #exitCode;
   #agentError;
   constructor(o) {
-    const { exit_code: exitCode, agent_error: agentError, run, ...fields } = o;
-    this.value = fields.value ?? null;
-    this.method = fields.method;
-    this.valid = fields.valid;
-    this.repairs = fields.repairs;
-    this.coercions = fields.coercions;
-    this.errors = fields.errors;
-    this.warnings = fields.warnings ?? [];
-    if (run !== undefined) this.run = new RunSummary(run, exitCode === 3);
+    // Read member by member: an object rest (`...fields`) copied the
+    // result into a new object each call (1% of `extract`'s profile).
+    const exitCode = o.exit_code;
+    this.value = o.value ?? null;
+    this.method = o.method;
+    this.valid = o.valid;
+    this.repairs = o.repairs;
+    this.coercions = o.coercions;
+    this.errors = o.errors;
+    this.warnings = o.warnings ?? [];
+    if (o.run !== undefined) this.run = new RunSummary(o.run, exitCode === 3);
     this.#exitCode = exitCode;
-    this.#agentError = agentError;
+    this.#agentError = o.agent_error;
   }
 
   /** The CLI's exit code: 0 valid, 1 found but invalid, 2 nothing found, 3 the agent reported an error. */

@@ -126,7 +126,10 @@ fn char_at(b: &[u8], at: usize) -> (char, usize) {
         Err(e) => {
             let (good, _) = bytes.split_at(e.valid_up_to());
             if good.is_empty() {
-                return (char::REPLACEMENT_CHARACTER, e.error_len().unwrap_or(bytes.len()).max(1));
+                return (
+                    char::REPLACEMENT_CHARACTER,
+                    e.error_len().unwrap_or(bytes.len()).max(1),
+                );
             }
             std::str::from_utf8(good).unwrap_or_default()
         }

@@ -108,11 +108,13 @@ fn answer_in_place(
         match with_text(len, |t| f(t, &mut out)) {
             None => NOT_ANSWERED,
             Some(Ok(())) => {
-                if non_ascii == NonAscii::Escaped && !out.is_ascii() {
+                let mut ascii = out.is_ascii();
+                if non_ascii == NonAscii::Escaped && !ascii {
                     let written = std::mem::take(&mut *out);
                     agentshape_core::json::escape_non_ascii(&written, &mut out);
+                    ascii = true;
                 }
-                answer_code(&out)
+                answer_code(out.len(), ascii)
             }
             Some(Err(e)) => {
                 out.clear();
@@ -126,8 +128,8 @@ fn answer_in_place(
 }
 
 /// An answer's length times two, plus one when it is ASCII.
-fn answer_code(out: &[u8]) -> f64 {
-    out.len() as f64 * 2.0 + f64::from(u8::from(out.is_ascii()))
+fn answer_code(len: usize, ascii: bool) -> f64 {
+    len as f64 * 2.0 + f64::from(u8::from(ascii))
 }
 
 /// The bytes above which the text buffer is freed after use.
@@ -154,11 +156,13 @@ fn with_text<T>(len: usize, f: impl FnOnce(&str) -> T) -> Option<T> {
     let out = TEXT.with(|t| {
         let t = t.borrow();
         let bytes = t.get(..len).unwrap_or_default();
-        if memchr::memmem::find(bytes, "\u{FFFD}".as_bytes()).is_some() {
+        if validate::holds_replacement(bytes) {
             return None;
         }
-        // `encodeInto` writes UTF-8; the check is the price of no `unsafe`.
-        std::str::from_utf8(bytes).ok().map(f)
+        // `encodeInto` writes UTF-8; the check is the price of no `unsafe`
+        // (simdutf8's 16 bytes a step: `std`'s was 2% of `extract`'s V8
+        // profile).
+        simdutf8::basic::from_utf8(bytes).ok().map(f)
     });
     release_large_buffer();
     out
