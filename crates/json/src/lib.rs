@@ -8,6 +8,16 @@
 //! imports it and re-exports what its users need (`json`, `extract::repair`,
 //! `outcome::Repair`); nothing else should import it directly.
 //!
+//! ```
+//! use agentshape_json::{Repair, repair::repair_json, write_compact};
+//!
+//! let r = repair_json("Here: {summary: 'ok', items: [1, 2,], done: True}").unwrap();
+//! let mut out = Vec::new();
+//! write_compact(&mut out, &r.value);
+//! assert_eq!(out, br#"{"summary":"ok","items":[1,2],"done":true}"#);
+//! assert!(r.repairs.contains(&Repair::TrailingComma));
+//! ```
+//!
 //! Note [A crate for the JSON layer]: these modules were core's `json`,
 //! `bytescan` and `extract::{repair, minify, candidates}`, and imported
 //! nothing of the pipeline's stages but the `Repair` list and the
@@ -22,7 +32,11 @@
 //! compression). This crate alone is built at `opt-level = 3` there
 //! (Cargo.toml's `[profile.wasm.package.agentshape-json]`), so the hot
 //! loops of extraction and repair are, and validation's generic code is
-//! not. Natively every crate is built at 3 anyway.
+//! not: core's time 8.5 µs, the file 1,481,944 bytes gzipped (+21 KB), and
+//! the package's `extract` 16% faster (19% with all of core at 3; one Node
+//! process, the builds interleaved); validation from text got faster too
+//! (the tape reader is here). Natively every crate is built at 3 anyway,
+//! and the split measured the same there (4.4–4.6 µs a reply, as before).
 //!
 //! Note [One JSON family]: core read JSON text in three places, each with
 //! its own escapes, `\u` decoding, whitespace and number grammar (this
