@@ -152,6 +152,12 @@ const NOT_ANSWERED_IN_PLACE = -1;
 
 /** Decodes answers that are not ASCII (or all of them outside Node). */
 const answerDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const utf16Decoder = new TextDecoder("utf-16le", { ignoreBOM: true });
+
+// An answer's encodings.
+const UTF8 = 0;
+const ASCII = 1;
+const UTF16 = 2;
 
 /**
  * Node's (and Bun's) `Buffer`, whose `latin1` slice makes a one-byte
@@ -166,15 +172,17 @@ let memoryAsBuffer = null;
 
 /** The answer an in-place export wrote into the module's out buffer. */
 function answerText(b, code) {
-  const ascii = code % 2 === 1;
-  const len = (code - (ascii ? 1 : 0)) / 2;
+  // The code: the answer's bytes times four, plus its encoding
+  // (crates/wasm/src/bindings.rs, Note [Answers read in place]).
+  const encoding = code % 4;
+  const len = (code - encoding) / 4;
   const ptr = b.outBuffer();
   const buffer = memoryOf(b).buffer;
-  if (ascii && NodeBuffer !== null) {
+  if (encoding !== UTF8 && NodeBuffer !== null) {
     if (memoryAsBuffer === null || memoryAsBuffer.buffer !== buffer) memoryAsBuffer = NodeBuffer.from(buffer);
-    return memoryAsBuffer.toString("latin1", ptr, ptr + len);
+    return memoryAsBuffer.toString(encoding === ASCII ? "latin1" : "utf16le", ptr, ptr + len);
   }
-  return answerDecoder.decode(new Uint8Array(buffer, ptr, len));
+  return (encoding === UTF16 ? utf16Decoder : answerDecoder).decode(new Uint8Array(buffer, ptr, len));
 }
 
 /**
@@ -480,7 +488,7 @@ export function extract(text, options) {
  * there is nothing to repair (here `NoOutputError`).
  */
 export function repair(text) {
-  return inPlace(text, (b, len) => b.repairAt(len), (b, t) => b.repair(t));
+  return inPlace(text, (b, len) => b.repairAt(len, NodeBuffer !== null), (b, t) => b.repair(t));
 }
 
 /**

@@ -10,7 +10,7 @@ import {
   AgentshapeError, Decoder, Extraction, Extractor, InputError, InternalError, NoOutputError, NotJSONError,
   Validator, extract, parse, repair, validate,
 } from "../index.js";
-import { call, raw, ready } from "../load.js";
+import { call, memoryOf, raw, ready } from "../load.js";
 
 const METHODS = new Set(["structured", "fenced", "bare", "repaired", "markers", "none"]);
 const ARRAY = new Validator({ type: "array" });
@@ -157,6 +157,20 @@ test("extract and repair of text written in place answer as the &str exports do"
   // as they are; `extract`'s result crosses with them escaped, and its
   // value holds them again; an error is made once, with core's message.
   assert.equal(repair('x {"k": "é ü 漢字 😀", "n": 1,}'), '{"k":"é ü 漢字 😀","n":1}');
+  // In UTF-16 (Node's `Buffer`) and in UTF-8 (`TextDecoder`, as in a browser) alike.
+  for (const utf16 of [true, false]) {
+    const text = "y {'s': '\u00e9\u2014\ud83d\ude00 and more text past eight bytes', n: [1, 2,]}";
+    const room = text.length * 3;
+    const ptr = b.textBuffer(room);
+    const { written } = new TextEncoder().encodeInto(text, new Uint8Array(memoryOf(b).buffer, ptr, room));
+    const code = b.repairAt(written, utf16);
+    const len = (code - (code % 4)) / 4;
+    const bytes = new Uint8Array(memoryOf(b).buffer, b.outBuffer(), len);
+    const answer = new TextDecoder(utf16 ? "utf-16le" : "utf-8").decode(bytes);
+    assert.equal(answer, '{"s":"\u00e9\u2014\ud83d\ude00 and more text past eight bytes","n":[1,2]}');
+    assert.equal(code % 4, utf16 ? 2 : 0);
+    assert.equal(repair(text), '{"s":"\u00e9\u2014\ud83d\ude00 and more text past eight bytes","n":[1,2]}');
+  }
   assert.deepEqual(extract("x {'k': '\u2014 😀 \u00ff'} y").value, { k: "\u2014 😀 \u00ff" });
   assert.throws(() => repair("just words"), (e) => e instanceof NoOutputError && e.message === "no JSON value found in the text");
   const ex = new Extractor({ schema: { type: "object", required: ["a"] } });
