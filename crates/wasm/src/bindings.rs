@@ -42,30 +42,34 @@ fn js<T>(r: Result<T>) -> std::result::Result<T, JsValue> {
 // its buffer to the bytes rather than to three per unit.
 //
 // Note [Answers read in place]: their answers come back the same way. A
-// `String` return costs the glue a copy out of a Rust allocation that is
-// then freed, and a `TextDecoder.decode`, which in Node took 1.7 µs for a
-// 700-byte repair (a C++ call and a two-byte string), about 8% of
-// `repair`'s profile, while `Buffer`'s `latin1` slice of the same bytes
-// took 0.3 µs and made a one-byte string, which `JSON.parse` also reads
-// faster; a repair's characters are answered in UTF-16 where `Buffer`
-// is (Node, Bun): it copies them into a two-byte string in 0.5 µs where
-// `TextDecoder` took 2.1 µs (the bench's 14,579 repairs that are not
-// ASCII); `extract`'s result, which only `JSON.parse` reads, has its
-// non-ASCII characters written as `\u` escapes so that it is ASCII (core's
-// `json::escape_non_ascii`; the bench replies hold five each, and decoding
-// and parsing their results took 27% less). `repair`'s answer is the
-// user's text and keeps its characters. So these exports write their
-// answer into a buffer this module
+// `String` return cost the glue a copy out of a Rust allocation that is
+// then freed, and a `TextDecoder.decode`: in Node 1.7 µs for a 700-byte
+// repair (a C++ call and a two-byte string), about 8% of `repair`'s
+// profile. So these exports write their answer into a buffer this module
 // keeps (`outBuffer`) and answer a number: the answer's length in bytes
 // times four, plus its encoding (0 UTF-8, 1 ASCII, 2 UTF-16
-// little-endian); -1 when the text held U+FFFD (as above);
-// -2 - n when it is an error, the buffer then holding its n bytes: its
-// kind's name, a newline and its message, so the package makes the one
-// `AgentshapeError` (a Rust-made `Error` cost a second object and stack
-// walk per throw: 1,500 of the 20,000 bench replies have no JSON, and
-// `repair` throws for them as `jsonrepair` does). The package reads the
-// answer before its next call; the buffer is emptied at the next answer,
-// and dropped then when it had grown past 16 MiB.
+// little-endian); -1 when the text held U+FFFD (as above); -2 - n when it
+// is an error, the buffer then holding its n bytes: its kind's name, a
+// newline and its message, so the package makes the one `AgentshapeError`
+// (a Rust-made `Error` cost a second object and stack walk per throw:
+// 1,500 of the 20,000 bench replies have no JSON, and `repair` throws for
+// them as `jsonrepair` does). The encodings are chosen for the reader:
+// - ASCII is read by `Buffer`'s `latin1` slice where `Buffer` is (Node,
+//   Bun): 0.3 µs for those 700 bytes, and a one-byte string, which
+//   `JSON.parse` also reads faster;
+// - `extract`'s result, which only `JSON.parse` reads, is made ASCII: its
+//   other characters written as `\u` escapes (core's
+//   `json::escape_non_ascii`; the bench replies hold five each, and
+//   decoding and parsing their results took 27% less);
+// - `repair`'s answer is the user's text and keeps its characters, in
+//   UTF-16 where `Buffer` is, which copies them into a two-byte string in
+//   0.5 µs where `TextDecoder` took 2.1 µs to decode the same repair's
+//   UTF-8 (core's `json::utf16le_of`; the bench's 14,579 repairs that are
+//   not ASCII), and in UTF-8 elsewhere.
+// A rewritten answer is written into a spare buffer, which then changes
+// places with the out buffer. The package reads the answer before its next
+// call; the buffer is emptied at the next answer, and dropped then when it
+// had grown past 16 MiB.
 thread_local! {
     static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static OUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
