@@ -62,10 +62,7 @@ const KINDS = {
  * across the boundary]); anything else is returned as it is.
  */
 export function fromRaw(e) {
-  if (e instanceof Error && Object.hasOwn(KINDS, e.name)) {
-    return new KINDS[e.name](e.message);
-  }
-  return e;
+  return e instanceof Error && Object.hasOwn(KINDS, e.name) ? errorNamed(e.name, e.message) : e;
 }
 
 /**

@@ -94,27 +94,18 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 pub fn escape_non_ascii(json: &[u8], out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(json.len() + 32);
-    let mut from = 0;
-    // Not `utf8_chunks`: it checks every byte again (the writers made
-    // UTF-8), and its iterator was half of this function's time in a V8
-    // profile; only the bytes at a non-ASCII one are decoded here.
-    while let Some(rest) = json.get(from..) {
-        let off = ascii_prefix(rest);
-        if off == rest.len() {
-            out.extend_from_slice(rest);
-            break;
-        }
-        let at = from + off;
-        out.extend_from_slice(json.get(from..at).unwrap_or_default());
-        let (c, len) = char_at(json, at);
-        let mut units = [0u16; 2];
-        for &u in c.encode_utf16(&mut units).iter() {
-            out.extend_from_slice(b"\\u");
-            for shift in [12, 8, 4, 0] {
-                out.push(HEX[usize::from((u >> shift) & 0xf)]);
+    for piece in pieces(json) {
+        match piece {
+            Piece::Ascii(run) => out.extend_from_slice(run),
+            Piece::Other(c) => {
+                for &u in c.encode_utf16(&mut [0u16; 2]).iter() {
+                    out.extend_from_slice(b"\\u");
+                    for shift in [12, 8, 4, 0] {
+                        out.push(HEX[usize::from((u >> shift) & 0xf)]);
+                    }
+                }
             }
         }
-        from = at + len;
     }
 }
 
@@ -129,21 +120,44 @@ pub fn escape_non_ascii(json: &[u8], out: &mut Vec<u8>) {
 pub fn utf16le_of(utf8: &[u8], out: &mut Vec<u8>) {
     // Two output bytes per input byte at most (ASCII), so one reserve.
     out.reserve(utf8.len() * 2 + 8);
-    let mut from = 0;
-    while let Some(rest) = utf8.get(from..) {
-        let run = ascii_prefix(rest);
-        widen_ascii(rest.get(..run).unwrap_or_default(), out);
-        let at = from + run;
-        if at >= utf8.len() {
-            break;
+    for piece in pieces(utf8) {
+        match piece {
+            Piece::Ascii(run) => widen_ascii(run, out),
+            Piece::Other(c) => {
+                for &u in c.encode_utf16(&mut [0u16; 2]).iter() {
+                    out.extend_from_slice(&u.to_le_bytes());
+                }
+            }
         }
-        let (c, len) = char_at(utf8, at);
-        let mut units = [0u16; 2];
-        for &u in c.encode_utf16(&mut units).iter() {
-            out.extend_from_slice(&u.to_le_bytes());
-        }
-        from = at + len;
     }
+}
+
+/// A run of ASCII bytes of a text, or one character outside ASCII.
+enum Piece<'t> {
+    Ascii(&'t [u8]),
+    Other(char),
+}
+
+/// The text `utf8` as runs of ASCII bytes and the characters between
+/// them, for the two rewriters above. Not `utf8_chunks`: it checks every
+/// byte again (the writers made UTF-8), and its iterator was half of
+/// `escape_non_ascii`'s time in a V8 profile; only the bytes at a
+/// non-ASCII one are decoded here (U+FFFD for bytes that are not UTF-8).
+fn pieces(utf8: &[u8]) -> impl Iterator<Item = Piece<'_>> {
+    let mut from = 0;
+    let mut char_next = false;
+    std::iter::from_fn(move || {
+        let rest = utf8.get(from..).filter(|r| !r.is_empty())?;
+        if std::mem::take(&mut char_next) {
+            let (c, len) = char_at(utf8, from);
+            from += len;
+            return Some(Piece::Other(c));
+        }
+        let run = ascii_prefix(rest);
+        from += run;
+        char_next = true;
+        Some(Piece::Ascii(rest.get(..run).unwrap_or_default()))
+    })
 }
 
 /// How many bytes `b` begins with that are ASCII, read eight at a time
@@ -168,7 +182,7 @@ fn ascii_prefix(b: &[u8]) -> usize {
 }
 
 /// Append the ASCII bytes `run` as UTF-16 little-endian units: each byte
-/// and a zero, into a region sized once (a loop the compiler vectorises).
+/// and a zero, into a region sized once.
 fn widen_ascii(run: &[u8], out: &mut Vec<u8>) {
     let start = out.len();
     out.resize(start + run.len() * 2, 0);

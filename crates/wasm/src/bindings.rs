@@ -72,10 +72,14 @@ fn js<T>(r: Result<T>) -> std::result::Result<T, JsValue> {
 // had grown past 16 MiB.
 thread_local! {
     static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    static OUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    /// Where an answer is rewritten (escaped, or made UTF-16) before it
-    /// is swapped with the out buffer: no allocation per answer.
-    static SPARE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static OUT: RefCell<Answer> = const { RefCell::new(Answer { out: Vec::new(), spare: Vec::new() }) };
+}
+
+/// The out buffer, and where an answer is rewritten (escaped, or made
+/// UTF-16) before the two change places: no allocation per answer.
+struct Answer {
+    out: Vec<u8>,
+    spare: Vec<u8>,
 }
 
 /// An in-place answer: the text at [`text_buffer`] held U+FFFD (Note
@@ -86,7 +90,7 @@ const NOT_ANSWERED: f64 = -1.0;
 /// \[Answers read in place\]).
 #[wasm_bindgen(js_name = outBuffer)]
 pub fn out_buffer() -> usize {
-    OUT.with(|o| o.borrow().as_ptr().addr())
+    OUT.with(|o| o.borrow().out.as_ptr().addr())
 }
 
 /// How an answer's characters outside ASCII are written.
@@ -122,44 +126,33 @@ fn answer_in_place(
     f: impl FnOnce(&str, &mut Vec<u8>) -> Result<()>,
 ) -> f64 {
     OUT.with(|o| {
-        let Ok(mut out) = o.try_borrow_mut() else {
+        let Ok(mut answer) = o.try_borrow_mut() else {
             // Not re-entered: the module calls no JavaScript while it answers.
             return NOT_ANSWERED;
         };
-        if out.capacity() > KEEP_TEXT {
-            *out = Vec::new();
+        let Answer { out, spare } = &mut *answer;
+        for buffer in [&mut *out, &mut *spare] {
+            if buffer.capacity() > KEEP_TEXT {
+                *buffer = Vec::new();
+            }
+            buffer.clear();
         }
-        out.clear();
-        match with_text(len, |t| f(t, &mut out)) {
+        match with_text(len, |t| f(t, out)) {
             None => NOT_ANSWERED,
             Some(Ok(())) => {
-                if out.is_ascii() {
-                    return answer_code(out.len(), Encoding::Ascii);
-                }
                 let encoding = match non_ascii {
+                    _ if out.is_ascii() => return answer_code(out.len(), Encoding::Ascii),
                     NonAscii::Kept => return answer_code(out.len(), Encoding::Utf8),
-                    NonAscii::Utf16 => Encoding::Utf16,
-                    NonAscii::Escaped => Encoding::Ascii,
+                    NonAscii::Utf16 => {
+                        json::utf16le_of(out, spare);
+                        Encoding::Utf16
+                    }
+                    NonAscii::Escaped => {
+                        json::escape_non_ascii(out, spare);
+                        Encoding::Ascii
+                    }
                 };
-                let rewritten = SPARE.with(|spare| {
-                    let Ok(mut spare) = spare.try_borrow_mut() else {
-                        return false;
-                    };
-                    if spare.capacity() > KEEP_TEXT {
-                        *spare = Vec::new();
-                    }
-                    spare.clear();
-                    match encoding {
-                        Encoding::Utf16 => json::utf16le_of(&out, &mut spare),
-                        _ => json::escape_non_ascii(&out, &mut spare),
-                    }
-                    std::mem::swap(&mut *out, &mut *spare);
-                    true
-                });
-                // Never: nothing else borrows the spare; the UTF-8 is right too.
-                if !rewritten {
-                    return answer_code(out.len(), Encoding::Utf8);
-                }
+                std::mem::swap(out, spare);
                 answer_code(out.len(), encoding)
             }
             Some(Err(e)) => {

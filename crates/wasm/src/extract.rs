@@ -91,10 +91,9 @@ impl Setup {
     /// Extract from one text, as the JSON the package reads (a reply's
     /// value written as it is extracted: Note \[Writing the result\]).
     pub fn run_json(&self, text: &str) -> String {
-        match self.format {
-            None => compact_result_json(text, &self.options()),
-            Some(_) => result_json(&self.run(text)),
-        }
+        let mut out = Vec::with_capacity(text.len() + 256);
+        self.run_into(text, &mut out);
+        text_of(out)
     }
 
     /// [`Self::run_json`] appended to `out`.
