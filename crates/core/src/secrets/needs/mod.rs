@@ -20,14 +20,18 @@
 //! holding a letter that `(?i)` folds is looked for ignoring ASCII case
 //! (which only widens its exact bytes), and since such a letter also
 //! matches the Kelvin sign or the long s (`k`, `s`), a requirement holding
-//! one is not used on non-ASCII text.
+//! one is not used on text that holds either (Rust's `(?i)` folds no other
+//! character into an ASCII letter; `derive::letter` reads a class as one
+//! letter only when it holds no other). It was not used on any text that
+//! was not ASCII: `café` beside `sonarr` met Sonar's requirement.
 
 #[cfg(test)]
 pub(super) mod derive;
 
 /// One literal of a requirement: its bytes (lower case when it holds a
-/// letter `(?i)` folds) and whether it does.
-pub(super) type Literal = (&'static [u8], bool);
+/// letter `(?i)` folds), whether it does, and whether it is needed at a
+/// word boundary (Note \[Literals at a word boundary\]).
+pub(super) type Literal = (&'static [u8], bool, bool);
 
 /// One built-in rule's requirements: its id, its pattern as written (a rule
 /// replaced by a user's keeps none), and the requirements.
@@ -47,20 +51,53 @@ pub(super) fn builtin(id: &str, regex: &str) -> &'static [&'static [Literal]] {
 /// Whether `text` holds a literal of every requirement (and so the rule may
 /// match).
 pub(super) fn met(needs: &[&[Literal]], text: &str) -> bool {
+    met_in(needs, text, false)
+}
+
+/// [`met`], with `json`: `text` is JSON as written (see [`met_as_written`]).
+fn met_in(needs: &[&[Literal]], text: &str, json: bool) -> bool {
+    let escaped = |lit: &[u8]| lit.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
     // Read only when a requirement folds (one pass, at most once).
-    let mut ascii = None;
+    let mut folds = None;
     needs.iter().all(|choices| {
-        // A folded letter may be a non-ASCII character in the text.
-        (choices.iter().any(|&(_, folded)| folded)
-            && !*ascii.get_or_insert_with(|| text.is_ascii()))
-            || choices.iter().any(|&(lit, folded)| {
-                if folded {
-                    holds(text.as_bytes(), lit)
-                } else {
-                    holds_exact(text.as_bytes(), lit)
-                }
-            })
+        (json && choices.iter().any(|&(lit, _, _)| escaped(lit)))
+            // A folded letter may be the Kelvin sign or the long s in the text.
+            || (choices.iter().any(|&(_, folded, _)| folded)
+                && *folds
+                    .get_or_insert_with(|| super::hand_gate::folds_into_ascii(text.as_bytes())))
+            || holds_any(text.as_bytes(), choices, json)
     })
+}
+
+/// Note \[Literals at a word boundary\]: a pattern that begins its literal
+/// after `\b` (Vault's `\b(?:hvs\.|s\.)…`, the JWT rule's `\bey…`)
+/// matches only where no word character comes before it. Without that,
+/// `s.` was met by every plural before a full stop (`status.example`,
+/// `logs.`) and `ey` by every `key`: on `extract --jsonl`'s bench output,
+/// 1,354 lines were walked string by string for Vault's rule alone. Such a
+/// literal (its first byte a word byte; `derive::required`) is found only
+/// where the byte before it is not an ASCII word byte. A byte of a
+/// character that is not ASCII before it may be a word character's or
+/// not, so it counts; so does a word byte after a backslash in JSON as
+/// written, which may be an escape's letter (`\n` is a newline).
+#[derive(Clone, Copy)]
+struct Boundary {
+    /// The literal is needed at a word boundary.
+    on: bool,
+    /// The text is JSON as written.
+    json: bool,
+}
+
+impl Boundary {
+    /// Whether an occurrence at `at` in `text` may be where a match holds it.
+    fn allows(self, text: &[u8], at: usize) -> bool {
+        if !self.on || at == 0 {
+            return true;
+        }
+        let before = text[at - 1];
+        let word = before.is_ascii_alphanumeric() || before == b'_';
+        !word || (self.json && at >= 2 && text[at - 2] == b'\\')
+    }
 }
 
 /// [`met`] read on JSON text as written, for any of its strings: false only
@@ -74,51 +111,92 @@ pub(super) fn met(needs: &[&[Literal]], text: &str) -> bool {
 /// those that a string's text holds is in `json` too. A literal holding one
 /// is taken as met.
 pub(super) fn met_as_written(needs: &[&[Literal]], json: &str) -> bool {
-    let escaped = |lit: &[u8]| lit.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
-    needs
-        .iter()
-        .all(|choices| choices.iter().any(|&(lit, _)| escaped(lit)) || met(&[choices], json))
+    met_in(needs, json, true)
 }
 
-/// Whether `text` holds `lit` as it is. Literals are short and texts are
-/// mostly a string or a line: a `memchr` for the first byte and a compare
-/// beat `memmem::find`, which builds a searcher per call (perf: 8% of
-/// masking `extract --jsonl` output).
-fn holds_exact(text: &[u8], lit: &[u8]) -> bool {
-    let Some((&first, rest)) = lit.split_first() else {
-        return true;
+/// Whether `text` holds one of `choices` (each where its boundary
+/// allows; `json`: the text is JSON as written).
+///
+/// Literals are short and texts are mostly a string or a line: a `memchr`
+/// for the first byte and a compare beat `memmem::find`, which builds a
+/// searcher per call (perf: 8% of masking `extract --jsonl` output). The
+/// choices' first bytes (both cases of a folded one) are looked for in
+/// one pass when there are at most three: a product's eight literals
+/// (Note \[Products of small languages\] in `derive.rs`) mostly share one.
+fn holds_any(text: &[u8], choices: &[Literal], json: bool) -> bool {
+    let found_at = |at: usize| {
+        choices.iter().any(|&(lit, folded, boundary)| {
+            let Some(seen) = text.get(at..at + lit.len()) else {
+                return false;
+            };
+            // The second byte first: a common first byte (`s` of a
+            // product's `sonar…`) is mostly followed by another.
+            let fold = |b: u8| if folded { b.to_ascii_lowercase() } else { b };
+            if lit.len() > 1 && fold(seen[1]) != lit[1] {
+                return false;
+            }
+            let same = if folded {
+                seen.eq_ignore_ascii_case(lit)
+            } else {
+                seen == lit
+            };
+            same && Boundary { on: boundary, json }.allows(text, at)
+        })
     };
-    let mut from = 0;
-    while let Some(at) = memchr::memchr(first, &text[from..]).map(|p| from + p) {
-        if text.get(at + 1..at + lit.len()) == Some(rest) {
+    let mut firsts = [0u8; 3];
+    let mut n = 0;
+    for &(lit, folded, _) in choices {
+        let Some(&first) = lit.first() else {
             return true;
+        };
+        let cases = [
+            first,
+            if folded {
+                first.to_ascii_uppercase()
+            } else {
+                first
+            },
+        ];
+        for b in cases {
+            if !firsts[..n].contains(&b) {
+                if n == firsts.len() {
+                    return choices
+                        .iter()
+                        .any(|c| holds_any(text, std::slice::from_ref(c), json));
+                }
+                firsts[n] = b;
+                n += 1;
+            }
         }
-        from = at + 1;
     }
-    false
-}
-
-/// Whether `text` holds `lit` (lower case) ignoring ASCII case.
-fn holds(text: &[u8], lit: &[u8]) -> bool {
-    let Some((&first, rest)) = lit.split_first() else {
-        return true;
-    };
-    let (lo, up) = (first, first.to_ascii_uppercase());
-    let mut from = 0;
-    while let Some(at) = memchr::memchr2(lo, up, &text[from..]).map(|p| from + p) {
-        let end = at + lit.len();
-        if end <= text.len() && text[at + 1..end].eq_ignore_ascii_case(rest) {
-            return true;
-        }
-        from = at + 1;
+    match n {
+        0 => false,
+        1 => memchr::memchr_iter(firsts[0], text).any(found_at),
+        2 => memchr::memchr2_iter(firsts[0], firsts[1], text).any(found_at),
+        _ => memchr::memchr3_iter(firsts[0], firsts[1], firsts[2], text).any(found_at),
     }
-    false
 }
 
 #[cfg(test)]
 mod tests {
     use super::derive::{Unit, needs_of};
-    use super::{BUILTIN, holds, met};
+    use super::{BUILTIN, Boundary, met, met_as_written};
+
+    /// An occurrence anywhere counts.
+    const ANYWHERE: Boundary = Boundary {
+        on: false,
+        json: false,
+    };
+
+    /// Whether `text` holds `lit` ignoring ASCII case.
+    fn holds(text: &[u8], lit: &'static [u8], at: Boundary) -> bool {
+        super::holds_any(text, &[(lit, true, at.on)], at.json)
+    }
+
+    /// Whether `text` holds `lit` as it is.
+    fn holds_exact(text: &[u8], lit: &'static [u8], at: Boundary) -> bool {
+        super::holds_any(text, &[(lit, false, at.on)], at.json)
+    }
     use crate::secrets::RuleSet;
     use crate::secrets::syntax::go_to_rust;
 
@@ -130,6 +208,12 @@ mod tests {
         s.bytes().map(Unit::Fold).collect()
     }
 
+    fn at_boundary(l: &[Unit]) -> Vec<Unit> {
+        let mut out = vec![Unit::Boundary];
+        out.extend_from_slice(l);
+        out
+    }
+
     /// What every match needs, read off the patterns the rules are made of.
     #[test]
     fn literals_every_match_holds() {
@@ -138,11 +222,8 @@ mod tests {
             ("SK[0-9a-f]{32}", vec![vec![lit("SK")]]),
             (
                 r"curl.*(?:-H|--header)x",
-                vec![
-                    vec![lit("--header"), lit("-H")],
-                    vec![lit("curl")],
-                    vec![lit("x")],
-                ],
+                // `x` and the alternation in one product.
+                vec![vec![lit("--headerx"), lit("-Hx")], vec![lit("curl")]],
             ),
             ("(?i)key", vec![vec![folded("key")]]),
             // A class of more than one letter's cases is not a literal.
@@ -152,7 +233,53 @@ mod tests {
             ("(?:abc)?d", vec![vec![lit("d")]]),
             ("(?:xy){2,}z", vec![vec![lit("xy")], vec![lit("z")]]),
             ("[a-z]+", vec![]),
-            (r"\bfoo\b", vec![vec![lit("foo")]]),
+            // Note [Literals at a word boundary].
+            (r"\bfoo\b", vec![vec![at_boundary(&lit("foo"))]]),
+            // A boundary inside a run matches nothing; it is not kept.
+            (r"x\Bfoo", vec![vec![lit("xfoo")]]),
+            (r"\B(?:foo)", vec![vec![lit("foo")]]),
+            // A literal whose first byte is not a word byte keeps no boundary.
+            (
+                r"\b(?:\.ab|cd)",
+                vec![vec![lit(".ab"), at_boundary(&lit("cd"))]],
+            ),
+            (
+                r"\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:['\s;]|$)",
+                vec![vec![at_boundary(&lit("hvs.")), at_boundary(&lit("s."))]],
+            ),
+            // Note [Products of small languages].
+            (
+                "(?i)[a-z]{0,5}(?:sonar[_.-]?(login|token))",
+                vec![
+                    ["", "_", ".", "-"]
+                        .iter()
+                        .flat_map(|sep| {
+                            ["login", "token"].map(|w| {
+                                let mut l = folded("sonar");
+                                l.extend(lit(sep));
+                                l.extend(folded(w));
+                                l
+                            })
+                        })
+                        .collect(),
+                ],
+            ),
+            ("ab?c", vec![vec![lit("abc"), lit("ac")]]),
+            ("a[xy]-b[0-9]", vec![vec![lit("ax-b"), lit("ay-b")]]),
+            // The next item's beginnings join the product.
+            ("k=(?:ab|cd)[0-9]+", vec![vec![lit("k=ab"), lit("k=cd")]]),
+            // At most eight strings: the item with no room begins the next run.
+            (
+                "[ab][cd][ef][gh]x",
+                vec![
+                    ["ace", "acf", "ade", "adf", "bce", "bcf", "bde", "bdf"]
+                        .map(lit)
+                        .to_vec(),
+                    vec![lit("gx"), lit("hx")],
+                ],
+            ),
+            // An optional item alone: nothing.
+            ("(?:ab)?[0-9]", vec![]),
         ];
         for (pattern, want) in cases {
             let mut got = needs_of(pattern);
@@ -168,10 +295,10 @@ mod tests {
 
     #[test]
     fn a_literal_is_looked_for_ignoring_ascii_case() {
-        assert!(holds(b"a CURL -h x", b"curl"));
-        assert!(holds(b"xx--HEADER", b"--header"));
-        assert!(!holds(b"cur", b"curl"));
-        assert!(holds(b"", b""));
+        assert!(holds(b"a CURL -h x", b"curl", ANYWHERE));
+        assert!(holds(b"xx--HEADER", b"--header", ANYWHERE));
+        assert!(!holds(b"cur", b"curl", ANYWHERE));
+        assert!(holds(b"", b"", ANYWHERE));
         for (text, lit, want) in [
             (&b"xxSK1"[..], &b"SK"[..], true),
             (b"sk SKx", b"SK", true),
@@ -183,10 +310,16 @@ mod tests {
             (b"x", b"", true),
             (b":", b":", true),
         ] {
-            assert_eq!(super::holds_exact(text, lit), want, "{lit:?} in {text:?}");
+            assert_eq!(
+                holds_exact(text, lit, ANYWHERE),
+                want,
+                "{lit:?} in {text:?}"
+            );
         }
-        let needs: &[&[super::Literal]] =
-            &[&[(b"-H", false), (b"--header", false)], &[(b"curl", true)]];
+        let needs: &[&[super::Literal]] = &[
+            &[(b"-H", false, false), (b"--header", false, false)],
+            &[(b"curl", true, false)],
+        ];
         assert!(met(needs, "CURL x -H y"));
         assert!(
             !met(needs, "curl x -h y"),
@@ -194,9 +327,101 @@ mod tests {
         );
         assert!(!met(needs, "a quick `curl` against port 5432"));
         // A folded letter may hide as the Kelvin sign: not used on such text.
-        let k: &[&[super::Literal]] = &[&[(b"key", true)]];
+        let k: &[&[super::Literal]] = &[&[(b"key", true, false)]];
         assert!(!met(k, "ey"));
         assert!(met(k, "\u{212A}ey"));
+        assert!(met(k, "x \u{17F} y"), "the long s");
+        // Other characters that are not ASCII fold into no ASCII letter.
+        assert!(!met(k, "caf\u{e9} ey \u{2192} \u{1F680}"));
+        assert!(met(k, "caf\u{e9} KEY"));
+    }
+
+    /// Note [Literals at a word boundary]: found only where no ASCII word
+    /// byte comes before; in JSON as written, a word byte after a backslash
+    /// may be an escape's letter.
+    #[test]
+    fn a_literal_at_a_word_boundary_has_no_word_byte_before_it() {
+        let at = |on, json| Boundary { on, json };
+        for (text, json, want) in [
+            (&b"status.example"[..], false, false),
+            (b"logs.", false, false),
+            (b"_s.x", false, false),
+            (b"9s.x", false, false),
+            (b"s.x", false, true),
+            (b"a s.x", false, true),
+            (b"\"s.x", false, true),
+            (b"a-s.x", false, true),
+            // A character that is not ASCII may or may not be a word's.
+            ("\u{e9}s.x".as_bytes(), false, true),
+            // One occurrence at a boundary is enough.
+            (b"status. s.x", false, true),
+            // `\ns.`: the `n` of a newline's escape in JSON as written.
+            (b"a\\ns.x", true, true),
+            (b"a\\ns.x", false, false),
+            (b"ans.x", true, false),
+        ] {
+            assert_eq!(
+                holds_exact(text, b"s.", at(true, json)),
+                want,
+                "{:?} json {json}",
+                String::from_utf8_lossy(text)
+            );
+            assert!(holds_exact(text, b"s.", at(false, json)));
+        }
+        assert!(!holds(b"KEYS.x", b"s.", at(true, false)));
+        assert!(holds(b"KEY S.x", b"s.", at(true, false)));
+        // As the detector reads a line: Vault's requirement on a JSON line.
+        let vault: &[&[super::Literal]] = &[&[(b"hvs.", false, true), (b"s.", false, true)]];
+        assert!(!met_as_written(
+            vault,
+            r#"{"url":"https://status.example.com/"}"#
+        ));
+        assert!(met_as_written(
+            vault,
+            r#"{"token":"s.abcdefghijklmnopqrstuvwx"}"#
+        ));
+        assert!(met_as_written(
+            vault,
+            r#"{"note":"line\ns.abcdefghijklmnopqrstuvwx"}"#
+        ));
+        assert!(!met(vault, "status.example"));
+        assert!(met(vault, "x hvs.abc"));
+    }
+
+    /// A requirement's choices are looked for in one pass when they begin
+    /// with at most three bytes (both cases of a folded one), one by one
+    /// otherwise; found either way.
+    #[test]
+    fn choices_are_found_in_one_pass_or_one_by_one() {
+        use super::{Literal, holds_any};
+        let sonar: &[Literal] = &[(b"sonar_token", true, false), (b"sonartoken", true, false)];
+        assert!(holds_any(b"a SONAR_TOKEN", sonar, false));
+        assert!(holds_any(b"sonartoken", sonar, false));
+        assert!(!holds_any(b"sonarr token sonar token", sonar, false));
+        let four: &[Literal] = &[
+            (b"ab", false, false),
+            (b"cd", false, false),
+            (b"ef", false, false),
+            (b"Gh", false, false),
+        ];
+        assert!(holds_any(b"xxGh", four, false));
+        assert!(holds_any(b"xxef", four, false));
+        assert!(!holds_any(b"ag ce gh", four, false));
+        // `b` folded and `B` exact: three first bytes, one pass.
+        let three: &[Literal] = &[
+            (b"bx", true, false),
+            (b"By", false, false),
+            (b"z", false, false),
+        ];
+        assert!(holds_any(b"..BX", three, false));
+        assert!(holds_any(b"..By", three, false));
+        assert!(!holds_any(b"..by", three, false));
+        assert!(holds_any(b"z", three, false));
+        // Each choice keeps its own boundary.
+        let vault: &[Literal] = &[(b"hvs.", false, true), (b"s.", false, true)];
+        assert!(!holds_any(b"xhvs. logs.", vault, false));
+        assert!(holds_any(b"xhvs. s.", vault, false));
+        assert!(!holds_any(b"", vault, false));
     }
 
     /// The build script's table is what `derive` reads off each built-in
