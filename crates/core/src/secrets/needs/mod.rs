@@ -424,6 +424,93 @@ mod tests {
         assert!(!holds_any(b"", vault, false));
     }
 
+    /// `needs` as the build script writes them (its literal conversion).
+    fn as_table(needs: &[Vec<Vec<Unit>>]) -> Vec<Vec<super::Literal>> {
+        needs
+            .iter()
+            .map(|choices| {
+                choices
+                    .iter()
+                    .map(|lit| {
+                        let folded = lit.iter().any(|u| matches!(u, Unit::Fold(_)));
+                        let boundary = lit.first() == Some(&Unit::Boundary);
+                        let bytes: Vec<u8> = lit
+                            .iter()
+                            .filter_map(|u| match *u {
+                                Unit::Exact(b) if folded => Some(b.to_ascii_lowercase()),
+                                Unit::Exact(b) | Unit::Fold(b) => Some(b),
+                                Unit::Boundary => None,
+                            })
+                            .collect();
+                        (&*Box::leak(bytes.into_boxed_slice()), folded, boundary)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Soundness of the derivation, products and boundaries included:
+        /// wherever a pattern matches a text, the text meets its needs, as
+        /// plain text and as a JSON string written (escapes and all).
+        #[test]
+        fn a_match_always_meets_what_its_pattern_needs(
+            atoms in proptest::collection::vec(0usize..ATOMS.len(), 1..6),
+            fold in proptest::bool::ANY,
+            text in proptest::collection::vec(0usize..PIECES.len(), 0..16),
+        ) {
+            let body: String = atoms.iter().map(|&a| ATOMS[a]).collect();
+            let pattern = if fold { format!("(?i){body}") } else { body };
+            let re = regex::Regex::new(&pattern).unwrap();
+            let text: String = text.iter().map(|&c| PIECES[c]).collect();
+            if re.is_match(&text) {
+                let table = as_table(&needs_of(&pattern));
+                let needs: Vec<&[super::Literal]> = table.iter().map(Vec::as_slice).collect();
+                proptest::prop_assert!(met(&needs, &text), "{pattern} on {text:?}: {table:?}");
+                let json = serde_json::to_string(&text).unwrap();
+                proptest::prop_assert!(!json.contains("\\u"));
+                proptest::prop_assert!(
+                    met_as_written(&needs, &json),
+                    "{pattern} on {json}: {table:?}"
+                );
+            }
+        }
+    }
+
+    /// Pieces of the patterns the property test joins: literals, small
+    /// classes, optional and alternative pieces, boundaries, repetitions.
+    const ATOMS: [&str; 16] = [
+        "s\\.",
+        "ey",
+        "ab",
+        "k",
+        "x_",
+        "[ab]",
+        "[_.-]",
+        "(?:a|bc)",
+        "(?:ab)?",
+        "\\b",
+        "\\B",
+        "[a-z]{1,3}",
+        "(?i:sk)",
+        "[ -~]",
+        "(?:s|hvs)\\.",
+        "\\s",
+    ];
+
+    /// The pieces of the property test's texts: the atoms' own characters
+    /// and some of their strings whole, word and other bytes around them,
+    /// what JSON escapes (`\ns.`: an escape's letter before a boundary),
+    /// and characters that are not ASCII: a letter (`é`, a word character
+    /// to `\b`), an arrow (not one), the Kelvin sign and the long s (they
+    /// fold into `k`, `s`).
+    const PIECES: [&str; 27] = [
+        "a", "b", "c", "s", "S", ".", "e", "y", "k", "K", "x", "_", "-", " ", "\n", "\"", "\\",
+        "\u{e9}", "\u{2192}", "\u{212A}", "\u{17F}", "s.", "\ns.", "hvs.", "ey", "sk", "ab",
+    ];
+
     /// The build script's table is what `derive` reads off each built-in
     /// rule, in file order (the detector looks there in that order).
     #[test]
