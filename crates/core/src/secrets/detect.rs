@@ -325,6 +325,10 @@ pub struct Detector {
     keywords: Option<Keywords>,
     /// Per keyword pattern: the rules it lets run.
     keyword_rules: Vec<Vec<usize>>,
+    /// Per keyword pattern and rule it lets run (as `keyword_rules`), the
+    /// requirement read at the keyword's hit (Note \[A requirement read at
+    /// its keyword\] in `needs/mod.rs`).
+    keyword_needs: Vec<Vec<Option<needs::AtKeyword>>>,
     /// Rules without keywords.
     always: Vec<usize>,
     /// Whether a keyword hit in JSON text as written is a hit in its strings
@@ -597,6 +601,16 @@ impl Detector {
             && keywords
                 .iter()
                 .all(|k| k.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'));
+        let keyword_needs = keyword_rules
+            .iter()
+            .zip(&keywords)
+            .map(|(rules, k)| {
+                rules
+                    .iter()
+                    .map(|&r| needs::AtKeyword::of(compiled[r].needs, k.as_bytes()))
+                    .collect()
+            })
+            .collect();
         let keywords = if keywords.is_empty() {
             None
         } else {
@@ -609,6 +623,7 @@ impl Detector {
             json_raw_keywords,
             keywords,
             keyword_rules,
+            keyword_needs,
             always,
         })
     }
@@ -721,34 +736,50 @@ impl Detector {
         }
         let mut spans = Vec::new();
         if let Some(k) = &self.keywords {
-            // Per rule: 0 not read yet, 1 its needs may be met, 2 not.
+            // Per rule, two bits per requirement (Note \[Literals a match
+            // needs\]: at most three): read yet, and met somewhere.
             let mut may: Vec<u8> = Vec::new();
-            // The hand gate as written: whether the text holds K or ſ, and
-            // its last answer (from, stop, yes) for keywords ending in
-            // `from..=stop` (Note \[Hand gate as written\]).
-            let mut folds: Option<bool> = None;
+            // Whether the text holds K or ſ (for the needs and the hand
+            // gate), and the hand gate's last answer (from, stop, yes) for
+            // keywords ending in `from..=stop` (Note \[Hand gate as written\]).
+            let folds = std::cell::Cell::new(None);
             let mut gate_memo: Option<(usize, usize, bool, bool)> = None;
             // No keyword holds a `"`, so no hit runs past a string's quote.
             k.scan_in_order(json.as_bytes(), |id, start, end| {
-                let mut wakes = |rule: usize| {
+                let mut wakes = |rule: usize, at_keyword: Option<&needs::AtKeyword>| {
                     if !as_written {
                         return true;
+                    }
+                    let rule_needs = self.rules[rule].needs;
+                    if let Some(a) = at_keyword {
+                        if !a.met_at(rule_needs, json.as_bytes(), start, &folds) {
+                            return false;
+                        }
                     }
                     if may.is_empty() {
                         may = vec![0; self.rules.len()];
                     }
-                    if may[rule] == 0 {
-                        let met = needs::met_as_written(self.rules[rule].needs, json);
-                        may[rule] = if met { 1 } else { 2 };
-                    }
-                    may[rule] == 1
+                    rule_needs.iter().enumerate().all(|(i, choices)| {
+                        if at_keyword.is_some_and(|a| a.req() == i) {
+                            return true;
+                        }
+                        if i >= 4 {
+                            return needs::choices_met(choices, json, true, &folds);
+                        }
+                        let (read, met) = (1u8 << (2 * i), 2u8 << (2 * i));
+                        if may[rule] & read == 0 {
+                            let yes = needs::choices_met(choices, json, true, &folds);
+                            may[rule] |= read | if yes { met } else { 0 };
+                        }
+                        may[rule] & met != 0
+                    })
                 };
                 let mut may_match = |rule: usize| {
                     if !as_written || !self.rules[rule].hand_as_written {
                         return true;
                     }
                     let bytes = json.as_bytes();
-                    if *folds.get_or_insert_with(|| hand_gate::folds_into_ascii(bytes)) {
+                    if needs::text_folds(bytes, &folds) {
                         return true;
                     }
                     let letters = self.rules[rule].letters_allowed;
@@ -768,7 +799,8 @@ impl Detector {
                 };
                 if self.keyword_rules[id]
                     .iter()
-                    .any(|&r| wakes(r) && may_match(r))
+                    .zip(&self.keyword_needs[id])
+                    .any(|(&r, at)| wakes(r, at.as_ref()) && may_match(r))
                 {
                     add(&mut spans, (start, end));
                 }
