@@ -125,6 +125,11 @@ impl AtKeyword {
     /// The requirement of `needs` read at an occurrence of `keyword` (lower
     /// case), if one has the keyword in each of its choices.
     pub(super) fn of(needs: &[&[Literal]], keyword: &[u8]) -> Option<AtKeyword> {
+        // Rules read from a file never list an empty keyword (`rules.rs`);
+        // a set built by hand might, and `windows(0)` would panic.
+        if keyword.is_empty() {
+            return None;
+        }
         needs.iter().enumerate().find_map(|(req, choices)| {
             let offsets: Option<Box<[usize]>> = choices
                 .iter()
@@ -680,6 +685,7 @@ s.Xq7Lm2Vb9Rt4"}"#
         assert!(AtKeyword::of(spaced, b"key").is_none());
         let other: &[&[Literal]] = &[&[(b"SK", false, false), (b"AC", false, false)]];
         assert!(AtKeyword::of(other, b"sk").is_none());
+        assert!(AtKeyword::of(twilio, b"").is_none(), "an empty keyword");
         // The second requirement when the first does not hold the keyword.
         let second: &[&[Literal]] = &[&[(b":A", false, false)], &[(b"telegr", true, false)]];
         assert_eq!(AtKeyword::of(second, b"telegr").map(|a| a.req()), Some(1));
