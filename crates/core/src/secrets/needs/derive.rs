@@ -382,16 +382,23 @@ fn language(hir: &regex_syntax::hir::Hir) -> Option<Vec<Literal>> {
         HirKind::Concat(items) => items
             .iter()
             .try_fold(vec![Vec::new()], |acc, i| product(&acc, &language(i)?)),
-        HirKind::Alternation(branches) => {
-            let mut out = Vec::new();
-            for b in branches {
-                out.extend(language(b)?);
-            }
-            out.sort();
-            out.dedup();
-            (out.len() <= MOST_CHOICES).then_some(out)
-        }
+        HirKind::Alternation(branches) => union(branches, language),
     }
+}
+
+/// What `each` gives for every branch, together, when every branch gives
+/// something and there are at most [`MOST_CHOICES`].
+fn union(
+    branches: &[regex_syntax::hir::Hir],
+    each: fn(&regex_syntax::hir::Hir) -> Option<Vec<Literal>>,
+) -> Option<Vec<Literal>> {
+    let mut out = Vec::new();
+    for b in branches {
+        out.extend(each(b)?);
+    }
+    out.sort();
+    out.dedup();
+    (out.len() <= MOST_CHOICES).then_some(out)
 }
 
 /// Literals one of which every match of `hir` begins with, when they are
@@ -418,15 +425,7 @@ fn prefixes(hir: &regex_syntax::hir::Hir) -> Option<Vec<Literal>> {
             }
             (!acc.iter().any(Vec::is_empty)).then_some(acc)
         }
-        HirKind::Alternation(branches) => {
-            let mut out = Vec::new();
-            for b in branches {
-                out.extend(prefixes(b)?);
-            }
-            out.sort();
-            out.dedup();
-            (out.len() <= MOST_CHOICES).then_some(out)
-        }
+        HirKind::Alternation(branches) => union(branches, prefixes),
         _ => None,
     }
 }
