@@ -75,19 +75,7 @@ fn builtin_needs(rules: &[Rule], dir: &str) {
         for choices in &needs {
             out.push_str("&[");
             for lit in choices {
-                // Exact bytes as written when nothing folds; otherwise lower
-                // case, compared ignoring case (which only widens an exact byte).
-                let folded = lit.iter().any(|u| matches!(u, derive::Unit::Fold(_)));
-                // A boundary is only ever first (`derive::required`).
-                let boundary = lit.first() == Some(&derive::Unit::Boundary);
-                let bytes: Vec<u8> = lit
-                    .iter()
-                    .filter_map(|u| match *u {
-                        derive::Unit::Exact(b) if folded => Some(b.to_ascii_lowercase()),
-                        derive::Unit::Exact(b) | derive::Unit::Fold(b) => Some(b),
-                        derive::Unit::Boundary => None,
-                    })
-                    .collect();
+                let (bytes, folded, boundary) = derive::as_table(lit);
                 write!(
                     out,
                     "(b\"{}\", {folded}, {boundary}), ",

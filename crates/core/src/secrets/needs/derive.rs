@@ -69,6 +69,26 @@ pub fn needs_of(pattern: &str) -> Needs {
     needs
 }
 
+/// `lit` as the detector's table holds it (`needs::Literal`): its bytes,
+/// whether it folds, whether it is needed at a word boundary. Exact bytes
+/// stay as written when nothing folds; otherwise they are lower case,
+/// compared ignoring case (which only widens an exact byte). A boundary is
+/// only ever first ([`required`]). The build script writes this; the
+/// tests read it.
+pub fn as_table(lit: &[Unit]) -> (Vec<u8>, bool, bool) {
+    let folded = lit.iter().any(|u| matches!(u, Unit::Fold(_)));
+    let boundary = lit.first() == Some(&Unit::Boundary);
+    let bytes = lit
+        .iter()
+        .filter_map(|u| match *u {
+            Unit::Exact(b) if folded => Some(b.to_ascii_lowercase()),
+            Unit::Exact(b) | Unit::Fold(b) => Some(b),
+            Unit::Boundary => None,
+        })
+        .collect();
+    (bytes, folded, boundary)
+}
+
 /// How many bytes `l` has (a boundary is none).
 fn bytes(l: &[Unit]) -> usize {
     l.iter().filter(|&&u| u != Unit::Boundary).count()

@@ -164,28 +164,33 @@ impl AtKeyword {
         if choices.iter().any(|&(_, folded, _)| folded) && text_folds(json, folds) {
             return true;
         }
-        choices
-            .iter()
-            .zip(&*self.offsets)
-            .any(|(&(lit, folded, boundary), &o)| {
-                let Some(from) = start.checked_sub(o) else {
-                    return false;
-                };
-                let Some(seen) = json.get(from..from + lit.len()) else {
-                    return false;
-                };
-                let same = if folded {
-                    seen.eq_ignore_ascii_case(lit)
-                } else {
-                    seen == lit
-                };
-                same && Boundary {
-                    on: boundary,
-                    json: true,
-                }
-                .allows(json, from)
-            })
+        choices.iter().zip(&*self.offsets).any(|(&c, &o)| {
+            start
+                .checked_sub(o)
+                .is_some_and(|from| occurs_at(json, from, c, true))
+        })
     }
+}
+
+/// Whether `lit` occurs at `at` of `text` (ignoring ASCII case when it
+/// folds), where its boundary allows (`json`: the text is JSON as written).
+#[inline]
+fn occurs_at(text: &[u8], at: usize, (lit, folded, boundary): Literal, json: bool) -> bool {
+    let Some(seen) = text.get(at..at + lit.len()) else {
+        return false;
+    };
+    // The second byte first: a common first byte (`s` of a product's
+    // `sonar…`) is mostly followed by another.
+    let fold = |b: u8| if folded { b.to_ascii_lowercase() } else { b };
+    if lit.len() > 1 && fold(seen[1]) != lit[1] {
+        return false;
+    }
+    let same = if folded {
+        seen.eq_ignore_ascii_case(lit)
+    } else {
+        seen == lit
+    };
+    same && Boundary { on: boundary, json }.allows(text, at)
 }
 
 /// Note \[Literals at a word boundary\]: a pattern that begins its literal
@@ -247,25 +252,7 @@ pub(super) fn met_as_written(needs: &[&[Literal]], json: &str) -> bool {
 /// one pass when there are at most three: a product's eight literals
 /// (Note \[Products of small languages\] in `derive.rs`) mostly share one.
 fn holds_any(text: &[u8], choices: &[Literal], json: bool) -> bool {
-    let found_at = |at: usize| {
-        choices.iter().any(|&(lit, folded, boundary)| {
-            let Some(seen) = text.get(at..at + lit.len()) else {
-                return false;
-            };
-            // The second byte first: a common first byte (`s` of a
-            // product's `sonar…`) is mostly followed by another.
-            let fold = |b: u8| if folded { b.to_ascii_lowercase() } else { b };
-            if lit.len() > 1 && fold(seen[1]) != lit[1] {
-                return false;
-            }
-            let same = if folded {
-                seen.eq_ignore_ascii_case(lit)
-            } else {
-                seen == lit
-            };
-            same && Boundary { on: boundary, json }.allows(text, at)
-        })
-    };
+    let found_at = |at: usize| choices.iter().any(|&c| occurs_at(text, at, c, json));
     let mut firsts = [0u8; 3];
     let mut n = 0;
     for &(lit, folded, _) in choices {
@@ -555,16 +542,7 @@ mod tests {
                 choices
                     .iter()
                     .map(|lit| {
-                        let folded = lit.iter().any(|u| matches!(u, Unit::Fold(_)));
-                        let boundary = lit.first() == Some(&Unit::Boundary);
-                        let bytes: Vec<u8> = lit
-                            .iter()
-                            .filter_map(|u| match *u {
-                                Unit::Exact(b) if folded => Some(b.to_ascii_lowercase()),
-                                Unit::Exact(b) | Unit::Fold(b) => Some(b),
-                                Unit::Boundary => None,
-                            })
-                            .collect();
+                        let (bytes, folded, boundary) = super::derive::as_table(lit);
                         (&*Box::leak(bytes.into_boxed_slice()), folded, boundary)
                     })
                     .collect()
