@@ -23,6 +23,11 @@ include!("src/secrets/format.rs");
 mod derive;
 #[path = "src/secrets/syntax.rs"]
 mod syntax;
+// Note [Keyword buckets] in `src/secrets/keywords.rs`: the built-in
+// keywords' buckets, chosen once here.
+#[allow(dead_code)] // the tables are made at run time
+#[path = "src/secrets/keywords/buckets.rs"]
+mod buckets;
 include!("src/pricing/names.rs");
 
 fn main() {
@@ -62,6 +67,34 @@ fn secret_rules() {
     let dir = std::env::var("OUT_DIR").expect("OUT_DIR");
     std::fs::write(format!("{dir}/builtin_rules.rs"), out).expect("write builtin_rules.rs");
     builtin_needs(&file.rules, &dir);
+    builtin_buckets(&file.rules, &dir);
+}
+
+/// Moves the bucket search tries for the built-in keywords (Note [Buckets
+/// chosen by a model of text]): past about this many it finds little more.
+const BUCKET_MOVES: usize = 30_000;
+
+/// `builtin_buckets.rs`: each built-in keyword of two bytes or more (lower
+/// case, as the detector reads them) and its bucket, sorted by keyword.
+fn builtin_buckets(rules: &[Rule], dir: &str) {
+    println!("cargo:rerun-if-changed=src/secrets/keywords/buckets.rs");
+    let mut seen = std::collections::BTreeSet::new();
+    let words: Vec<String> = rules
+        .iter()
+        .flat_map(|r| &r.keywords)
+        .map(|k| k.to_ascii_lowercase())
+        .filter(|k| k.len() >= 2 && seen.insert(k.clone()))
+        .collect();
+    let refs: Vec<&[u8]> = words.iter().map(String::as_bytes).collect();
+    let placed = buckets::assign(&refs, &[], BUCKET_MOVES);
+    let mut pairs: Vec<(&[u8], u8)> = refs.into_iter().zip(placed).collect();
+    pairs.sort_unstable();
+    let mut out = String::from("&[\n");
+    for (k, b) in pairs {
+        writeln!(out, "    (b\"{}\", {b}),", k.escape_ascii()).unwrap();
+    }
+    out.push(']');
+    std::fs::write(format!("{dir}/builtin_buckets.rs"), out).expect("write builtin_buckets.rs");
 }
 
 /// `builtin_needs.rs`: per built-in rule, the literals every match needs.

@@ -45,6 +45,33 @@
 //! closure, inlined into the loop, left it short of registers (perf
 //! annotate: the text and table pointers reloaded from the stack at every
 //! byte).
+//!
+//! Note \[Keyword buckets\]: that loop still read a byte in about four
+//! cycles, half of what masking `extract --jsonl`'s output cost. Where the
+//! CPU has AVX2 (asked once, when the tables are made), a vector prefilter
+//! reads 32 positions at a time first, as Teddy does in Hyperscan and the
+//! `aho-corasick` crate: each keyword (two bytes or more) is in one of 32
+//! buckets, and a position passes a bucket when each of its four bytes has
+//! a low and a high nibble that some keyword of the bucket has at that place
+//! (both cases of a letter; any byte past a keyword's end). Sixteen-entry
+//! tables of bucket bits, one per nibble, place and group of eight buckets,
+//! are looked up with `vpshufb` and and-ed: 32 shuffles for 32 positions,
+//! no table in memory. A keyword's occurrence always passes its bucket, so
+//! only the positions that pass are read by the triple table and compared;
+//! which keywords share a bucket decides how many pass (`buckets.rs`,
+//! Note \[Buckets chosen by a model of text\]; 5% of `extract --jsonl`
+//! output). Positions the vector pass cannot read (fewer than 35 bytes
+//! left) go through the triple loop, as all do on other CPUs.
+
+#[cfg(target_arch = "x86_64")]
+mod buckets;
+#[cfg(target_arch = "x86_64")]
+mod vector;
+
+/// The built-in keywords' buckets, chosen by the build script (Note
+/// \[Buckets chosen by a model of text\] in `buckets.rs`), sorted.
+#[cfg(target_arch = "x86_64")]
+static BUILTIN_BUCKETS: &[(&[u8], u8)] = include!(concat!(env!("OUT_DIR"), "/builtin_buckets.rs"));
 
 /// Bytes folded to ASCII lower case.
 const LOWER: [u8; 256] = {
@@ -95,6 +122,35 @@ pub(super) struct Keywords {
     /// One-byte keywords: their ids by byte (lower case).
     single: Vec<(u8, u32)>,
     single_set: [bool; 256],
+    /// The vector prefilter, when the CPU has AVX2 and a keyword has two
+    /// bytes or more (Note \[Keyword buckets\]).
+    #[cfg(target_arch = "x86_64")]
+    kernel: Option<vector::Kernel>,
+}
+
+/// The buckets' nibble tables for the keywords of two bytes or more: the
+/// built-in ones where the build script placed them, others placed now.
+#[cfg(target_arch = "x86_64")]
+fn kernel(patterns: &[Box<[u8]>]) -> Option<vector::Kernel> {
+    let long: Vec<&[u8]> = patterns
+        .iter()
+        .map(|p| &**p)
+        .filter(|p| p.len() >= 2)
+        .collect();
+    if long.is_empty() {
+        return None;
+    }
+    let placed: Vec<Option<u8>> = long
+        .iter()
+        .map(|p| {
+            BUILTIN_BUCKETS
+                .binary_search_by(|(k, _)| (*k).cmp(p))
+                .ok()
+                .map(|i| BUILTIN_BUCKETS[i].1)
+        })
+        .collect();
+    let placed = buckets::assign(&long, &placed, 0);
+    vector::Kernel::new(&buckets::tables(&long, &placed), &long)
 }
 
 /// The triple index of three classes.
@@ -233,7 +289,6 @@ impl Keywords {
             })
             .collect();
         Keywords {
-            patterns,
             heads,
             fourth,
             class,
@@ -241,6 +296,9 @@ impl Keywords {
             rank,
             starts,
             by_triple: grouped.into_iter().map(|(_, id)| id).collect(),
+            #[cfg(target_arch = "x86_64")]
+            kernel: kernel(&patterns),
+            patterns,
             single,
             single_set,
         }
@@ -258,6 +316,74 @@ impl Keywords {
         if !self.single.is_empty() && !self.scan_singles(text, &mut each) {
             return;
         }
+        let Some(from) = self.scan_vector(text, &mut each) else {
+            return;
+        };
+        match text.get(from..) {
+            Some(rest) if from > 0 => {
+                self.scan_triples(rest, |id, start, end| each(id, from + start, from + end));
+            }
+            _ => self.scan_triples(text, each),
+        }
+    }
+
+    /// The positions the vector prefilter can read (Note \[Keyword
+    /// buckets\]): those it passes read by the triple table and compared.
+    /// Answers where the triple loop is to go on, or `None` when `each`
+    /// said stop.
+    #[cfg(target_arch = "x86_64")]
+    fn scan_vector(
+        &self,
+        text: &[u8],
+        each: &mut impl FnMut(usize, usize, usize) -> bool,
+    ) -> Option<usize> {
+        let Some(kernel) = &self.kernel else {
+            return Some(0);
+        };
+        let class = |b: u8| usize::from(self.class[usize::from(b)] & 63);
+        let triples: &[u64; WORDS] = &self.triples;
+        let mut hits = [0u8; PIECE];
+        kernel.pieces(text, |start, offsets| {
+            // Without a branch per position (Note \[Hits gathered, then
+            // compared\]): the triple's bit and its fourth byte's, then the
+            // positions both pass compared.
+            let mut n = 0;
+            for &k in offsets {
+                let i = start + usize::from(k);
+                // The kernel passes only positions with four bytes in `text`.
+                let Some(four) = text.get(i..i + 4).and_then(|b| <[u8; 4]>::try_from(b).ok())
+                else {
+                    continue;
+                };
+                hits[n % PIECE] = k;
+                n += kernel.may_begin(four);
+            }
+            for &k in &hits[..n.min(PIECE)] {
+                let i = start + usize::from(k);
+                let at = class(text[i]) << 12 | class(text[i + 1]) << 6 | class(text[i + 2]);
+                let w = triples[at >> 6];
+                if (w >> (at & 63)) & 1 != 0 && !self.compare(text, i, w, at, each) {
+                    return false;
+                }
+            }
+            true
+        })
+    }
+
+    /// Without AVX2 every position goes through the triple loop.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[allow(clippy::unused_self, clippy::unnecessary_wraps)]
+    fn scan_vector(
+        &self,
+        _text: &[u8],
+        _each: &mut impl FnMut(usize, usize, usize) -> bool,
+    ) -> Option<usize> {
+        Some(0)
+    }
+
+    /// [`Keywords::scan`]'s occurrences of the keywords of two bytes or
+    /// more, found with the triple table alone (Note \[Keyword triples\]).
+    fn scan_triples(&self, text: &[u8], mut each: impl FnMut(usize, usize, usize) -> bool) {
         // Classes are below 64 (six bits): the index stays under 2^18 and
         // the table's bounds are never checked in the loop.
         let class = |b: u8| usize::from(self.class[usize::from(b)] & 63);
@@ -563,6 +689,162 @@ mod tests {
                 });
                 assert!(hit, "{w:?} in {text:?}");
             }
+        }
+    }
+
+    /// The built-in keywords (lower case, as the detector passes them).
+    fn builtin_words() -> Vec<String> {
+        let rules = crate::secrets::RuleSet::builtin();
+        let mut words: Vec<String> = Vec::new();
+        for k in rules.rules.iter().flat_map(|r| r.keywords.iter()) {
+            let k = k.to_ascii_lowercase();
+            if !words.contains(&k) {
+                words.push(k);
+            }
+        }
+        words
+    }
+
+    /// Note \[Keyword buckets\]: on a CPU with AVX2 the vector pass runs,
+    /// and wherever it reads a built-in keyword (at every offset of a long
+    /// text, in either case, among other keywords' beginnings) it is found
+    /// as the triple loop alone finds it.
+    #[test]
+    fn the_vector_pass_finds_every_builtin_keyword_at_every_offset() {
+        let words = builtin_words();
+        let k = Keywords::new(&words);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            assert!(k.kernel.is_some(), "AVX2 is here: the vector pass must run");
+        }
+        // Filler that begins many keywords but completes none.
+        let filler = "line messag conf tok ap secre key_ ";
+        for (id, w) in words.iter().enumerate() {
+            for lead in [0, 1, 7, 31, 32, 33, 63, 64, 95] {
+                let upper = w.to_ascii_uppercase();
+                let word = if lead % 2 == 0 {
+                    w.as_str()
+                } else {
+                    upper.as_str()
+                };
+                let text: String = filler.chars().cycle().take(lead).collect::<String>()
+                    + word
+                    + &filler.repeat(3);
+                let mut hit = false;
+                k.scan(text.as_bytes(), |i, s, e| {
+                    hit |= i == id && s == lead && e == lead + w.len();
+                    true
+                });
+                assert!(hit, "{w:?} at {lead} in {text:?}");
+                let mut slow = Vec::new();
+                k.scan_triples(text.as_bytes(), |i, s, e| {
+                    slow.push((s, i, e));
+                    true
+                });
+                let mut fast = Vec::new();
+                k.scan_in_order(text.as_bytes(), |i, s, e| fast.push((s, i, e)));
+                slow.sort_unstable();
+                assert_eq!(fast, slow, "{text:?}");
+            }
+        }
+    }
+
+    /// Every built-in keyword passes the bucket the build script put it in,
+    /// in either case, whatever follows it; a keyword it did not place (a
+    /// user rule's) is placed when the tables are made, and passes too.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_keyword_passes_its_bucket() {
+        let mut words = builtin_words();
+        words.extend(["zz-own-rule", "q9", "xyz"].map(String::from));
+        let long: Vec<&[u8]> = words
+            .iter()
+            .map(String::as_bytes)
+            .filter(|w| w.len() >= 2)
+            .collect();
+        let placed: Vec<Option<u8>> = long
+            .iter()
+            .map(|w| {
+                super::BUILTIN_BUCKETS
+                    .binary_search_by(|(k, _)| (*k).cmp(w))
+                    .ok()
+                    .map(|i| super::BUILTIN_BUCKETS[i].1)
+            })
+            .collect();
+        assert_eq!(
+            placed.iter().filter(|p| p.is_none()).count(),
+            3,
+            "the build script placed every built-in keyword"
+        );
+        let buckets = super::buckets::assign(&long, &placed, 0);
+        assert_eq!(
+            buckets,
+            super::buckets::assign(&long, &placed, 0),
+            "deterministic"
+        );
+        assert!(
+            buckets
+                .iter()
+                .all(|&b| usize::from(b) < super::buckets::BUCKETS)
+        );
+        let tables = super::buckets::tables(&long, &buckets);
+        for w in &long {
+            for tail in [&b"\0\0"[..], b"~~", b"\xff\xfe", b"AZ"] {
+                for text in [w.to_vec(), w.to_ascii_uppercase()] {
+                    let text = [&text[..], tail, b"  "].concat();
+                    assert!(
+                        super::buckets::passes(&tables, &text),
+                        "{:?}",
+                        text.escape_ascii().to_string()
+                    );
+                }
+            }
+        }
+        // The buckets are not everything: ordinary words mostly fail them.
+        let prose = b"the quick brown fox jumps over the lazy dog while reading files";
+        let passed = (0..prose.len() - 4)
+            .filter(|&i| super::buckets::passes(&tables, &prose[i..]))
+            .count();
+        assert!(
+            passed * 4 < prose.len(),
+            "{passed} of {} positions pass",
+            prose.len()
+        );
+    }
+
+    proptest::proptest! {
+        /// Long texts made of keywords, their beginnings and other bytes in
+        /// either case: the vector pass with the triple loop after it finds
+        /// every occurrence the slow way finds, in order.
+        #[test]
+        fn the_vector_pass_finds_what_the_slow_way_finds(
+            pieces in proptest::collection::vec((0usize..40, proptest::bool::ANY), 0..120),
+        ) {
+            let patterns = [
+                "key", "ey", "token", "tok", "api-", "api", "s.", "sk", "password",
+                "ghp_", "xoxb-", "-----begin", "://", "a3t", "linear", "sonar",
+            ];
+            let k = Keywords::new(&patterns.map(String::from));
+            let fragments = [
+                "ke", "ey", "tok", "en", "api", "-", "s", ".", "k", "pass", "word", "ghp", "_",
+                "xox", "b-", "---", "--begin", ":", "//", "a3", "t", "lin", "ear", "sona", "r",
+                " ", "\"", "é", "0", "line", "KEY", "Token", "\n", "z", "q~", "{", "}", "a", "e", "y",
+            ];
+            let text: String = pieces
+                .iter()
+                .map(|&(i, up)| {
+                    let f = fragments[i % fragments.len()];
+                    if up { f.to_ascii_uppercase() } else { f.to_owned() }
+                })
+                .collect();
+            let mut fast = Vec::new();
+            k.scan_in_order(text.as_bytes(), |id, s, e| fast.push((id, s, e)));
+            let mut sorted = fast.clone();
+            sorted.sort_by_key(|&(id, s, _)| (s, id));
+            let mut in_order = fast.iter().map(|&(_, s, _)| s).collect::<Vec<_>>();
+            in_order.dedup();
+            proptest::prop_assert!(in_order.windows(2).all(|w| w[0] < w[1]), "in order");
+            proptest::prop_assert_eq!(sorted, naive(&patterns, &text));
         }
     }
 

@@ -1,0 +1,286 @@
+//! Which of the vector prefilter's buckets each keyword goes in, and the
+//! nibble tables the buckets make.
+//!
+//! A module of the library and of the build script (which assigns the
+//! built-in keywords once, Note \[Keyword buckets\] in `keywords.rs`), so it
+//! uses nothing outside `core`/`std`.
+//!
+//! Note \[Buckets chosen by a model of text\]: a position passes a bucket
+//! when, for each of its four bytes, the byte's low nibble is one that some
+//! keyword of the bucket has there and its high nibble is too. A bucket's
+//! test is therefore a product of per-position nibble sets, and is as loose
+//! as the union of its keywords makes it: `key` and `pwd` together also
+//! pass `kwy` and `ped`. Which keywords share a bucket decides how many
+//! ordinary positions pass (on `extract --jsonl` output: 12% for a greedy
+//! grouping, 5% after the search below). The cost of a bucket is the chance
+//! that a position of text passes it, read from a model of the bytes of
+//! text agents print (English letters at their usual rates, spaces, digits,
+//! JSON's punctuation; each byte independent); the cost of a grouping is
+//! their sum. Keywords are placed greedily, the longest first, each in the
+//! bucket it costs least to widen; then single moves that lower the sum are
+//! kept, from a seeded sequence. The build script runs the search for the
+//! built-in keywords (a second or so); a keyword it has not placed (a user
+//! rule's) is placed greedily when a detector is built, in microseconds.
+
+/// Buckets: four groups of eight, one bit of a byte each.
+pub const BUCKETS: usize = 32;
+
+/// Bytes of a keyword's beginning the prefilter reads.
+pub const SPAN: usize = 4;
+
+/// Groups of eight buckets (one byte of bits per position each).
+pub const GROUPS: usize = BUCKETS / 8;
+
+/// A model of how often each byte occurs in text agents print, per 10,000
+/// bytes: English letters at their usual rates (one in twelve a capital),
+/// spaces, digits and JSON's punctuation; every other byte rare.
+const FREQUENCY: [u32; 256] = {
+    let mut f = [2u32; 256];
+    let mut b = 0x80;
+    while b < 256 {
+        f[b] = 1;
+        b += 1;
+    }
+    let letters: [(u8, u32); 26] = [
+        (b'e', 787),
+        (b't', 564),
+        (b'a', 508),
+        (b'o', 465),
+        (b'i', 434),
+        (b'n', 415),
+        (b's', 391),
+        (b'h', 378),
+        (b'r', 372),
+        (b'd', 267),
+        (b'l', 248),
+        (b'c', 174),
+        (b'u', 174),
+        (b'm', 149),
+        (b'w', 149),
+        (b'f', 136),
+        (b'g', 124),
+        (b'y', 124),
+        (b'p', 118),
+        (b'b', 93),
+        (b'v', 62),
+        (b'k', 50),
+        (b'j', 9),
+        (b'x', 9),
+        (b'q', 6),
+        (b'z', 4),
+    ];
+    let mut i = 0;
+    while i < letters.len() {
+        let (l, n) = letters[i];
+        f[l as usize] = n;
+        f[l.to_ascii_uppercase() as usize] = if n >= 24 { n / 12 } else { 2 };
+        i += 1;
+    }
+    let mut d = b'0';
+    while d <= b'9' {
+        f[d as usize] = 40;
+        d += 1;
+    }
+    let punctuation: [(u8, u32); 17] = [
+        (b' ', 1200),
+        (b'"', 300),
+        (b',', 120),
+        (b'.', 120),
+        (b':', 100),
+        (b'\n', 80),
+        (b'_', 60),
+        (b'-', 60),
+        (b'/', 50),
+        (b'\\', 40),
+        (b'{', 25),
+        (b'}', 25),
+        (b'[', 20),
+        (b']', 20),
+        (b'=', 20),
+        (b'(', 20),
+        (b')', 20),
+    ];
+    let mut i = 0;
+    while i < punctuation.len() {
+        let (p, n) = punctuation[i];
+        f[p as usize] = n;
+        i += 1;
+    }
+    f
+};
+
+/// A bucket's nibble sets: per position, one bit per low nibble and one per
+/// high nibble that some keyword of the bucket has there (both cases of a
+/// letter; every nibble past a keyword's end).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+struct Sets {
+    lo: [u16; SPAN],
+    hi: [u16; SPAN],
+}
+
+impl Sets {
+    /// `self` widened by `keyword` (lower case).
+    fn with(mut self, keyword: &[u8]) -> Sets {
+        for j in 0..SPAN {
+            if let Some(&b) = keyword.get(j) {
+                self.lo[j] |= 1 << (b & 15);
+                self.hi[j] |= 1 << (b >> 4) | 1 << (b.to_ascii_uppercase() >> 4);
+            } else {
+                self.lo[j] = u16::MAX;
+                self.hi[j] = u16::MAX;
+            }
+        }
+        self
+    }
+
+    /// The chance, in the model, that a position of text passes: the
+    /// product over positions of the share of bytes both of whose nibbles
+    /// are in the sets (0 for an empty bucket).
+    fn cost(&self) -> f64 {
+        if self.lo[0] == 0 {
+            return 0.0;
+        }
+        let total = f64::from(FREQUENCY.iter().sum::<u32>());
+        let mut chance = 1.0;
+        for j in 0..SPAN {
+            let mut passing = 0u32;
+            for (b, &n) in FREQUENCY.iter().enumerate() {
+                if (self.lo[j] >> (b & 15)) & 1 != 0 && (self.hi[j] >> (b >> 4)) & 1 != 0 {
+                    passing += n;
+                }
+            }
+            chance *= f64::from(passing) / total;
+        }
+        chance
+    }
+}
+
+/// The sets of the keywords in `members`.
+fn sets_of(keywords: &[&[u8]], members: impl Iterator<Item = usize>) -> Sets {
+    members.fold(Sets::default(), |s, k| s.with(keywords[k]))
+}
+
+/// A bucket for each of `keywords` (lower case, two bytes or more): those
+/// given in `placed` keep theirs; the others are placed greedily, the
+/// longest first, then `moves` single moves of them are tried (Note
+/// \[Buckets chosen by a model of text\]).
+pub fn assign(keywords: &[&[u8]], placed: &[Option<u8>], moves: usize) -> Vec<u8> {
+    let mut bucket: Vec<Option<u8>> = keywords
+        .iter()
+        .enumerate()
+        .map(|(k, _)| {
+            placed
+                .get(k)
+                .copied()
+                .flatten()
+                .filter(|&b| usize::from(b) < BUCKETS)
+        })
+        .collect();
+    let mut sets = [Sets::default(); BUCKETS];
+    for (k, b) in bucket.iter().enumerate() {
+        if let Some(b) = b {
+            sets[usize::from(*b)] = sets[usize::from(*b)].with(keywords[k]);
+        }
+    }
+    let mut free: Vec<usize> = (0..keywords.len())
+        .filter(|&k| bucket[k].is_none())
+        .collect();
+    if free.is_empty() {
+        // The built-in keywords, placed by the build script: nothing to cost.
+        return bucket.into_iter().map(Option::unwrap_or_default).collect();
+    }
+    let mut costs = sets.map(|s| s.cost());
+    free.sort_by_key(|&k| std::cmp::Reverse(keywords[k].len().min(SPAN)));
+    for &k in &free {
+        let mut best = (f64::INFINITY, 0usize);
+        for (b, s) in sets.iter().enumerate() {
+            let wider = s.with(keywords[k]);
+            let added = if wider == *s {
+                0.0
+            } else {
+                wider.cost() - costs[b]
+            };
+            if added < best.0 {
+                best = (added, b);
+            }
+        }
+        let b = best.1;
+        sets[b] = sets[b].with(keywords[k]);
+        costs[b] = sets[b].cost();
+        bucket[k] = u8::try_from(b).ok();
+    }
+    let mut out: Vec<u8> = bucket.into_iter().map(Option::unwrap_or_default).collect();
+    // Seeded xorshift: the same keywords always get the same buckets.
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..moves {
+        // Both below their bounds: the casts keep every bit.
+        #[allow(clippy::cast_possible_truncation)]
+        let (k, to) = (
+            free[(next() % free.len() as u64) as usize],
+            (next() % BUCKETS as u64) as usize,
+        );
+        let from = usize::from(out[k]);
+        if from == to {
+            continue;
+        }
+        let left = sets_of(
+            keywords,
+            (0..keywords.len()).filter(|&o| o != k && usize::from(out[o]) == from),
+        );
+        let joined = sets[to].with(keywords[k]);
+        let (left_cost, joined_cost) = (left.cost(), joined.cost());
+        if left_cost + joined_cost < costs[from] + costs[to] {
+            sets[from] = left;
+            sets[to] = joined;
+            costs[from] = left_cost;
+            costs[to] = joined_cost;
+            out[k] = u8::try_from(to).unwrap_or_default();
+        }
+    }
+    out
+}
+
+/// Per group of eight buckets and position, the bits of the buckets whose
+/// keywords have each low nibble there, and those with each high nibble
+/// (index `group * SPAN + position`).
+pub type Tables = ([[u8; 16]; GROUPS * SPAN], [[u8; 16]; GROUPS * SPAN]);
+
+/// The nibble tables of `keywords` placed in `buckets`.
+pub fn tables(keywords: &[&[u8]], buckets: &[u8]) -> Tables {
+    let mut lo = [[0u8; 16]; GROUPS * SPAN];
+    let mut hi = [[0u8; 16]; GROUPS * SPAN];
+    for (k, &b) in keywords.iter().zip(buckets) {
+        let (group, bit) = (usize::from(b) / 8 % GROUPS, 1u8 << (b % 8));
+        let sets = Sets::default().with(k);
+        for j in 0..SPAN {
+            for n in 0..16 {
+                if (sets.lo[j] >> n) & 1 != 0 {
+                    lo[group * SPAN + j][n] |= bit;
+                }
+                if (sets.hi[j] >> n) & 1 != 0 {
+                    hi[group * SPAN + j][n] |= bit;
+                }
+            }
+        }
+    }
+    (lo, hi)
+}
+
+/// Whether the tables pass the position at `text[0..]` (`SPAN` bytes or
+/// more): the vector kernel's test, one position at a time.
+#[cfg(test)]
+pub fn passes(tables: &Tables, text: &[u8]) -> bool {
+    (0..GROUPS).any(|g| {
+        (0..SPAN).fold(u8::MAX, |m, j| {
+            let b = text.get(j).copied().unwrap_or(0);
+            m & tables.0[g * SPAN + j][usize::from(b & 15)]
+                & tables.1[g * SPAN + j][usize::from(b >> 4)]
+        }) != 0
+    })
+}

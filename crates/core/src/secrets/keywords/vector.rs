@@ -1,0 +1,234 @@
+//! The keyword prefilter's AVX2 kernel (Note \[Keyword buckets\] in
+//! `keywords.rs`): 32 positions at a time, each tested against the 32
+//! buckets' nibble tables with byte shuffles.
+//!
+//! The CPU is asked once, when the tables are made (`pulp::x86::V3`); the
+//! token that answer gives is what lets the intrinsics be called, so this
+//! module holds no `unsafe`. Text is read into vectors by value
+//! (`bytemuck::cast` of a 32-byte array), never through a pointer.
+
+use core::arch::x86_64::__m256i;
+
+use pulp::bytemuck::cast;
+use pulp::x86::V3;
+
+use super::buckets::{GROUPS, SPAN, Tables};
+
+/// Positions a piece holds: each one's offset fits a byte.
+const PIECE: usize = 256;
+
+/// Per byte of a mask, the places of its set bits packed from the low byte
+/// up (the rest zero), so a piece's offsets are written eight at a time
+/// without a branch per bit.
+const PLACES: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut packed, mut n, mut bit) = (0u64, 0, 0u64);
+        while bit < 8 {
+            if (m >> bit) & 1 != 0 {
+                packed |= bit << (8 * n);
+                n += 1;
+            }
+            bit += 1;
+        }
+        t[m] = packed;
+        m += 1;
+    }
+    t
+};
+
+/// The buckets' tables as vectors (each 16-byte table in both lanes, as
+/// `vpshufb` looks up within a lane), the token that proves AVX2, and the
+/// keywords' beginnings for the positions the buckets pass.
+#[derive(Debug)]
+pub(super) struct Kernel {
+    simd: V3,
+    lo: [[u8; 32]; GROUPS * SPAN],
+    hi: [[u8; 32]; GROUPS * SPAN],
+    beginnings: Beginnings,
+}
+
+/// Note \[Beginnings in a kilobyte\]: the positions the buckets pass (5%
+/// of `extract --jsonl` output) were read by the triple table, its ranks
+/// and the fourth bytes' classes (76 KB in all): in the command, where
+/// extraction runs between lines, those loads missed the cache at most
+/// survivors (perf annotate: the instruction after each load the hottest).
+/// Instead each survivor's four bytes, every byte's `0x20` bit set (a
+/// capital as its small letter; other bytes may meet, which only adds
+/// hits), are hashed into bit sets of the keywords' beginnings: four bytes
+/// for keywords of four or more, three and two for shorter ones. The sets
+/// take 1.6 KB and stay in L1; about one survivor in ten passes, and only
+/// those are compared.
+#[derive(Debug)]
+struct Beginnings {
+    four: [u64; 128],
+    three: [u64; 16],
+    two: [u64; 64],
+}
+
+/// The index of `x`'s hash in a set of `2^bits` bits (multiplicative).
+fn slot(x: u32, bits: u32) -> usize {
+    (x.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize
+}
+
+/// A pair's index: six bits of each byte.
+fn pair(x: u32) -> usize {
+    ((x & 63) << 6 | (x >> 8) & 63) as usize
+}
+
+impl Beginnings {
+    fn new(keywords: &[&[u8]]) -> Beginnings {
+        let mut b = Beginnings {
+            four: [0; 128],
+            three: [0; 16],
+            two: [0; 64],
+        };
+        for k in keywords {
+            let mut word = [0x20u8; 4];
+            for (w, &c) in word.iter_mut().zip(k.iter()) {
+                *w = c | 0x20;
+            }
+            let x = u32::from_le_bytes(word);
+            match k.len() {
+                0 | 1 => {}
+                2 => set(&mut b.two, pair(x)),
+                3 => set(&mut b.three, slot(x & 0x00ff_ffff, 10)),
+                _ => set(&mut b.four, slot(x, 13)),
+            }
+        }
+        b
+    }
+
+    /// 1 when a keyword may begin with `bytes`, else 0.
+    #[inline]
+    fn may_begin(&self, bytes: [u8; 4]) -> usize {
+        let x = u32::from_le_bytes(bytes) | 0x2020_2020;
+        get(&self.four, slot(x, 13))
+            | get(&self.three, slot(x & 0x00ff_ffff, 10))
+            | get(&self.two, pair(x))
+    }
+}
+
+fn set(bits: &mut [u64], i: usize) {
+    if let Some(w) = bits.get_mut(i / 64) {
+        *w |= 1 << (i % 64);
+    }
+}
+
+#[inline]
+fn get(bits: &[u64], i: usize) -> usize {
+    bits.get(i / 64)
+        .map_or(0, |w| usize::from((w >> (i % 64)) & 1 != 0))
+}
+
+/// A 16-byte table in both lanes.
+fn both_lanes(t: &[u8; 16]) -> [u8; 32] {
+    let mut v = [0u8; 32];
+    v[..16].copy_from_slice(t);
+    v[16..].copy_from_slice(t);
+    v
+}
+
+impl Kernel {
+    /// The kernel for `tables`, when this CPU has AVX2.
+    pub(super) fn new(tables: &Tables, keywords: &[&[u8]]) -> Option<Kernel> {
+        let simd = V3::try_new()?;
+        Some(Kernel {
+            simd,
+            lo: tables.0.map(|t| both_lanes(&t)),
+            hi: tables.1.map(|t| both_lanes(&t)),
+            beginnings: Beginnings::new(keywords),
+        })
+    }
+
+    /// 1 when a keyword (lower case) may begin with `bytes`, else 0 (Note
+    /// \[Beginnings in a kilobyte\]).
+    #[inline]
+    pub(super) fn may_begin(&self, bytes: [u8; 4]) -> usize {
+        self.beginnings.may_begin(bytes)
+    }
+
+    /// Calls `piece(start, offsets)` for each run of up to 256 positions
+    /// from the text's start, in order, with the offsets (from `start`) of
+    /// the positions some bucket passes; the positions read are those whose
+    /// `SPAN` bytes and 28 more are in `text`, a whole number of 32. Answers
+    /// how many positions were read, or `None` when `piece` said stop.
+    pub(super) fn pieces(
+        &self,
+        text: &[u8],
+        mut piece: impl FnMut(usize, &[u8]) -> bool,
+    ) -> Option<usize> {
+        let simd = self.simd;
+        simd.vectorize(
+            #[inline(always)]
+            || {
+                let zero = simd.avx._mm256_setzero_si256();
+                let nibble = simd.avx._mm256_set1_epi8(0x0f);
+                let lo: [__m256i; GROUPS * SPAN] = self.lo.map(cast);
+                let hi: [__m256i; GROUPS * SPAN] = self.hi.map(cast);
+                // A block reads 32 positions and the `SPAN - 1` bytes after.
+                let blocks = text.len().saturating_sub(SPAN - 1) / 32;
+                let mut offsets = [0u8; PIECE + 8];
+                for first in (0..blocks).step_by(PIECE / 32) {
+                    let mut n = 0usize;
+                    for block in first..blocks.min(first + PIECE / 32) {
+                        let at = block * 32;
+                        let mut lows = [zero; SPAN];
+                        let mut highs = [zero; SPAN];
+                        for j in 0..SPAN {
+                            let bytes: [u8; 32] = text
+                                .get(at + j..at + j + 32)
+                                .and_then(|b| b.try_into().ok())
+                                .unwrap_or([0; 32]);
+                            let v: __m256i = cast(bytes);
+                            lows[j] = simd.avx2._mm256_and_si256(v, nibble);
+                            highs[j] = simd
+                                .avx2
+                                ._mm256_and_si256(simd.avx2._mm256_srli_epi16::<4>(v), nibble);
+                        }
+                        let mut any = zero;
+                        for g in 0..GROUPS {
+                            let mut m = simd.avx2._mm256_and_si256(
+                                simd.avx2._mm256_shuffle_epi8(lo[g * SPAN], lows[0]),
+                                simd.avx2._mm256_shuffle_epi8(hi[g * SPAN], highs[0]),
+                            );
+                            for j in 1..SPAN {
+                                m = simd.avx2._mm256_and_si256(
+                                    m,
+                                    simd.avx2._mm256_and_si256(
+                                        simd.avx2._mm256_shuffle_epi8(lo[g * SPAN + j], lows[j]),
+                                        simd.avx2._mm256_shuffle_epi8(hi[g * SPAN + j], highs[j]),
+                                    ),
+                                );
+                            }
+                            any = simd.avx2._mm256_or_si256(any, m);
+                        }
+                        // One bit per position that no bucket passes, inverted.
+                        #[allow(clippy::cast_sign_loss)]
+                        let mask = !(simd
+                            .avx2
+                            ._mm256_movemask_epi8(simd.avx2._mm256_cmpeq_epi8(any, zero))
+                            as u32);
+                        let base = (block - first) * 32;
+                        for q in 0..4 {
+                            let bits = (mask >> (8 * q)) & 0xff;
+                            // `base + 8 * q + 7` < 256: no byte carries.
+                            #[allow(clippy::cast_possible_truncation)]
+                            let add = (base + 8 * q) as u64 * 0x0101_0101_0101_0101;
+                            let packed = PLACES[bits as usize] + add;
+                            if let Some(slot) = offsets.get_mut(n..n + 8) {
+                                slot.copy_from_slice(&packed.to_le_bytes());
+                            }
+                            n += bits.count_ones() as usize;
+                        }
+                    }
+                    if !piece(first * 32, &offsets[..n.min(PIECE)]) {
+                        return None;
+                    }
+                }
+                Some(blocks * 32)
+            },
+        )
+    }
+}
