@@ -191,7 +191,18 @@ fn masked_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     // are taken whole then.
     let mut out: Option<String> = None;
     let mut at = 0;
-    for piece in text.split_inclusive('\n') {
+    // `memchr`'s vector search for the line ends: `split_inclusive('\n')`
+    // searched with core's word-at-a-time loop (3% of masking
+    // `extract --jsonl`'s lines, perf).
+    let mut ends = memchr::memchr_iter(b'\n', bytes).map(|i| i + 1);
+    let mut from = 0;
+    let pieces = std::iter::from_fn(|| {
+        let end = ends.next().or((from < text.len()).then_some(text.len()))?;
+        let piece = text.get(from..end);
+        from = end;
+        piece
+    });
+    for piece in pieces {
         let (body, nl) = piece.strip_suffix('\n').map_or((piece, ""), |b| (b, "\n"));
         let m = crate::mask::json(body);
         if let Cow::Owned(m) = m {
@@ -372,6 +383,7 @@ mod tests {
             format!("{{\"a\":1}}\n{{\"t\":\"{token}\"}}\n[3]\n"),
             format!("{{\"t\":\"{token}\"}}\n[3]"),
             format!("[1]\n[2]\n{{\"t\":\"{token}\"}}"),
+            format!("\n[1]\n\n{{\"t\":\"{token}\"}}\n\n"),
         ] {
             let got = String::from_utf8(masked_bytes(batch.as_bytes()).into_owned()).unwrap();
             let mut want = String::new();

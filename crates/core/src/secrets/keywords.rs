@@ -51,16 +51,16 @@
 //! CPU has AVX2 (asked once, when the tables are made), a vector prefilter
 //! reads 32 positions at a time first, as Teddy does in Hyperscan and the
 //! `aho-corasick` crate: each keyword (two bytes or more) is in one of 32
-//! buckets, and a position passes a bucket when each of its four bytes has
+//! buckets, and a position passes a bucket when each of its five bytes has
 //! a low and a high nibble that some keyword of the bucket has at that place
 //! (both cases of a letter; any byte past a keyword's end). Sixteen-entry
 //! tables of bucket bits, one per nibble, place and group of eight buckets,
-//! are looked up with `vpshufb` and and-ed: 32 shuffles for 32 positions,
+//! are looked up with `vpshufb` and and-ed: 40 shuffles for 32 positions,
 //! no table in memory. A keyword's occurrence always passes its bucket, so
 //! only the positions that pass are read by the triple table and compared;
 //! which keywords share a bucket decides how many pass (`buckets.rs`,
-//! Note \[Buckets chosen by a model of text\]; 5% of `extract --jsonl`
-//! output). Positions the vector pass cannot read (fewer than 35 bytes
+//! Note \[Buckets chosen by a model of text\]; 4.5% of `extract --jsonl`
+//! output). Positions the vector pass cannot read (fewer than 36 bytes
 //! left) go through the triple loop, as all do on other CPUs.
 
 #[cfg(target_arch = "x86_64")]
@@ -350,7 +350,7 @@ impl Keywords {
             let mut n = 0;
             for &k in offsets {
                 let i = start + usize::from(k);
-                // The kernel passes only positions with four bytes in `text`.
+                // The kernel passes only positions with five bytes in `text`.
                 let Some(four) = text.get(i..i + 4).and_then(|b| <[u8; 4]>::try_from(b).ok())
                 else {
                     continue;

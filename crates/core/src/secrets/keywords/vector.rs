@@ -49,17 +49,17 @@ pub(super) struct Kernel {
     beginnings: Beginnings,
 }
 
-/// Note \[Beginnings in a kilobyte\]: the positions the buckets pass (5%
+/// Note \[Beginnings in a kilobyte\]: the positions the buckets pass (4.5%
 /// of `extract --jsonl` output) were read by the triple table, its ranks
 /// and the fourth bytes' classes (76 KB in all): in the command, where
 /// extraction runs between lines, those loads missed the cache at most
 /// survivors (perf annotate: the instruction after each load the hottest).
-/// Instead each survivor's four bytes, every byte's `0x20` bit set (a
+/// Instead each survivor's first four bytes, every byte's `0x20` bit set (a
 /// capital as its small letter; other bytes may meet, which only adds
 /// hits), are hashed into bit sets of the keywords' beginnings: four bytes
 /// for keywords of four or more, three and two for shorter ones. The sets
-/// take 1.6 KB and stay in L1; about one survivor in ten passes, and only
-/// those are compared.
+/// take 1.6 KB and stay in L1; about three survivors in ten pass (the
+/// keywords' real beginnings among them), and only those are compared.
 #[derive(Debug)]
 struct Beginnings {
     four: [u64; 128],
@@ -151,8 +151,8 @@ impl Kernel {
 
     /// Calls `piece(start, offsets)` for each run of up to 256 positions
     /// from the text's start, in order, with the offsets (from `start`) of
-    /// the positions some bucket passes; the positions read are those whose
-    /// `SPAN` bytes and 28 more are in `text`, a whole number of 32. Answers
+    /// the positions some bucket passes. A block of 32 positions is read
+    /// when `text` holds its 32 bytes and the `SPAN - 1` after them. Answers
     /// how many positions were read, or `None` when `piece` said stop.
     pub(super) fn pieces(
         &self,
