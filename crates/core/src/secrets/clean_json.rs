@@ -85,6 +85,9 @@ pub(super) fn is_clean(masker: &Masker, json: &str) -> bool {
 /// output).
 fn hides_bytes(json: &str) -> bool {
     let bytes = json.as_bytes();
+    if let Some(hides) = super::keywords::hides_escape(bytes) {
+        return hides;
+    }
     memchr::memchr_iter(b'\\', bytes).any(|at| matches!(bytes.get(at + 1), Some(b'u' | b'/')))
 }
 
@@ -421,6 +424,14 @@ mod tests {
             (r#"{"k":"\\","v":"\u00e9"}"#, true),
         ] {
             assert_eq!(super::hides_bytes(json), hides, "{json}");
+            // Note [Escapes found with the vector pass]: at every place of
+            // a 32-byte block, its last place and the tail included.
+            for lead in [0, 1, 30, 31, 32, 33, 63, 64, 95] {
+                for trail in [0, 1, 31, 40] {
+                    let long = format!("{}{json}{}", "a".repeat(lead), "b".repeat(trail));
+                    assert_eq!(super::hides_bytes(&long), hides, "{long}");
+                }
+            }
         }
     }
 

@@ -128,6 +128,19 @@ pub(super) struct Keywords {
     kernel: Option<vector::Kernel>,
 }
 
+/// Whether `text` holds `\\u` or `\\/` (Note \[Escapes found with the
+/// vector pass\] in `vector.rs`); `None` where there is no vector pass.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn hides_escape(text: &[u8]) -> Option<bool> {
+    vector::hides_escape(text)
+}
+
+/// Without AVX2 the caller searches itself.
+#[cfg(not(target_arch = "x86_64"))]
+pub(super) fn hides_escape(_text: &[u8]) -> Option<bool> {
+    None
+}
+
 /// The buckets' nibble tables for the keywords of two bytes or more: the
 /// built-in ones where the build script placed them, others placed now.
 #[cfg(target_arch = "x86_64")]
