@@ -163,7 +163,7 @@ fn kernel(patterns: &[Box<[u8]>]) -> Option<vector::Kernel> {
         })
         .collect();
     let placed = buckets::assign(&long, &placed, 0);
-    vector::Kernel::new(&buckets::tables(&long, &placed), &long)
+    vector::Kernel::new(&buckets::tables(&long, &placed))
 }
 
 /// The triple index of three classes.
@@ -364,18 +364,21 @@ impl Keywords {
             for &k in offsets {
                 let i = start + usize::from(k);
                 // The kernel passes only positions with five bytes in `text`.
-                let Some(four) = text.get(i..i + 4).and_then(|b| <[u8; 4]>::try_from(b).ok())
-                else {
+                let Some(&[first, second, third, next]) = text.get(i..i + 4) else {
                     continue;
                 };
+                let at = class(first) << 12 | class(second) << 6 | class(third);
+                let word = triples[at >> 6];
+                let slot = self.rank[at >> 6] + (word & ((1u64 << (at & 63)) - 1)).count_ones();
+                // A slot past the last (the triple's bit unset) reads none.
+                let fourth = self.fourth.get(slot as usize).copied().unwrap_or(0);
                 hits[n % PIECE] = k;
-                n += kernel.may_begin(four);
+                n += usize::from((word >> (at & 63)) & (fourth >> class(next)) & 1 != 0);
             }
             for &k in &hits[..n.min(PIECE)] {
                 let i = start + usize::from(k);
                 let at = class(text[i]) << 12 | class(text[i + 1]) << 6 | class(text[i + 2]);
-                let w = triples[at >> 6];
-                if (w >> (at & 63)) & 1 != 0 && !self.compare(text, i, w, at, each) {
+                if !self.compare(text, i, triples[at >> 6], at, each) {
                     return false;
                 }
             }

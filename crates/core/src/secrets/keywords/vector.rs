@@ -39,87 +39,12 @@ const PLACES: [u64; 256] = {
 };
 
 /// The buckets' tables as vectors (each 16-byte table in both lanes, as
-/// `vpshufb` looks up within a lane), the token that proves AVX2, and the
-/// keywords' beginnings for the positions the buckets pass.
+/// `vpshufb` looks up within a lane), and the token that proves AVX2.
 #[derive(Debug)]
 pub(super) struct Kernel {
     simd: V3,
     lo: [[u8; 32]; GROUPS * SPAN],
     hi: [[u8; 32]; GROUPS * SPAN],
-    beginnings: Beginnings,
-}
-
-/// Note \[Beginnings in a kilobyte\]: the positions the buckets pass (4.5%
-/// of `extract --jsonl` output) were read by the triple table, its ranks
-/// and the fourth bytes' classes (76 KB in all): in the command, where
-/// extraction runs between lines, those loads missed the cache at most
-/// survivors (perf annotate: the instruction after each load the hottest).
-/// Instead each survivor's first four bytes, every byte's `0x20` bit set (a
-/// capital as its small letter; other bytes may meet, which only adds
-/// hits), are hashed into bit sets of the keywords' beginnings: four bytes
-/// for keywords of four or more, three and two for shorter ones. The sets
-/// take 1.6 KB and stay in L1; about three survivors in ten pass (the
-/// keywords' real beginnings among them), and only those are compared.
-#[derive(Debug)]
-struct Beginnings {
-    four: [u64; 128],
-    three: [u64; 16],
-    two: [u64; 64],
-}
-
-/// The index of `x`'s hash in a set of `2^bits` bits (multiplicative).
-fn slot(x: u32, bits: u32) -> usize {
-    (x.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize
-}
-
-/// A pair's index: six bits of each byte.
-fn pair(x: u32) -> usize {
-    ((x & 63) << 6 | (x >> 8) & 63) as usize
-}
-
-impl Beginnings {
-    fn new(keywords: &[&[u8]]) -> Beginnings {
-        let mut b = Beginnings {
-            four: [0; 128],
-            three: [0; 16],
-            two: [0; 64],
-        };
-        for k in keywords {
-            let mut word = [0x20u8; 4];
-            for (w, &c) in word.iter_mut().zip(k.iter()) {
-                *w = c | 0x20;
-            }
-            let x = u32::from_le_bytes(word);
-            match k.len() {
-                0 | 1 => {}
-                2 => set(&mut b.two, pair(x)),
-                3 => set(&mut b.three, slot(x & 0x00ff_ffff, 10)),
-                _ => set(&mut b.four, slot(x, 13)),
-            }
-        }
-        b
-    }
-
-    /// 1 when a keyword may begin with `bytes`, else 0.
-    #[inline]
-    fn may_begin(&self, bytes: [u8; 4]) -> usize {
-        let x = u32::from_le_bytes(bytes) | 0x2020_2020;
-        get(&self.four, slot(x, 13))
-            | get(&self.three, slot(x & 0x00ff_ffff, 10))
-            | get(&self.two, pair(x))
-    }
-}
-
-fn set(bits: &mut [u64], i: usize) {
-    if let Some(w) = bits.get_mut(i / 64) {
-        *w |= 1 << (i % 64);
-    }
-}
-
-#[inline]
-fn get(bits: &[u64], i: usize) -> usize {
-    bits.get(i / 64)
-        .map_or(0, |w| usize::from((w >> (i % 64)) & 1 != 0))
 }
 
 /// A 16-byte table in both lanes.
@@ -132,21 +57,13 @@ fn both_lanes(t: &[u8; 16]) -> [u8; 32] {
 
 impl Kernel {
     /// The kernel for `tables`, when this CPU has AVX2.
-    pub(super) fn new(tables: &Tables, keywords: &[&[u8]]) -> Option<Kernel> {
+    pub(super) fn new(tables: &Tables) -> Option<Kernel> {
         let simd = V3::try_new()?;
         Some(Kernel {
             simd,
             lo: tables.0.map(|t| both_lanes(&t)),
             hi: tables.1.map(|t| both_lanes(&t)),
-            beginnings: Beginnings::new(keywords),
         })
-    }
-
-    /// 1 when a keyword (lower case) may begin with `bytes`, else 0 (Note
-    /// \[Beginnings in a kilobyte\]).
-    #[inline]
-    pub(super) fn may_begin(&self, bytes: [u8; 4]) -> usize {
-        self.beginnings.may_begin(bytes)
     }
 
     /// Calls `piece(start, offsets)` for each run of up to 256 positions
