@@ -36,13 +36,9 @@ pub const GROUPS: usize = BUCKETS / 8;
 /// bytes: English letters at their usual rates (one in twelve a capital),
 /// spaces, digits and JSON's punctuation; every other byte rare.
 const FREQUENCY: [u32; 256] = {
-    let mut f = [2u32; 256];
-    let mut b = 0x80;
-    while b < 256 {
-        f[b] = 1;
-        b += 1;
-    }
-    let letters: [(u8, u32); 26] = [
+    // Small letters (each gives its capital a twelfth), spaces, JSON's
+    // punctuation; digits 40 each; other ASCII 2, other bytes 1.
+    let rates: [(u8, u32); 43] = [
         (b'e', 787),
         (b't', 564),
         (b'a', 508),
@@ -69,20 +65,6 @@ const FREQUENCY: [u32; 256] = {
         (b'x', 9),
         (b'q', 6),
         (b'z', 4),
-    ];
-    let mut i = 0;
-    while i < letters.len() {
-        let (l, n) = letters[i];
-        f[l as usize] = n;
-        f[l.to_ascii_uppercase() as usize] = if n >= 24 { n / 12 } else { 2 };
-        i += 1;
-    }
-    let mut d = b'0';
-    while d <= b'9' {
-        f[d as usize] = 40;
-        d += 1;
-    }
-    let punctuation: [(u8, u32); 17] = [
         (b' ', 1200),
         (b'"', 300),
         (b',', 120),
@@ -101,10 +83,23 @@ const FREQUENCY: [u32; 256] = {
         (b'(', 20),
         (b')', 20),
     ];
+    let mut f = [2u32; 256];
+    let mut b = 0;
+    while b < 256 {
+        if b >= 0x80 {
+            f[b] = 1;
+        } else if b'0' as usize <= b && b <= b'9' as usize {
+            f[b] = 40;
+        }
+        b += 1;
+    }
     let mut i = 0;
-    while i < punctuation.len() {
-        let (p, n) = punctuation[i];
-        f[p as usize] = n;
+    while i < rates.len() {
+        let (byte, n) = rates[i];
+        f[byte as usize] = n;
+        if byte.is_ascii_lowercase() {
+            f[byte.to_ascii_uppercase() as usize] = if n >= 24 { n / 12 } else { 2 };
+        }
         i += 1;
     }
     f
