@@ -141,8 +141,10 @@ pub(super) fn hides_escape(_text: &[u8]) -> Option<bool> {
     None
 }
 
-/// The buckets' nibble tables for the keywords of two bytes or more: the
-/// built-in ones where the build script placed them, others placed now.
+/// The vector prefilter for the keywords of two bytes or more, when this
+/// CPU has AVX2: the built-in keywords in the buckets the build script
+/// chose, others placed now (Note \[Buckets chosen by a model of text\]
+/// in `buckets.rs`).
 #[cfg(target_arch = "x86_64")]
 fn kernel(patterns: &[Box<[u8]>]) -> Option<vector::Kernel> {
     let long: Vec<&[u8]> = patterns
