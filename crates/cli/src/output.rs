@@ -194,15 +194,16 @@ fn masked_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     // `memchr`'s vector search for the line ends: `split_inclusive('\n')`
     // searched with core's word-at-a-time loop (3% of masking
     // `extract --jsonl`'s lines, perf).
-    let mut ends = memchr::memchr_iter(b'\n', bytes).map(|i| i + 1);
-    let mut from = 0;
-    let pieces = std::iter::from_fn(|| {
-        let end = ends.next().or((from < text.len()).then_some(text.len()))?;
-        let piece = text.get(from..end);
-        from = end;
-        piece
-    });
-    for piece in pieces {
+    // A last line without its newline ends at the text's end.
+    let unended = !bytes.is_empty() && !bytes.ends_with(b"\n");
+    let ends = memchr::memchr_iter(b'\n', bytes)
+        .map(|i| i + 1)
+        .chain(unended.then_some(bytes.len()));
+    for end in ends {
+        // Just past a `\n` or at the end: always a character boundary.
+        let Some(piece) = text.get(at..end) else {
+            break;
+        };
         let (body, nl) = piece.strip_suffix('\n').map_or((piece, ""), |b| (b, "\n"));
         let m = crate::mask::json(body);
         if let Cow::Owned(m) = m {
@@ -216,7 +217,7 @@ fn masked_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
         } else if let Some(out) = &mut out {
             out.push_str(piece);
         }
-        at += piece.len();
+        at = end;
     }
     match out {
         Some(out) => Cow::Owned(out.into_bytes()),

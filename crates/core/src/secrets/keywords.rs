@@ -711,7 +711,7 @@ mod tests {
     }
 
     /// The built-in keywords (lower case, as the detector passes them).
-    fn builtin_words() -> Vec<String> {
+    pub(super) fn builtin_words() -> Vec<String> {
         let rules = crate::secrets::RuleSet::builtin();
         let mut words: Vec<String> = Vec::new();
         for k in rules.rules.iter().flat_map(|r| r.keywords.iter()) {

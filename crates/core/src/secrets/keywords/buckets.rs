@@ -304,15 +304,12 @@ mod tests {
     /// same buckets.
     #[test]
     fn the_search_lowers_the_models_cost() {
-        let rules = crate::secrets::RuleSet::builtin();
-        let mut words: Vec<String> = Vec::new();
-        for k in rules.rules.iter().flat_map(|r| &r.keywords) {
-            let k = k.to_ascii_lowercase();
-            if k.len() >= 2 && !words.contains(&k) {
-                words.push(k);
-            }
-        }
-        let keywords: Vec<&[u8]> = words.iter().map(String::as_bytes).collect();
+        let words = super::super::tests::builtin_words();
+        let keywords: Vec<&[u8]> = words
+            .iter()
+            .map(String::as_bytes)
+            .filter(|w| w.len() >= 2)
+            .collect();
         let greedy = assign(&keywords, &[], 0);
         let searched = assign(&keywords, &[], 3000);
         assert_eq!(searched, assign(&keywords, &[], 3000));
