@@ -717,6 +717,7 @@ fn fill_feed(db: &Path, n: usize, kib: usize) {
     let pad = "x".repeat(kib * 1024 - 32);
     let entries: Vec<agentshape_store::FeedEntry> = (0..n)
         .map(|i| agentshape_store::FeedEntry {
+            seq: None,
             session_id: "stalled-1".into(),
             kind: "event".into(),
             body: format!(r#"{{"n":{i},"pad":"{pad}"}}"#),

@@ -41,6 +41,7 @@ fn store() -> SqliteStore {
             json!({"kind": "event", "event": {"type": "text", "text": format!("step {i} done")}}),
         ] {
             feed.push(FeedEntry {
+                seq: None,
                 session_id: "big".into(),
                 kind: "event".into(),
                 body: body.to_string(),

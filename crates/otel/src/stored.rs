@@ -371,6 +371,7 @@ mod tests {
         rec.cache_read_tokens = 7;
         s.start_session(&rec).unwrap();
         let row = |at: &str, e: serde_json::Value| FeedEntry {
+            seq: None,
             session_id: "s1".into(),
             kind: "event".into(),
             body: json!({"kind": "event", "event": e}).to_string(),
@@ -423,6 +424,7 @@ mod tests {
 
     fn usage_row(at: &str, e: &serde_json::Value) -> FeedEntry {
         FeedEntry {
+            seq: None,
             session_id: String::new(),
             kind: "event".into(),
             body: json!({"kind": "event", "event": e}).to_string(),

@@ -22,6 +22,9 @@
 //! - A failed flush is not fatal (the forensic log is the record): it is
 //!   counted and the same entries are tried again after
 //!   [`FeedOptions::retry`], while new ones queue behind them up to the bound.
+//!   A failure may come after the write landed, so each entry is numbered
+//!   when queued and the store keeps a numbered entry once (Note \[Feed
+//!   writes land once\] in the store's `writes`).
 //!
 //! Note \[Flush policy\]: a watcher wants a line within milliseconds (issue
 //! 9: agent line → browser under 50 ms at p99), and a store wants few,
@@ -107,10 +110,20 @@ struct Pending {
     since: Option<Instant>,
     /// No flush before this, after a failed one.
     not_before: Option<Instant>,
+    /// The number the next queued entry gets (Note \[Feed writes land
+    /// once\] in the store's `writes`).
+    next_seq: i64,
     stats: FeedStats,
 }
 
 impl Pending {
+    /// Queue `entry` with the next number.
+    fn queue(&mut self, mut entry: FeedEntry) {
+        entry.seq = Some(self.next_seq);
+        self.next_seq += 1;
+        self.entries.push_back(entry);
+    }
+
     /// How long until a flush is due: `Some(ZERO)` now, `None` never (nothing pending).
     fn due_in(&self, opts: &FeedOptions, now: Instant) -> Option<Duration> {
         if self.entries.is_empty() && self.gap == 0 {
@@ -169,11 +182,13 @@ impl FeedQueue {
         // Serialised before the lock; dropped entries still cost this, but
         // never more than `max_body` bytes of memory beyond the event itself.
         let (text, truncated) = capped_body(body, self.opts.max_body);
+        // Numbered when queued (a dropped entry takes no number).
         let entry = FeedEntry {
             session_id: self.session_id.clone(),
             kind: kind.to_owned(),
             body: text,
             created_at: time::now(),
+            seq: None,
         };
         let mut p = self.lock();
         if truncated {
@@ -187,7 +202,7 @@ impl FeedQueue {
             return;
         }
         self.close_gap(&mut p);
-        p.entries.push_back(entry);
+        p.queue(entry);
         if p.since.is_none() {
             p.since = Some(Instant::now());
             self.wake.notify_one();
@@ -200,12 +215,14 @@ impl FeedQueue {
     /// Put the `feed_gap` entry for the dropped ones in the queue.
     fn close_gap(&self, p: &mut Pending) {
         if p.gap > 0 {
-            p.entries.push_back(FeedEntry {
+            let gap = FeedEntry {
                 session_id: self.session_id.clone(),
                 kind: "feed_gap".to_owned(),
                 body: json!({ "dropped": p.gap }).to_string(),
                 created_at: time::now(),
-            });
+                seq: None,
+            };
+            p.queue(gap);
             p.gap = 0;
         }
     }
@@ -416,6 +433,39 @@ mod tests {
         assert_eq!(rows[5].body, r#"{"dropped":7}"#);
         assert!(rows[6].body.contains("after"));
         assert_eq!(q.stats().written, 7);
+    }
+
+    /// Note [Feed writes land once]: each queued entry, the gap entry
+    /// too, takes the next number; a dropped one takes none. A batch
+    /// written again (its first answer lost) is stored once.
+    #[test]
+    fn queued_entries_are_numbered_in_order_and_a_resent_batch_lands_once() {
+        let q = FeedQueue::new("s", opts(3));
+        for i in 0..5 {
+            q.push(&text(&format!("t{i}")));
+        }
+        q.push(&text("late"));
+        let seqs: Vec<Option<i64>> = q.lock().entries.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [Some(0), Some(1), Some(2)]);
+        let mut store = SqliteStore::open_in_memory().unwrap();
+        let sent: Vec<FeedEntry> = q.lock().entries.iter().cloned().collect();
+        store.append_feed(&sent).unwrap();
+        // The answer was lost: the queue still holds the batch and sends it.
+        q.drain(&mut store);
+        q.push(&text("after"));
+        q.drain(&mut store);
+        let rows = store.feed_after(0, 100).unwrap();
+        let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
+        assert_eq!(kinds, ["event", "event", "event", "feed_gap", "event"]);
+        let seqs: Vec<i64> = store
+            .connection()
+            .prepare("SELECT seq FROM feed ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(seqs, [0, 1, 2, 3, 4]);
     }
 
     #[test]

@@ -82,49 +82,58 @@ fn insert_postgres(c: &mut Criterion) {
     group.finish();
 }
 
-fn append_feed_postgres(c: &mut Criterion) {
-    let mut group = c.benchmark_group("store/append_feed_postgres");
+/// Feed rows as a run's queue writes them: numbered from 0 (Note [Feed
+/// writes land once]), each iteration's batch the next numbers; and the
+/// same rows unnumbered (`batch`), as an import or a hook writes them.
+fn feed_group(c: &mut Criterion, name: &str, open: &dyn Fn() -> Box<dyn Store>) {
+    let mut group = c.benchmark_group(name);
     for batch in [1usize, 16, 256] {
         group.throughput(Throughput::Elements(batch as u64));
-        group.bench_with_input(BenchmarkId::new("batch", batch), &batch, |b, &batch| {
-            let mut store = PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap();
-            let entries: Vec<FeedEntry> = (0..batch)
-                .map(|i| FeedEntry {
-                    session_id: "s1".into(),
-                    kind: "line".into(),
-                    body: format!(
-                        r#"{{"type":"assistant","n":{i},"text":"checking jellyfin: HTTP 502"}}"#
-                    ),
-                    created_at: "2025-07-14T03:00:00.000Z".into(),
-                })
-                .collect();
-            b.iter(|| store.append_feed(black_box(&entries)).unwrap());
-        });
+        for numbered in [false, true] {
+            let id = if numbered { "numbered" } else { "batch" };
+            group.bench_with_input(BenchmarkId::new(id, batch), &batch, |b, &batch| {
+                let mut store = open();
+                let mut entries: Vec<FeedEntry> = (0..batch)
+                    .map(|i| FeedEntry {
+                        session_id: "s1".into(),
+                        kind: "line".into(),
+                        body: format!(
+                            r#"{{"type":"assistant","n":{i},"text":"checking jellyfin: HTTP 502"}}"#
+                        ),
+                        created_at: "2025-07-14T03:00:00.000Z".into(),
+                        seq: None,
+                    })
+                    .collect();
+                let mut next = 0i64;
+                b.iter(|| {
+                    if numbered {
+                        for e in &mut entries {
+                            e.seq = Some(next);
+                            next += 1;
+                        }
+                    }
+                    store.append_feed(black_box(&entries)).unwrap();
+                });
+            });
+        }
     }
     group.finish();
 }
 
+fn append_feed_postgres(c: &mut Criterion) {
+    feed_group(c, "store/append_feed_postgres", &|| {
+        Box::new(PgStore::open(&agentshape_testkit::pg::fresh_db()).unwrap())
+    });
+}
+
 fn append_feed(c: &mut Criterion) {
-    let mut group = c.benchmark_group("store/append_feed");
-    for batch in [1usize, 16, 256] {
-        group.throughput(Throughput::Elements(batch as u64));
-        group.bench_with_input(BenchmarkId::new("batch", batch), &batch, |b, &batch| {
-            let dir = tempfile::tempdir().unwrap();
-            let mut store = SqliteStore::open(&dir.path().join("feed.db")).unwrap();
-            let entries: Vec<FeedEntry> = (0..batch)
-                .map(|i| FeedEntry {
-                    session_id: "s1".into(),
-                    kind: "line".into(),
-                    body: format!(
-                        r#"{{"type":"assistant","n":{i},"text":"checking jellyfin: HTTP 502"}}"#
-                    ),
-                    created_at: "2025-07-14T03:00:00.000Z".into(),
-                })
-                .collect();
-            b.iter(|| store.append_feed(black_box(&entries)).unwrap());
-        });
-    }
-    group.finish();
+    let dir = tempfile::tempdir().unwrap();
+    let n = std::cell::Cell::new(0u32);
+    feed_group(c, "store/append_feed", &|| {
+        n.set(n.get() + 1);
+        let path = dir.path().join(format!("feed{}.db", n.get()));
+        Box::new(SqliteStore::open(&path).unwrap())
+    });
 }
 
 criterion_group!(

@@ -232,15 +232,26 @@ fn append<B: Backend>(b: &mut B, entries: &[FeedEntry], wait: Wait) -> Result<()
     let (door, masking) = (has(b).door, masker_of(b).is_some());
     let (entries, spots) = mask_feed(masker_of(b), entries);
     let sessions = secrets::sessions_of(&entries);
-    b.write(wait, &what, &|tx| {
+    let body = |resent: bool, tx: &mut dyn Tx| {
         tx.feed_lock()?;
-        let ids = writes::feed_insert(tx, &entries, !spots.is_empty())?;
+        let with_ids = !spots.is_empty();
+        let ids = if resent {
+            writes::feed_resend(tx, &entries, with_ids)?
+        } else {
+            writes::feed_insert(tx, &entries, with_ids)?
+        };
         if door {
             let rows = writes::feed_spots(&entries, &spots, &ids);
             writes::record_spots(tx, masking, &sessions, &rows, false)?;
         }
         Ok(())
-    })
+    };
+    // Written as new first: only a batch sent again meets the index
+    // (Note [Feed writes land once] in `writes`).
+    match b.write(wait, &what, &|tx| body(false, tx)) {
+        Err(e) if e.is_feed_resend() => b.write(wait, &what, &|tx| body(true, tx)),
+        done => done,
+    }
 }
 
 /// The first cell of the first row as a count.

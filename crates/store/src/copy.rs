@@ -55,6 +55,8 @@ const EVENT_COLS: &str = "session_id, level, service, message, created_at";
 const SERVICE_COLS: &str = "session_id, name, status, detail";
 const ESCALATION_COLS: &str = "parent_id, child_id, service, tier, created_at";
 const FEED_COLS: &str = "session_id, kind, body, created_at";
+/// With the feed's entry numbers (Note \[Feed writes land once\] in `writes`).
+const FEED_SEQ_COLS: &str = "session_id, kind, body, created_at, seq";
 const HOOK_COLS: &str = "session_id, agent_id, agent_type, event, verdict, method, errors, \
     blocks, stop_hook_active, profile, reason, message, warning, created_at";
 const MEMORY_COLS: &str =
@@ -138,6 +140,12 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
     // A source from before hooks (read-only, so not migrated) has no
     // `hook_calls` table: nothing of it to copy.
     let has_hooks = src.read("SELECT id FROM hook_calls LIMIT 1", &[]).is_ok();
+    // Nor, from before numbered feed entries, `feed.seq`.
+    let feed_cols = if src.read("SELECT seq FROM feed LIMIT 1", &[]).is_ok() {
+        FEED_SEQ_COLS
+    } else {
+        FEED_COLS
+    };
     let mut offset = 0usize;
     loop {
         let batch = src.read(
@@ -201,8 +209,8 @@ pub fn copy(from: &dyn Copyable, to: &mut dyn Copyable) -> Result<CopyReport> {
             stmts.push(insert("escalations", ESCALATION_COLS, masked(m, row)));
             counts.escalations += 1;
         }
-        for row in children("feed", FEED_COLS, "session_id")? {
-            stmts.push(insert("feed", FEED_COLS, masked(m, row)));
+        for row in children("feed", feed_cols, "session_id")? {
+            stmts.push(insert("feed", feed_cols, masked(m, row)));
             counts.feed += 1;
         }
         if has_hooks {

@@ -177,6 +177,26 @@ impl Error {
     pub fn is_busy(&self) -> bool {
         self.kind() == ErrorKind::Busy
     }
+
+    /// Whether the feed's index of numbered entries (`feed_session_seq`)
+    /// refused a row: a batch sent again whose first write landed (Note
+    /// \[Feed writes land once\] in `writes`).
+    pub(crate) fn is_feed_resend(&self) -> bool {
+        match self {
+            Error::Sqlite {
+                source: rusqlite::Error::SqliteFailure(e, Some(msg)),
+                ..
+            } => {
+                e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    && msg.contains("feed.seq")
+            }
+            Error::Postgres { source, .. } => source.as_db_error().is_some_and(|d| {
+                *d.code() == postgres::error::SqlState::UNIQUE_VIOLATION
+                    && d.constraint() == Some("feed_session_seq")
+            }),
+            _ => false,
+        }
+    }
 }
 
 /// The kind of a Postgres failure, from its SQLSTATE class when the server

@@ -72,6 +72,7 @@ pub(crate) fn feed_entry(id: i64, call: &HookCall) -> FeedEntry {
         "reason": call.reason.as_deref().map(|r| cut(r, HOOK_FEED_REASON_CHARS)),
     });
     FeedEntry {
+        seq: None,
         session_id: call.session_id.clone(),
         kind: "hook".to_owned(),
         body: body.to_string(),

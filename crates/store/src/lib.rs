@@ -355,6 +355,12 @@ pub struct FeedEntry {
     pub body: String,
     /// When it was seen (RFC 3339 UTC).
     pub created_at: String,
+    /// The writer's number for this entry: from 0 for each session, in the
+    /// order written. A numbered entry is stored once however often its
+    /// write is retried (Note \[Feed writes land once\] in `writes`);
+    /// `None` for an entry its writer sends once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<i64>,
 }
 
 /// One stored feed row: the id is the SSE event id.

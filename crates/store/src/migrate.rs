@@ -23,7 +23,8 @@
 //! version 10 / 7 `session_errors`, `session_outcome_days` and
 //! `session_error_days`, and since version 11 / 8 `alert_firings` and
 //! `alert_deliveries`, since version 12 / 9 `usage_calls`, and since
-//! version 13 / 10 `usage_files`, with the
+//! version 13 / 10 `usage_files`, and since version 14 / 11 the `feed`
+//! column `seq` with its partial unique index `feed_session_seq`, with the
 //! `sessions` columns `outcome`, `repaired`, `retries`, `last_hook_id`, all
 //! kept by triggers on both: Note \[Kept outcomes\] in `query::stats`) with the
 //! same columns and meanings (a flag such as `sessions.cost_estimated` is
@@ -119,6 +120,11 @@ pub const SQLITE: &[Migration] = &[
         name: "0013_usage_files.sql",
         sql: include_str!("../migrations/0013_usage_files.sql"),
     },
+    Migration {
+        version: 14,
+        name: "0014_feed_seq.sql",
+        sql: include_str!("../migrations/0014_feed_seq.sql"),
+    },
 ];
 
 /// Postgres's migrations, in order (recorded in `schema_migrations`).
@@ -172,6 +178,11 @@ pub const POSTGRES: &[Migration] = &[
         version: 10,
         name: "postgres/0010_usage_files.sql",
         sql: include_str!("../migrations/postgres/0010_usage_files.sql"),
+    },
+    Migration {
+        version: 11,
+        name: "postgres/0011_feed_seq.sql",
+        sql: include_str!("../migrations/postgres/0011_feed_seq.sql"),
     },
 ];
 

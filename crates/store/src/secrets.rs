@@ -393,12 +393,14 @@ mod tests {
     fn feed_bodies_are_masked_with_their_index() {
         let entries = vec![
             FeedEntry {
+                seq: None,
                 session_id: "s".into(),
                 kind: "line".into(),
                 body: r#"{"text":"fine"}"#.into(),
                 created_at: "t".into(),
             },
             FeedEntry {
+                seq: None,
                 session_id: "s".into(),
                 kind: "line".into(),
                 body: serde_json::json!({"text": format!("export GITHUB_TOKEN={SECRET}")})
@@ -572,7 +574,7 @@ pub fn mask_stored(store: &mut dyn crate::rows::Copyable, m: &Masker) -> Result<
                 if *table == "feed" {
                     let body = changed[0].1.clone();
                     let full = store.copy_rows().read(
-                        "SELECT session_id, kind, created_at FROM feed WHERE id = ?",
+                        "SELECT session_id, kind, created_at, seq FROM feed WHERE id = ?",
                         &[row[0].clone()],
                     )?;
                     let Some(f) = full.first() else { continue };
@@ -581,9 +583,16 @@ pub fn mask_stored(store: &mut dyn crate::rows::Copyable, m: &Masker) -> Result<
                         vec![row[0].clone()],
                     ));
                     stmts.push((
-                        "INSERT INTO feed (id, session_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?)"
+                        "INSERT INTO feed (id, session_id, kind, body, created_at, seq) VALUES (?, ?, ?, ?, ?, ?)"
                             .to_owned(),
-                        vec![row[0].clone(), f[0].clone(), f[1].clone(), Cell::Text(body), f[2].clone()],
+                        vec![
+                            row[0].clone(),
+                            f[0].clone(),
+                            f[1].clone(),
+                            Cell::Text(body),
+                            f[2].clone(),
+                            f[3].clone(),
+                        ],
                     ));
                 } else {
                     for (col, new) in changed {

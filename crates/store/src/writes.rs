@@ -64,47 +64,127 @@ const FEED: Batch = Batch {
         ("kind", Ty::Text),
         ("body", Ty::Text),
         ("created_at", Ty::Text),
+        ("seq", Ty::Int),
     ],
     tail: "",
 };
 
+/// The ids of a feed write's rows, one per entry in entry order: `None`
+/// for an entry that was stored already (Note \[Feed writes land once\]).
+/// Empty when the ids were not asked for.
+pub(crate) type FeedIds = Vec<Option<i64>>;
+
 /// Append feed rows in order; with `ids`, their row ids in entry order.
 /// The caller holds the feed lock (Note \[Feed order on Postgres\]).
-pub(crate) fn feed_insert(tx: &mut dyn Tx, entries: &[FeedEntry], ids: bool) -> Result<Vec<i64>> {
-    if entries.is_empty() {
-        return Ok(Vec::new());
+///
+/// Note \[Feed writes land once\]: a run's feed queue numbers its entries
+/// ([`FeedEntry::seq`], from 0 for each session, in the order written) and
+/// sends a batch again after any failed write. A failure can come after
+/// the COMMIT landed (the server went away before its answer was read;
+/// the store's outage wait retries the transaction itself too), so the
+/// same entries can arrive twice. The partial unique index
+/// `feed_session_seq` refuses a numbered entry stored already, which
+/// rolls the write back; the store then writes the batch again through
+/// [`feed_resend`], which reads the highest number stored for each session
+/// of the batch (under the feed lock) and skips the entries at or below
+/// it, with their secrets' rows, which the first write made. A batch
+/// written for the first time, nearly every one, costs no query: only the
+/// index's upkeep. Unnumbered entries (`started`, `ended`, an import's
+/// lines, the hook's rows, each written once by one transaction) are
+/// never skipped.
+pub(crate) fn feed_insert(tx: &mut dyn Tx, entries: &[FeedEntry], ids: bool) -> Result<FeedIds> {
+    let kept = vec![true; entries.len()];
+    insert_kept(tx, entries, &kept, ids)
+}
+
+/// [`feed_insert`] for a batch sent again: the numbered entries already
+/// stored are skipped (Note \[Feed writes land once\]).
+pub(crate) fn feed_resend(tx: &mut dyn Tx, entries: &[FeedEntry], ids: bool) -> Result<FeedIds> {
+    let mut stored: Vec<(&str, Option<i64>)> = Vec::new();
+    for e in entries.iter().filter(|e| e.seq.is_some()) {
+        if stored.iter().any(|(s, _)| *s == e.session_id) {
+            continue;
+        }
+        let row = tx.row(
+            "SELECT MAX(seq) FROM feed WHERE session_id = ?1 AND seq IS NOT NULL",
+            &[Arg::text(&e.session_id)],
+        )?;
+        let max = match row.as_deref() {
+            Some([Cell::Int(n), ..]) => Some(*n),
+            _ => None,
+        };
+        stored.push((&e.session_id, max));
     }
-    let rows: Vec<Vec<Arg<'_>>> = entries
+    let kept: Vec<bool> = entries
         .iter()
         .map(|e| {
+            let max = stored
+                .iter()
+                .find(|(s, _)| *s == e.session_id)
+                .and_then(|(_, max)| *max);
+            match (e.seq, max) {
+                (Some(seq), Some(max)) => seq > max,
+                _ => true,
+            }
+        })
+        .collect();
+    insert_kept(tx, entries, &kept, ids)
+}
+
+/// Insert the entries `kept` marks; with `ids`, one per entry.
+fn insert_kept(
+    tx: &mut dyn Tx,
+    entries: &[FeedEntry],
+    kept: &[bool],
+    ids: bool,
+) -> Result<FeedIds> {
+    let rows: Vec<Vec<Arg<'_>>> = entries
+        .iter()
+        .zip(kept)
+        .filter(|(_, k)| **k)
+        .map(|(e, _)| {
             vec![
                 Arg::text(&e.session_id),
                 Arg::text(&e.kind),
                 Arg::text(&e.body),
                 Arg::text(&e.created_at),
+                Arg::opt_int(e.seq),
             ]
         })
         .collect();
-    Ok(tx.insert_rows(&FEED, &rows, ids)?.1)
+    let got = if rows.is_empty() {
+        Vec::new()
+    } else {
+        tx.insert_rows(&FEED, &rows, ids)?.1
+    };
+    if !ids {
+        return Ok(Vec::new());
+    }
+    let mut got = got.into_iter();
+    Ok(kept
+        .iter()
+        .map(|k| k.then(|| got.next()).flatten())
+        .collect())
 }
 
-/// The `secrets_found` rows of a feed batch.
+/// The `secrets_found` rows of a feed batch, `ids` as [`feed_insert`]
+/// gave them: none for an entry stored already, whose first write
+/// recorded its secrets.
 pub(crate) fn feed_spots<'a>(
     entries: &'a [FeedEntry],
     spots: &[Spot],
-    ids: &[i64],
+    ids: &[Option<i64>],
 ) -> Vec<SpotRow<'a>> {
     spots
         .iter()
         .filter_map(|s| {
             let i = s.feed_index?;
             let e = entries.get(i)?;
-            Some((
-                e.session_id.as_str(),
-                e.created_at.as_str(),
-                s.clone(),
-                ids.get(i).copied(),
-            ))
+            let id = ids.get(i).copied().flatten();
+            if id.is_none() && e.seq.is_some() {
+                return None;
+            }
+            Some((e.session_id.as_str(), e.created_at.as_str(), s.clone(), id))
         })
         .collect()
 }
@@ -394,6 +474,7 @@ fn ended_entry(r: &Session) -> FeedEntry {
         "errors": verdict.map(|v| v.errors.len()),
     });
     FeedEntry {
+        seq: None,
         session_id: r.id.clone(),
         kind: "ended".to_owned(),
         body: body.to_string(),
@@ -460,6 +541,7 @@ pub(crate) fn start_session(
     feed_insert(
         tx,
         &[FeedEntry {
+            seq: None,
             session_id: r.id.clone(),
             kind: "started".to_owned(),
             body: body.to_string(),
@@ -540,7 +622,7 @@ pub(crate) fn save_native(
     want_ids: bool,
     mark: &NativeMark,
     tables: Tables,
-) -> Result<(NativeReport, Vec<i64>)> {
+) -> Result<(NativeReport, FeedIds)> {
     let mut report = NativeReport::default();
     // One importer of a path at a time (Note [Two importers]); a mark not
     // stored yet has no row to lock, hence the advisory lock.
@@ -615,7 +697,7 @@ pub(crate) fn save_hook(
     call: &HookCall,
     feed: &[FeedEntry],
     want_ids: bool,
-) -> Result<(HookSaved, Vec<i64>)> {
+) -> Result<(HookSaved, FeedIds)> {
     let inserted = put_session(tx, &hooks::session_record(call), Put::Insert, None)?;
     if let Some(verdict) = hooks::verdict(call) {
         let verdict = verdict.to_string();

@@ -84,6 +84,7 @@ both!(
     reopening_applies_no_migration_and_keeps_the_rows,
     feed_after_resumes_without_gap_or_duplicate,
     a_feed_page_stops_at_the_row_that_reaches_its_bytes,
+    a_numbered_feed_entry_is_stored_once_however_often_it_is_sent,
     concurrent_reinforcements_lose_no_update,
     racing_writers_of_one_session_store_it_once,
     copy_to_the_other_backend_and_back_is_idempotent,
@@ -348,6 +349,7 @@ fn reopening_applies_no_migration_and_keeps_the_rows(p: &Place) {
 fn a_feed_page_stops_at_the_row_that_reaches_its_bytes(p: &Place) {
     let mut s = p.open();
     let entry = |len: usize| FeedEntry {
+        seq: None,
         session_id: "s".into(),
         kind: "event".into(),
         body: format!("\"{}\"", "x".repeat(len - 2)),
@@ -368,6 +370,60 @@ fn a_feed_page_stops_at_the_row_that_reaches_its_bytes(p: &Place) {
     assert!(s.feed_page(5, 100, 1).unwrap().is_empty());
 }
 
+/// Note [Feed writes land once]: a batch sent again after its write
+/// landed (its answer lost) is stored once, and so are its secrets' rows;
+/// an overlapping batch adds only what is new, in order; the numbers are
+/// per session; unnumbered entries are written each time, as before.
+fn a_numbered_feed_entry_is_stored_once_however_often_it_is_sent(p: &Place) {
+    let mut s = p.open();
+    let secret = "ghp_Xq7Lm2Vb9Rt4Wz8Kp3Hn6Jd1Fs5Gc0Ya2Ue7";
+    let entry = |session: &str, seq: Option<i64>, n: i64| FeedEntry {
+        session_id: session.into(),
+        kind: "event".into(),
+        body: if n == 1 {
+            serde_json::json!({ "n": n, "text": format!("token {secret}") })
+        } else {
+            serde_json::json!({ "n": n })
+        }
+        .to_string(),
+        created_at: "2025-07-14T03:00:00.000Z".into(),
+        seq,
+    };
+    let numbered = |session: &str, from: i64, to: i64| -> Vec<FeedEntry> {
+        (from..to).map(|i| entry(session, Some(i), i)).collect()
+    };
+    s.append_feed(&numbered("a", 0, 5)).unwrap();
+    s.append_feed(&numbered("a", 0, 5)).unwrap();
+    s.append_feed_now(&numbered("a", 3, 8)).unwrap();
+    s.append_feed(&numbered("a", 7, 8)).unwrap();
+    s.append_feed(&[entry("b", Some(0), 100)]).unwrap();
+    s.append_feed(&[entry("u", None, 200), entry("u", None, 200)])
+        .unwrap();
+    s.append_feed(&[entry("u", None, 200)]).unwrap();
+    let ns = |session: &str| -> Vec<String> {
+        s.rows(&format!(
+            "SELECT body FROM feed WHERE session_id = '{session}' ORDER BY id"
+        ))
+        .into_iter()
+        .map(|r| {
+            let v: serde_json::Value = serde_json::from_str(&r[0]).unwrap();
+            v["n"].to_string()
+        })
+        .collect()
+    };
+    assert_eq!(ns("a"), ["0", "1", "2", "3", "4", "5", "6", "7"]);
+    assert_eq!(ns("b"), ["100"]);
+    assert_eq!(ns("u"), ["200", "200", "200"]);
+    assert_eq!(
+        s.rows("SELECT COUNT(*) FROM secrets_found WHERE session_id = 'a'"),
+        vec![vec!["1"]]
+    );
+    assert_eq!(
+        s.rows("SELECT seq FROM feed WHERE session_id = 'a' ORDER BY id"),
+        (0..8).map(|i| vec![i.to_string()]).collect::<Vec<_>>()
+    );
+}
+
 fn feed_after_resumes_without_gap_or_duplicate(p: &Place) {
     drop(p.open());
     let place = Arc::new(p.url.clone());
@@ -379,6 +435,7 @@ fn feed_after_resumes_without_gap_or_duplicate(p: &Place) {
                 for b in 0..10 {
                     let batch: Vec<FeedEntry> = (0..5)
                         .map(|i| FeedEntry {
+                            seq: None,
                             session_id: format!("w{w}"),
                             kind: "line".into(),
                             body: format!("{{\"n\":{}}}", b * 5 + i),
@@ -544,12 +601,14 @@ fn fill(s: &mut dyn Sql) {
     s.save_native(&native, &lines, &mark).unwrap();
     s.append_feed(&[
         FeedEntry {
+            seq: Some(0),
             session_id: "run".into(),
             kind: "line".into(),
             body: "{\"n\":1}".into(),
             created_at: "2025-07-16T00:00:01.000Z".into(),
         },
         FeedEntry {
+            seq: None,
             session_id: "ghost".into(),
             kind: "line".into(),
             body: "{}".into(),
@@ -557,6 +616,41 @@ fn fill(s: &mut dyn Sql) {
         },
     ])
     .unwrap();
+}
+
+/// A source from before numbered feed entries (read-only, so not
+/// migrated) has no `feed.seq`: its feed rows are copied without one.
+#[test]
+fn a_store_from_before_numbered_feed_entries_copies_its_feed() {
+    use agentshape_store::migrate::SQLITE;
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.db");
+    let c = rusqlite::Connection::open(&old).unwrap();
+    let at = SQLITE
+        .iter()
+        .position(|m| m.name == "0014_feed_seq.sql")
+        .unwrap();
+    for m in &SQLITE[..at] {
+        c.execute_batch(m.sql).unwrap();
+    }
+    c.pragma_update(None, "user_version", at).unwrap();
+    c.execute_batch(
+        "INSERT INTO sessions (id, tier, status, started_at) \
+         VALUES ('s1', 1, 'completed', '2025-07-16T00:00:00.000Z');
+         INSERT INTO feed (session_id, kind, body, created_at) \
+         VALUES ('s1', 'line', '{\"n\":1}', '2025-07-16T00:00:01.000Z');",
+    )
+    .unwrap();
+    drop(c);
+    let src = SqliteStore::open_read_only(&old).unwrap();
+    let place = Place::sqlite();
+    let mut dst = place.open();
+    let report = copy(&src, &mut *dst).unwrap();
+    assert_eq!((report.sessions, report.feed), (1, 1));
+    assert_eq!(
+        dst.rows("SELECT session_id, body, seq FROM feed"),
+        vec![vec!["s1", "{\"n\":1}", "NULL"]]
+    );
 }
 
 /// Every logical row of a store, ids left out (each store numbers its own).
@@ -570,7 +664,7 @@ fn dump(s: &dyn Sql) -> Vec<Vec<String>> {
         "SELECT service, category, observation, confidence, active, created_at, updated_at, session_id, tier FROM memories ORDER BY created_at, category",
         "SELECT session_id, name, status, detail FROM services_checked ORDER BY session_id, id",
         "SELECT parent_id, child_id, service, tier, created_at FROM escalations ORDER BY child_id, id",
-        "SELECT session_id, kind, body, created_at FROM feed WHERE session_id <> 'ghost' ORDER BY session_id, id",
+        "SELECT session_id, kind, body, created_at, seq FROM feed WHERE session_id <> 'ghost' ORDER BY session_id, id",
     ] {
         out.push(vec![format!("-- {sql}")]);
         out.extend(s.rows(sql));
@@ -859,6 +953,7 @@ fn native_session(id: &str, lines: u64, from: u64) -> (Session, Vec<FeedEntry>, 
     ];
     let feed = (from..from + lines)
         .map(|n| FeedEntry {
+            seq: None,
             session_id: id.into(),
             kind: "event".into(),
             body: format!("{{\"n\":{n}}}"),
@@ -890,6 +985,7 @@ fn native_save_inserts_then_updates_appends_and_resets(p: &Place) {
     let mut s = p.open();
     assert_eq!(s.native_marks().unwrap(), vec![]);
     s.append_feed(&[FeedEntry {
+        seq: None,
         session_id: "other".into(),
         kind: "line".into(),
         body: "{}".into(),

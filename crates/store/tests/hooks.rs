@@ -292,6 +292,7 @@ fn save_hook_makes_the_session_once_and_a_main_stop_sets_its_verdict(p: &Place) 
 
 fn feed(session: &str, kind: &str, body: &Value) -> FeedEntry {
     FeedEntry {
+        seq: None,
         session_id: session.to_owned(),
         kind: kind.to_owned(),
         body: body.to_string(),

@@ -110,6 +110,7 @@ fn fill(store: &mut dyn Store, now: &str) {
     store.start_session(&fresh).unwrap();
     store
         .append_feed(&[FeedEntry {
+            seq: None,
             session_id: "b-run".into(),
             kind: "event".into(),
             body: r#"{"kind":"text","text":"hi"}"#.into(),

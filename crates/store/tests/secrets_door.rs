@@ -106,6 +106,7 @@ fn everything(p: &Place, s: &dyn Sql) -> String {
 
 fn line(id: &str, text: &str) -> FeedEntry {
     FeedEntry {
+        seq: None,
         session_id: id.to_owned(),
         kind: "line".to_owned(),
         body: json!({"type": "user", "message": {"content": [

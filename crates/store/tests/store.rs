@@ -127,6 +127,7 @@ mod many_writers {
         let path = dir.path().join("now.db");
         let mut s = SqliteStore::open(&path).unwrap();
         let entry = FeedEntry {
+            seq: None,
             session_id: "s".into(),
             kind: "event".into(),
             body: "{}".into(),
@@ -293,6 +294,7 @@ mod verdict {
         let mut s = SqliteStore::open_in_memory().unwrap();
         let entries: Vec<FeedEntry> = (0..10)
             .map(|i| FeedEntry {
+                seq: None,
                 session_id: if i % 2 == 0 { "a" } else { "b" }.into(),
                 kind: "event".into(),
                 body: format!("{{\"n\":{i}}}"),

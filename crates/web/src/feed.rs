@@ -379,6 +379,7 @@ mod tests {
 
     fn entry(i: usize) -> FeedEntry {
         FeedEntry {
+            seq: None,
             session_id: "s".into(),
             kind: "event".into(),
             body: format!("{{\"n\":{i}}}"),

@@ -60,6 +60,7 @@ pub fn rows(input: &HookInput, session: &str, at: &str) -> Vec<FeedEntry> {
                 .to_string();
             }
             FeedEntry {
+                seq: None,
                 session_id: session.to_owned(),
                 kind: "event".to_owned(),
                 body: text,

@@ -312,6 +312,7 @@ impl Rows<'_> {
         let (text, _) = capped_body(&body, self.opts.max_body);
         self.bytes += text.len();
         self.pending.push(FeedEntry {
+            seq: None,
             session_id: self.opts.session_id.clone(),
             kind: "event".to_owned(),
             body: text,

@@ -825,6 +825,7 @@ fn transcript_search_finds_text_prompts_and_tool_names_newest_first() {
     let long = format!("{} needle {}", "a".repeat(500), "b".repeat(500));
     store
         .append_feed(&[crate::FeedEntry {
+            seq: None,
             session_id: "n-codex".into(),
             kind: "event".into(),
             body: native::body(9, &serde_json::json!({"type": "text", "text": long})),

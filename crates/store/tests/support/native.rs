@@ -13,6 +13,7 @@ pub fn body(line: u64, event: &serde_json::Value) -> String {
 
 fn entry(session: &str, at: &str, body: String) -> FeedEntry {
     FeedEntry {
+        seq: None,
         session_id: session.to_owned(),
         kind: "event".to_owned(),
         body,
@@ -79,6 +80,7 @@ pub fn fill_native(store: &mut dyn Store) {
         entry("n-main", at, body(6, &j(json!({"type": "compaction", "kind": "compact_boundary", "trigger": "auto", "pre_tokens": 155_000})))),
         entry("n-main", at, body(7, &j(json!({"type": "compact_summary", "text": "Summary: the jellyfin unit lacks permission"})))),
         FeedEntry {
+            seq: None,
             session_id: "n-main".to_owned(),
             kind: "event".to_owned(),
             body: "not json".to_owned(),

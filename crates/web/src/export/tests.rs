@@ -21,6 +21,7 @@ fn feed(store: &mut SqliteStore, id: &str, rows: &[(String, Value)]) {
     let entries: Vec<FeedEntry> = rows
         .iter()
         .map(|(kind, body)| FeedEntry {
+            seq: None,
             session_id: id.to_owned(),
             kind: kind.clone(),
             body: body.to_string(),

@@ -839,6 +839,7 @@ mod tests {
         .iter()
         .enumerate()
         .map(|(i, e)| FeedEntry {
+            seq: None,
             session_id: "n1".into(),
             kind: "event".into(),
             body: serde_json::json!({"kind": "event", "event": e, "line": i + 1}).to_string(),

@@ -75,6 +75,7 @@ fn rows(id: &str, start_ms: i64, events: &[(u64, Option<&str>, Value)]) -> Vec<F
                 body["model"] = json!(m);
             }
             FeedEntry {
+                seq: None,
                 session_id: id.to_owned(),
                 kind: "event".to_owned(),
                 body: body.to_string(),

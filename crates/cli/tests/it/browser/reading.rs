@@ -55,6 +55,7 @@ fn rows(id: &str, start_ms: i64, events: &[(Option<&str>, Value)]) -> Vec<FeedEn
                 body["model"] = json!(m);
             }
             FeedEntry {
+                seq: None,
                 session_id: id.to_owned(),
                 kind: "event".to_owned(),
                 body: body.to_string(),

@@ -16,6 +16,7 @@ fn feed(store: &mut SqliteStore, id: &str, rows: &[(&str, Value)]) {
     let entries: Vec<FeedEntry> = rows
         .iter()
         .map(|(kind, body)| FeedEntry {
+            seq: None,
             session_id: id.to_owned(),
             kind: (*kind).to_owned(),
             body: body.to_string(),
@@ -394,6 +395,7 @@ fn save_native(store: &mut SqliteStore, rec: &Session, rows: &[(String, Value)],
     let entries: Vec<FeedEntry> = rows
         .iter()
         .map(|(kind, body)| FeedEntry {
+            seq: None,
             session_id: rec.id.clone(),
             kind: kind.clone(),
             body: body.to_string(),

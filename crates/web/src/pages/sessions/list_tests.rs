@@ -36,6 +36,7 @@ fn save(store: &mut SqliteStore, s: &Imported) {
         .iter()
         .enumerate()
         .map(|(i, (at, ty, text))| FeedEntry {
+            seq: None,
             session_id: s.id.to_owned(),
             kind: "event".into(),
             body: json!({"kind": "event", "event": {"type": ty, "text": text}, "line": i + 1})
