@@ -457,15 +457,11 @@ mod tests {
         let rows = store.feed_after(0, 100).unwrap();
         let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
         assert_eq!(kinds, ["event", "event", "event", "feed_gap", "event"]);
-        let seqs: Vec<i64> = store
-            .connection()
-            .prepare("SELECT seq FROM feed ORDER BY id")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        assert_eq!(seqs, [0, 1, 2, 3, 4]);
+        let seqs = agentshape_testkit::sqlite::rows(
+            store.connection(),
+            "SELECT seq FROM feed ORDER BY id",
+        );
+        assert_eq!(seqs, [["0"], ["1"], ["2"], ["3"], ["4"]]);
     }
 
     #[test]

@@ -180,10 +180,12 @@ pub(crate) fn feed_spots<'a>(
         .filter_map(|s| {
             let i = s.feed_index?;
             let e = entries.get(i)?;
-            let id = ids.get(i).copied().flatten();
-            if id.is_none() && e.seq.is_some() {
-                return None;
-            }
+            let id = match ids.get(i) {
+                // Skipped: its first write recorded this secret.
+                Some(None) => return None,
+                Some(&id) => id,
+                None => None,
+            };
             Some((e.session_id.as_str(), e.created_at.as_str(), s.clone(), id))
         })
         .collect()
