@@ -41,12 +41,44 @@
 //! of pretty-printed candidate, against about 20 for the tape and its
 //! writing; most of what is left is the string scans and one call and
 //! one copy per whitespace run.
+//!
+//! Note [Lax one pass]: most replies strict JSON refuses are JSON with a
+//! few of the commonest slips (single quotes, unquoted keys, Python's
+//! and JS's literals, comments, trailing commas, a cut at the end), and
+//! each went to the repair parser, which builds a node tree, writes it
+//! and drops it: two thirds of `extract`'s time on the bench corpus went
+//! to those 55% of its replies. The same walk, compiled a second time
+//! with `LAX` set, reads those slips in its one pass and writes what
+//! the repair parser would: a `'` string as a JSON string, a bare key
+//! quoted, `True`/`None`/`NaN` as JSON's literals, comments and a
+//! trailing comma dropped, and at the end of the text a dangling key
+//! dropped and every open container closed (Note [Truncation] in
+//! `repair`), with the parser's repairs in the parser's order. It reads
+//! only where the parser's answer is sure without its look-ahead: a
+//! string ends at its first closing quote only when `boundary::follow`
+//! says so at once (every string the parser reads either way ends
+//! there), a number only when no byte glues it into a word, a word only
+//! when it is a literal; anything else (a missing comma, a raw control
+//! character, a doubtful quote, a repeated key, a cut number or key,
+//! text after the value) declines, and the repair parser reads the
+//! candidate as before. Core's `extract_text_compact` asks it between
+//! strict JSON and the parser, where the result is written as it stands
+//! (no schema). `lax_walk_agrees_with_the_repair_parser` holds it to
+//! the parser on generated lax text (every uncut one read, cuts read or
+//! declined) and on mangled text, and in debug builds core checks each
+//! reading against the parser's (so every extraction test checks it).
+//! The strict walk is the `LAX = false` copy, its code unchanged.
+//! Measured: see the README's wasm section (issue 43).
 use std::cell::RefCell;
 
 use serde_json::Number;
 
 use super::Top;
+use crate::Repair;
 use crate::number::{NumberLiteral, number_literal};
+use crate::repair::boundary::{Follow, follow};
+use crate::repair::lex::{Ctx, is_ident_byte, is_ident_start, is_key_byte, parse_number};
+use crate::repair::node::{Node, write_number};
 use crate::tape::{Declined, MAX_DEPTH, MAX_SCANNED_KEYS, closes_as_it_opens, write_raw_escaped};
 use crate::unescape::{unescape, unescape_all};
 use crate::ws::{is_ws, ws_end};
@@ -66,6 +98,9 @@ pub struct MinifyScratch {
     /// The unescaped text of the keys with escapes.
     arena: String,
     token: Vec<u8>,
+    /// The lax walk's closers of the open containers (Note [Lax one
+    /// pass]).
+    closers: Vec<u8>,
 }
 
 /// An object key: its raw body in the text, or (with [`IN_ARENA`] set in
@@ -140,31 +175,9 @@ pub fn write_strict(
     if !closes_as_it_opens(b.get(start..).unwrap_or_default()) {
         return Err(Declined::Invalid);
     }
-    // The compact form is never longer than the text but for rewritten
-    // numbers, which make their own room.
-    if scratch.buf.len() < b.len() + SLACK {
-        scratch.buf.resize(b.len() + SLACK, 0);
-    }
-    scratch.keys.clear();
-    scratch.arena.clear();
-    let mut m = Minifier {
-        b,
-        text,
-        pos: start,
-        seg: start,
-        out: std::mem::take(&mut scratch.buf),
-        at: 0,
-        keys: std::mem::take(&mut scratch.keys),
-        arena: std::mem::take(&mut scratch.arena),
-        token: std::mem::take(&mut scratch.token),
-        doubt: false,
-        nested: false,
-    };
+    let mut m = Minifier::<false>::new(text, start, scratch);
     let read = m.document();
-    scratch.buf = m.out;
-    scratch.keys = m.keys;
-    scratch.arena = m.arena;
-    scratch.token = m.token;
+    m.give_back(scratch);
     if read.is_none() {
         return Err(if m.doubt {
             Declined::Doubtful
@@ -184,6 +197,37 @@ pub fn write_strict(
         },
         _ => Top::Scalar,
     })
+}
+
+/// The object or array `text` as the repair parser reads it, when it
+/// holds only what [`Minifier`]'s lax walk reads exactly as that parser
+/// does (Note [Lax one pass]): its compact form appended to `out` (the
+/// bytes the parser's node writer writes), its top level and the repairs
+/// in the parser's order. `None`, `out` as it was, for anything else.
+pub fn write_lax(
+    text: &str,
+    out: &mut Vec<u8>,
+    scratch: &mut MinifyScratch,
+) -> Option<(Top, Vec<Repair>)> {
+    let mut m = Minifier::<true>::new(text, 0, scratch);
+    let read = m.document();
+    let (at, nested) = (m.at, m.nested);
+    let repairs = std::mem::take(&mut m.repairs);
+    m.give_back(scratch);
+    read?;
+    let written = scratch.buf.get(..at)?;
+    let top = match written.first() {
+        Some(b'{') => Top::Object {
+            empty: written == b"{}",
+        },
+        Some(b'[') => Top::Array {
+            empty: written == b"[]",
+            scalars: !nested,
+        },
+        _ => return None,
+    };
+    out.extend_from_slice(written);
+    Some((top, repairs))
 }
 
 /// The end of the whitespace run at `i` (`b[i]` is whitespace).
@@ -216,7 +260,9 @@ fn ws_skip(b: &[u8], i: usize) -> usize {
     }
 }
 
-struct Minifier<'t> {
+/// The walk; `LAX` for the repair parser's subset (Note [Lax one pass]),
+/// a second copy of the code so that the strict walk pays nothing for it.
+struct Minifier<'t, const LAX: bool> {
     b: &'t [u8],
     /// The same text as `b`.
     text: &'t str,
@@ -235,9 +281,68 @@ struct Minifier<'t> {
     doubt: bool,
     /// An element of the root array is an array or an object.
     nested: bool,
+    /// `LAX`: the closers of the open containers, outermost first, as
+    /// the repair parser keeps them (for `boundary::follow`).
+    closers: Vec<u8>,
+    /// `LAX`: the repairs met, in order of first use, each once (the
+    /// repair parser's order).
+    repairs: Vec<Repair>,
+    /// `LAX`: the walk stopped at the end of the text, there.
+    eof: Option<Eof>,
 }
 
-impl Minifier<'_> {
+/// Where the lax walk met the end of the text, in the shapes the repair
+/// parser closes (Note [Truncation] in `repair`).
+#[derive(Debug, Clone, Copy)]
+enum Eof {
+    /// After a value, an opening bracket, or a cut string (closed).
+    Clean,
+    /// After a comma.
+    AfterComma,
+    /// After a key, or its colon: the member, written from this output
+    /// position on, is dropped.
+    Dangling(usize),
+}
+
+impl<'t, const LAX: bool> Minifier<'t, LAX> {
+    /// A walk of `text` from `start`, with the scratch's buffers.
+    fn new(text: &'t str, start: usize, scratch: &mut MinifyScratch) -> Self {
+        let b = text.as_bytes();
+        // The compact form is never longer than the text but for rewritten
+        // tokens, which make their own room.
+        if scratch.buf.len() < b.len() + SLACK {
+            scratch.buf.resize(b.len() + SLACK, 0);
+        }
+        scratch.keys.clear();
+        scratch.arena.clear();
+        scratch.closers.clear();
+        Minifier {
+            b,
+            text,
+            pos: start,
+            seg: start,
+            out: std::mem::take(&mut scratch.buf),
+            at: 0,
+            keys: std::mem::take(&mut scratch.keys),
+            arena: std::mem::take(&mut scratch.arena),
+            token: std::mem::take(&mut scratch.token),
+            doubt: false,
+            nested: false,
+            closers: std::mem::take(&mut scratch.closers),
+            repairs: Vec::new(),
+            eof: None,
+        }
+    }
+
+    /// Return the buffers to the scratch.
+    fn give_back(&mut self, scratch: &mut MinifyScratch) {
+        scratch.buf = std::mem::take(&mut self.out);
+        scratch.keys = std::mem::take(&mut self.keys);
+        scratch.arena = std::mem::take(&mut self.arena);
+        scratch.token = std::mem::take(&mut self.token);
+        scratch.closers = std::mem::take(&mut self.closers);
+    }
+
     /// Copy the text from `seg` to `to`.
     // Inlined on purpose: most runs are short, one fixed-size copy.
     #[allow(clippy::inline_always)]
@@ -303,6 +408,55 @@ impl Minifier<'_> {
         if is_ws(self.b.get(self.pos)) {
             self.ws_run();
         }
+        if LAX && matches!(self.b.get(self.pos), Some(b'/' | b'#')) {
+            self.comments();
+        }
+    }
+
+    /// `LAX`: the comments (`//`, `#` to the line's end, `/* */`) and
+    /// whitespace from `pos` on, dropped, as the repair parser's
+    /// `skip_ws` drops them ([`Repair::Comment`]). A `/*` that never
+    /// closes runs to the end (the walk then finds no token there).
+    #[inline(never)]
+    fn comments(&mut self) {
+        loop {
+            let (b, i) = (self.b, self.pos);
+            let end = match (b.get(i), b.get(i + 1)) {
+                (Some(b'#'), _) | (Some(b'/'), Some(b'/')) => {
+                    let rest = b.get(i..).unwrap_or_default();
+                    memchr::memchr(b'\n', rest).map_or(b.len(), |k| i + k + 1)
+                }
+                (Some(b'/'), Some(b'*')) => {
+                    let rest = b.get(i + 2..).unwrap_or_default();
+                    memchr::memmem::find(rest, b"*/").map_or(b.len(), |k| i + 2 + k + 2)
+                }
+                (c, _) if is_ws(c) => {
+                    self.ws_run();
+                    continue;
+                }
+                _ => return,
+            };
+            self.copy_to(i);
+            self.seg = end;
+            self.pos = end;
+            self.note(Repair::Comment);
+        }
+    }
+
+    /// `LAX`: list `r` once, in order of first use.
+    fn note(&mut self, r: Repair) {
+        if !self.repairs.contains(&r) {
+            self.repairs.push(r);
+        }
+    }
+
+    /// `LAX`: a string value's context for `boundary::follow`.
+    fn ctx(&self) -> Ctx {
+        if self.closers.last() == Some(&b']') {
+            Ctx::Array
+        } else {
+            Ctx::Object
+        }
     }
 
     /// [`Minifier::ws`] past its first byte: the text before the run is
@@ -319,14 +473,114 @@ impl Minifier<'_> {
     /// The whole text (from its first token) as one value and nothing
     /// after it.
     fn document(&mut self) -> Option<()> {
+        if LAX {
+            return self.lax_document();
+        }
         self.value(0)?;
         self.copy_to(self.pos);
         self.ws();
         (self.pos == self.b.len()).then_some(())
     }
 
+    /// `LAX`: comments and whitespace, then an object or an array, then
+    /// only whitespace (the repair parser reads the first value and
+    /// ignores the rest: the walk declines any rest rather than judge it).
+    fn lax_document(&mut self) -> Option<()> {
+        self.ws();
+        if !matches!(self.b.get(self.pos), Some(b'{' | b'[')) {
+            return None;
+        }
+        if self.value(0).is_none() {
+            return self.close_cut();
+        }
+        self.copy_to(self.pos);
+        let rest = self.b.get(self.pos..)?;
+        rest.iter().all(u8::is_ascii_whitespace).then_some(())
+    }
+
+    /// `LAX`: the walk met the end of the text at `eof`: noted, and it
+    /// unwinds (`None`) to [`Minifier::close_cut`].
+    #[cold]
+    fn cut(&mut self, eof: Eof) -> Option<()> {
+        self.eof = Some(eof);
+        None
+    }
+
+    /// `LAX`: where a member's output starts: the text up to `pos` (a
+    /// key) written, less the comma before it, the last byte written
+    /// (only whitespace and comments, dropped, stand between them).
+    fn member_at(&mut self) -> usize {
+        self.copy_to(self.pos);
+        let comma = self.at > 0 && self.out.get(self.at - 1) == Some(&b',');
+        self.at - usize::from(comma)
+    }
+
+    /// `LAX`: a value string at `start` that [`Minifier::string`]
+    /// refused: when it runs to the end of the text holding only the
+    /// escapes copied as they stand, cut there (Note [Truncation] in
+    /// `repair`: it keeps every character, [`Repair::Truncated`]) and
+    /// closed. Declined when the text ends in a closer or a fence (the
+    /// repair parser may then end the string before them, Note [Missing
+    /// quotes] there).
+    #[cold]
+    fn cut_string(&mut self, start: usize) -> Option<()> {
+        let b = self.b;
+        let mut i = start + 1;
+        loop {
+            i = crate::plain_run_end(b, i, b'"', b'"');
+            match (b.get(i), b.get(i + 1)) {
+                (None, _) => break,
+                (Some(b'\\'), Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) => i += 2,
+                _ => return None,
+            }
+        }
+        let end = b.trim_ascii_end();
+        if end.ends_with(b"```") || matches!(end.last(), Some(b'}' | b']' | b')')) {
+            return None;
+        }
+        self.copy_to(b.len());
+        self.pos = b.len();
+        self.note(Repair::Truncated);
+        self.token.clear();
+        self.token.push(b'"');
+        self.put_token(b.len(), b.len());
+        self.cut(Eof::Clean)
+    }
+
+    /// `LAX`: close what the end of the text left open, as the repair
+    /// parser closes it (Note [Truncation] in `repair`): a trailing comma
+    /// dropped ([`Repair::TrailingComma`]), a dangling key dropped with
+    /// its comma ([`Repair::DanglingKeyDropped`]), then every open
+    /// container closed ([`Repair::Truncated`]). `None` when the walk
+    /// stopped anywhere else.
+    fn close_cut(&mut self) -> Option<()> {
+        let eof = self.eof.take()?;
+        self.copy_to(self.b.len());
+        match eof {
+            Eof::Clean => {}
+            Eof::AfterComma => {
+                self.note(Repair::TrailingComma);
+                self.drop_comma();
+            }
+            Eof::Dangling(member_at) => {
+                self.at = member_at;
+                self.note(Repair::DanglingKeyDropped);
+            }
+        }
+        self.note(Repair::Truncated);
+        self.token.clear();
+        self.token.extend(self.closers.iter().rev());
+        let n = self.b.len();
+        self.put_token(n, n);
+        Some(())
+    }
+
     fn value(&mut self, depth: usize) -> Option<()> {
-        match *self.b.get(self.pos)? {
+        let c = *self.b.get(self.pos)?;
+        if LAX && (c == b'\'' || is_ident_start(c)) {
+            return self.lax_scalar(c);
+        }
+        match c {
             b'{' => self.object(depth + 1),
             b'[' => self.array(depth + 1),
             b'"' => self.string_value(),
@@ -363,26 +617,66 @@ impl Minifier<'_> {
             return self.doubtful();
         }
         self.pos += 1;
+        if LAX {
+            self.closers.push(b']');
+        }
         self.ws();
         if self.b.get(self.pos) == Some(&b']') {
-            self.pos += 1;
+            self.close();
             return Some(());
         }
+        let mut first = true;
         loop {
             self.ws();
+            if LAX {
+                match self.b.get(self.pos) {
+                    // `[1, 2,]`: after a comma (an empty array closed above).
+                    Some(b']') => {
+                        self.note(Repair::TrailingComma);
+                        self.drop_comma();
+                        self.close();
+                        return Some(());
+                    }
+                    None => return self.cut(if first { Eof::Clean } else { Eof::AfterComma }),
+                    _ => first = false,
+                }
+            }
             if depth == 1 && matches!(self.b.get(self.pos), Some(b'[' | b'{')) {
                 self.nested = true;
             }
             self.element(depth)?;
             self.ws();
+            if LAX && self.pos == self.b.len() {
+                return self.cut(Eof::Clean);
+            }
             match self.b.get(self.pos)? {
                 b',' => self.pos += 1,
                 b']' => {
-                    self.pos += 1;
+                    self.close();
                     return Some(());
                 }
                 _ => return None,
             }
+        }
+    }
+
+    /// `LAX`: take back the trailing comma before the closer at `pos`:
+    /// only whitespace and comments (dropped) stand between them, so it
+    /// is the last byte written once the text up to `pos` is.
+    fn drop_comma(&mut self) {
+        self.copy_to(self.pos);
+        if self.at > 0 && self.out.get(self.at - 1) == Some(&b',') {
+            self.at -= 1;
+        }
+    }
+
+    /// Step past the closer at `pos` (`LAX`: and forget it).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn close(&mut self) {
+        self.pos += 1;
+        if LAX {
+            self.closers.pop();
         }
     }
 
@@ -392,46 +686,90 @@ impl Minifier<'_> {
         }
         self.pos += 1;
         let base = self.keys.len();
+        if LAX {
+            self.closers.push(b'}');
+        }
         self.ws();
         if self.b.get(self.pos) == Some(&b'}') {
-            self.pos += 1;
+            self.close();
             return Some(());
         }
+        let mut first = true;
         loop {
             self.ws();
-            if self.b.get(self.pos) != Some(&b'"') {
-                return None;
+            // `LAX`: where this member's output starts, its comma
+            // included, for a key the end of the text leaves dangling.
+            let member_at = if LAX { self.member_at() } else { 0 };
+            let key = match self.b.get(self.pos) {
+                Some(b'"') => self.key()?,
+                None if LAX => return self.cut(if first { Eof::Clean } else { Eof::AfterComma }),
+                Some(&c) if LAX => match c {
+                    // `{"a": 1,}`: after a comma (an empty object closed above).
+                    b'}' => {
+                        self.note(Repair::TrailingComma);
+                        self.drop_comma();
+                        self.keys.truncate(base);
+                        self.close();
+                        return Some(());
+                    }
+                    b'\'' => self.single_quoted_key()?,
+                    _ if is_ident_start(c) => self.unquoted_key()?,
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            first = false;
+            if LAX {
+                // Before the value: a value cut by the end of the text
+                // is never checked after it.
+                let held = self.keys.get(base..)?;
+                if held.len() >= MAX_SCANNED_KEYS || held.iter().any(|k| self.same_key(*k, key)) {
+                    return self.doubtful();
+                }
             }
-            let key = self.key()?;
             self.keys.push(key);
             self.ws();
             if self.b.get(self.pos) != Some(&b':') {
+                if LAX && self.pos == self.b.len() {
+                    return self.cut(Eof::Dangling(member_at));
+                }
                 return None;
             }
             self.pos += 1;
             // The one space after a `:` of pretty-printed JSON: skipped
             // here, without the call.
             let b = self.b;
-            if b.get(self.pos) == Some(&b' ') && !is_ws(b.get(self.pos + 1)) {
+            if b.get(self.pos) == Some(&b' ')
+                && !is_ws(b.get(self.pos + 1))
+                && !(LAX && matches!(b.get(self.pos + 1), Some(b'/' | b'#')))
+            {
                 self.copy_to(self.pos);
                 self.pos += 1;
                 self.seg = self.pos;
             } else {
                 self.ws();
             }
+            if LAX && self.pos == self.b.len() {
+                return self.cut(Eof::Dangling(member_at));
+            }
             self.element(depth)?;
             // After the value, as the tape checks: a repeated key, or a
             // wide object, is left to `serde_json`.
-            let (key, held) = self.keys.get(base..)?.split_last()?;
-            if held.len() >= MAX_SCANNED_KEYS || held.iter().any(|k| self.same_key(*k, *key)) {
-                return self.doubtful();
+            if !LAX {
+                let (key, held) = self.keys.get(base..)?.split_last()?;
+                if held.len() >= MAX_SCANNED_KEYS || held.iter().any(|k| self.same_key(*k, *key)) {
+                    return self.doubtful();
+                }
             }
             self.ws();
+            if LAX && self.pos == self.b.len() {
+                return self.cut(Eof::Clean);
+            }
             match self.b.get(self.pos)? {
                 b',' => self.pos += 1,
                 b'}' => {
-                    self.pos += 1;
                     self.keys.truncate(base);
+                    self.close();
                     return Some(());
                 }
                 _ => return None,
@@ -483,10 +821,25 @@ impl Minifier<'_> {
     #[inline(always)]
     fn string_value(&mut self) -> Option<()> {
         let start = self.pos;
-        if self.string()? & REWRITTEN != 0 {
+        let Some(flags) = self.string() else {
+            return if LAX { self.cut_string(start) } else { None };
+        };
+        if flags & REWRITTEN != 0 {
             self.rewrite_string(start)?;
         }
+        if LAX {
+            return self.string_ends();
+        }
         Some(())
+    }
+
+    /// `LAX`: does the value string whose closing quote is just before
+    /// `pos` end there for the repair parser? Only when the first step of
+    /// its Note [String boundaries] says so at once (`Follow::End`):
+    /// every string the parser reads either way ends there; a doubtful
+    /// quote (which the parser decides by scanning on) is declined.
+    fn string_ends(&self) -> Option<()> {
+        (follow(self.b, self.pos, self.ctx(), &self.closers) == Follow::End).then_some(())
     }
 
     /// Write the string from `start` to `pos` from its raw body.
@@ -529,6 +882,138 @@ impl Minifier<'_> {
         })
     }
 
+    /// `LAX`: a value that starts with `'` or a letter: a single-quoted
+    /// string, or a word the repair parser reads as a literal.
+    fn lax_scalar(&mut self, c: u8) -> Option<()> {
+        if c == b'\'' {
+            self.single_quoted()?;
+            return self.string_ends();
+        }
+        self.word()
+    }
+
+    /// `LAX`: an identifier word, read as the repair parser's `word`
+    /// reads it: `true`, `false`, `null` as they stand; Python's
+    /// spellings and any other case of `true`, `false`, `null`, `none`
+    /// ([`Repair::PythonLiteral`]); `undefined`, `NaN`, `Infinity` as
+    /// `null` ([`Repair::JsLiteral`]). Any other word (an unquoted
+    /// string, a cut literal, a wrapper call) is declined.
+    fn word(&mut self) -> Option<()> {
+        let b = self.b;
+        let start = self.pos;
+        let mut end = start;
+        while b.get(end).is_some_and(|&c| is_ident_byte(c)) {
+            end += 1;
+        }
+        let w = b.get(start..end)?;
+        let (literal, repair): (&[u8], Repair) = match w {
+            b"true" | b"false" | b"null" => {
+                self.pos = end;
+                return Some(());
+            }
+            _ if w.eq_ignore_ascii_case(b"true") => (b"true", Repair::PythonLiteral),
+            _ if w.eq_ignore_ascii_case(b"false") => (b"false", Repair::PythonLiteral),
+            _ if w.eq_ignore_ascii_case(b"null") || w.eq_ignore_ascii_case(b"none") => {
+                (b"null", Repair::PythonLiteral)
+            }
+            b"undefined" | b"NaN" | b"Infinity" => (b"null", Repair::JsLiteral),
+            _ => return None,
+        };
+        self.note(repair);
+        self.pos = end;
+        self.token.clear();
+        self.token.extend_from_slice(literal);
+        self.put_token(start, end);
+        Some(())
+    }
+
+    /// `LAX`: the `'` string at `pos`, written as the JSON string the
+    /// repair parser reads ([`Repair::SingleQuotes`]): its `"` escaped,
+    /// `\'` and `\/` unescaped, the other one-letter JSON escapes copied.
+    /// `pos` moves past its closing quote (the first `'` not escaped).
+    /// Declined at a raw control character, a `\u` or any other escape,
+    /// or the end of the text. Whether the body held an escape.
+    fn single_quoted(&mut self) -> Option<bool> {
+        self.note(Repair::SingleQuotes);
+        let b = self.b;
+        let start = self.pos;
+        let mut i = start + 1;
+        let mut from = i;
+        let mut escaped = false;
+        self.token.clear();
+        self.token.push(b'"');
+        loop {
+            i = crate::plain_run_end(b, i, b'\'', b'"');
+            let stop = *b.get(i)?;
+            if stop == b'\'' {
+                break;
+            }
+            self.token.extend_from_slice(b.get(from..i)?);
+            match (stop, b.get(i + 1)) {
+                (b'"', _) => {
+                    self.token.extend_from_slice(b"\\\"");
+                    i += 1;
+                }
+                (b'\\', Some(&c)) => {
+                    escaped = true;
+                    match c {
+                        b'\'' | b'/' => self.token.push(c),
+                        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                            self.token.extend_from_slice(&[b'\\', c]);
+                        }
+                        _ => return None,
+                    }
+                    i += 2;
+                }
+                // A raw control character, or a backslash at the end.
+                _ => return None,
+            }
+            from = i;
+        }
+        self.token.extend_from_slice(b.get(from..i)?);
+        self.token.push(b'"');
+        self.pos = i + 1;
+        self.put_token(start, self.pos);
+        Some(escaped)
+    }
+
+    /// `LAX`: a `'` key; one with an escape is declined (keys are
+    /// compared by their text, here a span of the input).
+    fn single_quoted_key(&mut self) -> Option<Key> {
+        let start = self.pos;
+        if self.single_quoted()? {
+            return None;
+        }
+        Some(Key {
+            at: start + 1,
+            len: self.pos - start - 2,
+        })
+    }
+
+    /// `LAX`: an unquoted key (`{summary: 1}`, [`Repair::UnquotedKey`]):
+    /// the bytes the repair parser's `unquoted_key` takes (the walk only
+    /// starts one at a letter, `_` or `$`), written quoted. They hold
+    /// nothing JSON escapes.
+    fn unquoted_key(&mut self) -> Option<Key> {
+        let b = self.b;
+        let start = self.pos;
+        let mut end = start;
+        while b.get(end).is_some_and(|&c| is_key_byte(c)) {
+            end += 1;
+        }
+        self.note(Repair::UnquotedKey);
+        self.token.clear();
+        self.token.push(b'"');
+        self.token.extend_from_slice(b.get(start..end)?);
+        self.token.push(b'"');
+        self.pos = end;
+        self.put_token(start, end);
+        Some(Key {
+            at: start,
+            len: end - start,
+        })
+    }
+
     /// The text of a key.
     fn key_bytes(&self, k: Key) -> &[u8] {
         let within = if k.at & IN_ARENA == 0 {
@@ -560,12 +1045,55 @@ impl Minifier<'_> {
             simple,
         } = number_literal(b, start)?;
         self.pos = i;
+        if LAX && !self.number_ends_here() {
+            return None;
+        }
         let digits = int_end - int_start;
         let negative_zero = int_start > start && b.get(int_start) == Some(&b'0') && digits == 1;
         if simple && digits <= 18 && !negative_zero {
             return Some(());
         }
+        if LAX {
+            return self.rewrite_repaired_number(start);
+        }
         self.rewrite_number(start)
+    }
+
+    /// `LAX`: the literal just read is the whole run the repair parser
+    /// reads as a number (`number_or_word`): no number byte or digit
+    /// separator goes on, and nothing glues it into a word (`3rd`,
+    /// `12345/67890`, `12:30`).
+    fn number_ends_here(&self) -> bool {
+        let b = self.b;
+        match b.get(self.pos) {
+            None => true,
+            Some(&c) => {
+                !(crate::is_number_byte(c)
+                    || c == b'_'
+                    || is_ident_start(c)
+                    || c >= 0x80
+                    || (c == b'/' && !matches!(b.get(self.pos + 1), Some(b'/' | b'*')))
+                    || (c == b':' && b.get(self.pos + 1).is_some_and(u8::is_ascii_digit)))
+            }
+        }
+    }
+
+    /// `LAX`: the number from `start` to `pos` as the repair parser's
+    /// node writes it (`-0` is `0` there, where `serde_json` reads
+    /// `-0.0`); an inexact one is declined.
+    #[cold]
+    fn rewrite_repaired_number(&mut self, start: usize) -> Option<()> {
+        let literal = self.text.get(start..self.pos)?;
+        if !is_exact(literal) {
+            return self.doubtful();
+        }
+        let Some(Node::Number(n)) = parse_number(literal) else {
+            return self.doubtful();
+        };
+        self.token.clear();
+        write_number(&n, &mut self.token);
+        self.put_token(start, self.pos);
+        Some(())
     }
 
     /// Write the number from `start` to `pos` as `serde_json` writes it.
@@ -812,6 +1340,295 @@ mod tests {
         ) {
             let mut scratch = MinifyScratch::default();
             for text in &texts {
+                agrees_with(text, &mut scratch);
+            }
+        }
+    }
+
+    // ---- the lax walk (Note [Lax one pass]) ----
+
+    /// The lax walk of `text` against the repair parser: when it reads
+    /// the text, the bytes, the top level and the repairs of the
+    /// parser's reading, every number exact; `out` as it was when it
+    /// declines. Whether it read it.
+    fn lax_agrees_with(text: &str, scratch: &mut MinifyScratch) -> bool {
+        let mut out = b"prefix ".to_vec();
+        let Some((top, repairs)) = write_lax(text, &mut out, scratch) else {
+            assert_eq!(out, b"prefix ", "{text:?}: declined, the output as it was");
+            return false;
+        };
+        let r = crate::repair::repair_node(text)
+            .unwrap_or_else(|| panic!("{text:?}: the lax walk read what the parser cannot"));
+        let mut bytes = Vec::new();
+        r.node.write_compact(&mut bytes);
+        let shown = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        assert_eq!(shown(&out[7..]), shown(&bytes), "{text:?}");
+        assert_eq!(repairs, r.repairs, "{text:?}");
+        assert_eq!(top, Top::of_node(&r.node), "{text:?}");
+        assert!(r.exact(), "{text:?}");
+        true
+    }
+
+    fn lax_agrees(text: &str) -> bool {
+        lax_agrees_with(text, &mut MinifyScratch::default())
+    }
+
+    #[test]
+    fn lax_walk_table() {
+        use Repair::*;
+        let read: &[(&str, &str, &[Repair])] = &[
+            ("{\"a\": 1}", "{\"a\":1}", &[]),
+            ("{'a': 'b'}", "{\"a\":\"b\"}", &[SingleQuotes]),
+            (
+                "{a: True, b: None, c: FALSE}",
+                "{\"a\":true,\"b\":null,\"c\":false}",
+                &[UnquotedKey, PythonLiteral],
+            ),
+            (
+                "{\"a\": 1, // c\n \"b\": [1, 2,], /* x */ }",
+                "{\"a\":1,\"b\":[1,2]}",
+                &[Comment, TrailingComma],
+            ),
+            (
+                "# note\n{\"a\": NaN, \"b\": undefined}",
+                "{\"a\":null,\"b\":null}",
+                &[Comment, JsLiteral],
+            ),
+            (
+                "{'q': 'say \"hi\"', 'e': 'it\\'s \\n'}",
+                "{\"q\":\"say \\\"hi\\\"\",\"e\":\"it's \\n\"}",
+                &[SingleQuotes],
+            ),
+            (
+                "[{\"a\": -0, \"b\": 1.50, \"c\": 1e2}, 'x']",
+                "[{\"a\":0,\"b\":1.5,\"c\":100.0},\"x\"]",
+                &[SingleQuotes],
+            ),
+            (
+                "{\"a\": \"\\u00e9\\/\", first-name: 'x'}",
+                "{\"a\":\"é/\",\"first-name\":\"x\"}",
+                &[UnquotedKey, SingleQuotes],
+            ),
+            (
+                "{\"a\": [1, 2,",
+                "{\"a\":[1,2]}",
+                &[TrailingComma, Truncated],
+            ),
+            ("{\"a\": [1, {}", "{\"a\":[1,{}]}", &[Truncated]),
+            ("{\"a\": \"cut her", "{\"a\":\"cut her\"}", &[Truncated]),
+            ("[\"a\\\"b", "[\"a\\\"b\"]", &[Truncated]),
+            (
+                "{\"a\": 1, \"b\":",
+                "{\"a\":1}",
+                &[DanglingKeyDropped, Truncated],
+            ),
+            (
+                "{\"a\": 1, b  ",
+                "{\"a\":1}",
+                &[UnquotedKey, DanglingKeyDropped, Truncated],
+            ),
+            ("{\"a\": 30.0", "{\"a\":30.0}", &[Truncated]),
+            (
+                "{\"a\": 1, // cut\n",
+                "{\"a\":1}",
+                &[Comment, TrailingComma, Truncated],
+            ),
+            ("[", "[]", &[Truncated]),
+            ("{\"a\"", "{}", &[DanglingKeyDropped, Truncated]),
+        ];
+        for &(text, want, repairs) in read {
+            let mut out = Vec::new();
+            let got = write_lax(text, &mut out, &mut MinifyScratch::default());
+            assert_eq!(got.map(|(_, r)| r), Some(repairs.to_vec()), "{text:?}");
+            assert_eq!(String::from_utf8_lossy(&out), want, "{text:?}");
+            assert!(lax_agrees(text), "{text:?}");
+        }
+        let deep = format!("{}1", "[".repeat(150));
+        let declined = [
+            "{\"a\": \"b\" \"c\": 1}",
+            "{\"a\": 1, \"a\": 2}",
+            "{'a': 1, a: 2}",
+            "{\"a\": \"he said \"hi\" ok\"}",
+            "{\"a\": \"b}",
+            "{\"a\": \"b\"} ```",
+            "{\"a\": tru",
+            "{\"a\": 12.",
+            "{\"a\": hello}",
+            "{\"a\": 1} and more",
+            "{\\\"a\\\": 1}",
+            "{\"a\": 1,, \"b\": 2}",
+            "[, 1]",
+            "{\"a\":\u{a0}1}",
+            "[1_000]",
+            "{'a': 'x\\u0041'}",
+            "{\"a\": 0789}",
+            "{\"a\": 1} // after",
+            "{\"a\": 'x' # c\n}",
+            "{\"a",
+            "{'a': \"b\\q\"}",
+            "(1, 2)",
+            deep.as_str(),
+        ];
+        for text in declined {
+            let mut out = Vec::new();
+            assert_eq!(
+                write_lax(text, &mut out, &mut MinifyScratch::default()),
+                None,
+                "{text:?}"
+            );
+            assert!(out.is_empty());
+        }
+    }
+
+    /// `v` written with the spellings the lax walk reads, each chosen by
+    /// the next of `picks`: keys double-, single- or unquoted, strings
+    /// double- or single-quoted, Python's and JS's literals, comments
+    /// and trailing commas.
+    fn lax_text(v: &Value, picks: &mut impl Iterator<Item = u8>, out: &mut String) {
+        match v {
+            Value::Null => out.push_str(
+                ["null", "None", "NULL", "undefined"][usize::from(picks.next().unwrap_or(0) % 4)],
+            ),
+            Value::Bool(b) => {
+                let spelling = [["true", "True", "TRUE"], ["false", "False", "fAlse"]];
+                out.push_str(
+                    spelling[usize::from(!*b)][usize::from(picks.next().unwrap_or(0) % 3)],
+                );
+            }
+            Value::Number(n) => out.push_str(&n.to_string()),
+            Value::String(s) => lax_string(s, picks.next().unwrap_or(0) % 2 == 1, out),
+            Value::Array(items) => {
+                out.push('[');
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(lax_sep(picks.next().unwrap_or(0)));
+                    }
+                    lax_text(x, picks, out);
+                }
+                out.push_str(lax_end(picks.next().unwrap_or(0), !items.is_empty()));
+                out.push(']');
+            }
+            Value::Object(members) => {
+                out.push('{');
+                for (i, (k, x)) in members.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(lax_sep(picks.next().unwrap_or(0)));
+                    }
+                    let bare = k.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
+                        && k.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+                    match picks.next().unwrap_or(0) % 3 {
+                        0 if bare => out.push_str(k),
+                        1 => lax_string(k, true, out),
+                        _ => lax_string(k, false, out),
+                    }
+                    out.push_str(": ");
+                    lax_text(x, picks, out);
+                }
+                out.push_str(lax_end(picks.next().unwrap_or(0), !members.is_empty()));
+                out.push('}');
+            }
+        }
+    }
+
+    /// A string in `'` (when its characters allow: no control character
+    /// but the one-letter escapes', no `\`, which a key may not hold
+    /// escaped) or as `serde_json` writes it.
+    fn lax_string(s: &str, single: bool, out: &mut String) {
+        let plain = !s.contains('\\') && !s.chars().any(|c| c < ' ' && !"\n\t\r".contains(c));
+        if !(single && plain) {
+            out.push_str(&serde_json::to_string(s).unwrap());
+            return;
+        }
+        out.push('\'');
+        for c in s.chars() {
+            match c {
+                '\'' => out.push_str("\\'"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+    }
+
+    fn lax_sep(pick: u8) -> &'static str {
+        [
+            ",",
+            ", ",
+            ",\n  ",
+            ", // note\n  ",
+            ",/* c */ ",
+            " /* c */, ",
+        ][usize::from(pick % 6)]
+    }
+
+    fn lax_end(pick: u8, items: bool) -> &'static str {
+        match pick % 4 {
+            0 if items => ",",
+            1 if items => ",\n",
+            2 => " /* end */ ",
+            _ => "",
+        }
+    }
+
+    proptest! {
+        /// Every text written with the lax spellings is read, as the
+        /// repair parser reads it; cut anywhere, read as it does or declined.
+        #[test]
+        fn lax_walk_agrees_with_the_repair_parser(
+            v in tape::tests::json_value(),
+            picks in prop::collection::vec(any::<u8>(), 1..64),
+            comment in any::<bool>(),
+            cut in 0usize..600,
+        ) {
+            let mut text = String::from(if comment { "# a note\n{\"v\": " } else { "{\"v\": " });
+            let mut it = picks.iter().copied().cycle();
+            lax_text(&v, &mut it, &mut text);
+            text.push('}');
+            prop_assert!(lax_agrees(&text), "declined {:?}", text);
+            let mut at = cut.min(text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            lax_agrees(&text[..at]);
+        }
+
+        /// Mangled lax text: read as the repair parser reads it, or declined.
+        #[test]
+        fn lax_walk_agrees_on_mangled_text(
+            v in tape::tests::json_value(),
+            picks in prop::collection::vec(any::<u8>(), 1..32),
+            at in 0usize..400,
+            byte in prop_oneof![
+                Just(b','), Just(b'"'), Just(b'\''), Just(b'\\'), Just(b'}'), Just(b']'),
+                Just(b'{'), Just(b'['), Just(b':'), Just(b'\n'), Just(b'#'), Just(b'/'),
+                Just(b'*'), Just(b'0'), Just(b'.'), Just(b'-'), Just(b'_'), Just(b'a'),
+                Just(b' '), any::<u8>(),
+            ],
+            how in 0..2,
+        ) {
+            let mut text = String::from("[");
+            lax_text(&v, &mut picks.iter().copied().cycle(), &mut text);
+            text.push(']');
+            let mut bytes = text.into_bytes();
+            let at = at.min(bytes.len());
+            if how == 0 {
+                bytes.insert(at, byte);
+            } else if let Some(c) = bytes.get_mut(at) {
+                *c = byte;
+            }
+            if let Ok(text) = String::from_utf8(bytes) {
+                lax_agrees(&text);
+            }
+        }
+
+        /// A scratch left by any lax walk, read or declined, serves the next.
+        #[test]
+        fn lax_scratch_is_reused(texts in prop::collection::vec(".{0,40}", 1..6)) {
+            let mut scratch = MinifyScratch::default();
+            for text in &texts {
+                lax_agrees_with(text, &mut scratch);
                 agrees_with(text, &mut scratch);
             }
         }

@@ -476,6 +476,11 @@ fn text_chain(
         {
             // A block of several values (Note [Several values] in `several`).
             won
+        } else if let Some(lax) = lax_stage(chooser, text, span, source, traced, at) {
+            match lax {
+                Lax::Prose => continue,
+                Lax::Offered(won) => won,
+            }
         } else if let Some(r) = repair::repair_node(span) {
             if source == Source::Bare && is_prose(text, span, &r.node, &r.repairs) {
                 chooser.note_prose(traced, Method::Repaired, at, &r.repairs);
@@ -506,6 +511,85 @@ fn text_chain(
         }
     }
     false
+}
+
+/// What the lax one-pass walk made of a candidate (Note [Lax one pass] in
+/// `minify`).
+enum Lax {
+    /// A bare candidate that is prose: skipped, as the repair parser's
+    /// reading of it would be.
+    Prose,
+    /// Written to the compact output and offered: whether it won.
+    Offered(bool),
+}
+
+/// A candidate strict JSON refused, read by the lax one-pass walk (Note
+/// [Lax one pass] in `minify`) where its answer is the repair parser's
+/// and it would win as it stands: compact output without a schema, the
+/// repaired method allowed. `None` (the output as it was) when the walk
+/// declines, or when what follows needs the parser's nodes: a bare
+/// candidate that is weak, or that only the value below its top level
+/// tells from prose. The same checks, in the same order, as the repair
+/// parser's branch of `text_chain`.
+fn lax_stage(
+    chooser: &mut Chooser<'_, '_>,
+    text: &str,
+    span: &str,
+    source: Source,
+    traced: TraceSource,
+    at: Option<(Piece, (usize, usize))>,
+) -> Option<Lax> {
+    if chooser.opts.validator.is_some()
+        || chooser.replaced
+        || !chooser.opts.methods.allows(Method::Repaired)
+    {
+        return None;
+    }
+    let c = chooser.compact.as_mut()?;
+    let from = c.out.len();
+    let (top, repairs) = minify::write_lax(span, &mut c.out, &mut c.minify)?;
+    if source == Source::Bare {
+        let (start, end) = offset_in(text, span);
+        let before = text.get(..start).unwrap_or_default();
+        let after = text.get(end..).unwrap_or_default();
+        let prose = repair::prose_by_text(top.empty(), span, before, after, &repairs);
+        if prose != Some(false) || is_weak(top, span, &repairs) {
+            c.out.truncate(from);
+            if prose == Some(true) {
+                chooser.note_prose(traced, Method::Repaired, at, &repairs);
+                return Some(Lax::Prose);
+            }
+            return None;
+        }
+    }
+    #[cfg(debug_assertions)]
+    lax_agrees(span, c.out.get(from..).unwrap_or_default(), top, &repairs);
+    c.wrote = true;
+    let slot = chooser.note_span(traced, Method::Repaired, at, true, &repairs, false);
+    let mut e = Extraction::none();
+    e.method = Method::Repaired;
+    e.repairs = repairs;
+    e.valid = true;
+    Some(Lax::Offered(chooser.won_written(slot, e)))
+}
+
+/// In debug builds (every test), each lax reading is held to the repair
+/// parser's: the same bytes, top level and repairs (Note [Lax one pass]
+/// in `minify`).
+#[cfg(debug_assertions)]
+fn lax_agrees(span: &str, written: &[u8], top: Top, repairs: &[Repair]) {
+    let r = repair::repair_node(span).expect("the lax walk read a value the parser finds none in");
+    let mut bytes = Vec::new();
+    r.node.write_compact(&mut bytes);
+    let shown = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    assert_eq!(shown(written), shown(&bytes), "lax walk of {span:?}");
+    assert_eq!(
+        repairs,
+        r.repairs.as_slice(),
+        "lax walk's repairs of {span:?}"
+    );
+    assert_eq!(top, Top::of_node(&r.node), "lax walk's top of {span:?}");
+    assert!(r.exact(), "lax walk of {span:?} took an inexact number");
 }
 
 /// Is the bare candidate `span` (a slice of `text`) prose, not data? Note

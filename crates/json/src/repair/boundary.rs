@@ -48,7 +48,7 @@ const MEMBER_SPAN: usize = 64;
 /// What the first byte after a candidate closing quote says (step 1 of
 /// Note [String boundaries]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Follow {
+pub(crate) enum Follow {
     /// The string ends here.
     End,
     /// Undecided; the scan decides, else this default (`true`: it ends).
@@ -59,7 +59,7 @@ pub(super) enum Follow {
 /// in `ctx`; `closers` are the open containers' closers, outermost first
 /// (empty at top level). A closer of an outer container counts as a
 /// closer: a typo (`[{"k": "v"], …`) the container loops repair.
-pub(super) fn follow(src: &[u8], pos: usize, ctx: Ctx, closers: &[u8]) -> Follow {
+pub(crate) fn follow(src: &[u8], pos: usize, ctx: Ctx, closers: &[u8]) -> Follow {
     let closer = closers.last().copied();
     let mut i = pos;
     while let Some(&b) = src.get(i) {

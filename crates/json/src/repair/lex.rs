@@ -17,7 +17,7 @@ use crate::unescape::{Escape, SHORT_ESCAPES, escape as json_escape};
 
 /// Where a string sits: it decides what may follow its closing quote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Ctx {
+pub(crate) enum Ctx {
     Key,
     /// A member value (or a top-level value).
     Object,
@@ -220,7 +220,7 @@ pub(super) fn literal(w: &[u8]) -> Option<(Node<'static>, Option<Repair>)> {
     None
 }
 
-pub(super) fn parse_number(s: &str) -> Option<Node<'static>> {
+pub(crate) fn parse_number(s: &str) -> Option<Node<'static>> {
     if s.is_empty() {
         return None;
     }
@@ -243,16 +243,16 @@ pub(super) fn starts_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'/' | b'#' | 0xC2..=0xEF)
 }
 
-pub(super) fn is_ident_start(b: u8) -> bool {
+pub(crate) fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_' || b == b'$'
 }
 
-pub(super) fn is_ident_byte(b: u8) -> bool {
+pub(crate) fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
 }
 
 /// Bytes an unquoted key may hold (non-ASCII included, so `{ключ: 1}` works).
-pub(super) fn is_key_byte(b: u8) -> bool {
+pub(crate) fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-' | b'.') || b >= 0x80
 }
 

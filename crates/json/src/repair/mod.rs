@@ -23,9 +23,9 @@
 //! the cut (`"hours": 30.0`) is complete. A number cut mid-way (`1.`, `2e`)
 //! keeps what parses.
 
-mod boundary;
-mod lex;
-mod node;
+pub(crate) mod boundary;
+pub(crate) mod lex;
+pub(crate) mod node;
 mod parser;
 mod prose;
 

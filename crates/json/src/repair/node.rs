@@ -399,7 +399,7 @@ impl<'a> Node<'a> {
 /// A number as `json::write_compact` writes it (`serde_json`: `itoa`, and
 /// `zmij` for floats).
 #[inline(never)]
-fn write_number(n: &Number, out: &mut Vec<u8>) {
+pub(crate) fn write_number(n: &Number, out: &mut Vec<u8>) {
     let _ = serde_json::to_writer(&mut *out, n);
 }
 
