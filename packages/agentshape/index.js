@@ -194,13 +194,16 @@ function answerText(b, code) {
  * `plain(b, text)` answers, as it does for long strings and for bytes
  * (`textOf`).
  */
-function inPlace(text, at, plain) {
+function inPlace(text, at, plain, rest = false) {
   if (typeof text === "string" && text.length <= IN_PLACE_UNITS) {
     const out = call((b) => {
       const room = text.length * 3;
       const { written } = encoder.encodeInto(text, viewAt(b, b.textBuffer(room), room));
       const code = at(b, written);
-      if (code >= 0) return answerText(b, code);
+      if (code >= 0) {
+        if (rest) lastRest = b.restLength();
+        return answerText(b, code);
+      }
       if (code === NOT_ANSWERED_IN_PLACE) return null;
       return { failure: answerDecoder.decode(new Uint8Array(memoryOf(b).buffer, b.outBuffer(), -code - 2)) };
     });
@@ -212,6 +215,50 @@ function inPlace(text, at, plain) {
   }
   const t = textOf(text);
   return call((b) => plain(b, t));
+}
+
+/**
+ * The length of the fields after the value in the result `inPlace` just
+ * read for `extract` (crates/wasm/src/extract.rs, Note [The fields
+ * apart]); 0 when there is none to use.
+ */
+let lastRest = 0;
+
+/** Parsed field texts (`,"method":...}`) of common results, by their text. */
+const restCache = new Map();
+const REST_CACHE_SIZE = 256;
+
+/**
+ * The fields of a result from their text (`,"method":...}`): parsed once
+ * per distinct text when they are a common result's (no coercion, error,
+ * warning or run: those objects would be shared), `shared` then set;
+ * `null` when the text is not such fields.
+ */
+function restFields(text) {
+  const cached = restCache.get(text);
+  if (cached !== undefined) return cached;
+  if (!text.startsWith(',"method":"')) return null;
+  const o = JSON.parse("{" + text.slice(1));
+  if (o.coercions.length === 0 && o.errors.length === 0 && o.warnings === undefined && o.run === undefined) {
+    if (restCache.size >= REST_CACHE_SIZE) restCache.clear();
+    o.shared = true;
+    restCache.set(text, o);
+  }
+  return o;
+}
+
+/** The `Extraction` of a result's JSON text (Note [The fields apart]). */
+function extractionOf(text) {
+  const rest = lastRest;
+  lastRest = 0;
+  if (rest > 0) {
+    // `{"value":` is 9 bytes; the value runs to the fields.
+    const split = text.length - rest;
+    const fields = restFields(text.slice(split));
+    if (fields !== null) return new Extraction(fields, JSON.parse(text.slice(9, split)));
+  }
+  const o = JSON.parse(text);
+  return new Extraction(o, o.value);
 }
 
 /** Options as JSON text, `undefined` members dropped. */
@@ -384,17 +431,26 @@ export class RunSummary {
 export class Extraction {
   #exitCode;
   #agentError;
-  constructor(o) {
+  constructor(o, value = o.value) {
     // Read member by member: an object rest (`...fields`) copied the
     // result into a new object each call (1% of `extract`'s profile).
+    // Fields from the cache (`o.shared`, Note [The fields apart] in
+    // crates/wasm/src/extract.rs) are shared: their arrays are copied.
     const exitCode = o.exit_code;
-    this.value = o.value ?? null;
+    this.value = value ?? null;
     this.method = o.method;
     this.valid = o.valid;
-    this.repairs = o.repairs;
-    this.coercions = o.coercions;
-    this.errors = o.errors;
-    this.warnings = o.warnings ?? [];
+    if (o.shared === true) {
+      this.repairs = o.repairs.slice();
+      this.coercions = [];
+      this.errors = [];
+      this.warnings = [];
+    } else {
+      this.repairs = o.repairs;
+      this.coercions = o.coercions;
+      this.errors = o.errors;
+      this.warnings = o.warnings ?? [];
+    }
     if (o.run !== undefined) this.run = new RunSummary(o.run, exitCode === 3);
     this.#exitCode = exitCode;
     this.#agentError = o.agent_error;
@@ -460,7 +516,7 @@ export class Extractor {
   extract(text) {
     if (this.#gen !== generation()) this.#compile();
     const raw = this.#raw;
-    return new Extraction(JSON.parse(inPlace(text, (_, len) => raw.extractAt(len), (_, t) => raw.extract(t))));
+    return extractionOf(inPlace(text, (_, len) => raw.extractAt(len), (_, t) => raw.extract(t), true));
   }
 }
 
@@ -477,7 +533,7 @@ export function extract(text, options) {
   const plain = options === undefined || options === null ||
     Object.entries(options).every(([k, v]) => (v === undefined || v === false) && (k === "schema" || EXTRACT_OPTIONS.includes(k)));
   if (plain) {
-    return new Extraction(JSON.parse(inPlace(text, (b, len) => b.extractPlainAt(len), (b, t) => b.extractPlain(t))));
+    return extractionOf(inPlace(text, (b, len) => b.extractPlainAt(len), (b, t) => b.extractPlain(t), true));
   }
   return new Extractor(options).extract(text);
 }

@@ -86,6 +86,13 @@ struct Answer {
 /// \[Answers read in place\]).
 const NOT_ANSWERED: f64 = -1.0;
 
+/// The length of the fields after the value in the last `extract`
+/// result (Note \[The fields apart\] in `extract`).
+#[wasm_bindgen(js_name = restLength)]
+pub fn rest_length() -> usize {
+    extract::rest_len()
+}
+
 /// The address of the answer the last in-place export wrote (Note
 /// \[Answers read in place\]).
 #[wasm_bindgen(js_name = outBuffer)]

@@ -5,6 +5,7 @@
 //! `format` it is a transcript, decoded first (the Python package's Note
 //! \[Replies and transcripts\]).
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use agentshape_core::decode::{DecodeOptions, Format, decode_bytes};
@@ -177,9 +178,38 @@ fn text_of(out: Vec<u8>) -> String {
     String::from_utf8(out).unwrap_or_else(|_| "null".to_owned())
 }
 
+thread_local! {
+    /// The length of the fields after the value in the last result
+    /// written (Note \[The fields apart\]); 0 when they are not ASCII.
+    static REST_LEN: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The bytes of the last result's fields after its value, from the `,`
+/// before `"method"` to the closing brace; 0 when they hold anything but
+/// ASCII.
+///
+/// Note \[The fields apart\]: `JSON.parse` of a result was a third of
+/// `extract`'s time in V8, and about a tenth of that was the fields after
+/// the value: the same few dozen bytes (`"method":"fenced","repairs":[]`
+/// …) in nearly every result. The package parses the value alone and
+/// the fields once per distinct text (a small cache), reading where they
+/// start from here; an escaped answer (Note \[Answers read in place\] in
+/// `bindings`) changes only the value's length when the fields are ASCII.
+pub fn rest_len() -> usize {
+    REST_LEN.with(Cell::get)
+}
+
 /// `out` (the result up to its value) with the rest of `extraction`'s
 /// fields and the closing brace.
 fn finish(out: &mut Vec<u8>, extraction: &Extraction) {
+    let start = out.len();
+    write_rest(out, extraction);
+    let rest = out.get(start..).unwrap_or_default();
+    REST_LEN.with(|r| r.set(if rest.is_ascii() { rest.len() } else { 0 }));
+}
+
+/// [`finish`]'s writing.
+fn write_rest(out: &mut Vec<u8>, extraction: &Extraction) {
     let Extraction {
         value: _,
         method,

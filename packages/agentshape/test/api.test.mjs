@@ -38,6 +38,40 @@ test("extract mirrors the CLI result", () => {
   assert.ok(e instanceof Extraction);
 });
 
+test("results read with their fields apart are whole and share nothing", () => {
+  // Note [The fields apart] (crates/wasm/src/extract.rs): the fields
+  // after the value are parsed once per distinct text and cached.
+  const texts = [
+    "{'a': True, 'é': 'ü'}", "{'a': True, 'é': 'ü'}", '```json\n{"b": [1, 2,]}\n```',
+    "no json here", '{"c": 1}',
+  ];
+  const want = [
+    [{ a: true, é: "ü" }, "repaired", ["single_quotes", "python_literal"], 0],
+    [{ a: true, é: "ü" }, "repaired", ["single_quotes", "python_literal"], 0],
+    [{ b: [1, 2] }, "repaired", ["trailing_comma"], 0],
+    [null, "none", [], 2],
+    [{ c: 1 }, "bare", [], 0],
+  ];
+  for (let round = 0; round < 2; round++) {
+    const got = texts.map((t) => extract(t));
+    assert.deepEqual(got.map((e) => [e.value, e.method, e.repairs, e.exitCode]), want);
+    for (const e of got) {
+      assert.deepEqual([e.coercions, e.errors, e.warnings], [[], [], []]);
+      assert.deepEqual(Object.keys(e.toJSON()), ["value", "method", "repairs", "coercions", "valid", "errors"]);
+    }
+    // The same fields, read twice: each result has its own arrays.
+    got[0].repairs.push("mine");
+    got[0].errors.push("mine");
+    assert.deepEqual(got[1].repairs, ["single_quotes", "python_literal"]);
+    assert.deepEqual(got[1].errors, []);
+  }
+  // A result with errors keeps them (those fields are never shared).
+  const bad = extract('{"action": "stop"}', { schema: SCHEMA });
+  assert.equal(bad.valid, false);
+  assert.ok(bad.errors.length >= 1);
+  assert.notEqual(extract('{"action": "stop"}', { schema: SCHEMA }).errors, bad.errors);
+});
+
 for (const [name, schema] of [
   ["object", SCHEMA],
   ["JSON text", JSON.stringify(SCHEMA)],
