@@ -79,6 +79,7 @@ use crate::number::{NumberLiteral, number_literal};
 use crate::repair::boundary::{Follow, follow};
 use crate::repair::lex::{Ctx, is_ident_byte, is_ident_start, is_key_byte, parse_number};
 use crate::repair::node::{Node, write_number};
+use crate::repair::parser::trim_raw_line_break;
 use crate::tape::{Declined, MAX_DEPTH, MAX_SCANNED_KEYS, closes_as_it_opens, write_raw_escaped};
 use crate::unescape::{unescape, unescape_all};
 use crate::ws::{is_ws, ws_end};
@@ -516,35 +517,75 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
     }
 
     /// `LAX`: a value string at `start` that [`Minifier::string`]
-    /// refused: when it runs to the end of the text holding only the
-    /// escapes copied as they stand, cut there (Note [Truncation] in
-    /// `repair`: it keeps every character, [`Repair::Truncated`]) and
-    /// closed. Declined when the text ends in a closer or a fence (the
-    /// repair parser may then end the string before them, Note [Missing
-    /// quotes] there).
+    /// refused, as the repair parser's general string loop reads it,
+    /// when it holds only the one-letter JSON escapes copied as they
+    /// stand and raw control characters ([`Repair::RawControlCharInString`]:
+    /// written escaped, a raw line break ending it dropped, Note [Line
+    /// breaks ending a key] in `repair`'s parser), or runs to the end of
+    /// the text (Note [Truncation] in `repair`: it keeps every character,
+    /// [`Repair::Truncated`], and is closed). Declined when the text ends
+    /// in a closer or a fence (the repair parser may then end the string
+    /// before them, Note [Missing quotes] there).
     #[cold]
-    fn cut_string(&mut self, start: usize) -> Option<()> {
+    fn lax_string(&mut self, start: usize) -> Option<()> {
         let b = self.b;
         let mut i = start + 1;
-        loop {
+        let mut raw = false;
+        let close = loop {
             i = crate::plain_run_end(b, i, b'"', b'"');
             match (b.get(i), b.get(i + 1)) {
-                (None, _) => break,
+                (None, _) => break None,
+                (Some(b'"'), _) => break Some(i),
                 (Some(b'\\'), Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) => i += 2,
+                (Some(&c), _) if c < 0x20 => {
+                    raw = true;
+                    i += 1;
+                }
                 _ => return None,
             }
+        };
+        let body = self.text.get(start + 1..close.unwrap_or(b.len()))?;
+        let mut text = unescape_all(body).into_bytes();
+        if let Some(q) = close {
+            self.pos = q + 1;
+            self.string_ends()?;
+            trim_raw_line_break(body.as_bytes(), &mut text);
+        } else {
+            let end = b.trim_ascii_end();
+            if end.ends_with(b"```") || matches!(end.last(), Some(b'}' | b']' | b')')) {
+                return None;
+            }
+            self.pos = b.len();
+            self.note(Repair::Truncated);
         }
-        let end = b.trim_ascii_end();
-        if end.ends_with(b"```") || matches!(end.last(), Some(b'}' | b']' | b')')) {
-            return None;
+        if raw {
+            self.note(Repair::RawControlCharInString);
         }
-        self.copy_to(b.len());
-        self.pos = b.len();
-        self.note(Repair::Truncated);
         self.token.clear();
-        self.token.push(b'"');
-        self.put_token(b.len(), b.len());
-        self.cut(Eof::Clean)
+        crate::write_str(&mut self.token, std::str::from_utf8(&text).ok()?);
+        self.put_token(start, self.pos);
+        if close.is_none() {
+            return self.cut(Eof::Clean);
+        }
+        Some(())
+    }
+
+    /// `LAX`: a `,` where the text has none, at `pos`
+    /// ([`Repair::MissingComma`], noted by the caller where the parser notes it).
+    fn insert_comma(&mut self) {
+        self.token.clear();
+        self.token.push(b',');
+        self.put_token(self.pos, self.pos);
+    }
+
+    /// `LAX`: whitespace stands right before `pos` (a quote glued to the
+    /// value before it is the parser's stray quote, not a missing comma).
+    fn after_ws(&self) -> bool {
+        self.pos > 0
+            && self
+                .b
+                .get(self.pos - 1)
+                .is_some_and(u8::is_ascii_whitespace)
     }
 
     /// `LAX`: close what the end of the text left open, as the repair
@@ -626,6 +667,7 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
             return Some(());
         }
         let mut first = true;
+        let mut missing = false;
         loop {
             self.ws();
             if LAX {
@@ -645,6 +687,11 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
                 self.nested = true;
             }
             self.element(depth)?;
+            if LAX && missing {
+                // After the element, where the parser notes it.
+                self.note(Repair::MissingComma);
+                missing = false;
+            }
             self.ws();
             if LAX && self.pos == self.b.len() {
                 return self.cut(Eof::Clean);
@@ -654,6 +701,10 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
                 b']' => {
                     self.close();
                     return Some(());
+                }
+                b'"' | b'\'' | b'{' | b'[' | b'-' | b'0'..=b'9' if LAX && self.after_ws() => {
+                    self.insert_comma();
+                    missing = true;
                 }
                 _ => return None,
             }
@@ -772,6 +823,11 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
                     self.close();
                     return Some(());
                 }
+                // The next member's key: noted before it, as the parser does.
+                b'"' if LAX && self.after_ws() => {
+                    self.note(Repair::MissingComma);
+                    self.insert_comma();
+                }
                 _ => return None,
             }
         }
@@ -822,7 +878,7 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
     fn string_value(&mut self) -> Option<()> {
         let start = self.pos;
         let Some(flags) = self.string() else {
-            return if LAX { self.cut_string(start) } else { None };
+            return if LAX { self.lax_string(start) } else { None };
         };
         if flags & REWRITTEN != 0 {
             self.rewrite_string(start)?;
@@ -1435,6 +1491,36 @@ mod tests {
             ),
             ("[", "[]", &[Truncated]),
             ("{\"a\"", "{}", &[DanglingKeyDropped, Truncated]),
+            (
+                "{\"a\": 1\n \"b\": [1 'x' 2]}",
+                "{\"a\":1,\"b\":[1,\"x\",2]}",
+                &[MissingComma, SingleQuotes],
+            ),
+            (
+                "{\"a\": \"b\" \"c\": 1}",
+                "{\"a\":\"b\",\"c\":1}",
+                &[MissingComma],
+            ),
+            (
+                "[{\"a\": 1}\n{\"b\": 2}]",
+                "[{\"a\":1},{\"b\":2}]",
+                &[MissingComma],
+            ),
+            (
+                "{\"a\": \"line\none\ttab\"}",
+                "{\"a\":\"line\\none\\ttab\"}",
+                &[RawControlCharInString],
+            ),
+            (
+                "{\"a\": \"wrapped\n\"}",
+                "{\"a\":\"wrapped\"}",
+                &[RawControlCharInString],
+            ),
+            (
+                "{\"a\": \"cut\nhere",
+                "{\"a\":\"cut\\nhere\"}",
+                &[Truncated, RawControlCharInString],
+            ),
         ];
         for &(text, want, repairs) in read {
             let mut out = Vec::new();
@@ -1445,7 +1531,6 @@ mod tests {
         }
         let deep = format!("{}1", "[".repeat(150));
         let declined = [
-            "{\"a\": \"b\" \"c\": 1}",
             "{\"a\": 1, \"a\": 2}",
             "{'a': 1, a: 2}",
             "{\"a\": \"he said \"hi\" ok\"}",
@@ -1467,6 +1552,9 @@ mod tests {
             "{\"a",
             "{'a': \"b\\q\"}",
             "(1, 2)",
+            "[\"a\"\"b\"]",
+            "{\"a\": 1 b: 2}",
+            "{\"k\ney\": 1}",
             deep.as_str(),
         ];
         for text in declined {

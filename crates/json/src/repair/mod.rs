@@ -26,7 +26,7 @@
 pub(crate) mod boundary;
 pub(crate) mod lex;
 pub(crate) mod node;
-mod parser;
+pub(crate) mod parser;
 mod prose;
 
 use serde_json::Value;

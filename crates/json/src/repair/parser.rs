@@ -1729,7 +1729,7 @@ fn continue_array<'a>(prev: &mut Vec<Node<'a>>, next: Vec<Node<'a>>) {
 /// wrapped by its writer; the raw whitespace
 /// (`raw` is the key's source between its quotes) is no part of the name
 /// and is dropped from `out`. An escaped `\n` is kept.
-fn trim_raw_line_break(raw: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn trim_raw_line_break(raw: &[u8], out: &mut Vec<u8>) {
     let ws = raw
         .iter()
         .rev()
