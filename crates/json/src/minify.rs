@@ -1640,6 +1640,16 @@ mod tests {
         out.push('\'');
     }
 
+    /// Whether every number of `v` is written exactly by its literal.
+    fn numbers_exact(v: &Value) -> bool {
+        match v {
+            Value::Number(n) => crate::is_exact(&n.to_string()),
+            Value::Array(items) => items.iter().all(numbers_exact),
+            Value::Object(members) => members.values().all(numbers_exact),
+            _ => true,
+        }
+    }
+
     fn lax_sep(pick: u8) -> &'static str {
         [
             ",",
@@ -1674,7 +1684,9 @@ mod tests {
             let mut it = picks.iter().copied().cycle();
             lax_text(&v, &mut it, &mut text);
             text.push('}');
-            prop_assert!(lax_agrees(&text), "declined {:?}", text);
+            // A number no type here holds exactly is the parser's to flag
+            // (Note [Big numbers] in `exact`): declined.
+            prop_assert!(lax_agrees(&text) || !numbers_exact(&v), "declined {:?}", text);
             let mut at = cut.min(text.len());
             while !text.is_char_boundary(at) {
                 at -= 1;

@@ -292,6 +292,9 @@ pub fn fuzz_extract(data: &[u8]) {
             methods: Methods::default(),
         };
         let _ = extract_text(&text, &opts);
+        // The compact writer's chain, the lax walk's among it (Note [Lax
+        // one pass] in `minify`: debug builds check it against the parser).
+        let _ = extract_text_compact(&text, &opts, &mut Vec::new());
         let opts = ExtractOptions {
             validator: validator.as_ref(),
             markers,
