@@ -104,6 +104,12 @@ pub fn candidates(text: &str) -> Vec<(Source, &str)> {
 static FENCE_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"```"));
 
+/// Whether `text` holds a ```` ``` ````, without which it holds no
+/// fenced block.
+pub fn may_hold_fence(text: &str) -> bool {
+    FENCE_FINDER.find(text.as_bytes()).is_some()
+}
+
 /// Every fenced block of `text`, in order.
 fn scan_fences(text: &str) -> Vec<Fence> {
     let bytes = text.as_bytes();

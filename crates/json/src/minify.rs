@@ -200,19 +200,27 @@ pub fn write_strict(
     })
 }
 
+/// What [`write_lax`] read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaxRead {
+    /// The value's top level.
+    pub top: Top,
+    /// The repairs, in the parser's order.
+    pub repairs: Vec<Repair>,
+    /// `candidates::balanced_end` from the value's start ends where the
+    /// value does (nothing it reads otherwise was met).
+    pub balanced: bool,
+}
+
 /// The object or array `text` as the repair parser reads it, when it
 /// holds only what [`Minifier`]'s lax walk reads exactly as that parser
 /// does (Note [Lax one pass]): its compact form appended to `out` (the
 /// bytes the parser's node writer writes), its top level and the repairs
 /// in the parser's order. `None`, `out` as it was, for anything else.
-pub fn write_lax(
-    text: &str,
-    out: &mut Vec<u8>,
-    scratch: &mut MinifyScratch,
-) -> Option<(Top, Vec<Repair>)> {
+pub fn write_lax(text: &str, out: &mut Vec<u8>, scratch: &mut MinifyScratch) -> Option<LaxRead> {
     let mut m = Minifier::<true>::new(text, 0, scratch);
     let read = m.document();
-    let (at, nested) = (m.at, m.nested);
+    let (at, nested, balanced) = (m.at, m.nested, !m.unbalanced);
     let repairs = std::mem::take(&mut m.repairs);
     m.give_back(scratch);
     read?;
@@ -228,7 +236,11 @@ pub fn write_lax(
         _ => return None,
     };
     out.extend_from_slice(written);
-    Some((top, repairs))
+    Some(LaxRead {
+        top,
+        repairs,
+        balanced,
+    })
 }
 
 /// The end of the whitespace run at `i` (`b[i]` is whitespace).
@@ -290,6 +302,11 @@ struct Minifier<'t, const LAX: bool> {
     repairs: Vec<Repair>,
     /// `LAX`: the walk stopped at the end of the text, there.
     eof: Option<Eof>,
+    /// `LAX`: the text holds what `candidates::balanced_end` reads
+    /// otherwise (a `#` comment, a `//` or `/*` glued to a value, a `'`
+    /// string after a missing comma): its bracket scan may not end where
+    /// the value does.
+    unbalanced: bool,
 }
 
 /// Where the lax walk met the end of the text, in the shapes the repair
@@ -332,6 +349,7 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
             closers: std::mem::take(&mut scratch.closers),
             repairs: Vec::new(),
             eof: None,
+            unbalanced: false,
         }
     }
 
@@ -422,6 +440,16 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
     fn comments(&mut self) {
         loop {
             let (b, i) = (self.b, self.pos);
+            if b.get(i) == Some(&b'#')
+                || (b.get(i) == Some(&b'/')
+                    && !(i > 0
+                        && matches!(
+                            b.get(i - 1),
+                            Some(b' ' | b'\t' | b'\n' | b'\r' | b'{' | b'[' | b',')
+                        )))
+            {
+                self.unbalanced = true;
+            }
             let end = match (b.get(i), b.get(i + 1)) {
                 (Some(b'#'), _) | (Some(b'/'), Some(b'/')) => {
                     let rest = b.get(i..).unwrap_or_default();
@@ -510,10 +538,17 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
     /// `LAX`: where a member's output starts: the text up to `pos` (a
     /// key) written, less the comma before it, the last byte written
     /// (only whitespace and comments, dropped, stand between them).
-    fn member_at(&mut self) -> usize {
-        self.copy_to(self.pos);
-        let comma = self.at > 0 && self.out.get(self.at - 1) == Some(&b',');
-        self.at - usize::from(comma)
+    fn member_at(&self) -> usize {
+        // The text from `seg` is copied as it stands, so `pos` will be
+        // written `pos - seg` bytes on; the byte before it is the comma
+        // when there is one (whitespace before `pos` was already dropped).
+        let pending = self.pos.saturating_sub(self.seg);
+        let comma = if pending > 0 {
+            self.b.get(self.pos - 1) == Some(&b',')
+        } else {
+            self.at > 0 && self.out.get(self.at - 1) == Some(&b',')
+        };
+        self.at + pending - usize::from(comma)
     }
 
     /// `LAX`: a value string at `start` that [`Minifier::string`]
@@ -573,9 +608,47 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
     /// `LAX`: a `,` where the text has none, at `pos`
     /// ([`Repair::MissingComma`], noted by the caller where the parser notes it).
     fn insert_comma(&mut self) {
-        self.token.clear();
-        self.token.push(b',');
-        self.put_token(self.pos, self.pos);
+        self.insert_byte(self.pos, b',');
+    }
+
+    /// `LAX`: `c` written in place of the text's byte at `at` (the text
+    /// before it copied): the output grows by nothing.
+    fn put_byte(&mut self, at: usize, c: u8) {
+        self.copy_to(at);
+        if let Some(slot) = self.out.get_mut(self.at) {
+            *slot = c;
+        }
+        self.at += 1;
+        self.seg = at + 1;
+    }
+
+    /// `LAX`: `c` written before the text's byte at `at` (the text before
+    /// it copied), with room made for it.
+    fn insert_byte(&mut self, at: usize, c: u8) {
+        self.copy_to(at);
+        let need = self.at + 1 + self.b.len().saturating_sub(at) + SLACK;
+        if self.out.len() < need {
+            self.out.resize(need, 0);
+        }
+        if let Some(slot) = self.out.get_mut(self.at) {
+            *slot = c;
+        }
+        self.at += 1;
+    }
+
+    /// `LAX`: `bytes` written where the text has `from..to`.
+    fn put_slice(&mut self, bytes: &[u8], from: usize, to: usize) {
+        self.copy_to(from);
+        let n = bytes.len();
+        let need = self.at + n + self.b.len().saturating_sub(to) + SLACK;
+        if self.out.len() < need {
+            self.out.resize(need, 0);
+        }
+        if let Some(dst) = self.out.get_mut(self.at..self.at + n) {
+            dst.copy_from_slice(bytes);
+        }
+        self.at += n;
+        self.seg = to;
     }
 
     /// `LAX`: whitespace stands right before `pos` (a quote glued to the
@@ -702,7 +775,8 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
                     self.close();
                     return Some(());
                 }
-                b'"' | b'\'' | b'{' | b'[' | b'-' | b'0'..=b'9' if LAX && self.after_ws() => {
+                c @ (b'"' | b'\'' | b'{' | b'[' | b'-' | b'0'..=b'9') if LAX && self.after_ws() => {
+                    self.unbalanced |= *c == b'\'';
                     self.insert_comma();
                     missing = true;
                 }
@@ -764,7 +838,7 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
                         return Some(());
                     }
                     b'\'' => self.single_quoted_key()?,
-                    _ if is_ident_start(c) => self.unquoted_key()?,
+                    _ if is_ident_start(c) => self.unquoted_key(),
                     _ => return None,
                 },
                 _ => return None,
@@ -977,9 +1051,7 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
         };
         self.note(repair);
         self.pos = end;
-        self.token.clear();
-        self.token.extend_from_slice(literal);
-        self.put_token(start, end);
+        self.put_slice(literal, start, end);
         Some(())
     }
 
@@ -993,6 +1065,15 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
         self.note(Repair::SingleQuotes);
         let b = self.b;
         let start = self.pos;
+        let end = crate::plain_run_end(b, start + 1, b'\'', b'"');
+        if b.get(end) == Some(&b'\'') {
+            // The commonest: nothing to escape or unescape; the quotes
+            // are replaced where they stand.
+            self.put_byte(start, b'"');
+            self.put_byte(end, b'"');
+            self.pos = end + 1;
+            return Some(false);
+        }
         let mut i = start + 1;
         let mut from = i;
         let mut escaped = false;
@@ -1050,7 +1131,7 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
     /// the bytes the repair parser's `unquoted_key` takes (the walk only
     /// starts one at a letter, `_` or `$`), written quoted. They hold
     /// nothing JSON escapes.
-    fn unquoted_key(&mut self) -> Option<Key> {
+    fn unquoted_key(&mut self) -> Key {
         let b = self.b;
         let start = self.pos;
         let mut end = start;
@@ -1058,16 +1139,13 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
             end += 1;
         }
         self.note(Repair::UnquotedKey);
-        self.token.clear();
-        self.token.push(b'"');
-        self.token.extend_from_slice(b.get(start..end)?);
-        self.token.push(b'"');
+        self.insert_byte(start, b'"');
+        self.insert_byte(end, b'"');
         self.pos = end;
-        self.put_token(start, end);
-        Some(Key {
+        Key {
             at: start,
             len: end - start,
-        })
+        }
     }
 
     /// The text of a key.
@@ -1409,10 +1487,31 @@ mod tests {
     /// declines. Whether it read it.
     fn lax_agrees_with(text: &str, scratch: &mut MinifyScratch) -> bool {
         let mut out = b"prefix ".to_vec();
-        let Some((top, repairs)) = write_lax(text, &mut out, scratch) else {
+        let Some(LaxRead {
+            top,
+            repairs,
+            balanced,
+        }) = write_lax(text, &mut out, scratch)
+        else {
             assert_eq!(out, b"prefix ", "{text:?}: declined, the output as it was");
             return false;
         };
+        // Note [A whole reply read lax] in core's `extract`: the bracket
+        // scan from a whole value's start ends at its end.
+        let b = text.as_bytes();
+        let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(0);
+        if balanced
+            && matches!(b.get(start), Some(b'{' | b'['))
+            && b.trim_ascii_end().ends_with(b"}") | b.trim_ascii_end().ends_with(b"]")
+        {
+            // It may also run to the end (a cut value): the same span, trimmed.
+            let end = crate::candidates::balanced_end(b, start);
+            assert_eq!(
+                b[start..end].trim_ascii_end(),
+                b[start..].trim_ascii_end(),
+                "{text:?}: balanced, yet the bracket scan ends elsewhere"
+            );
+        }
         let r = crate::repair::repair_node(text)
             .unwrap_or_else(|| panic!("{text:?}: the lax walk read what the parser cannot"));
         let mut bytes = Vec::new();
@@ -1525,9 +1624,22 @@ mod tests {
         for &(text, want, repairs) in read {
             let mut out = Vec::new();
             let got = write_lax(text, &mut out, &mut MinifyScratch::default());
-            assert_eq!(got.map(|(_, r)| r), Some(repairs.to_vec()), "{text:?}");
+            assert_eq!(got.map(|r| r.repairs), Some(repairs.to_vec()), "{text:?}");
             assert_eq!(String::from_utf8_lossy(&out), want, "{text:?}");
             assert!(lax_agrees(text), "{text:?}");
+        }
+        // Note [A whole reply read lax] in core's `extract`: what the
+        // bracket scan reads otherwise.
+        for (text, balanced) in [
+            ("{\"a\": 1, // x }\n \"b\": '}'}", true),
+            ("{\"a\": 1, # x }\n \"b\": 2}", false),
+            ("{\"a\": 1// x }\n}", false),
+            ("[1 'x]']", false),
+        ] {
+            let got = write_lax(text, &mut Vec::new(), &mut MinifyScratch::default());
+            assert_eq!(got.map(|r| r.balanced), Some(balanced), "{text:?}");
+            let end = crate::candidates::balanced_end(text.as_bytes(), 0);
+            assert_eq!(end == text.len(), balanced, "{text:?}");
         }
         let deep = format!("{}1", "[".repeat(150));
         let declined = [

@@ -407,6 +407,30 @@ fn text_chain(
             return chooser.offer_reading(r, Method::Bare, slot);
         }
     }
+    // Note [A whole reply read lax]: a whole reply strict JSON refused
+    // and that the lax walk reads is the one candidate the chain below
+    // would find: no fence (there is no ```), one bare span from its
+    // first bracket, which the bracket scan ends at its end (`balanced`),
+    // so not several values and no second candidate. Read here, the
+    // reply's bracket scan and candidate list are never made; where the
+    // walk declines, the chain runs as before.
+    if let Some(span) = refused.filter(|_| whole && !candidates::may_hold_fence(text)) {
+        let at = Some((piece, offset_in(text, span)));
+        if let Some(lax) = lax_stage(
+            chooser,
+            text,
+            span,
+            Source::Bare,
+            TraceSource::Bare,
+            at,
+            true,
+        ) {
+            return match lax {
+                Lax::Prose => false,
+                Lax::Offered(won) => won,
+            };
+        }
+    }
     let found = candidates::candidates(text);
     // A whole reply of several top-level values: Note [Several values] in
     // `several`; its values are this text's candidates (whose spans it
@@ -479,7 +503,7 @@ fn text_chain(
         {
             // A block of several values (Note [Several values] in `several`).
             won
-        } else if let Some(lax) = lax_stage(chooser, text, span, source, traced, at) {
+        } else if let Some(lax) = lax_stage(chooser, text, span, source, traced, at, false) {
             match lax {
                 Lax::Prose => continue,
                 Lax::Offered(won) => won,
@@ -541,6 +565,7 @@ fn lax_stage(
     source: Source,
     traced: TraceSource,
     at: Option<(Piece, (usize, usize))>,
+    whole: bool,
 ) -> Option<Lax> {
     if chooser.opts.validator.is_some()
         || chooser.replaced
@@ -550,7 +575,15 @@ fn lax_stage(
     }
     let c = chooser.compact.as_mut()?;
     let from = c.out.len();
-    let (top, repairs) = minify::write_lax(span, &mut c.out, &mut c.minify)?;
+    let minify::LaxRead {
+        top,
+        repairs,
+        balanced,
+    } = minify::write_lax(span, &mut c.out, &mut c.minify)?;
+    if whole && !balanced {
+        c.out.truncate(from);
+        return None;
+    }
     if source == Source::Bare {
         let (start, end) = offset_in(text, span);
         let before = text.get(..start).unwrap_or_default();
