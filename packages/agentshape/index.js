@@ -201,7 +201,7 @@ function inPlace(text, at, plain, rest = false) {
       const { written } = encoder.encodeInto(text, viewAt(b, b.textBuffer(room), room));
       const code = at(b, written);
       if (code >= 0) {
-        if (rest) lastRest = b.restLength();
+        if (rest) lastRest = b.restInfo();
         return answerText(b, code);
       }
       if (code === NOT_ANSWERED_IN_PLACE) return null;
@@ -218,43 +218,49 @@ function inPlace(text, at, plain, rest = false) {
 }
 
 /**
- * The length of the fields after the value in the result `inPlace` just
- * read for `extract` (crates/wasm/src/extract.rs, Note [The fields
- * apart]); 0 when there is none to use.
+ * Where the fields after the value start in the result `inPlace` just
+ * read for `extract`, and which common fields they are: their length
+ * times 1024 plus their number, 0 when there is none to use
+ * (crates/wasm/src/extract.rs, Note [The fields apart]).
  */
 let lastRest = 0;
 
-/** Parsed field texts (`,"method":...}`) of common results, by their text. */
-const restCache = new Map();
-const REST_CACHE_SIZE = 256;
+/** Parsed fields of common results, by the module's number for them. */
+let restById = [];
+/** The module instance those numbers are from (`generation()`). */
+let restGeneration = -1;
 
 /**
- * The fields of a result from their text (`,"method":...}`): parsed once
- * per distinct text when they are a common result's (no coercion, error,
- * warning or run: those objects would be shared), `shared` then set;
- * `null` when the text is not such fields.
+ * The fields of a result from their text (`,"method":...}`); `shared` set
+ * when they are a common result's (no coercion, error, warning or run:
+ * those objects would be shared); `null` when the text is not fields.
  */
 function restFields(text) {
-  const cached = restCache.get(text);
-  if (cached !== undefined) return cached;
   if (!text.startsWith(',"method":"')) return null;
   const o = JSON.parse("{" + text.slice(1));
   if (o.coercions.length === 0 && o.errors.length === 0 && o.warnings === undefined && o.run === undefined) {
-    if (restCache.size >= REST_CACHE_SIZE) restCache.clear();
     o.shared = true;
-    restCache.set(text, o);
   }
   return o;
 }
 
 /** The `Extraction` of a result's JSON text (Note [The fields apart]). */
 function extractionOf(text) {
-  const rest = lastRest;
+  const info = lastRest;
   lastRest = 0;
-  if (rest > 0) {
+  if (info > 0) {
+    const id = info % 1024;
     // `{"value":` is 9 bytes; the value runs to the fields.
-    const split = text.length - rest;
-    const fields = restFields(text.slice(split));
+    const split = text.length - (info - id) / 1024;
+    if (restGeneration !== generation()) {
+      restById = [];
+      restGeneration = generation();
+    }
+    let fields = id > 0 ? restById[id] : undefined;
+    if (fields === undefined) {
+      fields = restFields(text.slice(split));
+      if (id > 0 && fields !== null && fields.shared === true) restById[id] = fields;
+    }
     if (fields !== null) return new Extraction(fields, JSON.parse(text.slice(9, split)));
   }
   const o = JSON.parse(text);

@@ -86,11 +86,12 @@ struct Answer {
 /// \[Answers read in place\]).
 const NOT_ANSWERED: f64 = -1.0;
 
-/// The length of the fields after the value in the last `extract`
-/// result (Note \[The fields apart\] in `extract`).
-#[wasm_bindgen(js_name = restLength)]
-pub fn rest_length() -> usize {
-    extract::rest_len()
+/// Where the fields after the value in the last `extract` result start
+/// and which common fields they are (Note \[The fields apart\] in
+/// `extract`, [`extract::rest_info`]).
+#[wasm_bindgen(js_name = restInfo)]
+pub fn rest_info() -> u32 {
+    extract::rest_info()
 }
 
 /// The address of the answer the last in-place export wrote (Note

@@ -5,7 +5,7 @@
 //! `format` it is a transcript, decoded first (the Python package's Note
 //! \[Replies and transcripts\]).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use agentshape_core::decode::{DecodeOptions, Format, decode_bytes};
@@ -179,10 +179,17 @@ fn text_of(out: Vec<u8>) -> String {
 }
 
 thread_local! {
-    /// The length of the fields after the value in the last result
-    /// written (Note \[The fields apart\]); 0 when they are not ASCII.
-    static REST_LEN: Cell<usize> = const { Cell::new(0) };
+    /// Where the fields after the value in the last result start, and
+    /// which common fields they are ([`rest_info`]).
+    static REST_INFO: Cell<u32> = const { Cell::new(0) };
+    /// The distinct fields of common results met so far, by number less
+    /// one (at most [`REST_IDS`]).
+    static REST_TEXTS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
 }
+
+/// Distinct common fields numbered ([`rest_info`]); past this many the
+/// rest go unnumbered.
+const REST_IDS: usize = 1023;
 
 /// The bytes of the last result's fields after its value, from the `,`
 /// before `"method"` to the closing brace; 0 when they hold anything but
@@ -192,24 +199,61 @@ thread_local! {
 /// `extract`'s time in V8, and about a tenth of that was the fields after
 /// the value: the same few dozen bytes (`"method":"fenced","repairs":[]`
 /// …) in nearly every result. The package parses the value alone and
-/// the fields once per distinct text (a small cache), reading where they
+/// the fields once per distinct text, reading where they
 /// start from here; an escaped answer (Note \[Answers read in place\] in
 /// `bindings`) changes only the value's length when the fields are ASCII.
-pub fn rest_len() -> usize {
-    REST_LEN.with(Cell::get)
+///
+/// Found by their text, the fields cost `JSON.parse` nothing but a hash
+/// of that text per result, still 2.4% of `extract`'s profile; so the
+/// module numbers the distinct fields of common results (no coercion,
+/// error, warning or run: the same method, repairs, validity and exit
+/// code) as it writes them, and the package keeps its parsed fields by
+/// that number.
+///
+/// The answer: the fields' length in bytes times 1024 plus their number
+/// (1 to [`REST_IDS`], 0 when unnumbered); 0 when the fields are not
+/// ASCII or longer than 4 MiB.
+pub fn rest_info() -> u32 {
+    REST_INFO.with(Cell::get)
 }
 
 /// `out` (the result up to its value) with the rest of `extraction`'s
 /// fields and the closing brace.
 fn finish(out: &mut Vec<u8>, extraction: &Extraction) {
     let start = out.len();
-    write_rest(out, extraction);
+    let common = write_rest(out, extraction);
     let rest = out.get(start..).unwrap_or_default();
-    REST_LEN.with(|r| r.set(if rest.is_ascii() { rest.len() } else { 0 }));
+    let info = match u32::try_from(rest.len()) {
+        Ok(len) if len < 1 << 22 && rest.is_ascii() => {
+            (len << 10) | if common { rest_id(rest) } else { 0 }
+        }
+        _ => 0,
+    };
+    REST_INFO.with(|r| r.set(info));
 }
 
-/// [`finish`]'s writing.
-fn write_rest(out: &mut Vec<u8>, extraction: &Extraction) {
+/// The number of the common fields `rest` (see [`rest_info`]), numbered
+/// now when new; 0 when there are [`REST_IDS`] already.
+fn rest_id(rest: &[u8]) -> u32 {
+    REST_TEXTS.with(|texts| {
+        let Ok(mut texts) = texts.try_borrow_mut() else {
+            return 0;
+        };
+        let found = texts.iter().position(|t| t.as_slice() == rest);
+        let i = match found {
+            Some(i) => i,
+            None if texts.len() < REST_IDS => {
+                texts.push(rest.to_vec());
+                texts.len() - 1
+            }
+            None => return 0,
+        };
+        u32::try_from(i + 1).unwrap_or(0)
+    })
+}
+
+/// [`finish`]'s writing; whether the result is a common one.
+fn write_rest(out: &mut Vec<u8>, extraction: &Extraction) -> bool {
     let Extraction {
         value: _,
         method,
@@ -237,6 +281,7 @@ fn write_rest(out: &mut Vec<u8>, extraction: &Extraction) {
         out.extend_from_slice(b",\"errors\":[],\"exit_code\":");
         out.push(b'0' + code);
         out.push(b'}');
+        true
     } else {
         let agent_error = (code == 3).then(|| {
             run.as_ref()
@@ -260,6 +305,7 @@ fn write_rest(out: &mut Vec<u8>, extraction: &Extraction) {
             Ok(tail) => out.extend_from_slice(tail.get(1..).unwrap_or_default()),
             Err(_) => out.extend_from_slice(b"\"method\":\"none\"}"),
         }
+        false
     }
 }
 
