@@ -52,7 +52,7 @@
 //! the repair parser would: a `'` string as a JSON string, a bare key
 //! quoted, `True`/`None`/`NaN` as JSON's literals, comments and a
 //! trailing comma dropped, and at the end of the text a dangling key
-//! dropped and every open container closed (Note [Truncation] in
+//! dropped and every open container closed (Note \[Truncation\] in
 //! `repair`), with the parser's repairs in the parser's order. It reads
 //! only where the parser's answer is sure without its look-ahead: a
 //! string ends at its first closing quote only when `boundary::follow`
@@ -213,7 +213,7 @@ pub struct LaxRead {
 }
 
 /// The object or array `text` as the repair parser reads it, when it
-/// holds only what [`Minifier`]'s lax walk reads exactly as that parser
+/// holds only what the one-pass walk's lax copy reads exactly as that parser
 /// does (Note [Lax one pass]): its compact form appended to `out` (the
 /// bytes the parser's node writer writes), its top level and the repairs
 /// in the parser's order. `None`, `out` as it was, for anything else.
@@ -310,7 +310,7 @@ struct Minifier<'t, const LAX: bool> {
 }
 
 /// Where the lax walk met the end of the text, in the shapes the repair
-/// parser closes (Note [Truncation] in `repair`).
+/// parser closes (Note \[Truncation\] in `repair`).
 #[derive(Debug, Clone, Copy)]
 enum Eof {
     /// After a value, an opening bracket, or a cut string (closed).
@@ -557,7 +557,7 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
     /// stand and raw control characters ([`Repair::RawControlCharInString`]:
     /// written escaped, a raw line break ending it dropped, Note [Line
     /// breaks ending a key] in `repair`'s parser), or runs to the end of
-    /// the text (Note [Truncation] in `repair`: it keeps every character,
+    /// the text (Note \[Truncation\] in `repair`: it keeps every character,
     /// [`Repair::Truncated`], and is closed). Declined when the text ends
     /// in a closer or a fence (the repair parser may then end the string
     /// before them, Note [Missing quotes] there).
@@ -662,7 +662,7 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
     }
 
     /// `LAX`: close what the end of the text left open, as the repair
-    /// parser closes it (Note [Truncation] in `repair`): a trailing comma
+    /// parser closes it (Note \[Truncation\] in `repair`): a trailing comma
     /// dropped ([`Repair::TrailingComma`]), a dangling key dropped with
     /// its comma ([`Repair::DanglingKeyDropped`]), then every open
     /// container closed ([`Repair::Truncated`]). `None` when the walk
