@@ -230,18 +230,9 @@ let restById = [];
 /** The module instance those numbers are from (`generation()`). */
 let restGeneration = -1;
 
-/**
- * The fields of a result from their text (`,"method":...}`); `shared` set
- * when they are a common result's (no coercion, error, warning or run:
- * those objects would be shared); `null` when the text is not fields.
- */
+/** The fields of a result from their text (`,"method":...}`); `null` when the text is not fields. */
 function restFields(text) {
-  if (!text.startsWith(',"method":"')) return null;
-  const o = JSON.parse("{" + text.slice(1));
-  if (o.coercions.length === 0 && o.errors.length === 0 && o.warnings === undefined && o.run === undefined) {
-    o.shared = true;
-  }
-  return o;
+  return text.startsWith(',"method":"') ? JSON.parse("{" + text.slice(1)) : null;
 }
 
 /** The `Extraction` of a result's JSON text (Note [The fields apart]). */
@@ -259,7 +250,12 @@ function extractionOf(text) {
     let fields = id > 0 ? restById[id] : undefined;
     if (fields === undefined) {
       fields = restFields(text.slice(split));
-      if (id > 0 && fields !== null && fields.shared === true) restById[id] = fields;
+      // Numbered fields are a common result's (no coercion, error,
+      // warning or run): kept, and shared by every result that has them.
+      if (id > 0 && fields !== null) {
+        fields.shared = true;
+        restById[id] = fields;
+      }
     }
     if (fields !== null) return new Extraction(fields, JSON.parse(text.slice(9, split)));
   }

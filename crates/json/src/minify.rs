@@ -65,8 +65,8 @@
 //! strict JSON and the parser, where the result is written as it stands
 //! (no schema). `lax_walk_agrees_with_the_repair_parser` holds it to
 //! the parser on generated lax text (every uncut one read, cuts read or
-//! declined) and on mangled text, and in debug builds core checks each
-//! reading against the parser's (so every extraction test checks it).
+//! declined) and on mangled text, and in debug builds `write_lax` checks
+//! each reading against the parser's (so every extraction test checks it).
 //! The strict walk is the `LAX = false` copy, its code unchanged.
 //! Measured: see the README's wasm section (issue 43).
 use std::cell::RefCell;
@@ -77,7 +77,9 @@ use super::Top;
 use crate::Repair;
 use crate::number::{NumberLiteral, number_literal};
 use crate::repair::boundary::{Follow, follow};
-use crate::repair::lex::{Ctx, is_ident_byte, is_ident_start, is_key_byte, parse_number};
+use crate::repair::lex::{
+    Ctx, glues_number, is_ident_byte, is_ident_start, is_key_byte, parse_number, word_literal,
+};
 use crate::repair::node::{Node, write_number};
 use crate::repair::parser::trim_raw_line_break;
 use crate::tape::{Declined, MAX_DEPTH, MAX_SCANNED_KEYS, closes_as_it_opens, write_raw_escaped};
@@ -235,12 +237,39 @@ pub fn write_lax(text: &str, out: &mut Vec<u8>, scratch: &mut MinifyScratch) -> 
         },
         _ => return None,
     };
-    out.extend_from_slice(written);
-    Some(LaxRead {
+    let read = LaxRead {
         top,
         repairs,
         balanced,
-    })
+    };
+    #[cfg(debug_assertions)]
+    agrees_with_the_parser(text, written, &read);
+    out.extend_from_slice(written);
+    Some(read)
+}
+
+/// In debug builds (every test, the fuzz bodies) each lax reading of
+/// `text` is held to the repair parser's: the bytes `written`, the top
+/// level and the repairs, every number exact (Note [Lax one pass]).
+#[cfg(any(test, debug_assertions))]
+fn agrees_with_the_parser(text: &str, written: &[u8], read: &LaxRead) {
+    let r = crate::repair::repair_node(text);
+    assert!(
+        r.is_some(),
+        "{text:?}: the lax walk read what the parser cannot"
+    );
+    let Some(r) = r else { return };
+    let mut bytes = Vec::new();
+    r.node.write_compact(&mut bytes);
+    let shown = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    assert_eq!(shown(written), shown(&bytes), "lax walk of {text:?}");
+    assert_eq!(read.repairs, r.repairs, "lax walk's repairs of {text:?}");
+    assert_eq!(
+        read.top,
+        Top::of_node(&r.node),
+        "lax walk's top of {text:?}"
+    );
+    assert!(r.exact(), "lax walk of {text:?} took an inexact number");
 }
 
 /// The end of the whitespace run at `i` (`b[i]` is whitespace).
@@ -1035,23 +1064,18 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
         while b.get(end).is_some_and(|&c| is_ident_byte(c)) {
             end += 1;
         }
-        let w = b.get(start..end)?;
-        let (literal, repair): (&[u8], Repair) = match w {
-            b"true" | b"false" | b"null" => {
-                self.pos = end;
-                return Some(());
-            }
-            _ if w.eq_ignore_ascii_case(b"true") => (b"true", Repair::PythonLiteral),
-            _ if w.eq_ignore_ascii_case(b"false") => (b"false", Repair::PythonLiteral),
-            _ if w.eq_ignore_ascii_case(b"null") || w.eq_ignore_ascii_case(b"none") => {
-                (b"null", Repair::PythonLiteral)
-            }
-            b"undefined" | b"NaN" | b"Infinity" => (b"null", Repair::JsLiteral),
-            _ => return None,
-        };
-        self.note(repair);
+        let (v, repair) = word_literal(b.get(start..end)?)?;
         self.pos = end;
-        self.put_slice(literal, start, end);
+        // A word as JSON spells it is copied as it stands.
+        if let Some(r) = repair {
+            self.note(r);
+            let literal: &[u8] = match v {
+                Node::Bool(true) => b"true",
+                Node::Bool(false) => b"false",
+                _ => b"null",
+            };
+            self.put_slice(literal, start, end);
+        }
         Some(())
     }
 
@@ -1199,17 +1223,10 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
     /// `12345/67890`, `12:30`).
     fn number_ends_here(&self) -> bool {
         let b = self.b;
-        match b.get(self.pos) {
-            None => true,
-            Some(&c) => {
-                !(crate::is_number_byte(c)
-                    || c == b'_'
-                    || is_ident_start(c)
-                    || c >= 0x80
-                    || (c == b'/' && !matches!(b.get(self.pos + 1), Some(b'/' | b'*')))
-                    || (c == b':' && b.get(self.pos + 1).is_some_and(u8::is_ascii_digit)))
-            }
-        }
+        let goes_on = b
+            .get(self.pos)
+            .is_some_and(|&c| crate::is_number_byte(c) || c == b'_');
+        !goes_on && !glues_number(b, self.pos)
     }
 
     /// `LAX`: the number from `start` to `pos` as the repair parser's
@@ -1487,20 +1504,17 @@ mod tests {
     /// declines. Whether it read it.
     fn lax_agrees_with(text: &str, scratch: &mut MinifyScratch) -> bool {
         let mut out = b"prefix ".to_vec();
-        let Some(LaxRead {
-            top,
-            repairs,
-            balanced,
-        }) = write_lax(text, &mut out, scratch)
-        else {
+        let Some(read) = write_lax(text, &mut out, scratch) else {
             assert_eq!(out, b"prefix ", "{text:?}: declined, the output as it was");
             return false;
         };
+        // Checked here too, for a release build of the tests.
+        agrees_with_the_parser(text, &out[7..], &read);
         // Note [A whole reply read lax] in core's `extract`: the bracket
         // scan from a whole value's start ends at its end.
         let b = text.as_bytes();
         let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(0);
-        if balanced
+        if read.balanced
             && matches!(b.get(start), Some(b'{' | b'['))
             && b.trim_ascii_end().ends_with(b"}") | b.trim_ascii_end().ends_with(b"]")
         {
@@ -1512,15 +1526,6 @@ mod tests {
                 "{text:?}: balanced, yet the bracket scan ends elsewhere"
             );
         }
-        let r = crate::repair::repair_node(text)
-            .unwrap_or_else(|| panic!("{text:?}: the lax walk read what the parser cannot"));
-        let mut bytes = Vec::new();
-        r.node.write_compact(&mut bytes);
-        let shown = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        assert_eq!(shown(&out[7..]), shown(&bytes), "{text:?}");
-        assert_eq!(repairs, r.repairs, "{text:?}");
-        assert_eq!(top, Top::of_node(&r.node), "{text:?}");
-        assert!(r.exact(), "{text:?}");
         true
     }
 

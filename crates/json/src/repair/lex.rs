@@ -220,6 +220,39 @@ pub(super) fn literal(w: &[u8]) -> Option<(Node<'static>, Option<Repair>)> {
     None
 }
 
+/// The literal an identifier word `w` spells, with the repair it takes:
+/// `true`, `false`, `null` as they stand; Python's spellings and every
+/// other case of `true`, `false`, `null`, `none` ([`Repair::PythonLiteral`]);
+/// `undefined`, `NaN`, `Infinity` as `null` (Note [Non-finite numbers]
+/// in `parser`, [`Repair::JsLiteral`]). The parser's `word` and the lax
+/// walk (Note [Lax one pass] in `minify`) read words by this one table.
+pub(crate) fn word_literal(w: &[u8]) -> Option<(Node<'static>, Option<Repair>)> {
+    Some(match w {
+        b"true" => (Node::Bool(true), None),
+        b"false" => (Node::Bool(false), None),
+        b"null" => (Node::Null, None),
+        _ if w.eq_ignore_ascii_case(b"true") => (Node::Bool(true), Some(Repair::PythonLiteral)),
+        _ if w.eq_ignore_ascii_case(b"false") => (Node::Bool(false), Some(Repair::PythonLiteral)),
+        _ if w.eq_ignore_ascii_case(b"null") || w.eq_ignore_ascii_case(b"none") => {
+            (Node::Null, Some(Repair::PythonLiteral))
+        }
+        b"undefined" | b"NaN" | b"Infinity" => (Node::Null, Some(Repair::JsLiteral)),
+        _ => return None,
+    })
+}
+
+/// Whether the byte at `i`, right after a run of number bytes, glues the
+/// run into a word (`3rd`, `1h`) or text (`12345/67890`, `12:30`): the
+/// run is then no number (the parser's `number_or_word`).
+pub(crate) fn glues_number(src: &[u8], i: usize) -> bool {
+    src.get(i).is_some_and(|&b| {
+        is_ident_start(b)
+            || b >= 0x80
+            || (b == b'/' && !matches!(src.get(i + 1), Some(b'/' | b'*')))
+            || (b == b':' && src.get(i + 1).is_some_and(u8::is_ascii_digit))
+    })
+}
+
 pub(crate) fn parse_number(s: &str) -> Option<Node<'static>> {
     if s.is_empty() {
         return None;

@@ -1446,12 +1446,7 @@ impl<'a> Parser<'a> {
         self.pos = end;
         // A number glued to letters is a word (`3rd`, `1h`); one glued to a
         // `/` or a `:` and a digit is text too (`12345/67890`, `12:30`).
-        let glued = self.peek().is_some_and(|b| {
-            is_ident_start(b)
-                || b >= 0x80
-                || (b == b'/' && !matches!(self.peek_at(1), Some(b'/' | b'*')))
-                || (b == b':' && self.peek_at(1).is_some_and(|c| c.is_ascii_digit()))
-        });
+        let glued = lex::glues_number(self.src, self.pos);
         let raw = std::str::from_utf8(self.src.get(start..self.pos).unwrap_or_default())
             .unwrap_or_default();
         let joined;
@@ -1524,40 +1519,16 @@ impl<'a> Parser<'a> {
             self.pos += 1;
         }
         let w = self.src.get(start..self.pos).unwrap_or_default();
+        // Note [Non-finite numbers]: JSON has no NaN or Infinity, and a
+        // value we print must stay JSON, so these become `null`
+        // (`lex::word_literal`).
+        if let Some((v, repair)) = lex::word_literal(w) {
+            if let Some(r) = repair {
+                self.note(r);
+            }
+            return v;
+        }
         match w {
-            b"true" => Node::Bool(true),
-            b"false" => Node::Bool(false),
-            b"null" => Node::Null,
-            b"True" => {
-                self.note(Repair::PythonLiteral);
-                Node::Bool(true)
-            }
-            b"False" => {
-                self.note(Repair::PythonLiteral);
-                Node::Bool(false)
-            }
-            b"None" => {
-                self.note(Repair::PythonLiteral);
-                Node::Null
-            }
-            // Note [Non-finite numbers]: JSON has no NaN or Infinity, and a
-            // value we print must stay JSON, so these become `null`.
-            _ if w.eq_ignore_ascii_case(b"true") => {
-                self.note(Repair::PythonLiteral);
-                Node::Bool(true)
-            }
-            _ if w.eq_ignore_ascii_case(b"false") => {
-                self.note(Repair::PythonLiteral);
-                Node::Bool(false)
-            }
-            _ if w.eq_ignore_ascii_case(b"null") || w.eq_ignore_ascii_case(b"none") => {
-                self.note(Repair::PythonLiteral);
-                Node::Null
-            }
-            b"undefined" | b"NaN" | b"Infinity" => {
-                self.note(Repair::JsLiteral);
-                Node::Null
-            }
             // Note [Cut literals]: a word the input ends in that begins a
             // JSON literal (`t`, `fals`, `nu`) is that literal cut by the
             // end of the text, completed as fixJson does.
