@@ -8,9 +8,17 @@
 /** Base of every agentshape error. */
 export class AgentshapeError extends Error {
   static exitCode = null;
-  constructor(message, options) {
-    super(message, options);
-    this.name = new.target.name;
+  /**
+   * The class's name (a subclass's too), read from the class: an own
+   * `name` written in the constructor cost a sixth of a `NoOutputError`'s
+   * making (`repair` throws one for each text without JSON, as
+   * `jsonrepair` throws). Assigning one gives the error its own.
+   */
+  get name() {
+    return this.constructor.name;
+  }
+  set name(value) {
+    Object.defineProperty(this, "name", { value, writable: true, configurable: true, enumerable: true });
   }
   /** The CLI's exit code for this failure. */
   get exitCode() {

@@ -179,8 +179,7 @@ function answerText(b, code) {
   const ptr = b.outBuffer();
   const buffer = memoryOf(b).buffer;
   if (encoding !== UTF8 && NodeBuffer !== null) {
-    if (memoryAsBuffer === null || memoryAsBuffer.buffer !== buffer) memoryAsBuffer = NodeBuffer.from(buffer);
-    return memoryAsBuffer.toString(encoding === ASCII ? "latin1" : "utf16le", ptr, ptr + len);
+    return bufferOf(b).toString(encoding === ASCII ? "latin1" : "utf16le", ptr, ptr + len);
   }
   return (encoding === UTF16 ? utf16Decoder : answerDecoder).decode(new Uint8Array(buffer, ptr, len));
 }
@@ -197,8 +196,8 @@ function answerText(b, code) {
 function inPlace(text, at, plain, rest = false) {
   if (typeof text === "string" && text.length <= IN_PLACE_UNITS) {
     const out = call((b) => {
-      const room = text.length * 3;
-      const { written } = encoder.encodeInto(text, viewAt(b, b.textBuffer(room), room));
+      const written = writeText(b, text);
+      if (written < 0) return null;
       const code = at(b, written);
       if (code >= 0) {
         if (rest) lastRest = b.restInfo();
@@ -215,6 +214,50 @@ function inPlace(text, at, plain, rest = false) {
   }
   const t = textOf(text);
   return call((b) => plain(b, t));
+}
+
+/**
+ * `text` written into the module's text buffer as UTF-8: its length in
+ * bytes, or -1 when it holds a lone surrogate (found where `Buffer` is;
+ * elsewhere `encodeInto` makes it U+FFFD and the module answers -1). Where
+ * `Buffer` is, the string's UTF-16 units are copied into the module's
+ * memory and the module makes them UTF-8 (Note [Text written as UTF-16]
+ * in crates/wasm/src/bindings.rs): `encodeInto` took six times as long.
+ */
+function writeText(b, text) {
+  if (NodeBuffer !== null) {
+    const at = b.unitsBuffer(text.length);
+    const memory = bufferOf(b);
+    if (ucs2Write !== null) ucs2Write.call(memory, text, at);
+    else memory.write(text, at, "utf16le");
+    return b.textFromUnits(text.length);
+  }
+  const room = text.length * 3;
+  return encoder.encodeInto(text, viewAt(b, b.textBuffer(room), room)).written;
+}
+
+/**
+ * Node's own `Buffer` writer of UTF-16 units (what `write(s, at,
+ * "utf16le")` calls after checking its arguments: half the time for a
+ * short reply); `null` where `Buffer` has no such method.
+ */
+const ucs2Write = typeof NodeBuffer?.prototype.ucs2Write === "function" ? NodeBuffer.prototype.ucs2Write : null;
+
+/** The instance `memoryAsBuffer` is over. */
+let bufferFor = null;
+
+/**
+ * A `Buffer` over the module's whole memory, made again for another
+ * instance or when the memory grew (its old `ArrayBuffer` is then
+ * detached, and a view of it has length 0): no lookup of the memory per
+ * call.
+ */
+function bufferOf(b) {
+  if (bufferFor !== b || memoryAsBuffer.length === 0) {
+    memoryAsBuffer = NodeBuffer.from(memoryOf(b).buffer);
+    bufferFor = b;
+  }
+  return memoryAsBuffer;
 }
 
 /**

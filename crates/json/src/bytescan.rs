@@ -99,6 +99,23 @@ pub fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
     }
 }
 
+/// The low bytes of the 16 UTF-16 units whose little-endian bytes are
+/// `units` written to `out`, and bit `k` set when unit `k` is outside ASCII
+/// (its byte in `out` is then not the unit's): a block of
+/// `json::utf8_of_utf16le`, where the bits say how many bytes to keep.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub fn narrow_units(units: &[u8; 2 * LANES], out: &mut [u8; LANES]) -> u32 {
+    #[cfg(vector_bytes)]
+    {
+        vector::narrow_units(units, out)
+    }
+    #[cfg(not(vector_bytes))]
+    {
+        portable::narrow_units(units, out)
+    }
+}
+
 /// [`base64_bytes`] over 64 bytes: bit `k` of the `u64`.
 #[allow(clippy::inline_always)]
 #[inline(always)]
@@ -129,6 +146,18 @@ fn four_masks(block: &[u8; 4 * LANES], of: impl Fn(&[u8; LANES]) -> u32) -> u64 
     mask
 }
 
+/// The two 16-byte halves of a 32-byte block.
+#[cfg(vector_bytes)]
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn halves(block: &[u8; 2 * LANES]) -> (&[u8; LANES], &[u8; LANES]) {
+    fn whole(half: &[u8]) -> &[u8; LANES] {
+        <&[u8; LANES]>::try_from(half).unwrap_or(&[0; LANES])
+    }
+    let (a, b) = block.split_at(LANES);
+    (whole(a), whole(b))
+}
+
 /// The SIMD128 forms (Note [WebAssembly SIMD] in `.cargo/config.toml`).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[path = "bytescan/wasm.rs"]
@@ -137,11 +166,13 @@ mod vector;
 #[cfg(target_arch = "x86_64")]
 mod vector {
     use safe_arch::{
-        bitor_m128i, bitxor_m128i, cmp_eq_mask_i8_m128i, load_unaligned_m128i, min_u8_m128i,
-        move_mask_i8_m128i, set_splat_i8_m128i, sub_i8_m128i,
+        bitand_m128i, bitor_m128i, bitxor_m128i, cmp_eq_mask_i8_m128i, cmp_eq_mask_i16_m128i,
+        load_unaligned_m128i, min_u8_m128i, move_mask_i8_m128i, pack_i16_to_i8_m128i,
+        pack_i16_to_u8_m128i, set_splat_i8_m128i, set_splat_i16_m128i, store_unaligned_m128i,
+        sub_i8_m128i, zeroed_m128i,
     };
 
-    use super::LANES;
+    use super::{LANES, halves};
 
     #[allow(clippy::cast_possible_wrap)] // Lanes are bytes: the bits are kept.
     fn splat(c: u8) -> safe_arch::m128i {
@@ -200,6 +231,21 @@ mod vector {
 
     #[allow(clippy::inline_always)]
     #[inline(always)]
+    pub(super) fn narrow_units(units: &[u8; 2 * LANES], out: &mut [u8; LANES]) -> u32 {
+        let (a, b) = halves(units);
+        let (a, b) = (load_unaligned_m128i(a), load_unaligned_m128i(b));
+        // Unsigned saturation keeps every unit below 0x100 as it is.
+        store_unaligned_m128i(out, pack_i16_to_u8_m128i(a, b));
+        // 0xff80 as a lane's bits: what is set outside ASCII.
+        #[allow(clippy::cast_possible_wrap)]
+        let high = set_splat_i16_m128i(0xff80_u16 as i16);
+        let ascii = |v| cmp_eq_mask_i16_m128i(bitand_m128i(v, high), zeroed_m128i());
+        // Each lane's all-ones or zero, packed to a byte each.
+        !bits(pack_i16_to_i8_m128i(ascii(a), ascii(b))) & 0xffff
+    }
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(super) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
         let v = load_unaligned_m128i(chunk);
         // `x - lo` (wrapping) is at most `hi - lo` exactly when `x` is in
@@ -248,6 +294,19 @@ mod portable {
         mask
     }
 
+    pub(super) fn narrow_units(units: &[u8; 2 * LANES], out: &mut [u8; LANES]) -> u32 {
+        let mut mask = 0;
+        for (k, (o, u)) in out.iter_mut().zip(units.chunks_exact(2)).enumerate() {
+            let (low, high) = (
+                u.first().copied().unwrap_or(0),
+                u.get(1).copied().unwrap_or(0),
+            );
+            *o = low;
+            mask |= u32::from(high != 0 || low >= 0x80) << k;
+        }
+        mask
+    }
+
     pub(super) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
         let mut mask = 0;
         for (k, &c) in chunk.iter().enumerate() {
@@ -289,13 +348,23 @@ mod tests {
         }
 
         #[test]
-        fn string_stops64_is_four_masks(chunks in prop::array::uniform4(chunk_strategy())) {
-            let block: [u8; 4 * LANES] = chunks.concat().try_into().unwrap_or([0; 4 * LANES]);
-            let mut want = 0u64;
-            for (k, c) in block.iter().enumerate() {
-                want |= u64::from(*c == b'"' || *c == b'\\' || *c < 0x20) << k;
+        fn narrowed_units_agree_with_the_portable_ones(units in prop::array::uniform16(prop_oneof![
+            4 => 0u16..0x80,
+            1 => prop::sample::select(vec![0x7f_u16, 0x80, 0xff, 0x100, 0x17f, 0x7fff, 0x8000, 0xd800, 0xffff]),
+            1 => any::<u16>(),
+        ])) {
+            let bytes: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
+            let bytes = <[u8; 2 * LANES]>::try_from(bytes).unwrap_or([0; 2 * LANES]);
+            let (mut vector, mut portable) = ([0u8; LANES], [0u8; LANES]);
+            let mask = narrow_units(&bytes, &mut vector);
+            prop_assert_eq!(mask, portable::narrow_units(&bytes, &mut portable));
+            for (k, u) in units.iter().enumerate() {
+                prop_assert_eq!(mask & (1 << k) != 0, *u >= 0x80);
             }
-            prop_assert_eq!(string_stops64(&block), want);
+            // Only the bytes of ASCII units are promised.
+            for k in (0..LANES).filter(|k| mask & (1 << k) == 0) {
+                prop_assert_eq!(vector[k], portable[k]);
+            }
         }
     }
 }

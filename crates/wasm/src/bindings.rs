@@ -3,7 +3,7 @@
 //! (values stringified and parsed there: Note \[Text crosses as JSON\] in the
 //! crate root); nobody is meant to call them directly.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use agentshape_core::json;
@@ -72,6 +72,13 @@ fn js<T>(r: Result<T>) -> std::result::Result<T, JsValue> {
 // had grown past 16 MiB.
 thread_local! {
     static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// The UTF-16 a string is written in before [`text_from_units`] makes
+    /// it the UTF-8 at [`text_buffer`] (Note \[Text written as UTF-16\]).
+    static UNITS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// The length of the text [`text_from_units`] last wrote, which held
+    /// no lone surrogate: [`with_text`] does not scan it for U+FFFD. Any other writer of the text buffer asks
+    /// for it with [`text_buffer`], which clears this.
+    static TRANSCODED: Cell<Option<usize>> = const { Cell::new(None) };
     static OUT: RefCell<Answer> = const { RefCell::new(Answer { out: Vec::new(), spare: Vec::new() }) };
 }
 
@@ -186,6 +193,7 @@ const KEEP_TEXT: usize = 16 << 20;
 /// bytes for the next `isValidAt` (Note \[Text written in place\]).
 #[wasm_bindgen(js_name = textBuffer)]
 pub fn text_buffer(len: usize) -> usize {
+    TRANSCODED.set(None);
     TEXT.with(|t| {
         let mut t = t.borrow_mut();
         if t.len() < len {
@@ -195,15 +203,68 @@ pub fn text_buffer(len: usize) -> usize {
     })
 }
 
+// Note [Text written as UTF-16]: `encodeInto` was the largest single
+// cost of the package's `repair` in Node (15% of a V8 profile; 20 ms for
+// the 20,000 bench replies, most of them two-byte strings for an arrow or
+// a dash), and the UTF-8 check and U+FFFD scan of its bytes another 4%.
+// Node's `Buffer` writes a string's UTF-16 units by copying them (3.4 ms
+// for the same replies), so where `Buffer` is the package writes them at
+// [`units_buffer`] and [`text_from_units`] makes them the UTF-8 at
+// [`text_buffer`] (core's `json::utf8_of_utf16le`, 16 units a step while
+// they are ASCII). A lone surrogate is found in that pass, so the bytes
+// need no U+FFFD scan after (the UTF-8 check stays: making a `&str`
+// without it needs `unsafe`), and text holding a real U+FFFD is read in
+// place too. Elsewhere (browsers, Deno) the package keeps `encodeInto`.
+
+/// The address in this module's memory of room for `units` UTF-16 units
+/// (two bytes each, aligned), for the next [`text_from_units`] (Note
+/// \[Text written as UTF-16\]).
+#[wasm_bindgen(js_name = unitsBuffer)]
+pub fn units_buffer(units: usize) -> usize {
+    UNITS.with(|u| {
+        let mut u = u.borrow_mut();
+        let bytes = units.saturating_mul(2);
+        if u.len() < bytes {
+            u.resize(bytes, 0);
+        }
+        u.as_ptr().addr()
+    })
+}
+
+/// The first `units` units at [`units_buffer`] written at [`text_buffer`]
+/// as UTF-8: their length in bytes, or -1 when they hold a lone surrogate
+/// (the package then takes the road that reports it), or when fewer
+/// than `units` were asked for. The next in-place export then reads the
+/// text without the U+FFFD scan.
+#[wasm_bindgen(js_name = textFromUnits)]
+pub fn text_from_units(units: usize) -> f64 {
+    text_buffer(units.saturating_mul(3));
+    let written = UNITS.with(|u| {
+        let u = u.borrow();
+        let utf16le = u.get(..units.saturating_mul(2))?;
+        TEXT.with(|t| json::utf8_of_utf16le(utf16le, &mut t.borrow_mut()))
+    });
+    UNITS.with(|u| {
+        if let Ok(mut u) = u.try_borrow_mut()
+            && u.len() > KEEP_TEXT
+        {
+            *u = Vec::new();
+        }
+    });
+    TRANSCODED.set(written);
+    written.map_or(-1.0, |n| n as f64)
+}
+
 /// `f` of the text JavaScript wrote at [`text_buffer`] (its first `len`
 /// bytes), or `None` when they hold U+FFFD: the package then checks the
 /// string (a lone surrogate became U+FFFD in `encodeInto`) and calls the
 /// export taking a `&str` (Note \[Text written in place\]).
 fn with_text<T>(len: usize, f: impl FnOnce(&str) -> T) -> Option<T> {
+    let checked = TRANSCODED.take() == Some(len);
     let out = TEXT.with(|t| {
         let t = t.borrow();
         let bytes = t.get(..len).unwrap_or_default();
-        if validate::holds_replacement(bytes) {
+        if !checked && validate::holds_replacement(bytes) {
             return None;
         }
         // `encodeInto` writes UTF-8; the check is the price of no `unsafe`

@@ -181,6 +181,33 @@ test("extract and repair of text written in place answer as the &str exports do"
   stillWorks();
 });
 
+test("text written as UTF-16 reads every character at every place of a block", () => {
+  // Note [Text written as UTF-16] in crates/wasm/src/bindings.rs: in Node
+  // the string's units are copied into the module and made UTF-8 there, 16
+  // at a time while they are ASCII; a lone surrogate is found in that pass.
+  const b = raw();
+  for (const c of ["\u007f", "\u0080", "\u00e9", "\u07ff", "\u0800", "\u2192", "\ufffd", "\uffff", "\ud800\udc00", "\ud83d\ude00", "\udbff\udfff"]) {
+    for (let at = 0; at < 40; at++) {
+      const pad = "x".repeat(at);
+      const text = `${pad} {"k": "${c}", 'v': [1,],} ${pad}`;
+      assert.equal(repair(text), b.repair(text), `${JSON.stringify(c)} at ${at}`);
+      assert.deepEqual(extract(text).value, { k: c, v: [1] });
+    }
+  }
+  for (const bad of ["\ud800", "\udc00", "\ud83d\ud83d\ude00", "\ude00\ud83d"]) {
+    for (const at of [0, 1, 15, 16, 17, 31, 32]) {
+      const text = `${"a".repeat(at)}${bad}{"a": 1}`;
+      assert.throws(() => repair(text), (e) => e instanceof InputError && /lone surrogate/.test(e.message), `${at}`);
+      assert.throws(() => extract(text), InputError);
+    }
+  }
+  // The module's memory grows under a text of a million units; the next
+  // small one is written into the new memory.
+  assert.equal(repair(`{"a": "${"\u2192".repeat((1 << 20) - 20)}"}`).length, (1 << 20) - 20 + 8);
+  assert.equal(repair("x {'a': 1} y"), '{"a":1}');
+  stillWorks();
+});
+
 test("invalid UTF-8 bytes", () => {
   assert.throws(() => extract(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])), InputError);
   assert.throws(() => ARRAY.validateJson(new Uint8Array([0x5b, 0xc3, 0x28, 0x5d])), InputError);

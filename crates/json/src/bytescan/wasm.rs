@@ -8,7 +8,8 @@
 //! suite agree with the CLI's), as native tests run the SSE2 ones.
 
 use core::arch::wasm32::{
-    i8x16_bitmask, i8x16_eq, u8x16, u8x16_min, u8x16_splat, u8x16_sub, v128, v128_or, v128_xor,
+    i8x16_bitmask, i8x16_eq, i8x16_narrow_i16x8, i16x8_eq, u8x16, u8x16_min, u8x16_narrow_i16x8,
+    u8x16_splat, u8x16_sub, u16x8_splat, u64x2_extract_lane, v128, v128_and, v128_or, v128_xor,
 };
 
 use super::LANES;
@@ -107,4 +108,22 @@ pub(super) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
         ),
     );
     bits(v128_or(v128_or(letter, digit), signs))
+}
+
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(super) fn narrow_units(units: &[u8; 2 * LANES], out: &mut [u8; LANES]) -> u32 {
+    let (a, b) = super::halves(units);
+    let (a, b) = (load(a), load(b));
+    // Unsigned saturation keeps every unit below 0x100 as it is. The bytes
+    // are stored as two words (storing the vector takes a pointer, which
+    // is `unsafe`); the module's build makes them one `v128.store`.
+    let bytes = u8x16_narrow_i16x8(a, b);
+    let (lo, hi) = out.split_at_mut(LANES / 2);
+    lo.copy_from_slice(&u64x2_extract_lane::<0>(bytes).to_le_bytes());
+    hi.copy_from_slice(&u64x2_extract_lane::<1>(bytes).to_le_bytes());
+    let high = u16x8_splat(0xff80);
+    let ascii = |v| i16x8_eq(v128_and(v, high), u16x8_splat(0));
+    // Each lane's all-ones or zero, narrowed to a byte each.
+    !bits(i8x16_narrow_i16x8(ascii(a), ascii(b))) & 0xffff
 }
