@@ -116,6 +116,23 @@ pub fn narrow_units(units: &[u8; 2 * LANES], out: &mut [u8; LANES]) -> u32 {
     }
 }
 
+/// The 16 bytes of `chunk` widened to UTF-16 little-endian units in
+/// `out` (each byte and a zero), and bit `k` set when byte `k` is outside
+/// ASCII (its unit in `out` is then not a character): a block of
+/// `json::utf16le_of`, where the bits say how many units to keep.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub fn widen_bytes(chunk: &[u8; LANES], out: &mut [u8; 2 * LANES]) -> u32 {
+    #[cfg(vector_bytes)]
+    {
+        vector::widen_bytes(chunk, out)
+    }
+    #[cfg(not(vector_bytes))]
+    {
+        portable::widen_bytes(chunk, out)
+    }
+}
+
 /// [`base64_bytes`] over 64 bytes: bit `k` of the `u64`.
 #[allow(clippy::inline_always)]
 #[inline(always)]
@@ -169,7 +186,7 @@ mod vector {
         bitand_m128i, bitor_m128i, bitxor_m128i, cmp_eq_mask_i8_m128i, cmp_eq_mask_i16_m128i,
         load_unaligned_m128i, min_u8_m128i, move_mask_i8_m128i, pack_i16_to_i8_m128i,
         pack_i16_to_u8_m128i, set_splat_i8_m128i, set_splat_i16_m128i, store_unaligned_m128i,
-        sub_i8_m128i, zeroed_m128i,
+        sub_i8_m128i, unpack_high_i8_m128i, unpack_low_i8_m128i, zeroed_m128i,
     };
 
     use super::{LANES, halves};
@@ -246,6 +263,22 @@ mod vector {
 
     #[allow(clippy::inline_always)]
     #[inline(always)]
+    pub(super) fn widen_bytes(chunk: &[u8; LANES], out: &mut [u8; 2 * LANES]) -> u32 {
+        let v = load_unaligned_m128i(chunk);
+        let (lo, hi) = out.split_at_mut(LANES);
+        if let (Ok(lo), Ok(hi)) = (
+            <&mut [u8; LANES]>::try_from(lo),
+            <&mut [u8; LANES]>::try_from(hi),
+        ) {
+            store_unaligned_m128i(lo, unpack_low_i8_m128i(v, zeroed_m128i()));
+            store_unaligned_m128i(hi, unpack_high_i8_m128i(v, zeroed_m128i()));
+        }
+        // A byte's high bit is set exactly outside ASCII.
+        bits(v)
+    }
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(super) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
         let v = load_unaligned_m128i(chunk);
         // `x - lo` (wrapping) is at most `hi - lo` exactly when `x` is in
@@ -307,6 +340,15 @@ mod portable {
         mask
     }
 
+    pub(super) fn widen_bytes(chunk: &[u8; LANES], out: &mut [u8; 2 * LANES]) -> u32 {
+        let mut mask = 0;
+        for (k, (o, &c)) in out.chunks_exact_mut(2).zip(chunk).enumerate() {
+            o.copy_from_slice(&[c, 0]);
+            mask |= u32::from(c >= 0x80) << k;
+        }
+        mask
+    }
+
     pub(super) fn base64_bytes(chunk: &[u8; LANES]) -> u32 {
         let mut mask = 0;
         for (k, &c) in chunk.iter().enumerate() {
@@ -345,6 +387,14 @@ mod tests {
             prop_assert_eq!(bracket_stops(&chunk), portable::bracket_stops(&chunk));
             prop_assert_eq!(quote_stops(&chunk), portable::string_stops(&chunk, b'"', b'"'));
             prop_assert_eq!(base64_bytes(&chunk), portable::base64_bytes(&chunk));
+        }
+
+        #[test]
+        fn widened_bytes_agree_with_the_portable_ones(chunk in chunk_strategy()) {
+            let (mut vector, mut portable) = ([0u8; 2 * LANES], [0u8; 2 * LANES]);
+            let mask = widen_bytes(&chunk, &mut vector);
+            prop_assert_eq!(mask, portable::widen_bytes(&chunk, &mut portable));
+            prop_assert_eq!(vector, portable);
         }
 
         #[test]

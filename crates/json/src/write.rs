@@ -118,15 +118,41 @@ pub fn escape_non_ascii(json: &[u8], out: &mut Vec<u8>) {
 /// \[Answers read in place\] in crates/wasm): for the npm package's
 /// `repair`, whose answer is the user's text, characters and all.
 pub fn utf16le_of(utf8: &[u8], out: &mut Vec<u8>) {
+    use crate::bytescan::{LANES, widen_bytes};
     // Two output bytes per input byte at most (ASCII), so one reserve.
     out.reserve(utf8.len() * 2 + 8);
-    for piece in pieces(utf8) {
-        match piece {
-            Piece::Ascii(run) => widen_ascii(run, out),
-            Piece::Other(c) => {
+    let mut i = 0;
+    loop {
+        // Whole blocks widened, kept up to their first byte outside ASCII.
+        while let Some(chunk) = utf8
+            .get(i..i + LANES)
+            .and_then(|c| <&[u8; LANES]>::try_from(c).ok())
+        {
+            let mut wide = [0; 2 * LANES];
+            let others = widen_bytes(chunk, &mut wide);
+            if others == 0 {
+                out.extend_from_slice(&wide);
+                i += LANES;
+                continue;
+            }
+            let ascii = others.trailing_zeros() as usize;
+            out.extend_from_slice(wide.get(..2 * ascii).unwrap_or_default());
+            i += ascii;
+            break;
+        }
+        // That character, or the tail's next byte.
+        match utf8.get(i) {
+            None => return,
+            Some(&b) if b < 0x80 => {
+                out.extend_from_slice(&[b, 0]);
+                i += 1;
+            }
+            Some(_) => {
+                let (c, len) = char_at(utf8, i);
                 for &u in c.encode_utf16(&mut [0u16; 2]).iter() {
                     out.extend_from_slice(&u.to_le_bytes());
                 }
+                i += len;
             }
         }
     }
@@ -208,7 +234,7 @@ enum Piece<'t> {
 }
 
 /// The text `utf8` as runs of ASCII bytes and the characters between
-/// them, for the two rewriters above. Not `utf8_chunks`: it checks every
+/// them, for [`escape_non_ascii`]. Not `utf8_chunks`: it checks every
 /// byte again (the writers made UTF-8), and its iterator was half of
 /// `escape_non_ascii`'s time in a V8 profile; only the bytes at a
 /// non-ASCII one are decoded here (U+FFFD for bytes that are not UTF-8).
@@ -248,19 +274,6 @@ fn ascii_prefix(b: &[u8]) -> usize {
         .iter()
         .position(|c| !c.is_ascii())
         .unwrap_or(words.remainder().len())
-}
-
-/// Append the ASCII bytes `run` as UTF-16 little-endian units: each byte
-/// and a zero, into a region sized once.
-fn widen_ascii(run: &[u8], out: &mut Vec<u8>) {
-    let start = out.len();
-    out.resize(start + run.len() * 2, 0);
-    let Some(dst) = out.get_mut(start..) else {
-        return;
-    };
-    for (o, &b) in dst.chunks_exact_mut(2).zip(run) {
-        o.copy_from_slice(&[b, 0]);
-    }
 }
 
 /// The character whose UTF-8 begins at `at` of `b`, and its length; U+FFFD

@@ -9,7 +9,8 @@
 
 use core::arch::wasm32::{
     i8x16_bitmask, i8x16_eq, i8x16_narrow_i16x8, i16x8_eq, u8x16, u8x16_min, u8x16_narrow_i16x8,
-    u8x16_splat, u8x16_sub, u16x8_splat, u64x2_extract_lane, v128, v128_and, v128_or, v128_xor,
+    u8x16_splat, u8x16_sub, u16x8_extend_high_u8x16, u16x8_extend_low_u8x16, u16x8_splat,
+    u64x2_extract_lane, v128, v128_and, v128_or, v128_xor,
 };
 
 use super::LANES;
@@ -126,4 +127,26 @@ pub(super) fn narrow_units(units: &[u8; 2 * LANES], out: &mut [u8; LANES]) -> u3
     let ascii = |v| i16x8_eq(v128_and(v, high), u16x8_splat(0));
     // Each lane's all-ones or zero, narrowed to a byte each.
     !bits(i8x16_narrow_i16x8(ascii(a), ascii(b))) & 0xffff
+}
+
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(super) fn widen_bytes(chunk: &[u8; LANES], out: &mut [u8; 2 * LANES]) -> u32 {
+    let v = load(chunk);
+    // Stored as words, as in `narrow_units`.
+    for (k, wide) in [u16x8_extend_low_u8x16(v), u16x8_extend_high_u8x16(v)]
+        .into_iter()
+        .enumerate()
+    {
+        for (j, lane) in [u64x2_extract_lane::<0>(wide), u64x2_extract_lane::<1>(wide)]
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(o) = out.get_mut(LANES * k + 8 * j..LANES * k + 8 * (j + 1)) {
+                o.copy_from_slice(&lane.to_le_bytes());
+            }
+        }
+    }
+    // A byte's high bit is set exactly outside ASCII.
+    bits(v)
 }
