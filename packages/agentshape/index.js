@@ -177,12 +177,21 @@ function answerText(b, code) {
   const encoding = code % 4;
   const len = (code - encoding) / 4;
   const ptr = b.outBuffer();
-  const buffer = memoryOf(b).buffer;
   if (encoding !== UTF8 && NodeBuffer !== null) {
-    return bufferOf(b).toString(encoding === ASCII ? "latin1" : "utf16le", ptr, ptr + len);
+    const memory = bufferOf(b);
+    if (encoding === ASCII) return latin1Slice !== null ? latin1Slice.call(memory, ptr, ptr + len) : memory.toString("latin1", ptr, ptr + len);
+    return ucs2Slice !== null ? ucs2Slice.call(memory, ptr, ptr + len) : memory.toString("utf16le", ptr, ptr + len);
   }
-  return (encoding === UTF16 ? utf16Decoder : answerDecoder).decode(new Uint8Array(buffer, ptr, len));
+  return (encoding === UTF16 ? utf16Decoder : answerDecoder).decode(new Uint8Array(memoryOf(b).buffer, ptr, len));
 }
+
+/**
+ * Node's own `Buffer` readers of one encoding (what `toString(encoding,
+ * start, end)` calls after checking its arguments); `null` where `Buffer`
+ * has no such methods.
+ */
+const latin1Slice = typeof NodeBuffer?.prototype.latin1Slice === "function" ? NodeBuffer.prototype.latin1Slice : null;
+const ucs2Slice = typeof NodeBuffer?.prototype.ucs2Slice === "function" ? NodeBuffer.prototype.ucs2Slice : null;
 
 /**
  * `at(b, len)` on the string `text` encoded straight into the module's
