@@ -217,7 +217,7 @@ pub fn text_buffer(len: usize) -> usize {
 // place too. Elsewhere (browsers, Deno) the package keeps `encodeInto`.
 
 /// The address in this module's memory of room for `units` UTF-16 units
-/// (two bytes each, aligned), for the next [`text_from_units`] (Note
+/// (two bytes each, little-endian), for the next [`text_from_units`] (Note
 /// \[Text written as UTF-16\]).
 #[wasm_bindgen(js_name = unitsBuffer)]
 pub fn units_buffer(units: usize) -> usize {
