@@ -416,5 +416,15 @@ mod tests {
                 prop_assert_eq!(vector[k], portable[k]);
             }
         }
+
+        #[test]
+        fn string_stops64_is_four_masks(chunks in prop::array::uniform4(chunk_strategy())) {
+            let block: [u8; 4 * LANES] = chunks.concat().try_into().unwrap_or([0; 4 * LANES]);
+            let mut want = 0u64;
+            for (k, c) in block.iter().enumerate() {
+                want |= u64::from(*c == b'"' || *c == b'\\' || *c < 0x20) << k;
+            }
+            prop_assert_eq!(string_stops64(&block), want);
+        }
     }
 }

@@ -258,7 +258,10 @@ pub fn text_from_units(units: usize) -> f64 {
 /// `f` of the text JavaScript wrote at [`text_buffer`] (its first `len`
 /// bytes), or `None` when they hold U+FFFD: the package then checks the
 /// string (a lone surrogate became U+FFFD in `encodeInto`) and calls the
-/// export taking a `&str` (Note \[Text written in place\]).
+/// export taking a `&str` (Note \[Text written in place\]). Text that
+/// [`text_from_units`] just wrote is not scanned: it held no lone
+/// surrogate, so its U+FFFD are the user's (Note \[Text written as
+/// UTF-16\]).
 fn with_text<T>(len: usize, f: impl FnOnce(&str) -> T) -> Option<T> {
     let checked = TRANSCODED.take() == Some(len);
     let out = TEXT.with(|t| {
