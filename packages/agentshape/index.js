@@ -109,18 +109,18 @@ const HOLDS_REPLACEMENT = 2;
 const NOT_ANSWERED = 4;
 
 /**
- * `raw.isValid(text)` with the string encoded straight into the module's
- * memory and no well-formedness walk unless its bytes hold U+FFFD (Note
- * [Text written in place] in crates/wasm/src/bindings.rs). The same
- * answers and errors as `isValid(textOf(text))`.
+ * `raw.isValid(text)` with the string written straight into the module's
+ * memory (`writeText`) and no well-formedness walk unless its bytes hold
+ * U+FFFD, or its units a lone surrogate (Note [Text written in place] in
+ * crates/wasm/src/bindings.rs). The same answers and errors as
+ * `isValid(textOf(text))`.
  */
 function isValidString(validator, text) {
   const flags = call((b) => {
     const raw = validator._raw;
-    const room = text.length * 3;
-    const at = b.textBuffer(room);
-    const { written } = encoder.encodeInto(text, new Uint8Array(memoryOf(b).buffer, at, room));
-    return raw.isValidAt(written);
+    const written = writeText(b, text);
+    // A lone surrogate, found as the module made the units UTF-8.
+    return written < 0 ? HOLDS_REPLACEMENT | NOT_ANSWERED : raw.isValidAt(written);
   });
   if (flags & HOLDS_REPLACEMENT) wellFormed(text, "instance");
   if (flags & NOT_ANSWERED) return call(() => validator._raw.isValid(text));

@@ -206,7 +206,9 @@ pub fn text_buffer(len: usize) -> usize {
 // Note [Text written as UTF-16]: `encodeInto` was the largest single
 // cost of the package's `repair` in Node (15% of a V8 profile; 20 ms for
 // the 20,000 bench replies, most of them two-byte strings for an arrow or
-// a dash), and the UTF-8 check and U+FFFD scan of its bytes another 4%.
+// a dash), and the UTF-8 check and U+FFFD scan of its bytes another 4%;
+// `isValidJson` paid it on every line too (7% of validating the 100,000
+// bench instances from text).
 // Node's `Buffer` writes a string's UTF-16 units by copying them (3.4 ms
 // for the same replies), so where `Buffer` is the package writes them at
 // [`units_buffer`] and [`text_from_units`] makes them the UTF-8 at
@@ -322,9 +324,12 @@ impl JsValidator {
     /// written in place\]).
     #[wasm_bindgen(js_name = isValidAt)]
     pub fn is_valid_at(&self, len: usize) -> u32 {
+        // Text [`text_from_units`] wrote held no lone surrogate: its
+        // U+FFFD are the user's, and it is not scanned for them.
+        let scan = TRANSCODED.take() != Some(len);
         let flags = TEXT.with(|t| {
             let t = t.borrow();
-            validate::is_valid_flags(&self.inner, t.get(..len).unwrap_or_default())
+            validate::is_valid_flags(&self.inner, t.get(..len).unwrap_or_default(), scan)
         });
         release_large_buffer();
         flags

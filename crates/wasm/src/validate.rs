@@ -70,10 +70,12 @@ pub fn holds_replacement(bytes: &[u8]) -> bool {
 /// memory, as flags ([`VALID`], [`HOLDS_REPLACEMENT`], [`NOT_ANSWERED`]):
 /// a plain number crosses back without an error object, and the string's
 /// well-formedness is checked in JavaScript only when its bytes hold
-/// U+FFFD (Note \[Text written in place\] in `bindings`).
-pub fn is_valid_flags(v: &Validator, bytes: &[u8]) -> u32 {
+/// U+FFFD (Note \[Text written in place\] in `bindings`); `scan` false
+/// for text known to hold no lone surrogate (Note \[Text written as
+/// UTF-16\] there), which is not scanned.
+pub fn is_valid_flags(v: &Validator, bytes: &[u8], scan: bool) -> u32 {
     let mut flags = 0;
-    if holds_replacement(bytes) {
+    if scan && holds_replacement(bytes) {
         flags |= HOLDS_REPLACEMENT;
     }
     let answer = if v.invariants().is_empty() {
@@ -172,15 +174,15 @@ mod tests {
         let Ok(v) = compile(SCHEMA, "{}") else {
             panic!("schema compiles")
         };
-        let flags = |t: &str| is_valid_flags(&v, t.as_bytes());
+        let flags = |t: &str| is_valid_flags(&v, t.as_bytes(), true);
         assert_eq!(flags(r#"{"action": "complete", "confidence": 5}"#), VALID);
         assert_eq!(flags(r#"{"action": "complete"}"#), 0);
         assert_eq!(flags("{nope"), NOT_ANSWERED);
-        assert_eq!(is_valid_flags(&v, b"\xff{}"), NOT_ANSWERED);
-        assert_eq!(
-            flags("{\"action\": \"complete\", \"confidence\": 5, \"x\": \"\u{FFFD}\"}"),
-            VALID | HOLDS_REPLACEMENT
-        );
+        assert_eq!(is_valid_flags(&v, b"\xff{}", true), NOT_ANSWERED);
+        let replaced = "{\"action\": \"complete\", \"confidence\": 5, \"x\": \"\u{FFFD}\"}";
+        assert_eq!(flags(replaced), VALID | HOLDS_REPLACEMENT);
+        // Text made from UTF-16 units held no lone surrogate: not scanned.
+        assert_eq!(is_valid_flags(&v, replaced.as_bytes(), false), VALID);
         // A schema with invariants answers through the full verdict.
         let Ok(inv) = compile(
             r#"{"type": "object", "x-invariants": [{"rule": "self.a > 1", "message": "a"}]}"#,
@@ -188,8 +190,8 @@ mod tests {
         ) else {
             panic!("schema compiles")
         };
-        assert_eq!(is_valid_flags(&inv, br#"{"a": 2}"#), VALID);
-        assert_eq!(is_valid_flags(&inv, br#"{"a": 0}"#), 0);
+        assert_eq!(is_valid_flags(&inv, br#"{"a": 2}"#, true), VALID);
+        assert_eq!(is_valid_flags(&inv, br#"{"a": 0}"#, true), 0);
     }
 
     #[test]

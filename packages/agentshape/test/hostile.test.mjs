@@ -192,6 +192,9 @@ test("text written as UTF-16 reads every character at every place of a block", (
       const text = `${pad} {"k": "${c}", 'v': [1,],} ${pad}`;
       assert.equal(repair(text), b.repair(text), `${JSON.stringify(c)} at ${at}`);
       assert.deepEqual(extract(text).value, { k: c, v: [1] });
+      // Validation from text takes the same road.
+      assert.equal(ARRAY.isValidJson(`[${JSON.stringify(pad)}, "${c}"]`), true);
+      assert.equal(ARRAY.isValidJson(`{${JSON.stringify(pad)}: "${c}"}`), false);
     }
   }
   for (const bad of ["\ud800", "\udc00", "\ud83d\ud83d\ude00", "\ude00\ud83d"]) {
@@ -199,6 +202,7 @@ test("text written as UTF-16 reads every character at every place of a block", (
       const text = `${"a".repeat(at)}${bad}{"a": 1}`;
       assert.throws(() => repair(text), (e) => e instanceof InputError && /lone surrogate/.test(e.message), `${at}`);
       assert.throws(() => extract(text), InputError);
+      assert.throws(() => ARRAY.isValidJson(`["${"a".repeat(at)}${bad}"]`), (e) => e instanceof InputError && /lone surrogate/.test(e.message));
     }
   }
   // The module's memory grows under a text of a million units; the next
