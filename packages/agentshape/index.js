@@ -227,8 +227,9 @@ function inPlace(text, at, plain, rest = false) {
 
 /**
  * `text` written into the module's text buffer as UTF-8: its length in
- * bytes, or -1 when it holds a lone surrogate (found where `Buffer` is;
- * elsewhere `encodeInto` makes it U+FFFD and the module answers -1). Where
+ * bytes, or -1 when it holds a lone surrogate (found so where `Buffer` is;
+ * elsewhere `encodeInto` makes it U+FFFD, which the export reading the
+ * text then declines: Note [Text written in place]). Where
  * `Buffer` is, the string's UTF-16 units are copied into the module's
  * memory and the module makes them UTF-8 (Note [Text written as UTF-16]
  * in crates/wasm/src/bindings.rs): `encodeInto` took six times as long.

@@ -1516,7 +1516,7 @@ mod tests {
         let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(0);
         if read.balanced
             && matches!(b.get(start), Some(b'{' | b'['))
-            && b.trim_ascii_end().ends_with(b"}") | b.trim_ascii_end().ends_with(b"]")
+            && matches!(b.trim_ascii_end().last(), Some(b'}' | b']'))
         {
             // It may also run to the end (a cut value): the same span, trimmed.
             let end = crate::candidates::balanced_end(b, start);

@@ -76,8 +76,8 @@ thread_local! {
     /// it the UTF-8 at [`text_buffer`] (Note \[Text written as UTF-16\]).
     static UNITS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// The length of the text [`text_from_units`] last wrote, which held
-    /// no lone surrogate: [`with_text`] does not scan it for U+FFFD. Any other writer of the text buffer asks
-    /// for it with [`text_buffer`], which clears this.
+    /// no lone surrogate ([`transcoded`]). Any other writer of the text
+    /// buffer asks for it with [`text_buffer`], which clears this.
     static TRANSCODED: Cell<Option<usize>> = const { Cell::new(None) };
     static OUT: RefCell<Answer> = const { RefCell::new(Answer { out: Vec::new(), spare: Vec::new() }) };
 }
@@ -257,15 +257,21 @@ pub fn text_from_units(units: usize) -> f64 {
     written.map_or(-1.0, |n| n as f64)
 }
 
+/// Whether the first `len` bytes at [`text_buffer`] are what
+/// [`text_from_units`] just wrote, so hold no lone surrogate and need no
+/// U+FFFD scan (their U+FFFD are the user's). Asked once per text: the
+/// answer is taken.
+fn transcoded(len: usize) -> bool {
+    TRANSCODED.take() == Some(len)
+}
+
 /// `f` of the text JavaScript wrote at [`text_buffer`] (its first `len`
 /// bytes), or `None` when they hold U+FFFD: the package then checks the
 /// string (a lone surrogate became U+FFFD in `encodeInto`) and calls the
-/// export taking a `&str` (Note \[Text written in place\]). Text that
-/// [`text_from_units`] just wrote is not scanned: it held no lone
-/// surrogate, so its U+FFFD are the user's (Note \[Text written as
-/// UTF-16\]).
+/// export taking a `&str` (Note \[Text written in place\]). [`transcoded`]
+/// text is not scanned (Note \[Text written as UTF-16\]).
 fn with_text<T>(len: usize, f: impl FnOnce(&str) -> T) -> Option<T> {
-    let checked = TRANSCODED.take() == Some(len);
+    let checked = transcoded(len);
     let out = TEXT.with(|t| {
         let t = t.borrow();
         let bytes = t.get(..len).unwrap_or_default();
@@ -324,9 +330,7 @@ impl JsValidator {
     /// written in place\]).
     #[wasm_bindgen(js_name = isValidAt)]
     pub fn is_valid_at(&self, len: usize) -> u32 {
-        // Text [`text_from_units`] wrote held no lone surrogate: its
-        // U+FFFD are the user's, and it is not scanned for them.
-        let scan = TRANSCODED.take() != Some(len);
+        let scan = !transcoded(len);
         let flags = TEXT.with(|t| {
             let t = t.borrow();
             validate::is_valid_flags(&self.inner, t.get(..len).unwrap_or_default(), scan)
