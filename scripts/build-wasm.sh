@@ -25,12 +25,15 @@ cd "$(dirname "$0")/.."
 pack=1
 release=1
 strip=(--remove-name-section --remove-producers-section)
-case "${1:-}" in
-  --no-pack) pack=0 ;;
-  --keep-names) pack=0; release=0; strip=() ;;
-  "") ;;
-  *) echo "build-wasm.sh: unknown argument \`$1\`" >&2; exit 64 ;;
-esac
+# Every argument is read: a second one was once ignored without a word
+# (`--no-pack --keep-names` built a module without names).
+for arg in "$@"; do
+  case "$arg" in
+    --no-pack) pack=0 ;;
+    --keep-names) pack=0; release=0; strip=() ;;
+    *) echo "build-wasm.sh: unknown argument \`$arg\`" >&2; exit 64 ;;
+  esac
+done
 
 # The version of the `wasm-bindgen` crate Cargo.lock pins (its `version = ` line).
 pinned="$(awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)"
