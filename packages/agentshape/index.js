@@ -186,12 +186,17 @@ function answerText(b, code) {
 }
 
 /**
- * Node's own `Buffer` readers of one encoding (what `toString(encoding,
- * start, end)` calls after checking its arguments); `null` where `Buffer`
- * has no such methods.
+ * Node's own `Buffer` method `name` (the reader or writer of one encoding
+ * that `toString(encoding, start, end)` and `write(s, at, encoding)` call
+ * after checking their arguments); `null` where `Buffer` has no such
+ * method.
  */
-const latin1Slice = typeof NodeBuffer?.prototype.latin1Slice === "function" ? NodeBuffer.prototype.latin1Slice : null;
-const ucs2Slice = typeof NodeBuffer?.prototype.ucs2Slice === "function" ? NodeBuffer.prototype.ucs2Slice : null;
+function bufferMethod(name) {
+  return typeof NodeBuffer?.prototype[name] === "function" ? NodeBuffer.prototype[name] : null;
+}
+
+const latin1Slice = bufferMethod("latin1Slice");
+const ucs2Slice = bufferMethod("ucs2Slice");
 
 /**
  * `at(b, len)` on the string `text` encoded straight into the module's
@@ -246,12 +251,8 @@ function writeText(b, text) {
   return encoder.encodeInto(text, viewAt(b, b.textBuffer(room), room)).written;
 }
 
-/**
- * Node's own `Buffer` writer of UTF-16 units (what `write(s, at,
- * "utf16le")` calls after checking its arguments: half the time for a
- * short reply); `null` where `Buffer` has no such method.
- */
-const ucs2Write = typeof NodeBuffer?.prototype.ucs2Write === "function" ? NodeBuffer.prototype.ucs2Write : null;
+/** The writer of UTF-16 units: half the time of `write(s, at, "utf16le")` for a short reply. */
+const ucs2Write = bufferMethod("ucs2Write");
 
 /** The instance `memoryAsBuffer` is over. */
 let bufferFor = null;

@@ -246,13 +246,7 @@ pub fn text_from_units(units: usize) -> f64 {
         let utf16le = u.get(..units.saturating_mul(2))?;
         TEXT.with(|t| json::utf8_of_utf16le(utf16le, &mut t.borrow_mut()))
     });
-    UNITS.with(|u| {
-        if let Ok(mut u) = u.try_borrow_mut()
-            && u.len() > KEEP_TEXT
-        {
-            *u = Vec::new();
-        }
-    });
+    release_if_large(&UNITS);
     TRANSCODED.set(written);
     written.map_or(-1.0, |n| n as f64)
 }
@@ -283,16 +277,18 @@ fn with_text<T>(len: usize, f: impl FnOnce(&str) -> T) -> Option<T> {
         // profile).
         simdutf8::basic::from_utf8(bytes).ok().map(f)
     });
-    release_large_buffer();
+    release_if_large(&TEXT);
     out
 }
 
-fn release_large_buffer() {
-    TEXT.with(|t| {
-        if let Ok(mut t) = t.try_borrow_mut()
-            && t.len() > KEEP_TEXT
+/// Frees `buffer` (the text or the units buffer) when it has grown past
+/// [`KEEP_TEXT`], so one long string does not keep its memory.
+fn release_if_large(buffer: &'static std::thread::LocalKey<RefCell<Vec<u8>>>) {
+    buffer.with(|b| {
+        if let Ok(mut b) = b.try_borrow_mut()
+            && b.len() > KEEP_TEXT
         {
-            *t = Vec::new();
+            *b = Vec::new();
         }
     });
 }
@@ -335,7 +331,7 @@ impl JsValidator {
             let t = t.borrow();
             validate::is_valid_flags(&self.inner, t.get(..len).unwrap_or_default(), scan)
         });
-        release_large_buffer();
+        release_if_large(&TEXT);
         flags
     }
 
