@@ -63,6 +63,12 @@ if ! ./scripts/setup.sh --check --only wasm >/dev/null; then
   exit 1
 fi
 js_start=$SECONDS
+# Every argument is read: an unknown one after a known one is refused
+# (exit 64) before anything is built.
+if ./scripts/build-wasm.sh --no-pack --no-such-option 2>/dev/null; [ $? -ne 64 ]; then
+  echo "wasm: build-wasm.sh did not refuse an unknown second argument with exit 64" >&2
+  exit 1
+fi
 ./scripts/build-wasm.sh
 js_built=$((SECONDS - js_start))
 # node's closing lines ("# pass N", "# fail N") are what CI reads for this step.
