@@ -14,6 +14,9 @@
 //! text that holds none of them costs nearly nothing. Derived texts are not derived again (one
 //! level of decoding).
 
+#[cfg(target_arch = "x86_64")]
+mod alphabet;
+
 use std::sync::OnceLock;
 
 use memchr::memmem;
@@ -444,8 +447,10 @@ fn text_run(bytes: &[u8], start: usize, end: usize, alignments: usize) -> Option
 /// `max` long, in order.
 ///
 /// Note \[Base64 runs a block at a time\]: the text is read 64 bytes at a
-/// time as a mask of the bytes in the alphabet (`bytescan::base64_bytes64`,
-/// four vector compares on `x86_64` and WebAssembly), with the next
+/// time as a mask of the bytes in the alphabet ([`Masks`]: two shuffles a
+/// 32 bytes with AVX2, Note \[Base64 bytes by nibbles\] in `alphabet.rs`;
+/// else `bytescan::base64_bytes64`, four vector compares a 16 bytes on
+/// `x86_64` and WebAssembly), with the next
 /// block's mask behind it. Five AND-shifts of the 128 bits (by 1, 2, 4, 8
 /// and 8) leave the positions where [`B64_MIN`] (24) alphabet bytes begin,
 /// so a block of prose, whose words are shorter, is passed in a few
@@ -456,17 +461,8 @@ fn text_run(bytes: &[u8], start: usize, end: usize, alignments: usize) -> Option
 /// entered midway); its end is read forward.
 fn b64_runs(bytes: &[u8], max: usize, mut each: impl FnMut(usize, usize)) {
     const BLOCK: usize = 64;
-    // The block at `at`, bytes past the text read as out of the alphabet.
-    let mask = |at: usize| -> u64 {
-        if let Some(b) = bytes.get(at..at + BLOCK) {
-            <&[u8; BLOCK]>::try_from(b).map_or(0, crate::bytescan::base64_bytes64)
-        } else {
-            let mut block = [0u8; BLOCK];
-            let rest = bytes.get(at..).unwrap_or_default();
-            block[..rest.len()].copy_from_slice(rest);
-            crate::bytescan::base64_bytes64(&block)
-        }
-    };
+    let mut masks = Masks::new(bytes);
+    let mut mask = |at: usize| masks.at(at);
     let mut at = 0;
     let mut here = mask(0);
     while at < bytes.len() {
@@ -501,6 +497,78 @@ fn b64_runs(bytes: &[u8], max: usize, mut each: impl FnMut(usize, usize)) {
         at = end;
         here = mask(at);
     }
+}
+
+/// Words of alphabet masks made at a time: 4 KiB of text.
+const MASK_WORDS: usize = 64;
+
+/// The alphabet masks of a text, 64 bytes to a word (bit `i` of word `k`
+/// for byte `64 * k + i`; bytes past the end are outside the alphabet),
+/// made [`MASK_WORDS`] at a time as [`b64_runs`] reads forward, by the
+/// vector form where the CPU has one (Note \[Base64 bytes by nibbles\] in
+/// `alphabet.rs`), else by `bytescan`'s.
+struct Masks<'t> {
+    text: &'t [u8],
+    /// The word `words[0]` is, and how many of `words` are made.
+    first: usize,
+    made: usize,
+    words: [u64; MASK_WORDS],
+}
+
+impl<'t> Masks<'t> {
+    fn new(text: &'t [u8]) -> Masks<'t> {
+        Masks {
+            text,
+            first: 0,
+            made: 0,
+            words: [0; MASK_WORDS],
+        }
+    }
+
+    /// Word `k`.
+    fn word(&mut self, k: usize) -> u64 {
+        let Some(rest) = self.text.get(64 * k..).filter(|r| !r.is_empty()) else {
+            return 0;
+        };
+        if !(self.first..self.first + self.made).contains(&k) {
+            let n = rest.len().div_ceil(64).min(MASK_WORDS);
+            let words = &mut self.words[..n];
+            if !vector_masks(rest, words) {
+                for (j, w) in words.iter_mut().enumerate() {
+                    let mut block = [0u8; 64];
+                    let part = rest.get(64 * j..).unwrap_or_default();
+                    let part = part.get(..64).unwrap_or(part);
+                    block[..part.len()].copy_from_slice(part);
+                    *w = crate::bytescan::base64_bytes64(&block);
+                }
+            }
+            (self.first, self.made) = (k, n);
+        }
+        self.words[k - self.first]
+    }
+
+    /// The 64 bytes from `at` as a mask (bit `i` for byte `at + i`).
+    fn at(&mut self, at: usize) -> u64 {
+        let (k, shift) = (at / 64, at % 64);
+        let low = self.word(k) >> shift;
+        if shift == 0 {
+            low
+        } else {
+            low | self.word(k + 1) << (64 - shift)
+        }
+    }
+}
+
+/// [`alphabet::masks`] where there is one.
+#[cfg(target_arch = "x86_64")]
+fn vector_masks(text: &[u8], out: &mut [u64]) -> bool {
+    alphabet::masks(text, out)
+}
+
+/// No vector form: the caller makes the masks.
+#[cfg(not(target_arch = "x86_64"))]
+fn vector_masks(_text: &[u8], _out: &mut [u64]) -> bool {
+    false
 }
 
 #[cfg(test)]
@@ -564,10 +632,15 @@ mod tests {
                 0..12,
             ),
             max in 24usize..60,
+            lead in 0usize..8300,
+            long in 0usize..4200,
         ) {
             // Runs of every length around the bounds, each closed by a byte
-            // out of the alphabet.
-            let mut text = Vec::new();
+            // out of the alphabet, after a lead of short words and a long
+            // run, so runs cross the 4 KiB pieces `Masks` makes.
+            let mut text: Vec<u8> = b"ab. ".iter().cycle().take(lead).copied().collect();
+            text.extend(b"aZ09+/-_".iter().cycle().take(long));
+            text.push(b' ');
             for (len, close) in pieces {
                 text.extend(b"aZ09+/-_".iter().cycle().take(len));
                 text.push(close);

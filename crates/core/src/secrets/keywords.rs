@@ -168,6 +168,39 @@ fn kernel(patterns: &[Box<[u8]>]) -> Option<vector::Kernel> {
     vector::Kernel::new(&buckets::tables(&long, &placed))
 }
 
+impl Keywords {
+    /// These keywords with the AVX2 kernel even where the CPU has AVX-512
+    /// (Note \[Keyword buckets 64 wide\] in `vector.rs`), so tests read
+    /// both kernels; `None` without AVX2.
+    #[cfg(all(test, target_arch = "x86_64"))]
+    fn with_avx2(patterns: &[String]) -> Option<Keywords> {
+        let mut k = Keywords::new(patterns);
+        let long: Vec<&[u8]> = k
+            .patterns
+            .iter()
+            .map(|p| &**p)
+            .filter(|p| p.len() >= 2)
+            .collect();
+        let placed = buckets::assign(&long, &vec![None; long.len()], 0);
+        k.kernel = Some(vector::Kernel::new_avx2(&buckets::tables(&long, &placed))?);
+        Some(k)
+    }
+
+    /// The keyword tables of `patterns` with each kernel this CPU has: the
+    /// one [`Keywords::new`] picks, and the AVX2 one where that is wider.
+    #[cfg(test)]
+    fn every_kernel(patterns: &[String]) -> Vec<Keywords> {
+        let k = Keywords::new(patterns);
+        #[cfg(target_arch = "x86_64")]
+        if k.kernel.as_ref().is_some_and(vector::Kernel::wide) {
+            if let Some(narrow) = Keywords::with_avx2(patterns) {
+                return vec![k, narrow];
+            }
+        }
+        vec![k]
+    }
+}
+
 /// The triple index of three classes.
 fn index(a: u8, b: u8, c: u8) -> usize {
     usize::from(a) << 12 | usize::from(b) << 6 | usize::from(c)
@@ -359,36 +392,43 @@ impl Keywords {
         let triples: &[u64; WORDS] = &self.triples;
         let mut hits = [0u8; PIECE];
         let mut slots = [0u32; PIECE];
-        kernel.pieces(text, |start, offsets| {
-            // Without a branch per position (Note \[Hits gathered, then
-            // compared\]): the triple's bit and its fourth byte's, then the
-            // positions both pass compared from the slot found here. The
-            // compare found the slot again, its bit count without the
-            // CPU's `popcnt` (baseline x86-64, outside this AVX2 code):
-            // 2% of masking `extract --jsonl`'s output (the masking loop).
-            let mut n = 0;
-            for &k in offsets {
-                let i = start + usize::from(k);
-                // The kernel passes only positions with five bytes in `text`.
-                let Some(&[first, second, third, next]) = text.get(i..i + 4) else {
-                    continue;
-                };
-                let at = class(first) << 12 | class(second) << 6 | class(third);
-                let word = triples[at >> 6];
-                let slot = self.rank[at >> 6] + (word & ((1u64 << (at & 63)) - 1)).count_ones();
-                // A slot past the last (the triple's bit unset) reads none.
-                let fourth = self.fourth.get(slot as usize).copied().unwrap_or(0);
-                hits[n % PIECE] = k;
-                slots[n % PIECE] = slot;
-                n += usize::from((word >> (at & 63)) & (fourth >> class(next)) & 1 != 0);
-            }
-            for (&k, &slot) in hits[..n.min(PIECE)].iter().zip(&slots) {
-                if !self.compare_slot(text, start + usize::from(k), slot as usize, each) {
-                    return false;
+        // Inlined into each kernel's vector code (two of them now, Note
+        // \[Keyword buckets 64 wide\] in `vector.rs`), where `popcnt` is
+        // there for the slots' bit counts.
+        kernel.pieces(
+            text,
+            #[inline(always)]
+            |start, offsets| {
+                // Without a branch per position (Note \[Hits gathered, then
+                // compared\]): the triple's bit and its fourth byte's, then the
+                // positions both pass compared from the slot found here. The
+                // compare found the slot again, its bit count without the
+                // CPU's `popcnt` (baseline x86-64, outside this AVX2 code):
+                // 2% of masking `extract --jsonl`'s output (the masking loop).
+                let mut n = 0;
+                for &k in offsets {
+                    let i = start + usize::from(k);
+                    // The kernel passes only positions with five bytes in `text`.
+                    let Some(&[first, second, third, next]) = text.get(i..i + 4) else {
+                        continue;
+                    };
+                    let at = class(first) << 12 | class(second) << 6 | class(third);
+                    let word = triples[at >> 6];
+                    let slot = self.rank[at >> 6] + (word & ((1u64 << (at & 63)) - 1)).count_ones();
+                    // A slot past the last (the triple's bit unset) reads none.
+                    let fourth = self.fourth.get(slot as usize).copied().unwrap_or(0);
+                    hits[n % PIECE] = k;
+                    slots[n % PIECE] = slot;
+                    n += usize::from((word >> (at & 63)) & (fourth >> class(next)) & 1 != 0);
                 }
-            }
-            true
-        })
+                for (&k, &slot) in hits[..n.min(PIECE)].iter().zip(&slots) {
+                    if !self.compare_slot(text, start + usize::from(k), slot as usize, each) {
+                        return false;
+                    }
+                }
+                true
+            },
+        )
     }
 
     /// Without AVX2 every position goes through the triple loop.
@@ -745,39 +785,48 @@ mod tests {
     #[test]
     fn the_vector_pass_finds_every_builtin_keyword_at_every_offset() {
         let words = builtin_words();
-        let k = Keywords::new(&words);
+        let kernels = Keywords::every_kernel(&words);
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
-            assert!(k.kernel.is_some(), "AVX2 is here: the vector pass must run");
+            assert!(
+                kernels[0].kernel.is_some(),
+                "AVX2 is here: the vector pass must run"
+            );
         }
-        // Filler that begins many keywords but completes none.
-        let filler = "line messag conf tok ap secre key_ ";
-        for (id, w) in words.iter().enumerate() {
-            for lead in [0, 1, 7, 31, 32, 33, 63, 64, 95] {
-                let upper = w.to_ascii_uppercase();
-                let word = if lead % 2 == 0 {
-                    w.as_str()
-                } else {
-                    upper.as_str()
-                };
-                let text: String = filler.chars().cycle().take(lead).collect::<String>()
-                    + word
-                    + &filler.repeat(3);
-                let mut hit = false;
-                k.scan(text.as_bytes(), |i, s, e| {
-                    hit |= i == id && s == lead && e == lead + w.len();
-                    true
-                });
-                assert!(hit, "{w:?} at {lead} in {text:?}");
-                let mut slow = Vec::new();
-                k.scan_triples(text.as_bytes(), |i, s, e| {
-                    slow.push((s, i, e));
-                    true
-                });
-                let mut fast = Vec::new();
-                k.scan_in_order(text.as_bytes(), |i, s, e| fast.push((s, i, e)));
-                slow.sort_unstable();
-                assert_eq!(fast, slow, "{text:?}");
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512bw") {
+            assert_eq!(kernels.len(), 2, "AVX-512 is here: both kernels are read");
+        }
+        for k in &kernels {
+            // Filler that begins many keywords but completes none.
+            let filler = "line messag conf tok ap secre key_ ";
+            for (id, w) in words.iter().enumerate() {
+                for lead in [0, 1, 7, 31, 32, 33, 63, 64, 95] {
+                    let upper = w.to_ascii_uppercase();
+                    let word = if lead % 2 == 0 {
+                        w.as_str()
+                    } else {
+                        upper.as_str()
+                    };
+                    let text: String = filler.chars().cycle().take(lead).collect::<String>()
+                        + word
+                        + &filler.repeat(3);
+                    let mut hit = false;
+                    k.scan(text.as_bytes(), |i, s, e| {
+                        hit |= i == id && s == lead && e == lead + w.len();
+                        true
+                    });
+                    assert!(hit, "{w:?} at {lead} in {text:?}");
+                    let mut slow = Vec::new();
+                    k.scan_triples(text.as_bytes(), |i, s, e| {
+                        slow.push((s, i, e));
+                        true
+                    });
+                    let mut fast = Vec::new();
+                    k.scan_in_order(text.as_bytes(), |i, s, e| fast.push((s, i, e)));
+                    slow.sort_unstable();
+                    assert_eq!(fast, slow, "{text:?}");
+                }
             }
         }
     }
@@ -857,7 +906,7 @@ mod tests {
                 "key", "ey", "token", "tok", "api-", "api", "s.", "sk", "password",
                 "ghp_", "xoxb-", "-----begin", "://", "a3t", "linear", "sonar",
             ];
-            let k = Keywords::new(&patterns.map(String::from));
+            let kernels = Keywords::every_kernel(&patterns.map(String::from));
             let fragments = [
                 "ke", "ey", "tok", "en", "api", "-", "s", ".", "k", "pass", "word", "ghp", "_",
                 "xox", "b-", "---", "--begin", ":", "//", "a3", "t", "lin", "ear", "sona", "r",
@@ -870,14 +919,16 @@ mod tests {
                     if up { f.to_ascii_uppercase() } else { f.to_owned() }
                 })
                 .collect();
-            let mut fast = Vec::new();
-            k.scan_in_order(text.as_bytes(), |id, s, e| fast.push((id, s, e)));
-            let mut sorted = fast.clone();
-            sorted.sort_by_key(|&(id, s, _)| (s, id));
-            let mut in_order = fast.iter().map(|&(_, s, _)| s).collect::<Vec<_>>();
-            in_order.dedup();
-            proptest::prop_assert!(in_order.windows(2).all(|w| w[0] < w[1]), "in order");
-            proptest::prop_assert_eq!(sorted, naive(&patterns, &text));
+            for k in &kernels {
+                let mut fast = Vec::new();
+                k.scan_in_order(text.as_bytes(), |id, s, e| fast.push((id, s, e)));
+                let mut sorted = fast.clone();
+                sorted.sort_by_key(|&(id, s, _)| (s, id));
+                let mut in_order = fast.iter().map(|&(_, s, _)| s).collect::<Vec<_>>();
+                in_order.dedup();
+                proptest::prop_assert!(in_order.windows(2).all(|w| w[0] < w[1]), "in order");
+                proptest::prop_assert_eq!(sorted, naive(&patterns, &text));
+            }
         }
     }
 

@@ -7,10 +7,11 @@
 //! module holds no `unsafe`. Text is read into vectors by value
 //! (`bytemuck::cast` of a 32-byte array), never through a pointer.
 
-use core::arch::x86_64::__m256i;
+use core::arch::x86_64::{__m256i, __m512i};
 
 use pulp::bytemuck::cast;
-use pulp::x86::V3;
+use pulp::core_arch::x86::{Avx, Avx2};
+use pulp::x86::{V3, V4};
 
 use super::buckets::{GROUPS, SPAN, Tables};
 
@@ -38,103 +39,110 @@ const PLACES: [u64; 256] = {
     t
 };
 
-/// The buckets' tables as vectors (each 16-byte table in both lanes, as
-/// `vpshufb` looks up within a lane), and the token that proves AVX2.
+/// The buckets' tables as vectors (each 16-byte table in every 128-bit
+/// lane, as `vpshufb` looks up within a lane), and the token that proves
+/// the CPU's vector instructions.
 #[derive(Debug)]
 pub(super) struct Kernel {
-    simd: V3,
-    lo: [[u8; 32]; GROUPS * SPAN],
-    hi: [[u8; 32]; GROUPS * SPAN],
+    simd: Simd,
+    lo: [__m256i; GROUPS * SPAN],
+    hi: [__m256i; GROUPS * SPAN],
+    lo64: [__m512i; GROUPS * SPAN],
+    hi64: [__m512i; GROUPS * SPAN],
 }
 
-/// A 16-byte table in both lanes.
-fn both_lanes(t: &[u8; 16]) -> [u8; 32] {
-    let mut v = [0u8; 32];
-    v[..16].copy_from_slice(t);
-    v[16..].copy_from_slice(t);
+/// The widest vectors this CPU has, asked once.
+///
+/// Note \[Keyword buckets 64 wide\]: where the CPU has AVX-512 (`BW` for
+/// byte shuffles on 512-bit vectors), a block is 64 positions with the
+/// same 40 shuffles that read 32 with AVX2, and the positions that pass
+/// come out as one 64-bit mask (`vptestmb`), with no compare and
+/// `movemask`. The last whole 32 positions of a text go through the AVX2
+/// block, so no more positions are left to the triple loop than before.
+#[derive(Debug, Clone, Copy)]
+enum Simd {
+    V3(V3),
+    V4(V4),
+}
+
+/// A 16-byte table in each of `N / 16` lanes.
+fn lanes<const N: usize>(t: &[u8; 16]) -> [u8; N] {
+    let mut v = [0u8; N];
+    for lane in v.chunks_exact_mut(16) {
+        lane.copy_from_slice(t);
+    }
     v
 }
 
 impl Kernel {
-    /// The kernel for `tables`, when this CPU has AVX2.
+    /// The kernel for `tables`, when this CPU has AVX2 (and AVX-512 where
+    /// it has it, Note \[Keyword buckets 64 wide\]).
     pub(super) fn new(tables: &Tables) -> Option<Kernel> {
-        let simd = V3::try_new()?;
-        Some(Kernel {
+        let simd = match V4::try_new() {
+            Some(v4) => Simd::V4(v4),
+            None => Simd::V3(V3::try_new()?),
+        };
+        Some(Kernel::with(simd, tables))
+    }
+
+    /// The AVX2 kernel even where the CPU has AVX-512, so tests read both.
+    #[cfg(test)]
+    pub(super) fn new_avx2(tables: &Tables) -> Option<Kernel> {
+        Some(Kernel::with(Simd::V3(V3::try_new()?), tables))
+    }
+
+    fn with(simd: Simd, tables: &Tables) -> Kernel {
+        Kernel {
             simd,
-            lo: tables.0.map(|t| both_lanes(&t)),
-            hi: tables.1.map(|t| both_lanes(&t)),
-        })
+            lo: tables.0.map(|t| cast(lanes::<32>(&t))),
+            hi: tables.1.map(|t| cast(lanes::<32>(&t))),
+            lo64: tables.0.map(|t| cast(lanes::<64>(&t))),
+            hi64: tables.1.map(|t| cast(lanes::<64>(&t))),
+        }
+    }
+
+    /// Whether the blocks are 64 positions wide.
+    #[cfg(test)]
+    pub(super) fn wide(&self) -> bool {
+        matches!(self.simd, Simd::V4(_))
     }
 
     /// Calls `piece(start, offsets)` for each run of up to 256 positions
     /// from the text's start, in order, with the offsets (from `start`) of
-    /// the positions some bucket passes. A block of 32 positions is read
-    /// when `text` holds its 32 bytes and the `SPAN - 1` after them. Answers
-    /// how many positions were read, or `None` when `piece` said stop.
+    /// the positions some bucket passes. A block of 64 or 32 positions is
+    /// read when `text` holds its bytes and the `SPAN - 1` after them.
+    /// Answers how many positions were read, or `None` when `piece` said
+    /// stop.
     pub(super) fn pieces(
         &self,
         text: &[u8],
+        piece: impl FnMut(usize, &[u8]) -> bool,
+    ) -> Option<usize> {
+        match self.simd {
+            Simd::V3(simd) => self.pieces_avx2(simd, text, piece),
+            Simd::V4(simd) => self.pieces_avx512(simd, text, piece),
+        }
+    }
+
+    /// [`Kernel::pieces`] 32 positions a block.
+    fn pieces_avx2(
+        &self,
+        simd: V3,
+        text: &[u8],
         mut piece: impl FnMut(usize, &[u8]) -> bool,
     ) -> Option<usize> {
-        let simd = self.simd;
         simd.vectorize(
             #[inline(always)]
             || {
-                let zero = simd.avx._mm256_setzero_si256();
-                let nibble = simd.avx._mm256_set1_epi8(0x0f);
-                let lo: [__m256i; GROUPS * SPAN] = self.lo.map(cast);
-                let hi: [__m256i; GROUPS * SPAN] = self.hi.map(cast);
+                let (lo, hi) = (&self.lo, &self.hi);
                 // A block reads 32 positions and the `SPAN - 1` bytes after.
                 let blocks = text.len().saturating_sub(SPAN - 1) / 32;
                 let mut offsets = [0u8; PIECE + 8];
                 for first in (0..blocks).step_by(PIECE / 32) {
                     let mut n = 0usize;
                     for block in first..blocks.min(first + PIECE / 32) {
-                        let at = block * 32;
-                        let mut lows = [zero; SPAN];
-                        let mut highs = [zero; SPAN];
-                        for j in 0..SPAN {
-                            let v = load(text, at + j);
-                            lows[j] = simd.avx2._mm256_and_si256(v, nibble);
-                            highs[j] = simd
-                                .avx2
-                                ._mm256_and_si256(simd.avx2._mm256_srli_epi16::<4>(v), nibble);
-                        }
-                        let mut any = zero;
-                        for g in 0..GROUPS {
-                            let mut m = simd.avx2._mm256_and_si256(
-                                simd.avx2._mm256_shuffle_epi8(lo[g * SPAN], lows[0]),
-                                simd.avx2._mm256_shuffle_epi8(hi[g * SPAN], highs[0]),
-                            );
-                            for j in 1..SPAN {
-                                m = simd.avx2._mm256_and_si256(
-                                    m,
-                                    simd.avx2._mm256_and_si256(
-                                        simd.avx2._mm256_shuffle_epi8(lo[g * SPAN + j], lows[j]),
-                                        simd.avx2._mm256_shuffle_epi8(hi[g * SPAN + j], highs[j]),
-                                    ),
-                                );
-                            }
-                            any = simd.avx2._mm256_or_si256(any, m);
-                        }
-                        // One bit per position that no bucket passes, inverted.
-                        #[allow(clippy::cast_sign_loss)]
-                        let mask = !(simd
-                            .avx2
-                            ._mm256_movemask_epi8(simd.avx2._mm256_cmpeq_epi8(any, zero))
-                            as u32);
-                        let base = (block - first) * 32;
-                        for q in 0..4 {
-                            let bits = (mask >> (8 * q)) & 0xff;
-                            // `base + 8 * q + 7` < 256: no byte carries.
-                            #[allow(clippy::cast_possible_truncation)]
-                            let add = (base + 8 * q) as u64 * 0x0101_0101_0101_0101;
-                            let packed = PLACES[bits as usize] + add;
-                            if let Some(slot) = offsets.get_mut(n..n + 8) {
-                                slot.copy_from_slice(&packed.to_le_bytes());
-                            }
-                            n += bits.count_ones() as usize;
-                        }
+                        let mask = block32(simd.avx, simd.avx2, lo, hi, text, block * 32);
+                        gather::<4>(&mut offsets, &mut n, (block - first) * 32, u64::from(mask));
                     }
                     if !piece(first * 32, &offsets[..n.min(PIECE)]) {
                         return None;
@@ -144,6 +152,152 @@ impl Kernel {
             },
         )
     }
+
+    /// [`Kernel::pieces`] 64 positions a block, then one block of 32 where
+    /// 64 do not fit (Note \[Keyword buckets 64 wide\]).
+    fn pieces_avx512(
+        &self,
+        simd: V4,
+        text: &[u8],
+        mut piece: impl FnMut(usize, &[u8]) -> bool,
+    ) -> Option<usize> {
+        simd.vectorize(
+            #[inline(always)]
+            || {
+                let (lo64, hi64) = (&self.lo64, &self.hi64);
+                let nibble = simd.avx512f._mm512_set1_epi8(0x0f);
+                // Positions with their `SPAN - 1` bytes after in `text`.
+                let readable = text.len().saturating_sub(SPAN - 1);
+                let mut offsets = [0u8; PIECE + 8];
+                let mut at = 0;
+                while at + 32 <= readable {
+                    let first = at;
+                    let mut n = 0usize;
+                    while at + 64 <= readable && at + 64 <= first + PIECE {
+                        let mut lows = [simd.avx512f._mm512_setzero_si512(); SPAN];
+                        let mut highs = lows;
+                        for j in 0..SPAN {
+                            let v = load64(text, at + j);
+                            lows[j] = simd.avx512f._mm512_and_si512(v, nibble);
+                            highs[j] = simd
+                                .avx512f
+                                ._mm512_and_si512(simd.avx512bw._mm512_srli_epi16::<4>(v), nibble);
+                        }
+                        let mut any = simd.avx512f._mm512_setzero_si512();
+                        for g in 0..GROUPS {
+                            let mut m = simd.avx512f._mm512_and_si512(
+                                simd.avx512bw._mm512_shuffle_epi8(lo64[g * SPAN], lows[0]),
+                                simd.avx512bw._mm512_shuffle_epi8(hi64[g * SPAN], highs[0]),
+                            );
+                            for j in 1..SPAN {
+                                m = simd.avx512f._mm512_and_si512(
+                                    m,
+                                    simd.avx512f._mm512_and_si512(
+                                        simd.avx512bw
+                                            ._mm512_shuffle_epi8(lo64[g * SPAN + j], lows[j]),
+                                        simd.avx512bw
+                                            ._mm512_shuffle_epi8(hi64[g * SPAN + j], highs[j]),
+                                    ),
+                                );
+                            }
+                            any = simd.avx512f._mm512_or_si512(any, m);
+                        }
+                        let mask = simd.avx512bw._mm512_test_epi8_mask(any, any);
+                        gather::<8>(&mut offsets, &mut n, at - first, mask);
+                        at += 64;
+                    }
+                    if at + 32 <= readable && at + 32 <= first + PIECE {
+                        let mask = block32(simd.avx, simd.avx2, &self.lo, &self.hi, text, at);
+                        gather::<4>(&mut offsets, &mut n, at - first, u64::from(mask));
+                        at += 32;
+                    }
+                    if !piece(first, &offsets[..n.min(PIECE)]) {
+                        return None;
+                    }
+                }
+                Some(at)
+            },
+        )
+    }
+}
+
+/// The positions of the 32 from `at` that some bucket passes, one bit
+/// each. Always inlined: it runs inside the functions `vectorize` makes.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn block32(
+    avx: Avx,
+    avx2: Avx2,
+    lo: &[__m256i; GROUPS * SPAN],
+    hi: &[__m256i; GROUPS * SPAN],
+    text: &[u8],
+    at: usize,
+) -> u32 {
+    let zero = avx._mm256_setzero_si256();
+    let nibble = avx._mm256_set1_epi8(0x0f);
+    let mut lows = [zero; SPAN];
+    let mut highs = [zero; SPAN];
+    for j in 0..SPAN {
+        let v = load(text, at + j);
+        lows[j] = avx2._mm256_and_si256(v, nibble);
+        highs[j] = avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v), nibble);
+    }
+    let mut any = zero;
+    for g in 0..GROUPS {
+        let mut m = avx2._mm256_and_si256(
+            avx2._mm256_shuffle_epi8(lo[g * SPAN], lows[0]),
+            avx2._mm256_shuffle_epi8(hi[g * SPAN], highs[0]),
+        );
+        for j in 1..SPAN {
+            m = avx2._mm256_and_si256(
+                m,
+                avx2._mm256_and_si256(
+                    avx2._mm256_shuffle_epi8(lo[g * SPAN + j], lows[j]),
+                    avx2._mm256_shuffle_epi8(hi[g * SPAN + j], highs[j]),
+                ),
+            );
+        }
+        any = avx2._mm256_or_si256(any, m);
+    }
+    // One bit per position that no bucket passes, inverted.
+    #[allow(clippy::cast_sign_loss)]
+    let none = avx2._mm256_movemask_epi8(avx2._mm256_cmpeq_epi8(any, zero)) as u32;
+    !none
+}
+
+/// Writes the offsets of the set bits of `mask`'s low `BYTES` bytes, each `base` plus its place, at
+/// `offsets[*n..]`, eight at a time without a branch per bit (Note \[Hits
+/// gathered, then compared\]), and moves `*n` past them.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn gather<const BYTES: usize>(
+    offsets: &mut [u8; PIECE + 8],
+    n: &mut usize,
+    base: usize,
+    mask: u64,
+) {
+    for q in 0..BYTES {
+        let bits = (mask >> (8 * q)) & 0xff;
+        // `base + 8 * q + 7` < 256: no byte carries.
+        #[allow(clippy::cast_possible_truncation)]
+        let add = (base + 8 * q) as u64 * 0x0101_0101_0101_0101;
+        let packed = PLACES[bits as usize] + add;
+        if let Some(slot) = offsets.get_mut(*n..*n + 8) {
+            slot.copy_from_slice(&packed.to_le_bytes());
+        }
+        *n += bits.count_ones() as usize;
+    }
+}
+
+/// 64 bytes of `text` from `at` as a vector (zeros past its end).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn load64(text: &[u8], at: usize) -> __m512i {
+    let bytes: [u8; 64] = text
+        .get(at..at + 64)
+        .and_then(|b| b.try_into().ok())
+        .unwrap_or([0; 64]);
+    cast(bytes)
 }
 
 /// 32 bytes of `text` from `at` as a vector (zeros past its end). Always
