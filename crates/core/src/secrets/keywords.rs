@@ -61,7 +61,9 @@
 //! which keywords share a bucket decides how many pass (`buckets.rs`,
 //! Note \[Buckets chosen by a model of text\]; 4.5% of `extract --jsonl`
 //! output). Positions the vector pass cannot read (fewer than 36 bytes
-//! left) go through the triple loop, as all do on other CPUs.
+//! left) go through the triple loop, as all do on other CPUs. With AVX-512
+//! a block is 64 positions (Note \[Keyword buckets 64 wide\] in
+//! `vector.rs`).
 
 #[cfg(target_arch = "x86_64")]
 mod buckets;
