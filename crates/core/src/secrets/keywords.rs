@@ -149,6 +149,14 @@ pub(super) fn hides_escape(_text: &[u8]) -> Option<bool> {
 /// in `buckets.rs`).
 #[cfg(target_arch = "x86_64")]
 fn kernel(patterns: &[Box<[u8]>]) -> Option<vector::Kernel> {
+    vector::Kernel::new(&bucket_tables(patterns)?)
+}
+
+/// The buckets' tables of the keywords of two bytes or more, when there
+/// are some: the built-in keywords in the buckets the build script chose,
+/// others placed now.
+#[cfg(target_arch = "x86_64")]
+fn bucket_tables(patterns: &[Box<[u8]>]) -> Option<buckets::Tables> {
     let long: Vec<&[u8]> = patterns
         .iter()
         .map(|p| &**p)
@@ -167,7 +175,7 @@ fn kernel(patterns: &[Box<[u8]>]) -> Option<vector::Kernel> {
         })
         .collect();
     let placed = buckets::assign(&long, &placed, 0);
-    vector::Kernel::new(&buckets::tables(&long, &placed))
+    Some(buckets::tables(&long, &placed))
 }
 
 impl Keywords {
@@ -177,14 +185,7 @@ impl Keywords {
     #[cfg(all(test, target_arch = "x86_64"))]
     fn with_avx2(patterns: &[String]) -> Option<Keywords> {
         let mut k = Keywords::new(patterns);
-        let long: Vec<&[u8]> = k
-            .patterns
-            .iter()
-            .map(|p| &**p)
-            .filter(|p| p.len() >= 2)
-            .collect();
-        let placed = buckets::assign(&long, &vec![None; long.len()], 0);
-        k.kernel = Some(vector::Kernel::new_avx2(&buckets::tables(&long, &placed))?);
+        k.kernel = Some(vector::Kernel::new_avx2(&bucket_tables(&k.patterns)?)?);
         Some(k)
     }
 
