@@ -534,13 +534,7 @@ impl<'t> Masks<'t> {
             let n = rest.len().div_ceil(64).min(MASK_WORDS);
             let words = &mut self.words[..n];
             if !vector_masks(rest, words) {
-                for (j, w) in words.iter_mut().enumerate() {
-                    let mut block = [0u8; 64];
-                    let part = rest.get(64 * j..).unwrap_or_default();
-                    let part = part.get(..64).unwrap_or(part);
-                    block[..part.len()].copy_from_slice(part);
-                    *w = crate::bytescan::base64_bytes64(&block);
-                }
+                portable_masks(rest, words);
             }
             (self.first, self.made) = (k, n);
         }
@@ -556,6 +550,18 @@ impl<'t> Masks<'t> {
         } else {
             low | self.word(k + 1) << (64 - shift)
         }
+    }
+}
+
+/// [`alphabet::masks`] by `bytescan`'s portable form, for CPUs without
+/// AVX2 and other targets.
+fn portable_masks(text: &[u8], out: &mut [u64]) {
+    for (k, w) in out.iter_mut().enumerate() {
+        let mut block = [0u8; 64];
+        let part = text.get(64 * k..).unwrap_or_default();
+        let part = part.get(..64).unwrap_or(part);
+        block[..part.len()].copy_from_slice(part);
+        *w = crate::bytescan::base64_bytes64(&block);
     }
 }
 
@@ -621,6 +627,29 @@ mod tests {
         let text = format!("{h}.{p}.{}\n{}\n", &sig[..20], &sig[20..]);
         assert_eq!(derived(jwt_joins, &text)[0].text, format!("{h}.{p}.{sig}"));
         assert!(derived(jwt_joins, &format!("{h}.{p}.{}\nand more", &sig[..20])).is_empty());
+    }
+
+    /// The masks CPUs without AVX2 make (`bytescan`'s) are the byte loop's
+    /// too, at every text length around a block (on this CPU `Masks` reads
+    /// the vector ones, which `alphabet.rs` tests).
+    #[test]
+    fn portable_masks_are_the_byte_loops() {
+        let text: Vec<u8> = (0..=255u8)
+            .chain(b"aZ09+/-_ ".iter().copied())
+            .cycle()
+            .take(700)
+            .collect();
+        for len in [0, 1, 63, 64, 65, 127, 128, 200, 700] {
+            let t = &text[..len];
+            let mut out = [0u64; 12];
+            super::portable_masks(t, &mut out);
+            for (k, &m) in out.iter().enumerate() {
+                let slow = (0..64).fold(0u64, |acc, i| {
+                    acc | u64::from(t.get(64 * k + i).is_some_and(|&b| super::is_b64(b))) << i
+                });
+                assert_eq!(m, slow, "word {k} of {len} bytes");
+            }
+        }
     }
 
     proptest::proptest! {

@@ -169,8 +169,6 @@ impl Kernel {
         simd.vectorize(
             #[inline(always)]
             || {
-                let (lo64, hi64) = (&self.lo64, &self.hi64);
-                let nibble = simd.avx512f._mm512_set1_epi8(0x0f);
                 // Positions with their `SPAN - 1` bytes after in `text`.
                 let readable = text.len().saturating_sub(SPAN - 1);
                 let mut offsets = [0u8; PIECE + 8];
@@ -179,35 +177,7 @@ impl Kernel {
                     let first = at;
                     let mut n = 0usize;
                     while at + 64 <= readable && at + 64 <= first + PIECE {
-                        let mut lows = [simd.avx512f._mm512_setzero_si512(); SPAN];
-                        let mut highs = lows;
-                        for j in 0..SPAN {
-                            let v = load64(text, at + j);
-                            lows[j] = simd.avx512f._mm512_and_si512(v, nibble);
-                            highs[j] = simd
-                                .avx512f
-                                ._mm512_and_si512(simd.avx512bw._mm512_srli_epi16::<4>(v), nibble);
-                        }
-                        let mut any = simd.avx512f._mm512_setzero_si512();
-                        for g in 0..GROUPS {
-                            let mut m = simd.avx512f._mm512_and_si512(
-                                simd.avx512bw._mm512_shuffle_epi8(lo64[g * SPAN], lows[0]),
-                                simd.avx512bw._mm512_shuffle_epi8(hi64[g * SPAN], highs[0]),
-                            );
-                            for j in 1..SPAN {
-                                m = simd.avx512f._mm512_and_si512(
-                                    m,
-                                    simd.avx512f._mm512_and_si512(
-                                        simd.avx512bw
-                                            ._mm512_shuffle_epi8(lo64[g * SPAN + j], lows[j]),
-                                        simd.avx512bw
-                                            ._mm512_shuffle_epi8(hi64[g * SPAN + j], highs[j]),
-                                    ),
-                                );
-                            }
-                            any = simd.avx512f._mm512_or_si512(any, m);
-                        }
-                        let mask = simd.avx512bw._mm512_test_epi8_mask(any, any);
+                        let mask = block64(simd, &self.lo64, &self.hi64, text, at);
                         gather::<8>(&mut offsets, &mut n, at - first, mask);
                         at += 64;
                     }
@@ -224,6 +194,47 @@ impl Kernel {
             },
         )
     }
+}
+
+/// The positions of the 64 from `at` that some bucket passes, one bit
+/// each (Note \[Keyword buckets 64 wide\]). Always inlined: it runs inside
+/// the function `vectorize` makes.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn block64(
+    simd: V4,
+    lo: &[__m512i; GROUPS * SPAN],
+    hi: &[__m512i; GROUPS * SPAN],
+    text: &[u8],
+    at: usize,
+) -> u64 {
+    let (f, bw) = (simd.avx512f, simd.avx512bw);
+    let nibble = f._mm512_set1_epi8(0x0f);
+    let mut lows = [f._mm512_setzero_si512(); SPAN];
+    let mut highs = lows;
+    for j in 0..SPAN {
+        let v = load64(text, at + j);
+        lows[j] = f._mm512_and_si512(v, nibble);
+        highs[j] = f._mm512_and_si512(bw._mm512_srli_epi16::<4>(v), nibble);
+    }
+    let mut any = f._mm512_setzero_si512();
+    for g in 0..GROUPS {
+        let mut m = f._mm512_and_si512(
+            bw._mm512_shuffle_epi8(lo[g * SPAN], lows[0]),
+            bw._mm512_shuffle_epi8(hi[g * SPAN], highs[0]),
+        );
+        for j in 1..SPAN {
+            m = f._mm512_and_si512(
+                m,
+                f._mm512_and_si512(
+                    bw._mm512_shuffle_epi8(lo[g * SPAN + j], lows[j]),
+                    bw._mm512_shuffle_epi8(hi[g * SPAN + j], highs[j]),
+                ),
+            );
+        }
+        any = f._mm512_or_si512(any, m);
+    }
+    bw._mm512_test_epi8_mask(any, any)
 }
 
 /// The positions of the 32 from `at` that some bucket passes, one bit
@@ -270,9 +281,10 @@ fn block32(
     !none
 }
 
-/// Writes the offsets of the set bits of `mask`'s low `BYTES` bytes, each `base` plus its place, at
-/// `offsets[*n..]`, eight at a time without a branch per bit (Note \[Hits
-/// gathered, then compared\]), and moves `*n` past them.
+/// Writes the offsets of the set bits of `mask`'s low `BYTES` bytes, each
+/// `base` plus its place, at `offsets[*n..]`, eight at a time without a
+/// branch per bit (Note \[Hits gathered, then compared\]), and moves `*n`
+/// past them.
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn gather<const BYTES: usize>(
