@@ -49,12 +49,15 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
 use super::Masker;
+use super::facts::Facts;
 
 /// True when [`Masker::mask_json_text`] would find nothing in `json`
 /// (Note \[Clean JSON without a Value\]); false when it may find something.
 pub(super) fn is_clean(masker: &Masker, json: &str) -> bool {
-    let as_written = !hides_bytes(json);
-    let Some(hot) = masker.detector().hot_spans(json, as_written) else {
+    // Note [Line facts in one pass] in `facts.rs`.
+    let facts = Facts::of(json.as_bytes());
+    let as_written = !facts.escape;
+    let Some(hot) = masker.detector().hot_spans(json, as_written, facts) else {
         return false;
     };
     if hot.is_empty() && as_written {
@@ -76,19 +79,6 @@ pub(super) fn is_clean(masker: &Masker, json: &str) -> bool {
     .is_ok()
         && de.end().is_ok();
     walked && !walk.found
-}
-
-/// Whether `json` holds an escape that can hide a keyword's byte or a
-/// base64 byte: `\uXXXX` (any character) or `\/`. Every backslash is
-/// read once with what follows it (two `memmem::find` calls built two
-/// searchers per line and read it twice: 5% of masking `extract --jsonl`
-/// output).
-fn hides_bytes(json: &str) -> bool {
-    let bytes = json.as_bytes();
-    if let Some(hides) = super::keywords::hides_escape(bytes) {
-        return hides;
-    }
-    memchr::memchr_iter(b'\\', bytes).any(|at| matches!(bytes.get(at + 1), Some(b'u' | b'/')))
 }
 
 /// The visits of a walk that only looks at strings and containers: the
@@ -311,6 +301,8 @@ impl<'de> Visitor<'de> for Repeats {
 mod tests {
     use std::sync::Arc;
 
+    use super::Facts;
+
     use serde_json::{Value, json};
 
     use super::is_clean;
@@ -423,13 +415,13 @@ mod tests {
             ("\\", false),
             (r#"{"k":"\\","v":"\u00e9"}"#, true),
         ] {
-            assert_eq!(super::hides_bytes(json), hides, "{json}");
-            // Note [Escapes found with the vector pass]: at every place of
-            // a 32-byte block, its last place and the tail included.
+            assert_eq!(Facts::of(json.as_bytes()).escape, hides, "{json}");
+            // Note [Line facts in one pass]: at every place of a 32- and a
+            // 64-byte block, its last place and the tail included.
             for lead in [0, 1, 30, 31, 32, 33, 63, 64, 95] {
                 for trail in [0, 1, 31, 40] {
                     let long = format!("{}{json}{}", "a".repeat(lead), "b".repeat(trail));
-                    assert_eq!(super::hides_bytes(&long), hides, "{long}");
+                    assert_eq!(Facts::of(long.as_bytes()).escape, hides, "{long}");
                 }
             }
         }
@@ -496,8 +488,12 @@ mod tests {
         let d = m.detector();
         // `sk` (Twilio: needs `SK`) and `ey` (JWT: needs `.ey`).
         let line = r#"{"risk":"low","task":"survey the disk","notes":"they asked for logs"}"#;
-        assert_eq!(d.hot_spans(line, false).map(|s| s.is_empty()), Some(false));
-        assert_eq!(d.hot_spans(line, true), Some(Vec::new()));
+        let facts = Facts::of(line.as_bytes());
+        assert_eq!(
+            d.hot_spans(line, false, facts).map(|s| s.is_empty()),
+            Some(false)
+        );
+        assert_eq!(d.hot_spans(line, true, facts), Some(Vec::new()));
         assert!(is_clean(&m, line));
         for line in [
             r#"{"risk":"SK0123456789abcdef0123456789abcdef"}"#,

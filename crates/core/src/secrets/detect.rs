@@ -17,6 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 use regex::{Regex, RegexBuilder};
 
+use super::facts::Facts;
 use super::keywords::Keywords;
 use super::rules::{Allowlist, Rule, RuleSet};
 use super::stopwords::Stopwords;
@@ -91,6 +92,11 @@ enum Matcher {
     Plain(Regex),
     Lifted { rest: Regex, max: usize },
 }
+
+/// Rules whose per-line bits `hot_spans` keeps on the stack: more than the
+/// built-in set has (a test holds it to that); a set with more takes a
+/// block from the heap per line.
+const MAY_INLINE: usize = 256;
 
 /// The one prefix lifted (Note \[Lifted prefix\]).
 const LIFTED_PREFIX: &str = r"(?i)[\w.-]{0,";
@@ -722,8 +728,14 @@ impl Detector {
     /// With `as_written` (the text has no `\u` or `\/` escape), a keyword
     /// hit is left out when no rule it wakes can have what it needs
     /// anywhere in the text (Note \[Needs read on the line\] in
-    /// `clean_json.rs`).
-    pub(super) fn hot_spans(&self, json: &str, as_written: bool) -> Option<Vec<(usize, usize)>> {
+    /// `clean_json.rs`). `facts` are the text's (Note \[Line facts in one
+    /// pass\] in `facts.rs`): the searches for what it lacks are skipped.
+    pub(super) fn hot_spans(
+        &self,
+        json: &str,
+        as_written: bool,
+        facts: Facts,
+    ) -> Option<Vec<(usize, usize)>> {
         // Merged as they come: keyword hits come in the order they start.
         fn add(spans: &mut Vec<(usize, usize)>, (s, e): (usize, usize)) {
             match spans.last_mut() {
@@ -737,12 +749,23 @@ impl Detector {
         let mut spans = Vec::new();
         if let Some(k) = &self.keywords {
             // Per rule, two bits per requirement (Note \[Literals a match
-            // needs\]: at most three): read yet, and met somewhere.
-            let mut may: Vec<u8> = Vec::new();
+            // needs\]: at most three): read yet, and met somewhere. On the
+            // stack for as many rules as the built-in set has (a block from
+            // the heap per line with a hit was 1-2% of masking `extract
+            // --jsonl`'s output).
+            let mut may_inline = [0u8; MAY_INLINE];
+            let mut may_heap: Vec<u8> = Vec::new();
+            let may: &mut [u8] = if let Some(may) = may_inline.get_mut(..self.rules.len()) {
+                may
+            } else {
+                may_heap.resize(self.rules.len(), 0);
+                &mut may_heap
+            };
             // Whether the text holds K or ſ (for the needs and the hand
-            // gate), and the hand gate's last answer (from, stop, yes) for
-            // keywords ending in `from..=stop` (Note \[Hand gate as written\]).
-            let folds = std::cell::Cell::new(None);
+            // gate), known from the facts, and the hand gate's last answer
+            // (from, stop, yes) for keywords ending in `from..=stop` (Note
+            // \[Hand gate as written\]).
+            let folds = std::cell::Cell::new(Some(facts.folds));
             let mut gate_memo: Option<(usize, usize, bool, bool)> = None;
             // No keyword holds a `"`, so no hit runs past a string's quote.
             k.scan_in_order(json.as_bytes(), |id, start, end| {
@@ -755,9 +778,6 @@ impl Detector {
                         if !a.met_at(rule_needs, json.as_bytes(), start, &folds) {
                             return false;
                         }
-                    }
-                    if may.is_empty() {
-                        may = vec![0; self.rules.len()];
                     }
                     rule_needs.iter().enumerate().all(|(i, choices)| {
                         if at_keyword.is_some_and(|a| a.req() == i) {
@@ -807,7 +827,7 @@ impl Detector {
             });
         }
         let mut triggers = Vec::new();
-        encoded::trigger_spans(json, &mut triggers);
+        encoded::trigger_spans(json, facts, &mut triggers);
         if triggers.is_empty() {
             return Some(spans);
         }
@@ -1034,7 +1054,13 @@ impl Detector {
 
 #[cfg(test)]
 mod tests {
-    use super::{Detector, Matcher, RuleSet, compile, lift};
+    use super::{Detector, MAY_INLINE, Matcher, RuleSet, compile, lift};
+
+    /// `hot_spans` keeps the built-in rules' per-line bits on the stack.
+    #[test]
+    fn the_builtin_rules_fit_the_stack_bits() {
+        assert!(Detector::builtin().rules.len() <= MAY_INLINE);
+    }
 
     /// The hand-read masks are the ones the regex they replace finds.
     #[test]

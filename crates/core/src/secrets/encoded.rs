@@ -17,9 +17,7 @@
 #[cfg(target_arch = "x86_64")]
 mod alphabet;
 
-use std::sync::OnceLock;
-
-use memchr::memmem;
+use super::facts::{Facts, eyj};
 
 /// A window of the original text, decoded or joined.
 #[derive(Debug)]
@@ -102,16 +100,23 @@ pub(super) fn derive(text: &str, masked: &[(usize, usize)]) -> Vec<Derived> {
 /// a byte outside the alphabet, so a run of the text is a run as written
 /// with at most one escape letter in front (`\nQUJD…`); one alignment more
 /// than [`derive`] tries covers it.
-pub(super) fn trigger_spans(text: &str, out: &mut Vec<(usize, usize)>) {
+///
+/// `facts` are the text's (Note \[Line facts in one pass\] in `facts.rs`):
+/// a text without a `%` or an `eyJ` is not searched for one.
+pub(super) fn trigger_spans(text: &str, facts: Facts, out: &mut Vec<(usize, usize)>) {
     let bytes = text.as_bytes();
     // Only an encoded `://` starts a percent window (Note \[Percent at an
     // encoded scheme\]).
-    out.extend(
-        memchr::memchr_iter(b'%', bytes)
-            .filter(|&at| encoded_colon_slashes(bytes, at))
-            .map(|at| (at, at + 1)),
-    );
-    out.extend(eyj().find_iter(bytes).map(|at| (at, at + 3)));
+    if facts.percent {
+        out.extend(
+            memchr::memchr_iter(b'%', bytes)
+                .filter(|&at| encoded_colon_slashes(bytes, at))
+                .map(|at| (at, at + 1)),
+        );
+    }
+    if facts.eyj {
+        out.extend(eyj().find_iter(bytes).map(|at| (at, at + 3)));
+    }
     // A run as written may be one escape letter longer than the text's.
     b64_runs(bytes, B64_MAX + 1, |start, end| {
         if text_run(bytes, start, end, ALIGNMENTS + 1).is_some() {
@@ -133,13 +138,6 @@ pub(super) fn may_derive(text: &str) -> bool {
         any = any || text_run(bytes, start, end, ALIGNMENTS).is_some();
     });
     any
-}
-
-/// The searcher for `eyJ`, one for the process (this runs for every string
-/// masked).
-fn eyj() -> &'static memmem::Finder<'static> {
-    static EYJ: OnceLock<memmem::Finder<'static>> = OnceLock::new();
-    EYJ.get_or_init(|| memmem::Finder::new(b"eyJ"))
 }
 
 // ---------------------------------------------------------------------------
@@ -580,7 +578,7 @@ fn vector_masks(_text: &[u8], _out: &mut [u64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{
-        B64_MIN, Derived, base64_runs, decode_text, jwt_joins, may_derive, percent_windows,
+        B64_MIN, Derived, Facts, base64_runs, decode_text, jwt_joins, may_derive, percent_windows,
         trigger_spans,
     };
 
@@ -700,7 +698,7 @@ mod tests {
             "ZXhwb3J0IEdJVEhVQl9UT0tFTj1naHBfWHE3TG0yVmI5UnQ0V3o4S3AzSG42SmQxRnM1R2MwWWEyVWU3";
         let spans = |t: &str| {
             let mut out = Vec::new();
-            trigger_spans(t, &mut out);
+            trigger_spans(t, Facts::of(t.as_bytes()), &mut out);
             out
         };
         for ordinary in [
@@ -726,7 +724,7 @@ mod tests {
     fn only_an_encoded_scheme_makes_a_percent_trigger() {
         let spans = |t: &str| {
             let mut out = Vec::new();
-            trigger_spans(t, &mut out);
+            trigger_spans(t, Facts::of(t.as_bytes()), &mut out);
             out
         };
         for ordinary in [

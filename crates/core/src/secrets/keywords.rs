@@ -130,19 +130,6 @@ pub(super) struct Keywords {
     kernel: Option<vector::Kernel>,
 }
 
-/// Whether `text` holds `\\u` or `\\/` (Note \[Escapes found with the
-/// vector pass\] in `vector.rs`); `None` where there is no vector pass.
-#[cfg(target_arch = "x86_64")]
-pub(super) fn hides_escape(text: &[u8]) -> Option<bool> {
-    vector::hides_escape(text)
-}
-
-/// Without AVX2 the caller searches itself.
-#[cfg(not(target_arch = "x86_64"))]
-pub(super) fn hides_escape(_text: &[u8]) -> Option<bool> {
-    None
-}
-
 /// The vector prefilter for the keywords of two bytes or more, when this
 /// CPU has AVX2: the built-in keywords in the buckets the build script
 /// chose, others placed now (Note \[Buckets chosen by a model of text\]

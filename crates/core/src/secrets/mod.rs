@@ -31,6 +31,7 @@
 mod clean_json;
 mod detect;
 mod encoded;
+mod facts;
 mod gate;
 mod hand_gate;
 mod ids;
