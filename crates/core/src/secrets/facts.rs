@@ -6,14 +6,17 @@
 //! pass: for a `\u` or `\/` escape (a vector pass), for a `%` (`memchr`),
 //! for `eyJ` (`memmem`), for a Kelvin sign or long s (`memchr2`, once a
 //! keyword woke a rule that folds case), and the base64 alphabet's pass.
-//! Almost no line holds any of the first four, and each search was a call
+//! Most lines hold none of them (of the 20,000 lines over the bench
+//! replies, 7,180 hold a `%`, none the others), and each search was a call
 //! that read the line to its end to say so: 10% of masking the output
 //! (criterion, the masking loop, with the three searches skipped). One
 //! vector pass now asks all four questions at once, three loads and a
 //! dozen byte compares per 64 bytes (32 with AVX2), and the searches run
-//! only on a line that has what they look for. The answers are exact, not
-//! a superset: each is the byte loop's ([`Facts::portable`]), and the tests
-//! hold every kernel to it at every place of a block.
+//! only on a line that has what they look for: the loop went from
+//! 5.02 to 4.88 ms (the pass costs about half of what it spares). The
+//! answers are exact, not a superset: each is the byte loop's
+//! ([`Facts::portable`]), and the tests hold every kernel to it at every
+//! place of a block.
 
 use std::sync::OnceLock;
 
