@@ -15,7 +15,7 @@
 //! level of decoding).
 
 #[cfg(target_arch = "x86_64")]
-mod alphabet;
+pub(super) mod alphabet;
 
 use super::facts::{Facts, eyj};
 
@@ -102,7 +102,8 @@ pub(super) fn derive(text: &str, masked: &[(usize, usize)]) -> Vec<Derived> {
 /// than [`derive`] tries covers it.
 ///
 /// `facts` are the text's (Note \[Line facts in one pass\] in `facts.rs`):
-/// a text without a `%` or an `eyJ` is not searched for one.
+/// a text without a `%`, an `eyJ` or a run of [`B64_MIN`] base64 bytes is
+/// not searched for one.
 pub(super) fn trigger_spans(text: &str, facts: Facts, out: &mut Vec<(usize, usize)>) {
     let bytes = text.as_bytes();
     // Only an encoded `://` starts a percent window (Note \[Percent at an
@@ -118,11 +119,13 @@ pub(super) fn trigger_spans(text: &str, facts: Facts, out: &mut Vec<(usize, usiz
         out.extend(eyj().find_iter(bytes).map(|at| (at, at + 3)));
     }
     // A run as written may be one escape letter longer than the text's.
-    b64_runs(bytes, B64_MAX + 1, |start, end| {
-        if text_run(bytes, start, end, ALIGNMENTS + 1).is_some() {
-            out.push((start, end));
-        }
-    });
+    if facts.b64_run {
+        b64_runs(bytes, B64_MAX + 1, |start, end| {
+            if text_run(bytes, start, end, ALIGNMENTS + 1).is_some() {
+                out.push((start, end));
+            }
+        });
+    }
 }
 
 /// Whether [`derive`] may find a window in `text` (a cheap superset).
@@ -369,7 +372,7 @@ const B64_VALUE: [u8; 256] = {
     t
 };
 
-fn is_b64(b: u8) -> bool {
+pub(super) fn is_b64(b: u8) -> bool {
     B64_VALUE[b as usize] != 0xFF
 }
 

@@ -25,7 +25,7 @@ use pulp::bytemuck::cast;
 use pulp::x86::V3;
 
 /// The classes each low nibble is in (Note \[Base64 bytes by nibbles\]).
-const LOW: [u8; 16] = {
+pub(in crate::secrets) const LOW: [u8; 16] = {
     let mut t = [0u8; 16];
     let mut l = 0;
     while l < 16 {
@@ -52,7 +52,7 @@ const LOW: [u8; 16] = {
 };
 
 /// The classes each high nibble may be in.
-const HIGH: [u8; 16] = [0, 0, 1, 2, 4, 8 | 16, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0];
+pub(in crate::secrets) const HIGH: [u8; 16] = [0, 0, 1, 2, 4, 8 | 16, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0];
 
 /// A 16-byte table in both lanes (`vpshufb` looks up within a lane).
 const fn both_lanes(t: &[u8; 16]) -> [u8; 32] {
