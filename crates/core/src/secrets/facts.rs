@@ -95,6 +95,7 @@ mod vector {
     use pulp::x86::{V3, V4};
 
     use super::super::encoded::alphabet::{HIGH, LOW};
+    use super::super::vectors::{lanes, load32, load64};
     use super::{B64_MIN, Facts};
 
     /// The facts of `text` with AVX-512 where the CPU has it, else AVX2;
@@ -293,38 +294,6 @@ mod vector {
                 }
             },
         )
-    }
-
-    /// A 16-byte table in each of `N / 16` lanes (`vpshufb` looks up
-    /// within a lane).
-    fn lanes<const N: usize>(t: &[u8; 16]) -> [u8; N] {
-        let mut v = [0u8; N];
-        for lane in v.chunks_exact_mut(16) {
-            lane.copy_from_slice(t);
-        }
-        v
-    }
-
-    /// 64 bytes of `text` from `at` as a vector (zeros past its end).
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn load64(text: &[u8], at: usize) -> __m512i {
-        let bytes: [u8; 64] = text
-            .get(at..at + 64)
-            .and_then(|b| b.try_into().ok())
-            .unwrap_or([0; 64]);
-        cast(bytes)
-    }
-
-    /// 32 bytes of `text` from `at` as a vector (zeros past its end).
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn load32(text: &[u8], at: usize) -> __m256i {
-        let bytes: [u8; 32] = text
-            .get(at..at + 32)
-            .and_then(|b| b.try_into().ok())
-            .unwrap_or([0; 32]);
-        cast(bytes)
     }
 }
 

@@ -41,6 +41,8 @@ mod needs;
 mod rules;
 mod stopwords;
 mod syntax;
+#[cfg(target_arch = "x86_64")]
+mod vectors;
 
 pub use detect::{Detector, Finding, shannon_entropy};
 pub use ids::SAFE_ID_PREFIX;

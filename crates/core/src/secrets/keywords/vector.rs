@@ -13,6 +13,7 @@ use pulp::bytemuck::cast;
 use pulp::core_arch::x86::{Avx, Avx2};
 use pulp::x86::{V3, V4};
 
+use super::super::vectors::{lanes, load32, load64};
 use super::buckets::{GROUPS, SPAN, Tables};
 
 /// Positions a piece holds: each one's offset fits a byte.
@@ -68,15 +69,6 @@ pub(super) struct Kernel {
 enum Simd {
     V3(V3),
     V4(V4),
-}
-
-/// A 16-byte table in each of `N / 16` lanes.
-fn lanes<const N: usize>(t: &[u8; 16]) -> [u8; N] {
-    let mut v = [0u8; N];
-    for lane in v.chunks_exact_mut(16) {
-        lane.copy_from_slice(t);
-    }
-    v
 }
 
 impl Kernel {
@@ -254,7 +246,7 @@ fn block32(
     let mut lows = [zero; SPAN];
     let mut highs = [zero; SPAN];
     for j in 0..SPAN {
-        let v = load(text, at + j);
+        let v = load32(text, at + j);
         lows[j] = avx2._mm256_and_si256(v, nibble);
         highs[j] = avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v), nibble);
     }
@@ -304,27 +296,4 @@ fn gather<const BYTES: usize>(
         }
         *n += bits.count_ones() as usize;
     }
-}
-
-/// 64 bytes of `text` from `at` as a vector (zeros past its end).
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn load64(text: &[u8], at: usize) -> __m512i {
-    let bytes: [u8; 64] = text
-        .get(at..at + 64)
-        .and_then(|b| b.try_into().ok())
-        .unwrap_or([0; 64]);
-    cast(bytes)
-}
-
-/// 32 bytes of `text` from `at` as a vector (zeros past its end). Always
-/// inlined: it runs inside the AVX2 functions `vectorize` makes.
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn load(text: &[u8], at: usize) -> __m256i {
-    let bytes: [u8; 32] = text
-        .get(at..at + 32)
-        .and_then(|b| b.try_into().ok())
-        .unwrap_or([0; 32]);
-    cast(bytes)
 }
