@@ -301,11 +301,9 @@ impl<'de> Visitor<'de> for Repeats {
 mod tests {
     use std::sync::Arc;
 
-    use super::Facts;
-
     use serde_json::{Value, json};
 
-    use super::is_clean;
+    use super::{Facts, is_clean};
     use crate::secrets::{Detector, MaskKey, Masker, RuleSet};
 
     const PLANTED: &str = include_str!("../../tests/fixtures/secrets/planted.jsonl");
