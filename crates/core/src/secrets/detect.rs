@@ -827,7 +827,7 @@ impl Detector {
             });
         }
         let mut triggers = Vec::new();
-        encoded::trigger_spans(json, facts, &mut triggers);
+        encoded::trigger_spans(json, facts.starts(), &mut triggers);
         if triggers.is_empty() {
             return Some(spans);
         }

@@ -17,7 +17,32 @@
 #[cfg(target_arch = "x86_64")]
 pub(super) mod alphabet;
 
-use super::facts::{Facts, eyj};
+use std::sync::OnceLock;
+
+use memchr::memmem;
+
+/// Which encodings' beginnings a text may hold, as its caller knows them
+/// (Note \[Line facts in one pass\] in `facts.rs`): [`trigger_spans`]
+/// searches only for those it may.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Starts {
+    /// A `%`.
+    pub percent: bool,
+    /// `eyJ`.
+    pub eyj: bool,
+    /// A run of [`B64_MIN`] base64 bytes.
+    pub b64_run: bool,
+}
+
+impl Starts {
+    /// Nothing known: every search runs.
+    #[cfg(test)]
+    pub(super) const UNKNOWN: Starts = Starts {
+        percent: true,
+        eyj: true,
+        b64_run: true,
+    };
+}
 
 /// A window of the original text, decoded or joined.
 #[derive(Debug)]
@@ -101,31 +126,37 @@ pub(super) fn derive(text: &str, masked: &[(usize, usize)]) -> Vec<Derived> {
 /// with at most one escape letter in front (`\nQUJD…`); one alignment more
 /// than [`derive`] tries covers it.
 ///
-/// `facts` are the text's (Note \[Line facts in one pass\] in `facts.rs`):
-/// a text without a `%`, an `eyJ` or a run of [`B64_MIN`] base64 bytes is
-/// not searched for one.
-pub(super) fn trigger_spans(text: &str, facts: Facts, out: &mut Vec<(usize, usize)>) {
+/// `starts` says which of a `%`, an `eyJ` and a run of [`B64_MIN`] base64
+/// bytes the text may hold; it is not searched for the others.
+pub(super) fn trigger_spans(text: &str, starts: Starts, out: &mut Vec<(usize, usize)>) {
     let bytes = text.as_bytes();
     // Only an encoded `://` starts a percent window (Note \[Percent at an
     // encoded scheme\]).
-    if facts.percent {
+    if starts.percent {
         out.extend(
             memchr::memchr_iter(b'%', bytes)
                 .filter(|&at| encoded_colon_slashes(bytes, at))
                 .map(|at| (at, at + 1)),
         );
     }
-    if facts.eyj {
+    if starts.eyj {
         out.extend(eyj().find_iter(bytes).map(|at| (at, at + 3)));
     }
     // A run as written may be one escape letter longer than the text's.
-    if facts.b64_run {
+    if starts.b64_run {
         b64_runs(bytes, B64_MAX + 1, |start, end| {
             if text_run(bytes, start, end, ALIGNMENTS + 1).is_some() {
                 out.push((start, end));
             }
         });
     }
+}
+
+/// The searcher for `eyJ`, one for the process (this runs for every string
+/// masked).
+pub(super) fn eyj() -> &'static memmem::Finder<'static> {
+    static EYJ: OnceLock<memmem::Finder<'static>> = OnceLock::new();
+    EYJ.get_or_init(|| memmem::Finder::new(b"eyJ"))
 }
 
 /// Whether [`derive`] may find a window in `text` (a cheap superset).
@@ -581,7 +612,7 @@ fn vector_masks(_text: &[u8], _out: &mut [u64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{
-        B64_MIN, Derived, Facts, base64_runs, decode_text, jwt_joins, may_derive, percent_windows,
+        B64_MIN, Derived, Starts, base64_runs, decode_text, jwt_joins, may_derive, percent_windows,
         trigger_spans,
     };
 
@@ -701,7 +732,7 @@ mod tests {
             "ZXhwb3J0IEdJVEhVQl9UT0tFTj1naHBfWHE3TG0yVmI5UnQ0V3o4S3AzSG42SmQxRnM1R2MwWWEyVWU3";
         let spans = |t: &str| {
             let mut out = Vec::new();
-            trigger_spans(t, Facts::of(t.as_bytes()), &mut out);
+            trigger_spans(t, Starts::UNKNOWN, &mut out);
             out
         };
         for ordinary in [
@@ -727,7 +758,7 @@ mod tests {
     fn only_an_encoded_scheme_makes_a_percent_trigger() {
         let spans = |t: &str| {
             let mut out = Vec::new();
-            trigger_spans(t, Facts::of(t.as_bytes()), &mut out);
+            trigger_spans(t, Starts::UNKNOWN, &mut out);
             out
         };
         for ordinary in [

@@ -24,11 +24,7 @@
 //! kernel to it at every place of a block and for runs of every length
 //! across blocks.
 
-use std::sync::OnceLock;
-
-use memchr::memmem;
-
-use super::encoded::{B64_MIN, is_b64};
+use super::encoded::{B64_MIN, Starts, eyj, is_b64};
 
 /// What a line holds, each a yes or no for the whole line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -61,6 +57,16 @@ impl Facts {
         Facts::portable(text)
     }
 
+    /// Which encodings' beginnings `encoded::trigger_spans` is to search
+    /// for.
+    pub(super) fn starts(self) -> Starts {
+        Starts {
+            percent: self.percent,
+            eyj: self.eyj,
+            b64_run: self.b64_run,
+        }
+    }
+
     /// The facts of `text` by searches of the whole text, what the vector
     /// passes are held to.
     pub(super) fn portable(text: &[u8]) -> Facts {
@@ -75,13 +81,6 @@ impl Facts {
             b64_run: text.split(|&b| !is_b64(b)).any(|run| run.len() >= B64_MIN),
         }
     }
-}
-
-/// The searcher for `eyJ`, one for the process (this runs for every string
-/// masked).
-pub(super) fn eyj() -> &'static memmem::Finder<'static> {
-    static EYJ: OnceLock<memmem::Finder<'static>> = OnceLock::new();
-    EYJ.get_or_init(|| memmem::Finder::new(b"eyJ"))
 }
 
 /// The vector passes: 64 bytes a step with AVX-512 (BW), 32 with AVX2; the
