@@ -183,6 +183,59 @@ fn parse_and_extract_print_masked_json_of_the_same_shape_and_no_mask_prints_raw_
     assert!(text.contains("[REDACTED:github-pat:"), "{text}");
 }
 
+/// `extract --jsonl --json` masks each printed line where it is made
+/// (core's Note [Line facts in one pass] decides which lines are read
+/// closely): every planted context, percent-encoded, base64 and wrapped
+/// JWTs included, as a reply's JSON value, comes out masked, one result
+/// line per reply, each still JSON; `--no-mask` prints them raw.
+#[test]
+fn extract_jsonl_masks_every_planted_secret_in_the_values_it_prints() {
+    let cases = planted();
+    let dir = tempfile::tempdir().unwrap();
+    let replies = dir.path().join("replies.jsonl");
+    let lines: Vec<String> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let reply = format!(
+                "Here it is:\n```json\n{}\n```",
+                json!({"step": i, "note": c.context})
+            );
+            json!({"id": i, "text": reply}).to_string()
+        })
+        .collect();
+    std::fs::write(&replies, lines.join("\n") + "\n").unwrap();
+    let out = agentshape()
+        .args(["extract", "--jsonl", "--json"])
+        .arg(&replies)
+        .env("AGENTSHAPE_STORE", dir.path().join("none.db"))
+        .output()
+        .unwrap();
+    // A secret as a JSON string writes it (a private key's line breaks as
+    // `\n`), without its quotes.
+    let written = |secret: &str| {
+        let quoted = serde_json::to_string(secret).unwrap();
+        quoted[1..quoted.len() - 1].to_owned()
+    };
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(lines.len(), cases.len());
+    assert_eq!(json_lines(&out.stdout).len(), cases.len());
+    for (line, c) in lines.iter().zip(&cases) {
+        assert!(!line.contains(&written(&c.secret)), "{}: {line}", c.secret);
+        assert!(line.contains("[REDACTED:"), "{line}");
+    }
+    let raw = agentshape()
+        .args(["extract", "--jsonl", "--json", "--no-mask"])
+        .arg(&replies)
+        .output()
+        .unwrap();
+    let raw = String::from_utf8_lossy(&raw.stdout);
+    for c in &cases {
+        assert!(raw.contains(&written(&c.secret)), "--no-mask: {}", c.secret);
+    }
+}
+
 /// The SSE feed from the start until `ended`, as text.
 fn feed_text(base: &str) -> String {
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -28,7 +28,7 @@ pub type Needs = Vec<Vec<Literal>>;
 
 /// The most literals one requirement may list (more would cost more to look
 /// for than they save).
-const MOST_CHOICES: usize = 8;
+pub(super) const MOST_CHOICES: usize = 8;
 /// The most requirements kept for one pattern (the longest first).
 const MOST_NEEDS: usize = 3;
 

@@ -242,6 +242,11 @@ pub(super) fn met_as_written(needs: &[&[Literal]], json: &str) -> bool {
     met_in(needs, json, true)
 }
 
+/// The most choices [`holds_any`] reads in one pass: as many as a
+/// requirement lists (the build script's `derive::MOST_CHOICES`, which a
+/// test holds it to); more are read one by one.
+const ONE_PASS: usize = 8;
+
 /// Whether `text` holds one of `choices` (each where its boundary
 /// allows; `json`: the text is JSON as written).
 ///
@@ -259,16 +264,19 @@ pub(super) fn met_as_written(needs: &[&[Literal]], json: &str) -> bool {
 /// `extract --jsonl`'s output: `memchr` 5%, most of it called from here);
 /// by its `A` it mostly reads the line once (the loop about 2% faster).
 fn holds_any(text: &[u8], choices: &[Literal], json: bool) -> bool {
-    let found_at = |at: usize| {
-        choices.iter().any(|&c| {
-            at.checked_sub(rarest(c.0))
-                .is_some_and(|from| occurs_at(text, from, c, json))
-        })
-    };
+    if choices.len() > ONE_PASS {
+        return choices
+            .iter()
+            .any(|c| holds_any(text, std::slice::from_ref(c), json));
+    }
+    // Each choice's searched byte's place in it, found once: `found_at`
+    // runs at every occurrence of a searched byte.
+    let mut offsets = [0usize; ONE_PASS];
     let mut bytes = [0u8; 3];
     let mut n = 0;
-    for &(lit, folded, _) in choices {
-        let Some(&byte) = lit.get(rarest(lit)) else {
+    for (offset, &(lit, folded, _)) in offsets.iter_mut().zip(choices) {
+        *offset = rarest(lit);
+        let Some(&byte) = lit.get(*offset) else {
             return true;
         };
         let cases = [
@@ -291,6 +299,12 @@ fn holds_any(text: &[u8], choices: &[Literal], json: bool) -> bool {
             }
         }
     }
+    let found_at = |at: usize| {
+        choices.iter().zip(&offsets).any(|(&c, &offset)| {
+            at.checked_sub(offset)
+                .is_some_and(|from| occurs_at(text, from, c, json))
+        })
+    };
     match n {
         0 => false,
         1 => memchr::memchr_iter(bytes[0], text).any(found_at),
@@ -574,7 +588,8 @@ mod tests {
     /// every place finds it.
     #[test]
     fn literals_are_searched_by_their_rarest_byte() {
-        use super::{commonness, holds_any, rarest};
+        use super::{ONE_PASS, commonness, holds_any, rarest};
+        assert_eq!(ONE_PASS, super::derive::MOST_CHOICES);
         assert_eq!(rarest(b":A"), 1);
         assert_eq!(rarest(b"sonar_"), 5);
         assert_eq!(rarest(b"ab"), 0);
@@ -596,7 +611,7 @@ mod tests {
                 (proptest::collection::vec(proptest::sample::select(b":Aa.\"_b1".to_vec()), 1..4),
                  proptest::bool::ANY,
                  proptest::bool::ANY),
-                1..5,
+                1..11,
             ),
             text in proptest::collection::vec(proptest::sample::select(b":Aa.\"_b1 B".to_vec()), 0..40),
             json in proptest::bool::ANY,
