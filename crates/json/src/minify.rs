@@ -556,10 +556,22 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
         rest.iter().all(u8::is_ascii_whitespace).then_some(())
     }
 
-    /// `LAX`: the walk met the end of the text at `eof`: noted, and it
-    /// unwinds (`None`) to [`Minifier::close_cut`].
+    /// `LAX`: the walk met the end of the text at `eof`: its repairs
+    /// noted as the repair parser notes them where it stops (a trailing
+    /// comma ([`Repair::TrailingComma`]) or a dangling key
+    /// ([`Repair::DanglingKeyDropped`]), then [`Repair::Truncated`]), and
+    /// it unwinds (`None`) to [`Minifier::close_cut`], which mends the
+    /// output. Noted here, not there: an array that inserted a comma
+    /// before the cut element notes [`Repair::MissingComma`] as it
+    /// unwinds, after them, as the parser does (`[1\n"cut`).
     #[cold]
     fn cut(&mut self, eof: Eof) -> Option<()> {
+        match eof {
+            Eof::Clean => {}
+            Eof::AfterComma => self.note(Repair::TrailingComma),
+            Eof::Dangling(_) => self.note(Repair::DanglingKeyDropped),
+        }
+        self.note(Repair::Truncated);
         self.eof = Some(eof);
         None
     }
@@ -691,26 +703,18 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
     }
 
     /// `LAX`: close what the end of the text left open, as the repair
-    /// parser closes it (Note \[Truncation\] in `repair`): a trailing comma
-    /// dropped ([`Repair::TrailingComma`]), a dangling key dropped with
-    /// its comma ([`Repair::DanglingKeyDropped`]), then every open
-    /// container closed ([`Repair::Truncated`]). `None` when the walk
-    /// stopped anywhere else.
+    /// parser closes it (Note \[Truncation\] in `repair`; the repairs were
+    /// noted at [`Minifier::cut`]): a trailing comma dropped, a dangling
+    /// key dropped with its comma, then every open container closed.
+    /// `None` when the walk stopped anywhere else.
     fn close_cut(&mut self) -> Option<()> {
         let eof = self.eof.take()?;
         self.copy_to(self.b.len());
         match eof {
             Eof::Clean => {}
-            Eof::AfterComma => {
-                self.note(Repair::TrailingComma);
-                self.drop_comma();
-            }
-            Eof::Dangling(member_at) => {
-                self.at = member_at;
-                self.note(Repair::DanglingKeyDropped);
-            }
+            Eof::AfterComma => self.drop_comma(),
+            Eof::Dangling(member_at) => self.at = member_at,
         }
-        self.note(Repair::Truncated);
         self.token.clear();
         self.token.extend(self.closers.iter().rev());
         let n = self.b.len();
@@ -788,12 +792,14 @@ impl<'t, const LAX: bool> Minifier<'t, LAX> {
             if depth == 1 && matches!(self.b.get(self.pos), Some(b'[' | b'{')) {
                 self.nested = true;
             }
-            self.element(depth)?;
+            let read = self.element(depth);
             if LAX && missing {
-                // After the element, where the parser notes it.
+                // After the element, where the parser notes it: after a
+                // cut element's repairs too (noted at the cut).
                 self.note(Repair::MissingComma);
                 missing = false;
             }
+            read?;
             self.ws();
             if LAX && self.pos == self.b.len() {
                 return self.cut(Eof::Clean);
@@ -1625,6 +1631,20 @@ mod tests {
                 "{\"a\":\"cut\\nhere\"}",
                 &[Truncated, RawControlCharInString],
             ),
+            // A cut element after a missing comma: the comma noted after
+            // the cut's repairs, as the parser notes it.
+            ("[1\n\"", "[1,\"\"]", &[Truncated, MissingComma]),
+            ("[1 [2", "[1,[2]]", &[Truncated, MissingComma]),
+            (
+                "[1 [2, 3,",
+                "[1,[2,3]]",
+                &[TrailingComma, Truncated, MissingComma],
+            ),
+            (
+                "[1 {\"a\": 1, \"b\"",
+                "[1,{\"a\":1}]",
+                &[DanglingKeyDropped, Truncated, MissingComma],
+            ),
         ];
         for &(text, want, repairs) in read {
             let mut out = Vec::new();
@@ -1811,12 +1831,15 @@ mod tests {
             lax_agrees(&text[..at]);
         }
 
-        /// Mangled lax text: read as the repair parser reads it, or declined.
+        /// Mangled lax text: read as the repair parser reads it, or
+        /// declined; cut anywhere after the mangling too (a comma turned
+        /// into a line break, then the text cut in the next element).
         #[test]
         fn lax_walk_agrees_on_mangled_text(
             v in tape::tests::json_value(),
             picks in prop::collection::vec(any::<u8>(), 1..32),
             at in 0usize..400,
+            cut in 0usize..40,
             byte in prop_oneof![
                 Just(b','), Just(b'"'), Just(b'\''), Just(b'\\'), Just(b'}'), Just(b']'),
                 Just(b'{'), Just(b'['), Just(b':'), Just(b'\n'), Just(b'#'), Just(b'/'),
@@ -1837,6 +1860,11 @@ mod tests {
             }
             if let Ok(text) = String::from_utf8(bytes) {
                 lax_agrees(&text);
+                let mut end = (at + 1 + cut).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                lax_agrees(&text[..end]);
             }
         }
 
