@@ -174,9 +174,23 @@ impl MaskedLine {
 /// their valid parts would be lost, so they are masked lossily only when a
 /// secret is found.
 fn masked_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
-    if crate::mask::masker().is_none() {
+    let Some(masker) = crate::mask::masker() else {
+        return Cow::Borrowed(bytes);
+    };
+    // Core's Note [Clean bytes unchecked]: a batch the keyword pass finds
+    // nothing in (nearly all) is printed as it is, never checked as UTF-8,
+    // split into lines nor read as text. Read whole: what the pass finds
+    // in a line it finds in the batch (its hits, literals and triggers
+    // never hold a line break, and its gate reads at most further on).
+    if masker.bytes_hold_nothing(bytes) {
         return Cow::Borrowed(bytes);
     }
+    masked_text_lines(bytes)
+}
+
+/// [`masked_bytes`] for a batch with a line that may hold a secret: each
+/// line read as text and masked.
+fn masked_text_lines(bytes: &[u8]) -> Cow<'_, [u8]> {
     // `simdutf8` (core's Note [Vector UTF-8 checks]): the std check was
     // a tenth of what masking `extract --jsonl`'s lines cost (perf).
     let Ok(text) = simdutf8::basic::from_utf8(bytes) else {
@@ -397,6 +411,22 @@ mod tests {
             assert!(!got.contains(&token) && got.contains("[REDACTED:"), "{got}");
             assert_eq!(got.lines().count(), batch.lines().count());
         }
+        // Core's Note [Clean bytes unchecked]: bytes that are not UTF-8 are
+        // passed whole when the keyword pass finds nothing in them, and
+        // masked as their lossy text when it may.
+        let mut bad = b"{\"a\":\"caf\xe9 \xff plain\"}\n".to_vec();
+        assert!(matches!(masked_bytes(&bad), Cow::Borrowed(_)));
+        bad.push(0xff);
+        bad.extend_from_slice(format!(" token\" = Zx9kQ2mP7vL4nR8tW1yB {token}\n").as_bytes());
+        let got = String::from_utf8(masked_bytes(&bad).into_owned()).unwrap();
+        assert!(
+            !got.contains(&token) && !got.contains("Zx9kQ2mP7vL4nR8tW1yB"),
+            "{got}"
+        );
+        assert!(
+            got.starts_with("{\"a\":\"caf\u{fffd} \u{fffd} plain\"}\n"),
+            "{got}"
+        );
     }
 
     #[test]

@@ -341,6 +341,10 @@ pub struct Detector {
     /// (Note \[Clean JSON without a Value\] in `clean_json.rs`): every rule
     /// has keywords and none holds a byte JSON escapes (`"`, `\`, a control).
     json_raw_keywords: bool,
+    /// Every keyword and every literal a rule needs is ASCII, so the
+    /// keyword pass finds in bytes that are not UTF-8 what it finds in
+    /// their lossy text (Note \[Clean bytes unchecked\] in `clean_json.rs`).
+    ascii_only: bool,
 }
 
 /// The masks [`Masker`](super::Masker) writes, `[REDACTED:<rule>:<8 hex>]`
@@ -607,6 +611,11 @@ impl Detector {
             && keywords
                 .iter()
                 .all(|k| k.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'));
+        let ascii_only = keywords.iter().all(|k| k.is_ascii())
+            && compiled
+                .iter()
+                .flat_map(|r| r.needs.iter().copied().flatten())
+                .all(|&(lit, _, _)| lit.is_ascii());
         let keyword_needs = keyword_rules
             .iter()
             .zip(&keywords)
@@ -627,6 +636,7 @@ impl Detector {
             allowlist_source,
             allowlists,
             json_raw_keywords,
+            ascii_only,
             keywords,
             keyword_rules,
             keyword_needs,
@@ -717,6 +727,12 @@ impl Detector {
         !self.always.is_empty() || self.has_keyword(text) || encoded::may_derive(text)
     }
 
+    /// Whether every keyword and needed literal is ASCII (Note \[Clean
+    /// bytes unchecked\] in `clean_json.rs`).
+    pub(super) fn ascii_only(&self) -> bool {
+        self.ascii_only
+    }
+
     /// Where in JSON text as written a string may hold a secret, as sorted,
     /// disjoint byte spans: each keyword hit and each place an encoding may
     /// start (`%`, `eyJ`, a base64 run that decodes to text). Every
@@ -732,7 +748,7 @@ impl Detector {
     /// pass\] in `facts.rs`): the searches for what it lacks are skipped.
     pub(super) fn hot_spans(
         &self,
-        json: &str,
+        json: &[u8],
         as_written: bool,
         facts: Facts,
     ) -> Option<Vec<(usize, usize)>> {
@@ -768,14 +784,14 @@ impl Detector {
             let folds = std::cell::Cell::new(Some(facts.folds));
             let mut gate_memo: Option<(usize, usize, bool, bool)> = None;
             // No keyword holds a `"`, so no hit runs past a string's quote.
-            k.scan_in_order(json.as_bytes(), |id, start, end| {
+            k.scan_in_order(json, |id, start, end| {
                 let mut wakes = |rule: usize, at_keyword: Option<&needs::AtKeyword>| {
                     if !as_written {
                         return true;
                     }
                     let rule_needs = self.rules[rule].needs;
                     if let Some(a) = at_keyword {
-                        if !a.met_at(rule_needs, json.as_bytes(), start, &folds) {
+                        if !a.met_at(rule_needs, json, start, &folds) {
                             return false;
                         }
                     }
@@ -798,7 +814,7 @@ impl Detector {
                     if !as_written || !self.rules[rule].hand_as_written {
                         return true;
                     }
-                    let bytes = json.as_bytes();
+                    let bytes = json;
                     if needs::text_folds(bytes, &folds) {
                         return true;
                     }

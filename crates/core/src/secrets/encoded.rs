@@ -128,8 +128,7 @@ pub(super) fn derive(text: &str, masked: &[(usize, usize)]) -> Vec<Derived> {
 ///
 /// `starts` says which of a `%`, an `eyJ` and a run of [`B64_MIN`] base64
 /// bytes the text may hold; it is not searched for the others.
-pub(super) fn trigger_spans(text: &str, starts: Starts, out: &mut Vec<(usize, usize)>) {
-    let bytes = text.as_bytes();
+pub(super) fn trigger_spans(bytes: &[u8], starts: Starts, out: &mut Vec<(usize, usize)>) {
     // Only an encoded `://` starts a percent window (Note \[Percent at an
     // encoded scheme\]).
     if starts.percent {
@@ -732,7 +731,7 @@ mod tests {
             "ZXhwb3J0IEdJVEhVQl9UT0tFTj1naHBfWHE3TG0yVmI5UnQ0V3o4S3AzSG42SmQxRnM1R2MwWWEyVWU3";
         let spans = |t: &str| {
             let mut out = Vec::new();
-            trigger_spans(t, Starts::UNKNOWN, &mut out);
+            trigger_spans(t.as_bytes(), Starts::UNKNOWN, &mut out);
             out
         };
         for ordinary in [
@@ -758,7 +757,7 @@ mod tests {
     fn only_an_encoded_scheme_makes_a_percent_trigger() {
         let spans = |t: &str| {
             let mut out = Vec::new();
-            trigger_spans(t, Starts::UNKNOWN, &mut out);
+            trigger_spans(t.as_bytes(), Starts::UNKNOWN, &mut out);
             out
         };
         for ordinary in [

@@ -382,6 +382,15 @@ impl Masker {
         }
     }
 
+    /// Whether `bytes`, read as JSON text or as plain text (their lossy
+    /// text when they are not UTF-8), certainly hold nothing to mask, said
+    /// without reading them as text: a cheap first look before
+    /// [`Masker::mask_json_text`] or [`Masker::mask_str`], which need
+    /// text (Note \[Clean bytes unchecked\]). False means they may.
+    pub fn bytes_hold_nothing(&self, bytes: &[u8]) -> bool {
+        super::clean_json::clean_bytes(self, bytes)
+    }
+
     /// Masks stored JSON text (a feed body, an event). When the raw text has
     /// no escapes and no rule matches it, it is returned borrowed, unparsed
     /// (its strings are its raw bytes, so nothing inside them can match);

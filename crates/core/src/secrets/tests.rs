@@ -253,6 +253,46 @@ fn secrets_in_object_keys_and_beside_their_names_are_masked() {
     assert!(masked.text.starts_with("not json [REDACTED:github-pat:"));
 }
 
+/// Note \[Plain text through the JSON door\] in `hand_gate.rs`: text
+/// handed to `mask_json_text` that is not JSON is masked exactly as
+/// `mask_str` masks it, and `bytes_hold_nothing` never says nothing of a
+/// text either finds something in. The generic rule read the text as JSON
+/// and stopped at a quote that only JSON ends a string with (the shapes
+/// below leaked the value whole).
+#[test]
+fn text_that_is_not_json_is_masked_as_text_whatever_its_quotes() {
+    let m = masker();
+    let value = "Zx9kQ2mP7vL4nR8tW1yB";
+    for shape in [
+        "token\" = {v}",
+        "my token\" = {v} here",
+        "api_key\"=\"{v}\"",
+        "auth\", {v}",
+        "secret' = {v}",
+        "password\"\t|| {v};",
+        "the access\" => \"{v}\" ok",
+        "key\"?= {v}",
+        "[\"token\",\"{v}\"",
+    ] {
+        let text = shape.replace("{v}", value);
+        let plain = m.mask_str(&text).text.into_owned();
+        assert!(!plain.contains(value), "{text}: the rule itself finds it");
+        assert_eq!(m.mask_json_text(&text).text, plain, "{text}");
+        assert!(!m.bytes_hold_nothing(text.as_bytes()), "{text}");
+    }
+    // As JSON, a key's quote is read as JSON's: a string beside its key,
+    // and a string after a comma only when it is a value of ten bytes.
+    let json = format!("{{\"token\": \"{value}\"}}");
+    assert!(!m.mask_json_text(&json).text.contains(value));
+    for clean in [
+        r#"{"repairs":["unquoted_key","single_quotes"],"n":1}"#,
+        r#"["the token","next"]"#,
+    ] {
+        assert_eq!(m.mask_json_text(clean).text, clean);
+        assert!(m.bytes_hold_nothing(clean.as_bytes()), "{clean}");
+    }
+}
+
 #[test]
 fn overlapping_rules_prefer_the_specific_one() {
     let m = masker();

@@ -62,7 +62,7 @@ fn met_in(needs: &[&[Literal]], text: &str, json: bool) -> bool {
     let folds = Cell::new(None);
     needs
         .iter()
-        .all(|choices| choices_met(choices, text, json, &folds))
+        .all(|choices| choices_met(choices, text.as_bytes(), json, &folds))
 }
 
 /// Whether `text` holds one of `choices` (one requirement; `json`: as in
@@ -70,14 +70,14 @@ fn met_in(needs: &[&[Literal]], text: &str, json: bool) -> bool {
 /// long s, read at most once.
 pub(super) fn choices_met(
     choices: &[Literal],
-    text: &str,
+    text: &[u8],
     json: bool,
     folds: &Cell<Option<bool>>,
 ) -> bool {
     (json && choices.iter().any(|&(lit, _, _)| escaped(lit)))
         // A folded letter may be the Kelvin sign or the long s in the text.
-        || (choices.iter().any(|&(_, folded, _)| folded) && text_folds(text.as_bytes(), folds))
-        || holds_any(text.as_bytes(), choices, json)
+        || (choices.iter().any(|&(_, folded, _)| folded) && text_folds(text, folds))
+        || holds_any(text, choices, json)
 }
 
 /// Whether `lit` holds a byte that JSON escapes.
