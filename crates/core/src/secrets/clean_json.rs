@@ -56,13 +56,13 @@ use super::facts::Facts;
 /// hot span in them, so that they hold no secret as JSON text or as plain
 /// text; false when they may (and the caller reads them as text).
 ///
-/// Note \[Clean bytes unchecked\]: a `--jsonl` command masks each result
-/// line it prints, and checking that the line is UTF-8 before reading it
-/// as text was a tenth of what masking `extract --jsonl --json`'s output
-/// cost (`simdutf8`, 2.5% of the command's profile), though no line of the
-/// bench's 20,000 had a hot span. Nothing in step 1 reads text: the facts
-/// pass, the keyword kernel, the needs and the hand gate read bytes. So
-/// the check runs only on the lines this says no to. For bytes that are
+/// Note \[Clean bytes unchecked\]: a `--jsonl` command masks each batch
+/// of result lines it prints, and checked that the batch is UTF-8 and split
+/// it into lines before reading each as text (callgrind of `extract --jsonl
+/// --json`: about 5 of masking's 320 million instructions), though no line
+/// of the bench's 20,000 has a hot span. Nothing in step 1 reads text: the
+/// facts pass, the keyword kernel, the needs and the hand gate read bytes.
+/// So the check runs only on the batches this says no to. For bytes that are
 /// not UTF-8, the printer masks their lossy text, which differs from them
 /// only where U+FFFD stands for bytes that are not UTF-8; when every
 /// keyword and literal a rule needs is ASCII ([`Detector::ascii_only`],

@@ -382,10 +382,11 @@ pub(super) fn yes_at_as_written(json: &[u8], stop: usize, letters_allowed: bool)
 /// [`generic_api_key`] does on plain text: a yes makes the hit hot, and the
 /// walk then reads JSON as JSON (nothing found beside a string that only
 /// looked like an assignment) and hands text that is not JSON to plain
-/// masking. In JSON a quote is followed by a blank, a `,` and another
-/// string at most: the hit is hot only when that string is ten value
-/// bytes that are not all letters (with the letters allowlist), none of
-/// the 20,000 lines of the bench's `extract --jsonl --json` output.
+/// masking. In JSON a string's closing quote is followed by blanks, then
+/// `,`, `:`, `}` or `]`: the hit is hot only when what comes after a `,`
+/// or `:` is a string of ten value bytes, not all letters (with the
+/// letters allowlist); none of the 20,000 lines of the bench's `extract
+/// --jsonl --json` output is.
 fn past_the_quote_as_text(text: &[u8], quote: usize, letters_allowed: bool) -> bool {
     let mut at = quote;
     while text.get(at).is_some_and(|&c| before_op(c)) {
