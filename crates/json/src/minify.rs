@@ -279,16 +279,16 @@ fn agrees_with_the_parser(text: &str, written: &[u8], read: &LaxRead) {
 /// colon ([`Repair::MissingQuote`]): the walk declines it (`{'a:'#}`; a
 /// proptest found the walk reading it as a key and a comment).
 fn colon_inside(b: &[u8], open: usize, pos: usize) -> bool {
-    if !matches!(b.get(open), Some(b'"' | b'\'')) {
+    // The byte after the key first: nearly always `:` or a blank, and then
+    // the key's bytes are never read.
+    let glued = b.get(pos).is_some_and(|&c| {
+        !c.is_ascii_whitespace() && !matches!(c, b',' | b'}' | b']' | b':' | b'=' | b'"' | b'\'')
+    });
+    if !glued || !matches!(b.get(open), Some(b'"' | b'\'')) {
         return false;
     }
     let body = b.get(open + 1..pos.saturating_sub(1)).unwrap_or_default();
-    let may_end_in_colon = body.contains(&b'\\') || (body.len() > 1 && body.ends_with(b":"));
-    may_end_in_colon
-        && b.get(pos).is_some_and(|&c| {
-            !c.is_ascii_whitespace()
-                && !matches!(c, b',' | b'}' | b']' | b':' | b'=' | b'"' | b'\'')
-        })
+    body.contains(&b'\\') || (body.len() > 1 && body.ends_with(b":"))
 }
 
 /// The end of the whitespace run at `i` (`b[i]` is whitespace).

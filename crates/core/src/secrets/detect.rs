@@ -814,8 +814,7 @@ impl Detector {
                     if !as_written || !self.rules[rule].hand_as_written {
                         return true;
                     }
-                    let bytes = json;
-                    if needs::text_folds(bytes, &folds) {
+                    if needs::text_folds(json, &folds) {
                         return true;
                     }
                     let letters = self.rules[rule].letters_allowed;
@@ -826,8 +825,8 @@ impl Detector {
                             yes
                         }
                         _ => {
-                            let stop = hand_gate::run_stop_as_written(bytes, end);
-                            let yes = hand_gate::yes_at_as_written(bytes, stop, letters);
+                            let stop = hand_gate::run_stop_as_written(json, end);
+                            let yes = hand_gate::yes_at_as_written(json, stop, letters);
                             gate_memo = Some((end, stop, letters, yes));
                             yes
                         }

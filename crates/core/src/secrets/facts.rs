@@ -44,9 +44,6 @@ pub(super) struct Facts {
     pub b64_run: bool,
 }
 
-const KELVIN: &[u8] = "\u{212A}".as_bytes();
-const LONG_S: &[u8] = "\u{17F}".as_bytes();
-
 impl Facts {
     /// The facts of `text`, by the widest vector pass this CPU has.
     pub(super) fn of(text: &[u8]) -> Facts {
@@ -70,14 +67,12 @@ impl Facts {
     /// The facts of `text` by searches of the whole text, what the vector
     /// passes are held to.
     pub(super) fn portable(text: &[u8]) -> Facts {
-        let from = |at: usize| text.get(at..).unwrap_or_default();
         Facts {
             escape: memchr::memchr_iter(b'\\', text)
                 .any(|at| matches!(text.get(at + 1), Some(b'u' | b'/'))),
             percent: memchr::memchr(b'%', text).is_some(),
             eyj: eyj().find(text).is_some(),
-            folds: memchr::memchr2_iter(KELVIN[0], LONG_S[0], text)
-                .any(|at| from(at).starts_with(KELVIN) || from(at).starts_with(LONG_S)),
+            folds: super::hand_gate::folds_into_ascii(text),
             b64_run: text.split(|&b| !is_b64(b)).any(|run| run.len() >= B64_MIN),
         }
     }
@@ -96,6 +91,13 @@ mod vector {
     use super::super::encoded::alphabet::{HIGH, LOW};
     use super::super::vectors::{lanes, load32, load64};
     use super::{B64_MIN, Facts};
+
+    /// The alphabet's nibble tables in every lane, made at compile time
+    /// (each line's pass loads them).
+    const LOW_64: [u8; 64] = lanes(&LOW);
+    const HIGH_64: [u8; 64] = lanes(&HIGH);
+    const LOW_32: [u8; 32] = lanes(&LOW);
+    const HIGH_32: [u8; 32] = lanes(&HIGH);
 
     /// The facts of `text` with AVX-512 where the CPU has it, else AVX2;
     /// `None` without either.
@@ -167,8 +169,7 @@ mod vector {
                 let (e_, y_, j_) = (splat(b'e'), splat(b'y'), splat(b'J'));
                 let (k0, k1, k2) = (splat(0xE2), splat(0x84), splat(0xAA));
                 let (s0, s1) = (splat(0xC5), splat(0xBF));
-                let (low, high): (__m512i, __m512i) =
-                    (cast(lanes::<64>(&LOW)), cast(lanes::<64>(&HIGH)));
+                let (low, high): (__m512i, __m512i) = (cast(LOW_64), cast(HIGH_64));
                 let nibble = splat(0x0f);
                 let (mut escape, mut pct, mut eyj, mut folds) = (0u64, 0u64, 0u64, 0u64);
                 let (mut b64, mut carry) = (false, 0u32);
@@ -244,8 +245,7 @@ mod vector {
                 let (k0, k1, k2) = (splat(0xE2), splat(0x84), splat(0xAA));
                 let (s0, s1) = (splat(0xC5), splat(0xBF));
                 let zero = avx._mm256_setzero_si256();
-                let (low, high): (__m256i, __m256i) =
-                    (cast(lanes::<32>(&LOW)), cast(lanes::<32>(&HIGH)));
+                let (low, high): (__m256i, __m256i) = (cast(LOW_32), cast(HIGH_32));
                 let nibble = splat(0x0f);
                 let (mut escape, mut pct, mut eyj, mut folds) = (zero, zero, zero, zero);
                 let (mut b64, mut carry) = (false, 0u32);

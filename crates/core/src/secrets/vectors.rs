@@ -14,32 +14,35 @@ use pulp::bytemuck::cast;
 
 /// A 16-byte table in each of `N / 16` lanes (`vpshufb` looks up within a
 /// lane).
-pub(super) fn lanes<const N: usize>(t: &[u8; 16]) -> [u8; N] {
+pub(super) const fn lanes<const N: usize>(t: &[u8; 16]) -> [u8; N] {
     let mut v = [0u8; N];
-    for lane in v.chunks_exact_mut(16) {
-        lane.copy_from_slice(t);
+    let mut i = 0;
+    while i < N {
+        v[i] = t[i % 16];
+        i += 1;
     }
     v
+}
+
+/// `N` bytes of `text` from `at` (zeros when fewer are left).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn block<const N: usize>(text: &[u8], at: usize) -> [u8; N] {
+    text.get(at..at + N)
+        .and_then(|b| b.try_into().ok())
+        .unwrap_or([0; N])
 }
 
 /// 64 bytes of `text` from `at` as a vector (zeros when fewer are left).
 #[allow(clippy::inline_always)]
 #[inline(always)]
 pub(super) fn load64(text: &[u8], at: usize) -> __m512i {
-    let bytes: [u8; 64] = text
-        .get(at..at + 64)
-        .and_then(|b| b.try_into().ok())
-        .unwrap_or([0; 64]);
-    cast(bytes)
+    cast(block::<64>(text, at))
 }
 
 /// 32 bytes of `text` from `at` as a vector (zeros when fewer are left).
 #[allow(clippy::inline_always)]
 #[inline(always)]
 pub(super) fn load32(text: &[u8], at: usize) -> __m256i {
-    let bytes: [u8; 32] = text
-        .get(at..at + 32)
-        .and_then(|b| b.try_into().ok())
-        .unwrap_or([0; 32]);
-    cast(bytes)
+    cast(block::<32>(text, at))
 }

@@ -24,6 +24,8 @@ use core::arch::x86_64::__m256i;
 use pulp::bytemuck::cast;
 use pulp::x86::V3;
 
+use super::super::vectors::lanes;
+
 /// The classes each low nibble is in (Note \[Base64 bytes by nibbles\]).
 pub(in crate::secrets) const LOW: [u8; 16] = {
     let mut t = [0u8; 16];
@@ -54,20 +56,8 @@ pub(in crate::secrets) const LOW: [u8; 16] = {
 /// The classes each high nibble may be in.
 pub(in crate::secrets) const HIGH: [u8; 16] = [0, 0, 1, 2, 4, 8 | 16, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0];
 
-/// A 16-byte table in both lanes (`vpshufb` looks up within a lane).
-const fn both_lanes(t: &[u8; 16]) -> [u8; 32] {
-    let mut v = [0u8; 32];
-    let mut i = 0;
-    while i < 16 {
-        v[i] = t[i];
-        v[16 + i] = t[i];
-        i += 1;
-    }
-    v
-}
-
-const LOW_BOTH: [u8; 32] = both_lanes(&LOW);
-const HIGH_BOTH: [u8; 32] = both_lanes(&HIGH);
+const LOW_BOTH: [u8; 32] = lanes::<32>(&LOW);
+const HIGH_BOTH: [u8; 32] = lanes::<32>(&HIGH);
 
 /// Writes to `out[k]` the mask of the alphabet's bytes in the 64 bytes of
 /// `text` from `64 * k` (bit `i` for byte `64 * k + i`; bytes past the
