@@ -16,8 +16,9 @@
 //! five, 4.5%, for a quarter more shuffles). The cost of a bucket is the chance
 //! that a position of text passes it, read from a model of the bytes of
 //! text agents print (English letters at their usual rates, spaces, digits,
-//! JSON's punctuation; each byte independent); the cost of a grouping is
-//! their sum. Keywords are placed greedily, the longest first, each in the
+//! JSON's punctuation; each byte independent), and of the words it is
+//! mostly made of (Note \[Common words in the model\]); the cost of a
+//! grouping is their sum. Keywords are placed greedily, the longest first, each in the
 //! bucket it costs least to widen; then single moves that lower the sum are
 //! kept, from a seeded sequence. The build script runs the search for the
 //! built-in keywords (a second or so); a keyword it has not placed (a user
@@ -105,6 +106,113 @@ const FREQUENCY: [u32; 256] = {
     f
 };
 
+/// Note \[Common words in the model\]: the byte model takes bytes as
+/// independent, so it sees no difference between a keyword's neighbours
+/// that are common words and those that never occur. On `extract --jsonl`
+/// output, 746,000 positions of 16.7 MB passed a bucket and 555,000 of
+/// them were then dropped by the triple table, most at the words of JSON
+/// keys and prose (`stat` of `status`, `line`, `serv` of `service`, `epai`
+/// of `repairs`) whose every nibble some keyword of a bucket has at that
+/// place. So a bucket also costs [`WORD_RATE`] for each window of
+/// [`SPAN`] bytes it passes from a list of words common in what agents
+/// and agentshape print (English words, the keys of JSON results,
+/// agentshape's own result fields), each word read from each of its
+/// bytes and followed by a quote or a blank, and the keys of the session
+/// files agentshape reads. The list is of words such text is made of, not
+/// of one corpus. Positions that pass, before and after: the bench's
+/// `extract --jsonl` output 746,000 → 455,000 (16.7 MB); the real Claude
+/// Code, Codex and Gemini CLI sessions of `../shared/corpus/native`, which
+/// no word was taken from, 503,000 → 353,000 (11.9 MB); the bench's
+/// stream-json transcripts 1.64 → 1.04 million and its generated session
+/// files 1.33 → 1.06 million (40 MB each). Masking 4 MB of that output in
+/// one thread (criterion, interleaved) went from 4.67–4.73 to 4.61–4.65 ms,
+/// and callgrind counts 314.5 → 297.0 million instructions for masking
+/// the whole output in `extract --jsonl --json`: the positions dropped
+/// were the cheap ones, and the closure a keyword hit runs (the generic
+/// rule's gate, about 75 ns a hit) is what the pass costs most besides
+/// its vector work. The build script's search takes about 2 s instead of
+/// 0.8 s (unoptimised).
+#[rustfmt::skip]
+const COMMON_WORDS: &[&str] = &[
+    "the", "and", "that", "this", "with", "from", "have", "will", "there", "their", "which", "when",
+    "what", "would", "should", "could", "about", "after", "before", "other", "these", "those",
+    "then", "than", "into", "only", "some", "more", "also", "each", "were", "been", "being",
+    "because", "while", "where", "here", "over", "such", "just", "like", "make", "need", "file",
+    "files", "code", "function", "return", "value", "values", "error", "errors", "test", "tests",
+    "check", "change", "changes", "update", "line", "lines", "name", "type", "string", "number",
+    "object", "array", "list", "item", "items", "data", "result", "results", "status", "state",
+    "message", "messages", "content", "text", "input", "output", "request", "response", "server",
+    "service", "client", "user", "users", "session", "time", "timeout", "config", "option",
+    "options", "path", "version", "build", "run", "running", "command", "process", "event",
+    "events", "model", "tool", "tools", "schema", "field", "fields", "method", "valid", "repairs",
+    "coercions", "true", "false", "null", "summary", "description", "details", "notes", "title",
+    "steps", "index", "count", "total", "start", "end", "issue", "fix", "fixed", "added", "removed",
+    "using", "used", "called", "call", "set", "get", "new", "old", "first", "last", "next",
+    "default", "local", "remote", "system", "memory", "cache", "query", "table", "database",
+    "connection", "network", "task", "tasks", "plan", "step", "done", "id",
+    // The keys of the session files agentshape reads (Claude Code, Codex).
+    "uuid", "parentuuid", "sessionid", "timestamp", "assistant", "role", "usage", "input_tokens",
+    "output_tokens", "cache_read_input_tokens", "tool_use", "tool_result", "tool_use_id", "cwd",
+    "gitbranch", "usertype", "issidechain", "requestid", "stop_reason", "payload", "turn_context",
+    "response_item", "function_call", "arguments", "call_id",
+];
+
+/// What one window of a common word costs a bucket that passes it: about
+/// one occurrence of each listed word per 3,000 bytes of text, per word
+/// and follower.
+const WORD_RATE: f64 = 0.000_15;
+
+/// The bytes that follow a word in the windows: a quote (a JSON key or
+/// string's end) and a blank (prose).
+const FOLLOWERS: [u8; 2] = [b'"', b' '];
+
+/// How many windows [`COMMON_WORDS`] make: one per byte of each word and
+/// follower.
+const WINDOW_COUNT: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < COMMON_WORDS.len() {
+        n += COMMON_WORDS[i].len() * FOLLOWERS.len();
+        i += 1;
+    }
+    n
+};
+
+/// The windows of [`COMMON_WORDS`], made at compile time (the build
+/// script's search reads them at every move): from each byte of a word,
+/// its rest, the follower, then blanks.
+static WINDOWS: [[u8; SPAN]; WINDOW_COUNT] = {
+    let mut out = [[0u8; SPAN]; WINDOW_COUNT];
+    let mut n = 0;
+    let mut i = 0;
+    while i < COMMON_WORDS.len() {
+        let word = COMMON_WORDS[i].as_bytes();
+        let mut f = 0;
+        while f < FOLLOWERS.len() {
+            let mut from = 0;
+            while from < word.len() {
+                let mut j = 0;
+                while j < SPAN {
+                    let at = from + j;
+                    out[n][j] = if at < word.len() {
+                        word[at]
+                    } else if at == word.len() {
+                        FOLLOWERS[f]
+                    } else {
+                        b' '
+                    };
+                    j += 1;
+                }
+                n += 1;
+                from += 1;
+            }
+            f += 1;
+        }
+        i += 1;
+    }
+    out
+};
+
 /// A bucket's nibble sets: per position, one bit per low nibble and one per
 /// high nibble that some keyword of the bucket has there (both cases of a
 /// letter; every nibble past a keyword's end).
@@ -131,7 +239,8 @@ impl Sets {
 
     /// The chance, in the model, that a position of text passes: the
     /// product over positions of the share of bytes both of whose nibbles
-    /// are in the sets (0 for an empty bucket).
+    /// are in the sets, plus the word term (Note \[Common words in the
+    /// model\]); 0 for an empty bucket.
     fn cost(&self) -> f64 {
         if self.lo[0] == 0 {
             return 0.0;
@@ -147,7 +256,25 @@ impl Sets {
             }
             chance *= f64::from(passing) / total;
         }
-        chance
+        chance + self.words_cost()
+    }
+
+    /// The model's word term (Note \[Common words in the model\]): each
+    /// window of a common word the bucket passes, at [`WORD_RATE`].
+    fn words_cost(&self) -> f64 {
+        // Plain loops that stop at a window's first byte the bucket does
+        // not pass: the build script runs unoptimised, and this runs twice
+        // a move.
+        let mut passing = 0u32;
+        for w in &WINDOWS {
+            let mut j = 0;
+            while j < SPAN && (self.lo[j] >> (w[j] & 15)) & (self.hi[j] >> (w[j] >> 4)) & 1 != 0 {
+                j += 1;
+            }
+            passing += u32::from(j == SPAN);
+        }
+        let passing = f64::from(passing);
+        passing * WORD_RATE
     }
 }
 
@@ -297,6 +424,31 @@ mod tests {
                     .cost()
             })
             .sum()
+    }
+
+    /// Note [Common words in the model]: each word is read from each of
+    /// its bytes, followed by a quote and by a blank, and a bucket whose
+    /// keyword shares a common word's beginning pays for it where one
+    /// that shares nothing with the words does not.
+    #[test]
+    fn common_words_cost_the_buckets_that_pass_them() {
+        use super::{COMMON_WORDS, WINDOWS, WORD_RATE};
+        let id = COMMON_WORDS
+            .iter()
+            .position(|w| *w == "id")
+            .unwrap_or(usize::MAX);
+        let before: usize = COMMON_WORDS.iter().take(id).map(|w| 2 * w.len()).sum();
+        assert_eq!(
+            WINDOWS.get(before..before + 4),
+            Some(&[*b"id\"  ", *b"d\"   ", *b"id   ", *b"d    "][..])
+        );
+        assert_eq!(
+            WINDOWS.len(),
+            COMMON_WORDS.iter().map(|w| 2 * w.len()).sum::<usize>()
+        );
+        // `statu` of `status` with either follower, at least.
+        assert!(Sets::default().with(b"status").words_cost() >= 2.0 * WORD_RATE);
+        assert!(Sets::default().with(b"q~").words_cost().abs() < f64::EPSILON);
     }
 
     /// Note [Buckets chosen by a model of text]: the search lowers what
