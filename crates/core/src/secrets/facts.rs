@@ -88,16 +88,9 @@ mod vector {
     use pulp::bytemuck::cast;
     use pulp::x86::{V3, V4};
 
-    use super::super::encoded::alphabet::{HIGH, LOW};
-    use super::super::vectors::{lanes, load32, load64};
+    use super::super::encoded::alphabet::{HIGH_32, HIGH_64, LOW_32, LOW_64};
+    use super::super::vectors::{load32, load64};
     use super::{B64_MIN, Facts};
-
-    /// The alphabet's nibble tables in every lane, made at compile time
-    /// (each line's pass loads them).
-    const LOW_64: [u8; 64] = lanes(&LOW);
-    const HIGH_64: [u8; 64] = lanes(&HIGH);
-    const LOW_32: [u8; 32] = lanes(&LOW);
-    const HIGH_32: [u8; 32] = lanes(&HIGH);
 
     /// The facts of `text` with AVX-512 where the CPU has it, else AVX2;
     /// `None` without either.

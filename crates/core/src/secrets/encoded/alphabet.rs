@@ -56,8 +56,12 @@ pub(in crate::secrets) const LOW: [u8; 16] = {
 /// The classes each high nibble may be in.
 pub(in crate::secrets) const HIGH: [u8; 16] = [0, 0, 1, 2, 4, 8 | 16, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0];
 
-const LOW_BOTH: [u8; 32] = lanes::<32>(&LOW);
-const HIGH_BOTH: [u8; 32] = lanes::<32>(&HIGH);
+/// [`LOW`] and [`HIGH`] in every lane of a 32-byte and a 64-byte vector,
+/// made at compile time (this module's runs and `facts`' pass load them).
+pub(in crate::secrets) const LOW_32: [u8; 32] = lanes(&LOW);
+pub(in crate::secrets) const HIGH_32: [u8; 32] = lanes(&HIGH);
+pub(in crate::secrets) const LOW_64: [u8; 64] = lanes(&LOW);
+pub(in crate::secrets) const HIGH_64: [u8; 64] = lanes(&HIGH);
 
 /// Writes to `out[k]` the mask of the alphabet's bytes in the 64 bytes of
 /// `text` from `64 * k` (bit `i` for byte `64 * k + i`; bytes past the
@@ -104,8 +108,8 @@ fn half(simd: V3, text: &[u8], at: usize) -> u32 {
         .avx2
         ._mm256_and_si256(simd.avx2._mm256_srli_epi16::<4>(v), nibble);
     let classes = simd.avx2._mm256_and_si256(
-        simd.avx2._mm256_shuffle_epi8(cast(LOW_BOTH), lo),
-        simd.avx2._mm256_shuffle_epi8(cast(HIGH_BOTH), hi),
+        simd.avx2._mm256_shuffle_epi8(cast(LOW_32), lo),
+        simd.avx2._mm256_shuffle_epi8(cast(HIGH_32), hi),
     );
     // One bit per byte in no class, inverted.
     #[allow(clippy::cast_sign_loss)]
