@@ -28,6 +28,11 @@ mod syntax;
 #[allow(dead_code)] // the tables are made at run time
 #[path = "src/secrets/keywords/buckets.rs"]
 mod buckets;
+// Note [Keywords as a match holds them] in `src/secrets/keywords.rs`: what
+// the built-in patterns hold at their keywords, read once here.
+#[allow(dead_code)]
+#[path = "src/secrets/keywords/shape.rs"]
+mod shape;
 include!("src/pricing/names.rs");
 
 fn main() {
@@ -67,7 +72,53 @@ fn secret_rules() {
     let dir = std::env::var("OUT_DIR").expect("OUT_DIR");
     std::fs::write(format!("{dir}/builtin_rules.rs"), out).expect("write builtin_rules.rs");
     builtin_needs(&file.rules, &dir);
-    builtin_buckets(&file.rules, &dir);
+    let shapes = builtin_shapes(&file.rules, &dir);
+    builtin_buckets(&file.rules, &shapes, &dir);
+}
+
+/// `builtin_shapes.rs`: per built-in rule and keyword, the shape its
+/// pattern has there when it has one (Note [Keywords as a match holds
+/// them]); answers each keyword's shape as a detector of the built-in
+/// rules joins them (none when one of its rules has none).
+fn builtin_shapes(rules: &[Rule], dir: &str) -> BTreeMap<String, Option<Vec<shape::ByteSet>>> {
+    println!("cargo:rerun-if-changed=src/secrets/keywords/shape.rs");
+    let mut out = String::from("&[\n");
+    let mut joined: BTreeMap<String, Option<Vec<shape::ByteSet>>> = BTreeMap::new();
+    for r in rules {
+        let pattern = syntax::go_to_rust(&r.regex);
+        for k in &r.keywords {
+            let k = k.to_ascii_lowercase();
+            let found = shape::shape_of(&pattern, k.as_bytes());
+            if let Some(s) = &found {
+                write!(
+                    out,
+                    "    ({:?}, {:?}, b\"{}\", &[",
+                    r.id,
+                    r.regex,
+                    k.as_bytes().escape_ascii()
+                )
+                .unwrap();
+                for set in s {
+                    let words: Vec<String> = set.iter().map(|&w| hex_word(w)).collect();
+                    write!(out, "[{}], ", words.join(", ")).unwrap();
+                }
+                out.push_str("]),\n");
+            }
+            let entry = joined.entry(k).or_insert_with(|| found.clone());
+            *entry = match (entry.take(), found) {
+                (Some(a), Some(b)) if a.len() == b.len() => Some(
+                    a.iter()
+                        .zip(&b)
+                        .map(|(x, y)| [x[0] | y[0], x[1] | y[1], x[2] | y[2], x[3] | y[3]])
+                        .collect(),
+                ),
+                _ => None,
+            };
+        }
+    }
+    out.push(']');
+    std::fs::write(format!("{dir}/builtin_shapes.rs"), out).expect("write builtin_shapes.rs");
+    joined
 }
 
 /// Moves the bucket search tries for the built-in keywords (Note [Buckets
@@ -76,7 +127,11 @@ const BUCKET_MOVES: usize = 30_000;
 
 /// `builtin_buckets.rs`: each built-in keyword of two bytes or more (lower
 /// case, as the detector reads them) and its bucket, sorted by keyword.
-fn builtin_buckets(rules: &[Rule], dir: &str) {
+fn builtin_buckets(
+    rules: &[Rule],
+    shapes: &BTreeMap<String, Option<Vec<shape::ByteSet>>>,
+    dir: &str,
+) {
     println!("cargo:rerun-if-changed=src/secrets/keywords/buckets.rs");
     let mut seen = std::collections::BTreeSet::new();
     let words: Vec<String> = rules
@@ -85,9 +140,12 @@ fn builtin_buckets(rules: &[Rule], dir: &str) {
         .map(|k| k.to_ascii_lowercase())
         .filter(|k| k.len() >= 2 && seen.insert(k.clone()))
         .collect();
-    let refs: Vec<&[u8]> = words.iter().map(String::as_bytes).collect();
+    let refs: Vec<buckets::Word<'_>> = words
+        .iter()
+        .map(|w| (w.as_bytes(), shapes.get(w).and_then(Option::as_deref)))
+        .collect();
     let placed = buckets::assign(&refs, &[], BUCKET_MOVES);
-    let mut pairs: Vec<(&[u8], u8)> = refs.into_iter().zip(placed).collect();
+    let mut pairs: Vec<(&[u8], u8)> = refs.into_iter().map(|(w, _)| w).zip(placed).collect();
     pairs.sort_unstable();
     let mut out = String::from("&[\n");
     for (k, b) in pairs {
@@ -122,6 +180,18 @@ fn builtin_needs(rules: &[Rule], dir: &str) {
     }
     out.push(']');
     std::fs::write(format!("{dir}/builtin_needs.rs"), out).expect("write builtin_needs.rs");
+}
+
+/// `w` as a hexadecimal literal in groups of four digits (as clippy asks
+/// of the code that includes it).
+fn hex_word(w: u64) -> String {
+    format!(
+        "0x{:04x}_{:04x}_{:04x}_{:04x}",
+        w >> 48,
+        (w >> 32) & 0xffff,
+        (w >> 16) & 0xffff,
+        w & 0xffff
+    )
 }
 
 /// A Rust expression for the `String` `text` (`Debug` escapes as Rust does).

@@ -518,8 +518,10 @@ mod tests {
     fn hits_whose_rules_need_what_the_line_lacks_are_not_hot() {
         let m = masker();
         let d = m.detector();
-        // `sk` (Twilio: needs `SK`) and `ey` (JWT: needs `.ey`).
-        let line = r#"{"risk":"low","task":"survey the disk","notes":"they asked for logs"}"#;
+        // `ey` (JWT: needs `.ey`) where a JWT could begin (`eyeb`: Note
+        // \[Keywords as a match holds them\] in `keywords.rs` leaves out
+        // `risk`, `disk` and `they `, which no match can hold).
+        let line = r#"{"risk":"low","task":"eyeball the disk","notes":"they asked for logs"}"#;
         let facts = Facts::of(line.as_bytes());
         assert_eq!(
             d.hot_spans(line.as_bytes(), false, facts)

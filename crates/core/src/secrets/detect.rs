@@ -18,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 use regex::{Regex, RegexBuilder};
 
 use super::facts::Facts;
-use super::keywords::Keywords;
+use super::keywords::{Keywords, keyword_shape};
 use super::rules::{Allowlist, Rule, RuleSet};
 use super::stopwords::Stopwords;
 use super::syntax::go_to_rust;
@@ -629,7 +629,12 @@ impl Detector {
         let keywords = if keywords.is_empty() {
             None
         } else {
-            Some(Keywords::new(&keywords))
+            let shapes: Vec<_> = keywords
+                .iter()
+                .zip(&keyword_rules)
+                .map(|(k, rules)| keyword_shape(k, rules.iter().map(|&r| &compiled[r].source)))
+                .collect();
+            Some(Keywords::shaped(&keywords, &shapes))
         };
         Ok(Detector {
             rules: compiled,

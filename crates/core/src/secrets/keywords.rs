@@ -64,9 +64,33 @@
 //! vector pass cannot read (fewer than 36 bytes left) go through the
 //! triple loop, as all do on other CPUs. With AVX-512 a block is 64
 //! positions (Note \[Keyword buckets 64 wide\] in `vector.rs`).
+//!
+//! Note \[Keywords as a match holds them\]: a keyword wakes its rules
+//! wherever it occurs, but most rules' matches hold it in one way only:
+//! JWT's `ey` as written and followed by letters or digits, Twilio's `sk`
+//! as `SK` and hex digits, `s.` of Vault tokens followed by word bytes.
+//! `they `, `key"`, `risk`, `task`, `disk` were 40% of the keyword hits on
+//! `extract --jsonl` output, each compared, gated and let go. The build
+//! script reads off each built-in pattern's syntax tree, per keyword, the
+//! bytes every match has from the keyword's first on, for the keyword and
+//! the three after it (`shape.rs`: a literal run at known places in each
+//! branch; none when a branch may lack it, as the generic rule's do), and
+//! a detector gives a keyword the shapes of its rules joined (none when
+//! one rule has none: a user's rule, a changed pattern), with `\` allowed
+//! after the keyword (a JSON escape, read as written, may stand for any
+//! byte). A shaped keyword is reported only where the text has those
+//! bytes, the text's end included (no match fits there): the buckets'
+//! nibble sets, the triple's third byte and the fourth byte's classes are
+//! the shape's, and the compare checks every byte. Masking 4 MB of
+//! `extract --jsonl` output in one thread: keyword hits 21,163 → 12,053,
+//! 4.43 → 4.27 ms (criterion); positions passing the buckets rose
+//! (115,197 → 132,950: the search placed keywords anew), those passing the
+//! triple table fell (46,909 → 43,427).
 
 #[cfg(target_arch = "x86_64")]
 mod buckets;
+#[cfg(test)]
+mod shape;
 #[cfg(target_arch = "x86_64")]
 mod vector;
 
@@ -74,6 +98,52 @@ mod vector;
 /// \[Buckets chosen by a model of text\] in `buckets.rs`), sorted.
 #[cfg(target_arch = "x86_64")]
 static BUILTIN_BUCKETS: &[(&[u8], u8)] = include!(concat!(env!("OUT_DIR"), "/builtin_buckets.rs"));
+
+/// Per built-in rule and keyword with a shape (Note \[Keywords as a match
+/// holds them\]): the rule's id and pattern (as `rules.toml` has them),
+/// the keyword (lower case), its shape; read off the patterns by the
+/// build script.
+static BUILTIN_SHAPES: &[(&str, &str, &[u8], &[ByteSet])] =
+    include!(concat!(env!("OUT_DIR"), "/builtin_shapes.rs"));
+
+/// The shape the build script read for `keyword` (lower case) of the
+/// built-in rule `id` with the pattern `regex`; `None` for another rule,
+/// or a pattern changed since.
+pub(super) fn builtin_shape(id: &str, regex: &str, keyword: &str) -> Option<&'static [ByteSet]> {
+    BUILTIN_SHAPES
+        .iter()
+        .find(|&&(i, r, k, _)| i == id && r == regex && k == keyword.as_bytes())
+        .map(|&(_, _, _, shape)| shape)
+}
+
+/// The shape of `keyword` (lower case) for a detector whose rules with it
+/// are `rules`: what each rule's matches have there, joined, when every
+/// one is a built-in rule the build script read a shape of (Note
+/// \[Keywords as a match holds them\]); a `\\` is allowed after the
+/// keyword too (a JSON escape, read as written, may stand for any byte).
+pub(super) fn keyword_shape<'r>(
+    keyword: &str,
+    rules: impl Iterator<Item = &'r super::rules::Rule>,
+) -> Option<Vec<ByteSet>> {
+    let mut joined: Option<Vec<ByteSet>> = None;
+    for r in rules {
+        let shape = builtin_shape(&r.id, &r.regex, keyword)?;
+        joined = Some(match joined {
+            None => shape.to_vec(),
+            Some(j) if j.len() == shape.len() => j
+                .iter()
+                .zip(shape)
+                .map(|(a, b)| [a[0] | b[0], a[1] | b[1], a[2] | b[2], a[3] | b[3]])
+                .collect(),
+            Some(_) => return None,
+        });
+    }
+    let mut shape = joined?;
+    for set in shape.iter_mut().skip(keyword.len()) {
+        set[usize::from(b'\\' >> 6)] |= 1 << (b'\\' & 63);
+    }
+    Some(shape)
+}
 
 /// Bytes folded to ASCII lower case.
 const LOWER: [u8; 256] = {
@@ -121,6 +191,9 @@ pub(super) struct Keywords {
     /// Per set bit of `triples` in order, one bit per class a fourth byte
     /// of its keywords has (Note \[A fourth byte\]).
     fourth: Vec<u64>,
+    /// Per keyword, the bytes every match of its rules has from its first
+    /// on, when known (Note \[Keywords as a match holds them\]).
+    shapes: Vec<Option<Box<[ByteSet]>>>,
     /// One-byte keywords: their ids by byte (lower case).
     single: Vec<(u8, u32)>,
     single_set: [bool; 256],
@@ -135,19 +208,23 @@ pub(super) struct Keywords {
 /// chose, others placed now (Note \[Buckets chosen by a model of text\]
 /// in `buckets.rs`).
 #[cfg(target_arch = "x86_64")]
-fn kernel(patterns: &[Box<[u8]>]) -> Option<vector::Kernel> {
-    vector::Kernel::new(&bucket_tables(patterns)?)
+fn kernel(patterns: &[Box<[u8]>], shapes: &[Option<Box<[ByteSet]>>]) -> Option<vector::Kernel> {
+    vector::Kernel::new(&bucket_tables(patterns, shapes)?)
 }
 
 /// The buckets' tables of the keywords of two bytes or more, when there
 /// are some: the built-in keywords in the buckets the build script chose,
 /// others placed now.
 #[cfg(target_arch = "x86_64")]
-fn bucket_tables(patterns: &[Box<[u8]>]) -> Option<buckets::Tables> {
-    let long: Vec<&[u8]> = patterns
+fn bucket_tables(
+    patterns: &[Box<[u8]>],
+    shapes: &[Option<Box<[ByteSet]>>],
+) -> Option<buckets::Tables> {
+    let long: Vec<buckets::Word<'_>> = patterns
         .iter()
-        .map(|p| &**p)
-        .filter(|p| p.len() >= 2)
+        .zip(shapes)
+        .map(|(p, s)| (&**p, s.as_deref()))
+        .filter(|(p, _)| p.len() >= 2)
         .collect();
     if long.is_empty() {
         return None;
@@ -156,7 +233,7 @@ fn bucket_tables(patterns: &[Box<[u8]>]) -> Option<buckets::Tables> {
         .iter()
         .map(|p| {
             BUILTIN_BUCKETS
-                .binary_search_by(|(k, _)| (*k).cmp(p))
+                .binary_search_by(|(k, _)| (*k).cmp(p.0))
                 .ok()
                 .map(|i| BUILTIN_BUCKETS[i].1)
         })
@@ -170,9 +247,12 @@ impl Keywords {
     /// (Note \[Keyword buckets 64 wide\] in `vector.rs`), so tests read
     /// both kernels; `None` without AVX2.
     #[cfg(all(test, target_arch = "x86_64"))]
-    fn with_avx2(patterns: &[String]) -> Option<Keywords> {
-        let mut k = Keywords::new(patterns);
-        k.kernel = Some(vector::Kernel::new_avx2(&bucket_tables(&k.patterns)?)?);
+    fn with_avx2(patterns: &[String], shapes: &[Option<Vec<ByteSet>>]) -> Option<Keywords> {
+        let mut k = Keywords::shaped(patterns, shapes);
+        k.kernel = Some(vector::Kernel::new_avx2(&bucket_tables(
+            &k.patterns,
+            &k.shapes,
+        )?)?);
         Some(k)
     }
 
@@ -180,10 +260,16 @@ impl Keywords {
     /// one [`Keywords::new`] picks, and the AVX2 one where that is wider.
     #[cfg(test)]
     fn every_kernel(patterns: &[String]) -> Vec<Keywords> {
-        let k = Keywords::new(patterns);
+        Keywords::every_kernel_shaped(patterns, &[])
+    }
+
+    /// [`Keywords::every_kernel`] with shapes.
+    #[cfg(test)]
+    fn every_kernel_shaped(patterns: &[String], shapes: &[Option<Vec<ByteSet>>]) -> Vec<Keywords> {
+        let k = Keywords::shaped(patterns, shapes);
         #[cfg(target_arch = "x86_64")]
         if k.kernel.as_ref().is_some_and(vector::Kernel::wide) {
-            if let Some(narrow) = Keywords::with_avx2(patterns) {
+            if let Some(narrow) = Keywords::with_avx2(patterns, shapes) {
                 return vec![k, narrow];
             }
         }
@@ -239,26 +325,70 @@ fn fold_word(x: u64) -> u64 {
     x | (capital >> 2)
 }
 
+/// A set of bytes, one bit each.
+pub(super) type ByteSet = [u64; 4];
+
+/// Whether `set` holds `b`.
+fn holds(set: &ByteSet, b: u8) -> bool {
+    set[usize::from(b >> 6)] >> (b & 63) & 1 != 0
+}
+
+/// One bit per class (of `class`) of a byte in `set`.
+fn classes_of(class: &[u8; 256], set: &ByteSet) -> u64 {
+    (0..=255u8)
+        .filter(|&b| holds(set, b))
+        .fold(0, |bits, b| bits | 1 << (class[usize::from(b)] & 63))
+}
+
 impl Keywords {
     /// Tables for `patterns` (non-empty strings; compared ASCII
     /// case-insensitively).
+    #[cfg(test)]
     pub(super) fn new(patterns: &[String]) -> Keywords {
+        Keywords::shaped(patterns, &[])
+    }
+
+    /// Tables for `patterns` (non-empty strings; compared ASCII
+    /// case-insensitively), each found only where the text has the bytes
+    /// its shape in `shapes` says, when it has one (Note \[Keywords as a
+    /// match holds them\]; a keyword of one byte has none).
+    pub(super) fn shaped(patterns: &[String], shapes: &[Option<Vec<ByteSet>>]) -> Keywords {
         let patterns: Vec<Box<[u8]>> = patterns
             .iter()
             .map(|p| p.bytes().map(|b| LOWER[usize::from(b)]).collect())
             .collect();
+        let shapes: Vec<Option<Box<[ByteSet]>>> = (0..patterns.len())
+            .map(|id| {
+                let shape = shapes.get(id)?.as_ref()?;
+                (patterns[id].len() >= 2 && shape.len() > patterns[id].len())
+                    .then(|| shape.clone().into_boxed_slice())
+            })
+            .collect();
         let mut class = [0u8; 256];
         let mut distinct = 0usize;
-        for p in patterns.iter().filter(|p| p.len() >= 2) {
-            for &b in &**p {
-                if class[usize::from(b)] == 0 {
-                    // `% CLASSES + 1` is at most 63: the cast keeps every bit.
-                    #[allow(clippy::cast_possible_truncation)]
-                    let c = (distinct % CLASSES + 1) as u8;
-                    distinct += 1;
-                    class[usize::from(b)] = c;
-                    class[usize::from(b.to_ascii_uppercase())] = c;
-                }
+        // The keywords' bytes, then the ASCII bytes their shapes allow
+        // after them, so that a triple or fourth byte a shape excludes
+        // (a blank, a quote) has a class of its own or 0.
+        let after = shapes.iter().zip(&patterns).flat_map(|(s, p)| {
+            s.iter()
+                .flat_map(|s| s.get(p.len()..).unwrap_or_default())
+                .flat_map(|set| (0..0x80u8).filter(|&b| holds(set, b)))
+        });
+        let bytes: Vec<u8> = patterns
+            .iter()
+            .filter(|p| p.len() >= 2)
+            .flat_map(|p| p.iter().copied())
+            .chain(after)
+            .collect();
+        for b in bytes {
+            if class[usize::from(b)] == 0 {
+                // `% CLASSES + 1` is at most 63: the cast keeps every bit.
+                #[allow(clippy::cast_possible_truncation)]
+                let c = (distinct % CLASSES + 1) as u8;
+                distinct += 1;
+                class[usize::from(b)] = c;
+                class[usize::from(b.to_ascii_uppercase())] = c;
+                class[usize::from(b.to_ascii_lowercase())] = c;
             }
         }
         let mut triples: Box<[u64; WORDS]> = vec![0u64; WORDS]
@@ -278,10 +408,15 @@ impl Keywords {
                     single_set[usize::from(b)] = true;
                 }
                 [a, b] => {
-                    // Every third class, 0 (the text's end) included.
+                    // Every third class, 0 (the text's end) included; with
+                    // a shape, the classes of the bytes it allows there.
                     let at = index(of(a), of(b), 0);
-                    triples[at >> 6] = u64::MAX;
-                    for c in 0..64u32 {
+                    let thirds = match shapes[id as usize].as_deref().and_then(|s| s.get(2)) {
+                        Some(set) => classes_of(&class, set),
+                        None => u64::MAX,
+                    };
+                    triples[at >> 6] |= thirds;
+                    for c in (0..64u32).filter(|c| thirds >> c & 1 != 0) {
                         grouped.push((u32::try_from(at).unwrap_or(0) | c, id));
                     }
                 }
@@ -314,15 +449,20 @@ impl Keywords {
         starts.push(u32::try_from(grouped.len()).unwrap_or(u32::MAX));
         let heads = patterns.iter().map(|p| head(p)).collect();
         // Per slot, the classes its keywords' fourth bytes have; all of
-        // them when one is three bytes or shorter.
+        // them when one is three bytes or shorter, but for the bytes a
+        // shape allows there.
         let fourth = starts
             .windows(2)
             .map(|w| {
                 grouped[w[0] as usize..w[1] as usize]
                     .iter()
-                    .fold(0u64, |bits, &(_, id)| match patterns[id as usize].get(3) {
-                        Some(&b) => bits | 1 << (class[usize::from(b)] & 63),
-                        None => u64::MAX,
+                    .fold(0u64, |bits, &(_, id)| {
+                        let shape = shapes[id as usize].as_deref();
+                        match (patterns[id as usize].get(3), shape.and_then(|s| s.get(3))) {
+                            (Some(&b), _) => bits | 1 << (class[usize::from(b)] & 63),
+                            (None, Some(set)) => bits | classes_of(&class, set),
+                            (None, None) => u64::MAX,
+                        }
                     })
             })
             .collect();
@@ -335,8 +475,9 @@ impl Keywords {
             starts,
             by_triple: grouped.into_iter().map(|(_, id)| id).collect(),
             #[cfg(target_arch = "x86_64")]
-            kernel: kernel(&patterns),
+            kernel: kernel(&patterns, &shapes),
             patterns,
+            shapes,
             single,
             single_set,
         }
@@ -546,11 +687,21 @@ impl Keywords {
                 }
                 None => folded_eq(&text[i..end], p),
             };
-            if same && !each(id as usize, i, end) {
+            if same && self.shape_holds(id as usize, text, i) && !each(id as usize, i, end) {
                 return false;
             }
         }
         true
+    }
+
+    /// Whether the text at `i` has the bytes keyword `id`'s shape says
+    /// (Note \[Keywords as a match holds them\]): true without a shape;
+    /// false where the text ends first.
+    fn shape_holds(&self, id: usize, text: &[u8], i: usize) -> bool {
+        self.shapes[id].as_deref().is_none_or(|shape| {
+            text.get(i..i + shape.len())
+                .is_some_and(|t| t.iter().zip(shape).all(|(&b, set)| holds(set, b)))
+        })
     }
 
     /// The one-byte keywords' occurrences; false when `each` said stop.
@@ -608,7 +759,7 @@ impl Keywords {
 
 #[cfg(test)]
 mod tests {
-    use super::Keywords;
+    use super::{ByteSet, Keywords};
 
     /// Every occurrence, found the slow way.
     fn naive(patterns: &[&str], text: &str) -> Vec<(usize, usize, usize)> {
@@ -768,6 +919,121 @@ mod tests {
         words
     }
 
+    /// Note \[Keywords as a match holds them\]: the table the build script
+    /// wrote is what the patterns say, and most keywords have a shape
+    /// (the generic rule's, whose matches may hold anything after them,
+    /// have none).
+    #[test]
+    fn the_build_scripts_shapes_are_the_patterns() {
+        let rules = crate::secrets::RuleSet::builtin();
+        let mut shaped = 0;
+        for r in &rules.rules {
+            let pattern = crate::secrets::syntax::go_to_rust(&r.regex);
+            for k in &r.keywords {
+                let k = k.to_ascii_lowercase();
+                let derived = super::shape::shape_of(&pattern, k.as_bytes());
+                assert_eq!(
+                    super::builtin_shape(&r.id, &r.regex, &k).map(<[ByteSet]>::to_vec),
+                    derived,
+                    "{} {k}",
+                    r.id
+                );
+                shaped += usize::from(derived.is_some());
+            }
+        }
+        assert!(shaped >= 90, "{shaped} keywords with a shape");
+        let shape = |k: &str| {
+            super::keyword_shape(
+                k,
+                rules
+                    .rules
+                    .iter()
+                    .filter(|r| r.keywords.iter().any(|w| w.eq_ignore_ascii_case(k))),
+            )
+        };
+        for k in ["ey", "sk", "s.", "q~"] {
+            let s = shape(k).unwrap_or_default();
+            assert_eq!(s.len(), k.len() + 3, "{k}");
+            // A JSON escape may stand for any byte after the keyword.
+            assert!(
+                s[k.len()..].iter().all(|set| super::holds(set, b'\\')),
+                "{k}"
+            );
+            assert!(
+                s[k.len()..]
+                    .iter()
+                    .all(|set| !super::holds(set, b' ') && !super::holds(set, b'"')),
+                "{k}"
+            );
+        }
+        assert_eq!(shape("key"), None);
+        assert_eq!(shape("token"), None);
+    }
+
+    /// Note \[Keywords as a match holds them\]: each built-in keyword with
+    /// the shape a detector of the built-in rules gives it is found, by
+    /// every kernel and by the triple loop alike, where the text has bytes
+    /// its shape allows, and not where a blank follows it.
+    #[test]
+    fn shaped_keywords_are_found_only_as_a_match_holds_them() {
+        let rules = crate::secrets::RuleSet::builtin();
+        let words = builtin_words();
+        let shapes: Vec<Option<Vec<ByteSet>>> = words
+            .iter()
+            .map(|w| {
+                let with = rules
+                    .rules
+                    .iter()
+                    .filter(|r| r.keywords.iter().any(|k| k.eq_ignore_ascii_case(w)));
+                super::keyword_shape(w, with)
+            })
+            .collect();
+        // A byte of each set: a letter or digit where there is one.
+        let pick = |set: &ByteSet| {
+            let all: Vec<u8> = (0..=255u8).filter(|&b| super::holds(set, b)).collect();
+            all.iter()
+                .copied()
+                .find(u8::is_ascii_alphanumeric)
+                .or(all.first().copied())
+                .unwrap_or(b'x')
+        };
+        let filler = "line messag conf tok ap secre key_ ";
+        for k in Keywords::every_kernel_shaped(&words, &shapes) {
+            for (id, w) in words.iter().enumerate() {
+                let Some(shape) = &shapes[id] else { continue };
+                let good: Vec<u8> = shape.iter().map(pick).collect();
+                let mut blank = good.clone();
+                blank[w.len()] = b' ';
+                for lead in [0, 1, 7, 31, 32, 33, 63, 64, 95] {
+                    for (word, found) in [(&good, true), (&blank, false)] {
+                        let text: Vec<u8> = [
+                            filler.bytes().cycle().take(lead).collect::<Vec<u8>>(),
+                            word.clone(),
+                            filler.repeat(3).into_bytes(),
+                        ]
+                        .concat();
+                        let mut hit = false;
+                        k.scan(&text, |i, s, e| {
+                            hit |= i == id && s == lead && e == lead + w.len();
+                            true
+                        });
+                        let shown = String::from_utf8_lossy(&text).into_owned();
+                        assert_eq!(hit, found, "{w:?} at {lead} in {shown:?}");
+                        let mut slow = Vec::new();
+                        k.scan_triples(&text, |i, s, e| {
+                            slow.push((s, i, e));
+                            true
+                        });
+                        let mut fast = Vec::new();
+                        k.scan_in_order(&text, |i, s, e| fast.push((s, i, e)));
+                        slow.sort_unstable();
+                        assert_eq!(fast, slow, "{shown:?}");
+                    }
+                }
+            }
+        }
+    }
+
     /// Note \[Keyword buckets\]: on a CPU with AVX2 the vector pass runs,
     /// and wherever it reads a built-in keyword (at every offset of a long
     /// text, in either case, among other keywords' beginnings) it is found
@@ -829,14 +1095,14 @@ mod tests {
     fn every_keyword_passes_its_bucket() {
         let mut words = builtin_words();
         words.extend(["zz-own-rule", "q9", "xyz"].map(String::from));
-        let long: Vec<&[u8]> = words
+        let long: Vec<super::buckets::Word<'_>> = words
             .iter()
-            .map(String::as_bytes)
-            .filter(|w| w.len() >= 2)
+            .map(|w| (w.as_bytes(), None))
+            .filter(|(w, _)| w.len() >= 2)
             .collect();
         let placed: Vec<Option<u8>> = long
             .iter()
-            .map(|w| {
+            .map(|&(w, _)| {
                 super::BUILTIN_BUCKETS
                     .binary_search_by(|(k, _)| (*k).cmp(w))
                     .ok()
@@ -860,7 +1126,7 @@ mod tests {
                 .all(|&b| usize::from(b) < super::buckets::BUCKETS)
         );
         let tables = super::buckets::tables(&long, &buckets);
-        for w in &long {
+        for &(w, _) in &long {
             for tail in [&b"\0\0"[..], b"~~", b"\xff\xfe", b"AZ"] {
                 for text in [w.to_vec(), w.to_ascii_uppercase()] {
                     let text = [&text[..], tail, b"  "].concat();

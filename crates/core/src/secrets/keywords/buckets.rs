@@ -225,9 +225,24 @@ struct Sets {
 
 impl Sets {
     /// `self` widened by `keyword` (lower case).
-    fn with(mut self, keyword: &[u8]) -> Sets {
+    #[cfg(test)]
+    fn with(self, keyword: &[u8]) -> Sets {
+        self.with_word((keyword, None))
+    }
+
+    /// `self` widened by `word`: per position, the bytes its shape has
+    /// there (Note \[Keywords as a match holds them\] in `keywords.rs`),
+    /// else the keyword's byte in both cases; every nibble past both.
+    fn with_word(mut self, (keyword, shape): Word<'_>) -> Sets {
         for j in 0..SPAN {
-            if let Some(&b) = keyword.get(j) {
+            if let Some(set) = shape.and_then(|s| s.get(j)) {
+                for b in 0..=255u8 {
+                    if set[usize::from(b >> 6)] >> (b & 63) & 1 != 0 {
+                        self.lo[j] |= 1 << (b & 15);
+                        self.hi[j] |= 1 << (b >> 4);
+                    }
+                }
+            } else if let Some(&b) = keyword.get(j) {
                 self.lo[j] |= 1 << (b & 15);
                 self.hi[j] |= 1 << (b >> 4) | 1 << (b.to_ascii_uppercase() >> 4);
             } else {
@@ -280,15 +295,22 @@ impl Sets {
 }
 
 /// The sets of the keywords in `members`.
-fn sets_of(keywords: &[&[u8]], members: impl Iterator<Item = usize>) -> Sets {
-    members.fold(Sets::default(), |s, k| s.with(keywords[k]))
+fn sets_of(keywords: &[Word<'_>], members: impl Iterator<Item = usize>) -> Sets {
+    members.fold(Sets::default(), |s, k| s.with_word(keywords[k]))
 }
+
+/// A set of bytes, one bit each.
+pub type ByteSet = [u64; 4];
+
+/// A keyword (lower case) and, when known, the bytes a match has from its
+/// first on (Note \[Keywords as a match holds them\] in `keywords.rs`).
+pub type Word<'a> = (&'a [u8], Option<&'a [ByteSet]>);
 
 /// A bucket for each of `keywords` (lower case, two bytes or more): those
 /// given in `placed` keep theirs; the others are placed greedily, the
 /// longest first, then `moves` single moves of them are tried (Note
 /// \[Buckets chosen by a model of text\]).
-pub fn assign(keywords: &[&[u8]], placed: &[Option<u8>], moves: usize) -> Vec<u8> {
+pub fn assign(keywords: &[Word<'_>], placed: &[Option<u8>], moves: usize) -> Vec<u8> {
     let mut bucket: Vec<Option<u8>> = keywords
         .iter()
         .enumerate()
@@ -303,7 +325,7 @@ pub fn assign(keywords: &[&[u8]], placed: &[Option<u8>], moves: usize) -> Vec<u8
     let mut sets = [Sets::default(); BUCKETS];
     for (k, b) in bucket.iter().enumerate() {
         if let Some(b) = b {
-            sets[usize::from(*b)] = sets[usize::from(*b)].with(keywords[k]);
+            sets[usize::from(*b)] = sets[usize::from(*b)].with_word(keywords[k]);
         }
     }
     let mut free: Vec<usize> = (0..keywords.len())
@@ -314,11 +336,11 @@ pub fn assign(keywords: &[&[u8]], placed: &[Option<u8>], moves: usize) -> Vec<u8
         return bucket.into_iter().map(Option::unwrap_or_default).collect();
     }
     let mut costs = sets.map(|s| s.cost());
-    free.sort_by_key(|&k| std::cmp::Reverse(keywords[k].len().min(SPAN)));
+    free.sort_by_key(|&k| std::cmp::Reverse(keywords[k].0.len().min(SPAN)));
     for &k in &free {
         let mut best = (f64::INFINITY, 0usize);
         for (b, s) in sets.iter().enumerate() {
-            let wider = s.with(keywords[k]);
+            let wider = s.with_word(keywords[k]);
             let added = if wider == *s {
                 0.0
             } else {
@@ -329,7 +351,7 @@ pub fn assign(keywords: &[&[u8]], placed: &[Option<u8>], moves: usize) -> Vec<u8
             }
         }
         let b = best.1;
-        sets[b] = sets[b].with(keywords[k]);
+        sets[b] = sets[b].with_word(keywords[k]);
         costs[b] = sets[b].cost();
         bucket[k] = u8::try_from(b).ok();
     }
@@ -357,7 +379,7 @@ pub fn assign(keywords: &[&[u8]], placed: &[Option<u8>], moves: usize) -> Vec<u8
             keywords,
             (0..keywords.len()).filter(|&o| o != k && usize::from(out[o]) == from),
         );
-        let joined = sets[to].with(keywords[k]);
+        let joined = sets[to].with_word(keywords[k]);
         let (left_cost, joined_cost) = (left.cost(), joined.cost());
         if left_cost + joined_cost < costs[from] + costs[to] {
             sets[from] = left;
@@ -376,12 +398,12 @@ pub fn assign(keywords: &[&[u8]], placed: &[Option<u8>], moves: usize) -> Vec<u8
 pub type Tables = ([[u8; 16]; GROUPS * SPAN], [[u8; 16]; GROUPS * SPAN]);
 
 /// The nibble tables of `keywords` placed in `buckets`.
-pub fn tables(keywords: &[&[u8]], buckets: &[u8]) -> Tables {
+pub fn tables(keywords: &[Word<'_>], buckets: &[u8]) -> Tables {
     let mut lo = [[0u8; 16]; GROUPS * SPAN];
     let mut hi = [[0u8; 16]; GROUPS * SPAN];
-    for (k, &b) in keywords.iter().zip(buckets) {
+    for (&k, &b) in keywords.iter().zip(buckets) {
         let (group, bit) = (usize::from(b) / 8 % GROUPS, 1u8 << (b % 8));
-        let sets = Sets::default().with(k);
+        let sets = Sets::default().with_word(k);
         for j in 0..SPAN {
             for n in 0..16 {
                 if (sets.lo[j] >> n) & 1 != 0 {
@@ -411,17 +433,17 @@ pub fn passes(tables: &Tables, text: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{BUCKETS, Sets, assign};
+    use super::{BUCKETS, Sets, Word, assign};
 
     /// The model's cost of a placement: the sum of its buckets' costs.
-    fn cost(keywords: &[&[u8]], buckets: &[u8]) -> f64 {
+    fn cost(keywords: &[Word<'_>], buckets: &[u8]) -> f64 {
         (0..BUCKETS)
             .map(|b| {
                 keywords
                     .iter()
                     .zip(buckets)
                     .filter(|&(_, &x)| usize::from(x) == b)
-                    .fold(Sets::default(), |s, (k, _)| s.with(k))
+                    .fold(Sets::default(), |s, (&k, _)| s.with_word(k))
                     .cost()
             })
             .sum()
@@ -458,10 +480,10 @@ mod tests {
     #[test]
     fn the_search_lowers_the_models_cost() {
         let words = super::super::tests::builtin_words();
-        let keywords: Vec<&[u8]> = words
+        let keywords: Vec<Word<'_>> = words
             .iter()
-            .map(String::as_bytes)
-            .filter(|w| w.len() >= 2)
+            .map(|w| (w.as_bytes(), None))
+            .filter(|(w, _)| w.len() >= 2)
             .collect();
         let greedy = assign(&keywords, &[], 0);
         let searched = assign(&keywords, &[], 3000);
