@@ -31,6 +31,9 @@ mod buckets;
 // Note [Keywords as a match holds them] in `src/secrets/keywords.rs`: what
 // the built-in patterns hold at their keywords, read once here.
 #[allow(dead_code)]
+#[path = "src/secrets/keywords/byteset.rs"]
+mod byteset;
+#[allow(dead_code)]
 #[path = "src/secrets/keywords/shape.rs"]
 mod shape;
 include!("src/pricing/names.rs");
@@ -80,10 +83,10 @@ fn secret_rules() {
 /// pattern has there when it has one (Note [Keywords as a match holds
 /// them]); answers each keyword's shape as a detector of the built-in
 /// rules joins them (none when one of its rules has none).
-fn builtin_shapes(rules: &[Rule], dir: &str) -> BTreeMap<String, Option<Vec<shape::ByteSet>>> {
+fn builtin_shapes(rules: &[Rule], dir: &str) -> BTreeMap<String, Option<Vec<byteset::ByteSet>>> {
     println!("cargo:rerun-if-changed=src/secrets/keywords/shape.rs");
     let mut out = String::from("&[\n");
-    let mut joined: BTreeMap<String, Option<Vec<shape::ByteSet>>> = BTreeMap::new();
+    let mut joined: BTreeMap<String, Option<Vec<byteset::ByteSet>>> = BTreeMap::new();
     for r in rules {
         let pattern = syntax::go_to_rust(&r.regex);
         for k in &r.keywords {
@@ -106,12 +109,7 @@ fn builtin_shapes(rules: &[Rule], dir: &str) -> BTreeMap<String, Option<Vec<shap
             }
             let entry = joined.entry(k).or_insert_with(|| found.clone());
             *entry = match (entry.take(), found) {
-                (Some(a), Some(b)) if a.len() == b.len() => Some(
-                    a.iter()
-                        .zip(&b)
-                        .map(|(x, y)| [x[0] | y[0], x[1] | y[1], x[2] | y[2], x[3] | y[3]])
-                        .collect(),
-                ),
+                (Some(a), Some(b)) => byteset::join(&a, &b),
                 _ => None,
             };
         }
@@ -129,7 +127,7 @@ const BUCKET_MOVES: usize = 30_000;
 /// case, as the detector reads them) and its bucket, sorted by keyword.
 fn builtin_buckets(
     rules: &[Rule],
-    shapes: &BTreeMap<String, Option<Vec<shape::ByteSet>>>,
+    shapes: &BTreeMap<String, Option<Vec<byteset::ByteSet>>>,
     dir: &str,
 ) {
     println!("cargo:rerun-if-changed=src/secrets/keywords/buckets.rs");

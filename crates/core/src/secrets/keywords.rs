@@ -89,6 +89,7 @@
 
 #[cfg(target_arch = "x86_64")]
 mod buckets;
+mod byteset;
 #[cfg(test)]
 mod shape;
 #[cfg(target_arch = "x86_64")]
@@ -98,6 +99,8 @@ mod vector;
 /// \[Buckets chosen by a model of text\] in `buckets.rs`), sorted.
 #[cfg(target_arch = "x86_64")]
 static BUILTIN_BUCKETS: &[(&[u8], u8)] = include!(concat!(env!("OUT_DIR"), "/builtin_buckets.rs"));
+
+use byteset::{ByteSet, holds, join, one, union};
 
 /// Per built-in rule and keyword with a shape (Note \[Keywords as a match
 /// holds them\]): the rule's id and pattern (as `rules.toml` has them),
@@ -130,17 +133,12 @@ pub(super) fn keyword_shape<'r>(
         let shape = builtin_shape(&r.id, &r.regex, keyword)?;
         joined = Some(match joined {
             None => shape.to_vec(),
-            Some(j) if j.len() == shape.len() => j
-                .iter()
-                .zip(shape)
-                .map(|(a, b)| [a[0] | b[0], a[1] | b[1], a[2] | b[2], a[3] | b[3]])
-                .collect(),
-            Some(_) => return None,
+            Some(j) => join(&j, shape)?,
         });
     }
     let mut shape = joined?;
     for set in shape.iter_mut().skip(keyword.len()) {
-        set[usize::from(b'\\' >> 6)] |= 1 << (b'\\' & 63);
+        *set = union(set, &one(b'\\'));
     }
     Some(shape)
 }
@@ -323,14 +321,6 @@ fn fold_word(x: u64) -> u64 {
     let past_z = low7 + (0x80 - u64::from(b'Z') - 1) * ONES;
     let capital = (from_a ^ past_z) & !x & HIGH;
     x | (capital >> 2)
-}
-
-/// A set of bytes, one bit each.
-pub(super) type ByteSet = [u64; 4];
-
-/// Whether `set` holds `b`.
-fn holds(set: &ByteSet, b: u8) -> bool {
-    set[usize::from(b >> 6)] >> (b & 63) & 1 != 0
 }
 
 /// One bit per class (of `class`) of a byte in `set`.

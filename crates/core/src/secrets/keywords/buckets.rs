@@ -25,6 +25,8 @@
 //! keyword it has not placed (a user rule's) is placed greedily when a
 //! detector is built, in tens of microseconds.
 
+use super::byteset::{ByteSet, holds};
+
 /// Buckets: four groups of eight, one bit of a byte each.
 pub const BUCKETS: usize = 32;
 
@@ -236,11 +238,9 @@ impl Sets {
     fn with_word(mut self, (keyword, shape): Word<'_>) -> Sets {
         for j in 0..SPAN {
             if let Some(set) = shape.and_then(|s| s.get(j)) {
-                for b in 0..=255u8 {
-                    if set[usize::from(b >> 6)] >> (b & 63) & 1 != 0 {
-                        self.lo[j] |= 1 << (b & 15);
-                        self.hi[j] |= 1 << (b >> 4);
-                    }
+                for b in (0..=255u8).filter(|&b| holds(set, b)) {
+                    self.lo[j] |= 1 << (b & 15);
+                    self.hi[j] |= 1 << (b >> 4);
                 }
             } else if let Some(&b) = keyword.get(j) {
                 self.lo[j] |= 1 << (b & 15);
@@ -298,9 +298,6 @@ impl Sets {
 fn sets_of(keywords: &[Word<'_>], members: impl Iterator<Item = usize>) -> Sets {
     members.fold(Sets::default(), |s, k| s.with_word(keywords[k]))
 }
-
-/// A set of bytes, one bit each.
-pub type ByteSet = [u64; 4];
 
 /// A keyword (lower case) and, when known, the bytes a match has from its
 /// first on (Note \[Keywords as a match holds them\] in `keywords.rs`).

@@ -5,28 +5,11 @@
 //! and of core's tests (which check it), never of the library: Note
 //! \[Keywords as a match holds them\] in `keywords.rs`.
 
-/// A set of bytes, one bit each.
-pub type ByteSet = [u64; 4];
+use super::byteset::{ByteSet, join, one, union};
 
 /// Bytes after a keyword a shape says (at most; fewer when the match may
 /// hold fewer after it).
 pub const AFTER: usize = 3;
-
-/// The set holding `b` alone.
-fn one(b: u8) -> ByteSet {
-    let mut s = [0; 4];
-    s[usize::from(b >> 6)] |= 1 << (b & 63);
-    s
-}
-
-/// Whether `set` holds `b`.
-pub fn holds(set: &ByteSet, b: u8) -> bool {
-    set[usize::from(b >> 6)] >> (b & 63) & 1 != 0
-}
-
-fn union(a: &ByteSet, b: &ByteSet) -> ByteSet {
-    [a[0] | b[0], a[1] | b[1], a[2] | b[2], a[3] | b[3]]
-}
 
 /// Whether every byte of `set` is `lower` (an ASCII lower-case byte) or
 /// its capital, and it holds one.
@@ -61,7 +44,7 @@ fn at(hir: &regex_syntax::hir::Hir, keyword: &[u8]) -> Option<Vec<ByteSet>> {
                 let s = at(b, keyword)?;
                 joined = Some(match joined {
                     None => s,
-                    Some(j) => j.iter().zip(&s).map(|(x, y)| union(x, y)).collect(),
+                    Some(j) => join(&j, &s)?,
                 });
             }
             joined
@@ -150,7 +133,8 @@ fn in_runs(items: &[regex_syntax::hir::Hir], keyword: &[u8]) -> Option<Vec<ByteS
 
 #[cfg(test)]
 mod tests {
-    use super::{ByteSet, holds, shape_of};
+    use super::super::byteset::{ByteSet, holds};
+    use super::shape_of;
 
     /// The bytes of a set, as a string.
     fn bytes(s: &ByteSet) -> String {

@@ -1,0 +1,32 @@
+//! Sets of bytes, one bit each: what a keyword's shape holds at each place
+//! (Note \[Keywords as a match holds them\] in `keywords.rs`).
+//!
+//! A module of the library, of its `shape.rs` and `buckets.rs`, and of
+//! the build script (which reads the shapes off the built-in patterns and
+//! places their keywords), so it uses nothing outside `core`.
+
+/// A set of bytes, one bit each.
+pub type ByteSet = [u64; 4];
+
+/// The set holding `b` alone.
+pub fn one(b: u8) -> ByteSet {
+    let mut s = [0; 4];
+    s[usize::from(b >> 6)] |= 1 << (b & 63);
+    s
+}
+
+/// Whether `set` holds `b`.
+pub fn holds(set: &ByteSet, b: u8) -> bool {
+    set[usize::from(b >> 6)] >> (b & 63) & 1 != 0
+}
+
+/// The bytes of `a` and of `b`.
+pub fn union(a: &ByteSet, b: &ByteSet) -> ByteSet {
+    [a[0] | b[0], a[1] | b[1], a[2] | b[2], a[3] | b[3]]
+}
+
+/// Two shapes joined place by place (what either allows), when they have
+/// as many places; `None` otherwise.
+pub fn join(a: &[ByteSet], b: &[ByteSet]) -> Option<Vec<ByteSet>> {
+    (a.len() == b.len()).then(|| a.iter().zip(b).map(|(x, y)| union(x, y)).collect())
+}
