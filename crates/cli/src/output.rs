@@ -158,6 +158,14 @@ impl Out {
 #[derive(Debug, Default)]
 pub struct MaskedLine(Vec<u8>);
 
+#[cfg(test)]
+impl MaskedLine {
+    /// The bytes to print.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 impl MaskedLine {
     /// `bytes` (JSON lines or text, as a `--jsonl` command prints them) masked
     /// for printing; kept as they are when masking is off or finds nothing.
@@ -167,6 +175,119 @@ impl MaskedLine {
             Cow::Owned(m) => MaskedLine(m),
         }
     }
+
+    /// One JSON object line made of three parts: `head`, the object's text
+    /// from its `{` to the end of the members that hold what the input gave
+    /// (without the closing brace); `own`, members that hold only this
+    /// program's words (a method's and repairs' names, `true`, empty
+    /// lists), each starting with `,`; and `numbers`, members whose values
+    /// are JSON numbers. The line is the three, `}` and a newline.
+    ///
+    /// Note [Own words after the value]: an `extract --jsonl --json` line
+    /// is the extracted value, then about a seventh of its bytes in fields
+    /// agentshape wrote itself (`"method":"repaired","repairs":
+    /// ["unquoted_key"],...`), which masking read like the rest (14% of the
+    /// bytes it read, and `unquoted_key` a keyword hit on one line in
+    /// ten). Masking a JSON text reads each string with its own key alone
+    /// (core's `Masker::mask_value`: no member sees its siblings) and never
+    /// a number, so the line holds nothing to mask exactly when the object
+    /// `head` closed holds nothing and the object of the `own` members
+    /// holds nothing. The first is checked per line; the second once per
+    /// distinct `own` text in each thread (a handful: methods times the
+    /// repairs lists seen), remembered. When either may hold something the
+    /// whole line is masked as [`MaskedLine::new`] masks it, so what is
+    /// printed is byte for byte what masking the whole line prints
+    /// (`own_words_mask_as_the_whole_line`).
+    pub fn object(mut head: Vec<u8>, own: &[u8], numbers: &[u8]) -> MaskedLine {
+        let clean = crate::mask::masker().is_none() || {
+            head.push(b'}');
+            let head_clean = matches!(masked_bytes(&head), Cow::Borrowed(_));
+            head.pop();
+            head_clean && own_words_clean(own)
+        };
+        head.reserve(own.len() + numbers.len() + 2);
+        head.extend_from_slice(own);
+        head.extend_from_slice(numbers);
+        head.extend_from_slice(b"}\n");
+        if clean {
+            MaskedLine(head)
+        } else {
+            MaskedLine::new(head)
+        }
+    }
+}
+
+/// How many distinct `own` texts a thread remembers (Note [Own words after
+/// the value]); past that each is checked every time, as without the memo.
+const OWN_WORDS_KEPT: usize = 256;
+
+/// The memo of `own` verdicts: std's `SipHash` read each line's `own`
+/// text at a third of what the memo saved (callgrind).
+type OwnWords = std::collections::HashMap<Box<[u8]>, bool, std::hash::BuildHasherDefault<WordHash>>;
+
+thread_local! {
+    /// Each thread's verdicts on the `own` texts it has checked.
+    static OWN_WORDS: std::cell::RefCell<OwnWords> = std::cell::RefCell::new(OwnWords::default());
+}
+
+/// A multiply-rotate hash eight bytes a step, for the memo's keys: short
+/// texts this program wrote (nothing an adversary picks can crowd it: past
+/// [`OWN_WORDS_KEPT`] nothing more is kept).
+#[derive(Default)]
+struct WordHash(u64);
+
+impl WordHash {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl std::hash::Hasher for WordHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = words.remainder();
+        let mut word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        self.add(u64::from_le_bytes(word) ^ (rest.len() as u64) << 59);
+    }
+}
+
+/// Whether the members in `own` (each starting with `,`), as one JSON
+/// object, hold nothing to mask: checked by masking, remembered per thread.
+fn own_words_clean(own: &[u8]) -> bool {
+    if own.is_empty() {
+        return true;
+    }
+    if own.first() != Some(&b',') {
+        return false;
+    }
+    let check = || {
+        let mut object = Vec::with_capacity(own.len() + 1);
+        object.push(b'{');
+        object.extend_from_slice(&own[1..]);
+        object.push(b'}');
+        matches!(masked_bytes(&object), Cow::Borrowed(_))
+    };
+    OWN_WORDS.with(|kept| {
+        if let Some(&clean) = kept.borrow().get(own) {
+            return clean;
+        }
+        let clean = check();
+        let mut kept = kept.borrow_mut();
+        if kept.len() < OWN_WORDS_KEPT {
+            kept.insert(own.into(), clean);
+        }
+        clean
+    })
 }
 
 /// Printed bytes through the output door (crate `mask`): JSON lines keep
@@ -388,6 +509,55 @@ fn write_all_vectored(w: &mut impl Write, mut slices: &mut [IoSlice<'_>]) -> io:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Note [Own words after the value]: a line made in parts prints what
+    /// masking the whole line prints, wherever a secret sits (the value,
+    /// the `own` members, which are checked and not trusted, or nowhere),
+    /// and `own` texts are checked again each time from the memo.
+    #[test]
+    fn own_words_mask_as_the_whole_line() {
+        let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+        let heads = [
+            r#"{"value":{"a":1}"#.to_owned(),
+            r#"{"value":[1,"unquoted key"]"#.to_owned(),
+            r#"{"value":{"a":1,"a":2}"#.to_owned(),
+            r#"{"value":"my api key"#.to_owned() + "\"",
+            format!(r#"{{"value":{{"api_key":"{token}"}}"#),
+            format!(r#"{{"value":"{token}""#),
+            r#"{"value":{"password":"hunter2hunter2hunter2"}"#.to_owned(),
+        ];
+        let owns = [
+            String::new(),
+            r#","method":"repaired","repairs":["unquoted_key","single_quotes"],"coercions":[],"valid":true,"errors":[]"#.to_owned(),
+            r#","method":"fenced","repairs":[],"coercions":[],"valid":false,"errors":[]"#.to_owned(),
+            format!(r#","method":"{token}","repairs":[]"#),
+            r#","password":"hunter2hunter2hunter2""#.to_owned(),
+        ];
+        for _ in 0..2 {
+            for head in &heads {
+                for own in &owns {
+                    for numbers in ["", r#","id":7,"line":3"#] {
+                        let whole = format!("{head}{own}{numbers}}}\n");
+                        let parts = MaskedLine::object(
+                            head.clone().into_bytes(),
+                            own.as_bytes(),
+                            numbers.as_bytes(),
+                        );
+                        let want = MaskedLine::new(whole.clone().into_bytes());
+                        let got = String::from_utf8(parts.0).unwrap();
+                        assert_eq!(got, String::from_utf8(want.0).unwrap(), "{whole}");
+                        assert!(
+                            !got.contains(&token) && !got.contains("hunter2hunter2"),
+                            "{got}"
+                        );
+                    }
+                }
+            }
+        }
+        // Members that do not start with `,` are not taken as members.
+        assert!(!own_words_clean(b"\"a\":1"));
+        assert!(own_words_clean(b",\"method\":\"bare\""));
+    }
 
     #[test]
     fn a_batch_is_copied_only_when_a_line_holds_a_secret_and_then_whole() {

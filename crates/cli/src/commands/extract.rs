@@ -164,9 +164,48 @@ fn one_line(
     json: bool,
 ) -> (Exit, Method, bool, MaskedLine) {
     let mut scratch = TEXT_BUFFER.take();
-    let (code, method, valid, bytes) = one_line_in(n, line, got, opts, json, &mut scratch);
+    let (code, method, valid, made) = one_line_in(n, line, got, opts, json, &mut scratch);
     TEXT_BUFFER.set(scratch);
-    (code, method, valid, MaskedLine::new(bytes))
+    (code, method, valid, made.masked())
+}
+
+/// A result line as [`one_line_in`] made it: whole, or a JSON line in the
+/// parts [`MaskedLine::object`] masks apart (its Note [Own words after the
+/// value]).
+enum Made {
+    Whole(Vec<u8>),
+    Object {
+        head: Vec<u8>,
+        own: Vec<u8>,
+        numbers: Vec<u8>,
+    },
+}
+
+impl Made {
+    fn masked(self) -> MaskedLine {
+        match self {
+            Made::Whole(bytes) => MaskedLine::new(bytes),
+            Made::Object { head, own, numbers } => MaskedLine::object(head, &own, &numbers),
+        }
+    }
+
+    /// The line's bytes before masking.
+    #[cfg(test)]
+    fn bytes(self) -> Vec<u8> {
+        match self {
+            Made::Whole(bytes) => bytes,
+            Made::Object {
+                mut head,
+                own,
+                numbers,
+            } => {
+                head.extend_from_slice(&own);
+                head.extend_from_slice(&numbers);
+                head.extend_from_slice(b"}\n");
+                head
+            }
+        }
+    }
 }
 
 /// [`one_line`] with `text` unescaped into `scratch`.
@@ -177,30 +216,51 @@ fn one_line_in(
     opts: &ExtractOptions<'_>,
     json: bool,
     scratch: &mut Vec<u8>,
-) -> (Exit, Method, bool, Vec<u8>) {
+) -> (Exit, Method, bool, Made) {
     let reply = reply_of(line, got, scratch);
     if json {
         // The value is written as it is extracted (core's Note [Writing
         // from the tape]); `text_len` sizes the line as in `result_line`.
-        let (extraction, bytes) = match reply {
+        let (extraction, made) = match reply {
             Ok((text, id)) => {
                 let mut bytes = Vec::with_capacity(text.len() + 256);
                 bytes.extend_from_slice(VALUE_FIELD);
                 let e = extract_text_compact(&text, opts, &mut bytes);
-                result_line_rest(&mut bytes, &e, id.as_ref(), n, None);
-                (e, bytes)
+                // The fields after the value are this program's words
+                // unless they quote the input (coercions, errors,
+                // warnings, a run, an id that is not a number).
+                let own_only = e.coercions.is_empty()
+                    && e.errors.is_empty()
+                    && e.warnings.is_empty()
+                    && e.run.is_none()
+                    && id.as_ref().is_none_or(Value::is_number);
+                let made = if own_only {
+                    let mut own = Vec::with_capacity(128);
+                    result_fields(&mut own, &e);
+                    let mut numbers = Vec::with_capacity(32);
+                    line_fields(&mut numbers, id.as_ref(), n, None);
+                    Made::Object {
+                        head: bytes,
+                        own,
+                        numbers,
+                    }
+                } else {
+                    result_line_rest(&mut bytes, &e, id.as_ref(), n, None);
+                    Made::Whole(bytes)
+                };
+                (e, made)
             }
             Err(msg) => {
                 let e = Extraction::none();
                 let bytes = result_line(&e, None, n, Some(&msg), 0);
-                (e, bytes)
+                (e, Made::Whole(bytes))
             }
         };
         return (
             outcome(&extraction),
             extraction.method,
             extraction.valid,
-            bytes,
+            made,
         );
     }
     let (extraction, input_error) = match reply {
@@ -225,7 +285,12 @@ fn one_line_in(
         };
         bytes.extend_from_slice(format!("line {n}: {}\n", truncate(&what, 160)).as_bytes());
     }
-    (code, extraction.method, extraction.valid, bytes)
+    (
+        code,
+        extraction.method,
+        extraction.valid,
+        Made::Whole(bytes),
+    )
 }
 
 /// One `--json` result line: the extraction's fields, then `id` (when the
@@ -306,6 +371,14 @@ fn result_line_rest(
     line: u64,
     input_error: Option<&str>,
 ) {
+    result_fields(out, extraction);
+    line_fields(out, id, line, input_error);
+    out.extend_from_slice(b"}\n");
+}
+
+/// The extraction's fields after its value, each after a `,`: `method`
+/// to `errors`, then `warnings` and `run` when it has them.
+fn result_fields(out: &mut Vec<u8>, extraction: &Extraction) {
     out.extend_from_slice(b",\"method\":\"");
     out.extend_from_slice(extraction.method.as_str().as_bytes());
     out.extend_from_slice(b"\",\"repairs\":");
@@ -327,6 +400,11 @@ fn result_line_rest(
         out.extend_from_slice(b",\"run\":");
         let _ = serde_json::to_writer(&mut *out, run);
     }
+}
+
+/// The input line's fields, each after a `,`: `id` (when it had one),
+/// `line`, and `input_error` (when it was not a reply).
+fn line_fields(out: &mut Vec<u8>, id: Option<&Value>, line: u64, input_error: Option<&str>) {
     if let Some(id) = id {
         out.extend_from_slice(b",\"id\":");
         json::write_compact(out, id);
@@ -337,7 +415,6 @@ fn result_line_rest(
         out.extend_from_slice(b",\"input_error\":");
         json::write_str(out, msg);
     }
-    out.extend_from_slice(b"}\n");
 }
 
 /// The reply text (and id) of one JSONL line.
@@ -644,18 +721,40 @@ mod tests {
         const CASES: &str = include_str!("../../../core/tests/data/extract/cases.jsonl");
         let opts = ExtractOptions::default();
         let mut seen = 0;
-        for row in CASES.lines().filter(|l| !l.trim().is_empty()) {
-            let row: Value = serde_json::from_str(row).unwrap();
-            let Some(text) = row["input"].as_str() else {
-                continue;
-            };
-            for id in [None, Some(Value::from("r-1"))] {
+        // And replies holding secrets, in the value and beside it.
+        let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+        let planted = [
+            format!(r#"Here: {{"api_key": "{token}", "n": 1}}"#),
+            format!("```json\n[\"{token}\"]\n```"),
+            format!(
+                r#"{{unquoted_key: 'x', note: "password = hunter2hunter2hunter2"}} and {token}"#
+            ),
+        ];
+        let texts = CASES
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .filter_map(|row| {
+                serde_json::from_str::<Value>(row).unwrap()["input"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .chain(planted);
+        for text in texts {
+            let text = text.as_str();
+            for id in [None, Some(Value::from("r-1")), Some(Value::from(12))] {
                 let mut line = serde_json::json!({"text": text});
                 if let Some(id) = &id {
                     line["id"] = id.clone();
                 }
                 let line = serde_json::to_vec(&line).unwrap();
                 let (.., got) = one_line_in(5, &line, LineRead::Line, &opts, true, &mut Vec::new());
+                let got = got.bytes();
+                // Masked in parts (Note [Own words after the value]) as whole.
+                let (.., made) =
+                    one_line_in(5, &line, LineRead::Line, &opts, true, &mut Vec::new());
+                let masked = made.masked();
+                assert_eq!(masked.bytes(), MaskedLine::new(got.clone()).bytes());
+                assert!(!String::from_utf8_lossy(masked.bytes()).contains(&token));
                 let want = result_line_serde(&extract_text(text, &opts), id, 5, None);
                 assert_eq!(
                     String::from_utf8(got).unwrap(),
