@@ -158,6 +158,9 @@ const utf16Decoder = new TextDecoder("utf-16le", { ignoreBOM: true });
 const UTF8 = 0;
 const ASCII = 1;
 const UTF16 = 2;
+// Asked for only where `Buffer` is (`extract`'s result): ASCII and the
+// characters U+00A0 to U+00FF, one byte each.
+const LATIN1 = 3;
 
 /**
  * Node's (and Bun's) `Buffer`, whose `latin1` slice makes a one-byte
@@ -179,7 +182,7 @@ function answerText(b, code) {
   const ptr = b.outBuffer();
   if (encoding !== UTF8 && NodeBuffer !== null) {
     const memory = bufferOf(b);
-    if (encoding === ASCII) return latin1Slice !== null ? latin1Slice.call(memory, ptr, ptr + len) : memory.toString("latin1", ptr, ptr + len);
+    if (encoding === ASCII || encoding === LATIN1) return latin1Slice !== null ? latin1Slice.call(memory, ptr, ptr + len) : memory.toString("latin1", ptr, ptr + len);
     return ucs2Slice !== null ? ucs2Slice.call(memory, ptr, ptr + len) : memory.toString("utf16le", ptr, ptr + len);
   }
   return (encoding === UTF16 ? utf16Decoder : answerDecoder).decode(new Uint8Array(memoryOf(b).buffer, ptr, len));
@@ -572,7 +575,7 @@ export class Extractor {
   extract(text) {
     if (this.#gen !== generation()) this.#compile();
     const raw = this.#raw;
-    return extractionOf(inPlace(text, (_, len) => raw.extractAt(len), (_, t) => raw.extract(t), true));
+    return extractionOf(inPlace(text, (_, len) => raw.extractAt(len, NodeBuffer !== null), (_, t) => raw.extract(t), true));
   }
 }
 
@@ -589,7 +592,7 @@ export function extract(text, options) {
   const plain = options === undefined || options === null ||
     Object.entries(options).every(([k, v]) => (v === undefined || v === false) && (k === "schema" || EXTRACT_OPTIONS.includes(k)));
   if (plain) {
-    return extractionOf(inPlace(text, (b, len) => b.extractPlainAt(len), (b, t) => b.extractPlain(t), true));
+    return extractionOf(inPlace(text, (b, len) => b.extractPlainAt(len, NodeBuffer !== null), (b, t) => b.extractPlain(t), true));
   }
   return new Extractor(options).extract(text);
 }

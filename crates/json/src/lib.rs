@@ -91,7 +91,9 @@ pub use top::Top;
 pub use exact::{InexactNumber, LITERAL_SHOWN, Parsed, is_exact, parse};
 pub use prescan::parse_if_json;
 pub use reply::{reply_line, reply_of_line, reply_of_line_into};
-pub use write::{escape_non_ascii, utf8_of_utf16le, utf16le_of, write_compact, write_str};
+pub use write::{
+    escape_beyond_latin1, escape_non_ascii, utf8_of_utf16le, utf16le_of, write_compact, write_str,
+};
 
 pub use exact::is_number_byte;
 pub use scan::{copy_plain, first_stop, plain_run_end};

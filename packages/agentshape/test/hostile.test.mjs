@@ -172,6 +172,23 @@ test("extract and repair of text written in place answer as the &str exports do"
     assert.equal(repair(text), '{"s":"\u00e9\u2014\ud83d\ude00 and more text past eight bytes","n":[1,2]}');
   }
   assert.deepEqual(extract("x {'k': '\u2014 😀 \u00ff'} y").value, { k: "\u2014 😀 \u00ff" });
+  // `extract`'s result, which only `JSON.parse` reads, crosses in ASCII
+  // (`\u` escapes), or where `Buffer` reads it in Latin-1: U+00A0 to
+  // U+00FF as one byte each, the rest (U+0080 to U+009F too) escaped.
+  for (const latin1 of [true, false]) {
+    const text = 'x {"k": "caf\u00e9 \u0085\u00a0\u00ff\u0100\u2014\ud83d\ude00"} y';
+    const room = text.length * 3;
+    const ptr = b.textBuffer(room);
+    const { written } = new TextEncoder().encodeInto(text, new Uint8Array(memoryOf(b).buffer, ptr, room));
+    const code = b.extractPlainAt(written, latin1);
+    const len = (code - (code % 4)) / 4;
+    const bytes = new Uint8Array(memoryOf(b).buffer, b.outBuffer(), len);
+    assert.equal(code % 4, latin1 ? 3 : 1);
+    assert.ok(bytes.every((x) => x < 0x80 || (latin1 && x >= 0xa0)));
+    const answer = new TextDecoder("latin1").decode(bytes);
+    assert.deepEqual(JSON.parse(answer).value, { k: "caf\u00e9 \u0085\u00a0\u00ff\u0100\u2014\ud83d\ude00" });
+    assert.equal(answer.includes("caf\u00e9"), latin1);
+  }
   assert.throws(() => repair("just words"), (e) => e instanceof NoOutputError && e.message === "no JSON value found in the text");
   const ex = new Extractor({ schema: { type: "object", required: ["a"] } });
   assert.deepEqual(ex.extract('x {"a": "é 😀"} y').value, { a: "é 😀" });
@@ -186,7 +203,7 @@ test("text written as UTF-16 reads every character at every place of a block", (
   // the string's units are copied into the module and made UTF-8 there, 16
   // at a time while they are ASCII; a lone surrogate is found in that pass.
   const b = raw();
-  for (const c of ["\u007f", "\u0080", "\u00e9", "\u07ff", "\u0800", "\u2192", "\ufffd", "\uffff", "\ud800\udc00", "\ud83d\ude00", "\udbff\udfff"]) {
+  for (const c of ["\u007f", "\u0080", "\u009f", "\u00a0", "\u00e9", "\u00ff", "\u0100", "\u07ff", "\u0800", "\u2192", "\ufffd", "\uffff", "\ud800\udc00", "\ud83d\ude00", "\udbff\udfff"]) {
     for (let at = 0; at < 40; at++) {
       const pad = "x".repeat(at);
       const text = `${pad} {"k": "${c}", 'v': [1,],} ${pad}`;
