@@ -87,25 +87,16 @@ fn builtin_shapes(rules: &[Rule], dir: &str) -> BTreeMap<String, Option<Vec<byte
     println!("cargo:rerun-if-changed=src/secrets/keywords/shape.rs");
     let mut out = String::from("&[\n");
     let mut joined: BTreeMap<String, Option<Vec<byteset::ByteSet>>> = BTreeMap::new();
+    // Written sorted by rule id and keyword, which the library's lookup
+    // searches by halves.
+    let mut entries = Vec::new();
     for r in rules {
         let pattern = syntax::go_to_rust(&r.regex);
         for k in &r.keywords {
             let k = k.to_ascii_lowercase();
             let found = shape::shape_of(&pattern, k.as_bytes());
             if let Some(s) = &found {
-                write!(
-                    out,
-                    "    ({:?}, {:?}, b\"{}\", &[",
-                    r.id,
-                    r.regex,
-                    k.as_bytes().escape_ascii()
-                )
-                .unwrap();
-                for set in s {
-                    let words: Vec<String> = set.iter().map(|&w| hex_word(w)).collect();
-                    write!(out, "[{}], ", words.join(", ")).unwrap();
-                }
-                out.push_str("]),\n");
+                entries.push((r.id.as_str(), k.clone(), r.regex.as_str(), s.clone()));
             }
             let entry = joined.entry(k).or_insert_with(|| found.clone());
             *entry = match (entry.take(), found) {
@@ -113,6 +104,20 @@ fn builtin_shapes(rules: &[Rule], dir: &str) -> BTreeMap<String, Option<Vec<byte
                 _ => None,
             };
         }
+    }
+    entries.sort_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
+    for (id, k, regex, s) in entries {
+        write!(
+            out,
+            "    ({id:?}, {regex:?}, b\"{}\", &[",
+            k.as_bytes().escape_ascii()
+        )
+        .unwrap();
+        for set in s {
+            let words: Vec<String> = set.iter().map(|&w| hex_word(w)).collect();
+            write!(out, "[{}], ", words.join(", ")).unwrap();
+        }
+        out.push_str("]),\n");
     }
     out.push(']');
     std::fs::write(format!("{dir}/builtin_shapes.rs"), out).expect("write builtin_shapes.rs");

@@ -25,7 +25,7 @@
 //! keyword it has not placed (a user rule's) is placed greedily when a
 //! detector is built, in tens of microseconds.
 
-use super::byteset::{ByteSet, holds};
+use super::byteset::{ByteSet, bytes};
 
 /// Buckets: four groups of eight, one bit of a byte each.
 pub const BUCKETS: usize = 32;
@@ -238,7 +238,7 @@ impl Sets {
     fn with_word(mut self, (keyword, shape): Word<'_>) -> Sets {
         for j in 0..SPAN {
             if let Some(set) = shape.and_then(|s| s.get(j)) {
-                for b in (0..=255u8).filter(|&b| holds(set, b)) {
+                for b in bytes(set) {
                     self.lo[j] |= 1 << (b & 15);
                     self.hi[j] |= 1 << (b >> 4);
                 }
@@ -430,7 +430,43 @@ pub fn passes(tables: &Tables, text: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{BUCKETS, Sets, Word, assign};
+    use super::super::byteset::holds;
+    use super::{BUCKETS, SPAN, Sets, Word, assign};
+
+    /// A shaped place's nibbles are those of the bytes its set holds,
+    /// every byte tested (what `with_word` did before it read the set's
+    /// bits).
+    #[test]
+    fn a_shapes_nibbles_are_its_bytes() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..200 {
+            let shape: Vec<[u64; 4]> = (0..SPAN)
+                .map(|_| {
+                    [
+                        next() & next(),
+                        next() & next() & next(),
+                        next() & next(),
+                        0,
+                    ]
+                })
+                .collect();
+            let sets = Sets::default().with_word((b"ab", Some(&shape)));
+            for (j, set) in shape.iter().enumerate() {
+                let (mut lo, mut hi) = (0u16, 0u16);
+                for b in (0..=255u8).filter(|&b| holds(set, b)) {
+                    lo |= 1 << (b & 15);
+                    hi |= 1 << (b >> 4);
+                }
+                assert_eq!((sets.lo[j], sets.hi[j]), (lo, hi));
+            }
+        }
+    }
 
     /// The model's cost of a placement: the sum of its buckets' costs.
     fn cost(keywords: &[Word<'_>], buckets: &[u8]) -> f64 {
