@@ -157,15 +157,20 @@ test("extract and repair of text written in place answer as the &str exports do"
   // as they are; `extract`'s result crosses with them escaped, and its
   // value holds them again; an error is made once, with core's message.
   assert.equal(repair('x {"k": "é ü 漢字 😀", "n": 1,}'), '{"k":"é ü 漢字 😀","n":1}');
-  // In UTF-16 (Node's `Buffer`) and in UTF-8 (`TextDecoder`, as in a browser) alike.
-  for (const utf16 of [true, false]) {
-    const text = "y {'s': '\u00e9\u2014\ud83d\ude00 and more text past eight bytes', n: [1, 2,]}";
+  // `text` written at the text buffer, `at(len)` called (an in-place
+  // export): its answer's code and bytes.
+  const answered = (text, at) => {
     const room = text.length * 3;
     const ptr = b.textBuffer(room);
     const { written } = new TextEncoder().encodeInto(text, new Uint8Array(memoryOf(b).buffer, ptr, room));
-    const code = b.repairAt(written, utf16);
+    const code = at(written);
     const len = (code - (code % 4)) / 4;
-    const bytes = new Uint8Array(memoryOf(b).buffer, b.outBuffer(), len);
+    return { code, bytes: new Uint8Array(memoryOf(b).buffer, b.outBuffer(), len) };
+  };
+  // In UTF-16 (Node's `Buffer`) and in UTF-8 (`TextDecoder`, as in a browser) alike.
+  for (const utf16 of [true, false]) {
+    const text = "y {'s': '\u00e9\u2014\ud83d\ude00 and more text past eight bytes', n: [1, 2,]}";
+    const { code, bytes } = answered(text, (len) => b.repairAt(len, utf16));
     const answer = new TextDecoder(utf16 ? "utf-16le" : "utf-8").decode(bytes);
     assert.equal(answer, '{"s":"\u00e9\u2014\ud83d\ude00 and more text past eight bytes","n":[1,2]}');
     assert.equal(code % 4, utf16 ? 2 : 0);
@@ -177,12 +182,7 @@ test("extract and repair of text written in place answer as the &str exports do"
   // U+00FF as one byte each, the rest (U+0080 to U+009F too) escaped.
   for (const latin1 of [true, false]) {
     const text = 'x {"k": "caf\u00e9 \u0085\u00a0\u00ff\u0100\u2014\ud83d\ude00"} y';
-    const room = text.length * 3;
-    const ptr = b.textBuffer(room);
-    const { written } = new TextEncoder().encodeInto(text, new Uint8Array(memoryOf(b).buffer, ptr, room));
-    const code = b.extractPlainAt(written, latin1);
-    const len = (code - (code % 4)) / 4;
-    const bytes = new Uint8Array(memoryOf(b).buffer, b.outBuffer(), len);
+    const { code, bytes } = answered(text, (len) => b.extractPlainAt(len, latin1));
     assert.equal(code % 4, latin1 ? 3 : 1);
     assert.ok(bytes.every((x) => x < 0x80 || (latin1 && x >= 0xa0)));
     const answer = new TextDecoder("latin1").decode(bytes);
