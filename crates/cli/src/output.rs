@@ -181,7 +181,9 @@ impl MaskedLine {
     /// (without the closing brace); `own`, members that hold only this
     /// program's words (a method's and repairs' names, `true`, empty
     /// lists), each starting with `,`; and `numbers`, members whose values
-    /// are JSON numbers. The line is the three, `}` and a newline.
+    /// are JSON numbers. No key of `own` or `numbers` is one of `head`'s
+    /// (a repeated key is read as its last value). The line is the three,
+    /// `}` and a newline.
     ///
     /// Note [Own words after the value]: an `extract --jsonl --json` line
     /// is the extracted value, then about a seventh of its bytes in fields
