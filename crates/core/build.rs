@@ -86,7 +86,7 @@ fn secret_rules() {
 fn builtin_shapes(rules: &[Rule], dir: &str) -> BTreeMap<String, Option<Vec<byteset::ByteSet>>> {
     println!("cargo:rerun-if-changed=src/secrets/keywords/shape.rs");
     let mut out = String::from("&[\n");
-    let mut joined: BTreeMap<String, Option<Vec<byteset::ByteSet>>> = BTreeMap::new();
+    let mut per_keyword: BTreeMap<String, Vec<Option<Vec<byteset::ByteSet>>>> = BTreeMap::new();
     // Written sorted by rule id and keyword, which the library's lookup
     // searches by halves.
     let mut entries = Vec::new();
@@ -98,11 +98,7 @@ fn builtin_shapes(rules: &[Rule], dir: &str) -> BTreeMap<String, Option<Vec<byte
             if let Some(s) = &found {
                 entries.push((r.id.as_str(), k.clone(), r.regex.as_str(), s.clone()));
             }
-            let entry = joined.entry(k).or_insert_with(|| found.clone());
-            *entry = match (entry.take(), found) {
-                (Some(a), Some(b)) => byteset::join(&a, &b),
-                _ => None,
-            };
+            per_keyword.entry(k).or_default().push(found);
         }
     }
     entries.sort_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
@@ -121,7 +117,10 @@ fn builtin_shapes(rules: &[Rule], dir: &str) -> BTreeMap<String, Option<Vec<byte
     }
     out.push(']');
     std::fs::write(format!("{dir}/builtin_shapes.rs"), out).expect("write builtin_shapes.rs");
-    joined
+    per_keyword
+        .into_iter()
+        .map(|(k, shapes)| (k, byteset::join_all(shapes)))
+        .collect()
 }
 
 /// Moves the bucket search tries for the built-in keywords (Note [Buckets

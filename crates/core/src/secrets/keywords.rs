@@ -100,7 +100,7 @@ mod vector;
 #[cfg(target_arch = "x86_64")]
 static BUILTIN_BUCKETS: &[(&[u8], u8)] = include!(concat!(env!("OUT_DIR"), "/builtin_buckets.rs"));
 
-use byteset::{ByteSet, bytes, holds, join, one, union};
+use byteset::{ByteSet, bytes, holds, join_all, one, union};
 
 /// Per built-in rule and keyword with a shape (Note \[Keywords as a match
 /// holds them\]): the rule's id and pattern (as `rules.toml` has them),
@@ -133,15 +133,7 @@ pub(super) fn keyword_shape<'r>(
     keyword: &str,
     rules: impl Iterator<Item = &'r super::rules::Rule>,
 ) -> Option<Vec<ByteSet>> {
-    let mut joined: Option<Vec<ByteSet>> = None;
-    for r in rules {
-        let shape = builtin_shape(&r.id, &r.regex, keyword)?;
-        joined = Some(match joined {
-            None => shape.to_vec(),
-            Some(j) => join(&j, shape)?,
-        });
-    }
-    let mut shape = joined?;
+    let mut shape = join_all(rules.map(|r| builtin_shape(&r.id, &r.regex, keyword)))?;
     for set in shape.iter_mut().skip(keyword.len()) {
         *set = union(set, &one(b'\\'));
     }

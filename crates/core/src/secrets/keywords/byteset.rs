@@ -45,6 +45,24 @@ pub fn union(a: &ByteSet, b: &ByteSet) -> ByteSet {
 
 /// Two shapes joined place by place (what either allows), when they have
 /// as many places; `None` otherwise.
-pub fn join(a: &[ByteSet], b: &[ByteSet]) -> Option<Vec<ByteSet>> {
+fn join(a: &[ByteSet], b: &[ByteSet]) -> Option<Vec<ByteSet>> {
     (a.len() == b.len()).then(|| a.iter().zip(b).map(|(x, y)| union(x, y)).collect())
+}
+
+/// Shapes joined place by place (what any allows): `None` when there are
+/// none, when one is unknown (`None`; the rest are not read) or when two
+/// have different numbers of places. What a match of several branches, or
+/// of several rules with one keyword, holds.
+pub fn join_all<S: AsRef<[ByteSet]>>(
+    shapes: impl IntoIterator<Item = Option<S>>,
+) -> Option<Vec<ByteSet>> {
+    let mut joined: Option<Vec<ByteSet>> = None;
+    for shape in shapes {
+        let shape = shape?;
+        joined = Some(match joined {
+            None => shape.as_ref().to_vec(),
+            Some(j) => join(&j, shape.as_ref())?,
+        });
+    }
+    joined
 }

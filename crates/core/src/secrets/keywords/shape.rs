@@ -5,7 +5,7 @@
 //! and of core's tests (which check it), never of the library: Note
 //! \[Keywords as a match holds them\] in `keywords.rs`.
 
-use super::byteset::{ByteSet, join, one, union};
+use super::byteset::{ByteSet, join_all, one, union};
 
 /// Bytes after a keyword a shape says (at most; fewer when the match may
 /// hold fewer after it).
@@ -38,17 +38,7 @@ fn at(hir: &regex_syntax::hir::Hir, keyword: &[u8]) -> Option<Vec<ByteSet>> {
         // A match holds at least one match of `sub`, whole.
         HirKind::Repetition(r) if r.min >= 1 => at(&r.sub, keyword),
         // A match is one branch's: what each branch holds, joined.
-        HirKind::Alternation(branches) => {
-            let mut joined: Option<Vec<ByteSet>> = None;
-            for b in branches {
-                let s = at(b, keyword)?;
-                joined = Some(match joined {
-                    None => s,
-                    Some(j) => join(&j, &s)?,
-                });
-            }
-            joined
-        }
+        HirKind::Alternation(branches) => join_all(branches.iter().map(|b| at(b, keyword))),
         // A match holds a match of each item: one that says is enough;
         // else the runs of bytes at fixed places are read.
         HirKind::Concat(items) => items
