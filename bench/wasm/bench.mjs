@@ -134,11 +134,12 @@ function viaRepair(text) {
 // either throws. Timed with a `JSON.parse` of every answer, as the value
 // rows are, both also pay the parse and the garbage collector's copying
 // of the values kept (about half of `repair`'s time so, a fifth of
-// `jsonrepair`'s): the speed of repair itself is the text rows. Not kept in an array
-// either: `jsonrepair` builds its answer by concatenation, and keeping
-// 20,000 such strings (ropes of small pieces) costs it more in collection
-// than making them did (1.24 s against 0.77 s a round here). The answers
-// are scored by parsing them after the timing (`textScore`).
+// `jsonrepair`'s): the speed of repair itself is the text rows. The
+// texts are not kept in an array either: `jsonrepair` builds its answer
+// by concatenation, and keeping 20,000 such strings (ropes of small
+// pieces) costs it more in collection than making them did (1.24 s
+// against 0.77 s a round here). The answers are scored by parsing them
+// after the timing (`textScore`).
 function repairLength(text) {
   try {
     return repair(text).length;
