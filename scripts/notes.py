@@ -27,7 +27,7 @@ COMMENT = re.compile(r"^\s*(///?!?|#+|--|/\*+|\*(?!/))\s?(.*)$")
 NOTE = re.compile(r"Note\s+\\?\[((?:[^\]\\]|\\(?!\]))+?)\\?\]")
 OWN = ("scripts/notes.py", "scripts/test_notes.py")
 TEXT_SUFFIXES = (
-    ".rs", ".py", ".sh", ".js", ".css", ".toml", ".md", ".sql", ".jsonl",
+    ".rs", ".py", ".sh", ".js", ".mjs", ".css", ".toml", ".md", ".sql", ".jsonl",
     ".json", ".html", ".yml", ".yaml", ".txt",
 )
 

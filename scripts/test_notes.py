@@ -50,6 +50,14 @@ class Notes(unittest.TestCase):
         self.assertIn("Note [Ready] is cited but never defined: src/b.rs:2", out)
         self.assertIn("Note [Ready again] is cited but never defined: src/b.rs:3", out)
 
+    def test_a_note_defined_in_an_es_module_counts(self):
+        # The npm package's tests and the wasm bench are `.mjs` files.
+        code, out = run({
+            "bench/b.mjs": "// Note [Timed to text]: why.\nconst x = 1;\n",
+            "README.md": "Timed so (Note [Timed to text] in `bench/b.mjs`).\n",
+        })
+        self.assertEqual((code, out), (0, ""))
+
     def test_defined_twice(self):
         code, out = run({
             "src/a.rs": DEFINED,

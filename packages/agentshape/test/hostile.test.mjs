@@ -153,9 +153,10 @@ test("extract and repair of text written in place answer as the &str exports do"
     const bytes = new TextEncoder().encode(t);
     assert.deepEqual(extract(bytes).value, extract(t).value);
   }
-  // Note [Answers read in place]: `repair` answers the text's characters
-  // as they are; `extract`'s result crosses with them escaped, and its
-  // value holds them again; an error is made once, with core's message.
+  // `repair` answers the text's characters as they are; `extract`'s
+  // result crosses with them escaped, and its value holds them again; an
+  // error is made once, with core's message (Note [Answers read in place]
+  // in crates/wasm/src/bindings.rs).
   assert.equal(repair('x {"k": "é ü 漢字 😀", "n": 1,}'), '{"k":"é ü 漢字 😀","n":1}');
   // `text` written at the text buffer, `at(len)` called (an in-place
   // export): its answer's code and bytes.

@@ -163,9 +163,9 @@ test("the smoke script passes in Node", async () => {
   assert.ok(JSON.parse(inNode).version);
 });
 
-// Note [Reading the .wasm]: the scheme decides, not a `process` global
-// (which a runtime may lack, or a browser bundle define): without one, Node
-// still reads the file (its `fetch` cannot).
+// The scheme decides, not a `process` global (which a runtime may lack, or
+// a browser bundle define): without one, Node still reads the file (its
+// `fetch` cannot; Note [Reading the .wasm] in load.js).
 test("the .wasm is read by its URL's scheme, without a process global", async () => {
   writeFileSync(join(app, "no_process.mjs"), [
     "delete globalThis.process;",
