@@ -59,7 +59,11 @@ test("the README's quick start prints what the README says, from the packed tarb
     const { code, output } = quickStart(readme);
     assert.match(code, /from "agentshape"/);
     writeFileSync(join(app, "quick_start.mjs"), code);
-    const got = execFileSync(process.execPath, ["quick_start.mjs"], { cwd: app, encoding: "utf8" });
+    // Run by Node, whose `console.log` the README shows (this file also
+    // runs under `bun test`, runtimes.test.mjs, where `process.execPath`
+    // is Bun, which prints objects its own way).
+    const node = process.versions.bun === undefined ? process.execPath : "node";
+    const got = execFileSync(node, ["quick_start.mjs"], { cwd: app, encoding: "utf8" });
     assert.equal(got, output);
   } finally {
     rmSync(dir, { recursive: true, force: true });
