@@ -1,6 +1,6 @@
 // Shared helpers of the package's tests (run by scripts/test.sh with `node --test`).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -47,4 +47,17 @@ export function installPacked(dir) {
   mkdirSync(into, { recursive: true });
   execFileSync("tar", ["xzf", join(dir, out[0].filename), "-C", into, "--strip-components=1"]);
   return { app, files: out[0].files.map((f) => f.path).sort() };
+}
+
+/**
+ * `installPacked` into a fresh folder under `tmp` named `prefix...`,
+ * with the app's `package.json` that `npm install agentshape` leaves:
+ * Deno resolves a bare specifier from node_modules only for a dependency
+ * its package.json declares. Returns `{dir, app}`.
+ */
+export function installedApp(tmp, prefix) {
+  const dir = mkdtempSync(join(tmp, prefix));
+  const { app } = installPacked(dir);
+  writeFileSync(join(app, "package.json"), JSON.stringify({ type: "module", dependencies: { agentshape: "0.1.0" } }));
+  return { dir, app };
 }

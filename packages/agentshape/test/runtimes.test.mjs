@@ -9,13 +9,13 @@
 // package's own test files run under `bun test` as they are.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 
-import { REPO, installPacked } from "./helpers.mjs";
+import { REPO, installedApp } from "./helpers.mjs";
 
 const run = promisify(execFile);
 const BIN = join(REPO, "packages/agentshape/node_modules/.bin");
@@ -125,11 +125,7 @@ async function smoke(a, load, assert, input) {
 let dir;
 let app;
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), "agentshape-runtimes-"));
-  ({ app } = installPacked(dir));
-  // What `npm install agentshape` leaves: Deno resolves a bare specifier
-  // from node_modules only for a dependency its package.json declares.
-  writeFileSync(join(app, "package.json"), JSON.stringify({ type: "module", dependencies: { agentshape: "0.1.0" } }));
+  ({ dir, app } = installedApp(tmpdir(), "agentshape-runtimes-"));
   const transcripts = {};
   for (const name of ["healthy-structured.ndjson", "rate-limit-429.ndjson", "codex-exec.jsonl"]) {
     transcripts[name] = readFileSync(join(REPO, "examples", name), "utf8");

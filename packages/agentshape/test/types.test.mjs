@@ -11,13 +11,13 @@
 // declarations promise is what the package returns.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 
-import { REPO, installPacked } from "./helpers.mjs";
+import { REPO, installedApp } from "./helpers.mjs";
 
 const run = promisify(execFile);
 const DENO = join(REPO, "packages/agentshape/node_modules/.bin/deno");
@@ -145,11 +145,7 @@ console.log(JSON.stringify({ version, n, notText: typeof notText }));
 let dir;
 let app;
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), "agentshape-types-"));
-  ({ app } = installPacked(dir));
-  // What `npm install agentshape` leaves (Deno resolves a bare name from
-  // node_modules only for a dependency its package.json declares).
-  writeFileSync(join(app, "package.json"), JSON.stringify({ type: "module", dependencies: { agentshape: "0.1.0" } }));
+  ({ dir, app } = installedApp(tmpdir(), "agentshape-types-"));
   writeFileSync(join(app, "main.ts"), PROGRAM);
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
