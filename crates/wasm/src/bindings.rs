@@ -48,12 +48,13 @@ fn js<T>(r: Result<T>) -> std::result::Result<T, JsValue> {
 // profile. So these exports write their answer into a buffer this module
 // keeps (`outBuffer`) and answer a number: the answer's length in bytes
 // times four, plus its encoding (0 UTF-8, 1 ASCII, 2 UTF-16
-// little-endian, 3 Latin-1); -1 when the text held U+FFFD (as above); -2 - n when it
-// is an error, the buffer then holding its n bytes: its kind's name, a
-// newline and its message, so the package makes the one `AgentshapeError`
-// (a Rust-made `Error` cost a second object and stack walk per throw:
-// 1,500 of the 20,000 bench replies have no JSON, and `repair` throws for
-// them as `jsonrepair` does). The encodings are chosen for the reader:
+// little-endian, 3 Latin-1); -1 when the text held U+FFFD (as above);
+// -2 - n when it is an error, the buffer then holding its n bytes: its
+// kind's name, a newline and its message, so the package makes the one
+// `AgentshapeError` (a Rust-made `Error` cost a second object and stack
+// walk per throw: 1,500 of the 20,000 bench replies have no JSON, and
+// `repair` throws for them as `jsonrepair` does). The encodings are
+// chosen for the reader:
 // - ASCII is read by `Buffer`'s `latin1` slice where `Buffer` is (Node,
 //   Bun): 0.3 µs for those 700 bytes, and a one-byte string, which
 //   `JSON.parse` also reads faster;

@@ -6,30 +6,34 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, before, test } from "node:test";
 
 import { installPacked } from "./helpers.mjs";
 
+// One tarball, installed once, for both tests.
+let dir;
+let app;
+let files;
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), "agentshape-pack-"));
+  ({ app, files } = installPacked(dir));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
 test("the packed tarball installs and works without zod or a bundler", () => {
-  const dir = mkdtempSync(join(tmpdir(), "agentshape-pack-"));
-  try {
-    const { app, files } = installPacked(dir);
-    assert.deepEqual(files, [
-      "README.md", "compile.js", "dist/agentshape_wasm.js", "dist/agentshape_wasm_bg.wasm", "errors.js", "index.d.ts",
-      "index.js", "load.js", "package.json", "zod.js",
-    ]);
-    writeFileSync(join(app, "main.mjs"), `
-      import { extract, Validator, version } from "agentshape";
-      const e = extract("Sure: \\u0060\\u0060\\u0060json\\n{'ok': True,}\\n\\u0060\\u0060\\u0060");
-      const v = new Validator({ type: "object", required: ["ok"] });
-      console.log(JSON.stringify([version, e.value, v.isValid(e.value), v.compiledTo]));
-    `);
-    assert.deepEqual(readdirSync(join(app, "node_modules")), ["agentshape"]);
-    const got = JSON.parse(execFileSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8" }));
-    assert.deepEqual(got, ["0.1.0", { ok: true }, true, "javascript"]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  assert.deepEqual(files, [
+    "README.md", "compile.js", "dist/agentshape_wasm.js", "dist/agentshape_wasm_bg.wasm", "errors.js", "index.d.ts",
+    "index.js", "load.js", "package.json", "zod.js",
+  ]);
+  writeFileSync(join(app, "main.mjs"), `
+    import { extract, Validator, version } from "agentshape";
+    const e = extract("Sure: \\u0060\\u0060\\u0060json\\n{'ok': True,}\\n\\u0060\\u0060\\u0060");
+    const v = new Validator({ type: "object", required: ["ok"] });
+    console.log(JSON.stringify([version, e.value, v.isValid(e.value), v.compiledTo]));
+  `);
+  assert.deepEqual(readdirSync(join(app, "node_modules")), ["agentshape"]);
+  const got = JSON.parse(execFileSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8" }));
+  assert.deepEqual(got, ["0.1.0", { ok: true }, true, "javascript"]);
 });
 
 /**
@@ -51,21 +55,15 @@ function quickStart(readme) {
 }
 
 test("the README's quick start prints what the README says, from the packed tarball", () => {
-  const dir = mkdtempSync(join(tmpdir(), "agentshape-readme-"));
-  try {
-    const { app } = installPacked(dir);
-    // The README read from the tarball: what a user of the package sees.
-    const readme = readFileSync(join(app, "node_modules/agentshape/README.md"), "utf8");
-    const { code, output } = quickStart(readme);
-    assert.match(code, /from "agentshape"/);
-    writeFileSync(join(app, "quick_start.mjs"), code);
-    // Run by Node, whose `console.log` the README shows (this file also
-    // runs under `bun test`, runtimes.test.mjs, where `process.execPath`
-    // is Bun, which prints objects its own way).
-    const node = process.versions.bun === undefined ? process.execPath : "node";
-    const got = execFileSync(node, ["quick_start.mjs"], { cwd: app, encoding: "utf8" });
-    assert.equal(got, output);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  // The README read from the tarball: what a user of the package sees.
+  const readme = readFileSync(join(app, "node_modules/agentshape/README.md"), "utf8");
+  const { code, output } = quickStart(readme);
+  assert.match(code, /from "agentshape"/);
+  writeFileSync(join(app, "quick_start.mjs"), code);
+  // Run by Node, whose `console.log` the README shows (this file also
+  // runs under `bun test`, runtimes.test.mjs, where `process.execPath`
+  // is Bun, which prints objects its own way).
+  const node = process.versions.bun === undefined ? process.execPath : "node";
+  const got = execFileSync(node, ["quick_start.mjs"], { cwd: app, encoding: "utf8" });
+  assert.equal(got, output);
 });
