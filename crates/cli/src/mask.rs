@@ -46,6 +46,31 @@ pub fn use_store_key(key: Option<MaskKey>) {
     }
 }
 
+/// Build the masker on a thread of its own now, so that the command's
+/// first printed line does not wait for it; nothing when masking is off.
+/// Call once the rules are set ([`use_rules`]).
+///
+/// Note [Masker built beside the input]: building the masker (the built-in
+/// rules read, the keyword tables made: about half a millisecond) was
+/// done by the first line printed, after the input had been read and
+/// worked on, on the thread that printed it, while the others waited for
+/// it (`OnceLock`). It is started here, at the command's start, on
+/// another core while the command reads its input; whoever needs it first
+/// still waits for it as before. It is made either way: only a command
+/// that prints nothing, or one a profile turns masking off for, builds it
+/// for nothing.
+pub fn warm() {
+    if OFF.load(Ordering::SeqCst) || MASKER.get().is_some() {
+        return;
+    }
+    // A thread that cannot be made leaves the building to the first line.
+    let _ = std::thread::Builder::new()
+        .name("mask-warm".into())
+        .spawn(|| {
+            scanner();
+        });
+}
+
 /// The masker of printed output; `None` when masking is off.
 pub fn masker() -> Option<&'static Masker> {
     if OFF.load(Ordering::SeqCst) {

@@ -77,6 +77,11 @@ fn bench_secrets(c: &mut Criterion) {
     // transcript), from a detector with nothing compiled.
     let short: String = ordinary.chars().take(12 << 10).collect();
     group.throughput(Throughput::Bytes(short.len() as u64));
+    // What every masking process pays once, before its first line: the
+    // built-in detector built (regexes stay uncompiled until a hit).
+    group.bench_function("build/uncached", |b| {
+        b.iter(|| black_box(Detector::builtin_uncached()));
+    });
     group.bench_function("first_use/12KB", |b| {
         b.iter(|| {
             let m = Masker::new(

@@ -70,6 +70,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exit> {
     if cli.no_mask && crate::mask::turn_off() {
         crate::output::eprint(crate::mask::OFF_WARNING);
     }
+    crate::mask::warm();
     match cli.command {
         Command::Parse(a) => parse::run(&a),
         Command::Extract(a) => extract::run(&a),
