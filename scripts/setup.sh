@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-COMPONENTS=(chromium llama models postgres python wasm)
+COMPONENTS=(chromium llama models postgres python strace wasm)
 
 # Note [Why chromium-driver]: the browser tests drive Debian's chromium over
 # WebDriver (the fantoccini crate), which needs the matching chromedriver;
@@ -118,6 +118,14 @@ assert int(pydantic.VERSION.split(".")[0]) == 2' >/dev/null 2>&1
 wasm_bindgen_pin() {
   awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock
 }
+# Note [Why strace]: a test reads which system calls the binary makes
+# after it has written its output (Note [Nothing given back at exit] in
+# `.cargo/config.toml`); strace is what shows them.
+component_strace() {
+  need=(strace)
+  have() { command -v strace >/dev/null; }
+}
+
 component_wasm() {
   need=()
   what="wasm32-unknown-unknown target, wasm-bindgen-cli $(wasm_bindgen_pin), packages/agentshape/node_modules"

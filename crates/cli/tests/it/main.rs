@@ -20,6 +20,7 @@ mod check;
 mod cli_safety;
 mod command_snapshots;
 mod core_safety;
+mod exit_cleanup;
 mod exit_codes;
 mod export;
 mod extract;
