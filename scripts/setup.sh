@@ -100,6 +100,14 @@ assert int(pydantic.VERSION.split(".")[0]) == 2' >/dev/null 2>&1
   }
 }
 
+# Note [Why strace]: a test reads which system calls the binary makes
+# after it has written its output (Note [Nothing given back at exit] in
+# `.cargo/config.toml`); strace is what shows them.
+component_strace() {
+  need=(strace)
+  have() { command -v strace >/dev/null; }
+}
+
 # Note [The wasm toolchain]: the npm package (packages/agentshape) is
 # crates/wasm compiled for wasm32-unknown-unknown and bound by the
 # wasm-bindgen CLI (scripts/build-wasm.sh). The CLI must be the exact
@@ -117,13 +125,6 @@ assert int(pydantic.VERSION.split(".")[0]) == 2' >/dev/null 2>&1
 # nodejs is older).
 wasm_bindgen_pin() {
   awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock
-}
-# Note [Why strace]: a test reads which system calls the binary makes
-# after it has written its output (Note [Nothing given back at exit] in
-# `.cargo/config.toml`); strace is what shows them.
-component_strace() {
-  need=(strace)
-  have() { command -v strace >/dev/null; }
 }
 
 component_wasm() {
