@@ -10,10 +10,14 @@ command only: on this host `bench/masking.sh` read a short command's
 masking at +2.2 ms that way and +1.0 ms with the rounds in turns.
 Here each round runs PREPARE (a shell command, `true` for none), then A,
 then PREPARE, then B, after one untimed warm-up round; each command is
-started directly (no shell), its output discarded. Prints one line:
+started directly (no shell), its output discarded. A command that
+cannot be started (126, 127), dies of a signal, or exits otherwise than
+the other one did stops the bench with its argv and status: a failing
+command is fast, and its times would read as a ratio of nothing (an
+exit code both share, such as `extract`'s 2 for invalid replies, is the
+commands' answer). Prints one line:
 median wall time and median CPU time (user + system, from `wait4`) of
-each, and B's ratio A/B, as `bench/masking.sh` has printed them. A
-command that fails is timed all the same (as hyperfine's `-i`).
+each, and B's ratio A/B, as `bench/masking.sh` has printed them.
 """
 
 import os
@@ -36,8 +40,9 @@ def timed(argv):
             os.execvp(argv[0], argv)
         finally:
             os._exit(127)
-    _, _, usage = os.wait4(pid, 0)
-    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - start
+    return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
 
 
 def main():
@@ -47,10 +52,14 @@ def main():
     name, runs, prepare, a, b = sys.argv[1:]
     commands = [shlex.split(a), shlex.split(b)]
     times = [([], []), ([], [])]
+    codes = [None, None]
     for round_ in range(int(runs) + 1):
         for i, argv in enumerate(commands):
             subprocess.run(prepare, shell=True, check=False)
-            wall, cpu = timed(argv)
+            wall, cpu, code = timed(argv)
+            codes[i] = code
+            if code in (126, 127) or code < 0 or (i == 1 and code != codes[0]):
+                sys.exit(f"bench/interleave.py: {shlex.join(argv)} exited {code} ({codes[0]} for A)")
             if round_ > 0:
                 times[i][0].append(wall)
                 times[i][1].append(cpu)

@@ -20,7 +20,9 @@ root="$(cd "$here/.." && pwd)"
 peer="$(cd "${PEER_BENCH:-$root/../shared/bench}" 2>/dev/null && pwd)" || {
   echo "skipped: ../shared/bench not found next to the repository" >&2; exit 0; }
 if [ -n "${AGENTSHAPE:-}" ]; then
-  bin="$AGENTSHAPE"
+  # Absolute: the commands run from a scratch folder (below).
+  dir="$(cd "$(dirname "$AGENTSHAPE")" && pwd)" || exit 64
+  bin="$dir/$(basename "$AGENTSHAPE")"
 else
   (cd "$root" && cargo build --release --locked --quiet -p agentshape)
   bin="${CARGO_TARGET_DIR:-$root/target}/release/agentshape"
