@@ -29,6 +29,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// caught here to exit 70 instead of Rust's 101 (a panic inside a rayon
 /// worker reaches here too; rayon re-raises it on the calling thread).
 fn main() -> ExitCode {
+    // Runtime's Note [Huge pages for bulk only]: before the first thread.
+    agentshape_runtime::pages::small();
     exit::install_panic_hook();
     let result = catch_unwind(AssertUnwindSafe(|| {
         #[cfg(debug_assertions)]

@@ -17,6 +17,7 @@ pub mod loopflow;
 pub mod model;
 pub mod native;
 pub mod ops;
+pub mod pages;
 pub mod partial;
 pub mod pricing;
 pub mod process;

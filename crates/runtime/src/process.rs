@@ -591,6 +591,9 @@ async fn spawn(
     if let Some(sig) = opts.interrupts.as_ref().and_then(Interrupts::first) {
         return Ok((interrupted(sig), 0));
     }
+    // The page setting this process was started with (Note [Huge pages
+    // for bulk only] in `pages.rs`): the agent inherits it.
+    crate::pages::for_children();
     let mut command = Command::new(&cmd.program);
     // Note [Agents get no credentials of ours]; then the command's own extras.
     for name in withheld_env(std::env::vars_os().map(|(k, _)| k), &cmd.pass_env) {

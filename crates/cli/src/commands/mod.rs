@@ -211,6 +211,11 @@ where
     let mut batch = Batch::default();
     let mut spare = Batch::default();
     let mut eof = lines.fill(reader, &mut batch)?;
+    if !eof {
+        // More than one batch: bulk input (runtime's Note [Huge pages for
+        // bulk only]).
+        agentshape_runtime::pages::bulk();
+    }
     let mut done: Option<Vec<T>> = None;
     loop {
         let mut results: Vec<T> = Vec::new();

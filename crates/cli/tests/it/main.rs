@@ -29,6 +29,7 @@ mod flows;
 mod hook;
 mod hook_install;
 mod hostile_cel;
+mod huge_pages;
 mod limits;
 mod lint;
 mod lists;

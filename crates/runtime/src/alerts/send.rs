@@ -129,6 +129,8 @@ fn run_command(argv: &[String], payload: &Payload, timeout_ms: i64) -> Result<()
         return Err("empty command".to_owned());
     };
     let json = serde_json::to_string(payload).unwrap_or_default();
+    // As for an agent (Note [Huge pages for bulk only] in `pages.rs`).
+    crate::pages::for_children();
     let mut cmd = Command::new(prog);
     cmd.args(words)
         .stdin(Stdio::piped())
