@@ -555,7 +555,8 @@ fn alerts_a_command_runs_without_a_shell_with_the_firing_on_stdin_and_in_its_env
     std::fs::write(
         &script,
         "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$OUT/args\"\n\
-         cat > \"$OUT/stdin\"\nprintf '%s' \"$AGENTSHAPE_ALERT_RULE $AGENTSHAPE_ALERT_SESSION ${AGENTSHAPE_STORE:-none}\" > \"$OUT/env\"\n",
+         cat > \"$OUT/stdin\"\ngrep THP_enabled /proc/self/status > \"$OUT/pages\"\n\
+         printf '%s' \"$AGENTSHAPE_ALERT_RULE $AGENTSHAPE_ALERT_SESSION ${AGENTSHAPE_STORE:-none}\" > \"$OUT/env\"\n",
     )
     .unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -601,6 +602,14 @@ fn alerts_a_command_runs_without_a_shell_with_the_firing_on_stdin_and_in_its_env
         "failed s1 none"
     );
     assert_eq!(list(&db)[0]["deliveries"][0]["state"], "delivered");
+    // The page setting agentshape was started with, this test's (runtime's
+    // Note [Huge pages for bulk only]), not the small pages it runs on.
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    let own = own.lines().find(|l| l.starts_with("THP_enabled:")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(out.join("pages")).unwrap().trim(),
+        own
+    );
 }
 
 #[test]
