@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::args::ExtractArgs;
 use crate::commands::parse::truncate;
-use crate::commands::{LineRead, format_of, par_lines, parse, report_bad_input};
+use crate::commands::{GroupLine, LineRead, format_of, par_line_groups, parse, report_bad_input};
 use crate::exit::{CliError, Exit};
 use crate::input;
 use crate::output::{MaskedLine, Out, Style};
@@ -128,10 +128,11 @@ fn jsonl(
     let mut exit = Exit::Ok;
     let mut counts = Tally::default();
     let json = out.json;
-    par_lines(
+    par_line_groups(
         &mut *reader,
         args.max_line_bytes,
-        |n, line, got| one_line(n, line, got, opts, json),
+        MASK_GROUP,
+        |lines| group_of_lines(lines, opts, json),
         |results| {
             for (code, method, valid, _) in &results {
                 exit = exit.worst(*code);
@@ -156,17 +157,30 @@ thread_local! {
     static TEXT_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-fn one_line(
-    n: u64,
-    line: &[u8],
-    got: LineRead,
+/// Lines whose result lines' heads are checked for secrets together
+/// (output's Note [Heads read together]).
+const MASK_GROUP: usize = 16;
+
+/// The result lines of a group of input lines, in order: each made, then
+/// their heads read together (output's Note [Heads read together]).
+fn group_of_lines(
+    lines: &[GroupLine<'_>],
     opts: &ExtractOptions<'_>,
     json: bool,
-) -> (Exit, Method, bool, MaskedLine) {
+) -> Vec<(Exit, Method, bool, MaskedLine)> {
     let mut scratch = TEXT_BUFFER.take();
-    let (code, method, valid, made) = one_line_in(n, line, got, opts, json, &mut scratch);
+    let made: Vec<(Exit, Method, bool, Made)> = lines
+        .iter()
+        .map(|&(n, line, got)| one_line_in(n, line, got, opts, json, &mut scratch))
+        .collect();
     TEXT_BUFFER.set(scratch);
-    (code, method, valid, made.masked())
+    let heads_clean = crate::output::heads_clean(made.iter().filter_map(|(_, _, _, m)| match m {
+        Made::Object { head, .. } => Some(head.as_slice()),
+        Made::Whole(_) => None,
+    }));
+    made.into_iter()
+        .map(|(code, method, valid, made)| (code, method, valid, made.masked(heads_clean)))
+        .collect()
 }
 
 /// A result line as [`one_line_in`] made it: whole, or a JSON line in the
@@ -182,10 +196,14 @@ enum Made {
 }
 
 impl Made {
-    fn masked(self) -> MaskedLine {
+    /// The line masked; `heads_clean` when [`crate::output::heads_clean`]
+    /// passed its head with the group's.
+    fn masked(self, heads_clean: bool) -> MaskedLine {
         match self {
             Made::Whole(bytes) => MaskedLine::new(bytes),
-            Made::Object { head, own, numbers } => MaskedLine::object(head, &own, &numbers),
+            Made::Object { head, own, numbers } => {
+                MaskedLine::object(head, &own, &numbers, heads_clean)
+            }
         }
     }
 
@@ -208,7 +226,8 @@ impl Made {
     }
 }
 
-/// [`one_line`] with `text` unescaped into `scratch`.
+/// One line's result for [`group_of_lines`], with `text` unescaped into
+/// `scratch`.
 fn one_line_in(
     n: u64,
     line: &[u8],
@@ -752,7 +771,7 @@ mod tests {
                 // Masked in parts (Note [Own words after the value]) as whole.
                 let (.., made) =
                     one_line_in(5, &line, LineRead::Line, &opts, true, &mut Vec::new());
-                let masked = made.masked();
+                let masked = made.masked(false);
                 assert_eq!(masked.bytes(), MaskedLine::new(got.clone()).bytes());
                 assert!(!String::from_utf8_lossy(masked.bytes()).contains(&token));
                 let want = result_line_serde(&extract_text(text, &opts), id, 5, None);
@@ -764,6 +783,82 @@ mod tests {
             }
         }
         assert!(seen > 200, "only {seen} lines");
+    }
+
+    /// Output's Note [Heads read together]: lines made and masked 16 at a
+    /// time print byte for byte what each line masked alone prints, in
+    /// groups that hold no secret, one, or several, with secrets in the
+    /// value (the head) and beside it; and the secrets are masked.
+    #[test]
+    fn heads_read_together_print_what_each_line_alone_prints() {
+        const CASES: &str = include_str!("../../../core/tests/data/extract/cases.jsonl");
+        let opts = ExtractOptions::default();
+        let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+        let mut texts: Vec<String> = CASES
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .filter_map(|row| {
+                serde_json::from_str::<Value>(row).unwrap()["input"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect();
+        // Secrets at a few places, so some groups of 16 hold none.
+        for (i, planted) in [
+            format!(r#"Here: {{"api_key": "{token}", "n": 1}}"#),
+            format!("```json\n[\"{token}\"]\n```"),
+            format!(r#"{{"note": "AKIAIOSFODNN7EXAMPLE and {token}"}}"#),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let at = (i * 37 + 5).min(texts.len());
+            texts.insert(at, planted);
+        }
+        let lines: Vec<Vec<u8>> = texts
+            .iter()
+            .map(|t| serde_json::to_vec(&serde_json::json!({"text": t})).unwrap())
+            .collect();
+        assert!(lines.len() > 48, "only {} lines", lines.len());
+        let (mut clean_groups, mut masked) = (0, 0);
+        for (g, group) in lines.chunks(MASK_GROUP).enumerate() {
+            let numbered: Vec<GroupLine<'_>> = group
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    (
+                        (g * MASK_GROUP + i + 1) as u64,
+                        l.as_slice(),
+                        LineRead::Line,
+                    )
+                })
+                .collect();
+            let together = group_of_lines(&numbered, &opts, true);
+            let heads: Vec<Vec<u8>> = numbered
+                .iter()
+                .filter_map(|&(n, line, got)| {
+                    match one_line_in(n, line, got, &opts, true, &mut Vec::new()).3 {
+                        Made::Object { head, .. } => Some(head),
+                        Made::Whole(_) => None,
+                    }
+                })
+                .collect();
+            clean_groups +=
+                usize::from(crate::output::heads_clean(heads.iter().map(Vec::as_slice)));
+            for (&(n, line, got), (.., t)) in numbered.iter().zip(&together) {
+                let (.., made) = one_line_in(n, line, got, &opts, true, &mut Vec::new());
+                let alone = made.masked(false);
+                assert_eq!(
+                    String::from_utf8_lossy(t.bytes()),
+                    String::from_utf8_lossy(alone.bytes()),
+                    "line {n}"
+                );
+                assert!(!String::from_utf8_lossy(t.bytes()).contains(&token));
+                masked += usize::from(String::from_utf8_lossy(t.bytes()).contains("[REDACTED:"));
+            }
+        }
+        assert!(clean_groups > 0, "no group was read together as clean");
+        assert!(masked >= 3, "{masked} lines masked");
     }
 
     #[test]

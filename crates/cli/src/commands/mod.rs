@@ -198,7 +198,7 @@ pub const BATCH_LINES: usize = 1024;
 ///
 /// # Errors
 /// When the reader or `emit` fails.
-pub fn par_lines<R, T, W, E>(reader: &mut R, limit: usize, work: W, mut emit: E) -> io::Result<()>
+pub fn par_lines<R, T, W, E>(reader: &mut R, limit: usize, work: W, emit: E) -> io::Result<()>
 where
     R: BufRead + ?Sized,
     T: Send,
@@ -206,8 +206,79 @@ where
     E: FnMut(Vec<T>) -> io::Result<()>,
 {
     use rayon::prelude::*;
+    par_batches(
+        reader,
+        limit,
+        |batch| {
+            batch
+                .lines
+                .par_iter()
+                .map(|(n, at, got)| work(*n, &batch.buf[at.clone()], *got))
+                .collect()
+        },
+        emit,
+    )
+}
+
+/// One line of a batch as [`par_line_groups`] hands it over: its 1-based
+/// number, its bytes and how it was read.
+pub type GroupLine<'a> = (u64, &'a [u8], LineRead);
+
+/// [`par_lines`] with `work` given `group` lines at a time (fewer at a
+/// batch's end), in order, answering one result per line, in their order:
+/// for work that is cheaper done for several lines at once (Note [Heads
+/// read together] in `output.rs`).
+///
+/// # Errors
+/// When the reader or `emit` fails.
+pub fn par_line_groups<R, T, W, E>(
+    reader: &mut R,
+    limit: usize,
+    group: usize,
+    work: W,
+    emit: E,
+) -> io::Result<()>
+where
+    R: BufRead + ?Sized,
+    T: Send,
+    W: Fn(&[GroupLine<'_>]) -> Vec<T> + Sync,
+    E: FnMut(Vec<T>) -> io::Result<()>,
+{
+    use rayon::prelude::*;
+    par_batches(
+        reader,
+        limit,
+        |batch| {
+            batch
+                .lines
+                .par_chunks(group.max(1))
+                .flat_map_iter(|chunk| {
+                    let lines: Vec<GroupLine<'_>> = chunk
+                        .iter()
+                        .map(|(n, at, got)| (*n, &batch.buf[at.clone()], *got))
+                        .collect();
+                    let results = work(&lines);
+                    assert_eq!(results.len(), lines.len(), "one result per line");
+                    results
+                })
+                .collect()
+        },
+        emit,
+    )
+}
+
+/// The batches of [`par_lines`] and [`par_line_groups`]: each batch's
+/// results made by `process` on the pool while the last batch's are
+/// emitted and the next batch is read.
+fn par_batches<R, T, P, E>(reader: &mut R, limit: usize, process: P, mut emit: E) -> io::Result<()>
+where
+    R: BufRead + ?Sized,
+    T: Send,
+    P: Fn(&Batch) -> Vec<T> + Sync,
+    E: FnMut(Vec<T>) -> io::Result<()>,
+{
     let mut lines = Lines::new(limit);
-    let work = &work;
+    let process = &process;
     let mut batch = Batch::default();
     let mut spare = Batch::default();
     let mut eof = lines.fill(reader, &mut batch)?;
@@ -225,11 +296,7 @@ where
         let next_eof = rayon::in_place_scope(|scope| -> io::Result<Option<bool>> {
             let (lines_of, results) = (&batch, &mut results);
             scope.spawn(move |_| {
-                *results = lines_of
-                    .lines
-                    .par_iter()
-                    .map(|(n, at, got)| work(*n, &lines_of.buf[at.clone()], *got))
-                    .collect();
+                *results = process(lines_of);
             });
             if let Some(d) = done.take() {
                 emit(d)?;
