@@ -735,9 +735,22 @@ mod tests {
     /// A `--json` line of `extract --jsonl` (its value written as it is
     /// extracted) is the serde line of [`extract_text`]'s extraction, for
     /// every input of core's shared extract table, with and without an id.
+    /// The inputs (text) of core's shared extract table.
+    fn table_inputs() -> Vec<String> {
+        const CASES: &str = include_str!("../../../core/tests/data/extract/cases.jsonl");
+        CASES
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .filter_map(|row| {
+                serde_json::from_str::<Value>(row).unwrap()["input"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect()
+    }
+
     #[test]
     fn jsonl_json_lines_are_the_serde_lines_of_extract_text() {
-        const CASES: &str = include_str!("../../../core/tests/data/extract/cases.jsonl");
         let opts = ExtractOptions::default();
         let mut seen = 0;
         // And replies holding secrets, in the value and beside it.
@@ -749,15 +762,7 @@ mod tests {
                 r#"{{unquoted_key: 'x', note: "password = hunter2hunter2hunter2"}} and {token}"#
             ),
         ];
-        let texts = CASES
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .filter_map(|row| {
-                serde_json::from_str::<Value>(row).unwrap()["input"]
-                    .as_str()
-                    .map(str::to_owned)
-            })
-            .chain(planted);
+        let texts = table_inputs().into_iter().chain(planted);
         for text in texts {
             let text = text.as_str();
             for id in [None, Some(Value::from("r-1")), Some(Value::from(12))] {
@@ -791,18 +796,9 @@ mod tests {
     /// value (the head) and beside it; and the secrets are masked.
     #[test]
     fn heads_read_together_print_what_each_line_alone_prints() {
-        const CASES: &str = include_str!("../../../core/tests/data/extract/cases.jsonl");
         let opts = ExtractOptions::default();
         let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
-        let mut texts: Vec<String> = CASES
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .filter_map(|row| {
-                serde_json::from_str::<Value>(row).unwrap()["input"]
-                    .as_str()
-                    .map(str::to_owned)
-            })
-            .collect();
+        let mut texts = table_inputs();
         // Secrets at a few places, so some groups of 16 hold none.
         for (i, planted) in [
             format!(r#"Here: {{"api_key": "{token}", "n": 1}}"#),
