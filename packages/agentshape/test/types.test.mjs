@@ -133,11 +133,15 @@ assert.throws(
 const mended = fix({ type: "object", properties: { a: { type: "string" } } }, "openai");
 assert.deepEqual(mended.mapBack({ a: "x" }), { a: "x" });
 
+// Bytes that are not UTF-8 are a line skipped and counted, not an error.
+assert.equal(parse(new Uint8Array([0xff, 0xfe]), { format: "claude" }).skipped_lines, 1);
+let caught: unknown = null;
 try {
-  parse(new Uint8Array([0xff, 0xfe]), { format: "claude" });
+  parse("{}", { maxLineBytes: -1 });
 } catch (err) {
-  assert.ok(err instanceof AgentshapeError);
+  caught = err;
 }
+assert.ok(caught instanceof AgentshapeError); // a bad option
 assert.ok(new InputError("x") instanceof AgentshapeError);
 console.log(JSON.stringify({ version, n, notText: typeof notText }));
 `;
