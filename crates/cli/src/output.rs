@@ -256,10 +256,18 @@ pub fn heads_clean<'a>(heads: impl Iterator<Item = &'a [u8]>) -> bool {
             buf.extend_from_slice(b"}\n");
         }
         let clean = masker.bytes_hold_nothing(&buf);
-        HEADS.set(buf);
+        // Kept for the next group unless an over-long line grew it.
+        if buf.capacity() <= KEEP_HEADS {
+            HEADS.set(buf);
+        }
         clean
     })
 }
+
+/// The bytes of heads a thread's buffer keeps between groups: a group
+/// with a line of many megabytes (up to `--max-line-bytes`) gives its
+/// room back rather than holding it for the rest of the command.
+const KEEP_HEADS: usize = 1 << 20;
 
 thread_local! {
     /// Each thread's buffer for the heads [`heads_clean`] reads together.

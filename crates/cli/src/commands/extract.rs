@@ -732,9 +732,6 @@ mod tests {
         }
     }
 
-    /// A `--json` line of `extract --jsonl` (its value written as it is
-    /// extracted) is the serde line of [`extract_text`]'s extraction, for
-    /// every input of core's shared extract table, with and without an id.
     /// The inputs (text) of core's shared extract table.
     fn table_inputs() -> Vec<String> {
         const CASES: &str = include_str!("../../../core/tests/data/extract/cases.jsonl");
@@ -749,6 +746,9 @@ mod tests {
             .collect()
     }
 
+    /// A `--json` line of `extract --jsonl` (its value written as it is
+    /// extracted) is the serde line of [`extract_text`]'s extraction, for
+    /// every input of core's shared extract table, with and without an id.
     #[test]
     fn jsonl_json_lines_are_the_serde_lines_of_extract_text() {
         let opts = ExtractOptions::default();
