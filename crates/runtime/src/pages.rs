@@ -73,27 +73,3 @@ fn restore() {
         let _ = nix::sys::prctl::set_thp_disable(false);
     }
 }
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::*;
-
-    /// The kernel's answer for this process.
-    fn off() -> bool {
-        nix::sys::prctl::get_thp_disable().expect("prctl answers")
-    }
-
-    #[test]
-    fn small_then_back_to_what_the_process_had() {
-        // Tests share the process: this is the only one that calls these.
-        let had = off();
-        small();
-        assert!(off(), "small pages after small()");
-        bulk();
-        assert_eq!(off(), had, "bulk() gives back what the process had");
-        small();
-        assert!(off(), "small pages again");
-        for_children();
-        assert_eq!(off(), had, "children get what the process had");
-    }
-}

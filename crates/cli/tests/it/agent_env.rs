@@ -7,25 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::support::{agent_script, example};
 use crate::support::{agentshape, assert_exit, json_lines};
-use crate::support::{example, fake_agent};
 
 const STORE_URL: &str = "postgres://ops:pw-s3cret@db.invalid/agentshape";
 const TOKEN: &str = "serve-token-0123456789abcdef";
 
 /// An agent that prints `env` (one `ENV ` line each) then acts as the fake agent.
 fn env_agent(dir: &Path) -> PathBuf {
-    let path = dir.join("env-agent");
-    std::fs::write(
-        &path,
-        format!(
-            "#!/bin/sh\nenv | sed 's/^/ENV /'\nexec {:?} \"$@\"\n",
-            fake_agent()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    path
+    agent_script(dir, "env-agent", "env | sed 's/^/ENV /'\n")
 }
 
 /// The `ENV NAME=value` lines of an agent's transcript, as `NAME=value`.

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{agentshape, agentshape_std, assert_exit, example, fake_agent, json_lines};
+use crate::support::{agent_script, agentshape, agentshape_std, assert_exit, example, json_lines};
 
 /// `THP_enabled` of a process's status (`self` for this one).
 fn thp_enabled(pid: &str) -> Option<bool> {
@@ -75,17 +75,11 @@ fn a_command_starts_on_small_pages_and_bulk_input_takes_huge_pages_back() {
 /// An agent that writes its own `THP_enabled` into its transcript, then
 /// acts as the fake agent.
 fn pages_agent(dir: &Path) -> std::path::PathBuf {
-    let path = dir.join("pages-agent");
-    std::fs::write(
-        &path,
-        format!(
-            "#!/bin/sh\ngrep THP_enabled /proc/self/status | sed 's/^/PAGES /'\nexec {:?} \"$@\"\n",
-            fake_agent()
-        ),
+    agent_script(
+        dir,
+        "pages-agent",
+        "grep THP_enabled /proc/self/status | sed 's/^/PAGES /'\n",
     )
-    .unwrap();
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    path
 }
 
 #[test]

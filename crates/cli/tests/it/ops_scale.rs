@@ -12,7 +12,7 @@ use agentshape_store::PgStore;
 use agentshape_testkit::pg;
 
 use crate::support::{
-    agentshape, agentshape_std, assert_exit, example, fake_agent, json_lines, wait_until,
+    agent_script, agentshape, agentshape_std, assert_exit, example, json_lines, wait_until,
 };
 
 /// A hang guard for every command here (never a speed assertion).
@@ -44,17 +44,11 @@ impl Fleet {
         }
         // `exec`: the sleeping agent is the process `ops` started, so it
         // dies with a killed supervisor (parent-death signal).
-        let agent = d.join("agent.sh");
-        std::fs::write(
-            &agent,
-            format!(
-                "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = t2 ] && [ -n \"${{SLOW_T2:-}}\" ]; then echo $$ > \"$SLOW_T2\"; exec sleep 600; fi\ndone\nexec {:?} \"$@\"\n",
-                fake_agent()
-            ),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+        agent_script(
+            d,
+            "agent.sh",
+            "for a in \"$@\"; do\n  if [ \"$a\" = t2 ] && [ -n \"${SLOW_T2:-}\" ]; then echo $$ > \"$SLOW_T2\"; exec sleep 600; fi\ndone\n",
+        );
         let store = if postgres {
             pg::fresh_db()
         } else {

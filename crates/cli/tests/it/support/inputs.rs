@@ -13,6 +13,19 @@ pub(crate) fn fake_agent() -> String {
         .to_string()
 }
 
+/// An executable agent script `dir/name` that runs the shell lines `first`,
+/// then `exec`s the fake agent with its arguments.
+pub(crate) fn agent_script(dir: &Path, name: &str, first: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!("#!/bin/sh\n{first}exec {:?} \"$@\"\n", fake_agent()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
+}
+
 /// A bundled example transcript (`examples/NAME`).
 pub(crate) fn example(name: &str) -> String {
     repo_root()

@@ -15,4 +15,4 @@ pub(crate) mod transcript;
 
 pub(crate) use binary::{agentshape, agentshape_std, repo_root, wait_until};
 pub(crate) use exit::{assert_exit, assert_exit_for};
-pub(crate) use inputs::{example, fake_agent, json_lines, sql, temp_file};
+pub(crate) use inputs::{agent_script, example, fake_agent, json_lines, sql, temp_file};
