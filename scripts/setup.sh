@@ -129,11 +129,12 @@ wasm_bindgen_pin() {
 
 component_wasm() {
   need=()
-  what="wasm32-unknown-unknown target, wasm-bindgen-cli $(wasm_bindgen_pin), packages/agentshape/node_modules"
+  what="wasm32-unknown-unknown target, wasm-bindgen-cli $(wasm_bindgen_pin), packages/agentshape/node_modules, packages/agentshape/compat/node_modules"
   have() {
     rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown &&
       [ "$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(wasm_bindgen_pin)" ] &&
-      node_ok && npm_deps_ok && runtimes_ok
+      node_ok && npm_deps_ok packages/agentshape && runtimes_ok &&
+      npm_deps_ok packages/agentshape/compat && newest_node_ok
   }
   install() {
     node_ok || { echo "setup: wasm needs Node.js >= 20 and npm (the machine's own; have: $(node --version 2>/dev/null || echo none))" >&2; return 1; }
@@ -144,7 +145,8 @@ component_wasm() {
       cargo install -q --locked wasm-bindgen-cli --version "$pin" ||
         cargo install -q wasm-bindgen-cli --version "$pin"
     fi
-    { npm_deps_ok && runtimes_ok; } || (cd packages/agentshape && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    { npm_deps_ok packages/agentshape && runtimes_ok; } || (cd packages/agentshape && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    { npm_deps_ok packages/agentshape/compat && newest_node_ok; } || (cd packages/agentshape/compat && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   }
 }
 node_ok() {
@@ -153,16 +155,22 @@ node_ok() {
 # `npm ci` leaves node_modules/.package-lock.json, a copy of the lock's
 # package list: the same list means the same install, with no network.
 # Optional packages absent from it are other platforms' binaries, which npm
-# skips.
+# skips. $1 is the folder: the package, or its compat folder (the newest
+# Node and the current AI SDK the package's tests also run under).
 npm_deps_ok() {
-  [ -f packages/agentshape/node_modules/.package-lock.json ] &&
+  [ -f "$1/node_modules/.package-lock.json" ] &&
     python3 -c '
 import json, sys
 lock, got = (json.load(open(p)) for p in sys.argv[1:])
 want = {k: v.get("version") for k, v in lock["packages"].items() if k}
 have = {k: v.get("version") for k, v in got["packages"].items() if k}
 want = {k: v for k, v in want.items() if k in have or not lock["packages"][k].get("optional")}
-sys.exit(0 if want == have else 1)' packages/agentshape/package-lock.json packages/agentshape/node_modules/.package-lock.json
+sys.exit(0 if want == have else 1)' "$1/package-lock.json" "$1/node_modules/.package-lock.json"
+}
+# compat's Node runs (its preinstall script fetched the binary) and is the pinned version.
+newest_node_ok() {
+  [ "$(packages/agentshape/compat/node_modules/.bin/node --version 2>/dev/null)" = \
+    "v$(python3 -c 'import json; print(json.load(open("packages/agentshape/compat/package.json"))["devDependencies"]["node"])')" ]
 }
 # The binaries run: their postinstall scripts linked them (test/runtimes.test.mjs).
 runtimes_ok() {

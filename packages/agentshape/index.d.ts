@@ -203,8 +203,56 @@ export declare function fix(schema: Schema, provider: Provider): {
   mapBack(answer: unknown): Json;
 };
 
-/** For the AI SDK: `experimental_repairText: agentshapeRepair()`. */
+/**
+ * For the AI SDK's `generateObject`/`streamObject`: `repairText:
+ * agentshapeRepair()` (ai 7), `experimental_repairText` (ai 6).
+ */
 export declare function agentshapeRepair(options?: ExtractOptions): (options: { text: string; error: unknown }) => Promise<string | null>;
+
+/** The options of `agentshapeOutput`: `extract`'s, and the name and description sent with the schema. */
+export interface OutputOptions extends ExtractOptions {
+  name?: string;
+  description?: string;
+}
+
+/**
+ * An AI SDK `Output` (the interface of its `Output.object`, ai 6 and 7),
+ * for `generateText`/`streamText`'s `output` setting.
+ */
+export interface AgentshapeOutput<T = Json> {
+  readonly name: "object";
+  // `any`: the SDK's JSONSchema7, which this package does not import.
+  // deno-lint-ignore no-explicit-any
+  readonly responseFormat: PromiseLike<{ type: "json"; schema?: any; name?: string; description?: string }>;
+  /**
+   * The reply extracted (with the schema: validated, coerced when asked,
+   * parsed by a Zod schema). Throws `NoOutputError` or
+   * `InvalidOutputError`, with the fields of `OutputFailure`.
+   */
+  parseCompleteOutput(options: { text: string }, context: { response: unknown; usage: unknown; finishReason: unknown }): Promise<T>;
+  /** The value of a reply still streaming, unvalidated; `undefined` while there is none. */
+  parsePartialOutput(options: { text: string }): Promise<{ partial: Json } | undefined>;
+  createElementStreamTransform(): undefined;
+}
+
+/** What the errors `AgentshapeOutput.parseCompleteOutput` throws carry. */
+export interface OutputFailure {
+  /** The model's reply. */
+  text: string;
+  /** What `extract` made of it: its `errors` are what to send back in a retry. */
+  extraction: Extraction;
+  response: unknown;
+  usage: unknown;
+  finishReason: unknown;
+}
+
+/**
+ * For the AI SDK's `generateText`/`streamText` (ai 7 deprecates
+ * `generateObject`): `output: agentshapeOutput({ schema })` asks for JSON
+ * with the schema as `Output.object` does, and reads the reply with
+ * `extract`.
+ */
+export declare function agentshapeOutput<T = Json>(options?: OutputOptions): AgentshapeOutput<T>;
 
 /** A JavaScript value as JSON text; `NotJSONError` for what JSON cannot hold. */
 export declare function toJSONText(value: unknown, what?: string): string;

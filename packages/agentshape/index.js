@@ -13,7 +13,7 @@ import { errorNamed } from "./errors.js";
 import { call, generation, memoryOf, raw } from "./load.js";
 
 export { loadTimes, ready } from "./load.js";
-import { isZod, zodToJSONSchema } from "./zod.js";
+import { closedObjects, isZod, zodToJSONSchema } from "./zod.js";
 
 export {
   AgentError, AgentshapeError, InputError, InternalError, InvalidOutputError, NoOutputError,
@@ -59,6 +59,25 @@ export function toJSONText(value, what = "value") {
   }
   if (text === undefined) throw new NotJSONError(`${what}: ${typeof value} is not a JSON value`);
   return text;
+}
+
+/**
+ * `f()`, which hands the core's validator JSON text `toJSONText` made of a
+ * value: the core's refusal of that text's depth is the value's, a
+ * `NotJSONError` ("nesting too deep", as `check` and `mapBack` already
+ * say), not an `InputError` about text the caller never wrote. Where `JSON.stringify` has a depth limit of its own (Node 20's
+ * runs out of stack near a million levels) the value is refused there;
+ * Node 26's has none, and the core's reader stops at 128 levels.
+ */
+function ofValue(what, f) {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof InputError && e.message.includes("recursion limit exceeded")) {
+      throw new NotJSONError(`${what}: nesting too deep for JSON`, { cause: e });
+    }
+    throw e;
+  }
 }
 
 /** Whether `v` holds NaN or an infinity, or a `toJSON` that could produce one. */
@@ -410,7 +429,7 @@ export class Validator {
   validate(instance) {
     // The compiled check answers the yes; the errors always come from the core.
     if (this.#check !== null && this.#check(instance) === true) return [];
-    return this.validateJson(toJSONText(instance, "instance"));
+    return ofValue("instance", () => this.validateJson(toJSONText(instance, "instance")));
   }
 
   /** `true` when `validate(instance)` would be empty; cheaper. */
@@ -419,7 +438,7 @@ export class Validator {
       const yes = this.#check(instance);
       if (yes !== null) return yes;
     }
-    return isValidString(this, toJSONText(instance, "instance"));
+    return ofValue("instance", () => isValidString(this, toJSONText(instance, "instance")));
   }
 
   /** `validate` on JSON text as it came (a line of JSONL): no object is built on either side. */
@@ -441,7 +460,7 @@ export class Validator {
    */
   coerce(instance) {
     const t = toJSONText(instance, "instance");
-    const [value, coercions] = JSON.parse(call(() => this._raw.coerce(t)));
+    const [value, coercions] = JSON.parse(ofValue("instance", () => call(() => this._raw.coerce(t))));
     return { value, coercions };
   }
 
@@ -625,6 +644,81 @@ export function agentshapeRepair(options = {}) {
       if (e instanceof AgentshapeError) return null;
       throw e;
     }
+  };
+}
+
+/**
+ * For the AI SDK's `generateText`/`streamText`: `output:
+ * agentshapeOutput({ schema })`, an `Output` (the interface of the SDK's
+ * `Output.object`, ai 6 and 7) whose reply is extracted and repaired here.
+ *
+ * Note [An Output, not only a hook]: ai 7 deprecates `generateObject`
+ * and `streamObject`, the only calls with a `repairText` hook, for
+ * `generateText` with an `output` setting, which has none: the SDK's
+ * `Output.object` parses the reply with `JSON.parse` and throws on a
+ * fence or a trailing comma. This `Output` asks the provider for JSON
+ * with the schema, as `Output.object` does, then takes the reply through
+ * `extract` (with the schema: the first candidate that validates wins,
+ * coerced when `coerce`). A Zod schema then parses the value, so its
+ * defaults and transforms apply as they do in `Output.object` (Zod's
+ * refinements are not in its JSON Schema); the SDK's own `Output.object`
+ * validates with the schema's `~standard` interface the same way. A reply
+ * with nothing to use throws `NoOutputError`, one that does not validate
+ * `InvalidOutputError` (from Zod too, its error as `cause`), each with
+ * the `text`, the `extraction` (errors to send back in a retry) and the
+ * SDK's `response`, `usage` and `finishReason`. A partial reply (while
+ * streaming) is the value of what has come so far, cut containers
+ * closed, unvalidated, as the SDK's own partials are.
+ */
+export function agentshapeOutput(options = {}) {
+  const { schema, name, description, ...rest } = options ?? {};
+  const extractor = new Extractor({ schema, ...rest });
+  const zod = isZod(schema) ? schema : null;
+  // What the provider is asked for: a Zod schema as the SDK sends it
+  // (draft-07, every object closed), any other as it is.
+  let jsonSchema;
+  if (zod !== null) jsonSchema = closedObjects(zodToJSONSchema(zod, "draft-7"));
+  else if (schema instanceof Validator) jsonSchema = schema.schema;
+  else if (schema !== undefined) jsonSchema = JSON.parse(schemaText(schema));
+  const format = { type: "json" };
+  if (jsonSchema !== undefined) format.schema = jsonSchema;
+  if (name != null) format.name = name;
+  if (description != null) format.description = description;
+  return {
+    name: "object",
+    responseFormat: Promise.resolve(format),
+    async parseCompleteOutput({ text }, context) {
+      const e = extractor.extract(text);
+      let failure = null;
+      try {
+        e.raiseForOutcome();
+      } catch (err) {
+        failure = err;
+      }
+      let value = e.value;
+      if (failure === null && zod !== null) {
+        const parsed = await zod.safeParseAsync(value);
+        if (parsed.success) value = parsed.data;
+        else failure = new InvalidOutputError(`the value does not parse with the Zod schema: ${parsed.error.message}`, { cause: parsed.error });
+      }
+      if (failure !== null) {
+        Object.assign(failure, { text, extraction: e, response: context?.response, usage: context?.usage, finishReason: context?.finishReason });
+        throw failure;
+      }
+      return value;
+    },
+    async parsePartialOutput({ text }) {
+      try {
+        const e = extract(text);
+        return e.method === "none" ? undefined : { partial: e.value };
+      } catch (err) {
+        if (err instanceof AgentshapeError) return undefined;
+        throw err;
+      }
+    },
+    createElementStreamTransform() {
+      return undefined;
+    },
   };
 }
 

@@ -8,7 +8,7 @@ import { test } from "node:test";
 
 import {
   AgentshapeError, Decoder, Extraction, Extractor, InputError, InternalError, NoOutputError, NotJSONError,
-  Validator, extract, parse, repair, validate,
+  Validator, check, checkAll, extract, fix, parse, repair, validate,
 } from "../index.js";
 import { call, memoryOf, raw, ready } from "../load.js";
 
@@ -70,6 +70,30 @@ test("10k-deep nesting as an instance and as a schema", () => {
   const nested = new Validator({ $defs: { a: { type: "array", items: { $ref: "#/$defs/a" } } }, $ref: "#/$defs/a" });
   assert.equal(nested.compiledTo, "javascript");
   assert.throws(() => nested.validate(deeper), NotJSONError);
+  stillWorks();
+});
+
+// A value JSON.stringify writes but the core does not read (deeper than its
+// 128 levels) is the value's fault in every path and every runtime: Node
+// 26's JSON.stringify writes even the million levels above, Node 20's runs
+// out of stack before 10,000 (a NotJSONError too, from toJSONText).
+test("an object deeper than the core reads is a NotJSONError, not an InputError", () => {
+  let deep = [];
+  for (let i = 0; i < 1_000; i++) deep = [deep];
+  const follows = new Validator({ $defs: { a: { type: "array", items: { $ref: "#/$defs/a" } } }, $ref: "#/$defs/a" }, { codegen: false });
+  const calls = {
+    validate: () => follows.validate(deep),
+    isValid: () => follows.isValid(deep),
+    coerce: () => follows.coerce(deep),
+    check: () => check({ type: "array" }, deep),
+    checkAll: () => checkAll([deep]),
+    mapBack: () => fix({ type: "object", properties: { a: { type: "array" } } }, "openai").mapBack({ a: deep }),
+  };
+  for (const [name, f] of Object.entries(calls)) {
+    assert.throws(f, (e) => e instanceof NotJSONError && /nesting too deep|recursion limit/.test(e.message), name);
+  }
+  // JSON text stays the text's fault.
+  assert.throws(() => follows.validateJson(JSON.stringify(deep)), InputError);
   stillWorks();
 });
 

@@ -1,12 +1,16 @@
-// The package in Deno and Bun, not only Node and browsers (issue 43): the
-// packed tarball is installed into a fresh folder as `npm install` would,
-// and one smoke script (`smoke` below, written out with its inputs) runs in
-// Node, Deno and Bun, the binaries of the package's pinned devDependencies
-// `deno` and `bun` (scripts/setup.sh's `wasm` component installs them with
-// `npm ci`). Deno gets only `--allow-read=node_modules/agentshape` (Note
-// [Reading the .wasm] in load.js). The script asserts as it goes and prints
-// one JSON line: Deno's and Bun's must be Node's, byte for byte. Then the
-// package's own test files run under `bun test` as they are.
+// The package in Deno, Bun and the newest Node, not only Node 20 and
+// browsers (issue 43): the packed tarball is installed into a fresh folder
+// as `npm install` would, and one smoke script (`smoke` below, written out
+// with its inputs) runs in Node, Deno, Bun and the newest Node, the
+// binaries of pinned devDependencies: `deno` and `bun` of the package,
+// `node` of packages/agentshape/compat (scripts/setup.sh's `wasm`
+// component installs them with `npm ci`). Deno gets only
+// `--allow-read=node_modules/agentshape` (Note [Reading the .wasm] in
+// load.js). The script asserts as it goes and prints one JSON line: the
+// others' must be Node's, byte for byte. Then the package's own test files
+// run under `bun test` and under the newest Node's `node --test` as they
+// are, and the newest Node runs compat/ai_sdk.test.mjs (ai 7, which needs
+// Node 22 or later).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -18,8 +22,10 @@ import { promisify } from "node:util";
 import { REPO, installedApp } from "./helpers.mjs";
 
 const run = promisify(execFile);
-const BIN = join(REPO, "packages/agentshape/node_modules/.bin");
-const MISSING = "run ./scripts/setup.sh --only wasm (it installs the package's devDependencies `deno` and `bun` with npm ci)";
+const PKG = join(REPO, "packages/agentshape");
+const MISSING = "run ./scripts/setup.sh --only wasm (it installs the package's devDependencies `deno` and `bun`, and compat's `node`, with npm ci)";
+/** Where each runtime's binary is, the folder whose package.json pins it. */
+const HOMES = { deno: PKG, bun: PKG, node: join(PKG, "compat") };
 /** No update check (Deno), no crash reports (Bun): nothing but the files. */
 const ENV = { ...process.env, DENO_NO_UPDATE_CHECK: "1", DO_NOT_TRACK: "1", NO_COLOR: "1" };
 
@@ -27,6 +33,7 @@ const ENV = { ...process.env, DENO_NO_UPDATE_CHECK: "1", DO_NOT_TRACK: "1", NO_C
 const RUNTIMES = {
   deno: ["run", "--allow-read=node_modules/agentshape", "smoke.mjs"],
   bun: ["run", "smoke.mjs"],
+  node: ["smoke.mjs"],
 };
 
 /**
@@ -177,9 +184,9 @@ test("the .wasm is read by its URL's scheme, without a process global", async ()
  * a missing or broken one fails the test, naming the set-up command.
  */
 async function binary(name) {
-  const bin = join(BIN, name);
+  const bin = join(HOMES[name], "node_modules/.bin", name);
   assert.ok(existsSync(bin), `${name} is missing (${bin}): ${MISSING}`);
-  const pinned = JSON.parse(readFileSync(join(REPO, "packages/agentshape/package.json"), "utf8")).devDependencies[name];
+  const pinned = JSON.parse(readFileSync(join(HOMES[name], "package.json"), "utf8")).devDependencies[name];
   let version;
   try {
     ({ stdout: version } = await run(bin, ["--version"], { env: ENV }));
@@ -191,34 +198,42 @@ async function binary(name) {
 }
 
 for (const [name, args] of Object.entries(RUNTIMES)) {
-  test(`the same calls in ${name} give Node's results, byte for byte`, async () => {
+  const which = name === "node" ? "the newest Node" : name;
+  test(`the same calls in ${which} give Node ${process.versions.node.split(".")[0]}'s results, byte for byte`, async () => {
     const got = await smokeIn(await binary(name), args);
     assert.ok(inNode, "the Node run failed");
     assert.equal(got, inNode);
   });
 }
 
-// The package's own test files under `bun test`, unchanged (Bun implements
-// node:test's `test`, `before` and `after`); all but this one, which would
-// start itself again, and browser.test.mjs, which tests Chromium (in Bun it
-// would only serve the files, and its Chromium profile folder could meet the
-// one `node --test` starts at the same time). Bun stops a test after 5 s by
-// default: the 100 MB string in hostile.test.mjs takes longer on a busy
-// machine. (`deno test` fails two of them for reasons of the test, not the
-// package: pack.test.mjs starts `process.execPath`, Deno, in a folder
-// without a package.json, and hostile.test.mjs expects JSON.stringify to run
-// out of stack before a million levels, which Deno's does not; so Deno runs
-// the smoke script only.)
+// The package's own test files under `bun test` and `deno test`,
+// unchanged (both implement node:test's `test`, `before` and `after`): all
+// but this one, which would start itself again, and browser.test.mjs, which
+// tests Chromium (elsewhere it would only serve the files, and its Chromium
+// profile folder could meet the one `node --test` starts at the same time).
+// Bun stops a test after 5 s by default: the 100 MB string in
+// hostile.test.mjs takes longer on a busy machine. Deno runs them with
+// every permission (they start processes, read the repository) and
+// without its type check (it would want @types/node for the JavaScript),
+// and not pack.test.mjs, which starts `process.execPath` (Deno there) as
+// npm's Node in a folder without a package.json.
+/**
+ * The package's own test files another runtime runs: all but this one,
+ * which would start itself again, and browser.test.mjs (below).
+ */
+function ownTests(...also) {
+  const skip = ["runtimes.test.mjs", "browser.test.mjs", ...also];
+  const files = readdirSync(join(PKG, "test")).filter((f) => f.endsWith(".test.mjs") && !skip.includes(f)).sort();
+  assert.ok(files.length >= 8, files.join(" "));
+  return files.map((f) => `./test/${f}`);
+}
+
 test("the package's own tests pass under bun test", async () => {
   const bin = await binary("bun");
-  const skip = ["runtimes.test.mjs", "browser.test.mjs"];
-  const files = readdirSync(join(REPO, "packages/agentshape/test")).filter((f) => f.endsWith(".test.mjs") && !skip.includes(f)).sort();
-  assert.ok(files.length >= 8, files.join(" "));
+  const files = ownTests();
   let out;
   try {
-    out = await run(bin, ["test", "--timeout", "120000", ...files.map((f) => `./test/${f}`)], {
-      cwd: join(REPO, "packages/agentshape"), env: ENV, timeout: 600_000, maxBuffer: 64 << 20,
-    });
+    out = await run(bin, ["test", "--timeout", "120000", ...files], { cwd: PKG, env: ENV, timeout: 600_000, maxBuffer: 64 << 20 });
   } catch (e) {
     assert.fail(`bun test failed:\n${e.stderr?.split("\n").filter((l) => !l.startsWith("(pass)")).join("\n") ?? e.message}`);
   }
@@ -227,4 +242,63 @@ test("the package's own tests pass under bun test", async () => {
   assert.ok(ran, out.stderr.slice(-2000));
   assert.equal(Number(ran[2]), files.length);
   assert.match(out.stderr, /^ 0 fail$/m);
+});
+
+test("the package's own tests pass under deno test", async () => {
+  const bin = await binary("deno");
+  const files = ownTests("pack.test.mjs");
+  let out;
+  try {
+    out = await run(bin, ["test", "-A", "--no-check", ...files], { cwd: PKG, env: ENV, timeout: 600_000, maxBuffer: 64 << 20 });
+  } catch (e) {
+    assert.fail(`deno test failed:\n${(e.stdout ?? "").split("\n").filter((l) => /FAILED|=>|error/i.test(l)).join("\n") || e.message}`);
+  }
+  const summary = /^ok \| (\d+) passed \| 0 failed/m.exec(out.stdout);
+  assert.ok(summary, out.stdout.slice(-2000));
+  assert.ok(Number(summary[1]) >= files.length, summary[0]);
+});
+
+/** `node --test` of `files` (from the package's folder) in the newest Node: its closing counts, or a failure with what failed. */
+async function newestNodeTests(files) {
+  const bin = await binary("node");
+  let out;
+  try {
+    // Without NODE_TEST_CONTEXT, which `node --test` gives the files it
+    // runs: with it, this run would report to its parent's protocol.
+    const { NODE_TEST_CONTEXT: _, ...env } = ENV;
+    out = await run(bin, ["--test", "--test-reporter=tap", ...files], { cwd: PKG, env, timeout: 600_000, maxBuffer: 64 << 20 });
+  } catch (e) {
+    const failed = (e.stdout ?? "").split("\n").filter((l) => /^\s*not ok /.test(l) || /^\s+(error|location):/.test(l));
+    assert.fail(`node --test in ${bin} failed:\n${failed.join("\n") || e.message}`);
+  }
+  const count = (what) => Number(new RegExp(`^# ${what} (\\d+)$`, "m").exec(out.stdout)?.[1]);
+  return { pass: count("pass"), fail: count("fail") };
+}
+
+// The same files unchanged in the newest Node (Node 20 runs them as the
+// package's own tests), and the adapters against the current AI SDK.
+test("the package's own tests pass in the newest Node", async () => {
+  const files = ownTests();
+  const { pass, fail } = await newestNodeTests(files);
+  assert.equal(fail, 0);
+  assert.ok(pass >= files.length, `${pass} tests passed`);
+});
+
+test("the AI SDK adapters pass against the current ai (7) in the newest Node", async () => {
+  const { pass, fail } = await newestNodeTests(["./compat/ai_sdk.test.mjs"]);
+  assert.equal(fail, 0);
+  assert.ok(pass >= 10, `${pass} tests passed`);
+});
+
+// The declarations of the adapters (index.d.ts) against ai 7's own types:
+// `agentshapeOutput` is its `Output`, `agentshapeRepair` its `repairText`
+// (compat/ai_sdk_types.ts, with `@ts-expect-error` lines that must stay
+// errors).
+test("the adapters' types fit the current AI SDK's, checked by deno check", async () => {
+  const bin = await binary("deno");
+  try {
+    await run(bin, ["check", "ai_sdk_types.ts"], { cwd: join(PKG, "compat"), env: ENV, timeout: 180_000, maxBuffer: 16 << 20 });
+  } catch (e) {
+    assert.fail(`deno check compat/ai_sdk_types.ts failed:\n${e.stderr || e.message}`);
+  }
 });
