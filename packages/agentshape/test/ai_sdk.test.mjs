@@ -11,35 +11,13 @@ import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 
 import { InvalidOutputError, NoOutputError, agentshapeOutput, agentshapeRepair } from "../index.js";
+import { mockModel } from "./helpers.mjs";
 
 const Reply = z.object({ action: z.enum(["complete", "continue"]), confidence: z.number().int() });
 
-const USAGE = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 20, text: 20, reasoning: undefined },
-};
-const STOP = { unified: "stop", raw: "stop" };
-
 /** A mock model whose one reply is `text`, whole or streamed in `pieces` pieces. */
-function model(text, pieces = 3) {
-  const size = Math.ceil(text.length / pieces);
-  const deltas = [];
-  for (let at = 0; at < text.length; at += size) deltas.push(text.slice(at, at + size));
-  return new MockLanguageModelV3({
-    doGenerate: async () => ({ content: [{ type: "text", text }], finishReason: STOP, usage: USAGE, warnings: [] }),
-    doStream: async () => ({
-      stream: new ReadableStream({
-        start(c) {
-          c.enqueue({ type: "stream-start", warnings: [] });
-          c.enqueue({ type: "text-start", id: "t" });
-          for (const delta of deltas) c.enqueue({ type: "text-delta", id: "t", delta });
-          c.enqueue({ type: "text-end", id: "t" });
-          c.enqueue({ type: "finish", finishReason: STOP, usage: USAGE });
-          c.close();
-        },
-      }),
-    }),
-  });
+function model(text, pieces) {
+  return mockModel(MockLanguageModelV3, text, pieces);
 }
 
 const MESSY = "Sure! Here it is:\n```json\n{\"action\": \"complete\", \"confidence\": 90,}\n```\nAnything else?";

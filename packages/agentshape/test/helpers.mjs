@@ -61,3 +61,35 @@ export function installedApp(tmp, prefix) {
   writeFileSync(join(app, "package.json"), JSON.stringify({ type: "module", dependencies: { agentshape: "0.1.0" } }));
   return { dir, app };
 }
+
+const USAGE = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 20, text: 20, reasoning: undefined },
+};
+const STOP = { unified: "stop", raw: "stop" };
+
+/**
+ * An AI SDK mock model (`Mock`: `ai/test`'s MockLanguageModelV3 in ai 6,
+ * V4 in ai 7, whose results have the same shape) whose one reply is
+ * `text`, whole (`doGenerate`) or streamed in `pieces` pieces (`doStream`).
+ */
+export function mockModel(Mock, text, pieces = 3) {
+  const size = Math.ceil(text.length / pieces);
+  const deltas = [];
+  for (let at = 0; at < text.length; at += size) deltas.push(text.slice(at, at + size));
+  return new Mock({
+    doGenerate: async () => ({ content: [{ type: "text", text }], finishReason: STOP, usage: USAGE, warnings: [] }),
+    doStream: async () => ({
+      stream: new ReadableStream({
+        start(c) {
+          c.enqueue({ type: "stream-start", warnings: [] });
+          c.enqueue({ type: "text-start", id: "t" });
+          for (const delta of deltas) c.enqueue({ type: "text-delta", id: "t", delta });
+          c.enqueue({ type: "text-end", id: "t" });
+          c.enqueue({ type: "finish", finishReason: STOP, usage: USAGE });
+          c.close();
+        },
+      }),
+    }),
+  });
+}
