@@ -65,9 +65,10 @@ export function toJSONText(value, what = "value") {
  * `f()`, which hands the core's validator JSON text `toJSONText` made of a
  * value: the core's refusal of that text's depth is the value's, a
  * `NotJSONError` ("nesting too deep", as `check` and `mapBack` already
- * say), not an `InputError` about text the caller never wrote. Where `JSON.stringify` has a depth limit of its own (Node 20's
- * runs out of stack near a million levels) the value is refused there;
- * Node 26's has none, and the core's reader stops at 128 levels.
+ * say), not an `InputError` about text the caller never wrote. Where
+ * `JSON.stringify` has a depth limit of its own (Node 20's runs out of
+ * stack before 10,000 levels) the value is refused there; Node 26's and
+ * Deno's write a million levels, and the core's reader stops at 128.
  */
 function ofValue(what, f) {
   try {
@@ -659,10 +660,9 @@ export function agentshapeRepair(options = {}) {
  * fence or a trailing comma. This `Output` asks the provider for JSON
  * with the schema, as `Output.object` does, then takes the reply through
  * `extract` (with the schema: the first candidate that validates wins,
- * coerced when `coerce`). A Zod schema then parses the value, so its
- * defaults and transforms apply as they do in `Output.object` (Zod's
- * refinements are not in its JSON Schema); the SDK's own `Output.object`
- * validates with the schema's `~standard` interface the same way. A reply
+ * coerced when `coerce`). A Zod schema then parses the value, as
+ * `Output.object` parses it, so its defaults, transforms and refinements
+ * (which its JSON Schema cannot say) apply. A reply
  * with nothing to use throws `NoOutputError`, one that does not validate
  * `InvalidOutputError` (from Zod too, its error as `cause`), each with
  * the `text`, the `extraction` (errors to send back in a retry) and the
