@@ -12,7 +12,8 @@
 //   (c) validation of the 100,000 instances: agentshape's `Validator`
 //       against ajv's compiled validator (`new Ajv()`, as
 //       base_validate_ajv.js), from the JSON text of each line (JSON.parse +
-//       validate for ajv, `isValidJson` for agentshape) and from objects
+//       validate for ajv, `isValidJson` for agentshape, and `validateJson`,
+//       which also answers every violation of an invalid line) and from objects
 //       already parsed (`validate` alone, `isValid`: the schema compiled to
 //       JavaScript, Note [Validators compiled to JavaScript] in
 //       packages/agentshape/compile.js).
@@ -209,6 +210,7 @@ console.log(`load: compile ${loadTimes.compileMs.toFixed(1)} ms, instantiate ${l
   const cases = {
     "ajv, JSON.parse + validate": () => lines.map((l) => ajv(JSON.parse(l))),
     "agentshape isValidJson": () => lines.map((l) => v.isValidJson(l)),
+    "agentshape validateJson": () => lines.map((l) => v.validateJson(l).length === 0),
     "ajv validate (objects)": () => objects.map((o) => ajv(o)),
     "agentshape isValid (objects)": () => objects.map((o) => v.isValid(o)),
     "agentshape validate (objects)": () => objects.map((o) => v.validate(o).length === 0),
@@ -221,6 +223,7 @@ console.log(`load: compile ${loadTimes.compileMs.toFixed(1)} ms, instantiate ${l
   }
   const i = results.instances;
   console.log(`instances: from text, agentshape is ${(i["ajv, JSON.parse + validate"].seconds / i["agentshape isValidJson"].seconds).toFixed(2)}x ajv`);
+  console.log(`instances: from text with every violation, agentshape validateJson is ${(i["ajv, JSON.parse + validate"].seconds / i["agentshape validateJson"].seconds).toFixed(2)}x ajv`);
   console.log(`instances: from objects, agentshape is ${(i["ajv validate (objects)"].seconds / i["agentshape isValid (objects)"].seconds).toFixed(2)}x ajv (${v.compiledTo})`);
   console.log(`instances: from objects, agentshape validate is ${(i["ajv validate (objects)"].seconds / i["agentshape validate (objects)"].seconds).toFixed(2)}x ajv`);
   results.instances.compiled_to = v.compiledTo;

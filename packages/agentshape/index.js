@@ -221,6 +221,11 @@ function bufferMethod(name) {
 const latin1Slice = bufferMethod("latin1Slice");
 const ucs2Slice = bufferMethod("ucs2Slice");
 
+/** The answer code of `[]`: two bytes, ASCII (Note [Answers read in place]). */
+const EMPTY_LIST = 2 * 4 + ASCII;
+/** What `inPlace` answers for `[]` when asked to: no copy out, no parse. */
+const NO_VIOLATIONS = "[]";
+
 /**
  * `at(b, len)` on the string `text` encoded straight into the module's
  * memory, for `extract` and `repair` (Note [Text written in place] in
@@ -230,12 +235,13 @@ const ucs2Slice = bufferMethod("ucs2Slice");
  * `plain(b, text)` answers, as it does for long strings and for bytes
  * (`textOf`).
  */
-function inPlace(text, at, plain, rest = false) {
+function inPlace(text, at, plain, rest = false, empty = null) {
   if (typeof text === "string" && text.length <= IN_PLACE_UNITS) {
     const out = call((b) => {
       const written = writeText(b, text);
       if (written < 0) return null;
       const code = at(b, written);
+      if (code === EMPTY_LIST && empty !== null) return empty;
       if (code >= 0) {
         if (rest) lastRest = b.restInfo();
         return answerText(b, code);
@@ -444,6 +450,14 @@ export class Validator {
 
   /** `validate` on JSON text as it came (a line of JSONL): no object is built on either side. */
   validateJson(text) {
+    // A string is written into the module and answered in place (Note
+    // [Text written in place] in crates/wasm/src/bindings.rs), as for
+    // `isValidJson`.
+    if (typeof text === "string") {
+      const raw = this._raw;
+      const out = inPlace(text, (_, len) => raw.validateAt(len, NodeBuffer !== null), (_, t) => raw.validate(t), false, NO_VIOLATIONS);
+      return out === NO_VIOLATIONS ? [] : JSON.parse(out);
+    }
     const t = textOf(text, "instance");
     return JSON.parse(call(() => this._raw.validate(t)));
   }

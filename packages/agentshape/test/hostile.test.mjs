@@ -157,6 +157,30 @@ test("isValidJson's text written in place answers as isValid(text) did", () => {
   stillWorks();
 });
 
+test("validateJson's text written in place answers as the &str export does", () => {
+  // Note [Text written in place] in crates/wasm/src/bindings.rs: `validateAt`.
+  const v = new Validator({
+    type: "object", required: ["a"],
+    properties: { a: { type: "string", maxLength: 3 }, n: { type: "integer", minimum: 0 } },
+  });
+  const texts = [
+    '{"a": "ok"}', '{"a": 1}', '{"n": -1}', '{"a": "\ufffd, a real one", "n": 1.5}', '{"a": "é ü 漢字 😀"}',
+    '{"a": "ÿÿÿÿ"}', '{"a": "\u0100\u0100\u0100\u0100"}', `{"a": "${"x".repeat(20 << 20)}"}`, "[]", "1e999999",
+  ];
+  const r = v._raw;
+  for (const t of texts) {
+    const want = JSON.parse(r.validate(t));
+    assert.deepEqual(v.validateJson(t), want, t.slice(0, 40));
+    assert.deepEqual(v.validateJson(new TextEncoder().encode(t)), want, t.slice(0, 40));
+    assert.equal(v.isValidJson(t), want.length === 0, t.slice(0, 40));
+  }
+  // Messages quote the instance: its characters outside ASCII cross escaped or as Latin-1, and read back as they were.
+  assert.match(v.validateJson('{"a": "漢字 é 😀 ÿ"}')[0].message, /^"漢字 é 😀 ÿ" is longer than 3 characters$/);
+  assert.throws(() => v.validateJson("{nope"), (e) => e instanceof InputError && /not JSON/.test(e.message));
+  assert.throws(() => v.validateJson('{"a": "\ud800"}'), (e) => e instanceof InputError && /lone surrogate/.test(e.message));
+  stillWorks();
+});
+
 test("extract and repair of text written in place answer as the &str exports do", () => {
   // Note [Text written in place] in crates/wasm/src/bindings.rs: a string
   // of up to 1 Mi units is encoded into the module's buffer; one holding
