@@ -221,19 +221,24 @@ function bufferMethod(name) {
 const latin1Slice = bufferMethod("latin1Slice");
 const ucs2Slice = bufferMethod("ucs2Slice");
 
-/** The answer code of `[]`: two bytes, ASCII (Note [Answers read in place]). */
+/**
+ * The answer code of a two-byte ASCII answer (Note [Answers read in
+ * place]): from `validateAt`, whose answers are JSON arrays, only `[]`.
+ */
 const EMPTY_LIST = 2 * 4 + ASCII;
-/** What `inPlace` answers for `[]` when asked to: no copy out, no parse. */
+/** What `inPlace` answers for `validateAt`'s `[]` when asked to: no copy out, no parse. */
 const NO_VIOLATIONS = "[]";
 
 /**
  * `at(b, len)` on the string `text` encoded straight into the module's
- * memory, for `extract` and `repair` (Note [Text written in place] in
- * crates/wasm/src/bindings.rs), its answer read out of the module's
- * memory (Note [Answers read in place] there). When the bytes hold
- * U+FFFD the string is checked (a lone surrogate is an `InputError`) and
- * `plain(b, text)` answers, as it does for long strings and for bytes
- * (`textOf`).
+ * memory, for `extract`, `repair` and `validateJson` (Note [Text written
+ * in place] in crates/wasm/src/bindings.rs), its answer read out of the
+ * module's memory (Note [Answers read in place] there). When the bytes
+ * hold U+FFFD the string is checked (a lone surrogate is an `InputError`)
+ * and `plain(b, text)` answers, as it does for long strings and for bytes
+ * (`textOf`). `rest`: keep where `extract`'s result has its fields
+ * (`lastRest`); `empty`: what to answer, unread, for an answer of
+ * `EMPTY_LIST` (`validateAt`'s `[]`), where `null` reads it out as any other.
  */
 function inPlace(text, at, plain, rest = false, empty = null) {
   if (typeof text === "string" && text.length <= IN_PLACE_UNITS) {
